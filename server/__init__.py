@@ -1,0 +1,3 @@
+"""Threadline: a JSON-RPC backend that runs a coding agent for editor clients."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,255 @@
+"""Request and result types of every client -> server method (PROTOCOL.md, "Client -> server requests").
+
+Wire names are camelCase (``rename="camel"``); Python attributes are snake_case. Fields that PROTOCOL.md marks
+optional default to ``None`` and are omitted on the wire when unset.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+
+class Base(msgspec.Struct, rename="camel", omit_defaults=True, forbid_unknown_fields=False):
+    """Common options: camelCase on the wire, unset optional fields are not sent."""
+
+
+# --- OpenAI-shaped messages (snake_case inside, exactly as OpenAI defines them) -----------------------------
+
+
+class OpenAIFunction(msgspec.Struct, omit_defaults=True):
+    name: str
+    arguments: str
+
+
+class OpenAIToolCall(msgspec.Struct, omit_defaults=True):
+    id: str
+    function: OpenAIFunction
+    type: Literal["function"] = "function"
+
+
+class OpenAIMessage(msgspec.Struct, omit_defaults=True):
+    """A Chat Completions message. ``content`` is a string, null, or a list of content parts."""
+
+    role: Literal["system", "user", "assistant", "tool", "developer"]
+    content: str | list[dict[str, Any]] | None = None
+    tool_calls: list[OpenAIToolCall] | None = None
+    tool_call_id: str | None = None
+    name: str | None = None
+    reasoning_content: str | None = None
+    reasoning: str | None = None
+
+
+# --- sessions --------------------------------------------------------------------------------------------
+
+ApprovalPolicy = Literal["ask", "autoEdit", "auto"]
+
+
+class CreateSessionParams(Base):
+    cwd: str
+    title: str | None = None
+    approval_policy: ApprovalPolicy | None = None
+
+
+class CreateSessionResult(Base):
+    session_id: str
+
+
+class ListSessionsParams(Base):
+    cwd: str | None = None
+    limit: int | None = None
+
+
+class SessionInfo(Base):
+    session_id: str
+    title: str
+    cwd: str
+    created_at: str
+    updated_at: str
+    message_count: int
+    parent_session_id: str | None = None
+
+
+class ListSessionsResult(Base):
+    sessions: list[SessionInfo]
+
+
+class ImportSessionParams(Base):
+    cwd: str
+    messages: list[OpenAIMessage]
+    title: str | None = None
+
+
+class ImportSessionResult(Base):
+    session_id: str
+    message_count: int
+
+
+class Image(Base):
+    mime_type: str
+    data: str  # base64
+
+
+class TranscriptItem(Base):
+    """One stored message. ``reasoning`` is shown to people but never sent to a model (R-SRC-3)."""
+
+    seq: int
+    role: str
+    content: str | None
+    created_at: str
+    tool_calls: list[OpenAIToolCall] | None = None
+    tool_call_id: str | None = None
+    name: str | None = None
+    reasoning: str | None = None
+    images: list[Image] | None = None
+    status: Literal["complete", "interrupted"] = "complete"
+    turn_id: str | None = None
+
+
+class ReadTranscriptParams(Base):
+    session_id: str
+    after_seq: int | None = None
+    limit: int | None = None
+
+
+class ReadTranscriptResult(Base):
+    items: list[TranscriptItem]
+    next_seq: int | None = None
+
+
+class SearchTranscriptParams(Base):
+    query: str
+    session_id: str | None = None
+    limit: int | None = None
+
+
+class SearchHit(Base):
+    session_id: str
+    seq: int
+    role: str
+    snippet: str
+
+
+class SearchTranscriptResult(Base):
+    hits: list[SearchHit]
+
+
+class ForkSessionParams(Base):
+    session_id: str
+    at_seq: int | None = None
+
+
+class ForkSessionResult(Base):
+    session_id: str
+
+
+class DeleteSessionParams(Base):
+    session_id: str
+
+
+class EmptyResult(Base):
+    pass
+
+
+# --- turns -----------------------------------------------------------------------------------------------
+
+StopReason = Literal["endTurn", "cancelled", "maxIterations", "error"]
+
+
+class SubmitTurnParams(Base):
+    session_id: str
+    text: str
+    images: list[Image] | None = None
+
+
+class TurnUsage(Base):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    context_tokens: int = 0
+    context_window_tokens: int = 0
+
+
+class TurnError(Base):
+    code: str
+    message: str
+
+
+class SubmitTurnResult(Base):
+    turn_id: str
+    stop_reason: StopReason
+    usage: TurnUsage
+    error: TurnError | None = None
+
+
+class CancelTurnParams(Base):
+    session_id: str
+
+
+class CancelTurnResult(Base):
+    cancelled: bool
+
+
+# --- context view ----------------------------------------------------------------------------------------
+
+ViewMode = Literal["full", "microcompacted", "summarized", "fallback"]
+
+
+class GetContextViewParams(Base):
+    session_id: str
+    context_window_tokens: int | None = None
+    threshold_ratio: float | None = None
+    keep_recent_tokens: int | None = None
+
+
+class ContextViewResult(Base):
+    messages: list[dict[str, Any]]
+    estimated_tokens: int
+    threshold_tokens: int
+    context_window_tokens: int
+    keep_recent_tokens: int
+    mode: ViewMode
+    compacted_tool_outputs: int
+    transcript_messages: int
+    before_tokens: int = 0
+    summary: str | None = None
+
+
+# --- artifacts -------------------------------------------------------------------------------------------
+
+
+class ByteRange(Base):
+    offset: int
+    length: int
+
+
+class LineRange(Base):
+    start: int
+    end: int
+
+
+class ArtifactSearch(Base):
+    pattern: str
+    max_matches: int | None = None
+
+
+class ReadArtifactParams(Base):
+    session_id: str
+    artifact_id: str
+    byte_range: ByteRange | None = None
+    line_range: LineRange | None = None
+    search: ArtifactSearch | None = None
+
+
+class ArtifactMatch(Base):
+    line: int
+    text: str
+    byte_offset: int
+
+
+class ReadArtifactResult(Base):
+    artifact_id: str
+    total_bytes: int
+    total_lines: int
+    content: str | None = None
+    matches: list[ArtifactMatch] | None = None

@@ -1,0 +1,42 @@
+"""The method table: each wire method name with its params and result types.
+
+The server registers handlers from this table, the schema script exports it, and clients read the schema.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from protocol import messages as m
+from protocol import updates as u
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    name: str
+    params: type
+    result: type
+    summary: str
+
+
+METHODS: dict[str, MethodSpec] = {
+    spec.name: spec
+    for spec in [
+        MethodSpec("createSession", m.CreateSessionParams, m.CreateSessionResult, "Create an empty session in a folder."),
+        MethodSpec("listSessions", m.ListSessionsParams, m.ListSessionsResult, "List sessions, newest first."),
+        MethodSpec("importSession", m.ImportSessionParams, m.ImportSessionResult, "Store OpenAI-shaped messages as a session."),
+        MethodSpec("readTranscript", m.ReadTranscriptParams, m.ReadTranscriptResult, "Read stored messages, paged by seq."),
+        MethodSpec("searchTranscript", m.SearchTranscriptParams, m.SearchTranscriptResult, "Full-text search over transcripts."),
+        MethodSpec("forkSession", m.ForkSessionParams, m.ForkSessionResult, "Copy a session's messages up to a seq into a new one."),
+        MethodSpec("deleteSession", m.DeleteSessionParams, m.EmptyResult, "Delete a session and its artifacts."),
+        MethodSpec("submitTurn", m.SubmitTurnParams, m.SubmitTurnResult, "Run one agent turn; resolves when the turn ends."),
+        MethodSpec("cancelTurn", m.CancelTurnParams, m.CancelTurnResult, "Cancel the running turn of a session."),
+        MethodSpec("getContextView", m.GetContextViewParams, m.ContextViewResult, "Build the request view the next model call would send."),
+        MethodSpec("readArtifact", m.ReadArtifactParams, m.ReadArtifactResult, "Read a stored tool-output artifact by bytes, lines or search."),
+    ]
+}
+
+NOTIFICATIONS: dict[str, type] = {"sessionUpdate": u.SessionUpdate}
+SERVER_REQUESTS: dict[str, tuple[type, type]] = {
+    "requestApproval": (u.RequestApprovalParams, u.RequestApprovalResult)
+}

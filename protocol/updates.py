@@ -1,0 +1,159 @@
+"""Server -> client messages: the ``sessionUpdate`` notification and the ``requestApproval`` request.
+
+``update`` is a tagged union on ``kind`` (PROTOCOL.md, "Server -> client").
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+from protocol.messages import Base, Image, OpenAIToolCall, StopReason, TurnError, ViewMode
+
+
+class Update(Base, tag_field="kind"):
+    """Base of every update kind."""
+
+
+class TurnStarted(Update, tag="turnStarted"):
+    pass
+
+
+class UserMessage(Update, tag="userMessage"):
+    text: str
+    images: list[Image] | None = None
+
+
+class AssistantDelta(Update, tag="assistantDelta"):
+    text: str
+
+
+class ReasoningDelta(Update, tag="reasoningDelta"):
+    text: str
+
+
+class AssistantMessage(Update, tag="assistantMessage"):
+    content: str
+    reasoning: str | None = None
+    tool_calls: list[OpenAIToolCall] | None = None
+    interrupted: bool = False
+
+
+class ToolCall(Update, tag="toolCall"):
+    tool_call_id: str
+    tool: str
+    arguments: Any
+    title: str | None = None
+
+
+ToolStatus = Literal["ok", "error", "denied"]
+
+
+class ToolResult(Update, tag="toolResult"):
+    tool_call_id: str
+    tool: str
+    status: ToolStatus
+    content: str
+    artifact_id: str | None = None
+
+
+class ArtifactCreated(Update, tag="artifactCreated"):
+    artifact_id: str
+    tool_call_id: str
+    total_bytes: int
+    total_lines: int
+
+
+class ContextCompacted(Update, tag="contextCompacted"):
+    """R-OBS-1: every compaction, with estimated sizes before and after, and the summary text."""
+
+    mode: ViewMode
+    before_tokens: int
+    after_tokens: int
+    summary: str
+
+
+class TokenTotals(Base):
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+class Usage(Update, tag="usage"):
+    """B-METER-1: ``contextTokens`` is the size of the last request view, never a cumulative figure."""
+
+    context_tokens: int
+    context_window_tokens: int
+    input_tokens: int
+    output_tokens: int
+    totals: TokenTotals = msgspec.field(default_factory=TokenTotals)
+
+
+class TurnCompleted(Update, tag="turnCompleted"):
+    stop_reason: StopReason
+    error: TurnError | None = None
+
+
+class Notice(Update, tag="notice"):
+    level: Literal["info", "warning", "error"]
+    message: str
+
+
+AnyUpdate = (
+    TurnStarted
+    | UserMessage
+    | AssistantDelta
+    | ReasoningDelta
+    | AssistantMessage
+    | ToolCall
+    | ToolResult
+    | ArtifactCreated
+    | ContextCompacted
+    | Usage
+    | TurnCompleted
+    | Notice
+)
+
+
+class SessionUpdate(Base):
+    session_id: str
+    update: AnyUpdate
+    turn_id: str | None = None
+    seq: int | None = None
+
+
+ApprovalOption = Literal["allowOnce", "allowAlways", "reject"]
+
+
+class RequestApprovalParams(Base):
+    session_id: str
+    turn_id: str
+    tool_call_id: str
+    tool: str
+    title: str
+    detail: str
+    options: list[ApprovalOption] = msgspec.field(
+        default_factory=lambda: ["allowOnce", "allowAlways", "reject"]
+    )
+
+
+class RequestApprovalResult(Base):
+    decision: ApprovalOption
+
+
+# --- initialize ------------------------------------------------------------------------------------------
+
+
+class ProviderOptions(Base):
+    base_url: str | None = None
+    api_key: str | None = None
+    model: str | None = None
+    context_window_tokens: int | None = None
+
+
+class InitializationOptions(Base):
+    """``initialize``'s ``initializationOptions``: overrides env and config.toml for this connection."""
+
+    provider: ProviderOptions | None = None
+    approval_policy: Literal["ask", "autoEdit", "auto"] | None = None
+    token: str | None = None  # required in TCP mode

@@ -1,0 +1,225 @@
+"""The pygls application: LSP lifecycle, our methods registered as thin features, and the I/O loops.
+
+pygls supplies the lifecycle, request futures, cancellation and outgoing requests; framing is ours
+(``server.transport``) so that every message is bounded and every malformed one is answered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+import threading
+from typing import Any
+
+import msgspec
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import (
+    JsonRPCNotification,
+    JsonRPCRequestMessage,
+    JsonRPCResponseMessage,
+    LanguageServerProtocol,
+    default_converter,
+    lsp_method,
+)
+
+import server.methods  # noqa: F401  (registers every handler)
+from protocol import METHODS, NOTIFICATIONS, SERVER_REQUESTS
+from protocol.updates import InitializationOptions
+from server import __version__
+from server.config import Settings
+from server.rpc import HANDLERS, decode_params, encode_result, to_rpc_error
+from server.runtime import Runtime
+from server.transport import FrameError, read_messages
+
+log = logging.getLogger(__name__)
+
+
+class _ExpectedErrors(logging.Filter):
+    """pygls logs every error response with a traceback; ours are answers, not faults."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, JsonRpcException) or exc.code == -32603
+
+
+logging.getLogger("pygls.protocol.json_rpc").addFilter(_ExpectedErrors())
+
+
+def _converter():
+    """Keep params/results of our own methods as plain dicts (pygls turns them into namedtuples)."""
+    conv = default_converter()
+    for cls in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
+        names = [a.name for a in cls.__attrs_attrs__]
+        conv.register_structure_hook(cls, lambda obj, c, names=names: c(**{n: obj.get(n) for n in names}))
+    return conv
+
+
+class ThreadlineProtocol(LanguageServerProtocol):
+    def _serialize_message(self, data: Any) -> Any:
+        if isinstance(data, msgspec.Struct):
+            return msgspec.to_builtins(data)
+        return super()._serialize_message(data)
+
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams):
+        result = yield from super().lsp_initialize(params)
+        result.capabilities.experimental = {
+            "threadline": {
+                "version": __version__,
+                "methods": sorted(METHODS),
+                "notifications": sorted(NOTIFICATIONS),
+                "serverRequests": sorted(SERVER_REQUESTS),
+            }
+        }
+        return result
+
+    @lsp_method(types.EXIT)
+    def lsp_exit(self, *args):
+        self._server.request_exit(0 if self._shutdown else 1)
+
+    def handle_message(self, message):
+        gate = self._server.gate(message)
+        if gate is not None:
+            self._send_response(message.id, error=gate.to_response_error())
+            return
+        super().handle_message(message)
+
+
+class ThreadlineServer(LanguageServer):
+    def __init__(self, settings: Settings):
+        super().__init__("threadline", __version__, protocol_cls=ThreadlineProtocol, converter_factory=_converter,
+                         text_document_sync_kind=types.TextDocumentSyncKind.None_)
+        self.runtime = Runtime(settings, self)
+        self.initialized = False
+        self.tcp_token: str | None = None
+        self._exit: asyncio.Future[int] | None = None
+        self.feature(types.INITIALIZE)(lambda params: self._on_initialize(params))
+        for name, handler in HANDLERS.items():
+            self.feature(name)(_feature(name, handler))
+
+    def _on_initialize(self, params: types.InitializeParams) -> None:
+        try:
+            options = msgspec.convert(params.initialization_options or {}, InitializationOptions)
+        except msgspec.ValidationError as exc:
+            raise JsonRpcInvalidParams(f"invalid initializationOptions: {exc}") from None
+        if self.tcp_token is not None and options.token != self.tcp_token:
+            raise JsonRpcException(code=-32001, message="unauthorized: initializationOptions.token is missing or wrong",
+                                   data={"code": "Unauthorized"})
+        self.runtime.configure(msgspec.to_builtins(options))
+        self.initialized = True
+
+    def gate(self, message: Any) -> JsonRpcException | None:
+        """Refuse requests before a successful ``initialize`` (LSP -32002; in TCP mode, unauthenticated)."""
+        method = getattr(message, "method", None)
+        if method is None or getattr(message, "id", None) is None or self.initialized:
+            return None
+        if method in (types.INITIALIZE, types.SHUTDOWN):
+            return None
+        return JsonRpcException(code=-32002, message="server not initialized: send initialize first",
+                                data={"code": "NotInitialized"})
+
+    def request_exit(self, code: int) -> None:
+        if self._exit is not None and not self._exit.done():
+            self._exit.set_result(code)
+
+    def notify(self, method: str, params: Any) -> None:
+        self.protocol.notify(method, params)
+
+    # --- I/O --------------------------------------------------------------------------------------------
+
+    async def serve(self, reader: asyncio.StreamReader, write: Any) -> int:
+        """Serve one connection until EOF or ``exit``; returns the process exit code."""
+        self._exit = asyncio.get_running_loop().create_future()
+        self.protocol.set_writer(_Writer(write))
+        await self.runtime.open()
+        reading = asyncio.create_task(read_messages(reader, self._deliver, self._reject,
+                                                    self.runtime.settings.max_message_bytes))
+        try:
+            await asyncio.wait([reading, self._exit], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            reading.cancel()
+            await self.runtime.close()
+        return self._exit.result() if self._exit.done() else 0
+
+    def _deliver(self, data: dict[str, Any]) -> None:
+        try:
+            message = self.protocol.structure_message(data)
+        except JsonRpcException as exc:
+            self._reject(FrameError(exc.code, f"invalid params: {exc.message}", data.get("id")))
+            return
+        self.protocol.handle_message(message)
+
+    def _reject(self, exc: FrameError) -> None:
+        log.warning("rejected message: %s", exc.message)
+        if exc.msg_id is None and exc.code not in (-32700, -32600):
+            return
+        self.protocol._send_data({"jsonrpc": "2.0", "id": exc.msg_id,
+                                  "error": {"code": exc.code, "message": exc.message}})
+
+
+def _feature(name: str, handler):
+    async def feature(ls: ThreadlineServer, params: Any) -> Any:
+        decoded = decode_params(name, params)
+        try:
+            return encode_result(await handler(ls.runtime, decoded))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            error = to_rpc_error(exc)
+            if error.code == -32603:
+                log.error("%s failed", name, exc_info=exc)
+            raise error from None
+
+    feature.__name__ = f"handle_{name}"
+    return feature
+
+
+class _Writer:
+    """pygls' writer interface over a plain ``write(bytes)`` (its frames are ASCII JSON, so lengths hold)."""
+
+    def __init__(self, write):
+        self.write = write
+
+    def close(self) -> None:
+        pass
+
+
+def stdin_reader(loop: asyncio.AbstractEventLoop, fd: int = 0) -> asyncio.StreamReader:
+    """A StreamReader fed by a thread, so stdin may be a pipe, a file or a terminal alike."""
+    reader = asyncio.StreamReader(limit=1 << 16)
+
+    def pump() -> None:
+        while True:
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                loop.call_soon_threadsafe(reader.feed_eof)
+                return
+            loop.call_soon_threadsafe(reader.feed_data, chunk)
+
+    threading.Thread(target=pump, name="stdin", daemon=True).start()
+    return reader
+
+
+def serve_stdio(settings: Settings) -> int:
+    out = sys.stdout.buffer
+    sys.stdout = sys.stderr  # nothing but protocol frames may reach the real stdout
+
+    def write(data: bytes) -> None:
+        out.write(data)
+        out.flush()
+
+    async def main() -> int:
+        server = ThreadlineServer(settings)
+        return await server.serve(stdin_reader(asyncio.get_running_loop()), write)
+
+    try:
+        return asyncio.run(main())
+    except BrokenPipeError:
+        return 0

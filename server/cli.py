@@ -1,0 +1,128 @@
+"""``threadline`` command line. Every command but ``serve`` is a JSON-RPC client of a server it starts."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+from pathlib import Path
+
+from server.client import Client, RpcError
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        args = parser.parse_args(["serve", *(argv or [])])
+    try:
+        return args.run(args)
+    except RpcError as exc:
+        print(f"threadline: {exc.message}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="threadline", description="Threadline: an agent backend for editors.")
+    sub = parser.add_subparsers(dest="command")
+
+    serve = sub.add_parser("serve", help="run the JSON-RPC server (stdio by default)")
+    serve.add_argument("--tcp", action="store_true", help="listen on 127.0.0.1 instead of stdio")
+    serve.add_argument("--port", type=int, default=0, help="TCP port (0 picks a free one)")
+    serve.add_argument("--log-level", default="WARNING")
+    serve.set_defaults(run=_serve)
+
+    sessions = sub.add_parser("sessions", help="list sessions")
+    sessions.add_argument("--cwd")
+    sessions.add_argument("--limit", type=int, default=50)
+    sessions.set_defaults(run=lambda a: _client_run(_sessions, a))
+
+    imp = sub.add_parser("import", help="import an OpenAI-message JSON file as a session")
+    imp.add_argument("file", type=Path)
+    imp.add_argument("--cwd", default=".")
+    imp.add_argument("--title")
+    imp.set_defaults(run=lambda a: _client_run(_import, a))
+
+    search = sub.add_parser("search", help="full-text search over transcripts")
+    search.add_argument("query")
+    search.add_argument("--session")
+    search.add_argument("--limit", type=int, default=20)
+    search.set_defaults(run=lambda a: _client_run(_search, a))
+    return parser
+
+
+def _serve(args) -> int:
+    from server.config import ConfigError, load_settings
+    from server.transcript import StorageFailure
+
+    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        settings = load_settings()
+        if args.tcp:
+            from server.tcp import serve_tcp
+
+            return serve_tcp(settings, args.port)
+        from server.app import serve_stdio
+
+        return serve_stdio(settings)
+    except (ConfigError, StorageFailure) as exc:
+        print(f"threadline: {exc}", file=sys.stderr)
+        return 2
+
+
+def _client_run(command, args) -> int:
+    async def run() -> int:
+        client = await Client.spawn()
+        try:
+            return await command(client, args)
+        finally:
+            await client.close()
+
+    return asyncio.run(run())
+
+
+async def _sessions(client: Client, args) -> int:
+    params = {"limit": args.limit}
+    if args.cwd:
+        params["cwd"] = str(Path(args.cwd).resolve())
+    result = await client.request("listSessions", params)
+    for s in result["sessions"]:
+        print(f"{s['sessionId']}  {s['updatedAt'][:19]}  {s['messageCount']:>5} msgs  {s['title']}  ({s['cwd']})")
+    if not result["sessions"]:
+        print("no sessions yet")
+    return 0
+
+
+async def _import(client: Client, args) -> int:
+    messages = load_messages(args.file)
+    result = await client.request("importSession", {
+        "cwd": str(Path(args.cwd).resolve()), "title": args.title or args.file.stem, "messages": messages})
+    print(f"imported {result['messageCount']} messages as {result['sessionId']}")
+    return 0
+
+
+async def _search(client: Client, args) -> int:
+    params = {"query": args.query, "limit": args.limit}
+    if args.session:
+        params["sessionId"] = args.session
+    hits = (await client.request("searchTranscript", params))["hits"]
+    for h in hits:
+        print(f"{h['sessionId']} #{h['seq']} {h['role']}: {h['snippet']}")
+    if not hits:
+        print("no matches")
+    return 0
+
+
+def load_messages(path: Path) -> list[dict]:
+    """An OpenAI-message JSON file: a list of messages, or an object with a ``messages`` list."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if isinstance(data, dict):
+        data = data.get("messages")
+    if not isinstance(data, list):
+        raise SystemExit(f"threadline: {path} holds no list of messages")
+    return data

@@ -1,0 +1,138 @@
+"""A small JSON-RPC client of the Threadline server over a child process's stdio.
+
+The CLI uses it (it dogfoods the protocol rather than opening the store itself), and so do the end-to-end tests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+Handler = Callable[[str, Any], Awaitable[Any] | Any]
+
+
+class RpcError(Exception):
+    def __init__(self, code: int, message: str, data: Any = None):
+        super().__init__(f"{message} ({code})")
+        self.code, self.message, self.data = code, message, data
+
+
+class Client:
+    def __init__(self, proc: asyncio.subprocess.Process):
+        self.proc = proc
+        self._ids = itertools.count(1)
+        self._pending: dict[Any, asyncio.Future] = {}
+        self.on_notification: Callable[[str, Any], None] | None = None
+        self.on_request: Handler | None = None
+        self.notifications: list[tuple[str, Any]] = []
+        self._reader = asyncio.create_task(self._read_loop())
+        self.initialize_result: Any = None
+
+    @classmethod
+    async def spawn(cls, env: dict[str, str] | None = None, args: list[str] | None = None,
+                    initialization_options: dict | None = None, cwd: str | None = None) -> Client:
+        proc = await asyncio.create_subprocess_exec(
+            *(args or [sys.executable, "-m", "server"]),
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=None,
+            env={**os.environ, **(env or {})}, cwd=cwd, limit=1 << 24)
+        client = cls(proc)
+        client.initialize_result = await client.request("initialize", {
+            "processId": os.getpid(), "capabilities": {}, "rootUri": None,
+            "initializationOptions": initialization_options or {}})
+        client.notify("initialized", {})
+        return client
+
+    async def request(self, method: str, params: Any = None, *, msg_id: Any = None) -> Any:
+        msg_id = next(self._ids) if msg_id is None else msg_id
+        fut = asyncio.get_running_loop().create_future()
+        self._pending[msg_id] = fut
+        self.send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+        return await fut
+
+    def start_request(self, method: str, params: Any = None) -> tuple[int, asyncio.Future]:
+        """Send a request without awaiting it; returns its id (for ``$/cancelRequest``) and its future."""
+        msg_id = next(self._ids)
+        fut = asyncio.get_running_loop().create_future()
+        self._pending[msg_id] = fut
+        self.send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+        return msg_id, fut
+
+    def notify(self, method: str, params: Any = None) -> None:
+        self.send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def send(self, message: dict) -> None:
+        self.send_raw(json.dumps(message).encode())
+
+    def send_raw(self, body: bytes, header: bytes | None = None) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(header if header is not None else b"Content-Length: %d\r\n\r\n" % len(body))
+        self.proc.stdin.write(body)
+
+    async def close(self, timeout: float = 10) -> int:
+        try:
+            if self.proc.returncode is None:
+                await asyncio.wait_for(self.request("shutdown"), timeout)
+                self.notify("exit")
+                await asyncio.wait_for(self.proc.wait(), timeout)
+        except (asyncio.TimeoutError, ConnectionError, RpcError):
+            self.proc.kill()
+            await self.proc.wait()
+        self._reader.cancel()
+        return self.proc.returncode
+
+    async def _read_loop(self) -> None:
+        out = self.proc.stdout
+        assert out is not None
+        try:
+            while True:
+                length = None
+                while True:
+                    line = await out.readline()
+                    if not line:
+                        raise EOFError
+                    if line in (b"\r\n", b"\n"):
+                        break
+                    name, _, value = line.decode().partition(":")
+                    if name.lower() == "content-length":
+                        length = int(value.strip())
+                message = json.loads(await out.readexactly(length or 0))
+                await self._dispatch(message)
+        except (EOFError, asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            for fut in self._pending.values():
+                if not fut.done():
+                    fut.set_exception(ConnectionError("the server closed the connection"))
+
+    async def _dispatch(self, message: dict) -> None:
+        if "method" in message and "id" in message:
+            asyncio.create_task(self._answer(message))
+        elif "method" in message:
+            self.notifications.append((message["method"], message.get("params")))
+            if self.on_notification:
+                self.on_notification(message["method"], message.get("params"))
+        else:
+            fut = self._pending.pop(message.get("id"), None)
+            if fut is None or fut.done():
+                return
+            if "error" in message:
+                err = message["error"]
+                fut.set_exception(RpcError(err.get("code"), err.get("message"), err.get("data")))
+            else:
+                fut.set_result(message.get("result"))
+
+    async def _answer(self, message: dict) -> None:
+        try:
+            if self.on_request is None:
+                raise RpcError(-32601, f"client does not handle {message['method']}")
+            result = self.on_request(message["method"], message.get("params"))
+            if asyncio.iscoroutine(result):
+                result = await result
+            self.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+        except RpcError as exc:
+            self.send({"jsonrpc": "2.0", "id": message["id"], "error": {"code": exc.code, "message": exc.message}})

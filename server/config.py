@@ -1,0 +1,120 @@
+"""Settings: environment, then ``$THREADLINE_HOME/config.toml``, then ``initializationOptions`` (PROTOCOL.md).
+
+Precedence, lowest first: built-in defaults < config.toml < environment < initializationOptions. The API key
+is held here and handed only to the provider client; it is never logged, stored or passed to tools.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+APPROVAL_POLICIES = ("ask", "autoEdit", "auto")
+
+
+class ConfigError(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class ProviderSettings:
+    base_url: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    model: str | None = None
+    context_window_tokens: int | None = None
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.base_url and self.model)
+
+
+@dataclass(frozen=True)
+class Settings:
+    home: Path
+    provider: ProviderSettings = ProviderSettings()
+    approval_policy: str = "ask"
+    threshold_ratio: float = 0.8
+    keep_recent_tokens: int = 8000
+    max_iterations: int = 50
+    command_timeout_seconds: float = 120.0
+    max_message_bytes: int = 64 * 1024 * 1024
+
+    @property
+    def database_path(self) -> Path:
+        return self.home / "threadline.db"
+
+    @property
+    def artifacts_dir(self) -> Path:
+        return self.home / "artifacts"
+
+    def with_initialization_options(self, options: dict[str, Any] | None) -> Settings:
+        """Apply a client's ``initializationOptions`` (already validated by the protocol types)."""
+        if not options:
+            return self
+        provider = self.provider
+        for key, attr in (("baseUrl", "base_url"), ("apiKey", "api_key"), ("model", "model"),
+                          ("contextWindowTokens", "context_window_tokens")):
+            value = (options.get("provider") or {}).get(key)
+            if value not in (None, ""):
+                provider = replace(provider, **{attr: value})
+        policy = options.get("approvalPolicy") or self.approval_policy
+        return replace(self, provider=provider, approval_policy=policy)
+
+
+def default_home() -> Path:
+    return Path(platformdirs.user_data_dir("threadline", appauthor=False))
+
+
+def load_settings(env: dict[str, str] | None = None) -> Settings:
+    """Read config.toml under the home folder, then let the environment override it."""
+    env = dict(os.environ if env is None else env)
+    home = Path(env.get("THREADLINE_HOME") or default_home()).expanduser()
+    data = _read_toml(home / "config.toml")
+    prov = data.get("provider", {}) if isinstance(data.get("provider", {}), dict) else {}
+    provider = ProviderSettings(
+        base_url=env.get("THREADLINE_BASE_URL") or prov.get("base_url") or prov.get("baseUrl"),
+        api_key=env.get("THREADLINE_API_KEY") or prov.get("api_key") or prov.get("apiKey"),
+        model=env.get("THREADLINE_MODEL") or prov.get("model"),
+        context_window_tokens=_int(env.get("THREADLINE_CONTEXT_WINDOW"), "THREADLINE_CONTEXT_WINDOW")
+        or _int(prov.get("context_window_tokens") or prov.get("contextWindowTokens"), "provider.context_window_tokens"),
+    )
+    ctx = data.get("context", {}) if isinstance(data.get("context"), dict) else {}
+    policy = env.get("THREADLINE_APPROVAL_POLICY") or data.get("approval_policy") or "ask"
+    if policy not in APPROVAL_POLICIES:
+        raise ConfigError(f"approval_policy must be one of {', '.join(APPROVAL_POLICIES)}, got {policy!r}")
+    return Settings(
+        home=home,
+        provider=provider,
+        approval_policy=policy,
+        threshold_ratio=float(ctx.get("threshold_ratio", 0.8)),
+        keep_recent_tokens=int(ctx.get("keep_recent_tokens", 8000)),
+        max_iterations=int(data.get("max_iterations", 50)),
+        command_timeout_seconds=float(data.get("command_timeout_seconds", 120.0)),
+    )
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        return {}
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}") from exc
+
+
+def _int(value: Any, name: str) -> int | None:
+    if value in (None, ""):
+        return None
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{name} must be a whole number of tokens, got {value!r}") from None
+    if number <= 0:
+        raise ConfigError(f"{name} must be positive, got {number}")
+    return number

@@ -1,0 +1,18 @@
+"""``importSession {cwd, title?, messages}`` -> ``{sessionId, messageCount}``; stores, never calls a model."""
+
+from protocol.messages import ImportSessionParams, ImportSessionResult
+from server.rpc import method
+from server.runtime import Runtime
+from server.transcript.convert import from_openai
+from server.workspace import normalized_folder
+
+
+@method("importSession")
+async def import_session(rt: Runtime, params: ImportSessionParams) -> ImportSessionResult:
+    messages = [from_openai(m, f"messages[{i}]") for i, m in enumerate(params.messages)]
+    for i, msg in enumerate(messages):
+        msg.validate(f"messages[{i}]")
+    cwd = str(normalized_folder(params.cwd))
+    session = await rt.store.create_session(cwd, params.title or "Imported session")
+    await rt.store.append_messages(session.id, messages)
+    return ImportSessionResult(session_id=session.id, message_count=len(messages))

@@ -1,0 +1,62 @@
+"""What a chat provider returns and streams, and the interface the agent loop codes against."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Protocol, Union, runtime_checkable
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments: str  # the raw JSON string as the model streamed it
+
+
+@dataclass(frozen=True)
+class Usage:
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+
+
+@dataclass
+class ChatResult:
+    content: str = ""
+    reasoning: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    usage: Usage | None = None
+    finish_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class ReasoningDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class Retrying:
+    """Sent before sleeping `delay` seconds ahead of retry number `attempt` (1-based)."""
+
+    attempt: int
+    delay: float
+    reason: str
+
+
+StreamEvent = Union[TextDelta, ReasoningDelta, Retrying]
+# Sync or async; an awaitable return value is awaited before streaming continues.
+OnEvent = Callable[[StreamEvent], Union[Awaitable[Any], Any]]
+
+
+@runtime_checkable
+class ChatProvider(Protocol):
+    model: str
+
+    async def stream_chat(
+        self, messages: list[dict], tools: list[dict] | None, on_event: OnEvent | None
+    ) -> ChatResult: ...

@@ -1,0 +1,52 @@
+"""What handlers work with: settings, the transcript store, running turns, and the way out to the client."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from server.config import Settings
+from server.transcript import Store
+
+if TYPE_CHECKING:
+    from server.app import ThreadlineServer
+
+log = logging.getLogger(__name__)
+
+
+class Runtime:
+    def __init__(self, settings: Settings, server: ThreadlineServer):
+        self.base_settings = settings
+        self.settings = settings
+        self.server = server
+        self._store: Store | None = None
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            raise RuntimeError("the store is not open")
+        return self._store
+
+    async def open(self) -> None:
+        from server.context.tokens import estimate_message_tokens
+
+        self._store = await Store.open(self.settings.database_path, estimate=estimate_message_tokens)
+
+    async def close(self) -> None:
+        if self._store is not None:
+            await self._store.close()
+            self._store = None
+
+    def configure(self, options: dict[str, Any]) -> None:
+        """Apply ``initializationOptions`` to this connection's settings."""
+        self.settings = self.base_settings.with_initialization_options(options)
+
+    def notify(self, method: str, params: Any) -> None:
+        self.server.notify(method, params)
+
+    async def delete_session(self, session_id: str) -> None:
+        """Remove the session's rows, then its artifact files (R-SRC-1's one exception: an explicit delete)."""
+        import shutil
+
+        await self.store.delete_session(session_id)
+        shutil.rmtree(self.settings.artifacts_dir / session_id, ignore_errors=True)

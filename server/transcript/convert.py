@@ -1,0 +1,52 @@
+"""Between the wire's message shapes (protocol) and the store's records."""
+
+from __future__ import annotations
+
+import re
+
+import msgspec
+
+from protocol.messages import Image, OpenAIMessage, OpenAIToolCall, TranscriptItem
+from server.transcript.records import InvalidMessage, NewMessage, StoredMessage
+
+_DATA_URL = re.compile(r"^data:([\w.+-]+/[\w.+-]+);base64,(.*)$", re.S)
+
+
+def from_openai(msg: OpenAIMessage, where: str = "message") -> NewMessage:
+    """An imported Chat Completions message as a record; ``reasoning_content``/``reasoning`` become reasoning."""
+    text, images = _split_content(msg.content, where)
+    role = "system" if msg.role == "developer" else msg.role
+    calls = [msgspec.to_builtins(c) for c in msg.tool_calls] if msg.tool_calls else None
+    return NewMessage(role=role, content=text, tool_calls=calls, tool_call_id=msg.tool_call_id, name=msg.name,
+                      reasoning=msg.reasoning_content or msg.reasoning, images=images or None)
+
+
+def _split_content(content, where: str) -> tuple[str | None, list[dict[str, str]]]:
+    if content is None or isinstance(content, str):
+        return content, []
+    texts: list[str] = []
+    images: list[dict[str, str]] = []
+    for i, part in enumerate(content):
+        kind = part.get("type")
+        if kind == "text" and isinstance(part.get("text"), str):
+            texts.append(part["text"])
+        elif kind == "image_url" and isinstance(part.get("image_url"), dict):
+            url = str(part["image_url"].get("url", ""))
+            match = _DATA_URL.match(url)
+            if match:
+                images.append({"mimeType": match.group(1), "data": match.group(2)})
+            else:
+                texts.append(f"[image: {url}]")
+        else:
+            raise InvalidMessage(f"{where}.content[{i}]: unsupported content part {kind!r} (text and image_url only)")
+    return "\n".join(texts), images
+
+
+def to_item(msg: StoredMessage) -> TranscriptItem:
+    return TranscriptItem(
+        seq=msg.seq, role=msg.role, content=msg.content, created_at=msg.created_at,
+        tool_calls=[msgspec.convert(c, OpenAIToolCall) for c in msg.tool_calls] if msg.tool_calls else None,
+        tool_call_id=msg.tool_call_id, name=msg.name, reasoning=msg.reasoning,
+        images=[Image(mime_type=i["mimeType"], data=i["data"]) for i in msg.images] if msg.images else None,
+        status=msg.status, turn_id=msg.turn_id,
+    )

@@ -1,0 +1,170 @@
+"""Plain records the store reads and writes, and their conversion to the OpenAI message shape."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+ROLES = ("system", "user", "assistant", "tool")
+
+
+class StoreError(Exception):
+    """A failure a client should see with a stable code (mapped to JSON-RPC -32602 / -32603)."""
+
+    code = "StoreError"
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+class SessionNotFound(StoreError):
+    code = "SessionNotFound"
+
+
+class ArtifactNotFound(StoreError):
+    code = "ArtifactNotFound"
+
+
+class InvalidMessage(StoreError):
+    code = "InvalidMessage"
+
+
+class StorageFailure(StoreError):
+    """The disk refused a write or a read (read-only, full, corrupt). Nothing was half-written."""
+
+    code = "StorageFailure"
+
+
+@dataclass(frozen=True)
+class Session:
+    id: str
+    title: str
+    cwd: str
+    created_at: str
+    updated_at: str
+    message_count: int
+    parent_id: str | None = None
+    approval_policy: str | None = None
+
+
+@dataclass
+class NewMessage:
+    """A message about to be appended. ``tool_calls`` are OpenAI dicts; ``images`` are {mimeType, data}."""
+
+    role: str
+    content: str | None = None
+    tool_calls: list[dict[str, Any]] | None = None
+    tool_call_id: str | None = None
+    name: str | None = None
+    reasoning: str | None = None
+    images: list[dict[str, str]] | None = None
+    status: str = "complete"
+
+    def validate(self, where: str = "message") -> None:
+        if self.role not in ROLES:
+            raise InvalidMessage(f"{where}.role: must be one of {', '.join(ROLES)}, got {self.role!r}")
+        if self.role == "tool" and not self.tool_call_id:
+            raise InvalidMessage(f"{where}.tool_call_id: a tool message needs the id of the call it answers")
+        if self.tool_calls and self.role != "assistant":
+            raise InvalidMessage(f"{where}.tool_calls: only assistant messages carry tool calls")
+        for i, call in enumerate(self.tool_calls or []):
+            fn = call.get("function") if isinstance(call, dict) else None
+            if not (isinstance(call, dict) and isinstance(call.get("id"), str) and isinstance(fn, dict)
+                    and isinstance(fn.get("name"), str) and isinstance(fn.get("arguments"), str)):
+                raise InvalidMessage(
+                    f"{where}.tool_calls[{i}]: expected {{id, type: 'function', function: {{name, arguments: string}}}}"
+                )
+
+
+@dataclass(frozen=True)
+class StoredMessage:
+    seq: int
+    role: str
+    content: str | None
+    created_at: str
+    tool_calls: list[dict[str, Any]] | None = None
+    tool_call_id: str | None = None
+    name: str | None = None
+    reasoning: str | None = None
+    images: list[dict[str, str]] | None = None
+    status: str = "complete"
+    turn_id: str | None = None
+    tokens: int | None = None
+
+    def to_openai(self) -> dict[str, Any]:
+        """The pipeline's input shape: OpenAI keys plus ``reasoning``/``seq``/``status``, never sent."""
+        msg: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.images:
+            parts: list[dict[str, Any]] = []
+            if self.content:
+                parts.append({"type": "text", "text": self.content})
+            for img in self.images:
+                url = f"data:{img['mimeType']};base64,{img['data']}"
+                parts.append({"type": "image_url", "image_url": {"url": url}})
+            msg["content"] = parts
+        if self.tool_calls:
+            msg["tool_calls"] = self.tool_calls
+        if self.tool_call_id is not None:
+            msg["tool_call_id"] = self.tool_call_id
+        if self.name is not None:
+            msg["name"] = self.name
+        if self.reasoning:
+            msg["reasoning"] = self.reasoning
+        msg["seq"] = self.seq
+        if self.status != "complete":
+            msg["status"] = self.status
+        return msg
+
+
+@dataclass(frozen=True)
+class Event:
+    id: int
+    session_id: str
+    kind: str
+    payload: dict[str, Any]
+    created_at: str
+    turn_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Artifact:
+    id: str
+    session_id: str
+    path: str
+    total_bytes: int
+    total_lines: int
+    created_at: str
+    tool_call_id: str | None = None
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    session_id: str
+    seq: int
+    role: str
+    snippet: str
+
+
+@dataclass
+class Page:
+    items: list[StoredMessage] = field(default_factory=list)
+    next_seq: int | None = None
+
+
+def dumps(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def loads(value: str | None) -> Any:
+    return None if value is None else json.loads(value)
+
+
+def searchable_text(msg: NewMessage) -> str:
+    """What FTS indexes for a message: its text and its tool calls (names and arguments)."""
+    parts = [msg.content or ""]
+    for call in msg.tool_calls or []:
+        fn = call.get("function", {})
+        parts.append(f"{fn.get('name', '')} {fn.get('arguments', '')}")
+    return "\n".join(p for p in parts if p)

@@ -1,0 +1,104 @@
+"""The transcript database schema and its migrations.
+
+The schema version lives in ``PRAGMA user_version``. Migrations run in order at start-up, each in its own
+transaction, on a plain ``sqlite3`` connection before the async store opens (start-up is the one moment
+nothing else touches the file). A migration never deletes or rewrites a stored message (R-SRC-1).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+V1 = """
+CREATE TABLE sessions (
+    id            TEXT PRIMARY KEY,
+    title         TEXT NOT NULL,
+    cwd           TEXT NOT NULL,
+    created_at    TEXT NOT NULL,
+    updated_at    TEXT NOT NULL,
+    parent_id     TEXT,
+    forked_at_seq INTEGER,
+    last_seq      INTEGER NOT NULL DEFAULT 0,
+    approval_policy TEXT
+);
+CREATE INDEX sessions_cwd ON sessions(cwd, updated_at);
+
+CREATE TABLE messages (
+    id           INTEGER PRIMARY KEY,
+    session_id   TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    seq          INTEGER NOT NULL,
+    role         TEXT NOT NULL CHECK (role IN ('system', 'user', 'assistant', 'tool')),
+    content      TEXT,
+    tool_calls   TEXT,
+    tool_call_id TEXT,
+    name         TEXT,
+    reasoning    TEXT,
+    images       TEXT,
+    status       TEXT NOT NULL DEFAULT 'complete',
+    turn_id      TEXT,
+    created_at   TEXT NOT NULL,
+    UNIQUE (session_id, seq)
+);
+
+CREATE TABLE events (
+    id         INTEGER PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    turn_id    TEXT,
+    kind       TEXT NOT NULL,
+    payload    TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX events_session ON events(session_id, kind, id);
+
+CREATE TABLE artifacts (
+    id           TEXT PRIMARY KEY,
+    session_id   TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    tool_call_id TEXT,
+    path         TEXT NOT NULL,
+    total_bytes  INTEGER NOT NULL,
+    total_lines  INTEGER NOT NULL,
+    created_at   TEXT NOT NULL
+);
+CREATE INDEX artifacts_session ON artifacts(session_id);
+
+CREATE VIRTUAL TABLE messages_fts USING fts5(text, tokenize = 'unicode61 remove_diacritics 2');
+"""
+
+# v2: each message's token estimate is stored when it is written (B-INC-1), so building a view never
+# re-estimates history. Old rows keep NULL and are estimated on read.
+V2 = """
+ALTER TABLE messages ADD COLUMN tokens INTEGER;
+"""
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None] | str] = [V1, V2]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Bring the database to ``SCHEMA_VERSION``; returns the version it started from."""
+    start = conn.execute("PRAGMA user_version").fetchone()[0]
+    if start > SCHEMA_VERSION:
+        raise RuntimeError(
+            f"the database has schema version {start}, newer than this Threadline ({SCHEMA_VERSION}); upgrade Threadline"
+        )
+    for version in range(start + 1, SCHEMA_VERSION + 1):
+        step = MIGRATIONS[version - 1]
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if isinstance(step, str):
+                for statement in _statements(step):
+                    conn.execute(statement)
+            else:
+                step(conn)
+            conn.execute(f"PRAGMA user_version = {version}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    return start
+
+
+def _statements(script: str) -> list[str]:
+    """Split a script on ';' at line ends (our scripts hold no ';' inside literals)."""
+    return [s.strip() for s in script.split(";\n") if s.strip().rstrip(";")]

@@ -1,0 +1,321 @@
+"""The SQLite transcript store (R-SRC-1, R-SRC-2, B-SEARCH-1).
+
+One database file under ``$THREADLINE_HOME``. WAL, ``busy_timeout`` and foreign keys are on; every write is an
+explicit ``BEGIN IMMEDIATE`` transaction on the single writer connection, serialised by an asyncio lock, so no
+``database is locked`` ever surfaces. Reads use their own connection and see committed data only.
+
+Stored messages are append-only: nothing here updates or deletes a message except ``delete_session``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import uuid
+from collections.abc import Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+
+from server.transcript import fts
+from server.transcript.records import (
+    Artifact,
+    ArtifactNotFound,
+    Event,
+    NewMessage,
+    Page,
+    SearchHit,
+    Session,
+    SessionNotFound,
+    StorageFailure,
+    StoredMessage,
+    dumps,
+    loads,
+    searchable_text,
+)
+from server.transcript.schema import migrate
+
+MESSAGE_COLUMNS = (
+    "seq, role, content, tool_calls, tool_call_id, name, reasoning, images, status, turn_id, created_at, tokens"
+)
+DEFAULT_PAGE = 200
+MAX_PAGE = 1000
+
+TokenEstimator = Callable[[dict[str, Any]], int]
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}{uuid.uuid4().hex}"
+
+
+class Store:
+    """Async access to one transcript database. Open with ``await Store.open(path)``."""
+
+    def __init__(self, path: Path, writer: aiosqlite.Connection, reader: aiosqlite.Connection,
+                 estimate: TokenEstimator | None):
+        self.path = path
+        self._writer = writer
+        self._reader = reader
+        self._write_lock = asyncio.Lock()
+        self._estimate = estimate
+
+    @classmethod
+    async def open(cls, path: Path, estimate: TokenEstimator | None = None) -> Store:
+        """Migrate then open. A folder that cannot be written gives a ``StorageFailure`` naming the path."""
+        path = Path(path)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with sqlite3.connect(path, isolation_level=None) as conn:
+                conn.execute("PRAGMA journal_mode=WAL")
+                migrate(conn)
+            conn.close()
+        except (sqlite3.Error, OSError) as exc:
+            raise StorageFailure(f"cannot open the transcript database at {path}: {exc}") from exc
+        writer = await _connect(path)
+        reader = await _connect(path)
+        return cls(path, writer, reader, estimate)
+
+    async def close(self) -> None:
+        for conn in (self._writer, self._reader):
+            try:
+                await conn.close()
+            except Exception:  # closing twice or after a crash must not mask the real error
+                pass
+
+    @asynccontextmanager
+    async def _write(self):
+        """One ``BEGIN IMMEDIATE`` transaction: all of it commits or none of it does."""
+        async with self._write_lock:
+            try:
+                await self._writer.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise StorageFailure(f"cannot write the transcript: {exc}") from exc
+            try:
+                yield self._writer
+                await self._writer.execute("COMMIT")
+            except BaseException as exc:
+                try:
+                    await self._writer.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass
+                if isinstance(exc, sqlite3.Error):
+                    raise StorageFailure(f"cannot write the transcript: {exc}") from exc
+                raise
+
+    # --- sessions -----------------------------------------------------------------------------------
+
+    async def create_session(self, cwd: str, title: str | None = None,
+                             approval_policy: str | None = None) -> Session:
+        sid, stamp = new_id("ses_"), now()
+        title = title or "New session"
+        async with self._write() as db:
+            await db.execute(
+                "INSERT INTO sessions (id, title, cwd, created_at, updated_at, approval_policy) VALUES (?,?,?,?,?,?)",
+                (sid, title, cwd, stamp, stamp, approval_policy),
+            )
+        return Session(sid, title, cwd, stamp, stamp, 0, None, approval_policy)
+
+    async def get_session(self, session_id: str) -> Session:
+        rows = await self._read(
+            "SELECT id, title, cwd, created_at, updated_at, last_seq, parent_id, approval_policy"
+            " FROM sessions WHERE id = ?", (session_id,))
+        if not rows:
+            raise SessionNotFound(f"no session {session_id!r}")
+        return Session(*rows[0])
+
+    async def list_sessions(self, cwd: str | None = None, limit: int | None = None) -> list[Session]:
+        sql = "SELECT id, title, cwd, created_at, updated_at, last_seq, parent_id, approval_policy FROM sessions"
+        args: list[Any] = []
+        if cwd is not None:
+            sql += " WHERE cwd = ?"
+            args.append(cwd)
+        sql += " ORDER BY updated_at DESC, id LIMIT ?"
+        args.append(limit if limit and limit > 0 else -1)
+        return [Session(*row) for row in await self._read(sql, args)]
+
+    async def delete_session(self, session_id: str) -> list[Artifact]:
+        """Delete a session with its messages, events and artifact records; returns the artifacts to unlink."""
+        await self.get_session(session_id)
+        artifacts = await self.list_artifacts(session_id)
+        async with self._write() as db:
+            await db.execute(
+                "DELETE FROM messages_fts WHERE rowid IN (SELECT id FROM messages WHERE session_id = ?)",
+                (session_id,))
+            await db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+        return artifacts
+
+    async def fork_session(self, session_id: str, at_seq: int | None = None) -> Session:
+        """Copy messages with ``seq <= at_seq`` (all when None) into a new session; the original is untouched."""
+        src = await self.get_session(session_id)
+        upto = src.message_count if at_seq is None else min(at_seq, src.message_count)
+        sid, stamp = new_id("ses_"), now()
+        title = f"{src.title} (fork)"
+        async with self._write() as db:
+            await db.execute(
+                "INSERT INTO sessions (id, title, cwd, created_at, updated_at, parent_id, forked_at_seq, last_seq,"
+                " approval_policy) VALUES (?,?,?,?,?,?,?,?,?)",
+                (sid, title, src.cwd, stamp, stamp, session_id, upto, max(upto, 0), src.approval_policy),
+            )
+            await db.execute(
+                f"INSERT INTO messages (session_id, {MESSAGE_COLUMNS}) SELECT ?, {MESSAGE_COLUMNS}"
+                " FROM messages WHERE session_id = ? AND seq <= ? ORDER BY seq",
+                (sid, session_id, upto),
+            )
+            await db.execute(
+                "INSERT INTO messages_fts (rowid, text) SELECT n.id, f.text FROM messages n"
+                " JOIN messages o ON o.session_id = ? AND o.seq = n.seq"
+                " JOIN messages_fts f ON f.rowid = o.id WHERE n.session_id = ?",
+                (session_id, sid),
+            )
+        return Session(sid, title, src.cwd, stamp, stamp, max(upto, 0), session_id, src.approval_policy)
+
+    # --- messages -----------------------------------------------------------------------------------
+
+    async def append_messages(self, session_id: str, messages: Sequence[NewMessage],
+                              turn_id: str | None = None) -> list[StoredMessage]:
+        """Append in one transaction; seqs continue the session's sequence. Validation happens first."""
+        for i, msg in enumerate(messages):
+            msg.validate(f"messages[{i}]")
+        stamp = now()
+        stored: list[StoredMessage] = []
+        async with self._write() as db:
+            async with db.execute("SELECT last_seq FROM sessions WHERE id = ?", (session_id,)) as cur:
+                row = await cur.fetchone()
+            if row is None:
+                raise SessionNotFound(f"no session {session_id!r}")
+            seq = row[0]
+            for msg in messages:
+                seq += 1
+                record = StoredMessage(seq, msg.role, msg.content, stamp, msg.tool_calls, msg.tool_call_id,
+                                       msg.name, msg.reasoning, msg.images, msg.status, turn_id)
+                tokens = self._estimate(record.to_openai()) if self._estimate else None
+                cur = await db.execute(
+                    f"INSERT INTO messages (session_id, {MESSAGE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (session_id, seq, msg.role, msg.content, dumps(msg.tool_calls), msg.tool_call_id, msg.name,
+                     msg.reasoning, dumps(msg.images), msg.status, turn_id, stamp, tokens),
+                )
+                text = searchable_text(msg)
+                if text:
+                    await db.execute("INSERT INTO messages_fts (rowid, text) VALUES (?, ?)", (cur.lastrowid, text))
+                stored.append(replace(record, tokens=tokens))
+            await db.execute("UPDATE sessions SET last_seq = ?, updated_at = ? WHERE id = ?",
+                             (seq, stamp, session_id))
+        return stored
+
+    async def read_messages(self, session_id: str, after_seq: int | None = None,
+                            limit: int | None = None) -> Page:
+        """A page of messages with ``seq > after_seq``; ``next_seq`` is set when more follow."""
+        await self.get_session(session_id)
+        size = min(limit if limit and limit > 0 else DEFAULT_PAGE, MAX_PAGE)
+        rows = await self._read(
+            f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+            (session_id, after_seq or 0, size + 1))
+        items = [_message(row) for row in rows[:size]]
+        return Page(items, items[-1].seq if len(rows) > size else None)
+
+    async def all_messages(self, session_id: str, after_seq: int = 0) -> list[StoredMessage]:
+        """Every message after ``after_seq``, in order (what a turn reads at its start)."""
+        rows = await self._read(
+            f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND seq > ? ORDER BY seq",
+            (session_id, after_seq))
+        return [_message(row) for row in rows]
+
+    async def search(self, query: str, session_id: str | None = None, limit: int | None = None) -> list[SearchHit]:
+        """B-SEARCH-1: full-text search; a query that is not valid FTS syntax is searched as plain words."""
+        size = min(limit if limit and limit > 0 else 20, 200)
+        sql = ("SELECT m.session_id, m.seq, m.role, snippet(messages_fts, 0, '[', ']', '…', 16)"
+               " FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid WHERE messages_fts MATCH ?")
+        base: list[Any] = []
+        if session_id is not None:
+            await self.get_session(session_id)
+            sql += " AND m.session_id = ?"
+            base.append(session_id)
+        sql += " ORDER BY rank LIMIT ?"
+        for match in fts.candidates(query):
+            try:
+                rows = await self._read(sql, [match, *base, size])
+            except StorageFailure as exc:
+                if not isinstance(exc.__cause__, sqlite3.OperationalError):
+                    raise
+                continue
+            return [SearchHit(*row) for row in rows]
+        return []
+
+    # --- events -------------------------------------------------------------------------------------
+
+    async def add_event(self, session_id: str, kind: str, payload: dict[str, Any],
+                        turn_id: str | None = None) -> Event:
+        stamp = now()
+        async with self._write() as db:
+            cur = await db.execute(
+                "INSERT INTO events (session_id, turn_id, kind, payload, created_at) VALUES (?,?,?,?,?)",
+                (session_id, turn_id, kind, dumps(payload), stamp))
+        return Event(cur.lastrowid, session_id, kind, payload, stamp, turn_id)
+
+    async def list_events(self, session_id: str, kind: str | None = None) -> list[Event]:
+        sql = "SELECT id, session_id, kind, payload, created_at, turn_id FROM events WHERE session_id = ?"
+        args: list[Any] = [session_id]
+        if kind is not None:
+            sql += " AND kind = ?"
+            args.append(kind)
+        rows = await self._read(sql + " ORDER BY id", args)
+        return [Event(r[0], r[1], r[2], loads(r[3]), r[4], r[5]) for r in rows]
+
+    # --- artifacts ----------------------------------------------------------------------------------
+
+    async def add_artifact(self, artifact: Artifact) -> None:
+        async with self._write() as db:
+            await db.execute(
+                "INSERT INTO artifacts (id, session_id, tool_call_id, path, total_bytes, total_lines, created_at)"
+                " VALUES (?,?,?,?,?,?,?)",
+                (artifact.id, artifact.session_id, artifact.tool_call_id, artifact.path, artifact.total_bytes,
+                 artifact.total_lines, artifact.created_at))
+
+    async def get_artifact(self, session_id: str, artifact_id: str) -> Artifact:
+        """Artifacts are session-isolated: another session's id is simply not found."""
+        rows = await self._read(
+            "SELECT id, session_id, path, total_bytes, total_lines, created_at, tool_call_id FROM artifacts"
+            " WHERE id = ? AND session_id = ?", (artifact_id, session_id))
+        if not rows:
+            raise ArtifactNotFound(f"no artifact {artifact_id!r} in session {session_id!r}")
+        return Artifact(*rows[0])
+
+    async def list_artifacts(self, session_id: str) -> list[Artifact]:
+        rows = await self._read(
+            "SELECT id, session_id, path, total_bytes, total_lines, created_at, tool_call_id FROM artifacts"
+            " WHERE session_id = ?", (session_id,))
+        return [Artifact(*r) for r in rows]
+
+    # --- plumbing -----------------------------------------------------------------------------------
+
+    async def _read(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
+        try:
+            async with self._reader.execute(sql, args) as cur:
+                return list(await cur.fetchall())
+        except sqlite3.Error as exc:
+            raise StorageFailure(f"cannot read the transcript: {exc}") from exc
+
+
+async def _connect(path: Path) -> aiosqlite.Connection:
+    conn = await aiosqlite.connect(path, isolation_level=None)
+    await conn.execute("PRAGMA busy_timeout = 10000")
+    await conn.execute("PRAGMA foreign_keys = ON")
+    await conn.execute("PRAGMA synchronous = NORMAL")
+    return conn
+
+
+def _message(row: tuple) -> StoredMessage:
+    (seq, role, content, tool_calls, tool_call_id, name, reasoning, images, status, turn_id, created_at,
+     tokens) = row
+    return StoredMessage(seq, role, content, created_at, loads(tool_calls), tool_call_id, name, reasoning,
+                         loads(images), status, turn_id, tokens)
+
+

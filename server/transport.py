@@ -1,0 +1,131 @@
+"""Message framing: ``Content-Length`` headers over a byte stream, with limits.
+
+pygls' own reader buffers whatever length a header claims and drops unparseable bodies silently. Here every
+message is bounded (``max_bytes``), a body that is not JSON gets a ``-32700`` answer, a message that is not a
+JSON-RPC object gets ``-32600``, and the stream resynchronises on the next header, so a hostile or broken
+client can neither crash the server nor make it buffer without limit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+log = logging.getLogger(__name__)
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+_HEADER = re.compile(rb"^([A-Za-z-]+):[ \t]*(.*?)\r?\n$")
+_MAX_HEADER_LINE = 8192
+_DISCARD_CHUNK = 1 << 16
+
+
+class FrameError(Exception):
+    def __init__(self, code: int, message: str, msg_id: Any = None):
+        super().__init__(message)
+        self.code, self.message, self.msg_id = code, message, msg_id
+
+
+async def read_messages(
+    reader: asyncio.StreamReader,
+    deliver: Callable[[dict[str, Any]], None],
+    reject: Callable[[FrameError], None],
+    max_bytes: int,
+) -> None:
+    """Read framed messages until EOF, handing each decoded JSON object to ``deliver``."""
+    while True:
+        try:
+            length = await _read_headers(reader)
+        except FrameError as exc:
+            reject(exc)
+            continue
+        if length is None:
+            return
+        if length > max_bytes:
+            await _discard(reader, length)
+            reject(FrameError(INVALID_REQUEST, f"message of {length} bytes exceeds the limit of {max_bytes} bytes"))
+            continue
+        try:
+            body = await reader.readexactly(length)
+        except asyncio.IncompleteReadError:
+            return
+        try:
+            deliver(decode(body))
+        except FrameError as exc:
+            reject(exc)
+
+
+def decode(body: bytes) -> dict[str, Any]:
+    """A JSON-RPC message object, or ``FrameError`` (-32700 not JSON, -32600 not a JSON-RPC message)."""
+    try:
+        data = msgspec.json.decode(body)
+    except (msgspec.DecodeError, UnicodeDecodeError) as exc:
+        raise FrameError(PARSE_ERROR, f"parse error: {exc}") from None
+    if not isinstance(data, dict):
+        raise FrameError(INVALID_REQUEST, "invalid request: a message must be a JSON object (batches are not supported)")
+    msg_id = data.get("id")
+    if not isinstance(msg_id, (str, int, type(None))) or isinstance(msg_id, bool):
+        raise FrameError(INVALID_REQUEST, "invalid request: id must be a string or an integer")
+    if data.get("jsonrpc") != "2.0":
+        raise FrameError(INVALID_REQUEST, 'invalid request: "jsonrpc" must be "2.0"', msg_id)
+    if "method" in data and not isinstance(data["method"], str):
+        raise FrameError(INVALID_REQUEST, "invalid request: method must be a string", msg_id)
+    if "method" not in data and "id" not in data:
+        raise FrameError(INVALID_REQUEST, "invalid request: no method", msg_id)
+    params = data.get("params")
+    if params is not None and not isinstance(params, (dict, list)):
+        raise FrameError(INVALID_REQUEST, "invalid request: params must be an object or an array", msg_id)
+    return data
+
+
+async def _read_headers(reader: asyncio.StreamReader) -> int | None:
+    """The Content-Length of the next message; None at EOF. Junk lines before a header block are skipped."""
+    length: int | None = None
+    bad: str | None = None
+    seen_any = False
+    while True:
+        try:
+            line = await reader.readuntil(b"\n")
+        except asyncio.IncompleteReadError:
+            return None
+        except asyncio.LimitOverrunError as exc:
+            await _discard(reader, exc.consumed)
+            bad = "header line too long"
+            continue
+        if len(line) > _MAX_HEADER_LINE:
+            bad = "header line too long"
+            continue
+        if line in (b"\r\n", b"\n"):
+            if not seen_any:
+                continue
+            if bad is not None or length is None:
+                raise FrameError(INVALID_REQUEST, f"invalid message header: {bad or 'missing Content-Length'}")
+            return length
+        seen_any = True
+        match = _HEADER.match(line)
+        if match is None:
+            bad = "malformed header line"
+            continue
+        if match.group(1).lower() == b"content-length":
+            value = match.group(2).strip()
+            if not value.isdigit() or len(value) > 15:
+                bad = f"bad Content-Length {value[:40]!r}"
+            else:
+                length = int(value)
+
+
+async def _discard(reader: asyncio.StreamReader, count: int) -> None:
+    while count > 0:
+        chunk = await reader.read(min(count, _DISCARD_CHUNK))
+        if not chunk:
+            return
+        count -= len(chunk)
+
+
+def frame(payload: bytes) -> bytes:
+    return b"Content-Length: %d\r\n\r\n%s" % (len(payload), payload)
