@@ -95,6 +95,8 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         keep_recent_tokens=int(ctx.get("keep_recent_tokens", 8000)),
         max_iterations=int(data.get("max_iterations", 50)),
         command_timeout_seconds=float(data.get("command_timeout_seconds", 120.0)),
+        max_message_bytes=_int(env.get("THREADLINE_MAX_MESSAGE_BYTES"), "THREADLINE_MAX_MESSAGE_BYTES")
+        or Settings.max_message_bytes,
     )
 
 
@@ -114,7 +116,7 @@ def _int(value: Any, name: str) -> int | None:
     try:
         number = int(value)
     except (TypeError, ValueError):
-        raise ConfigError(f"{name} must be a whole number of tokens, got {value!r}") from None
+        raise ConfigError(f"{name} must be a whole number, got {value!r}") from None
     if number <= 0:
         raise ConfigError(f"{name} must be positive, got {number}")
     return number
