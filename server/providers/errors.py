@@ -1,0 +1,200 @@
+"""Provider failures: one exception with a `kind`, and the mapping from HTTP answers to it."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from email.utils import parsedate_to_datetime
+from typing import Any, Mapping
+
+from .base import ChatResult
+
+KINDS = frozenset({
+    "auth", "model_not_found", "rate_limited", "server", "timeout", "connection",
+    "stream_cut", "malformed", "empty", "context_too_long", "bad_request",
+})
+# Kinds worth another attempt, provided nothing has been shown to the caller yet.
+RETRYABLE_KINDS = frozenset({"rate_limited", "server", "timeout", "connection", "stream_cut"})
+
+
+class ProviderError(Exception):
+    """A model call that failed. `partial` holds whatever streamed before the failure."""
+
+    def __init__(
+        self,
+        kind: str,
+        message: str,
+        *,
+        status: int | None = None,
+        partial: ChatResult | None = None,
+        retry_after: float | None = None,
+        retryable: bool | None = None,
+    ) -> None:
+        if kind not in KINDS:
+            raise ValueError(f"unknown ProviderError kind {kind!r}")
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.status = status
+        self.partial = partial
+        self.retry_after = retry_after
+        self.retryable = kind in RETRYABLE_KINDS if retryable is None else retryable
+
+    def __repr__(self) -> str:
+        return f"ProviderError(kind={self.kind!r}, status={self.status!r}, message={self.message!r})"
+
+
+# R-PTL-1: the generic rule plus each provider's own wording, as they really answer.
+_CONTEXT_TOO_LONG = re.compile(
+    "|".join([
+        r"prompt (is )?too long",                         # generic, Anthropic-style, Ollama
+        r"context length",                                # generic, OpenAI, DeepSeek, OpenRouter, vLLM
+        r"too many tokens",                               # generic
+        r"context_length_exceeded",                       # OpenAI / Azure / Groq error code
+        r"range of input length should be",               # Qwen / DashScope compatible mode
+        r"invalidparameter.{0,80}input length",           # DashScope
+        r"input length exceeds",                          # Ollama
+        r"exceeded model token limit",                    # Moonshot / Kimi
+        r"longer than the maximum model length",          # vLLM
+        r"prompt \(.{0,60}\) is too long",                # vLLM "Input prompt (N tokens) is too long"
+        r"exceeds? the available context size",           # llama.cpp server
+        r"exceed_context_size",                           # llama.cpp error type
+        r"maximum prompt length",                         # xAI
+        r"input token count.{0,40}exceeds",               # Gemini compatible mode
+        r"exceed(s|ed)? (the )?(model'?s? )?context (window|limit)",
+    ]),
+    re.IGNORECASE | re.DOTALL,
+)
+# Statuses whose bodies are about something else even when they mention tokens.
+_NOT_CONTEXT_STATUSES = frozenset({401, 403, 404, 429})
+
+
+def is_context_too_long(status: int | None, body: str) -> bool:
+    """R-PTL-1: does this error answer say the request exceeded the model's context window?"""
+    if status is not None and (status < 400 or status in _NOT_CONTEXT_STATUSES):
+        return False
+    return bool(body) and _CONTEXT_TOO_LONG.search(body) is not None
+
+
+def redact(text: str, api_key: str | None) -> str:
+    """Remove the API key, and the masked echoes of it some providers send back, from `text`."""
+    if api_key and len(api_key) >= 4:
+        text = text.replace(api_key, "***")
+    text = re.sub(r"(?i)(api key provided:?\s*)\S+", r"\1***", text)
+    return re.sub(r"\bsk-[A-Za-z0-9_*\-]{4,}", "sk-***", text)
+
+
+def provider_message(body: str, limit: int = 500) -> str:
+    """The human-readable message out of an error body, whatever shape the provider uses."""
+    try:
+        payload: Any = json.loads(body)
+    except ValueError:
+        return _clip(body.strip(), limit)
+    error = payload.get("error", payload) if isinstance(payload, dict) else payload
+    if isinstance(error, dict):
+        for key in ("message", "detail", "msg"):
+            if isinstance(error.get(key), str) and error[key]:
+                return _clip(error[key], limit)
+    if isinstance(error, str):
+        return _clip(error, limit)
+    return _clip(body.strip(), limit)
+
+
+def parse_retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
+    """Seconds to wait from `retry-after-ms`, or `Retry-After` as seconds or an HTTP date."""
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return max(0.0, float(millis) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    now = time.time() if now is None else now
+    return max(0.0, when.timestamp() - now)
+
+
+def error_for_status(
+    status: int,
+    body: str,
+    *,
+    model: str,
+    base_url: str,
+    api_key: str | None,
+    retry_after: float | None = None,
+    partial: ChatResult | None = None,
+) -> ProviderError:
+    """Map an HTTP error answer (or an in-stream error carrying a status) to a ProviderError."""
+    said = redact(provider_message(body), api_key)
+    suffix = f" Provider said: {said}" if said else ""
+
+    def err(kind: str, message: str, **extra: Any) -> ProviderError:
+        return ProviderError(kind, message, status=status, partial=partial, retry_after=retry_after, **extra)
+
+    if status == 401:
+        if not api_key:
+            return err("auth", f"The provider at {base_url} requires an API key, but none is configured "
+                               f"(HTTP 401).{suffix}")
+        return err("auth", f"The API key was rejected by the provider at {base_url} (HTTP 401). "
+                           f"Check the configured API key.{suffix}")
+    if status == 403:
+        return err("auth", f"The API key lacks access to model '{model}' at {base_url} (HTTP 403).{suffix}")
+    if status == 404:
+        return err("model_not_found", f"Model '{model}' was not found at {base_url} (HTTP 404). "
+                                      f"Check the model name and that the base URL ends in /v1.{suffix}")
+    if status == 429:
+        # A spent quota is not a rate: waiting a few seconds will not help.
+        quota = "insufficient_quota" in body or "exceeded your current quota" in body
+        return err("rate_limited", f"Rate limited by the provider (HTTP 429).{suffix}",
+                   retryable=False if quota else None)
+    if is_context_too_long(status, body):
+        return err("context_too_long", f"The request is longer than the model's context window "
+                                       f"(HTTP {status}).{suffix}")
+    if status >= 500:
+        return err("server", f"The provider had a server error (HTTP {status}).{suffix}")
+    return err("bad_request", f"The provider rejected the request (HTTP {status}).{suffix}")
+
+
+def error_in_stream(
+    payload: Mapping[str, Any],
+    *,
+    model: str,
+    base_url: str,
+    api_key: str | None,
+    partial: ChatResult | None,
+) -> ProviderError:
+    """Map `data: {"error": {...}}` sent inside a 200 stream as the equivalent HTTP error would be."""
+    body = json.dumps(payload)
+    error = payload.get("error")
+    fields = error if isinstance(error, dict) else {}
+    status = next((v for v in (fields.get("code"), fields.get("status"))
+                   if isinstance(v, int) and 400 <= v <= 599), None)
+    if status is not None:
+        return error_for_status(status, body, model=model, base_url=base_url, api_key=api_key, partial=partial)
+    said = redact(provider_message(body), api_key)
+    hint = f"{fields.get('code', '')} {fields.get('type', '')}".lower()
+    if is_context_too_long(None, body):
+        kind = "context_too_long"
+    elif "rate_limit" in hint:
+        kind = "rate_limited"
+    elif "api_key" in hint or "auth" in hint:
+        kind = "auth"
+    elif "invalid_request" in hint:
+        kind = "bad_request"
+    else:
+        kind = "server"
+    return ProviderError(kind, f"The provider reported an error mid-stream: {said}", partial=partial)
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
