@@ -23,7 +23,9 @@ class OpenAIFunction(msgspec.Struct, omit_defaults=True):
     arguments: str
 
 
-class OpenAIToolCall(msgspec.Struct, omit_defaults=True):
+class OpenAIToolCall(msgspec.Struct):
+    """Always encoded with ``type: "function"``: providers reject a tool call without it."""
+
     id: str
     function: OpenAIFunction
     type: Literal["function"] = "function"
