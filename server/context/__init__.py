@@ -1,0 +1,54 @@
+"""The context pipeline: pure functions from transcript messages to the request view (SPEC sections 1-8, 11).
+
+One module per stage: ``tokens`` (estimate), ``repair`` (tool protocol), ``tail`` (safe tail), ``micro``
+(microcompaction), ``summary`` (structured summary), ``fallback`` (fallback window) and ``view`` (the whole
+pipeline). No I/O, no clock, no randomness; nothing here imports the rest of ``server``.
+"""
+
+from .fallback import FALLBACK_SUMMARY, fallback_view
+from .micro import ERROR_EVIDENCE, is_error_evidence, microcompact, placeholder
+from .repair import INTERRUPTED_RESULT, SENT_KEYS, clean_message, repair_tool_pairing
+from .summary import WRITE_TOOLS, SummaryState, render_summary, summarize, summary_feed, write_paths
+from .tail import safe_tail_start
+from .tokens import (
+    IMAGE_TOKENS,
+    Calibration,
+    apply_calibration,
+    calibrate,
+    estimate_message_tokens,
+    estimate_messages_tokens,
+    estimate_text_tokens,
+)
+from .view import RequestView, SummaryAnchor, ViewSettings, build_request_view, fallback_request_view
+
+__all__ = [
+    "ERROR_EVIDENCE",
+    "FALLBACK_SUMMARY",
+    "IMAGE_TOKENS",
+    "INTERRUPTED_RESULT",
+    "SENT_KEYS",
+    "WRITE_TOOLS",
+    "Calibration",
+    "RequestView",
+    "SummaryAnchor",
+    "SummaryState",
+    "ViewSettings",
+    "apply_calibration",
+    "build_request_view",
+    "calibrate",
+    "clean_message",
+    "estimate_message_tokens",
+    "estimate_messages_tokens",
+    "estimate_text_tokens",
+    "fallback_request_view",
+    "fallback_view",
+    "is_error_evidence",
+    "microcompact",
+    "placeholder",
+    "render_summary",
+    "repair_tool_pairing",
+    "safe_tail_start",
+    "summarize",
+    "summary_feed",
+    "write_paths",
+]
