@@ -10,6 +10,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
+from server.transcript.records import StorageFailure
+
 V1 = """
 CREATE TABLE sessions (
     id            TEXT PRIMARY KEY,
@@ -79,7 +81,7 @@ def migrate(conn: sqlite3.Connection) -> int:
     """Bring the database to ``SCHEMA_VERSION``; returns the version it started from."""
     start = conn.execute("PRAGMA user_version").fetchone()[0]
     if start > SCHEMA_VERSION:
-        raise RuntimeError(
+        raise StorageFailure(
             f"the database has schema version {start}, newer than this Threadline ({SCHEMA_VERSION}); upgrade Threadline"
         )
     for version in range(start + 1, SCHEMA_VERSION + 1):
