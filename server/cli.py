@@ -112,7 +112,8 @@ async def _search(client: Client, args) -> int:
         params["sessionId"] = args.session
     hits = (await client.request("searchTranscript", params))["hits"]
     for h in hits:
-        print(f"{h['sessionId']} #{h['seq']} {h['role']}: {h['snippet']}")
+        snippet = " ".join(h["snippet"].split())  # one hit per line, whatever the message's layout
+        print(f"{h['sessionId']} #{h['seq']} {h['role']}: {snippet}")
     if not hits:
         print("no matches")
     return 0
