@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import select
 import socket
 import sys
@@ -29,6 +30,7 @@ from typing import Any
 try:
     from . import openai_rules as rules
 except ImportError:  # run as a script: no package, stdlib only
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import openai_rules as rules  # type: ignore[no-redef]
 
 SCRIPT_KEYS = {
@@ -323,6 +325,12 @@ class _Answer:
         rejection.headers = {str(k): str(v) for k, v in (error.get("headers") or {}).items()}
         return rejection
 
+    def _error_in_stream(self, error: dict[str, Any]) -> Any:
+        if "body" in error:
+            return error["body"]
+        rejection = rules.scripted_error(int(error.get("status", 500)), self.model)
+        return {"error": {"code": rejection.status, "message": rejection.message}}
+
     def _client_closed(self) -> None:
         self.record["client_closed"] = True
         self.handler.close_connection = True
@@ -387,7 +395,7 @@ class _Answer:
             if item.get("malformed_chunk"):
                 events.append('{"id": "' + self.id + '", "choices": [{"delta": {"content": "unterminated')
             if item.get("error"):  # an error reported inside the stream, as OpenRouter does
-                events.append(json.dumps(self._scripted_error(item["error"]).body))
+                events.append(json.dumps(self._error_in_stream(item["error"])))
                 return events
             chunk({}, self._finish_reason())
         if include_usage:

@@ -107,7 +107,7 @@ def _check_message_shape(i: int, message: Any) -> None:
     if role not in ROLES:
         supported = ", ".join(f"'{r}'" for r in ROLES[:-1]) + f", and '{ROLES[-1]}'"
         raise Rejection(400, f"Invalid value: '{role}'. Supported values are: {supported}.",
-                        param=f"{where}.role", code="invalid_value")
+                        param=_param(f"{where}.role"), code="invalid_value")
     content = message.get("content")
     if role == "assistant":
         if content is None and not message.get("tool_calls") and not message.get("function_call"):
@@ -146,7 +146,7 @@ def _check_tool_calls(where: str, tool_calls: Any) -> None:
                 raise _missing(f"{at}.{key}")
         if call["type"] != "function":
             raise Rejection(400, f"Invalid value: '{call['type']}'. Supported values are: 'function'.",
-                            param=f"{at}.type", code="invalid_value")
+                            param=_param(f"{at}.type"), code="invalid_value")
         function = call["function"]
         if not isinstance(function, dict):
             raise _invalid_type(f"{at}.function", "an object", function)
