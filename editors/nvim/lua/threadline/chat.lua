@@ -1,0 +1,307 @@
+--- The chat buffer of one session: appends what the server streams (user turns, assistant text, tool calls
+--- with their status, folded results, approvals, compaction notices, errors). Knows nothing about RPC.
+local fmt = require('threadline.format')
+
+local M = {}
+
+local Chat = {}
+Chat.__index = Chat
+
+local ns = vim.api.nvim_create_namespace('threadline_chat')
+
+--- Fold expression for chat buffers: fold bodies are the lines that start with format.FOLD.
+function M.foldexpr(lnum)
+  local line = vim.fn.getline(lnum)
+  if line:sub(1, #fmt.FOLD) == fmt.FOLD then
+    return '1'
+  end
+  return '0'
+end
+
+function M.foldtext()
+  local first = vim.fn.getline(vim.v.foldstart):sub(#fmt.FOLD + 1)
+  local n = vim.v.foldend - vim.v.foldstart + 1
+  return ('  ┆ %d line%s: %s'):format(n, n == 1 and '' or 's', first)
+end
+
+--- Set the fold options on a window showing a chat buffer.
+function M.setup_window(win)
+  local wo = vim.wo[win]
+  wo.foldmethod = 'expr'
+  wo.foldexpr = "v:lua.require'threadline.chat'.foldexpr(v:lnum)"
+  wo.foldtext = "v:lua.require'threadline.chat'.foldtext()"
+  wo.foldlevel = 0
+  wo.foldenable = true
+  wo.wrap = true
+  wo.linebreak = true
+  wo.number = false
+  wo.relativenumber = false
+  wo.signcolumn = 'no'
+end
+
+function M.new(session_id, cwd)
+  local buf = vim.api.nvim_create_buf(false, true)
+  local name = 'threadline://' .. session_id
+  pcall(vim.api.nvim_buf_set_name, buf, name)
+  local bo = vim.bo[buf]
+  bo.buftype = 'nofile'
+  bo.bufhidden = 'hide'
+  bo.swapfile = false
+  bo.modifiable = false
+  bo.filetype = 'threadline'
+  vim.b[buf].threadline_session = session_id
+  local self = setmetatable({
+    buf = buf,
+    session_id = session_id,
+    stream = nil, -- { kind = "assistant"|"reasoning", row = first row, text = accumulated }
+    tools = {}, -- toolCallId -> { mark = extmark id, head = text of the line }
+    assistant_header = false,
+    streamed = false, -- an assistantDelta arrived since the last assistantMessage
+  }, Chat)
+  self:_set_lines(0, -1, { ('Threadline session %s'):format(session_id), ('cwd: %s'):format(cwd or '?') })
+  return self
+end
+
+function Chat:valid()
+  return vim.api.nvim_buf_is_valid(self.buf)
+end
+
+function Chat:_set_lines(s, e, lines)
+  if not self:valid() then
+    return
+  end
+  -- Windows that showed the last line keep following the output.
+  local follow = {}
+  local count = vim.api.nvim_buf_line_count(self.buf)
+  for _, win in ipairs(vim.fn.win_findbuf(self.buf)) do
+    if vim.api.nvim_win_get_cursor(win)[1] >= count - 1 then
+      follow[#follow + 1] = win
+    end
+  end
+  vim.bo[self.buf].modifiable = true
+  vim.api.nvim_buf_set_lines(self.buf, s, e, false, lines)
+  vim.bo[self.buf].modifiable = false
+  local last = vim.api.nvim_buf_line_count(self.buf)
+  for _, win in ipairs(follow) do
+    pcall(vim.api.nvim_win_set_cursor, win, { last, 0 })
+  end
+end
+
+--- Append lines at the end; closes any open stream.
+function Chat:append(lines)
+  self.stream = nil
+  if type(lines) == 'string' then
+    lines = fmt.lines(lines)
+  end
+  self:_set_lines(-1, -1, lines)
+end
+
+function Chat:lines()
+  return vim.api.nvim_buf_get_lines(self.buf, 0, -1, false)
+end
+
+--- Streamed text (assistantDelta / reasoningDelta), appended in place as it arrives.
+function Chat:stream_text(kind, text)
+  if text == nil or text == '' then
+    return
+  end
+  if not self.stream or self.stream.kind ~= kind then
+    if kind == 'assistant' then
+      self:_assistant_header()
+      self.streamed = true
+    else
+      self:append({ '  ~ reasoning' })
+    end
+    self.stream = { kind = kind, row = vim.api.nvim_buf_line_count(self.buf), text = '' }
+    self:_set_lines(-1, -1, { kind == 'reasoning' and fmt.FOLD or '' })
+  end
+  local st = self.stream
+  st.text = st.text .. text
+  local body = vim.split(st.text, '\n', { plain = true })
+  if kind == 'reasoning' then
+    for i, l in ipairs(body) do
+      body[i] = fmt.FOLD .. l
+    end
+  end
+  self:_set_lines(st.row, -1, body)
+  self.stream = st
+end
+
+function Chat:_assistant_header()
+  if not self.assistant_header then
+    self:append({ '', '## Assistant' })
+    self.assistant_header = true
+  elseif not self.stream then
+    self:append({ '' })
+  end
+end
+
+function Chat:user(text)
+  self.assistant_header = false
+  self:append({ '', '## You' })
+  self:append(fmt.lines(text))
+end
+
+--- assistantMessage: the full text of one model answer (shown only when it was not streamed).
+function Chat:assistant_message(u)
+  local content = fmt.str(u.content)
+  if not self.streamed and content ~= '' then
+    self:_assistant_header()
+    self:append(fmt.lines(content))
+  end
+  self.streamed = false
+  self.stream = nil
+  if u.interrupted == true then
+    self:append({ '  [interrupted]' })
+  end
+end
+
+local STATUS = { running = '… running', ok = '✓ ok', error = '✗ error', denied = '⊘ denied' }
+
+local function tool_line(tool, args, status)
+  return ('  ⚙ %s %s  %s'):format(fmt.str(tool), fmt.arguments(args), STATUS[status] or status)
+end
+
+function Chat:tool_call(u)
+  self.stream = nil
+  local id = fmt.str(u.toolCallId)
+  self:append({ tool_line(u.tool, u.arguments, 'running') })
+  local row = vim.api.nvim_buf_line_count(self.buf) - 1
+  local mark = vim.api.nvim_buf_set_extmark(self.buf, ns, row, 0, {})
+  self.tools[id] = { mark = mark, tool = u.tool, args = u.arguments }
+end
+
+function Chat:tool_result(u)
+  local id = fmt.str(u.toolCallId)
+  local t = self.tools[id]
+  local status = fmt.str(u.status)
+  if t then
+    local pos = vim.api.nvim_buf_get_extmark_by_id(self.buf, ns, t.mark, {})
+    if pos and pos[1] then
+      self:_set_lines(pos[1], pos[1] + 1, { tool_line(t.tool, t.args, status) })
+    end
+  else
+    self:append({ tool_line(u.tool, nil, status) })
+  end
+  local body = fmt.prefixed(fmt.FOLD, u.content)
+  if #body == 0 then
+    body = { fmt.FOLD }
+  end
+  self:append(body)
+  local artifact = fmt.val(u.artifactId)
+  if artifact then
+    self:append({ ('    full output: :ThreadlineArtifact %s'):format(artifact) })
+  end
+end
+
+function Chat:artifact_created(u)
+  self:append({
+    ('    artifact %s: %s lines, %s bytes (:ThreadlineArtifact %s)'):format(
+      fmt.str(u.artifactId),
+      fmt.str(u.totalLines),
+      fmt.str(u.totalBytes),
+      fmt.str(u.artifactId)
+    ),
+  })
+end
+
+function Chat:approval(p)
+  local lines = { ('  ? approval needed: %s'):format(fmt.str(p.title ~= nil and p.title or p.tool)) }
+  for _, l in ipairs(fmt.lines(p.detail)) do
+    lines[#lines + 1] = '    ' .. l
+  end
+  self:append(lines)
+end
+
+function Chat:approval_decision(decision)
+  self:append({ ('  → %s'):format(fmt.decision(decision)) })
+end
+
+function Chat:compacted(u)
+  local lines = {
+    ('── context compacted (%s): %s → %s tokens'):format(
+      fmt.str(u.mode),
+      fmt.tokens(u.beforeTokens),
+      fmt.tokens(u.afterTokens)
+    ),
+  }
+  vim.list_extend(lines, fmt.prefixed(fmt.FOLD, u.summary))
+  self:append(lines)
+end
+
+function Chat:turn_completed(stop_reason, err)
+  self.assistant_header = false
+  self.streamed = false
+  if stop_reason == 'cancelled' then
+    self:append({ '  [cancelled]' })
+  elseif stop_reason == 'maxIterations' then
+    self:append({ '  [stopped: the turn reached the maximum number of steps]' })
+  elseif stop_reason == 'error' then
+    self:error(err)
+  end
+end
+
+--- Errors shown plainly: "Error: <message> (<code>)".
+function Chat:error(err)
+  err = fmt.val(err)
+  local msg, code
+  if type(err) == 'table' then
+    msg = fmt.str(err.message)
+    local data = fmt.val(err.data)
+    code = fmt.val(err.code)
+    if type(data) == 'table' and fmt.val(data.code) then
+      code = data.code
+    end
+  else
+    msg = fmt.str(err)
+  end
+  if msg == '' then
+    msg = 'unknown error'
+  end
+  local lines = fmt.lines(msg)
+  lines[1] = 'Error: ' .. lines[1] .. (code and (' (' .. tostring(code) .. ')') or '')
+  self:append(lines)
+end
+
+function Chat:notice(level, message)
+  local lines = fmt.lines(message)
+  lines[1] = ('[%s] %s'):format(fmt.str(level), lines[1] or '')
+  self:append(lines)
+end
+
+--- History from readTranscript items.
+function Chat:transcript(items)
+  local open = {} -- toolCallId -> tool name
+  for _, it in ipairs(items) do
+    local role = fmt.str(it.role)
+    if role == 'user' then
+      self:user(it.content)
+    elseif role == 'assistant' then
+      local content = fmt.str(it.content)
+      if content ~= '' then
+        self:_assistant_header()
+        self:append(fmt.lines(content))
+      end
+      for _, tc in ipairs(fmt.val(it.toolCalls) or {}) do
+        local fn = fmt.val(tc['function']) or {}
+        open[fmt.str(tc.id)] = fn.name
+        self:append({ tool_line(fn.name, fn.arguments, 'called') })
+      end
+      if fmt.str(it.status) == 'interrupted' then
+        self:append({ '  [interrupted]' })
+      end
+    elseif role == 'tool' then
+      local name = open[fmt.str(it.toolCallId)] or fmt.str(it.name)
+      self:append({ ('  ↳ %s result'):format(name ~= '' and name or 'tool') })
+      local body = fmt.prefixed(fmt.FOLD, it.content)
+      self:append(#body > 0 and body or { fmt.FOLD })
+    elseif role == 'system' then
+      self:append({ '── summary' })
+      self:append(fmt.prefixed(fmt.FOLD, it.content))
+    end
+  end
+  self.assistant_header = false
+end
+
+M.Chat = Chat
+return M

@@ -1,0 +1,59 @@
+--- Settings given to require("threadline").setup(), merged over the defaults.
+local M = {}
+
+M.defaults = {
+  -- The server command (a list, as for vim.system) and extra environment variables for it.
+  cmd = { 'threadline', 'serve' },
+  cmd_env = {},
+  -- Working directory of the server process (nil: Neovim's).
+  cmd_cwd = nil,
+  -- initializationOptions.provider: { baseUrl = ..., apiKey = ..., model = ..., contextWindowTokens = ... }.
+  -- Unset fields fall back to the server's environment (THREADLINE_*) and $THREADLINE_HOME/config.toml.
+  provider = nil,
+  -- "ask" | "autoEdit" | "auto"; nil keeps the server's default ("ask").
+  approval_policy = nil,
+  chat = {
+    -- "right" | "left" | "bottom" | "tab" | "current": where :Threadline opens the chat window.
+    position = 'right',
+    width = 80,
+    height = 20,
+    -- Height of the input window under the chat window (0: no input window; use :ThreadlineSend).
+    input_height = 3,
+  },
+  -- Lines per readArtifact page in :ThreadlineArtifact.
+  artifact_page_lines = 500,
+  -- Milliseconds to wait for a clean shutdown when Neovim exits.
+  shutdown_timeout = 1000,
+}
+
+M.options = vim.deepcopy(M.defaults)
+
+function M.setup(opts)
+  M.options = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), opts or {})
+  -- Lists replace rather than merge.
+  if opts and opts.cmd then
+    M.options.cmd = vim.deepcopy(opts.cmd)
+  end
+  if type(M.options.cmd) == 'string' then
+    M.options.cmd = { M.options.cmd }
+  end
+  return M.options
+end
+
+--- initializationOptions for initialize.
+function M.init_options()
+  local o = M.options
+  local init = {}
+  if o.provider and next(o.provider) then
+    init.provider = o.provider
+  end
+  if o.approval_policy then
+    init.approvalPolicy = o.approval_policy
+  end
+  if next(init) == nil then
+    return vim.empty_dict()
+  end
+  return init
+end
+
+return M

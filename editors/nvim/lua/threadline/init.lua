@@ -1,0 +1,436 @@
+--- Threadline for Neovim: the public Lua API (setup, open, submit, cancel, status, statusline) and the glue
+--- between the server connection (threadline.transport) and the chat buffers (threadline.chat).
+local config = require('threadline.config')
+local fmt = require('threadline.format')
+
+local M = {}
+
+--- Module state. sessions: sessionId -> { id, cwd, chat, running, context = { used, size }, pending_user = {} }
+local S = {
+  transport = nil,
+  sessions = {},
+  current = nil,
+  configured = false,
+}
+M._state = S
+
+local function notify(msg, level)
+  vim.notify('threadline: ' .. msg, level or vim.log.levels.INFO)
+end
+
+function M.setup(opts)
+  config.setup(opts)
+  S.configured = true
+  if not S.autocmd then
+    S.autocmd = vim.api.nvim_create_autocmd('VimLeavePre', {
+      group = vim.api.nvim_create_augroup('threadline_exit', { clear = true }),
+      callback = function()
+        M.stop(true)
+      end,
+    })
+  end
+end
+
+local function ensure_setup()
+  if not S.configured then
+    M.setup({})
+  end
+end
+
+-- --- server updates ------------------------------------------------------------------------------------
+
+local function session_for(id)
+  return id and S.sessions[id] or nil
+end
+
+local function set_usage(s, used, size)
+  used, size = tonumber(fmt.val(used)), tonumber(fmt.val(size))
+  if used then
+    s.context.used = used
+  end
+  if size and size > 0 then
+    s.context.size = size
+  end
+end
+
+local UPDATE = {}
+
+function UPDATE.turnStarted(s)
+  s.running = true
+end
+
+function UPDATE.userMessage(s, u)
+  -- Turns submitted from here are already shown; render only text we did not send.
+  local text = fmt.str(u.text)
+  for i, pending in ipairs(s.pending_user) do
+    if pending == text then
+      table.remove(s.pending_user, i)
+      return
+    end
+  end
+  s.chat:user(text)
+end
+
+function UPDATE.assistantDelta(s, u)
+  s.chat:stream_text('assistant', fmt.str(u.text))
+end
+
+function UPDATE.reasoningDelta(s, u)
+  s.chat:stream_text('reasoning', fmt.str(u.text))
+end
+
+function UPDATE.assistantMessage(s, u)
+  s.chat:assistant_message(u)
+end
+
+function UPDATE.toolCall(s, u)
+  s.chat:tool_call(u)
+end
+
+function UPDATE.toolResult(s, u)
+  s.chat:tool_result(u)
+end
+
+function UPDATE.artifactCreated(s, u)
+  s.last_artifact = fmt.val(u.artifactId)
+end
+
+function UPDATE.contextCompacted(s, u)
+  s.chat:compacted(u)
+end
+
+function UPDATE.usage(s, u)
+  set_usage(s, u.contextTokens, u.contextWindowTokens)
+end
+
+function UPDATE.turnCompleted(s, u, turn_id)
+  s.running = false
+  if turn_id then
+    s.completed[turn_id] = true
+  end
+  s.chat:turn_completed(fmt.str(u.stopReason), fmt.val(u.error))
+end
+
+function UPDATE.notice(s, u)
+  s.chat:notice(u.level, u.message)
+  if fmt.str(u.level) == 'error' then
+    notify(fmt.str(u.message), vim.log.levels.ERROR)
+  end
+end
+
+local function on_notification(method, params)
+  if method ~= 'sessionUpdate' or type(params) ~= 'table' then
+    return
+  end
+  local s = session_for(fmt.val(params.sessionId))
+  local u = fmt.val(params.update)
+  if not s or type(u) ~= 'table' then
+    return
+  end
+  local handler = UPDATE[fmt.str(u.kind)]
+  if handler then
+    handler(s, u, fmt.val(params.turnId))
+  end
+end
+
+local function on_request(method, params)
+  if method == 'requestApproval' then
+    local s = session_for(params and fmt.val(params.sessionId))
+    local decision = require('threadline.approval').ask(params or {}, s and s.chat)
+    return { decision = decision }
+  end
+  return nil, vim.lsp.rpc.rpc_response_error(vim.lsp.protocol.ErrorCodes.MethodNotFound, 'unknown method ' .. method)
+end
+
+local function on_exit(transport, code, signal, expected)
+  if S.transport ~= transport then
+    return
+  end
+  S.transport = nil
+  for _, s in pairs(S.sessions) do
+    s.running = false
+  end
+  if expected then
+    return
+  end
+  local msg = ('the Threadline server stopped unexpectedly (exit code %s%s). Run :Threadline to restart it.'):format(
+    tostring(code),
+    (signal and signal ~= 0) and (', signal ' .. tostring(signal)) or ''
+  )
+  for _, s in pairs(S.sessions) do
+    s.chat:error(msg)
+  end
+  notify(msg, vim.log.levels.ERROR)
+end
+
+-- --- server lifecycle ----------------------------------------------------------------------------------
+
+--- The running connection, starting the server when needed. Returns transport or nil, error.
+function M.ensure_server()
+  ensure_setup()
+  if S.transport and S.transport:is_running() then
+    return S.transport
+  end
+  local o = config.options
+  local transport
+  local t, err = require('threadline.transport').start({
+    cmd = o.cmd,
+    env = o.cmd_env,
+    cwd = o.cmd_cwd,
+    init_options = config.init_options(),
+    on_notification = on_notification,
+    on_request = on_request,
+    on_exit = function(code, signal, expected)
+      on_exit(transport, code, signal, expected)
+    end,
+    on_ready = function(e)
+      if e then
+        notify('initialize failed: ' .. fmt.str(e.message), vim.log.levels.ERROR)
+      end
+    end,
+  })
+  if not t then
+    return nil, err
+  end
+  transport = t
+  S.transport = t
+  return t
+end
+
+--- Stop the server (wait = true blocks until it is gone, as on VimLeavePre).
+function M.stop(wait)
+  local t = S.transport
+  if t then
+    S.transport = nil
+    for _, s in pairs(S.sessions) do
+      s.running = false
+    end
+    t:stop(wait, config.options.shutdown_timeout)
+  end
+end
+
+--- request(method, params, callback(err, result)) on the running server (started if needed).
+function M.request(method, params, callback)
+  callback = callback or function() end
+  local t, err = M.ensure_server()
+  if not t then
+    callback({ code = -32099, message = err })
+    return
+  end
+  t:request(method, params, callback)
+end
+
+-- --- sessions and the chat window ----------------------------------------------------------------------
+
+local function new_session(id, cwd)
+  local s = {
+    id = id,
+    cwd = cwd,
+    chat = require('threadline.chat').new(id, cwd),
+    running = false,
+    context = { used = 0, size = nil },
+    pending_user = {},
+    completed = {},
+  }
+  S.sessions[id] = s
+  return s
+end
+
+local function load_context_size(s)
+  M.request('getContextView', { sessionId = s.id }, function(err, r)
+    if not err and type(r) == 'table' then
+      set_usage(s, nil, r.contextWindowTokens)
+    end
+  end)
+end
+
+--- Show the current session's chat buffer (and the input window) according to config.chat.position.
+function M.show(s)
+  s = s or S.current
+  if not s or not s.chat:valid() then
+    return
+  end
+  require('threadline.window').show(s, config.options.chat)
+end
+
+--- Make a session current and show it.
+local function activate(s, show)
+  S.current = s
+  if show ~= false then
+    M.show(s)
+  end
+end
+
+--- open({ cwd = ..., new = bool, show = bool }, callback(err, session_id)): starts the server if needed,
+--- creates a session, opens the chat buffer (filetype threadline).
+function M.open(opts, callback)
+  opts = opts or {}
+  callback = callback or function() end
+  local cwd = vim.fn.fnamemodify(opts.cwd or vim.fn.getcwd(), ':p'):gsub('(.)/$', '%1')
+  local cur = S.current
+  if cur and not opts.new and cur.cwd == cwd and cur.chat:valid() then
+    M.ensure_server()
+    activate(cur, opts.show)
+    callback(nil, cur.id)
+    return
+  end
+  M.request('createSession', { cwd = cwd, title = opts.title, approvalPolicy = config.options.approval_policy }, function(err, r)
+    if err then
+      notify('could not create a session: ' .. fmt.str(err.message), vim.log.levels.ERROR)
+      callback(err)
+      return
+    end
+    local s = new_session(r.sessionId, cwd)
+    activate(s, opts.show)
+    load_context_size(s)
+    callback(nil, s.id)
+  end)
+end
+
+--- resume(session_id, { cwd = ... }, callback): load a stored session's history and make it current.
+function M.resume(session_id, opts, callback)
+  opts = opts or {}
+  callback = callback or function() end
+  local s = S.sessions[session_id]
+  if s and s.chat:valid() then
+    M.ensure_server()
+    activate(s, opts.show)
+    callback(nil, s.id)
+    return
+  end
+  s = new_session(session_id, opts.cwd)
+  local items = {}
+  local function page(after)
+    M.request('readTranscript', { sessionId = session_id, afterSeq = after, limit = 200 }, function(err, r)
+      if err then
+        s.chat:error(err)
+        callback(err)
+        return
+      end
+      vim.list_extend(items, fmt.val(r.items) or {})
+      local next_seq = fmt.val(r.nextSeq)
+      if next_seq and #(fmt.val(r.items) or {}) > 0 then
+        page(next_seq)
+        return
+      end
+      s.chat:transcript(items)
+      s.chat:append({ '', ('── resumed: %d messages loaded'):format(#items) })
+      load_context_size(s)
+      callback(nil, s.id)
+    end)
+  end
+  activate(s, opts.show)
+  page(nil)
+end
+
+-- --- turns ---------------------------------------------------------------------------------------------
+
+--- submit(text): submits a turn in the current session (opening one first if there is none).
+function M.submit(text, callback)
+  callback = callback or function() end
+  text = fmt.str(text)
+  if vim.trim(text) == '' then
+    callback({ message = 'empty message' })
+    return
+  end
+  local s = S.current
+  if not s then
+    M.open({}, function(err)
+      if err then
+        callback(err)
+      else
+        M.submit(text, callback)
+      end
+    end)
+    return
+  end
+  if s.running then
+    s.chat:error({ message = 'a turn is already running; :ThreadlineCancel stops it', data = { code = 'TurnAlreadyRunning' } })
+    callback({ message = 'a turn is already running' })
+    return
+  end
+  s.running = true
+  table.insert(s.pending_user, text)
+  s.chat:user(text)
+  M.request('submitTurn', { sessionId = s.id, text = text }, function(err, r)
+    s.running = false
+    if err then
+      for i, p in ipairs(s.pending_user) do
+        if p == text then
+          table.remove(s.pending_user, i)
+          break
+        end
+      end
+      -- A server crash is reported once, by on_exit.
+      local data = fmt.val(err.data)
+      if not (type(data) == 'table' and data.code == require('threadline.transport').SERVER_EXITED) then
+        s.chat:error(err)
+      end
+      callback(err)
+      return
+    end
+    local usage = fmt.val(r.usage)
+    if type(usage) == 'table' then
+      set_usage(s, usage.contextTokens, usage.contextWindowTokens)
+    end
+    local turn_id = fmt.val(r.turnId)
+    if turn_id and not s.completed[turn_id] then
+      -- No turnCompleted notification arrived for this turn; report its end from the result.
+      s.chat:turn_completed(fmt.str(r.stopReason), fmt.val(r.error))
+    end
+    callback(nil, r)
+  end)
+end
+
+--- cancel(): cancels the running turn of the current session.
+function M.cancel(callback)
+  callback = callback or function() end
+  local s = S.current
+  if not s or not S.transport then
+    callback({ message = 'no session' })
+    return
+  end
+  M.request('cancelTurn', { sessionId = s.id }, function(err, r)
+    if err then
+      s.chat:error(err)
+    end
+    callback(err, r)
+  end)
+end
+
+-- --- status ------------------------------------------------------------------------------------------
+
+--- status() -> { state = "idle"|"running"|"stopped", session_id, context = { used, size } }
+--- context.used is the size of the last request sent to the model, never a cumulative count.
+function M.status()
+  local s = S.current
+  local state = 'stopped'
+  if S.transport and S.transport:is_running() then
+    state = (s and s.running) and 'running' or 'idle'
+  end
+  return {
+    state = state,
+    session_id = s and s.id or nil,
+    context = { used = s and s.context.used or 0, size = s and s.context.size or nil },
+  }
+end
+
+--- statusline() -> e.g. "TL 12.3k/64k", "TL 12.3k/64k …" while a turn runs, "TL stopped".
+function M.statusline()
+  local st = M.status()
+  if st.state == 'stopped' then
+    return 'TL stopped'
+  end
+  local s = ('TL %s/%s'):format(fmt.tokens(st.context.used), st.context.size and fmt.tokens(st.context.size) or '?')
+  if st.state == 'running' then
+    s = s .. ' …'
+  end
+  return s
+end
+
+--- The current session table (internal; used by the commands).
+function M.current()
+  return S.current
+end
+
+return M
