@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import shutil
 from typing import TYPE_CHECKING, Any
 
+from server.agent.turns import TurnManager
+from server.artifacts import ArtifactStore
 from server.config import Settings
+from server.rpc import RequestError
 from server.transcript import Store
 
 if TYPE_CHECKING:
@@ -19,7 +24,13 @@ class Runtime:
         self.base_settings = settings
         self.settings = settings
         self.server = server
+        self.turns = TurnManager()
+        self.providers: dict[tuple, Any] = {}
+        self.calibrations: dict[str, Any] = {}
+        self.always_allowed: dict[str, set[str]] = {}
+        self.session_totals: dict[str, Any] = {}
         self._store: Store | None = None
+        self._artifacts: ArtifactStore | None = None
 
     @property
     def store(self) -> Store:
@@ -27,12 +38,22 @@ class Runtime:
             raise RuntimeError("the store is not open")
         return self._store
 
+    @property
+    def artifacts(self) -> ArtifactStore:
+        if self._artifacts is None:
+            raise RuntimeError("the store is not open")
+        return self._artifacts
+
     async def open(self) -> None:
-        from server.context.tokens import estimate_message_tokens
+        from server.context import estimate_message_tokens
 
         self._store = await Store.open(self.settings.database_path, estimate=estimate_message_tokens)
+        self._artifacts = ArtifactStore(self.settings.artifacts_dir, self._store)
 
     async def close(self) -> None:
+        await self.turns.cancel_all()
+        for provider in self.providers.values():
+            await provider.aclose()
         if self._store is not None:
             await self._store.close()
             self._store = None
@@ -44,9 +65,12 @@ class Runtime:
     def notify(self, method: str, params: Any) -> None:
         self.server.notify(method, params)
 
+    async def ask_client(self, method: str, params: Any) -> Any:
+        return await asyncio.wrap_future(self.server.protocol.send_request(method, params))
+
     async def delete_session(self, session_id: str) -> None:
         """Remove the session's rows, then its artifact files (R-SRC-1's one exception: an explicit delete)."""
-        import shutil
-
+        if self.turns.is_running(session_id):
+            raise RequestError("TurnAlreadyRunning", "cancel the running turn before deleting the session")
         await self.store.delete_session(session_id)
         shutil.rmtree(self.settings.artifacts_dir / session_id, ignore_errors=True)

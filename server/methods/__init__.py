@@ -1,11 +1,15 @@
 """One module per wire method; importing this package registers every handler (``server.rpc.HANDLERS``)."""
 
 from server.methods import (  # noqa: F401
+    cancel_turn,
     create_session,
     delete_session,
     fork_session,
+    get_context_view,
     import_session,
     list_sessions,
+    read_artifact,
     read_transcript,
     search_transcript,
+    submit_turn,
 )

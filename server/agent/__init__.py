@@ -1,0 +1,1 @@
+"""The agent: turns, the query loop, approvals and request views."""

@@ -1,0 +1,237 @@
+"""One agent turn: store the user message, then model calls and tool runs until an answer has no tool calls.
+
+Every step is committed before the next begins (a tool result is stored before the next provider call), so a
+crash at any point loses nothing that happened. Before every model call the context pipeline builds the request
+view from the stored transcript (R-PIPE-2); within the turn the summary anchors carry forward (R-SUM-4).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from protocol import updates as u
+from protocol.messages import OpenAIFunction, OpenAIToolCall, SubmitTurnResult, TurnError, TurnUsage
+from server.agent.approvals import Approvals
+from server.agent.emit import Emitter
+from server.agent.views import ViewBuilder
+from server.providers import ChatProvider, ChatResult, ProviderError, ReasoningDelta, Retrying, TextDelta
+from server.tools import TOOLS, ToolContext, ToolOutcome, parse_arguments, run_tool, tool_specs
+from server.tools.base import ToolFailure
+from server.transcript import NewMessage, Store, new_id
+
+log = logging.getLogger(__name__)
+
+INTERRUPTED_RESULT = "Tool call interrupted: the turn was cancelled before this tool finished."
+
+ToolRunner = Callable[[ToolContext, str, dict[str, Any]], Awaitable[ToolOutcome]]
+
+
+class TurnFailed(Exception):
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+@dataclass
+class TurnTotals:
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+@dataclass
+class Turn:
+    store: Store
+    provider: ChatProvider
+    tools: ToolContext
+    approvals: Approvals
+    emit: Emitter
+    views: ViewBuilder
+    max_iterations: int
+    totals: TurnTotals  # the session's running totals, shared across its turns
+    first_messages: Callable[[], Awaitable[list[NewMessage]]] | None = None  # frozen context (R-FRZ-1)
+    run_tool: ToolRunner = run_tool
+    turn_id: str = field(default_factory=lambda: new_id("turn_"))
+    _partial: list[str] = field(default_factory=list)
+    _partial_reasoning: list[str] = field(default_factory=list)
+    _usage: TurnUsage = field(default_factory=TurnUsage)
+
+    @property
+    def session_id(self) -> str:
+        return self.tools.session_id
+
+    async def run(self, text: str, images: list[dict[str, str]] | None) -> SubmitTurnResult:
+        self.emit(u.TurnStarted())
+        pending: list[OpenAIToolCall] = []
+        try:
+            await self._begin(text, images)
+            for _ in range(self.max_iterations):
+                result = await self._call_model()
+                calls = await self._store_answer(result)
+                if not calls:
+                    return self._finish("endTurn")
+                pending = list(calls)
+                while pending:
+                    await self._run_call(pending[0])
+                    pending.pop(0)
+            return self._finish("maxIterations", TurnError(
+                code="maxIterations", message=f"stopped after {self.max_iterations} model calls in one turn"))
+        except TurnFailed as exc:
+            return self._finish("error", TurnError(code=exc.code, message=exc.message))
+        except asyncio.CancelledError:
+            await self._record_interruption(pending)
+            return self._finish("cancelled")
+
+    # --- steps --------------------------------------------------------------------------------------
+
+    async def _begin(self, text: str, images: list[dict[str, str]] | None) -> None:
+        first = await self.first_messages() if self.first_messages else []
+        user = NewMessage("user", text, images=images or None)
+        stored = await self.store.append_messages(self.session_id, [*first, user], self.turn_id)
+        self.emit(u.UserMessage(text=text, images=[u.Image(mime_type=i["mimeType"], data=i["data"])
+                                                   for i in images] if images else None), seq=stored[-1].seq)
+
+    async def _call_model(self) -> ChatResult:
+        view = await self.views.next_view(self.session_id)
+        await self._announce(view)
+        try:
+            return await self._stream(view)
+        except ProviderError as exc:
+            if exc.kind != "context_too_long":
+                await self._keep_partial(exc.partial)
+                raise TurnFailed(exc.kind, exc.message) from None
+        # R-PTL-1: exactly one retry with the fallback view; a second failure ends the turn.
+        fallback = await self.views.fallback_view(self.session_id)
+        await self._announce(fallback, force=True)
+        try:
+            return await self._stream(fallback)
+        except ProviderError as exc:
+            await self._keep_partial(exc.partial)
+            if exc.kind == "context_too_long":
+                raise TurnFailed("contextTooLong", f"the provider still rejects the request as too long after "
+                                 f"falling back to the last messages: {exc.message}") from None
+            raise TurnFailed(exc.kind, exc.message) from None
+
+    async def _stream(self, view) -> ChatResult:
+        self._partial.clear()
+        self._partial_reasoning.clear()
+        result = await self.provider.stream_chat(view.messages, tool_specs(), self._on_event)
+        self._account(view, result)
+        return result
+
+    def _on_event(self, event: Any) -> None:
+        if isinstance(event, TextDelta):
+            self._partial.append(event.text)
+            self.emit(u.AssistantDelta(text=event.text))
+        elif isinstance(event, ReasoningDelta):
+            self._partial_reasoning.append(event.text)
+            self.emit(u.ReasoningDelta(text=event.text))
+        elif isinstance(event, Retrying):
+            self.emit(u.Notice(level="warning", message=f"provider: {event.reason}; retrying in {event.delay:.1f} s "
+                                                        f"(attempt {event.attempt})"))
+
+    def _account(self, view, result: ChatResult) -> None:
+        """B-METER-1: the meter shows the last request's size; session totals are reported separately."""
+        prompt = result.usage.prompt_tokens if result.usage else view.estimated_tokens
+        completion = result.usage.completion_tokens if result.usage else 0
+        if result.usage:
+            self.views.observe_usage(view.estimated_tokens, result.usage.prompt_tokens)
+        self.totals.input_tokens += prompt
+        self.totals.output_tokens += completion
+        window = self.views.settings.context_window_tokens
+        self._usage = TurnUsage(input_tokens=self._usage.input_tokens + prompt,
+                                output_tokens=self._usage.output_tokens + completion,
+                                context_tokens=prompt, context_window_tokens=window)
+        self.emit(u.Usage(context_tokens=prompt, context_window_tokens=window,
+                          input_tokens=prompt, output_tokens=completion,
+                          totals=u.TokenTotals(input_tokens=self.totals.input_tokens,
+                                               output_tokens=self.totals.output_tokens)))
+
+    async def _announce(self, view, force: bool = False) -> None:
+        """R-OBS-1: each new compaction is stored as an event and sent to the client."""
+        event = self.views.compaction_event(view, force)
+        if event is None:
+            return
+        await self.store.add_event(self.session_id, "contextCompacted", event, self.turn_id)
+        self.emit(u.ContextCompacted(mode=view.mode, before_tokens=event["beforeTokens"],
+                                     after_tokens=event["afterTokens"], summary=event["summary"]))
+
+    async def _store_answer(self, result: ChatResult) -> list[OpenAIToolCall]:
+        calls = [OpenAIToolCall(id=c.id or new_id("call_")[:29], function=OpenAIFunction(name=c.name,
+                                                                                           arguments=c.arguments or "{}"))
+                 for c in result.tool_calls]
+        wire = [{"id": c.id, "type": "function", "function": {"name": c.function.name,
+                                                              "arguments": c.function.arguments}} for c in calls]
+        msg = NewMessage("assistant", result.content or ("" if not calls else None), tool_calls=wire or None,
+                         reasoning=result.reasoning or None)
+        stored = await self.store.append_messages(self.session_id, [msg], self.turn_id)
+        self._partial.clear()
+        self.emit(u.AssistantMessage(content=result.content or "", reasoning=result.reasoning or None,
+                                     tool_calls=calls or None), seq=stored[0].seq)
+        return calls
+
+    async def _run_call(self, call: OpenAIToolCall) -> None:
+        name = call.function.name
+        try:
+            args = parse_arguments(call.function.arguments)
+        except ToolFailure as exc:
+            args, outcome = {}, ToolOutcome(f"Tool failed: {exc}", "error")
+        else:
+            outcome = None
+        tool = TOOLS.get(name)
+        self.emit(u.ToolCall(tool_call_id=call.id, tool=name, arguments=args or call.function.arguments,
+                             title=tool.title(args) if tool else name))
+        if outcome is None:
+            outcome = await self._approved_run(call, tool, args)
+        kept = await self.tools.artifacts.keep(self.session_id, call.id, outcome.content)
+        stored = await self.store.append_messages(
+            self.session_id, [NewMessage("tool", kept.text, tool_call_id=call.id, name=name)], self.turn_id)
+        if kept.artifact:
+            self.emit(u.ArtifactCreated(artifact_id=kept.artifact.id, tool_call_id=call.id,
+                                        total_bytes=kept.artifact.total_bytes, total_lines=kept.artifact.total_lines))
+        if kept.storage_error:
+            self.emit(u.Notice(level="warning", message=f"could not store a large tool output as an artifact "
+                                                        f"({kept.storage_error}); the model got a truncated copy"))
+        self.emit(u.ToolResult(tool_call_id=call.id, tool=name, status=outcome.status, content=kept.text,
+                               artifact_id=kept.artifact.id if kept.artifact else None), seq=stored[0].seq)
+
+    async def _approved_run(self, call: OpenAIToolCall, tool, args: dict[str, Any]) -> ToolOutcome:
+        if tool is not None and self.approvals.needed(tool):
+            decision = await self.approvals.decide(self.session_id, self.turn_id, call.id, tool, args)
+            if decision == "reject":
+                return ToolOutcome(f"Permission denied: the user rejected this {tool.name} call", "denied")
+        return await self.run_tool(self.tools, call.function.name, args)
+
+    # --- endings ------------------------------------------------------------------------------------
+
+    async def _keep_partial(self, partial: ChatResult | None) -> None:
+        text = "".join(self._partial) or (partial.content if partial else "")
+        reasoning = "".join(self._partial_reasoning) or (partial.reasoning if partial else "")
+        if text or reasoning:
+            msg = NewMessage("assistant", text, reasoning=reasoning or None, status="interrupted")
+            stored = await self.store.append_messages(self.session_id, [msg], self.turn_id)
+            self.emit(u.AssistantMessage(content=text, reasoning=reasoning or None, interrupted=True),
+                      seq=stored[0].seq)
+        self._partial.clear()
+        self._partial_reasoning.clear()
+
+    async def _record_interruption(self, pending: list[OpenAIToolCall]) -> None:
+        """Keep the partial answer (marked interrupted) and close every call that never got its result."""
+        try:
+            await self._keep_partial(None)
+            if pending:
+                results = [NewMessage("tool", INTERRUPTED_RESULT, tool_call_id=c.id, name=c.function.name)
+                           for c in pending]
+                stored = await self.store.append_messages(self.session_id, results, self.turn_id)
+                for call, msg in zip(pending, stored):
+                    self.emit(u.ToolResult(tool_call_id=call.id, tool=call.function.name, status="error",
+                                           content=INTERRUPTED_RESULT), seq=msg.seq)
+        except Exception:  # the turn is ending anyway; the view's repair covers what could not be stored
+            log.exception("could not record the interruption of turn %s", self.turn_id)
+
+    def _finish(self, stop: str, error: TurnError | None = None) -> SubmitTurnResult:
+        self.emit(u.TurnCompleted(stop_reason=stop, error=error))
+        return SubmitTurnResult(turn_id=self.turn_id, stop_reason=stop, usage=self._usage, error=error)

@@ -1,0 +1,94 @@
+"""Putting a turn together for a session: provider, tools, approvals, views and the frozen context."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from protocol import updates as u
+from protocol.messages import SubmitTurnParams, SubmitTurnResult, TurnError, TurnUsage
+from server.agent.approvals import Approvals, remembered_always
+from server.agent.emit import Emitter
+from server.agent.loop import Turn, TurnTotals
+from server.agent.views import ViewBuilder
+from server.context import ViewSettings, estimate_text_tokens
+from server.frozen import read_frozen_context
+from server.providers import DEFAULT_CONTEXT_WINDOW, ChatProvider, OpenAICompatibleProvider, context_window_for
+from server.tools import ToolContext, tool_specs
+from server.transcript import NewMessage, new_id
+
+if TYPE_CHECKING:
+    from server.runtime import Runtime
+
+
+def context_window(rt: Runtime) -> int:
+    p = rt.settings.provider
+    return p.context_window_tokens or (context_window_for(p.model) if p.model else None) or DEFAULT_CONTEXT_WINDOW
+
+
+def view_settings(rt: Runtime, window: int | None = None, ratio: float | None = None,
+                  keep: int | None = None) -> ViewSettings:
+    s = rt.settings
+    return ViewSettings(window or context_window(rt), ratio if ratio is not None else s.threshold_ratio,
+                        keep if keep is not None else s.keep_recent_tokens)
+
+
+def tool_overhead_tokens() -> int:
+    """What the tool definitions add to every request (they are not part of the message view)."""
+    return estimate_text_tokens(json.dumps(tool_specs()))
+
+
+def provider_for(rt: Runtime) -> ChatProvider | None:
+    p = rt.settings.provider
+    if not p.configured:
+        return None
+    key = (p.base_url, p.api_key, p.model)
+    if key not in rt.providers:
+        rt.providers[key] = OpenAICompatibleProvider(p.base_url, p.api_key, p.model)
+    return rt.providers[key]
+
+
+async def submit_turn(rt: Runtime, params: SubmitTurnParams, provider: ChatProvider | None = None) -> SubmitTurnResult:
+    session = await rt.store.get_session(params.session_id)
+    rt.turns.ensure_idle(session.id)
+    provider = provider or provider_for(rt)
+    if provider is None:
+        emit = Emitter(rt.notify, session.id, None)
+        message = ("no model provider is configured: set THREADLINE_BASE_URL and THREADLINE_MODEL (and "
+                   "THREADLINE_API_KEY), config.toml, or initializationOptions.provider")
+        emit(u.Notice(level="error", message=message))
+        return SubmitTurnResult(turn_id=new_id("turn_"), stop_reason="error", usage=TurnUsage(),
+                                error=TurnError(code="noProvider", message=message))
+    turn = await build_turn(rt, session, provider)
+    images = [{"mimeType": i.mime_type, "data": i.data} for i in params.images or []]
+    task = rt.turns.start(session.id, lambda: turn.run(params.text, images))
+    return await rt.turns.wait(task)
+
+
+async def build_turn(rt: Runtime, session, provider: ChatProvider) -> Turn:
+    cwd = Path(session.cwd)
+    frozen = read_frozen_context(cwd, rt.settings.home) if session.message_count == 0 else None
+    turn_id = new_id("turn_")
+    emit = Emitter(rt.notify, session.id, turn_id)
+    always = rt.always_allowed.setdefault(session.id, await remembered_always(rt.store, session.id))
+    policy = session.approval_policy or rt.settings.approval_policy
+    secrets = tuple(s for s in (rt.settings.provider.api_key,) if s)
+    tools = ToolContext(session.id, turn_id, cwd, rt.settings, rt.store, rt.artifacts, secrets,
+                        tuple(frozen.skill_roots) if frozen else ())
+
+    async def first_messages() -> list[NewMessage]:
+        if frozen is None:
+            return []
+        for notice in frozen.notices:
+            emit(u.Notice(level="warning", message=notice))
+            await rt.store.add_event(session.id, "notice", {"level": "warning", "message": notice}, turn_id)
+        return [NewMessage("system", text) for text in frozen.messages]
+
+    views = ViewBuilder(rt.store, view_settings(rt), provider.model, rt.calibrations,
+                        overhead_tokens=tool_overhead_tokens())
+    return Turn(store=rt.store, provider=provider, tools=tools,
+                approvals=Approvals(rt.store, rt.ask_client, policy, always), emit=emit, views=views,
+                max_iterations=rt.settings.max_iterations,
+                totals=rt.session_totals.setdefault(session.id, TurnTotals()),
+                first_messages=first_messages, turn_id=turn_id)

@@ -1,0 +1,28 @@
+"""``getContextView``: the request view the next model call would send now, without calling a model."""
+
+from protocol.messages import ContextViewResult, GetContextViewParams
+from server.agent.service import view_settings
+from server.context import build_request_view
+from server.rpc import RequestError, method
+from server.runtime import Runtime
+
+
+@method("getContextView")
+async def get_context_view(rt: Runtime, params: GetContextViewParams) -> ContextViewResult:
+    if params.context_window_tokens is not None and params.context_window_tokens <= 0:
+        raise RequestError("InvalidParams", "contextWindowTokens must be positive")
+    if params.threshold_ratio is not None and not 0 < params.threshold_ratio <= 1:
+        raise RequestError("InvalidParams", "thresholdRatio must be in (0, 1]")
+    if params.keep_recent_tokens is not None and params.keep_recent_tokens < 0:
+        raise RequestError("InvalidParams", "keepRecentTokens must be >= 0")
+    await rt.store.get_session(params.session_id)
+    stored = await rt.store.all_messages(params.session_id)
+    settings = view_settings(rt, params.context_window_tokens, params.threshold_ratio, params.keep_recent_tokens)
+    tokens = [m.tokens for m in stored]
+    view = build_request_view([m.to_openai() for m in stored], settings,
+                              token_counts=None if None in tokens else tokens)
+    return ContextViewResult(
+        messages=view.messages, estimated_tokens=view.estimated_tokens, threshold_tokens=view.threshold_tokens,
+        context_window_tokens=view.context_window_tokens, keep_recent_tokens=view.keep_recent_tokens,
+        mode=view.mode, compacted_tool_outputs=view.compacted_tool_outputs,
+        transcript_messages=view.transcript_messages, before_tokens=view.before_tokens, summary=view.summary)

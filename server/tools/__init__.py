@@ -1,0 +1,46 @@
+"""The agent's tools, by name. ``run_tool`` turns every failure into a result the model reads."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from server.tools import command, files, memory, recall
+from server.tools.base import Tool, ToolContext, ToolDenied, ToolFailure, ToolOutcome
+
+TOOLS: dict[str, Tool] = {t.name: t for t in [*files.TOOLS, *command.TOOLS, *recall.TOOLS, *memory.TOOLS]}
+
+
+def register(tool: Tool) -> None:
+    TOOLS[tool.name] = tool
+
+
+def tool_specs() -> list[dict[str, Any]]:
+    return [t.spec() for t in TOOLS.values()]
+
+
+def parse_arguments(raw: str) -> dict[str, Any]:
+    try:
+        args = json.loads(raw or "{}")
+    except json.JSONDecodeError as exc:
+        raise ToolFailure(f"Invalid arguments: not valid JSON ({exc.msg} at {exc.pos})") from None
+    if not isinstance(args, dict):
+        raise ToolFailure("Invalid arguments: expected a JSON object")
+    return args
+
+
+async def run_tool(ctx: ToolContext, name: str, args: dict[str, Any]) -> ToolOutcome:
+    tool = TOOLS.get(name)
+    if tool is None:
+        return ToolOutcome(f"Tool failed: unknown tool {name!r}; available: {', '.join(TOOLS)}", "error")
+    try:
+        return ToolOutcome(await tool.run(ctx, args), "ok")
+    except ToolDenied as exc:
+        return ToolOutcome(str(exc), "denied")
+    except ToolFailure as exc:
+        return ToolOutcome(f"Tool failed: {exc}", "error")
+    except (OSError, UnicodeError, ValueError) as exc:
+        return ToolOutcome(f"Tool failed: {type(exc).__name__}: {exc}", "error")
+
+
+__all__ = ["TOOLS", "Tool", "ToolContext", "ToolOutcome", "parse_arguments", "register", "run_tool", "tool_specs"]

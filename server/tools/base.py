@@ -1,0 +1,87 @@
+"""What every agent tool shares: its context, its outcome, and how failures read to the model.
+
+Tool errors are results the model sees (``Tool failed: ...``), never crashes; boundary refusals read
+``Permission denied: ...`` and forbidden commands ``Forbidden: ...`` (PROTOCOL.md, "The agent's tools").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from server.artifacts import ArtifactStore
+    from server.config import Settings
+    from server.transcript import Store
+
+Status = Literal["ok", "error", "denied"]
+Approval = Literal["edit", "command"] | None
+
+
+class ToolFailure(Exception):
+    """The tool ran and failed; the model reads ``Tool failed: <message>``."""
+
+
+class ToolDenied(Exception):
+    """Refused before running (boundary, forbidden command, rejected approval); the message is the result."""
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    session_id: str
+    turn_id: str
+    cwd: Path
+    settings: Settings
+    store: Store
+    artifacts: ArtifactStore
+    secrets: tuple[str, ...] = ()
+    read_roots: tuple[Path, ...] = ()  # outside cwd but readable (skill folders)
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    content: str
+    status: Status = "ok"
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    run: Callable[[ToolContext, dict[str, Any]], Awaitable[str]]
+    approval: Approval = None
+    writes_paths: tuple[str, ...] = field(default=())  # argument keys that name written files (B-SUM-6)
+
+    def spec(self) -> dict[str, Any]:
+        """The Chat Completions ``tools`` entry."""
+        return {"type": "function",
+                "function": {"name": self.name, "description": self.description, "parameters": self.parameters}}
+
+    def title(self, args: dict[str, Any]) -> str:
+        for key in ("command", "path", "pattern", "query", "artifact_id", "scope"):
+            if isinstance(args.get(key), str):
+                return f"{self.name}: {args[key][:120]}"
+        return self.name
+
+
+def schema(required: list[str], **props: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": props, "required": required, "additionalProperties": False}
+
+
+def require_str(args: dict[str, Any], key: str, *, allow_empty: bool = False) -> str:
+    value = args.get(key)
+    if not isinstance(value, str) or (not allow_empty and value == ""):
+        raise ToolFailure(f"Invalid arguments: {key!r} must be a {'' if allow_empty else 'non-empty '}string")
+    return value
+
+
+def optional_int(args: dict[str, Any], key: str, default: int | None, *, minimum: int = 0) -> int | None:
+    value = args.get(key, default)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ToolFailure(f"Invalid arguments: {key!r} must be an integer >= {minimum}")
+    return value

@@ -1,0 +1,107 @@
+"""run_command: a shell command in the session folder, with a timeout, a scrubbed environment and a kill switch.
+
+The command runs in its own process group so a timeout or a cancelled turn kills everything it started. Provider
+keys never reach it: THREADLINE_* variables, well-known provider key variables and any variable whose value is a
+configured secret are removed from its environment.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+from typing import Any
+
+from server.tools.base import Tool, ToolContext, ToolDenied, ToolFailure, require_str, schema
+
+PROVIDER_KEY_VARS = {"OPENAI_API_KEY", "DEEPSEEK_API_KEY", "DASHSCOPE_API_KEY", "MOONSHOT_API_KEY",
+                     "OPENROUTER_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GROQ_API_KEY"}
+
+# Destructive system commands: refused whatever the approval policy says.
+FORBIDDEN = [
+    (re.compile(r"\brm\s+(-[a-zA-Z]*[rf][a-zA-Z]*\s+)+(--no-preserve-root\s+)?(/|/\*|~|~/|\$HOME)(\s|$|;)"),
+     "recursive removal of / or the home folder"),
+    (re.compile(r"\bmkfs(\.\w+)?\b"), "formatting a filesystem"),
+    (re.compile(r"\bdd\b[^|;&]*\bof=/dev/"), "writing to a raw device"),
+    (re.compile(r">\s*/dev/(sd|nvme|hd|vd)\w*"), "writing to a raw device"),
+    (re.compile(r"\b(shutdown|reboot|halt|poweroff)\b"), "shutting the machine down"),
+    (re.compile(r":\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:"), "a fork bomb"),
+    (re.compile(r"\bchmod\s+(-R\s+)?[0-7]*777\s+/(\s|$)"), "opening permissions on /"),
+    (re.compile(r"\bchown\s+-R\b[^;|&]*\s/(\s|$)"), "changing ownership of /"),
+]
+MAX_OUTPUT_BYTES = 16 * 1024 * 1024
+
+
+def forbidden_reason(command: str) -> str | None:
+    for pattern, reason in FORBIDDEN:
+        if pattern.search(command):
+            return reason
+    return None
+
+
+def scrubbed_env(secrets: tuple[str, ...]) -> dict[str, str]:
+    env = {}
+    for key, value in os.environ.items():
+        if key.startswith("THREADLINE_") or key in PROVIDER_KEY_VARS or (value and value in secrets):
+            continue
+        env[key] = value
+    return env
+
+
+async def run_command(ctx: ToolContext, args: dict[str, Any]) -> str:
+    command = require_str(args, "command")
+    reason = forbidden_reason(command)
+    if reason:
+        raise ToolDenied(f"Forbidden: {reason} is not allowed ({command[:200]})")
+    timeout = args.get("timeout", ctx.settings.command_timeout_seconds)
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+        raise ToolFailure("Invalid arguments: 'timeout' must be a positive number of seconds")
+    proc = await asyncio.create_subprocess_exec(
+        "/bin/bash", "-c", command, cwd=ctx.cwd, env=scrubbed_env(ctx.secrets),
+        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        start_new_session=True)
+    try:
+        output = await asyncio.wait_for(_read_capped(proc), timeout=float(timeout))
+        code = await proc.wait()
+    except asyncio.TimeoutError:
+        _kill_group(proc)
+        await proc.wait()
+        raise ToolFailure(f"command timed out after {timeout} s and was killed: {command[:200]}") from None
+    except BaseException:  # cancelled turn: kill the whole group, then let the cancellation through
+        _kill_group(proc)
+        await asyncio.shield(proc.wait())
+        raise
+    text = output.decode("utf-8", errors="replace")
+    if code != 0:
+        raise ToolFailure(f"command exited with code {code}\n{text}")
+    return f"{text}\n[exit code 0]" if text else "[exit code 0, no output]"
+
+
+async def _read_capped(proc: asyncio.subprocess.Process) -> bytes:
+    assert proc.stdout is not None
+    chunks: list[bytes] = []
+    size = 0
+    while chunk := await proc.stdout.read(1 << 16):
+        if size < MAX_OUTPUT_BYTES:
+            chunks.append(chunk[: MAX_OUTPUT_BYTES - size])
+        size += len(chunk)
+    data = b"".join(chunks)
+    if size > MAX_OUTPUT_BYTES:
+        data += f"\n[output cut at {MAX_OUTPUT_BYTES} of {size} bytes]".encode()
+    return data
+
+
+def _kill_group(proc: asyncio.subprocess.Process) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+TOOLS = [
+    Tool("run_command", "Run a shell command (bash) in the session folder and return its output and exit code.",
+         schema(["command"], command={"type": "string"},
+                timeout={"type": "number", "description": "Seconds before the command is killed."}),
+         run_command, approval="command"),
+]

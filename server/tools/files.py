@@ -1,0 +1,163 @@
+"""File tools: read_file, list_files, search_files, edit_file, write_file. All paths stay inside the session folder."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from server.tools.base import Tool, ToolContext, ToolDenied, ToolFailure, optional_int, require_str, schema
+from server.tools.walk import glob_matcher, walk_files
+from server.workspace import OutsideWorkspace, resolve_inside
+
+MAX_READ_BYTES = 8 * 1024 * 1024
+DEFAULT_READ_LINES = 2000
+MAX_LIST = 1000
+MAX_MATCHES = 200
+
+
+def _path(ctx: ToolContext, args: dict[str, Any], key: str = "path", *, reading: bool = False) -> Path:
+    raw = require_str(args, key)
+    try:
+        return resolve_inside(ctx.cwd, raw)
+    except OutsideWorkspace as exc:
+        for root in ctx.read_roots if reading else ():
+            try:
+                return resolve_inside(root, raw)
+            except OutsideWorkspace:
+                continue
+        raise ToolDenied(str(exc)) from None
+
+
+def _relative(ctx: ToolContext, path: Path) -> str:
+    try:
+        return path.relative_to(ctx.cwd.resolve()).as_posix() or "."
+    except ValueError:  # a skill file under a read root
+        return str(path)
+
+
+def _read_text(path: Path) -> str:
+    if not path.exists():
+        raise ToolFailure(f"{path.name}: no such file")
+    if path.is_dir():
+        raise ToolFailure(f"{path.name} is a directory (use list_files)")
+    if path.stat().st_size > MAX_READ_BYTES:
+        raise ToolFailure(f"{path.name} is larger than {MAX_READ_BYTES} bytes; use search_files or run_command")
+    data = path.read_bytes()
+    if b"\x00" in data[:8192]:
+        raise ToolFailure(f"{path.name} looks like a binary file")
+    return data.decode("utf-8", errors="replace")
+
+
+async def read_file(ctx: ToolContext, args: dict[str, Any]) -> str:
+    path = _path(ctx, args, reading=True)
+    offset = optional_int(args, "offset", 1, minimum=1) or 1
+    limit = optional_int(args, "limit", DEFAULT_READ_LINES, minimum=1) or DEFAULT_READ_LINES
+    lines = (await asyncio.to_thread(_read_text, path)).splitlines()
+    chunk = lines[offset - 1: offset - 1 + limit]
+    body = "\n".join(f"{offset + i:>6}\t{line}" for i, line in enumerate(chunk))
+    end = offset - 1 + len(chunk)
+    if offset > 1 or end < len(lines):
+        body += f"\n[lines {offset}-{end} of {len(lines)}; pass offset/limit to read more]"
+    return body or "[empty file]"
+
+
+async def list_files(ctx: ToolContext, args: dict[str, Any]) -> str:
+    pattern = args.get("pattern") or "**"
+    if not isinstance(pattern, str):
+        raise ToolFailure("Invalid arguments: 'pattern' must be a glob string")
+    base = _path(ctx, {"path": args.get("path") or "."})
+    matcher = glob_matcher(pattern)
+    names = await asyncio.to_thread(
+        lambda: sorted(r for r in (_relative(ctx, p) for p in walk_files(ctx.cwd, base)) if matcher(r)))
+    more = f"\n[{len(names) - MAX_LIST} more not shown; narrow the pattern]" if len(names) > MAX_LIST else ""
+    return ("\n".join(names[:MAX_LIST]) + more) if names else "[no files match]"
+
+
+async def search_files(ctx: ToolContext, args: dict[str, Any]) -> str:
+    try:
+        regex = re.compile(require_str(args, "pattern"))
+    except re.error as exc:
+        raise ToolFailure(f"Invalid regex: {exc}") from None
+    base = _path(ctx, {"path": args.get("path") or "."})
+    glob = args.get("glob")
+    matcher = glob_matcher(glob) if isinstance(glob, str) and glob else None
+
+    def scan() -> list[str]:
+        hits: list[str] = []
+        for path in walk_files(ctx.cwd, base):
+            if matcher is not None and not matcher(_relative(ctx, path)):
+                continue
+            try:
+                if path.stat().st_size > MAX_READ_BYTES:
+                    continue
+                data = path.read_bytes()
+            except OSError:
+                continue
+            if b"\x00" in data[:8192]:
+                continue
+            for no, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
+                if regex.search(line):
+                    hits.append(f"{_relative(ctx, path)}:{no}: {line[:300]}")
+                    if len(hits) > MAX_MATCHES:
+                        return hits
+        return hits
+
+    hits = await asyncio.to_thread(scan)
+    more = f"\n[more than {MAX_MATCHES} matches; narrow the pattern]" if len(hits) > MAX_MATCHES else ""
+    return ("\n".join(hits[:MAX_MATCHES]) + more) if hits else "[no matches]"
+
+
+async def edit_file(ctx: ToolContext, args: dict[str, Any]) -> str:
+    path = _path(ctx, args)
+    old = require_str(args, "old_string")
+    new = require_str(args, "new_string", allow_empty=True)
+    if old == new:
+        raise ToolFailure("old_string and new_string are identical; nothing to change")
+    text = await asyncio.to_thread(_read_text, path)
+    count = text.count(old)
+    if count == 0:
+        raise ToolFailure(f"old_string was not found in {_relative(ctx, path)}; read the file and copy the text exactly")
+    if count > 1:
+        raise ToolFailure(f"old_string occurs {count} times in {_relative(ctx, path)}; include more context so it is unique")
+    await asyncio.to_thread(_write_atomic, path, text.replace(old, new, 1))
+    return f"Edited {_relative(ctx, path)}: replaced 1 occurrence ({len(old)} -> {len(new)} characters)"
+
+
+async def write_file(ctx: ToolContext, args: dict[str, Any]) -> str:
+    path = _path(ctx, args)
+    content = require_str(args, "content", allow_empty=True)
+    if path.is_dir():
+        raise ToolFailure(f"{_relative(ctx, path)} is a directory")
+    existed = path.exists()
+    await asyncio.to_thread(_write_atomic, path, content)
+    verb = "Overwrote" if existed else "Created"
+    return f"{verb} {_relative(ctx, path)} ({len(content.encode())} bytes)"
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.threadline-tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+_PATH = {"type": "string", "description": "Path relative to the session folder."}
+
+TOOLS = [
+    Tool("read_file", "Read a text file. Lines are numbered; use offset (1-based line) and limit for large files.",
+         schema(["path"], path=_PATH, offset={"type": "integer", "minimum": 1}, limit={"type": "integer", "minimum": 1}),
+         read_file),
+    Tool("list_files", "List files in the session folder matching a glob (default all), respecting .gitignore.",
+         schema([], pattern={"type": "string", "description": "Glob such as **/*.py"}, path=_PATH), list_files),
+    Tool("search_files", "Search file contents with a regular expression, respecting .gitignore.",
+         schema(["pattern"], pattern={"type": "string"}, path=_PATH, glob={"type": "string"}), search_files),
+    Tool("edit_file", "Replace one exact, unique occurrence of old_string with new_string in a file.",
+         schema(["path", "old_string", "new_string"], path=_PATH, old_string={"type": "string"},
+                new_string={"type": "string"}), edit_file, approval="edit", writes_paths=("path",)),
+    Tool("write_file", "Create or overwrite a file with the given content.",
+         schema(["path", "content"], path=_PATH, content={"type": "string"}), write_file, approval="edit",
+         writes_paths=("path",)),
+]
