@@ -1,0 +1,234 @@
+"""Structured summary (R-SUM-1..6)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from server.context import (
+    WRITE_TOOLS,
+    SummaryAnchor,
+    SummaryState,
+    ViewSettings,
+    build_request_view,
+    render_summary,
+    summarize,
+    summary_feed,
+    write_paths,
+)
+
+from .helpers import assistant, call, sized, system, text_of_tokens, tool, user
+from .protocol_check import is_protocol_valid
+
+REPO = Path(__file__).resolve().parents[2]
+TRAJECTORIES = REPO.parent / "shared" / "data" / "trajectories"
+
+
+def _history():
+    return [
+        user("Fix the SQLite FTS test in CI"),
+        assistant("Looking.", call("1", "edit_file", path="packages/storage/src/sqlite.ts", old="a", new="b")),
+        tool("1", "ok"),
+        assistant(None, call("2", "bash", command="npm test")),
+        tool("2", "Tool failed: no such module: fts5"),
+        assistant("FTS index implemented, verifying on Node 22."),
+    ]
+
+
+def test_R_SUM_2_header_and_four_sections_in_order():
+    text = summarize(_history())
+    assert text.startswith("[compressed conversation context]\nOlder transcript messages were summarized.\n")
+    assert text == "\n".join([
+        "[compressed conversation context]",
+        "Older transcript messages were summarized.",
+        "Goals:",
+        "- Fix the SQLite FTS test in CI",
+        "Files and tools touched:",
+        "- packages/storage/src/sqlite.ts",
+        "Failures to avoid:",
+        "- bash: Tool failed: no such module: fts5",
+        "Last useful assistant state:",
+        "- FTS index implemented, verifying on Node 22.",
+    ])
+
+
+def test_R_SUM_2_empty_sections_say_none_recorded():
+    text = summarize([])
+    assert text.count("- None recorded") == 4
+
+
+def test_R_SUM_2_latest_four_goals_each_within_240_chars_with_ellipsis():
+    msgs = [user(f"goal {i} " + "x" * 500) for i in range(7)]
+    text = summarize(msgs)
+    goals = re.search(r"Goals:\n(.*?)\nFiles", text, re.S).group(1).splitlines()
+    assert [g.split()[2] for g in goals] == ["3", "4", "5", "6"]
+    assert all(len(g) - 2 <= 240 and g.endswith("…") for g in goals)
+
+
+def test_R_SUM_2_failures_latest_four_bounded_and_state_500():
+    msgs = []
+    for i in range(6):
+        msgs += [assistant(None, call(f"c{i}", "bash")), tool(f"c{i}", f"Permission denied {i} " + "y" * 400)]
+    msgs.append(assistant("z" * 2_000))
+    state = SummaryState()
+    for m in msgs:
+        state = summary_feed(state, m)
+    assert [f.split()[3] for f in state.failures] == ["2", "3", "4", "5"]
+    assert all(len(f) <= 240 for f in state.failures)
+    assert len(state.last_state) <= 500
+
+
+def test_R_SUM_2_paths_deduplicated_in_first_seen_order_and_total_bounded():
+    msgs = []
+    for i in range(100):
+        msgs.append(assistant(None, call(f"c{i}", "write_file", path=f"src/f{i % 60}.py", content="x")))
+        msgs.append(tool(f"c{i}", "written"))
+    state = SummaryState()
+    for m in msgs:
+        state = summary_feed(state, m)
+    assert state.files == tuple(f"src/f{i}.py" for i in range(60))
+    text = render_summary(state)
+    assert "(and 20 more paths)" in text
+    assert len(summarize(msgs * 3 + [user("u" * 10_000)] * 5)) < 12_000
+
+
+def test_R_SUM_3_deterministic_and_fold_equals_incremental():
+    msgs = _history() * 5
+    assert summarize(msgs) == summarize(list(msgs))
+    checkpoint = SummaryState()
+    for m in msgs[:7]:
+        checkpoint = summary_feed(checkpoint, m)
+    resumed = checkpoint
+    for m in msgs[7:]:
+        resumed = summary_feed(resumed, m)
+    assert render_summary(resumed) == summarize(msgs)
+    assert resumed.fed == len(msgs)
+
+
+def test_R_SUM_3_state_is_immutable():
+    state = SummaryState()
+    summary_feed(state, user("goal"))
+    assert state == SummaryState()
+    with pytest.raises(AttributeError):
+        state.goals = ("x",)  # type: ignore[misc]
+
+
+def _long_session(rounds: int, start: int = 0):
+    msgs = []
+    for i in range(start, start + rounds):
+        msgs += [
+            sized(user(f"goal {i} "), 600),
+            assistant(None, call(f"c{i}", "edit_file", path=f"src/m{i}.py")),
+            tool(f"c{i}", "Error: " + text_of_tokens(600)),  # failures are never microcompacted
+            sized(assistant(f"state {i} "), 600),
+        ]
+    return msgs
+
+
+def test_R_SUM_1_view_is_system_plus_one_summary_plus_tail_verbatim():
+    msgs = [system("rules"), *_long_session(20)]
+    view = build_request_view(msgs, ViewSettings(context_window_tokens=16_000, keep_recent_tokens=2_000))
+    assert view.mode == "summarized"
+    assert view.messages[0] == system("rules")
+    assert view.messages[1] == {"role": "system", "content": view.summary}
+    assert view.summary.startswith("[compressed conversation context]")
+    tail = view.messages[2:]
+    assert tail == msgs[len(msgs) - len(tail) :]
+    assert is_protocol_valid(view.messages) == []
+
+
+def test_R_SUM_4_anchor_kept_fixed_and_newer_summary_added_within_a_turn():
+    settings = ViewSettings(context_window_tokens=16_000, keep_recent_tokens=2_000)
+    msgs = [system("rules"), *_long_session(20)]
+    first = build_request_view(msgs, settings)
+    assert len(first.anchors) == 1 and first.anchors[0].text == first.summary
+    grown = msgs + _long_session(10, start=20)
+    second = build_request_view(grown, settings, anchors=first.anchors)
+    assert second.mode == "summarized"
+    assert second.messages[1] == {"role": "system", "content": first.anchors[0].text}  # same text, same place
+    assert second.anchors[0] == first.anchors[0] and len(second.anchors) == 2
+    assert second.messages[2]["content"] == second.summary != first.summary
+    assert re.search(r"- goal 2\d ", second.summary) and not re.search(r"- goal 2\d ", first.summary)
+    assert is_protocol_valid(second.messages) == []
+    # The next user turn passes no anchors: one summary, recomputed from the transcript.
+    fresh = build_request_view(grown, settings)
+    assert len(fresh.anchors) == 1 and fresh.messages[1]["content"] == fresh.summary
+
+
+def test_R_SUM_4_anchor_covers_by_seq_when_messages_carry_one():
+    msgs = [{**m, "seq": 100 + i} for i, m in enumerate([system("rules"), *_long_session(20)])]
+    view = build_request_view(msgs, ViewSettings(context_window_tokens=16_000, keep_recent_tokens=2_000))
+    tail_first_seq = msgs[len(msgs) - (len(view.messages) - 2)]["seq"]
+    assert view.anchors[0].covers_through_seq_or_index == tail_first_seq - 1
+    assert all("seq" not in m for m in view.messages)
+
+
+def test_R_SUM_5_all_system_messages_are_kept_by_the_summary_path():
+    systems = [system("prompt"), system("AGENTS.md rules"), system("skill index"), system("memory snapshot")]
+    msgs = [*systems, *_long_session(20)]
+    view = build_request_view(msgs, ViewSettings(context_window_tokens=16_000, keep_recent_tokens=2_000))
+    assert view.mode == "summarized"
+    assert view.messages[:4] == systems
+    assert view.messages[4]["content"].startswith("[compressed conversation context]")
+
+
+# --- B-SUM-6: the path extraction covers every write tool ------------------------------------------------
+
+_EXAMPLE_ARGS = {
+    "path": "src/a.py",
+    "file_path": "src/a.py",
+    "notebook_path": "src/a.py",
+    "input": "*** Begin Patch\n*** Update File: src/a.py\n@@\n-x\n+y\n*** End Patch",
+    "patch": "--- a/src/a.py\n+++ b/src/a.py\n@@ -1 +1 @@\n-x\n+y\n",
+}
+
+
+@pytest.mark.parametrize("tool_name", sorted(WRITE_TOOLS))
+def test_B_SUM_6_every_registered_write_tool_and_key_yields_its_path(tool_name):
+    for key in WRITE_TOOLS[tool_name]:
+        args = json.dumps({key: _EXAMPLE_ARGS[key]})
+        assert write_paths(tool_name, args) == ["src/a.py"], (tool_name, key)
+        summary = summarize([assistant(None, call("1", tool_name, **{key: _EXAMPLE_ARGS[key]})), tool("1", "ok")])
+        assert "- src/a.py" in summary
+
+
+def test_B_SUM_6_named_tools_of_the_article_and_trajectories_are_registered():
+    for name in ["edit_file", "write_file", "save_memory", "apply_patch", "create_file", "str_replace_editor",
+                 "str_replace_based_edit_tool", "Write", "Edit", "MultiEdit", "write", "edit"]:
+        assert write_paths(name, json.dumps({"path": "p", "file_path": "p", "input": "*** Add File: p\n"})) == ["p"], name
+
+
+def test_B_SUM_6_read_only_commands_of_editor_tools_touch_nothing():
+    assert write_paths("str_replace_editor", json.dumps({"command": "view", "path": "a"})) == []
+    assert write_paths("read_file", json.dumps({"path": "a"})) == []
+    assert write_paths("edit_file", "{not json") == []
+
+
+_WRITE_ISH = re.compile(r"write|edit|patch|create_file|save_memory", re.I)
+
+
+def test_B_SUM_6_every_write_tool_in_the_recorded_trajectories_is_covered():
+    names = set()
+    for path in sorted(TRAJECTORIES.glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        for msg in data if isinstance(data, list) else data["messages"]:
+            names |= {c["function"]["name"] for c in msg.get("tool_calls") or ()}
+    write_tools = {n for n in names if _WRITE_ISH.search(n)}
+    assert write_tools, "expected write tools in the trajectories"
+    assert {n for n in write_tools if n.lower() not in WRITE_TOOLS} == set()
+
+
+def test_B_SUM_6_every_write_tool_the_server_defines_is_covered():
+    """Scans server/ (outside the pipeline) for tool names declared as `name="..."` / `"name": "..."`."""
+    declared = re.compile(r"""["']?name["']?\s*[:=]\s*["']([A-Za-z_][A-Za-z0-9_]*)["']""")
+    missing = set()
+    for path in sorted((REPO / "server").rglob("*.py")):
+        if "context" in path.relative_to(REPO / "server").parts:
+            continue
+        for name in declared.findall(path.read_text(encoding="utf-8")):
+            if _WRITE_ISH.search(name) and name.lower() not in WRITE_TOOLS:
+                missing.add(f"{name} ({path.relative_to(REPO)})")
+    assert missing == set(), "add these write tools to server/context/summary.py WRITE_TOOLS"
