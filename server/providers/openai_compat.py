@@ -17,6 +17,8 @@ from .errors import ProviderError, error_for_status, error_in_stream, parse_retr
 
 # A Retry-After longer than this is not worth waiting out inside one model call.
 RETRY_AFTER_LIMIT = 60.0
+# Seconds to keep reading after `data: [DONE]` for the body to end.
+DRAIN_AFTER_DONE = 1.0
 
 
 class _StreamOptionsRejected(Exception):
@@ -193,25 +195,38 @@ class OpenAICompatibleProvider:
             await emitter.emit(event)
 
     async def _take_stream(self, source: EventSource, assembler: ChatAssembler, emitter: _Emitter) -> None:
-        async for sse in source.aiter_sse():
-            data = sse.data.strip()
-            if data == "[DONE]":
-                assembler.done = True
-                return
-            if not data:
-                continue
-            try:
-                chunk = json.loads(data)
-            except ValueError:
-                raise ProviderError("malformed", f"The provider sent an unparseable stream chunk: {data[:200]!r}",
-                                    partial=_partial(assembler)) from None
-            if not isinstance(chunk, dict):
-                raise ProviderError("malformed", f"The provider sent a stream chunk that is not an object: "
-                                                 f"{data[:200]!r}", partial=_partial(assembler))
-            if "error" in chunk:
-                raise self._error_in_stream(chunk, assembler)
-            for event in assembler.add_chunk(chunk):
-                await emitter.emit(event)
+        try:
+            async with asyncio.timeout(None) as deadline:
+                async for sse in source.aiter_sse():
+                    data = sse.data.strip()
+                    if assembler.done:
+                        continue
+                    if data == "[DONE]":
+                        # Read on to the end of the body, as the OpenAI SDK does, so the connection can be
+                        # reused; but never wait long on a server that keeps it open after [DONE].
+                        assembler.done = True
+                        deadline.reschedule(asyncio.get_running_loop().time() + DRAIN_AFTER_DONE)
+                        continue
+                    await self._take_event(data, assembler, emitter)
+        except (TimeoutError, httpx.TransportError):
+            if not assembler.done:
+                raise
+
+    async def _take_event(self, data: str, assembler: ChatAssembler, emitter: _Emitter) -> None:
+        if not data:
+            return
+        try:
+            chunk = json.loads(data)
+        except ValueError:
+            raise ProviderError("malformed", f"The provider sent an unparseable stream chunk: {data[:200]!r}",
+                                partial=_partial(assembler)) from None
+        if not isinstance(chunk, dict):
+            raise ProviderError("malformed", f"The provider sent a stream chunk that is not an object: "
+                                             f"{data[:200]!r}", partial=_partial(assembler))
+        if "error" in chunk:
+            raise self._error_in_stream(chunk, assembler)
+        for event in assembler.add_chunk(chunk):
+            await emitter.emit(event)
 
     def _error_in_stream(self, payload: dict[str, Any], assembler: ChatAssembler) -> ProviderError:
         return error_in_stream(payload, model=self.model, base_url=self.base_url, api_key=self._api_key,

@@ -46,7 +46,7 @@ SCRIPT_KEYS = {
     "error": "{status, body?, headers?, in_stream?}: answer with this error instead",
     "ptl": "true: answer this provider's context-too-long 400",
     "delay": "seconds to wait before sending headers",
-    "chunk_delay": "seconds to wait between stream chunks",
+    "chunk_delay": "seconds to wait between stream chunks (the role chunk and the first delta go together)",
     "cut_after_chunks": "close the socket after this many data events (all counted), mid-way through the next",
     "framing": "'chunked' (default) or 'close' (no length, the end of the body is the socket closing)",
     "malformed_chunk": "true: send an unparseable data line after the content",
@@ -159,6 +159,12 @@ class _Handler(BaseHTTPRequestHandler):
     def fake(self) -> FakeProvider:
         return self.server.fake  # type: ignore[attr-defined]
 
+    def handle(self) -> None:
+        try:
+            super().handle()
+        except (ConnectionResetError, BrokenPipeError):
+            pass  # the client went away, as clients may
+
     def log_message(self, format: str, *args: Any) -> None:
         if self.fake.verbose:
             sys.stderr.write("fake-provider: " + (format % args) + "\n")
@@ -206,7 +212,7 @@ class _Handler(BaseHTTPRequestHandler):
         fake = self.fake
         record: dict[str, Any] = {"method": "POST", "path": self.path, "headers": self._recorded_headers(),
                                   "body": None, "rejected": False, "status": 200, "error": None,
-                                  "client_closed": False}
+                                  "client_closed": False, "peer_port": self.client_address[1]}
         fake._record(record)
         try:
             rules.check_auth(self.headers.get("Authorization"), fake.api_key)
@@ -438,7 +444,7 @@ class _Answer:
         cut_after = item.get("cut_after_chunks")
         for n, data in enumerate(self._events()):
             frame = f"data: {data}\n\n".encode()
-            if n and item.get("chunk_delay") and handler.client_gone(float(item["chunk_delay"])):
+            if n > 1 and item.get("chunk_delay") and handler.client_gone(float(item["chunk_delay"])):
                 return self._client_closed()
             if cut_after is not None and n >= cut_after:
                 self._write(frame, cut=True)

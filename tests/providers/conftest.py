@@ -1,0 +1,28 @@
+from __future__ import annotations
+
+from typing import Any, AsyncIterator, Callable
+
+import pytest_asyncio
+
+from server.providers import OpenAICompatibleProvider
+# The fixtures live in tests/fakes/plugin.py; importing them here keeps these tests runnable on their own
+# until tests/conftest.py registers the plugin with `pytest_plugins = ["tests.fakes.plugin"]`.
+from tests.fakes.plugin import fake_provider, fake_provider_factory  # noqa: F401
+
+
+@pytest_asyncio.fixture
+async def make_provider(fake_provider) -> AsyncIterator[Callable[..., OpenAICompatibleProvider]]:  # noqa: F811
+    """Providers pointed at the fake (or `url`), with tiny backoffs so retry tests stay fast."""
+    made: list[OpenAICompatibleProvider] = []
+
+    def make(url: str | None = None, api_key: str | None = None, model: str = "fake-model",
+             **options: Any) -> OpenAICompatibleProvider:
+        options.setdefault("backoff_base", 0.01)
+        options.setdefault("backoff_max", 0.05)
+        provider = OpenAICompatibleProvider(url or fake_provider.url, api_key, model, **options)
+        made.append(provider)
+        return provider
+
+    yield make
+    for provider in made:
+        await provider.aclose()
