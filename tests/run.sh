@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Sets up everything the tests need on a fresh machine, then runs every test:
+# the Python suite (server, protocol, context, e2e, reliability, Neovim plugin) and the VS Code extension's suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ ! -x .venv/bin/python ]; then
+  python3 -m venv .venv
+fi
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
+
+status=0
+.venv/bin/python -m pytest -q -p no:cacheprovider "$@" || status=$?
+
+if [ -f editors/vscode/scripts/test.sh ] && [ "${THREADLINE_SKIP_VSCODE:-0}" != "1" ]; then
+  bash editors/vscode/scripts/test.sh || status=$?
+fi
+exit $status
