@@ -1,0 +1,126 @@
+"""Approvals end to end: ``requestApproval`` goes to the real client, its answer decides, and both are stored."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.agent_support import API_KEY, agent_fixture, events, start_agent, tool_messages
+from tests.fakes.fake_provider import FakeProvider
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+agent = agent_fixture()
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    path = tmp_path / "ws"
+    path.mkdir()
+    return path
+
+
+def write_call(call_id: str, path: str, content: str = "x\n") -> dict:
+    return {"tool_calls": [{"id": call_id, "name": "write_file", "arguments": {"path": path, "content": content}}]}
+
+
+def command_call(call_id: str, command: str) -> dict:
+    return {"tool_calls": [{"id": call_id, "name": "run_command", "arguments": {"command": command}}]}
+
+
+@pytest.fixture(autouse=True)
+def fresh(agent):
+    agent.fake.reset()
+    agent.approvals.clear()
+    agent.decide = lambda params: "allowOnce"
+
+
+async def test_allowOnce_asks_every_time_with_the_call_details(agent, folder):
+    agent.fake.push(write_call("call_w1", "one.txt", "first\n"), write_call("call_w2", "two.txt"), {"content": "ok"})
+    sid = await agent.session(folder, policy="ask")
+    assert (await agent.turn(sid, "write two files"))["stopReason"] == "endTurn"
+
+    assert [a["toolCallId"] for a in agent.approvals] == ["call_w1", "call_w2"]
+    first = agent.approvals[0]
+    assert first["sessionId"] == sid and first["tool"] == "write_file"
+    assert first["options"] == ["allowOnce", "allowAlways", "reject"]
+    assert "one.txt" in first["title"] and "first" in first["detail"]
+    assert (folder / "one.txt").read_text() == "first\n" and (folder / "two.txt").exists()
+
+
+async def test_allowAlways_is_remembered_for_the_session_only(agent, folder):
+    agent.decide = lambda params: "allowAlways"
+    agent.fake.push(command_call("call_c1", "echo one"), {"content": "ok"},
+                    command_call("call_c2", "echo two"), {"content": "ok"})
+    sid = await agent.session(folder, policy="ask")
+    await agent.turn(sid, "first")
+    await agent.turn(sid, "second")
+    assert [a["toolCallId"] for a in agent.approvals] == ["call_c1"]
+    assert [u["status"] for u in agent.updates(sid, "toolResult")] == ["ok", "ok"]
+
+    # Another session is asked again.
+    agent.fake.push(command_call("call_c3", "echo three"), {"content": "ok"})
+    other = await agent.session(folder, policy="ask")
+    await agent.turn(other, "third")
+    assert [a["toolCallId"] for a in agent.approvals] == ["call_c1", "call_c3"]
+
+
+async def test_reject_gives_the_model_Permission_denied_and_changes_nothing(agent, folder):
+    agent.decide = lambda params: "reject"
+    agent.fake.push(write_call("call_w", "blocked.txt"), {"content": "understood"})
+    sid = await agent.session(folder, policy="ask")
+    assert (await agent.turn(sid, "write it"))["stopReason"] == "endTurn"
+
+    assert not (folder / "blocked.txt").exists()
+    [seen] = tool_messages(agent.chat_requests()[1])
+    assert seen["tool_call_id"] == "call_w" and seen["content"].startswith("Permission denied")
+    assert agent.updates(sid, "toolResult")[0]["status"] == "denied"
+
+
+async def test_autoEdit_asks_only_for_commands(agent, folder):
+    agent.fake.push(write_call("call_w", "free.txt"),
+                    {"tool_calls": [{"id": "call_e", "name": "edit_file",
+                                     "arguments": {"path": "free.txt", "old_string": "x", "new_string": "y"}}]},
+                    command_call("call_c", "echo hi"), {"content": "ok"})
+    sid = await agent.session(folder, policy="autoEdit")
+    await agent.turn(sid, "go")
+    assert [a["tool"] for a in agent.approvals] == ["run_command"]
+    assert (folder / "free.txt").read_text() == "y\n"
+
+
+async def test_auto_asks_nothing(agent, folder):
+    agent.fake.push(write_call("call_w", "auto.txt"), command_call("call_c", "echo hi"), {"content": "ok"})
+    sid = await agent.session(folder, policy="auto")
+    await agent.turn(sid, "go")
+    assert agent.approvals == []
+    assert [u["status"] for u in agent.updates(sid, "toolResult")] == ["ok", "ok"]
+
+
+async def test_R_SRC_1_approval_requests_and_decisions_are_stored_and_allowAlways_survives_restart(tmp_path, folder):
+    """R-SRC-1: approval events are kept in the SQLite transcript (checked in the file after the server exits)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    with FakeProvider(api_key=API_KEY) as fake:
+        fake.push(command_call("call_1", "echo a"), write_call("call_2", "w.txt"), {"content": "ok"})
+        first = await start_agent(home, fake)
+        answers = iter(["allowAlways", "reject"])
+        first.decide = lambda params: next(answers)
+        sid = await first.session(folder, policy="ask")
+        await first.turn(sid, "go")
+        await first.client.close()
+
+        requested = events(home, sid, "approvalRequested")
+        decided = events(home, sid, "approvalDecided")
+        assert [(e["toolCallId"], e["tool"]) for e in requested] == [("call_1", "run_command"), ("call_2", "write_file")]
+        assert [(e["toolCallId"], e["decision"]) for e in decided] == [("call_1", "allowAlways"), ("call_2", "reject")]
+
+        # A new server process on the same home rebuilds "always" from the stored events.
+        fake.push(command_call("call_3", "echo b"), {"content": "ok"})
+        second = await start_agent(home, fake)
+        try:
+            await second.turn(sid, "again")
+            assert second.approvals == []
+            assert second.updates(sid, "toolResult")[0]["status"] == "ok"
+        finally:
+            await second.client.close()
