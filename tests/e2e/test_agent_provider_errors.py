@@ -1,0 +1,111 @@
+"""Provider errors end to end: the prompt-too-long retry (R-PTL-1) and errors a person can act on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.agent_support import API_KEY, agent_fixture, request_messages, start_agent
+from tests.fakes.fake_provider import FakeProvider
+from tests.fakes.openai_rules import PTL_STYLES
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+agent = agent_fixture()
+
+FALLBACK_MARK = "[compressed conversation context]"
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    path = tmp_path / "ws"
+    path.mkdir()
+    return path
+
+
+async def imported_session(agent, folder: Path) -> str:
+    """Three system messages and ten exchanges, stored without a model call."""
+    messages = [{"role": "system", "content": f"system rule {n}"} for n in range(3)]
+    for n in range(10):
+        messages += [{"role": "user", "content": f"question {n}"}, {"role": "assistant", "content": f"answer {n}"}]
+    result = await agent.client.request("importSession", {"cwd": str(folder), "messages": messages})
+    return result["sessionId"]
+
+
+async def test_R_PTL_1_context_too_long_then_success_retries_once_with_the_fallback_view(agent, folder):
+    agent.fake.reset()
+    agent.fake.ptl_style = "openai"
+    agent.fake.push({"ptl": True}, {"content": "fits now"})
+    sid = await imported_session(agent, folder)
+    result = await agent.turn(sid, "the new question")
+
+    assert result["stopReason"] == "endTurn", result
+    first, second = agent.chat_requests()  # exactly two calls
+    assert first["status"] == 400 and second["status"] == 200 and not second["rejected"]
+    assert len(request_messages(first)) == 3 + 20 + 1
+    view = request_messages(second)
+    systems = [m for m in view if m["role"] == "system"]
+    assert [m["content"] for m in systems[:2]] == ["system rule 0", "system rule 1"]
+    assert len(systems) == 3 and systems[2]["content"].startswith(FALLBACK_MARK)
+    conversation = [m["content"] for m in view if m["role"] != "system"]
+    assert conversation == ["answer 7", "question 8", "answer 8", "question 9", "answer 9", "the new question"]
+    assert [u["mode"] for u in agent.updates(sid, "contextCompacted")] == ["fallback"]
+    # The transcript is untouched by the retry (R-SRC-2).
+    assert len(await agent.transcript(sid)) == 3 + 20 + 2
+
+
+async def test_R_PTL_1_second_context_too_long_ends_the_turn_with_an_error_after_two_calls(agent, folder):
+    agent.fake.reset()
+    agent.fake.push({"ptl": True}, {"ptl": True}, {"content": "never asked for"})
+    sid = await imported_session(agent, folder)
+    result = await agent.turn(sid, "too long twice")
+
+    assert result["stopReason"] == "error"
+    assert result["error"]["code"] == "contextTooLong" and "context" in result["error"]["message"]
+    assert len(agent.chat_requests()) == 2 and agent.fake.pending == 1
+    assert agent.updates(sid, "turnCompleted")[-1]["stopReason"] == "error"
+
+
+@pytest.mark.parametrize("style", PTL_STYLES)
+async def test_R_PTL_1_each_providers_wording_triggers_the_retry(agent, folder, style):
+    agent.fake.reset()
+    agent.fake.ptl_style = style
+    try:
+        agent.fake.push({"ptl": True}, {"content": f"ok after {style}"})
+        sid = await imported_session(agent, folder)
+        result = await agent.turn(sid, "retry me")
+    finally:
+        agent.fake.ptl_style = "openai"
+    assert result["stopReason"] == "endTurn", (style, result)
+    assert len(agent.chat_requests()) == 2
+    assert any(m["content"].startswith(FALLBACK_MARK) for m in request_messages(agent.chat_requests()[1])
+               if m["role"] == "system")
+
+
+async def test_other_errors_do_not_retry_with_the_fallback(agent, folder):
+    agent.fake.reset()
+    agent.fake.push({"error": {"status": 400, "body": {"error": {"message": "Invalid value for 'temperature'",
+                                                                 "type": "invalid_request_error"}}}})
+    sid = await agent.session(folder, policy="auto")
+    result = await agent.turn(sid, "bad request")
+    assert result["stopReason"] == "error" and result["error"]["code"] == "bad_request"
+    assert len(agent.chat_requests()) == 1
+
+
+async def test_unauthorized_names_the_key_problem_without_the_key(tmp_path, folder):
+    home = tmp_path / "home"
+    home.mkdir()
+    wrong = "sk-wrong-key-DO-NOT-PRINT-77aa"
+    with FakeProvider(api_key=API_KEY) as fake:
+        a = await start_agent(home, fake, THREADLINE_API_KEY=wrong)
+        try:
+            sid = await a.session(folder, policy="auto")
+            result = await a.turn(sid, "hello")
+        finally:
+            await a.client.close()
+    assert result["stopReason"] == "error"
+    message = result["error"]["message"]
+    assert "API key" in message and "401" in message
+    assert wrong not in message and "DO-NOT-PRINT" not in message
+    assert "DO-NOT-PRINT" not in a.stderr_path.read_text()
