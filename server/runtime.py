@@ -11,7 +11,8 @@ from server.agent.turns import TurnManager
 from server.artifacts import ArtifactStore
 from server.config import Settings
 from server.rpc import RequestError
-from server.transcript import Store
+from server.transcript import StorageFailure, Store
+from server.transcript.drafts import Lease
 
 if TYPE_CHECKING:
     from server.app import ThreadlineServer
@@ -31,6 +32,7 @@ class Runtime:
         self.session_totals: dict[str, Any] = {}
         self._store: Store | None = None
         self._artifacts: ArtifactStore | None = None
+        self._lease: Lease | None = None
 
     @property
     def store(self) -> Store:
@@ -49,6 +51,17 @@ class Runtime:
 
         self._store = await Store.open(self.settings.database_path, estimate=estimate_message_tokens)
         self._artifacts = ArtifactStore(self.settings.artifacts_dir, self._store)
+        await self._recover_drafts()
+
+    async def _recover_drafts(self) -> None:
+        """Answers cut off by a killed server are kept as ``interrupted`` messages (see ``transcript.drafts``)."""
+        try:
+            self._lease = Lease(self.settings.home / "leases")
+        except OSError as exc:
+            raise StorageFailure(f"cannot write in the data folder {self.settings.home}: {exc}") from exc
+        self.store.owner = self._lease.id
+        for msg in await self.store.recover_drafts(self._lease.owner_alive):
+            log.warning("kept the partial answer of interrupted turn %s as message %d", msg.turn_id, msg.seq)
 
     async def close(self) -> None:
         await self.turns.cancel_all()
@@ -57,6 +70,9 @@ class Runtime:
         if self._store is not None:
             await self._store.close()
             self._store = None
+        if self._lease is not None:
+            self._lease.release()
+            self._lease = None
 
     def configure(self, options: dict[str, Any]) -> None:
         """Apply ``initializationOptions`` to this connection's settings."""

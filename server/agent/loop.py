@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,11 +22,12 @@ from server.agent.views import ViewBuilder
 from server.providers import ChatProvider, ChatResult, ProviderError, ReasoningDelta, Retrying, TextDelta
 from server.tools import TOOLS, ToolContext, ToolOutcome, parse_arguments, run_tool, tool_specs
 from server.tools.base import ToolFailure
-from server.transcript import NewMessage, Store, new_id
+from server.transcript import NewMessage, Store, StoreError, new_id
 
 log = logging.getLogger(__name__)
 
 INTERRUPTED_RESULT = "Tool call interrupted: the turn was cancelled before this tool finished."
+DRAFT_INTERVAL = 0.25  # seconds between saves of a streaming answer's draft (what a crash can lose at most)
 
 ToolRunner = Callable[[ToolContext, str, dict[str, Any]], Awaitable[ToolOutcome]]
 
@@ -57,6 +59,7 @@ class Turn:
     turn_id: str = field(default_factory=lambda: new_id("turn_"))
     _partial: list[str] = field(default_factory=list)
     _partial_reasoning: list[str] = field(default_factory=list)
+    _draft_at: float = 0.0
     _usage: TurnUsage = field(default_factory=TurnUsage)
 
     @property
@@ -118,20 +121,37 @@ class Turn:
     async def _stream(self, view) -> ChatResult:
         self._partial.clear()
         self._partial_reasoning.clear()
+        self._draft_at = 0.0
         result = await self.provider.stream_chat(view.messages, tool_specs(), self._on_event)
         self._account(view, result)
         return result
 
-    def _on_event(self, event: Any) -> None:
+    def _on_event(self, event: Any) -> Awaitable[None] | None:
         if isinstance(event, TextDelta):
             self._partial.append(event.text)
             self.emit(u.AssistantDelta(text=event.text))
+            return self._maybe_save_draft()
         elif isinstance(event, ReasoningDelta):
             self._partial_reasoning.append(event.text)
             self.emit(u.ReasoningDelta(text=event.text))
+            return self._maybe_save_draft()
         elif isinstance(event, Retrying):
             self.emit(u.Notice(level="warning", message=f"provider: {event.reason}; retrying in {event.delay:.1f} s "
                                                         f"(attempt {event.attempt})"))
+
+    def _maybe_save_draft(self) -> Awaitable[None] | None:
+        """Keep the answer so far at most every ``DRAFT_INTERVAL`` s, so a killed server loses little of it."""
+        if time.monotonic() - self._draft_at < DRAFT_INTERVAL:
+            return None
+        self._draft_at = time.monotonic()
+        return self._save_draft()
+
+    async def _save_draft(self) -> None:
+        try:
+            await self.store.save_draft(self.session_id, self.turn_id, "".join(self._partial),
+                                        "".join(self._partial_reasoning) or None)
+        except StoreError as exc:  # a draft is insurance; the answer itself is still stored (or fails) at its end
+            log.warning("could not save the draft of turn %s: %s", self.turn_id, exc)
 
     def _account(self, view, result: ChatResult) -> None:
         """B-METER-1: the meter shows the last request's size; session totals are reported separately."""

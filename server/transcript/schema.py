@@ -73,7 +73,22 @@ V2 = """
 ALTER TABLE messages ADD COLUMN tokens INTEGER;
 """
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None] | str] = [V1, V2]
+# v3: the text so far of an answer being streamed, one row per turn, so a killed server loses at most the last
+# fraction of a second of it. A draft is not a message: it is replaced as it grows, removed in the transaction
+# that appends the real message, and turned into an "interrupted" message at the next start if its owner died.
+V3 = """
+CREATE TABLE drafts (
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    turn_id    TEXT NOT NULL,
+    owner      TEXT NOT NULL,
+    content    TEXT NOT NULL,
+    reasoning  TEXT,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (session_id, turn_id)
+);
+"""
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None] | str] = [V1, V2, V3]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

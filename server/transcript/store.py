@@ -62,6 +62,7 @@ class Store:
     def __init__(self, path: Path, writer: aiosqlite.Connection, reader: aiosqlite.Connection,
                  estimate: TokenEstimator | None):
         self.path = path
+        self.owner = "local"  # who this process's drafts belong to (``server.transcript.drafts.Lease``)
         self._writer = writer
         self._reader = reader
         self._write_lock = asyncio.Lock()
@@ -208,6 +209,9 @@ class Store:
                 stored.append(replace(record, tokens=tokens))
             await db.execute("UPDATE sessions SET last_seq = ?, updated_at = ? WHERE id = ?",
                              (seq, stamp, session_id))
+            if turn_id is not None and any(m.role == "assistant" for m in messages):
+                # the answer is stored, so its draft goes in the same transaction
+                await db.execute("DELETE FROM drafts WHERE session_id = ? AND turn_id = ?", (session_id, turn_id))
         return stored
 
     async def read_messages(self, session_id: str, after_seq: int | None = None,
@@ -248,6 +252,27 @@ class Store:
                 continue
             return [SearchHit(*row) for row in rows]
         return []
+
+    # --- drafts (the text so far of a streaming answer; not messages) ---------------------------------
+
+    async def save_draft(self, session_id: str, turn_id: str, content: str, reasoning: str | None) -> None:
+        """Replace the turn's draft; ``append_messages`` of the answer removes it."""
+        async with self._write() as db:
+            await db.execute(
+                "INSERT OR REPLACE INTO drafts (session_id, turn_id, owner, content, reasoning, updated_at)"
+                " VALUES (?,?,?,?,?,?)", (session_id, turn_id, self.owner, content, reasoning, now()))
+
+    async def recover_drafts(self, owner_alive: Callable[[str], bool]) -> list[StoredMessage]:
+        """Each draft of a dead owner becomes an ``interrupted`` assistant message, appended with the draft's
+        removal in one transaction. Returns the messages appended."""
+        rows = await self._read("SELECT session_id, turn_id, owner, content, reasoning FROM drafts ORDER BY rowid")
+        recovered: list[StoredMessage] = []
+        for session_id, turn_id, owner, content, reasoning in rows:
+            if owner_alive(owner):
+                continue
+            msg = NewMessage("assistant", content, reasoning=reasoning or None, status="interrupted")
+            recovered.extend(await self.append_messages(session_id, [msg], turn_id))
+        return recovered
 
     # --- events -------------------------------------------------------------------------------------
 

@@ -1,0 +1,58 @@
+"""Who owns a draft: one lease file per running server, held with ``flock`` for the process's lifetime.
+
+A streaming answer's text so far is kept as a draft (see ``Store.save_draft``) so that a server killed mid-stream
+loses at most the last fraction of a second of it. At start-up a server turns the drafts of *dead* servers into
+``interrupted`` messages. Several servers may share one data folder (an editor's and the CLI's), so "dead" must be
+certain: the kernel drops a process's ``flock`` when it dies, however it dies, so a lease that can be locked
+belongs to nobody.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not on Windows; drafts are then recovered only from this process
+    fcntl = None  # type: ignore[assignment]
+
+
+class Lease:
+    """This process's lease in ``folder``; ``id`` is what its drafts record as their owner."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.id = uuid.uuid4().hex
+        folder.mkdir(parents=True, exist_ok=True)
+        self._fd: int | None = os.open(folder / f"{self.id}.lock", os.O_CREAT | os.O_RDWR, 0o600)
+        if fcntl is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+    def release(self) -> None:
+        if self._fd is None:
+            return
+        os.close(self._fd)
+        self._fd = None
+        (self.folder / f"{self.id}.lock").unlink(missing_ok=True)
+
+    def owner_alive(self, owner: str) -> bool:
+        """True while the server that wrote ``owner``'s drafts still runs (always True for ourselves)."""
+        if owner == self.id:
+            return True
+        if fcntl is None:
+            return True
+        path = self.folder / f"{owner}.lock"
+        try:
+            fd = os.open(path, os.O_RDWR)
+        except FileNotFoundError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)
+        path.unlink(missing_ok=True)  # its owner is gone; tidy up
+        return False
