@@ -60,8 +60,8 @@ class ViewSettings:
 class SummaryAnchor:
     """A summary already in a view within this turn (R-SUM-4): kept with the same text at the same place.
 
-    ``covers_through_seq_or_index`` is the ``seq`` of the last input message it covers, or that message's
-    index in the input list when messages carry no ``seq``.
+    ``covers_through_seq_or_index`` is the ``seq`` of the last input message it covers when every input
+    message carries a ``seq``, else that message's index in the input list.
     """
 
     text: str
@@ -105,14 +105,20 @@ class _Item:
     key: int | None
 
 
+def _has_seq(msg: Mapping[str, Any]) -> bool:
+    return isinstance(msg.get("seq"), int) and not isinstance(msg.get("seq"), bool)
+
+
 def _items(messages: Sequence[Mapping[str, Any]], token_counts: Sequence[int] | None) -> list[_Item]:
+    # Anchor keys are seq numbers only when every message has one: mixing seq and index would compare apples
+    # with pears.
+    use_seq = bool(messages) and all(_has_seq(m) for m in messages)
     items = []
     for msg, origin in repair_with_origins(messages):
         if origin is None:
             items.append(_Item(msg, estimate_message_tokens(msg), None))
             continue
-        seq = messages[origin].get("seq")
-        key = seq if isinstance(seq, int) and not isinstance(seq, bool) else origin
+        key = messages[origin]["seq"] if use_seq else origin
         tokens = token_counts[origin] if token_counts is not None else estimate_message_tokens(msg)
         items.append(_Item(msg, tokens, key))
     return items
@@ -218,7 +224,10 @@ def build_request_view(
     if before <= settings.threshold_tokens:  # R-PIPE-1: nothing changes.
         return _view("full", [it.msg for it in items], before, base)
     systems = [it for it in items if _is_system(it)]
-    rest = _uncovered([it for it in items if not _is_system(it)], anchors)
+    conversation = [it for it in items if not _is_system(it)]
+    rest = _uncovered(conversation, anchors)
+    if anchors and not rest:
+        anchors, rest = (), conversation  # A stale anchor covering everything: recompute from the transcript.
     tail_start = safe_tail_start([it.msg for it in rest], settings.tail_budget_tokens, [it.tokens for it in rest])
     compacted, count = microcompact([it.msg for it in rest], tail_start)
     if not anchors:
