@@ -109,7 +109,8 @@ async def test_a_server_that_hangs_is_a_read_timeout(fake_provider, make_provide
 async def test_a_timeout_before_any_text_is_retried(fake_provider, make_provider):
     fake_provider.push({"hang": True}, {"content": "second try"})
     events = []
-    result = await make_provider(read_timeout=0.3, max_retries=1).stream_chat(USER, None, events.append)
+    provider = make_provider(read_timeout=0.3, max_retries=1, own_client=True)  # timeouts set per request
+    result = await provider.stream_chat(USER, None, events.append)
     assert result.content == "second try"
     assert events[0].reason == "timed out"
 

@@ -16,7 +16,7 @@ TOOLS = [{"type": "function", "function": {"name": "read_file", "parameters": {"
 async def test_streams_text_deltas_in_order_and_assembles_the_content(fake_provider, make_provider):
     fake_provider.push({"content": "Hello, world!", "chunks": 4})
     events = []
-    result = await make_provider().stream_chat(USER, None, events.append)
+    result = await make_provider(own_client=True).stream_chat(USER, None, events.append)
     assert result.content == "Hello, world!"
     assert [type(e) for e in events] == [TextDelta] * 4
     assert "".join(e.text for e in events) == "Hello, world!"
