@@ -52,10 +52,10 @@ def _clip(pieces: list[str]) -> list[str]:
 
 
 def code_samples(messages: list[dict]) -> list[str]:
-    """Code written by agents (edit/write arguments) plus this repository's own Python sources."""
+    """This pipeline's own Python sources plus code written by agents (edit/write arguments)."""
     pieces = []
-    for path in sorted((REPO / "server").rglob("*.py")) + sorted((REPO / "tests").rglob("*.py")):
-        pieces.append(path.read_text(encoding="utf-8"))
+    for folder in (REPO / "server" / "context", REPO / "tests" / "context"):
+        pieces += [path.read_text(encoding="utf-8") for path in sorted(folder.glob("*.py"))]
     for msg in messages:
         for call in msg.get("tool_calls") or []:
             try:
