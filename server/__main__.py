@@ -1,8 +1,9 @@
-"""``python -m server`` is ``threadline serve``."""
+"""``python -m server`` is ``threadline serve`` (``python -m server serve ...`` too)."""
 
 import sys
 
 from server.cli import main
 
 if __name__ == "__main__":
-    sys.exit(main(["serve", *sys.argv[1:]]))
+    args = sys.argv[1:]
+    sys.exit(main(args if args[:1] == ["serve"] else ["serve", *args]))
