@@ -7,6 +7,7 @@ pygls supplies the lifecycle, request futures, cancellation and outgoing request
 from __future__ import annotations
 
 import asyncio
+import hmac
 import logging
 import os
 import sys
@@ -106,7 +107,9 @@ class ThreadlineServer(LanguageServer):
             options = msgspec.convert(params.initialization_options or {}, InitializationOptions)
         except msgspec.ValidationError as exc:
             raise JsonRpcInvalidParams(f"invalid initializationOptions: {exc}") from None
-        if self.tcp_token is not None and options.token != self.tcp_token:
+        if self.tcp_token is not None and not hmac.compare_digest(options.token or "", self.tcp_token):
+            # a refused client is disconnected, once its answer has gone out
+            asyncio.get_running_loop().call_soon(self.request_exit, 1)
             raise JsonRpcException(code=-32001, message="unauthorized: initializationOptions.token is missing or wrong",
                                    data={"code": "Unauthorized"})
         self.runtime.configure(msgspec.to_builtins(options))
