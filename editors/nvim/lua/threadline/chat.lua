@@ -260,6 +260,7 @@ function Chat:error(err)
   end
   local lines = fmt.lines(msg)
   lines[1] = 'Error: ' .. lines[1] .. (code and (' (' .. tostring(code) .. ')') or '')
+  table.insert(lines, 1, '')
   self:append(lines)
 end
 
@@ -272,6 +273,7 @@ end
 --- History from readTranscript items.
 function Chat:transcript(items)
   local open = {} -- toolCallId -> tool name
+  local seen_system = false
   for _, it in ipairs(items) do
     local role = fmt.str(it.role)
     if role == 'user' then
@@ -296,8 +298,10 @@ function Chat:transcript(items)
       local body = fmt.prefixed(fmt.FOLD, it.content)
       self:append(#body > 0 and body or { fmt.FOLD })
     elseif role == 'system' then
-      self:append({ '── summary' })
-      self:append(fmt.prefixed(fmt.FOLD, it.content))
+      self:append({ seen_system and '── system message' or '── system prompt' })
+      seen_system = true
+      local body = fmt.prefixed(fmt.FOLD, it.content)
+      self:append(#body > 0 and body or { fmt.FOLD })
     end
   end
   self.assistant_header = false

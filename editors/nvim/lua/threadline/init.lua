@@ -55,8 +55,9 @@ end
 
 local UPDATE = {}
 
-function UPDATE.turnStarted(s)
+function UPDATE.turnStarted(s, _, turn_id)
   s.running = true
+  s.turn_id = turn_id
 end
 
 function UPDATE.userMessage(s, u)
@@ -104,7 +105,10 @@ function UPDATE.usage(s, u)
 end
 
 function UPDATE.turnCompleted(s, u, turn_id)
-  s.running = false
+  -- The submitTurn answer of this turn may still be on its way; a newer turn may already have started.
+  if turn_id == nil or turn_id == s.turn_id then
+    s.running, s.active = false, nil
+  end
   if turn_id then
     s.completed[turn_id] = true
   end
@@ -148,7 +152,7 @@ local function on_exit(transport, code, signal, expected)
   end
   S.transport = nil
   for _, s in pairs(S.sessions) do
-    s.running = false
+    s.running, s.active = false, nil
   end
   if expected then
     return
@@ -203,7 +207,7 @@ function M.stop(wait)
   if t then
     S.transport = nil
     for _, s in pairs(S.sessions) do
-      s.running = false
+      s.running, s.active = false, nil
     end
     t:stop(wait, config.options.shutdown_timeout)
   end
@@ -349,11 +353,14 @@ function M.submit(text, callback)
     callback({ message = 'a turn is already running' })
     return
   end
-  s.running = true
+  local token = {}
+  s.active, s.running, s.turn_id = token, true, nil
   table.insert(s.pending_user, text)
   s.chat:user(text)
   M.request('submitTurn', { sessionId = s.id, text = text }, function(err, r)
-    s.running = false
+    if s.active == token then
+      s.active, s.running = nil, false
+    end
     if err then
       for i, p in ipairs(s.pending_user) do
         if p == text then

