@@ -1,0 +1,160 @@
+"""Framing and lifecycle over real stdio: whatever bytes a client sends, the server answers and keeps serving.
+
+One raw connection serves the module, with a 64 KiB message limit (``THREADLINE_MAX_MESSAGE_BYTES``) so the
+oversized path is cheap to reach. Each test ends by proving the next ordinary request is answered.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+
+from protocol import METHODS
+from server.client import Client
+from tests.conftest import REPO, RawConnection, server_env
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+LIMIT = 64 * 1024
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def conn(module_home: Path) -> AsyncIterator[RawConnection]:
+    connection = await RawConnection.spawn(module_home, THREADLINE_MAX_MESSAGE_BYTES=str(LIMIT))
+    yield connection
+    assert await connection.close() == 0
+
+
+async def assert_still_serving(conn: RawConnection) -> None:
+    reply = await conn.call("listSessions", {})
+    assert isinstance(reply["result"]["sessions"], list), reply
+
+
+# --- lifecycle --------------------------------------------------------------------------------------------
+
+
+async def test_requests_before_initialize_get_32002_and_initialize_still_works(home):
+    conn = await RawConnection.spawn(home, initialize=False)
+    try:
+        early = await conn.call("listSessions", {})
+        assert early["error"]["code"] == -32002
+        init = await conn.call("initialize", {"processId": os.getpid(), "capabilities": {}})
+        assert "capabilities" in init["result"]
+        conn.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+        await assert_still_serving(conn)
+    finally:
+        await conn.close()
+
+
+async def test_initialize_lists_our_methods_under_capabilities_experimental_threadline(conn):
+    init = conn.received[0]
+    assert init["id"] is not None and "result" in init
+    threadline = init["result"]["capabilities"]["experimental"]["threadline"]
+    assert set(threadline["methods"]) == set(METHODS)
+    assert {"createSession", "listSessions", "importSession", "readTranscript", "searchTranscript",
+            "forkSession", "deleteSession", "submitTurn", "cancelTurn", "getContextView",
+            "readArtifact"} <= set(threadline["methods"])
+    assert threadline["notifications"] == ["sessionUpdate"]
+    assert threadline["serverRequests"] == ["requestApproval"]
+
+
+async def test_invalid_initialization_options_are_invalid_params(home):
+    conn = await RawConnection.spawn(home, initialize=False)
+    try:
+        reply = await conn.call("initialize", {"processId": None, "capabilities": {},
+                                               "initializationOptions": {"approvalPolicy": "yolo"}})
+        assert reply["error"]["code"] == -32602
+        assert "approvalPolicy" in reply["error"]["message"]
+    finally:
+        conn.proc.kill()
+        await conn.proc.wait()
+
+
+async def test_shutdown_then_exit_ends_the_process_with_code_0(home):
+    client = await Client.spawn(env=server_env(home), cwd=str(REPO))
+    assert await client.close() == 0
+
+
+async def test_exit_without_shutdown_ends_the_process_with_code_1(home):
+    conn = await RawConnection.spawn(home)
+    conn.send({"jsonrpc": "2.0", "method": "exit"})
+    assert await conn.proc.wait() == 1
+
+
+# --- malformed input --------------------------------------------------------------------------------------
+
+
+async def test_malformed_json_body_is_parse_error_and_the_next_request_is_answered(conn):
+    conn.send_bytes(b'{"jsonrpc": "2.0", "id": 7, "method": "listSessions", "params": {')
+    reply = await conn.reply(None)
+    assert reply["error"]["code"] == -32700
+    await assert_still_serving(conn)
+
+
+async def test_invalid_utf8_body_is_parse_error_and_the_next_request_is_answered(conn):
+    conn.send_bytes(b'{"jsonrpc": "2.0", "id": 8, "method": "searchTranscript", "params": {"query": "\xff\xfe"}}')
+    reply = await conn.reply(None)
+    assert reply["error"]["code"] == -32700
+    await assert_still_serving(conn)
+
+
+async def test_wrong_typed_param_is_invalid_params_and_the_next_request_is_answered(conn):
+    reply = await conn.call("readTranscript", {"sessionId": ["not", "a", "string"]})
+    assert reply["error"]["code"] == -32602
+    assert "sessionId" in reply["error"]["message"]
+    await assert_still_serving(conn)
+
+
+async def test_oversized_message_is_refused_and_the_next_request_is_answered(conn, tmp_path):
+    big = json.dumps({"jsonrpc": "2.0", "id": 9, "method": "importSession", "params": {
+        "cwd": str(tmp_path), "messages": [{"role": "user", "content": "x" * (LIMIT + 1)}]}}).encode()
+    conn.send_bytes(big)
+    reply = await conn.reply(None)
+    assert reply["error"]["code"] == -32600
+    assert "exceeds the limit" in reply["error"]["message"]
+    under = await conn.call("importSession", {"cwd": str(tmp_path), "messages": [
+        {"role": "user", "content": "y" * (LIMIT - 1024)}]})
+    assert under["result"]["messageCount"] == 1
+    await assert_still_serving(conn)
+
+
+@pytest.mark.parametrize(("body", "code"), [
+    (b"[1, 2, 3]", -32600),
+    (b'"just a string"', -32600),
+    (b'{"jsonrpc": "1.0", "id": 3, "method": "listSessions"}', -32600),
+    (b'{"jsonrpc": "2.0", "id": 3, "method": 42}', -32600),
+    (b'{"jsonrpc": "2.0", "id": 3, "method": "listSessions", "params": "x"}', -32600),
+    (b'{"jsonrpc": "2.0", "id": 3, "method": "noSuchMethod", "params": {}}', -32601),
+])
+async def test_messages_that_are_not_valid_requests_get_an_error_and_the_next_is_answered(conn, body, code):
+    conn.send_bytes(body)
+    while True:
+        reply = await conn.receive()
+        if "error" in reply:
+            break
+    assert reply["error"]["code"] == code, reply
+    await assert_still_serving(conn)
+
+
+async def test_missing_content_length_header_is_invalid_request_and_the_next_is_answered(conn):
+    conn.send_bytes(b"", header=b"Content-Type: application/json\r\n\r\n")
+    reply = await conn.reply(None)
+    assert reply["error"]["code"] == -32600
+    await assert_still_serving(conn)
+
+
+async def test_every_outgoing_message_carries_jsonrpc_2_0(conn, tmp_path):
+    """Successes, method errors, framing errors and notifications alike."""
+    await conn.call("createSession", {"cwd": str(tmp_path)})
+    await conn.call("readTranscript", {"sessionId": "ses_missing"})
+    await conn.call("noSuchMethod", {})
+    conn.send_bytes(b"{not json")
+    await conn.reply(None)
+    await assert_still_serving(conn)
+    assert len(conn.received) >= 6
+    assert all(m.get("jsonrpc") == "2.0" for m in conn.received), conn.received

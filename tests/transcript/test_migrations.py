@@ -1,0 +1,123 @@
+"""Schema migrations (PRAGMA user_version): from nothing, and from the previous version with data in it."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from server.transcript import NewMessage, StorageFailure, Store
+from server.transcript.schema import MIGRATIONS, SCHEMA_VERSION, _statements, migrate
+
+
+def user_version(path: Path) -> int:
+    with sqlite3.connect(path) as db:
+        return db.execute("PRAGMA user_version").fetchone()[0]
+
+
+def columns(path: Path, table: str) -> list[str]:
+    with sqlite3.connect(path) as db:
+        return [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
+
+
+def build_at(path: Path, version: int) -> None:
+    """A database as schema ``version`` left it (its scripts run by hand, not by ``migrate``), holding a session,
+    messages with a tool call, and their FTS rows, written with V1's columns only."""
+    db = sqlite3.connect(path, isolation_level=None)
+    for step in MIGRATIONS[:version]:
+        assert isinstance(step, str), "a Python migration step: build this version another way"
+        for statement in _statements(step):
+            db.execute(statement)
+    db.execute(f"PRAGMA user_version = {version}")
+    db.execute("INSERT INTO sessions (id, title, cwd, created_at, updated_at, last_seq) VALUES"
+               " ('ses_old', 'old session', '/w', '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z', 3)")
+    rows = [
+        (1, "user", "please fix the narwhalic parser", None, None),
+        (2, "assistant", "", '[{"id":"c1","type":"function","function":{"name":"read_file",'
+                             '"arguments":"{\\"path\\": \\"p.py\\"}"}}]', None),
+        (3, "tool", "def parse(): ...", None, "c1"),
+    ]
+    for seq, role, content, calls, call_id in rows:
+        cur = db.execute(
+            "INSERT INTO messages (session_id, seq, role, content, tool_calls, tool_call_id, created_at)"
+            " VALUES ('ses_old', ?, ?, ?, ?, ?, '2025-01-01T00:00:00.000Z')", (seq, role, content, calls, call_id))
+        db.execute("INSERT INTO messages_fts (rowid, text) VALUES (?, ?)", (cur.lastrowid, content or ""))
+    db.close()
+
+
+async def test_empty_path_is_created_at_the_current_version(tmp_path):
+    path = tmp_path / "new" / "threadline.db"
+    store = await Store.open(path)
+    await store.close()
+    assert user_version(path) == SCHEMA_VERSION
+    assert "tokens" in columns(path, "messages")
+    for table in ("sessions", "messages", "events", "artifacts", "messages_fts"):
+        assert columns(path, table), table
+
+
+async def test_an_existing_empty_file_is_migrated_from_version_0(tmp_path):
+    path = tmp_path / "threadline.db"
+    path.touch()
+    store = await Store.open(path)
+    try:
+        sid = (await store.create_session("/w")).id
+        await store.append_messages(sid, [NewMessage(role="user", content="hi")])
+    finally:
+        await store.close()
+    assert user_version(path) == SCHEMA_VERSION
+
+
+@pytest.mark.parametrize("start", range(1, SCHEMA_VERSION), ids=lambda v: f"from_v{v}")
+async def test_R_SRC_1_older_schema_with_rows_migrates_keeping_every_row_and_bumps_the_version(tmp_path, start):
+    """Every older version, the previous one included, reaches the current schema with its rows intact."""
+    path = tmp_path / "threadline.db"
+    build_at(path, start)
+    store = await Store.open(path)
+    try:
+        assert user_version(path) == SCHEMA_VERSION
+        session = await store.get_session("ses_old")
+        assert (session.title, session.message_count) == ("old session", 3)
+        old = await store.all_messages("ses_old")
+        assert [(m.seq, m.role, m.content) for m in old] == [
+            (1, "user", "please fix the narwhalic parser"), (2, "assistant", ""), (3, "tool", "def parse(): ...")]
+        assert old[1].tool_calls[0]["function"]["name"] == "read_file" and old[2].tool_call_id == "c1"
+        assert all(m.tokens is None for m in old), "old rows are estimated on read, not rewritten"
+        assert "tokens" in columns(path, "messages")
+        assert [h.seq for h in await store.search("narwhalic")] == [1]
+        [new] = await store.append_messages("ses_old", [NewMessage(role="user", content="and now?")])
+        assert new.seq == 4
+    finally:
+        await store.close()
+
+
+async def test_v1_to_v2_adds_the_token_column_with_null_for_old_rows(tmp_path):
+    path = tmp_path / "threadline.db"
+    build_at(path, 1)
+    assert "tokens" not in columns(path, "messages")
+    store = await Store.open(path)
+    await store.close()
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT seq, tokens FROM messages ORDER BY seq").fetchall() == [(1, None), (2, None), (3, None)]
+
+
+async def test_migrating_twice_is_a_no_op(tmp_path):
+    path = tmp_path / "threadline.db"
+    build_at(path, 1)
+    for _ in range(2):
+        store = await Store.open(path)
+        await store.close()
+    with sqlite3.connect(path, isolation_level=None) as db:
+        assert migrate(db) == SCHEMA_VERSION
+        assert db.execute("SELECT count(*) FROM messages").fetchone() == (3,)
+
+
+async def test_a_database_from_a_newer_threadline_is_refused_and_left_untouched(tmp_path):
+    path = tmp_path / "threadline.db"
+    build_at(path, 1)
+    with sqlite3.connect(path) as db:
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    with pytest.raises(StorageFailure, match="newer than this Threadline"):
+        await Store.open(path)
+    assert user_version(path) == SCHEMA_VERSION + 1
+    assert "tokens" not in columns(path, "messages")

@@ -1,0 +1,180 @@
+"""The transcript store on real SQLite files: append-only messages, atomic writes, readers beside a writer."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from server.context.tokens import estimate_message_tokens
+from server.transcript import InvalidMessage, NewMessage, SessionNotFound, StorageFailure, Store
+from server.transcript.store import MAX_PAGE
+from tests.conftest import KIMI, load_trajectory
+
+
+@pytest.fixture
+async def store(tmp_path: Path):
+    s = await Store.open(tmp_path / "threadline.db", estimate=estimate_message_tokens)
+    yield s
+    await s.close()
+
+
+def user(text: str) -> NewMessage:
+    return NewMessage(role="user", content=text)
+
+
+async def test_R_SRC_1_appends_continue_the_sequence_and_read_back_unchanged(store):
+    sid = (await store.create_session("/w", "t")).id
+    first = await store.append_messages(sid, [user("one"), user("two")])
+    call = {"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "a.py"}'}}
+    second = await store.append_messages(sid, [
+        NewMessage(role="assistant", content="", tool_calls=[call], reasoning="look first"),
+        NewMessage(role="tool", content="print(1)", tool_call_id="c1"),
+        NewMessage(role="user", content="see", images=[{"mimeType": "image/png", "data": "AAAA"}]),
+    ], turn_id="turn_1")
+    assert [m.seq for m in first + second] == [1, 2, 3, 4, 5]
+    page = await store.read_messages(sid)
+    assert page.next_seq is None
+    assert [(m.seq, m.role, m.content) for m in page.items] == [
+        (1, "user", "one"), (2, "user", "two"), (3, "assistant", ""), (4, "tool", "print(1)"), (5, "user", "see")]
+    assert page.items[2].tool_calls == [call] and page.items[2].reasoning == "look first"
+    assert page.items[3].tool_call_id == "c1" and page.items[3].turn_id == "turn_1"
+    assert page.items[4].images == [{"mimeType": "image/png", "data": "AAAA"}]
+    assert (await store.get_session(sid)).message_count == 5
+
+
+async def test_B_INC_1_each_message_stores_its_token_estimate_when_written(store):
+    sid = (await store.create_session("/w")).id
+    stored = await store.append_messages(sid, [user("x" * 400)])
+    [read] = (await store.read_messages(sid)).items
+    assert read.tokens == stored[0].tokens == estimate_message_tokens(stored[0].to_openai())
+    assert read.tokens > 0
+
+
+async def test_an_invalid_message_in_a_batch_stores_none_of_the_batch(store):
+    sid = (await store.create_session("/w")).id
+    with pytest.raises(InvalidMessage, match=r"messages\[1\]\.tool_call_id"):
+        await store.append_messages(sid, [user("ok"), NewMessage(role="tool", content="orphan")])
+    assert (await store.read_messages(sid)).items == []
+    assert (await store.get_session(sid)).message_count == 0
+
+
+async def test_append_to_an_unknown_session_is_session_not_found(store):
+    with pytest.raises(SessionNotFound):
+        await store.append_messages("ses_missing", [user("x")])
+
+
+async def test_read_messages_caps_the_page_size(store):
+    sid = (await store.create_session("/w")).id
+    await store.append_messages(sid, [user(str(i)) for i in range(MAX_PAGE + 5)])
+    page = await store.read_messages(sid, limit=10 * MAX_PAGE)
+    assert len(page.items) == MAX_PAGE and page.next_seq == MAX_PAGE
+    rest = await store.read_messages(sid, after_seq=page.next_seq, limit=10 * MAX_PAGE)
+    assert [m.seq for m in rest.items] == list(range(MAX_PAGE + 1, MAX_PAGE + 6)) and rest.next_seq is None
+
+
+async def test_R_SRC_2_fork_copies_messages_and_search_rows_and_leaves_the_source_alone(store):
+    messages = load_trajectory(KIMI)[:20]
+    sid = (await store.create_session("/w", "kimi")).id
+    await store.append_messages(sid, [NewMessage(role=m["role"], content=m["content"], tool_calls=m.get("tool_calls"),
+                                                 tool_call_id=m.get("tool_call_id")) for m in messages])
+    before = await store.all_messages(sid)
+    fork = await store.fork_session(sid, at_seq=8)
+    assert fork.parent_id == sid and fork.message_count == 8
+    assert await store.all_messages(fork.id) == before[:8]
+    assert await store.all_messages(sid) == before
+    # new appends to the fork continue after atSeq and do not reach the source
+    await store.append_messages(fork.id, [user("only in the fork: capybaric")])
+    assert [m.seq for m in await store.all_messages(fork.id)][-1] == 9
+    assert await store.all_messages(sid) == before
+    assert {h.session_id for h in await store.search("capybaric")} == {fork.id}
+    word = before[0].content.split()[0].strip("<>/")
+    assert {h.session_id for h in await store.search(word)} >= {sid, fork.id}
+
+
+async def test_delete_session_removes_its_rows_and_search_entries_only(store):
+    keep = (await store.create_session("/w")).id
+    gone = (await store.create_session("/w")).id
+    await store.append_messages(keep, [user("shared marmotish word")])
+    await store.append_messages(gone, [user("shared marmotish word")])
+    await store.add_event(gone, "context.compacted", {"beforeTokens": 1})
+    await store.delete_session(gone)
+    with pytest.raises(SessionNotFound):
+        await store.get_session(gone)
+    assert [h.session_id for h in await store.search("marmotish")] == [keep]
+    assert await store.list_events(gone) == []
+    with sqlite3.connect(store.path) as db:
+        assert db.execute("SELECT count(*) FROM messages WHERE session_id = ?", (gone,)).fetchone() == (0,)
+        assert db.execute("SELECT count(*) FROM messages_fts").fetchone() == (1,)
+
+
+async def test_concurrent_readers_see_only_whole_committed_batches_while_a_writer_commits(tmp_path):
+    """A reader on the writer's store and a reader on a second store (another connection pair) never see a
+    half-written batch or a ``database is locked`` error."""
+    path = tmp_path / "threadline.db"
+    writer = await Store.open(path)
+    other = await Store.open(path)
+    batch, batches = 7, 40
+    try:
+        sid = (await writer.create_session("/w")).id
+        done = asyncio.Event()
+
+        async def write() -> None:
+            for b in range(batches):
+                await writer.append_messages(sid, [user(f"b{b} m{i}") for i in range(batch)])
+                await asyncio.sleep(0)
+            done.set()
+
+        async def read(store: Store) -> int:
+            looks = 0
+            while not done.is_set():
+                messages = await store.all_messages(sid)
+                assert len(messages) % batch == 0, "a reader saw part of a transaction"
+                assert [m.seq for m in messages] == list(range(1, len(messages) + 1))
+                assert (await store.get_session(sid)).message_count >= len(messages)
+                looks += 1
+                await asyncio.sleep(0)
+            return looks
+
+        _, looks_same, looks_other = await asyncio.gather(write(), read(writer), read(other))
+        assert looks_same > 0 and looks_other > 0
+        assert len(await other.all_messages(sid)) == batch * batches
+    finally:
+        await writer.close()
+        await other.close()
+
+
+async def test_two_stores_writing_one_file_both_commit(tmp_path):
+    """Two connections pairs (as two server processes would have) interleave writes without losing any."""
+    path = tmp_path / "threadline.db"
+    a, b = await Store.open(path), await Store.open(path)
+    try:
+        sa, sb = (await a.create_session("/w")).id, (await b.create_session("/w")).id
+
+        async def fill(store: Store, sid: str) -> None:
+            for i in range(30):
+                await store.append_messages(sid, [user(f"{sid} {i}")])
+
+        await asyncio.gather(fill(a, sa), fill(b, sb), fill(a, sb))
+        assert len(await a.all_messages(sa)) == 30
+        assert [m.seq for m in await b.all_messages(sb)] == list(range(1, 61))
+    finally:
+        await a.close()
+        await b.close()
+
+
+async def test_opening_under_a_path_that_cannot_be_a_folder_is_a_storage_failure_naming_it(tmp_path):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    with pytest.raises(StorageFailure, match="not-a-folder"):
+        await Store.open(blocker / "threadline.db")
+
+
+async def test_a_corrupt_database_file_is_a_storage_failure(tmp_path):
+    path = tmp_path / "threadline.db"
+    path.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StorageFailure):
+        await Store.open(path)
+    assert path.read_bytes() == b"this is not sqlite" * 100
