@@ -141,6 +141,9 @@ def error_for_status(
     def err(kind: str, message: str, **extra: Any) -> ProviderError:
         return ProviderError(kind, message, status=status, partial=partial, retry_after=retry_after, **extra)
 
+    if status < 400:
+        return err("bad_request", f"The provider at {base_url} redirected the request (HTTP {status}); "
+                                  f"set the base URL to where it points.{suffix}")
     if status == 401:
         if not api_key:
             return err("auth", f"The provider at {base_url} requires an API key, but none is configured "

@@ -141,7 +141,7 @@ class OpenAICompatibleProvider:
                 "POST", self._url, json=body, headers=self._headers(), timeout=self._timeout
             ) as response:
                 answered = True
-                if response.status_code >= 400:
+                if response.status_code >= 300:  # a moved endpoint belongs in config; redirects are not chased
                     await self._raise_for_status(response, body)
                 content_type = response.headers.get("content-type", "")
                 if "text/event-stream" not in content_type:

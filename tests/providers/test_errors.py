@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from server.providers import ProviderError
+from server.providers.errors import error_for_status
 from tests.fakes.openai_rules import masked_key
 
 USER = [{"role": "user", "content": "hello"}]
@@ -74,3 +75,8 @@ async def test_R_PTL_1_context_error_inside_the_stream_is_context_too_long(fake_
     error = await fails(make_provider())
     assert error.kind == "context_too_long"
     assert len(fake_provider.requests) == 1
+
+
+def test_a_redirect_is_reported_not_followed():
+    error = error_for_status(307, "", model="m", base_url="http://example.test/v1", api_key="k")
+    assert error.kind == "bad_request" and "redirected the request (HTTP 307)" in error.message
