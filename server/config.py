@@ -43,6 +43,7 @@ class Settings:
     max_iterations: int = 50
     command_timeout_seconds: float = 120.0
     max_message_bytes: int = 64 * 1024 * 1024
+    provider_read_timeout_seconds: float = 120.0  # silence on an open stream longer than this is a timeout
 
     @property
     def database_path(self) -> Path:
@@ -97,6 +98,8 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         command_timeout_seconds=float(data.get("command_timeout_seconds", 120.0)),
         max_message_bytes=_int(env.get("THREADLINE_MAX_MESSAGE_BYTES"), "THREADLINE_MAX_MESSAGE_BYTES")
         or Settings.max_message_bytes,
+        provider_read_timeout_seconds=_int(env.get("THREADLINE_READ_TIMEOUT"), "THREADLINE_READ_TIMEOUT")
+        or float(prov.get("read_timeout_seconds", Settings.provider_read_timeout_seconds)),
     )
 
 

@@ -45,7 +45,8 @@ def provider_for(rt: Runtime) -> ChatProvider | None:
         return None
     key = (p.base_url, p.api_key, p.model)
     if key not in rt.providers:
-        rt.providers[key] = OpenAICompatibleProvider(p.base_url, p.api_key, p.model)
+        rt.providers[key] = OpenAICompatibleProvider(p.base_url, p.api_key, p.model,
+                                                     read_timeout=rt.settings.provider_read_timeout_seconds)
     return rt.providers[key]
 
 
