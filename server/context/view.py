@@ -85,14 +85,20 @@ class RequestView:
     anchors: tuple[SummaryAnchor, ...] = ()
 
     @property
+    def after_tokens(self) -> int:
+        """``afterTokens`` of the ``context.compacted`` event (R-OBS-1): the estimate of this view."""
+        return self.estimated_tokens
+
+    @property
     def event_summary(self) -> str | None:
         """Summary text of the ``context.compacted`` event (R-MICRO-3, R-OBS-1); None when nothing changed."""
         if self.mode == "full":
             return None
         if self.mode == "microcompacted":
             n = self.compacted_tool_outputs
-            noun = "old tool output replaced with a placeholder" if n == 1 else "old tool outputs replaced with placeholders"
-            return f"[microcompaction] {n} {noun}"
+            if n == 1:
+                return "[microcompaction] 1 old tool output replaced with a placeholder"
+            return f"[microcompaction] {n} old tool outputs replaced with placeholders"
         return self.summary
 
 
@@ -142,6 +148,17 @@ def _uncovered(conversation: list[_Item], anchors: Sequence[SummaryAnchor]) -> l
         holder = holder_index([it.msg for it in conversation], start)
         start = holder if holder is not None else start
     return conversation[start:]
+
+
+def _base(items: list[_Item], settings: ViewSettings, transcript_messages: int) -> dict[str, Any]:
+    """The view fields that do not depend on the path taken."""
+    return {
+        "before_tokens": sum(it.tokens for it in items),
+        "threshold_tokens": settings.threshold_tokens,
+        "context_window_tokens": settings.context_window_tokens,
+        "keep_recent_tokens": settings.keep_recent_tokens,
+        "transcript_messages": transcript_messages,
+    }
 
 
 def _view(
@@ -213,14 +230,8 @@ def build_request_view(
     the previous view's anchors within the same turn; pass none at the start of a user turn.
     """
     items = _items(messages, token_counts)
-    before = sum(it.tokens for it in items)
-    base = {
-        "before_tokens": before,
-        "threshold_tokens": settings.threshold_tokens,
-        "context_window_tokens": settings.context_window_tokens,
-        "keep_recent_tokens": settings.keep_recent_tokens,
-        "transcript_messages": len(messages),
-    }
+    base = _base(items, settings, len(messages))
+    before = base["before_tokens"]
     if before <= settings.threshold_tokens:  # R-PIPE-1: nothing changes.
         return _view("full", [it.msg for it in items], before, base)
     systems = [it for it in items if _is_system(it)]
@@ -256,11 +267,4 @@ def fallback_request_view(
 ) -> RequestView:
     """The fallback window as a view, for the single retry after a context-too-long answer (R-PTL-1)."""
     items = _items(messages, token_counts)
-    base = {
-        "before_tokens": sum(it.tokens for it in items),
-        "threshold_tokens": settings.threshold_tokens,
-        "context_window_tokens": settings.context_window_tokens,
-        "keep_recent_tokens": settings.keep_recent_tokens,
-        "transcript_messages": len(messages),
-    }
-    return _fallback(messages, base)
+    return _fallback(messages, _base(items, settings, len(messages)))

@@ -222,8 +222,22 @@ def test_B_SUM_6_every_write_tool_in_the_recorded_trajectories_is_covered():
 
 
 def test_B_SUM_6_every_write_tool_the_server_defines_is_covered():
-    """Scans server/ (outside the pipeline) for tool names declared as `name="..."` / `"name": "..."`."""
-    declared = re.compile(r"""["']?name["']?\s*[:=]\s*["']([A-Za-z_][A-Za-z0-9_]*)["']""")
+    """Every server tool that writes (declares ``writes_paths`` or needs edit approval) is registered here,
+    and each of its declared path keys is extracted. The pipeline itself never imports server.tools."""
+    from server.tools import TOOLS
+
+    writers = {name: tool for name, tool in TOOLS.items() if tool.writes_paths or tool.approval == "edit"}
+    assert {"edit_file", "write_file"} <= set(writers)
+    missing = sorted(name for name in writers if name.lower() not in WRITE_TOOLS)
+    assert missing == [], "add these write tools to server/context/summary.py WRITE_TOOLS"
+    for name, tool in writers.items():
+        for key in tool.writes_paths:
+            assert write_paths(name, json.dumps({key: "src/x.py"})) == ["src/x.py"], (name, key)
+
+
+def test_B_SUM_6_no_tool_name_declared_in_server_source_escapes_the_registry():
+    """Belt and braces for tools declared outside server.tools: `Tool("name", ...)` or `name="..."`."""
+    declared = re.compile(r"""(?:\bTool\(\s*|["']?name["']?\s*[:=]\s*)["']([A-Za-z_][A-Za-z0-9_]*)["']""")
     missing = set()
     for path in sorted((REPO / "server").rglob("*.py")):
         if "context" in path.relative_to(REPO / "server").parts:
