@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import urllib.request
@@ -306,3 +307,31 @@ def test_artifact_opens_read_only_and_pages(nvim, provider: Provider, workdir: P
     assert r["last"].startswith("-- more: press <CR> or ]] to load lines 1001-2000 of")
     assert r["lines"] == 2001
     assert r["name"].endswith(r["id"])
+
+
+def test_compaction_notice_shows_before_and_after(nvim, provider: Provider, workdir: Path):
+    for name in ("one.txt", "two.txt", "three.txt"):
+        (workdir / name).write_text("".join(f"{name} row {i:03d}: some filler text to read\n" for i in range(150)))
+    provider.push({"tool_calls": [{"id": "call_1", "name": "read_file", "arguments": {"path": "one.txt"}}]},
+                  {"tool_calls": [{"id": "call_2", "name": "read_file", "arguments": {"path": "two.txt"}}]},
+                  {"tool_calls": [{"id": "call_3", "name": "read_file", "arguments": {"path": "three.txt"}}]},
+                  {"content": "Read all three."})
+    out = nvim("""
+      T.open()
+      T.turn('Read the three files')
+      local row = T.find('── context compacted')
+      return { row = row, folded = row and T.foldclosed(row + 1) or -2 }
+    """, TL_CONTEXT_WINDOW="6000")
+    chat, r = "\n".join(out["chat"]), out["result"]
+    assert r["row"], chat
+    notice = out["chat"][r["row"] - 1]
+    m = re.fullmatch(r"── context compacted \((microcompacted|summarized|fallback)\): ([\d.]+k?) → ([\d.]+k?) tokens",
+                     notice)
+    assert m, notice
+    assert _tokens(m.group(2)) > _tokens(m.group(3))
+    assert out["chat"][r["row"]].startswith("  │ ") and r["folded"] != -1, "the summary should be folded"
+    assert "Read all three." in chat
+
+
+def _tokens(s: str) -> float:
+    return float(s[:-1]) * 1000 if s.endswith("k") else float(s)

@@ -31,6 +31,7 @@ function M.setup_window(win)
   wo.foldexpr = "v:lua.require'threadline.chat'.foldexpr(v:lnum)"
   wo.foldtext = "v:lua.require'threadline.chat'.foldtext()"
   wo.foldlevel = 0
+  wo.foldminlines = 0 -- one-line results fold too
   wo.foldenable = true
   wo.wrap = true
   wo.linebreak = true
