@@ -335,3 +335,43 @@ def test_compaction_notice_shows_before_and_after(nvim, provider: Provider, work
 
 def _tokens(s: str) -> float:
     return float(s[:-1]) * 1000 if s.endswith("k") else float(s)
+
+
+def test_input_window_send_command_errors_and_health(nvim, provider: Provider):
+    provider.push({"content": "Typed reply."},
+                  {"error": {"status": 400, "body": {"error": {"message": "model exploded on purpose",
+                                                               "type": "invalid_request_error"}}}})
+    out = nvim("""
+      vim.cmd('Threadline')
+      T.wait('a session', function() return T.tl.status().session_id ~= nil end)
+      -- The input window under the chat: type, then <CR> in normal mode sends.
+      local input = vim.api.nvim_get_current_buf()
+      local input_ft = vim.bo[input].filetype
+      vim.api.nvim_buf_set_lines(input, 0, -1, false, { 'typed in the', 'input window' })
+      vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes('<CR>', true, false, true), 'x', false)
+      T.wait('the typed turn', function() return T.find('Typed reply.') and T.tl.status().state == 'idle' end)
+      local input_after = vim.api.nvim_buf_get_lines(input, 0, -1, false)
+      vim.cmd('ThreadlineSend this one fails')
+      T.wait('the failing turn', function() return T.find('Error:') and T.tl.status().state == 'idle' end)
+      vim.cmd('checkhealth threadline')
+      local health = vim.api.nvim_buf_get_lines(0, 0, -1, false)
+      local fmt = require('threadline.format')
+      return {
+        input_ft = input_ft, input_after = input_after, health = health,
+        tokens = { fmt.tokens(950), fmt.tokens(12345), fmt.tokens(64000), fmt.tokens(131072), fmt.tokens(2500000) },
+        windows = #vim.api.nvim_tabpage_list_wins(0),
+      }
+    """)
+    chat, r = "\n".join(out["chat"]), out["result"]
+    assert r["input_ft"] == "threadline_input"
+    assert "## You\ntyped in the\ninput window" in chat and "Typed reply." in chat
+    assert r["input_after"] == [""], "the input window is cleared after sending"
+    assert "## You\nthis one fails" in chat
+    error_line = next(line for line in out["chat"] if line.startswith("Error:"))
+    assert "model exploded on purpose" in chat or "400" in error_line, error_line
+    health = "\n".join(r["health"])
+    assert "OK Neovim 0.12" in health
+    assert "is executable" in health
+    assert "baseUrl = http://127.0.0.1" in health and "[cmd_env.THREADLINE_BASE_URL]" in health
+    assert "apiKey = (set, not shown)" in health and "test-key" not in health
+    assert r["tokens"] == ["950", "12.3k", "64k", "131k", "2.5M"]
