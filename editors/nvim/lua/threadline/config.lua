@@ -40,6 +40,21 @@ function M.setup(opts)
   return M.options
 end
 
+--- The server command to run. When cmd is the default and `threadline` is not on PATH, a plugin loaded from a
+--- Threadline checkout (editors/nvim) uses the checkout's .venv/bin/threadline.
+function M.resolve_cmd()
+  local cmd = M.options.cmd
+  if vim.deep_equal(cmd, M.defaults.cmd) and vim.fn.executable(cmd[1]) ~= 1 then
+    local here = debug.getinfo(1, 'S').source:gsub('^@', '')
+    local repo = vim.fn.fnamemodify(here, ':p:h:h:h:h:h')
+    local venv = repo .. '/.venv/bin/threadline'
+    if vim.fn.executable(venv) == 1 then
+      return { venv, 'serve' }
+    end
+  end
+  return cmd
+end
+
 --- initializationOptions for initialize.
 function M.init_options()
   local o = M.options

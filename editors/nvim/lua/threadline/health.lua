@@ -21,7 +21,7 @@ end
 
 local function check_cmd(opts)
   start_('Server command')
-  local cmd = opts.cmd or {}
+  local cmd = require('threadline.config').resolve_cmd() or {}
   if #cmd == 0 then
     error_('setup({ cmd = ... }) is empty')
     return

@@ -178,7 +178,7 @@ function M.ensure_server()
   local o = config.options
   local transport
   local t, err = require('threadline.transport').start({
-    cmd = o.cmd,
+    cmd = config.resolve_cmd(),
     env = o.cmd_env,
     cwd = o.cmd_cwd,
     init_options = config.init_options(),
