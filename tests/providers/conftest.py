@@ -1,3 +1,5 @@
+"""`fake_provider` and `fake_provider_factory` come from tests/fakes/plugin.py, registered in tests/conftest.py."""
+
 from __future__ import annotations
 
 import ssl
@@ -7,9 +9,6 @@ import httpx
 import pytest_asyncio
 
 from server.providers import OpenAICompatibleProvider
-# The fixtures live in tests/fakes/plugin.py; importing them here keeps these tests runnable on their own
-# until tests/conftest.py registers the plugin with `pytest_plugins = ["tests.fakes.plugin"]`.
-from tests.fakes.plugin import fake_provider, fake_provider_factory  # noqa: F401
 
 
 # Building a TLS context costs ~0.1 s per client; the fake is plain HTTP, so share one.
@@ -17,7 +16,7 @@ _TLS = ssl.create_default_context()
 
 
 @pytest_asyncio.fixture
-async def make_provider(fake_provider) -> AsyncIterator[Callable[..., OpenAICompatibleProvider]]:  # noqa: F811
+async def make_provider(fake_provider) -> AsyncIterator[Callable[..., OpenAICompatibleProvider]]:
     """Providers pointed at the fake (or `url`), with tiny backoffs so retry tests stay fast."""
     made: list[OpenAICompatibleProvider] = []
     clients: list[httpx.AsyncClient] = []
