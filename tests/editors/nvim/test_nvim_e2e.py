@@ -375,3 +375,29 @@ def test_input_window_send_command_errors_and_health(nvim, provider: Provider):
     assert "baseUrl = http://127.0.0.1" in health and "[cmd_env.THREADLINE_BASE_URL]" in health
     assert "apiKey = (set, not shown)" in health and "test-key" not in health
     assert r["tokens"] == ["950", "12.3k", "64k", "131k", "2.5M"]
+
+
+def test_cancel_answers_an_approval_whose_picker_never_returns(nvim, provider: Provider, workdir: Path):
+    provider.push({"reasoning": "The user wants a file; writing needs approval.", "chunks": 2,
+                   "tool_calls": [{"id": "call_x", "name": "write_file",
+                                   "arguments": {"path": "x.txt", "content": "x\n"}}]},
+                  {"content": "Never reached."})
+    out = nvim("""
+      T.open()
+      T.stub_select(function() return nil end)
+      vim.ui.select = function(items, opts, on_choice)  -- a picker that never calls back
+        table.insert(T.selects, opts.kind)
+      end
+      T.tl.submit('Write x.txt')
+      T.wait('the approval request', function() return #T.selects == 1 end)
+      T.tl.cancel()
+      T.wait('the turn to end', function() return T.tl.status().state == 'idle' end, 10000)
+      local row = T.find('~ reasoning')
+      return { reasoning_row = row, reasoning_folded = row and T.foldclosed(row + 1) or -2 }
+    """)
+    chat, r = "\n".join(out["chat"]), out["result"]
+    assert "→ Reject" in chat
+    assert not (workdir / "x.txt").exists()
+    assert "[cancelled]" in chat or "⊘ denied" in chat
+    assert r["reasoning_row"] and r["reasoning_folded"] != -1
+    assert "  │ The user wants a file; writing needs approval." in chat

@@ -6,6 +6,21 @@ local M = {}
 
 local OPTIONS = { 'allowOnce', 'allowAlways', 'reject' }
 
+--- Approvals waiting for the picker: id -> { session_id, resolve(choice) }.
+M.pending = {}
+local next_id = 0
+
+--- Answer "reject" to every open approval of a session (on cancel), so the server is never left waiting on a
+--- picker that does not call back.
+function M.reject_all(session_id)
+  for id, p in pairs(M.pending) do
+    if session_id == nil or p.session_id == session_id then
+      M.pending[id] = nil
+      p.resolve(nil)
+    end
+  end
+end
+
 --- Ask the user; returns the decision string ("reject" when dismissed or unknown).
 function M.ask(params, chat)
   local options = {}
@@ -23,10 +38,13 @@ function M.ask(params, chat)
   local co, is_main = coroutine.running()
   local can_yield = co ~= nil and not is_main
   local done, choice, waiting = false, nil, false
+  next_id = next_id + 1
+  local pending_id = next_id
   local function on_choice(item)
     if done then
       return
     end
+    M.pending[pending_id] = nil
     done, choice = true, item
     if waiting then
       vim.schedule(function()
@@ -34,6 +52,7 @@ function M.ask(params, chat)
       end)
     end
   end
+  M.pending[pending_id] = { session_id = fmt.val(params.sessionId), resolve = on_choice }
   local ok, err = pcall(vim.ui.select, options, {
     prompt = prompt,
     kind = 'threadline_approval',
@@ -41,12 +60,12 @@ function M.ask(params, chat)
   }, on_choice)
   if not ok then
     vim.notify('threadline: vim.ui.select failed: ' .. tostring(err), vim.log.levels.ERROR)
-    done, choice = true, nil
+    on_choice(nil)
   end
   if not done then
     if not can_yield then
       -- No coroutine to wait in (older Neovim): refuse rather than block the editor.
-      done, choice = true, nil
+      on_choice(nil)
     else
       waiting = true
       coroutine.yield()

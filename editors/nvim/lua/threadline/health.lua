@@ -2,8 +2,12 @@
 local M = {}
 
 local health = vim.health
-local ok_, warn_, error_, info_ = health.ok, health.warn, health.error, health.info
-local start_ = health.start
+-- 0.9 spells them report_*.
+local ok_ = health.ok or health.report_ok
+local warn_ = health.warn or health.report_warn
+local error_ = health.error or health.report_error
+local info_ = health.info or health.report_info
+local start_ = health.start or health.report_start
 
 local function check_version()
   start_('Neovim')

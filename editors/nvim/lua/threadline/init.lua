@@ -157,10 +157,14 @@ local function on_exit(transport, code, signal, expected)
   if expected then
     return
   end
+  require('threadline.approval').reject_all(nil)
   local msg = ('the Threadline server stopped unexpectedly (exit code %s%s). Run :Threadline to restart it.'):format(
     tostring(code),
     (signal and signal ~= 0) and (', signal ' .. tostring(signal)) or ''
   )
+  if vim.lsp.get_log_path then
+    msg = msg .. '\nIts error output is in the LSP log: ' .. vim.lsp.get_log_path()
+  end
   for _, s in pairs(S.sessions) do
     s.chat:error(msg)
   end
@@ -397,6 +401,8 @@ function M.cancel(callback)
     callback({ message = 'no session' })
     return
   end
+  -- An approval still waiting on its picker is answered "reject" first, so the turn can stop.
+  require('threadline.approval').reject_all(s.id)
   M.request('cancelTurn', { sessionId = s.id }, function(err, r)
     if err then
       s.chat:error(err)
