@@ -9,6 +9,7 @@ import logging
 import sys
 from pathlib import Path
 
+from server import cli_replay
 from server.client import Client, RpcError
 
 
@@ -52,6 +53,8 @@ def _parser() -> argparse.ArgumentParser:
     search.add_argument("--session")
     search.add_argument("--limit", type=int, default=20)
     search.set_defaults(run=lambda a: _client_run(_search, a))
+
+    cli_replay.add_parsers(sub)
     return parser
 
 

@@ -15,6 +15,7 @@ from server.agent.views import ViewBuilder
 from server.context import ViewSettings, estimate_text_tokens
 from server.frozen import read_frozen_context
 from server.providers import DEFAULT_CONTEXT_WINDOW, ChatProvider, OpenAICompatibleProvider, context_window_for
+from server.replay import ReplayProvider, replay_provider
 from server.tools import ToolContext, tool_specs
 from server.transcript import NewMessage, new_id
 
@@ -40,6 +41,9 @@ def tool_overhead_tokens() -> int:
 
 
 def provider_for(rt: Runtime) -> ChatProvider | None:
+    replay = replay_provider(rt)  # `threadline replay`: recorded answers, recorded tool results
+    if replay is not None:
+        return replay
     p = rt.settings.provider
     if not p.configured:
         return None
@@ -88,8 +92,9 @@ async def build_turn(rt: Runtime, session, provider: ChatProvider) -> Turn:
 
     views = ViewBuilder(rt.store, view_settings(rt), provider.model, rt.calibrations,
                         overhead_tokens=tool_overhead_tokens())
+    replayed = {"run_tool": provider.run_tool} if isinstance(provider, ReplayProvider) else {}
     return Turn(store=rt.store, provider=provider, tools=tools,
                 approvals=Approvals(rt.store, rt.ask_client, policy, always), emit=emit, views=views,
                 max_iterations=rt.settings.max_iterations,
                 totals=rt.session_totals.setdefault(session.id, TurnTotals()),
-                first_messages=first_messages, turn_id=turn_id)
+                first_messages=first_messages, turn_id=turn_id, **replayed)

@@ -1,0 +1,186 @@
+"""Driving a replay from the client side: ``threadline replay FILE`` and the data behind ``threadline demo``.
+
+Starts a real server on a throwaway home with ``THREADLINE_REPLAY_FILE`` set (see ``server.replay``), then talks
+plain JSON-RPC: the leading system messages are imported as the session, each recorded user message is a
+``submitTurn``, approvals are off (nothing runs). Each ``usage`` notification is one model call (a step); its
+``contextTokens`` is the request view's size, and a ``contextCompacted`` notification before it names the mode.
+The transcript size at a step is the sum of the stored messages' estimates up to the last ``seq`` seen.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from server.client import Client
+from server.context import estimate_message_tokens
+from server.replay import REPLAY_ENV, load_recording, plan_replay
+from server.transcript.records import StoredMessage
+
+__all__ = ["ReplayReport", "Step", "print_report", "replay_file"]
+
+UNLIMITED_ITERATIONS = 1_000_000  # a recorded turn may hold hundreds of model calls
+
+
+@dataclass
+class Step:
+    turn: int
+    transcript_seq: int  # the transcript the call was built from: seq 1..transcript_seq
+    view_tokens: int
+    mode: str
+    compacted: bool  # a compaction was announced right before this call
+    transcript_tokens: int = 0
+
+
+@dataclass
+class ReplayReport:
+    file: Path
+    context_window: int | None
+    steps: list[Step] = field(default_factory=list)
+    turns: int = 0
+    errors: list[str] = field(default_factory=list)
+    skipped: int = 0
+
+    @property
+    def tokens_sent(self) -> int:
+        return sum(s.view_tokens for s in self.steps)
+
+    @property
+    def naive_tokens(self) -> int:
+        return sum(s.transcript_tokens for s in self.steps)
+
+    @property
+    def compactions(self) -> int:
+        return sum(s.compacted for s in self.steps)
+
+    def modes(self) -> dict[str, int]:
+        return dict(Counter(s.mode for s in self.steps))
+
+    def summary(self) -> dict[str, Any]:
+        """The closing ``--json`` line."""
+        return {"steps": len(self.steps), "tokensSent": self.tokens_sent, "naiveTokens": self.naive_tokens,
+                "compactions": self.compactions, "modes": self.modes()}
+
+
+class _Tracker:
+    """Turns the notification stream into steps."""
+
+    def __init__(self, report: ReplayReport):
+        self.report = report
+        self.turn = 0
+        self.last_seq = 0
+        self.pending: str | None = None  # mode announced for the next call
+        self.turn_mode: str | None = None  # a view that is not announced repeats the turn's last compaction
+
+    def __call__(self, method: str, params: Any) -> None:
+        if method != "sessionUpdate":
+            return
+        update = params.get("update") or {}
+        if isinstance(params.get("seq"), int):
+            self.last_seq = max(self.last_seq, params["seq"])
+        kind = update.get("kind")
+        if kind == "turnStarted":
+            self.turn += 1
+            self.turn_mode = None
+        elif kind == "contextCompacted":
+            self.pending = self.turn_mode = update["mode"]
+        elif kind == "usage":
+            mode = self.pending or self.turn_mode or "full"
+            self.report.steps.append(Step(self.turn, self.last_seq, update["contextTokens"], mode,
+                                          self.pending is not None))
+            self.pending = None
+
+
+def _write_config(home: Path, keep_recent: int | None) -> None:
+    lines = ['approval_policy = "auto"', f"max_iterations = {UNLIMITED_ITERATIONS}"]
+    if keep_recent is not None:
+        lines += ["[context]", f"keep_recent_tokens = {keep_recent}"]
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+async def _transcript_tokens(client: Client, session_id: str) -> list[int]:
+    """Per-message estimates by seq (index 0 = seq 1), computed as the store computes them at write."""
+    tokens: list[int] = []
+    after = 0
+    while True:
+        page = await client.request("readTranscript", {"sessionId": session_id, "afterSeq": after, "limit": 1000})
+        for item in page["items"]:
+            msg = StoredMessage(item["seq"], item["role"], item.get("content"), item["createdAt"],
+                                item.get("toolCalls"), item.get("toolCallId"), item.get("name"),
+                                item.get("reasoning"), item.get("images"), item.get("status", "complete"))
+            tokens.append(estimate_message_tokens(msg.to_openai()))
+            after = item["seq"]
+        if page.get("nextSeq") is None:
+            return tokens
+
+
+async def replay_file(path: Path, context_window: int | None = None, keep_recent: int | None = None,
+                      on_step=None) -> ReplayReport:
+    """Replay ``path`` through a real server on a throwaway home; returns the per-step report."""
+    path = Path(path).resolve()
+    plan = plan_replay(load_recording(path))
+    report = ReplayReport(path, context_window, skipped=plan.skipped)
+    with tempfile.TemporaryDirectory(prefix="threadline-replay-") as tmp:
+        home, work = Path(tmp) / "home", Path(tmp) / "work"
+        work.mkdir()
+        _write_config(home, keep_recent)
+        env = {"THREADLINE_HOME": str(home), REPLAY_ENV: str(path), "THREADLINE_APPROVAL_POLICY": "auto"}
+        if context_window is not None:
+            env["THREADLINE_CONTEXT_WINDOW"] = str(context_window)
+        else:
+            env.update({k: v for k, v in os.environ.items() if k == "THREADLINE_CONTEXT_WINDOW"})
+        client = await Client.spawn(env=env, args=[sys.executable, "-m", "server"], cwd=tmp)
+        try:
+            tracker = _Tracker(report)
+            client.on_notification = tracker
+            if plan.systems:
+                created = await client.request("importSession", {
+                    "cwd": str(work), "title": f"replay of {path.name}",
+                    "messages": [{"role": "system", "content": text} for text in plan.systems]})
+            else:
+                created = await client.request("createSession", {"cwd": str(work), "title": f"replay of {path.name}"})
+            sid = created["sessionId"]
+            for text, _ in plan.turns:
+                before = len(report.steps)
+                result = await client.request("submitTurn", {"sessionId": sid, "text": text})
+                report.turns += 1
+                if result["stopReason"] != "endTurn":
+                    error = (result.get("error") or {}).get("message", result["stopReason"])
+                    report.errors.append(f"turn {report.turns}: {error}")
+                if on_step:
+                    for step in report.steps[before:]:
+                        on_step(step)
+            tokens = await _transcript_tokens(client, sid)
+        finally:
+            await client.close()
+    prefix = [0]
+    for t in tokens:
+        prefix.append(prefix[-1] + t)
+    for step in report.steps:
+        step.transcript_tokens = prefix[min(step.transcript_seq, len(tokens))]
+    return report
+
+
+def print_report(report: ReplayReport, out: TextIO, as_json: bool = False) -> None:
+    """The per-step table, a closing line, and with ``as_json`` the summary as the last line."""
+    out.write(f"{'step':>5} {'turn':>5} {'transcript':>11} {'view':>8}  mode\n")
+    for i, s in enumerate(report.steps, 1):
+        mark = "  <- compacted" if s.compacted else ""
+        out.write(f"{i:>5} {s.turn:>5} {s.transcript_tokens:>11,} {s.view_tokens:>8,}  {s.mode}{mark}\n")
+    naive, sent = report.naive_tokens, report.tokens_sent
+    saved = f"{100 * (naive - sent) / naive:.0f}% less" if naive else "nothing to compare"
+    modes = ", ".join(f"{k} {v}" for k, v in sorted(report.modes().items()))
+    window = f"{report.context_window:,}-token window" if report.context_window else "default window"
+    out.write(f"{report.file.name} at a {window}: {len(report.steps)} model calls in {report.turns} turns sent "
+              f"{sent:,} tokens instead of {naive:,} ({saved}); {report.compactions} compactions; modes: {modes}\n")
+    for error in report.errors:
+        out.write(f"error: {error}\n")
+    if as_json:
+        out.write(json.dumps(report.summary()) + "\n")
