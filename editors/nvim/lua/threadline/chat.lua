@@ -101,7 +101,8 @@ function Chat:lines()
   return vim.api.nvim_buf_get_lines(self.buf, 0, -1, false)
 end
 
---- Streamed text (assistantDelta / reasoningDelta), appended in place as it arrives.
+--- Streamed text (assistantDelta / reasoningDelta), appended in place as it arrives. Only the open last line
+--- and the new lines are rewritten, so a long reply costs the size of each delta, not of the whole text.
 function Chat:stream_text(kind, text)
   if text == nil or text == '' then
     return
@@ -113,18 +114,20 @@ function Chat:stream_text(kind, text)
     else
       self:append({ '  ~ reasoning' })
     end
-    self.stream = { kind = kind, row = vim.api.nvim_buf_line_count(self.buf), text = '' }
-    self:_set_lines(-1, -1, { kind == 'reasoning' and fmt.FOLD or '' })
+    local prefix = kind == 'reasoning' and fmt.FOLD or ''
+    self:_set_lines(-1, -1, { prefix })
+    self.stream = { kind = kind, prefix = prefix, row = vim.api.nvim_buf_line_count(self.buf) - 1, last = '' }
   end
   local st = self.stream
-  st.text = st.text .. text
-  local body = vim.split(st.text, '\n', { plain = true })
-  if kind == 'reasoning' then
-    for i, l in ipairs(body) do
-      body[i] = fmt.FOLD .. l
-    end
+  local parts = vim.split(text, '\n', { plain = true })
+  parts[1] = st.last .. parts[1]
+  st.last = parts[#parts]
+  local rows = {}
+  for i, p in ipairs(parts) do
+    rows[i] = st.prefix .. p:gsub('\r$', '')
   end
-  self:_set_lines(st.row, -1, body)
+  self:_set_lines(st.row, st.row + 1, rows)
+  st.row = st.row + #parts - 1
   self.stream = st
 end
 
