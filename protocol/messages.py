@@ -165,7 +165,9 @@ class SubmitTurnParams(Base):
     images: list[Image] | None = None
 
 
-class TurnUsage(Base):
+class TurnUsage(msgspec.Struct, rename="camel"):
+    """Always sent whole: a client reads zeros, never missing fields."""
+
     input_tokens: int = 0
     output_tokens: int = 0
     context_tokens: int = 0

@@ -74,7 +74,7 @@ class ContextCompacted(Update, tag="contextCompacted"):
     summary: str
 
 
-class TokenTotals(Base):
+class TokenTotals(msgspec.Struct, rename="camel"):
     input_tokens: int = 0
     output_tokens: int = 0
 

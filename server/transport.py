@@ -47,8 +47,9 @@ async def read_messages(
         if length is None:
             return
         if length > max_bytes:
-            await _discard(reader, length)
+            # Answer first: a client that lied about the length still hears why, before we skip its bytes.
             reject(FrameError(INVALID_REQUEST, f"message of {length} bytes exceeds the limit of {max_bytes} bytes"))
+            await _discard(reader, length)
             continue
         try:
             body = await reader.readexactly(length)

@@ -26,7 +26,7 @@ from server.client import Client
 pytest_plugins = ["tests.fakes.plugin"]
 
 REPO = Path(__file__).resolve().parent.parent
-TRAJECTORIES = Path("/work/shared/data/trajectories")
+TRAJECTORIES = REPO.parent / "shared" / "data" / "trajectories"  # shared/ sits beside the clone, in CI too
 KIMI = TRAJECTORIES / "kimi-cli-entire__29_77bc73228c_1__full.json"  # 211 messages, zh + en
 MINI_SWE = TRAJECTORIES / "mini-swe-agent-pr816__deepseek_chat_dev_rerun__pylint-dev__astroid-1333.json"  # 378
 
