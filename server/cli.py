@@ -9,7 +9,7 @@ import logging
 import sys
 from pathlib import Path
 
-from server import cli_replay
+from server import cli_chat, cli_replay, cli_view
 from server.client import Client, RpcError
 
 
@@ -54,6 +54,8 @@ def _parser() -> argparse.ArgumentParser:
     search.add_argument("--limit", type=int, default=20)
     search.set_defaults(run=lambda a: _client_run(_search, a))
 
+    cli_chat.add_parser(sub)
+    cli_view.add_parser(sub, _client_run)
     cli_replay.add_parsers(sub)
     return parser
 

@@ -1,0 +1,167 @@
+"""``threadline chat [--cwd DIR] [--policy ask|autoEdit|auto] [TASK]``: a terminal client of the server.
+
+Prints streamed text, tool calls and their results (folded to a few lines), a context meter after each model call
+(B-METER-1: the last request's size) and compaction notices (R-OBS-1), and asks approvals at the prompt. With no
+TASK it reads tasks line by line until EOF. Like every other command it is a JSON-RPC client of a server it starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from server.client import Client
+
+RESULT_LINES = 4
+DECISIONS = {"y": "allowOnce", "a": "allowAlways", "n": "reject"}
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    chat = sub.add_parser("chat", help="run agent turns in a session from the terminal")
+    chat.add_argument("task", nargs="?", help="the task; without it, tasks are read line by line until EOF")
+    chat.add_argument("--cwd", default=".", help="the session folder (default: the current folder)")
+    chat.add_argument("--policy", choices=("ask", "autoEdit", "auto"), help="approval policy for this session")
+    chat.set_defaults(run=lambda args: asyncio.run(chat_main(args)))
+
+
+def tokens(n: int | None) -> str:
+    """12345 -> '12.3k', 64000 -> '64k', 512 -> '512'."""
+    if n is None:
+        return "?"
+    if n < 1000:
+        return str(n)
+    return f"{n / 1000:.1f}".rstrip("0").rstrip(".") + "k"
+
+
+def fold(text: str, lines: int = RESULT_LINES, width: int = 160) -> list[str]:
+    rows = text.splitlines() or [""]
+    shown = [r if len(r) <= width else r[: width - 1] + "…" for r in rows[:lines]]
+    if len(rows) > lines:
+        shown.append(f"… {len(rows) - lines} more lines")
+    return shown
+
+
+class Printer:
+    """Turns ``sessionUpdate`` notifications into terminal lines."""
+
+    def __init__(self, out: TextIO):
+        self.out = out
+        self.streaming = False  # inside streamed assistant text (no newline yet)
+        self.streamed = False  # this answer's text already arrived as deltas
+
+    def write(self, line: str) -> None:
+        self.end_stream()
+        self.out.write(line + "\n")
+        self.out.flush()
+
+    def end_stream(self) -> None:
+        if self.streaming:
+            self.out.write("\n")
+            self.streaming = False
+
+    def update(self, u: dict[str, Any]) -> None:
+        kind = u.get("kind")
+        if kind == "assistantDelta":
+            self.out.write(u["text"])
+            self.out.flush()
+            self.streaming = self.streamed = True
+        elif kind == "assistantMessage":
+            if not self.streamed and u.get("content"):  # a provider that did not stream
+                self.write(u["content"])
+            if u.get("interrupted"):
+                self.write("  (interrupted)")
+            self.end_stream()
+            self.streamed = False
+        elif kind == "toolCall":
+            self.write(f"→ {u.get('title') or u['tool']}")
+        elif kind == "toolResult":
+            mark = {"ok": "✓", "denied": "✗ denied", "error": "✗"}.get(u.get("status"), u.get("status"))
+            for n, row in enumerate(fold(u.get("content") or "")):
+                self.write(f"  {mark if n == 0 else ' ' * len(mark)} {row}")
+        elif kind == "artifactCreated":
+            self.write(f"  [artifact {u['artifactId']}: {u['totalBytes']} bytes, {u['totalLines']} lines]")
+        elif kind == "usage":
+            self.write(f"context {tokens(u.get('contextTokens'))}/{tokens(u.get('contextWindowTokens'))} tokens")
+        elif kind == "contextCompacted":
+            self.write(f"context compacted ({u['mode']}): {tokens(u['beforeTokens'])} -> "
+                       f"{tokens(u['afterTokens'])} tokens")
+        elif kind == "notice":
+            self.write(f"[{u.get('level', 'info')}] {u.get('message', '')}")
+
+
+async def read_line(prompt: str | None = None) -> str | None:
+    """A line from stdin without blocking the event loop; None at EOF."""
+    if prompt and sys.stdin.isatty():
+        sys.stdout.write(prompt)
+        sys.stdout.flush()
+    line = await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
+    return line.rstrip("\n") if line else None
+
+
+async def ask_approval(printer: Printer, params: dict[str, Any]) -> dict[str, str]:
+    printer.write(f"approval needed: {params.get('title') or params.get('tool')}")
+    for row in fold(params.get("detail") or "", lines=12):
+        printer.write(f"  | {row}")
+    if not sys.stdin.isatty():
+        printer.write("  stdin is not a terminal, so this is rejected (use --policy to allow without asking)")
+        return {"decision": "reject"}
+    while True:
+        answer = await read_line("allow? [y] once, [a] always, [n] reject: ")
+        if answer is None:
+            return {"decision": "reject"}
+        decision = DECISIONS.get(answer.strip().lower()[:1])
+        if decision:
+            return {"decision": decision}
+
+
+async def chat_main(args: argparse.Namespace) -> int:
+    cwd = Path(args.cwd).expanduser().resolve()
+    printer = Printer(sys.stdout)
+    client = await Client.spawn()
+    try:
+        params: dict[str, Any] = {"cwd": str(cwd), "title": (args.task or "chat")[:80]}
+        if args.policy:
+            params["approvalPolicy"] = args.policy
+        sid = (await client.request("createSession", params))["sessionId"]
+        printer.write(f"session {sid} in {cwd}")
+        client.on_notification = lambda method, p: (printer.update(p["update"])
+                                                    if method == "sessionUpdate" and p.get("sessionId") == sid
+                                                    else None)
+        client.on_request = lambda method, p: ask_approval(printer, p)
+        if args.task:
+            return await run_turn(client, printer, sid, args.task)
+        status = 0
+        while (task := await read_line("> ")) is not None:
+            if task.strip():
+                status = max(status, await run_turn(client, printer, sid, task))
+        return status
+    finally:
+        printer.end_stream()
+        await client.close()
+
+
+async def run_turn(client: Client, printer: Printer, sid: str, text: str) -> int:
+    """One turn; Ctrl-C cancels it (the turn still ends normally, as ``cancelled``)."""
+    loop = asyncio.get_running_loop()
+
+    def cancel() -> None:
+        asyncio.ensure_future(client.request("cancelTurn", {"sessionId": sid}))
+
+    try:
+        loop.add_signal_handler(signal.SIGINT, cancel)
+    except (NotImplementedError, RuntimeError):  # not the main thread, or no signals here
+        pass
+    try:
+        result = await client.request("submitTurn", {"sessionId": sid, "text": text})
+    finally:
+        try:
+            loop.remove_signal_handler(signal.SIGINT)
+        except (NotImplementedError, RuntimeError):
+            pass
+    error = result.get("error")
+    printer.write(f"— turn ended: {result['stopReason']}" + (f": {error['message']}" if error else ""))
+    return 1 if result["stopReason"] == "error" else 0

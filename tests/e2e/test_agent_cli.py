@@ -1,0 +1,165 @@
+"""``threadline chat`` and ``threadline view``, run as real commands against the fake provider and a temp home."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.agent_support import API_KEY, REPO, server_env
+from tests.fakes.fake_provider import FakeProvider
+
+THREADLINE = REPO / ".venv" / "bin" / "threadline"
+
+
+@pytest.fixture(scope="module")
+def fake():
+    with FakeProvider(api_key=API_KEY) as f:
+        yield f
+
+
+@pytest.fixture
+def env(fake, tmp_path: Path) -> dict[str, str]:
+    fake.reset()
+    home = tmp_path / "home"
+    home.mkdir()
+    return server_env(home, fake.url, THREADLINE_CONTEXT_WINDOW="64000")
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    path = tmp_path / "ws"
+    path.mkdir()
+    return path
+
+
+def threadline(env: dict[str, str], *args: str, stdin: str | int | None = "") -> subprocess.CompletedProcess[str]:
+    kwargs = {"input": stdin} if isinstance(stdin, str) else {"stdin": stdin}
+    return subprocess.run([str(THREADLINE), *args], env=env, cwd=REPO, capture_output=True, text=True,
+                          timeout=60, **kwargs)
+
+
+def test_chat_prints_stream_tools_meter_and_the_end(fake, env, folder):
+    fake.push({"tool_calls": [{"id": "c1", "name": "run_command", "arguments": {"command": "seq 1 20"}}]},
+              {"tool_calls": [{"id": "c2", "name": "write_file", "arguments": {"path": "out.txt", "content": "hi"}}]},
+              {"content": "Counted and wrote the file.", "chunks": 5})
+    run = threadline(env, "chat", "--cwd", str(folder), "--policy", "auto", "count please")
+    assert run.returncode == 0, run.stderr
+    out = run.stdout
+    assert (folder / "out.txt").read_text() == "hi"
+    assert "→ run_command: seq 1 20" in out and "→ write_file: out.txt" in out
+    assert "  ✓ 1\n" in out and "    4\n    … 18 more lines\n" in out and "\n    20\n" not in out  # folded
+    assert "✓ Created out.txt (2 bytes)" in out
+    assert out.count("Counted and wrote the file.") == 1
+    meters = re.findall(r"^context (\d+(?:\.\d)?k?)/64k tokens$", out, re.M)
+    assert len(meters) == 3  # one per model call
+    assert out.rstrip().endswith("— turn ended: endTurn")
+    assert API_KEY not in out + run.stderr
+
+
+def test_chat_without_a_terminal_rejects_approvals_with_a_note(fake, env, folder):
+    fake.push({"tool_calls": [{"id": "c1", "name": "write_file", "arguments": {"path": "no.txt", "content": "x"}}]},
+              {"content": "ok"})
+    run = threadline(env, "chat", "--cwd", str(folder), "--policy", "ask", "write it", stdin=subprocess.DEVNULL)
+    assert run.returncode == 0, run.stderr
+    assert "approval needed: write_file: no.txt" in run.stdout
+    assert "stdin is not a terminal, so this is rejected" in run.stdout
+    assert "✗ denied Permission denied" in run.stdout
+    assert not (folder / "no.txt").exists()
+
+
+def test_chat_asks_at_the_terminal_prompt_y_a_n(fake, env, folder):
+    fake.push({"tool_calls": [{"id": "c1", "name": "run_command", "arguments": {"command": "echo once"}}]},
+              {"tool_calls": [{"id": "c2", "name": "write_file", "arguments": {"path": "a.txt", "content": "a"}}]},
+              {"tool_calls": [{"id": "c3", "name": "write_file", "arguments": {"path": "b.txt", "content": "b"}}]},
+              {"tool_calls": [{"id": "c4", "name": "run_command", "arguments": {"command": "echo again"}}]},
+              {"content": "done"})
+    master, slave = pty.openpty()
+    try:
+        os.write(master, b"y\na\nn\n")  # held by the terminal until the command reads its answers
+        run = threadline(env, "chat", "--cwd", str(folder), "--policy", "ask", "do things", stdin=slave)
+    finally:
+        os.close(slave)
+        os.close(master)
+    assert run.returncode == 0, run.stderr
+    asked = re.findall(r"^approval needed: (.+)$", run.stdout, re.M)
+    # c1 once (y), c2 always for write_file (a), c3 not asked, c4 is a command again (n).
+    assert asked == ["run_command: echo once", "write_file: a.txt", "run_command: echo again"]
+    assert (folder / "a.txt").read_text() == "a" and (folder / "b.txt").read_text() == "b"
+    assert "✗ denied Permission denied: the user rejected this run_command call" in run.stdout
+
+
+def test_chat_without_a_task_reads_tasks_until_eof_in_one_session(fake, env, folder):
+    run = threadline(env, "chat", "--cwd", str(folder), "--policy", "auto", stdin="first task\n\nsecond task\n")
+    assert run.returncode == 0, run.stderr
+    assert "Echo: first task" in run.stdout and "Echo: second task" in run.stdout
+    assert run.stdout.count("— turn ended: endTurn") == 2
+    second = [r for r in fake.requests if r["path"].startswith("/v1/chat")][1]
+    assert [m["content"] for m in second["body"]["messages"] if m["role"] == "user"] == ["first task", "second task"]
+
+
+def test_chat_turn_error_is_printed_and_exits_nonzero(env, folder):
+    env = {k: v for k, v in env.items() if k not in ("THREADLINE_BASE_URL", "THREADLINE_MODEL")}
+    run = threadline(env, "chat", "--cwd", str(folder), "hello")
+    assert run.returncode == 1
+    assert "turn ended: error: no model provider is configured" in run.stdout
+    assert "Traceback" not in run.stderr
+
+
+def imported_session(env: dict[str, str], folder: Path, tmp_path: Path) -> str:
+    messages = [{"role": "system", "content": "You are a careful agent."}]
+    for n in range(8):
+        messages += [{"role": "user", "content": f"step {n}: please run the tests"},
+                     {"role": "assistant", "content": None, "tool_calls": [
+                         {"id": f"call_{n}", "type": "function",
+                          "function": {"name": "run_command", "arguments": json.dumps({"command": "pytest"})}}]},
+                     {"role": "tool", "tool_call_id": f"call_{n}", "content": f"run {n}: " + "ok " * 600},
+                     {"role": "assistant", "content": f"tests pass at step {n}"}]
+    path = tmp_path / "session.json"
+    path.write_text(json.dumps(messages))
+    run = threadline(env, "import", str(path), "--cwd", str(folder))
+    assert run.returncode == 0, run.stderr
+    return run.stdout.split()[-1]
+
+
+def test_view_prints_mode_sizes_and_highlights_placeholders(env, folder, tmp_path):
+    sid = imported_session(env, folder, tmp_path)
+    full = threadline(env, "view", sid)
+    assert full.returncode == 0, full.stderr
+    assert full.stdout.startswith("mode full: ") and "(under)" in full.stdout.splitlines()[0]
+    assert "33 messages sent, built from 33 stored" in full.stdout
+
+    micro = threadline(env, "view", sid, "--context-window", "5000")
+    assert micro.returncode == 0, micro.stderr
+    lines = micro.stdout.splitlines()
+    assert lines[0].startswith("mode microcompacted: ") and "window 5k" in lines[0]
+    placeholders = [ln for ln in lines if "tool [placeholder]" in ln]
+    assert placeholders and all("[old tool output compacted" in ln for ln in placeholders)
+    assert re.search(rf"{len(placeholders)} tool outputs compacted", lines[1])
+    assert re.match(r"\s+1 system\s+\d+\s+You are a careful agent\.", lines[2])
+
+
+def test_view_shows_the_summary_and_json(env, folder, tmp_path):
+    sid = imported_session(env, folder, tmp_path)
+    summarized = threadline(env, "view", sid, "--context-window", "1500")
+    assert summarized.returncode == 0, summarized.stderr
+    out = summarized.stdout
+    assert out.startswith("mode summarized: ")
+    assert re.search(r"^\s+2 system \*\* SUMMARY \*\*", out, re.M)
+    assert "\n== summary ==\n[compressed conversation context]\nOlder transcript messages were summarized." in out
+
+    as_json = threadline(env, "view", sid, "--context-window", "1500", "--json")
+    view = json.loads(as_json.stdout)
+    assert view["mode"] == "summarized" and view["contextWindowTokens"] == 1500
+    assert view["summary"].startswith("[compressed conversation context]")
+    assert view["transcriptMessages"] == 33
+
+
+def test_view_of_an_unknown_session_fails_cleanly(env):
+    run = threadline(env, "view", "ses_nope")
+    assert run.returncode == 1 and run.stderr.startswith("threadline: ") and "Traceback" not in run.stderr
