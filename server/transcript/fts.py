@@ -20,3 +20,17 @@ def candidates(query: str) -> list[str]:
     quoted = " ".join('"' + w.replace('"', '""') + '"' for w in words)
     raw = query.strip()
     return [raw, quoted] if raw != quoted else [quoted]
+
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+
+
+def has_cjk(query: str) -> bool:
+    return bool(_CJK.search(query))
+
+
+def snippet_around(text: str, needle: str, width: int = 40) -> str:
+    """A short excerpt with the match in brackets, like FTS5's ``snippet()``."""
+    at = text.find(needle)
+    start, end = max(at - width, 0), at + len(needle) + width
+    return ("…" if start else "") + text[start:at] + f"[{needle}]" + text[at + len(needle):end] + ("…" if end < len(text) else "")

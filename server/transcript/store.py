@@ -250,8 +250,23 @@ class Store:
                 if not isinstance(exc.__cause__, sqlite3.OperationalError):
                     raise
                 continue
-            return [SearchHit(*row) for row in rows]
-        return []
+            if rows or not fts.has_cjk(query):
+                return [SearchHit(*row) for row in rows]
+            break
+        return await self._substring_search(query, session_id, size) if fts.has_cjk(query) else []
+
+    async def _substring_search(self, query: str, session_id: str | None, size: int) -> list[SearchHit]:
+        """unicode61 indexes a run of CJK characters as one token, so a Chinese word inside a sentence is found
+        by substring instead: a scan, but only for queries FTS could not answer."""
+        needle = query.strip()
+        sql = ("SELECT m.session_id, m.seq, m.role, f.text FROM messages_fts f JOIN messages m ON m.id = f.rowid"
+               " WHERE instr(f.text, ?) > 0")
+        args: list[Any] = [needle]
+        if session_id is not None:
+            sql += " AND m.session_id = ?"
+            args.append(session_id)
+        rows = await self._read(sql + " ORDER BY m.id DESC LIMIT ?", [*args, size])
+        return [SearchHit(sid, seq, role, fts.snippet_around(text, needle)) for sid, seq, role, text in rows]
 
     # --- drafts (the text so far of a streaming answer; not messages) ---------------------------------
 
