@@ -20,6 +20,7 @@ log = logging.getLogger(__name__)
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
+INTERNAL_ERROR = -32603
 _HEADER = re.compile(rb"^([A-Za-z-]+):[ \t]*(.*?)\r?\n$")
 _MAX_HEADER_LINE = 8192
 _DISCARD_CHUNK = 1 << 16
@@ -56,9 +57,15 @@ async def read_messages(
         except asyncio.IncompleteReadError:
             return
         try:
-            deliver(decode(body))
+            message = decode(body)
         except FrameError as exc:
             reject(exc)
+            continue
+        try:
+            deliver(message)
+        except Exception as exc:  # a fault in handling one message must not end the connection
+            log.exception("could not handle a message")
+            reject(FrameError(INTERNAL_ERROR, f"internal error: {type(exc).__name__}", message.get("id")))
 
 
 def decode(body: bytes) -> dict[str, Any]:
@@ -67,6 +74,8 @@ def decode(body: bytes) -> dict[str, Any]:
         data = msgspec.json.decode(body)
     except (msgspec.DecodeError, UnicodeDecodeError) as exc:
         raise FrameError(PARSE_ERROR, f"parse error: {exc}") from None
+    except RecursionError:
+        raise FrameError(PARSE_ERROR, "parse error: the message is nested too deeply") from None
     if not isinstance(data, dict):
         raise FrameError(INVALID_REQUEST, "invalid request: a message must be a JSON object (batches are not supported)")
     msg_id = data.get("id")
