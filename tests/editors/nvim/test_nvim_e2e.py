@@ -401,3 +401,32 @@ def test_cancel_answers_an_approval_whose_picker_never_returns(nvim, provider: P
     assert "[cancelled]" in chat or "⊘ denied" in chat
     assert r["reasoning_row"] and r["reasoning_folded"] != -1
     assert "  │ The user wants a file; writing needs approval." in chat
+
+
+def test_server_that_cannot_start_is_reported(nvim, tmp_path: Path):
+    broken = tmp_path / "broken-server"
+    broken.write_text("#!/bin/sh\necho 'threadline: config.toml is broken' >&2\nexit 2\n")
+    broken.chmod(0o755)
+    out = nvim(f"""
+      local messages = {{}}
+      vim.notify = function(msg, level) table.insert(messages, msg) end
+      T.tl.setup({{ cmd = {{ '{tmp_path}/missing-threadline', 'serve' }} }})
+      vim.cmd('Threadline')
+      T.wait('the failure', function() return #messages > 0 end, 5000)
+      local missing = {{ messages = messages, status = T.tl.status() }}
+      messages = {{}}
+      T.tl.setup({{ cmd = {{ '{broken}' }} }})
+      vim.cmd('Threadline')
+      T.wait('the exit', function() return #messages > 0 end, 5000)
+      vim.wait(200)
+      return {{ missing = missing, broken = {{ messages = messages, status = T.tl.status() }} }}
+    """)
+    r = out["result"]
+    assert r["missing"]["status"]["state"] == "stopped"
+    assert len(r["missing"]["messages"]) == 1, r["missing"]["messages"]
+    msg = r["missing"]["messages"][0]
+    assert "could not start the Threadline server" in msg and "missing-threadline" in msg
+    assert ":checkhealth threadline" in msg
+    assert r["broken"]["status"]["state"] == "stopped"
+    assert len(r["broken"]["messages"]) == 1, r["broken"]["messages"]
+    assert "stopped unexpectedly (exit code 2)" in r["broken"]["messages"][0]

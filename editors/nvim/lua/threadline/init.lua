@@ -192,12 +192,16 @@ function M.ensure_server()
       on_exit(transport, code, signal, expected)
     end,
     on_ready = function(e)
-      if e then
+      local data = e and fmt.val(e.data)
+      -- A server that dies before answering is reported by on_exit.
+      if e and not (type(data) == 'table' and data.code == require('threadline.transport').SERVER_EXITED) then
         notify('initialize failed: ' .. fmt.str(e.message), vim.log.levels.ERROR)
       end
     end,
   })
   if not t then
+    err = ('could not start the Threadline server (%s): %s. See :checkhealth threadline'):format(
+      table.concat(config.resolve_cmd(), ' '), fmt.str(err):gsub('^.-failed', 'failed'))
     return nil, err
   end
   transport = t
@@ -284,7 +288,10 @@ function M.open(opts, callback)
   end
   M.request('createSession', { cwd = cwd, title = opts.title, approvalPolicy = config.options.approval_policy }, function(err, r)
     if err then
-      notify('could not create a session: ' .. fmt.str(err.message), vim.log.levels.ERROR)
+      local data = fmt.val(err.data)
+      if not (type(data) == 'table' and data.code == require('threadline.transport').SERVER_EXITED) then
+        notify('could not create a session: ' .. fmt.str(err.message), vim.log.levels.ERROR)
+      end
       callback(err)
       return
     end
