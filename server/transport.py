@@ -105,10 +105,10 @@ async def _read_headers(reader: asyncio.StreamReader) -> int | None:
             return None
         except asyncio.LimitOverrunError as exc:
             await _discard(reader, exc.consumed)
-            bad = "header line too long"
+            bad, seen_any = "header line too long", True
             continue
         if len(line) > _MAX_HEADER_LINE:
-            bad = "header line too long"
+            bad, seen_any = "header line too long", True
             continue
         if line in (b"\r\n", b"\n"):
             if not seen_any:
