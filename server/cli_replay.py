@@ -16,6 +16,11 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     replay.add_argument("--json", action="store_true", help="end with a JSON summary line")
     replay.set_defaults(run=_replay)
 
+    demo = sub.add_parser("demo", help="replay a bundled real session at a small window and draw a picture of it")
+    demo.add_argument("--out", type=Path, help="where to write the PNG (default ./threadline-demo.png)")
+    demo.add_argument("--context-window", type=int, default=None, help="context window in tokens (default 16000)")
+    demo.set_defaults(run=_demo)
+
 
 def _replay(args) -> int:
     from server.replay_run import print_report, replay_file
@@ -26,4 +31,23 @@ def _replay(args) -> int:
         print(f"threadline: {exc}", file=sys.stderr)
         return 2
     print_report(report, sys.stdout, as_json=args.json)
+    return 1 if report.errors else 0
+
+
+def _demo(args) -> int:
+    from server.demo import DEFAULT_PICTURE, DEMO_WINDOW, demo_session, draw, threshold_for
+    from server.replay_run import print_report, replay_file
+
+    window = args.context_window or DEMO_WINDOW
+    out = (args.out or DEFAULT_PICTURE).resolve()
+    print(f"Replaying a real recorded coding session ({demo_session().name}, Apache-2.0, see NOTICE.md beside it)\n"
+          f"through the real server and agent loop at a {window:,}-token window. No model is called.\n")
+    report = asyncio.run(replay_file(demo_session(), window))
+    print_report(report, sys.stdout)
+    picture = draw(report, threshold_for(window), f"kimi-cli session replayed at a {window // 1000}K window")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(picture)
+    print(f"\npicture: {out}")
+    print("next: point THREADLINE_BASE_URL, THREADLINE_MODEL and THREADLINE_API_KEY at a provider, then run "
+          "`threadline chat --cwd DIR \"your task\"`")
     return 1 if report.errors else 0

@@ -1,0 +1,41 @@
+"""``threadline demo``: replay the bundled real session at a small window and draw what the pipeline did.
+
+No API key and no network: the replay provider answers from the recording (``server.replay``). The picture shows
+the transcript's size against the request view actually sent at every model call, the threshold, and each
+compaction.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+from server.agent.service import tool_overhead_tokens
+from server.context import ViewSettings
+from server.plot import BLUE, ORANGE, PURPLE, RED, LineChart
+from server.replay_run import ReplayReport
+
+DEMO_WINDOW = 16_000
+DEMO_SESSION = "kimi-cli-session.json"
+DEFAULT_PICTURE = Path("threadline-demo.png")
+
+
+def demo_session() -> Path:
+    """The bundled recording (package data, so it ships with the wheel)."""
+    return Path(str(resources.files("server") / "demo_data" / DEMO_SESSION))
+
+
+def draw(report: ReplayReport, threshold: int, title: str) -> bytes:
+    """Transcript size vs request-view size per step, the threshold, and the compactions, as a PNG."""
+    chart = LineChart(title=title, xlabel="model call (step)", ylabel="tokens")
+    steps = list(enumerate(report.steps, 1))
+    chart.line([(i, s.transcript_tokens) for i, s in steps], BLUE, "transcript (naive resend)")
+    chart.line([(i, s.view_tokens) for i, s in steps], ORANGE, "request view sent")
+    chart.line([(1, threshold), (max(len(steps), 2), threshold)], RED, "threshold", dashed=True)
+    chart.markers([(i, s.view_tokens) for i, s in steps if s.compacted], PURPLE, "compaction")
+    return chart.png()
+
+
+def threshold_for(window: int) -> int:
+    """The threshold the loop applies: the window less the tool definitions, times the ratio (R-PIPE-3)."""
+    return ViewSettings(window - tool_overhead_tokens()).threshold_tokens
