@@ -1,12 +1,23 @@
 --- Window layout: the chat window and, under it, the input window ("prompt at the bottom").
 local M = {}
 
+--- A window of this tab showing buf, else one showing another buffer of the same filetype (another
+--- session's chat or input), which is then switched to buf.
 local function find_win(buf)
+  local same_ft
   for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
-    if vim.api.nvim_win_get_buf(win) == buf then
+    local wbuf = vim.api.nvim_win_get_buf(win)
+    if wbuf == buf then
       return win
     end
+    if not same_ft and vim.bo[wbuf].filetype == vim.bo[buf].filetype then
+      same_ft = win
+    end
   end
+  if same_ft then
+    vim.api.nvim_win_set_buf(same_ft, buf)
+  end
+  return same_ft
 end
 
 local function open_chat_window(buf, opts)
