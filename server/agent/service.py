@@ -59,12 +59,14 @@ async def submit_turn(rt: Runtime, params: SubmitTurnParams, provider: ChatProvi
     rt.turns.ensure_idle(session.id)
     provider = provider or provider_for(rt)
     if provider is None:
-        emit = Emitter(rt.notify, session.id, None)
+        turn_id = new_id("turn_")
+        emit = Emitter(rt.notify, session.id, turn_id)
         message = ("no model provider is configured: set THREADLINE_BASE_URL and THREADLINE_MODEL (and "
                    "THREADLINE_API_KEY), config.toml, or initializationOptions.provider")
+        error = TurnError(code="noProvider", message=message)
         emit(u.Notice(level="error", message=message))
-        return SubmitTurnResult(turn_id=new_id("turn_"), stop_reason="error", usage=TurnUsage(),
-                                error=TurnError(code="noProvider", message=message))
+        emit(u.TurnCompleted(stop_reason="error", error=error))  # clients close a turn on this, as for any turn
+        return SubmitTurnResult(turn_id=turn_id, stop_reason="error", usage=TurnUsage(), error=error)
     turn = await build_turn(rt, session, provider)
     images = [{"mimeType": i.mime_type, "data": i.data} for i in params.images or []]
     task = rt.turns.start(session.id, lambda: turn.run(params.text, images))

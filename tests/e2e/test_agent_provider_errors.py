@@ -109,3 +109,22 @@ async def test_unauthorized_names_the_key_problem_without_the_key(tmp_path, fold
     assert "API key" in message and "401" in message
     assert wrong not in message and "DO-NOT-PRINT" not in message
     assert "DO-NOT-PRINT" not in a.stderr_path.read_text()
+
+
+async def test_no_provider_ends_the_turn_like_any_other_failed_turn(tmp_path, folder):
+    """Clients end a turn on ``turnCompleted``; a turn refused for want of a provider must send one too."""
+    home = tmp_path / "home"
+    home.mkdir()
+    with FakeProvider() as fake:
+        a = await start_agent(home, fake, THREADLINE_BASE_URL="", THREADLINE_MODEL="")
+        try:
+            sid = await a.session(folder, policy="auto")
+            result = await a.turn(sid, "hello")
+        finally:
+            await a.client.close()
+    assert result["stopReason"] == "error" and result["error"]["code"] == "noProvider"
+    completed = [(p["turnId"], p["update"]) for m, p in a.client.notifications
+                 if m == "sessionUpdate" and p["update"]["kind"] == "turnCompleted"]
+    assert [(t, u["stopReason"], u["error"]["code"]) for t, u in completed] == [(result["turnId"], "error",
+                                                                                 "noProvider")]
+    assert fake.requests == []
