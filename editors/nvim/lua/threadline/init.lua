@@ -2,6 +2,7 @@
 --- between the server connection (threadline.transport) and the chat buffers (threadline.chat).
 local config = require('threadline.config')
 local fmt = require('threadline.format')
+local updates = require('threadline.updates')
 
 local M = {}
 
@@ -43,85 +44,6 @@ local function session_for(id)
   return id and S.sessions[id] or nil
 end
 
-local function set_usage(s, used, size)
-  used, size = tonumber(fmt.val(used)), tonumber(fmt.val(size))
-  if used then
-    s.context.used = used
-  end
-  if size and size > 0 then
-    s.context.size = size
-  end
-end
-
-local UPDATE = {}
-
-function UPDATE.turnStarted(s, _, turn_id)
-  s.running = true
-  s.turn_id = turn_id
-end
-
-function UPDATE.userMessage(s, u)
-  -- Turns submitted from here are already shown; render only text we did not send.
-  local text = fmt.str(u.text)
-  for i, pending in ipairs(s.pending_user) do
-    if pending == text then
-      table.remove(s.pending_user, i)
-      return
-    end
-  end
-  s.chat:user(text)
-end
-
-function UPDATE.assistantDelta(s, u)
-  s.chat:stream_text('assistant', fmt.str(u.text))
-end
-
-function UPDATE.reasoningDelta(s, u)
-  s.chat:stream_text('reasoning', fmt.str(u.text))
-end
-
-function UPDATE.assistantMessage(s, u)
-  s.chat:assistant_message(u)
-end
-
-function UPDATE.toolCall(s, u)
-  s.chat:tool_call(u)
-end
-
-function UPDATE.toolResult(s, u)
-  s.chat:tool_result(u)
-end
-
-function UPDATE.artifactCreated(s, u)
-  s.last_artifact = fmt.val(u.artifactId)
-end
-
-function UPDATE.contextCompacted(s, u)
-  s.chat:compacted(u)
-end
-
-function UPDATE.usage(s, u)
-  set_usage(s, u.contextTokens, u.contextWindowTokens)
-end
-
-function UPDATE.turnCompleted(s, u, turn_id)
-  -- The submitTurn answer of this turn may still be on its way; a newer turn may already have started.
-  if turn_id == nil or turn_id == s.turn_id then
-    s.running, s.active = false, nil
-  end
-  if turn_id then
-    s.completed[turn_id] = true
-  end
-  s.chat:turn_completed(fmt.str(u.stopReason), fmt.val(u.error))
-end
-
-function UPDATE.notice(s, u)
-  s.chat:notice(u.level, u.message)
-  if fmt.str(u.level) == 'error' then
-    notify(fmt.str(u.message), vim.log.levels.ERROR)
-  end
-end
-
 local function on_notification(method, params)
   if method ~= 'sessionUpdate' or type(params) ~= 'table' then
     return
@@ -131,10 +53,7 @@ local function on_notification(method, params)
   if not s or type(u) ~= 'table' then
     return
   end
-  local handler = UPDATE[fmt.str(u.kind)]
-  if handler then
-    handler(s, u, fmt.val(params.turnId))
-  end
+  updates.apply(s, u, fmt.val(params.turnId))
 end
 
 local function on_request(method, params)
@@ -251,7 +170,7 @@ end
 local function load_context_size(s)
   M.request('getContextView', { sessionId = s.id }, function(err, r)
     if not err and type(r) == 'table' then
-      set_usage(s, nil, r.contextWindowTokens)
+      updates.set_usage(s, nil, r.contextWindowTokens)
     end
   end)
 end
@@ -389,7 +308,7 @@ function M.submit(text, callback)
     end
     local usage = fmt.val(r.usage)
     if type(usage) == 'table' then
-      set_usage(s, usage.contextTokens, usage.contextWindowTokens)
+      updates.set_usage(s, usage.contextTokens, usage.contextWindowTokens)
     end
     local turn_id = fmt.val(r.turnId)
     if turn_id and not s.completed[turn_id] then

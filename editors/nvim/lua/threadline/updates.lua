@@ -1,0 +1,98 @@
+--- sessionUpdate kinds applied to a session: its chat buffer, its running state and its context meter.
+local fmt = require('threadline.format')
+
+local M = {}
+
+local function notify(msg, level)
+  vim.notify('threadline: ' .. msg, level or vim.log.levels.INFO)
+end
+
+--- B-METER-1: used is the size of the last request, replaced (never added up); size is the window.
+function M.set_usage(s, used, size)
+  used, size = tonumber(fmt.val(used)), tonumber(fmt.val(size))
+  if used then
+    s.context.used = used
+  end
+  if size and size > 0 then
+    s.context.size = size
+  end
+end
+
+local UPDATE = {}
+
+function UPDATE.turnStarted(s, _, turn_id)
+  s.running = true
+  s.turn_id = turn_id
+end
+
+function UPDATE.userMessage(s, u)
+  -- Turns submitted from here are already shown; render only text we did not send.
+  local text = fmt.str(u.text)
+  for i, pending in ipairs(s.pending_user) do
+    if pending == text then
+      table.remove(s.pending_user, i)
+      return
+    end
+  end
+  s.chat:user(text)
+end
+
+function UPDATE.assistantDelta(s, u)
+  s.chat:stream_text('assistant', fmt.str(u.text))
+end
+
+function UPDATE.reasoningDelta(s, u)
+  s.chat:stream_text('reasoning', fmt.str(u.text))
+end
+
+function UPDATE.assistantMessage(s, u)
+  s.chat:assistant_message(u)
+end
+
+function UPDATE.toolCall(s, u)
+  s.chat:tool_call(u)
+end
+
+function UPDATE.toolResult(s, u)
+  s.chat:tool_result(u)
+end
+
+function UPDATE.artifactCreated(s, u)
+  s.last_artifact = fmt.val(u.artifactId)
+end
+
+function UPDATE.contextCompacted(s, u)
+  s.chat:compacted(u)
+end
+
+function UPDATE.usage(s, u)
+  M.set_usage(s, u.contextTokens, u.contextWindowTokens)
+end
+
+function UPDATE.turnCompleted(s, u, turn_id)
+  -- The submitTurn answer of this turn may still be on its way; a newer turn may already have started.
+  if turn_id == nil or turn_id == s.turn_id then
+    s.running, s.active = false, nil
+  end
+  if turn_id then
+    s.completed[turn_id] = true
+  end
+  s.chat:turn_completed(fmt.str(u.stopReason), fmt.val(u.error))
+end
+
+function UPDATE.notice(s, u)
+  s.chat:notice(u.level, u.message)
+  if fmt.str(u.level) == 'error' then
+    notify(fmt.str(u.message), vim.log.levels.ERROR)
+  end
+end
+
+--- Apply one update ({kind, ...}) to session s; unknown kinds are ignored (the protocol may add some).
+function M.apply(s, u, turn_id)
+  local handler = UPDATE[fmt.str(u.kind)]
+  if handler then
+    handler(s, u, turn_id)
+  end
+end
+
+return M
