@@ -12,6 +12,7 @@ import logging
 import os
 import sys
 import threading
+import time
 from typing import Any
 
 import msgspec
@@ -191,8 +192,15 @@ class _Writer:
         pass
 
 
+STDIN_HIGH_WATER = 1 << 20  # bytes read ahead of the framing; beyond this the pump waits
+
+
 def stdin_reader(loop: asyncio.AbstractEventLoop, fd: int = 0) -> asyncio.StreamReader:
-    """A StreamReader fed by a thread, so stdin may be a pipe, a file or a terminal alike."""
+    """A StreamReader fed by a thread, so stdin may be a pipe, a file or a terminal alike.
+
+    The thread waits while the reader holds more than ``STDIN_HIGH_WATER`` unread bytes, so a client writing
+    faster than we frame (or one huge message being discarded) never fills memory.
+    """
     reader = asyncio.StreamReader(limit=1 << 16)
 
     def pump() -> None:
@@ -205,6 +213,9 @@ def stdin_reader(loop: asyncio.AbstractEventLoop, fd: int = 0) -> asyncio.Stream
                 loop.call_soon_threadsafe(reader.feed_eof)
                 return
             loop.call_soon_threadsafe(reader.feed_data, chunk)
+            # StreamReader has no flow control for a thread feeding it; reading its buffer's length is safe
+            while len(reader._buffer) > STDIN_HIGH_WATER and not loop.is_closed():
+                time.sleep(0.002)
 
     threading.Thread(target=pump, name="stdin", daemon=True).start()
     return reader
