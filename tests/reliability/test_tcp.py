@@ -1,0 +1,124 @@
+"""TCP mode: ``threadline serve --tcp`` listens on 127.0.0.1 only, writes a 0600 token into the data folder, and
+refuses any client without it before a single method runs."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import stat
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+
+from tests.reliability.support import REPO, server_env
+
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def tcp_server(tmp_path_factory) -> AsyncIterator[tuple[int, Path]]:
+    home = tmp_path_factory.mktemp("tcp") / "home"
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "server", "serve", "--tcp", "--port", "0", stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL, env=server_env(home, None), cwd=str(REPO))
+    line = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode().strip()
+    assert line.startswith("THREADLINE_TCP_PORT="), line
+    yield int(line.split("=", 1)[1]), home
+    proc.kill()
+    await proc.wait()
+
+
+class Conn:
+    def __init__(self, reader, writer):
+        self.reader, self.writer, self.next_id = reader, writer, 0
+
+    @classmethod
+    async def open(cls, port: int) -> Conn:
+        return cls(*await asyncio.open_connection("127.0.0.1", port))
+
+    async def call(self, method: str, params=None) -> dict | None:
+        """The response, or None when the server closed the connection instead."""
+        self.next_id += 1
+        body = json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}).encode()
+        self.writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        length = None
+        while True:
+            line = await asyncio.wait_for(self.reader.readline(), 15)
+            if not line:
+                return None
+            if line == b"\r\n":
+                break
+            if line.lower().startswith(b"content-length:"):
+                length = int(line.split(b":")[1])
+        return json.loads(await self.reader.readexactly(length))
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+def initialize(token: str | None) -> dict:
+    options = {} if token is None else {"token": token}
+    return {"processId": os.getpid(), "capabilities": {}, "rootUri": None, "initializationOptions": options}
+
+
+async def test_listens_on_loopback_only_with_a_private_token(tcp_server):
+    port, home = tcp_server
+    token_file = home / "tcp-token"
+    assert stat.S_IMODE(token_file.stat().st_mode) == 0o600 and len(token_file.read_text()) >= 32
+    listening = [line.split() for line in Path("/proc/net/tcp").read_text().splitlines()[1:]]
+    ours = [cols[1] for cols in listening if cols[3] == "0A" and int(cols[1].split(":")[1], 16) == port]
+    assert ours == ["0100007F:%04X" % port], ours  # 127.0.0.1, nothing else (no 0.0.0.0)
+    assert not any(int(cols[1].split(":")[1], 16) == port for cols in
+                   (line.split() for line in Path("/proc/net/tcp6").read_text().splitlines()[1:]))
+    other = _non_loopback_address()
+    if other:
+        with pytest.raises(OSError):
+            socket.create_connection((other, port), timeout=2).close()
+
+
+@pytest.mark.parametrize("token", [None, "", "wrong", "x" * 10_000])
+async def test_a_client_without_the_token_is_refused_before_any_method_runs(tcp_server, token, tmp_path):
+    port, home = tcp_server
+    conn = await Conn.open(port)
+    early = await conn.call("createSession", {"cwd": str(tmp_path)})
+    assert early["error"]["code"] == -32002  # nothing runs before initialize
+    refused = await conn.call("initialize", initialize(token))
+    assert refused["error"]["code"] == -32001 and refused["error"]["data"]["code"] == "Unauthorized"
+    for _ in range(20):  # a request racing the close is refused too; then the connection is gone
+        answer = await conn.call("createSession", {"cwd": str(tmp_path)})
+        if answer is None:
+            break
+        assert answer["error"]["code"] == -32002, answer
+        await asyncio.sleep(0.05)
+    else:
+        raise AssertionError("the connection stayed open after a refused initialize")
+    conn.close()
+    good = await Conn.open(port)  # the refused client changed nothing
+    assert "result" in await good.call("initialize", initialize((home / "tcp-token").read_text()))
+    assert (await good.call("listSessions", {"cwd": str(tmp_path)}))["result"]["sessions"] == []
+    good.close()
+
+
+async def test_the_right_token_serves_every_method(tcp_server, tmp_path):
+    port, home = tcp_server
+    conn = await Conn.open(port)
+    assert "result" in await conn.call("initialize", initialize((home / "tcp-token").read_text()))
+    sid = (await conn.call("createSession", {"cwd": str(tmp_path)}))["result"]["sessionId"]
+    assert (await conn.call("readTranscript", {"sessionId": sid}))["result"]["items"] == []
+    conn.close()
+
+
+def _non_loopback_address() -> str | None:
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.connect(("10.255.255.255", 1))
+            address = s.getsockname()[0]
+    except OSError:
+        return None
+    return None if address.startswith("127.") else address
