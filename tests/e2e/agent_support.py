@@ -11,6 +11,7 @@ import asyncio
 import json
 import os
 import sqlite3
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -74,7 +75,7 @@ async def start_agent(home: Path, fake: FakeProvider, **env: str) -> Agent:
     stderr_path = home.parent / f"{home.name}-stderr.log"
     stderr = open(stderr_path, "wb")
     proc = await asyncio.create_subprocess_exec(
-        os.sys.executable, "-m", "server", "--log-level", "DEBUG",
+        sys.executable, "-m", "server", "--log-level", "DEBUG",
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=stderr,
         env=server_env(home, fake.url, **env), cwd=str(REPO), limit=1 << 24)
     stderr.close()
