@@ -1,0 +1,89 @@
+// Activation: the server manager, the sidebar, the artifact documents, the context view and the commands.
+import * as vscode from 'vscode';
+import { ARTIFACT_SCHEME, ArtifactProvider } from './artifacts';
+import { ServerManager } from './serverManager';
+import { ContextPanel } from './sidebar/contextPanel';
+import { SidebarProvider } from './sidebar/provider';
+
+export function activate(context: vscode.ExtensionContext): void {
+  const output = vscode.window.createOutputChannel('Threadline');
+  const server = new ServerManager(context, output);
+  const sidebar = new SidebarProvider(context, server);
+  const artifacts = new ArtifactProvider(server);
+
+  const requireSession = (): string | undefined => {
+    if (!sidebar.sessionId) void vscode.window.showInformationMessage('Threadline: no session yet. Submit a message or create a session first.');
+    return sidebar.sessionId;
+  };
+  const command = (id: string, fn: (...args: any[]) => unknown) =>
+    vscode.commands.registerCommand(id, async (...args: any[]) => {
+      try {
+        await fn(...args);
+      } catch (err) {
+        void vscode.window.showErrorMessage(`Threadline: ${(err as Error).message}`);
+      }
+    });
+
+  context.subscriptions.push(
+    output, server, sidebar,
+    vscode.window.registerWebviewViewProvider(SidebarProvider.viewId, sidebar, { webviewOptions: { retainContextWhenHidden: true } }),
+    vscode.workspace.registerTextDocumentContentProvider(ARTIFACT_SCHEME, artifacts),
+    sidebar.onUpdate((p) => {
+      if (p.update.kind === 'turnCompleted' || p.update.kind === 'contextCompacted') ContextPanel.refreshFor(p.sessionId);
+    }),
+    command('threadline.newSession', async () => {
+      await sidebar.reveal();
+      await sidebar.newSession();
+    }),
+    command('threadline.submit', async (text?: string) => {
+      const input = typeof text === 'string' ? text : await vscode.window.showInputBox({
+        title: 'Threadline: Submit', prompt: 'What should Threadline do?', placeHolder: 'Describe the task', ignoreFocusOut: true,
+      });
+      if (!input?.trim()) return;
+      await sidebar.reveal();
+      await sidebar.submit(input.trim());
+    }),
+    command('threadline.cancelTurn', () => sidebar.cancel()),
+    command('threadline.showContextView', () => {
+      const id = requireSession();
+      if (id) ContextPanel.show(context, server, id);
+    }),
+    command('threadline.openArtifact', async (sessionId?: string, artifactId?: string) => {
+      const sid = sessionId ?? requireSession();
+      if (!sid) return;
+      let id = artifactId;
+      if (!id) {
+        const known = sidebar.knownArtifacts(sid);
+        id = known.length
+          ? (await vscode.window.showQuickPick(known.reverse(), { title: 'Threadline: Open Artifact', placeHolder: 'Artifact of this session' }))
+          : await vscode.window.showInputBox({ title: 'Threadline: Open Artifact', prompt: 'Artifact id' });
+      }
+      if (!id) return;
+      const pages = await artifacts.pages(sid, id);
+      let page = 1;
+      if (!artifactId && pages > 1) {
+        const pick = await vscode.window.showQuickPick(Array.from({ length: pages }, (_, i) => `${i + 1}`), { title: `Page (of ${pages})` });
+        page = Number(pick ?? 1);
+      }
+      await artifacts.open(sid, id, page);
+    }),
+    command('threadline.artifactNextPage', () => artifacts.turnPage(1)),
+    command('threadline.artifactPreviousPage', () => artifacts.turnPage(-1)),
+    command('threadline.setApiKey', async () => {
+      const key = await vscode.window.showInputBox({
+        title: 'Threadline: Set API Key', prompt: 'Stored in VS Code SecretStorage and sent to the server at start-up. Leave empty to remove it.',
+        password: true, ignoreFocusOut: true,
+      });
+      if (key === undefined) return;
+      await server.setApiKey(key.trim() || undefined);
+      void vscode.window.showInformationMessage(key.trim() ? 'Threadline API key saved.' : 'Threadline API key removed; the server environment applies.');
+    }),
+    command('threadline.restartServer', () => server.restart()),
+    command('threadline.showLog', () => output.show(true)),
+  );
+  void server.client.start().catch((err) => output.appendLine(`[client] ${(err as Error).message}`));
+}
+
+export function deactivate(): void {
+  /* subscriptions dispose the server manager, which stops the server */
+}

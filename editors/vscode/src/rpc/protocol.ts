@@ -1,0 +1,152 @@
+// Wire types of the Threadline protocol (camelCase), mirroring protocol/messages.py and protocol/updates.py.
+// protocol/schema.json is the source of truth; test/unit/schema.test.mjs checks these names against it.
+
+export type ApprovalPolicy = 'ask' | 'autoEdit' | 'auto';
+export type ApprovalDecision = 'allowOnce' | 'allowAlways' | 'reject';
+export type StopReason = 'endTurn' | 'cancelled' | 'maxIterations' | 'error';
+export type ViewMode = 'full' | 'microcompacted' | 'summarized' | 'fallback';
+
+export interface ProviderOptions {
+  baseUrl?: string;
+  apiKey?: string;
+  model?: string;
+  contextWindowTokens?: number;
+}
+
+export interface InitializationOptions {
+  provider?: ProviderOptions;
+  approvalPolicy?: ApprovalPolicy;
+}
+
+export interface OpenAIToolCall {
+  id: string;
+  type?: 'function';
+  function: { name: string; arguments: string };
+}
+
+export interface SessionInfo {
+  sessionId: string;
+  title: string;
+  cwd: string;
+  createdAt: string;
+  updatedAt: string;
+  messageCount: number;
+  parentSessionId?: string;
+}
+
+export interface TranscriptItem {
+  seq: number;
+  role: string;
+  content: string | null;
+  createdAt?: string;
+  toolCalls?: OpenAIToolCall[];
+  toolCallId?: string;
+  name?: string;
+  reasoning?: string;
+  status?: 'complete' | 'interrupted';
+  turnId?: string;
+}
+
+export interface TurnUsage {
+  inputTokens: number;
+  outputTokens: number;
+  contextTokens: number;
+  contextWindowTokens: number;
+}
+
+export interface TurnError {
+  code: string;
+  message: string;
+}
+
+export interface SubmitTurnResult {
+  turnId: string;
+  stopReason: StopReason;
+  usage: TurnUsage;
+  error?: TurnError;
+}
+
+export interface ContextViewResult {
+  messages: Array<Record<string, unknown>>;
+  estimatedTokens: number;
+  thresholdTokens: number;
+  contextWindowTokens: number;
+  keepRecentTokens: number;
+  mode: ViewMode;
+  compactedToolOutputs: number;
+  transcriptMessages: number;
+  beforeTokens?: number;
+  summary?: string;
+}
+
+export interface ReadArtifactParams {
+  sessionId: string;
+  artifactId: string;
+  byteRange?: { offset: number; length: number };
+  lineRange?: { start: number; end: number };
+  search?: { pattern: string; maxMatches?: number };
+}
+
+export interface ReadArtifactResult {
+  artifactId: string;
+  totalBytes: number;
+  totalLines: number;
+  content?: string;
+  matches?: Array<{ line: number; text: string; byteOffset: number }>;
+}
+
+export type Update =
+  | { kind: 'turnStarted' }
+  | { kind: 'userMessage'; text: string }
+  | { kind: 'assistantDelta'; text: string }
+  | { kind: 'reasoningDelta'; text: string }
+  | { kind: 'assistantMessage'; content: string; reasoning?: string; toolCalls?: OpenAIToolCall[]; interrupted?: boolean }
+  | { kind: 'toolCall'; toolCallId: string; tool: string; arguments: unknown; title?: string }
+  | { kind: 'toolResult'; toolCallId: string; tool: string; status: 'ok' | 'error' | 'denied'; content: string; artifactId?: string }
+  | { kind: 'artifactCreated'; artifactId: string; toolCallId: string; totalBytes: number; totalLines: number }
+  | { kind: 'contextCompacted'; mode: ViewMode; beforeTokens: number; afterTokens: number; summary: string }
+  | { kind: 'usage'; contextTokens: number; contextWindowTokens: number; inputTokens: number; outputTokens: number;
+      totals?: { inputTokens: number; outputTokens: number } }
+  | { kind: 'turnCompleted'; stopReason: StopReason; error?: TurnError }
+  | { kind: 'notice'; level: 'info' | 'warning' | 'error'; message: string };
+
+export interface SessionUpdate {
+  sessionId: string;
+  turnId?: string;
+  seq?: number;
+  update: Update;
+}
+
+export interface RequestApprovalParams {
+  sessionId: string;
+  turnId: string;
+  toolCallId: string;
+  tool: string;
+  title: string;
+  detail: string;
+  options: ApprovalDecision[];
+}
+
+/** Client -> server methods: params and result of each. */
+export interface Methods {
+  createSession: [{ cwd: string; title?: string; approvalPolicy?: ApprovalPolicy }, { sessionId: string }];
+  listSessions: [{ cwd?: string; limit?: number }, { sessions: SessionInfo[] }];
+  readTranscript: [{ sessionId: string; afterSeq?: number; limit?: number }, { items: TranscriptItem[]; nextSeq?: number }];
+  searchTranscript: [{ query: string; sessionId?: string; limit?: number },
+    { hits: Array<{ sessionId: string; seq: number; role: string; snippet: string }> }];
+  forkSession: [{ sessionId: string; atSeq?: number }, { sessionId: string }];
+  deleteSession: [{ sessionId: string }, Record<string, never>];
+  submitTurn: [{ sessionId: string; text: string; images?: Array<{ mimeType: string; data: string }> }, SubmitTurnResult];
+  cancelTurn: [{ sessionId: string }, { cancelled: boolean }];
+  getContextView: [{ sessionId: string; contextWindowTokens?: number; thresholdRatio?: number; keepRecentTokens?: number },
+    ContextViewResult];
+  readArtifact: [ReadArtifactParams, ReadArtifactResult];
+}
+
+export type MethodName = keyof Methods;
+export type ParamsOf<M extends MethodName> = Methods[M][0];
+export type ResultOf<M extends MethodName> = Methods[M][1];
+export const METHOD_NAMES: MethodName[] = [
+  'createSession', 'listSessions', 'readTranscript', 'searchTranscript', 'forkSession', 'deleteSession',
+  'submitTurn', 'cancelTurn', 'getContextView', 'readArtifact',
+];

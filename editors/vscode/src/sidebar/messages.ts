@@ -1,0 +1,38 @@
+// Messages between the extension host and the webviews (no vscode import: the webview bundle uses them too).
+import type {
+  ApprovalDecision,
+  ContextViewResult,
+  RequestApprovalParams,
+  SessionInfo,
+  SessionUpdate,
+  SubmitTurnResult,
+  TranscriptItem,
+} from '../rpc/protocol';
+
+export type ServerState = 'starting' | 'running' | 'crashed' | 'stopped';
+
+export type ToWebview =
+  | { type: 'server'; state: ServerState; message?: string }
+  | { type: 'sessions'; sessions: SessionInfo[]; currentId?: string }
+  | { type: 'session'; session: SessionInfo | { sessionId: string; title: string }; history: TranscriptItem[] }
+  | { type: 'update'; params: SessionUpdate }
+  | { type: 'approval'; requestId: string; params: RequestApprovalParams }
+  | { type: 'approvalClosed'; requestId: string; decision?: ApprovalDecision }
+  | { type: 'turn'; running: boolean; result?: SubmitTurnResult; error?: string }
+  | { type: 'meter'; contextTokens: number; contextWindowTokens: number; estimated?: boolean }
+  | { type: 'error'; message: string }
+  | { type: 'focusInput' }
+  | { type: 'contextView'; view: ContextViewResult; sessionTitle?: string };
+
+export type FromWebview =
+  | { type: 'ready' }
+  | { type: 'submit'; text: string }
+  | { type: 'cancel' }
+  | { type: 'newSession' }
+  | { type: 'selectSession'; sessionId: string }
+  | { type: 'forkSession'; atSeq?: number }
+  | { type: 'deleteSession' }
+  | { type: 'approve'; requestId: string; decision: ApprovalDecision }
+  | { type: 'openArtifact'; artifactId: string }
+  | { type: 'showContextView' }
+  | { type: 'refreshContextView' };

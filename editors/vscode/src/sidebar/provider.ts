@@ -1,0 +1,271 @@
+// The sidebar webview view: holds the current session, turns webview actions into RPC calls, forwards the
+// server's sessionUpdate notifications and routes requestApproval to inline approval cards.
+import * as vscode from 'vscode';
+import type { ServerManager } from '../serverManager';
+import type { ApprovalDecision, RequestApprovalParams, SessionInfo, SessionUpdate, TranscriptItem } from '../rpc/protocol';
+import type { ThreadlineClient } from '../rpc/client';
+import { buildWebviewHtml, makeNonce } from './html';
+import type { FromWebview, ServerState, ToWebview } from './messages';
+
+const CURRENT_KEY = 'threadline.currentSession';
+
+interface PendingApproval {
+  params: RequestApprovalParams;
+  resolve: (d: ApprovalDecision) => void;
+}
+
+export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Disposable {
+  static readonly viewId = 'threadline.sidebar';
+  private view: vscode.WebviewView | undefined;
+  private currentId: string | undefined;
+  private running: string | undefined; // session id of the running turn
+  private readonly approvals = new Map<string, PendingApproval>();
+  private readonly artifacts = new Map<string, Set<string>>(); // session -> artifact ids seen
+  private readonly disposables: vscode.Disposable[] = [];
+  private clientDisposables: vscode.Disposable[] = [];
+  private approvalSeq = 0;
+  private readonly updateEmitter = new vscode.EventEmitter<SessionUpdate>();
+  readonly onUpdate = this.updateEmitter.event;
+
+  constructor(private readonly context: vscode.ExtensionContext, private readonly server: ServerManager) {
+    this.currentId = context.workspaceState.get<string>(CURRENT_KEY);
+    this.attach(server.client);
+    this.disposables.push(server.onDidChangeClient((c) => this.attach(c)));
+    server.isBusy = () => this.running !== undefined;
+  }
+
+  get sessionId(): string | undefined {
+    return this.currentId;
+  }
+
+  knownArtifacts(sessionId: string): string[] {
+    return [...(this.artifacts.get(sessionId) ?? [])];
+  }
+
+  resolveWebviewView(view: vscode.WebviewView): void {
+    this.view = view;
+    const media = vscode.Uri.joinPath(this.context.extensionUri, 'media');
+    const dist = vscode.Uri.joinPath(this.context.extensionUri, 'dist');
+    view.webview.options = { enableScripts: true, localResourceRoots: [media, dist] };
+    view.webview.html = buildWebviewHtml({
+      cspSource: view.webview.cspSource, nonce: makeNonce(), view: 'sidebar', title: 'Threadline',
+      scriptUri: view.webview.asWebviewUri(vscode.Uri.joinPath(dist, 'webview.js')).toString(),
+      styleUri: view.webview.asWebviewUri(vscode.Uri.joinPath(media, 'webview.css')).toString(),
+    });
+    view.webview.onDidReceiveMessage((m: FromWebview) => void this.onMessage(m).catch((e) => this.showError(e)));
+    view.onDidDispose(() => (this.view = undefined));
+  }
+
+  /** Reveal the sidebar and wait (briefly) until its webview exists. */
+  async reveal(): Promise<boolean> {
+    await vscode.commands.executeCommand(`${SidebarProvider.viewId}.focus`);
+    for (let i = 0; i < 50 && !this.view; i++) await new Promise((r) => setTimeout(r, 100));
+    return !!this.view;
+  }
+
+  // --- actions (from the webview or from commands) ----------------------------------------------------------
+
+  async submit(text: string): Promise<void> {
+    if (this.running) throw new Error('A turn is already running; cancel it first.');
+    const client = this.server.client;
+    const sessionId = this.currentId ?? (await this.createSession(text.slice(0, 60)));
+    this.running = sessionId;
+    this.post({ type: 'turn', running: true });
+    try {
+      const result = await client.request('submitTurn', { sessionId, text });
+      this.post({ type: 'turn', running: false, result });
+    } catch (err) {
+      this.post({ type: 'turn', running: false, error: (err as Error).message });
+    } finally {
+      this.running = undefined;
+      void this.refreshSessions();
+    }
+  }
+
+  async cancel(): Promise<void> {
+    if (!this.running) return;
+    await this.server.client.request('cancelTurn', { sessionId: this.running });
+  }
+
+  async newSession(): Promise<void> {
+    await this.createSession();
+    this.post({ type: 'focusInput' });
+  }
+
+  private async createSession(title?: string): Promise<string> {
+    const cwd = this.server.workspaceFolder() ?? process.cwd();
+    const { sessionId } = await this.server.client.request('createSession', { cwd, ...(title ? { title } : {}) });
+    await this.setCurrent(sessionId);
+    this.post({ type: 'session', session: { sessionId, title: title ?? 'New session' }, history: [] });
+    this.post({ type: 'meter', contextTokens: 0, contextWindowTokens: 0 });
+    await this.refreshSessions();
+    return sessionId;
+  }
+
+  async selectSession(sessionId: string): Promise<void> {
+    await this.setCurrent(sessionId);
+    const history = await this.readHistory(sessionId);
+    this.post({ type: 'session', session: { sessionId, title: '' }, history });
+    await this.refreshSessions();
+    await this.estimateMeter(sessionId);
+  }
+
+  private async fork(atSeq?: number): Promise<void> {
+    if (!this.currentId) return;
+    const { sessionId } = await this.server.client.request('forkSession', { sessionId: this.currentId, ...(atSeq ? { atSeq } : {}) });
+    await this.selectSession(sessionId);
+    void vscode.window.showInformationMessage('Forked the session; you are now in the copy.');
+  }
+
+  private async deleteCurrent(): Promise<void> {
+    const id = this.currentId;
+    if (!id) return;
+    const choice = await vscode.window.showWarningMessage('Delete this Threadline session and its artifacts?', { modal: true }, 'Delete');
+    if (choice !== 'Delete') return;
+    await this.server.client.request('deleteSession', { sessionId: id });
+    await this.setCurrent(undefined);
+    const sessions = await this.refreshSessions();
+    if (sessions[0]) await this.selectSession(sessions[0].sessionId);
+    else this.post({ type: 'session', session: { sessionId: '', title: '' }, history: [] });
+  }
+
+  // --- plumbing ----------------------------------------------------------------------------------------
+
+  private async onMessage(m: FromWebview): Promise<void> {
+    switch (m.type) {
+      case 'ready': return this.onReady();
+      case 'submit': return this.submit(m.text);
+      case 'cancel': return this.cancel();
+      case 'newSession': return this.newSession();
+      case 'selectSession': return this.selectSession(m.sessionId);
+      case 'forkSession': return this.fork(m.atSeq);
+      case 'deleteSession': return this.deleteCurrent();
+      case 'approve': return this.answerApproval(m.requestId, m.decision);
+      case 'openArtifact':
+        return void vscode.commands.executeCommand('threadline.openArtifact', this.currentId, m.artifactId);
+      case 'showContextView': return void vscode.commands.executeCommand('threadline.showContextView');
+    }
+  }
+
+  private async onReady(): Promise<void> {
+    this.post({ type: 'server', state: toServerState(this.server.client.state) });
+    await this.server.client.start();
+    const sessions = await this.refreshSessions();
+    if (this.currentId && !sessions.some((s) => s.sessionId === this.currentId)) await this.setCurrent(undefined);
+    if (this.currentId) await this.selectSession(this.currentId);
+    for (const [requestId, p] of this.approvals) this.post({ type: 'approval', requestId, params: p.params });
+    if (this.running) this.post({ type: 'turn', running: true });
+  }
+
+  private async refreshSessions(): Promise<SessionInfo[]> {
+    const cwd = this.server.workspaceFolder();
+    const { sessions } = await this.server.client.request('listSessions', { ...(cwd ? { cwd } : {}), limit: 100 });
+    this.post({ type: 'sessions', sessions, currentId: this.currentId });
+    return sessions;
+  }
+
+  private async readHistory(sessionId: string): Promise<TranscriptItem[]> {
+    const items: TranscriptItem[] = [];
+    let afterSeq: number | undefined;
+    for (let page = 0; page < 200; page++) {
+      const r = await this.server.client.request('readTranscript', { sessionId, limit: 500, ...(afterSeq !== undefined ? { afterSeq } : {}) });
+      items.push(...r.items);
+      for (const it of r.items) {
+        const art = it.role === 'tool' ? /^\[artifact ([\w.-]+)\]/.exec(it.content ?? '') : null;
+        if (art) this.noteArtifact(sessionId, art[1]);
+      }
+      if (r.nextSeq === undefined || r.nextSeq === null || !r.items.length) break;
+      afterSeq = r.items[r.items.length - 1].seq;
+    }
+    return items;
+  }
+
+  private async estimateMeter(sessionId: string): Promise<void> {
+    try {
+      const cfgWindow = vscode.workspace.getConfiguration('threadline').get<number>('contextWindowTokens') ?? 0;
+      const v = await this.server.client.request('getContextView', { sessionId, ...(cfgWindow > 0 ? { contextWindowTokens: cfgWindow } : {}) });
+      this.post({ type: 'meter', contextTokens: v.estimatedTokens, contextWindowTokens: v.contextWindowTokens, estimated: true });
+    } catch {
+      /* the meter fills on the next request */
+    }
+  }
+
+  private async setCurrent(id: string | undefined): Promise<void> {
+    this.currentId = id;
+    await this.context.workspaceState.update(CURRENT_KEY, id);
+  }
+
+  private attach(client: ThreadlineClient): void {
+    this.clientDisposables.forEach((d) => d.dispose());
+    this.clientDisposables = [
+      client.onUpdate((params) => {
+        const u = params.update;
+        if (u.kind === 'artifactCreated') this.noteArtifact(params.sessionId, u.artifactId);
+        if (u.kind === 'toolResult' && u.artifactId) this.noteArtifact(params.sessionId, u.artifactId);
+        this.post({ type: 'update', params });
+        this.updateEmitter.fire(params);
+      }),
+      client.onStateChange((state) => {
+        this.post({ type: 'server', state: toServerState(state) });
+        if (state === 'crashed') {
+          for (const [id, p] of this.approvals) p.resolve('reject'), this.post({ type: 'approvalClosed', requestId: id });
+          this.approvals.clear();
+        }
+      }),
+      client.onRestart(() => void this.refreshSessions().catch(() => undefined)),
+    ];
+    client.setApprovalHandler((params, token) => this.askApproval(params, token));
+  }
+
+  private noteArtifact(sessionId: string, artifactId: string): void {
+    if (!this.artifacts.has(sessionId)) this.artifacts.set(sessionId, new Set());
+    this.artifacts.get(sessionId)!.add(artifactId);
+  }
+
+  private async askApproval(params: RequestApprovalParams, token: vscode.CancellationToken | { onCancellationRequested: vscode.Event<unknown> }): Promise<ApprovalDecision> {
+    if (!this.view && !(await this.reveal())) {
+      // No sidebar to show it in: fall back to a notification with the same three choices.
+      const pick = await vscode.window.showWarningMessage(`Threadline: ${params.title}`, { detail: params.detail }, 'Allow Once', 'Allow Always', 'Reject');
+      return pick === 'Allow Once' ? 'allowOnce' : pick === 'Allow Always' ? 'allowAlways' : 'reject';
+    }
+    const requestId = `a${++this.approvalSeq}`;
+    return new Promise<ApprovalDecision>((resolve) => {
+      this.approvals.set(requestId, { params, resolve });
+      token.onCancellationRequested(() => {
+        if (this.approvals.delete(requestId)) {
+          this.post({ type: 'approvalClosed', requestId });
+          resolve('reject');
+        }
+      });
+      this.post({ type: 'approval', requestId, params });
+      if (!this.view?.visible) void this.reveal();
+    });
+  }
+
+  private answerApproval(requestId: string, decision: ApprovalDecision): void {
+    const pending = this.approvals.get(requestId);
+    if (!pending) return;
+    this.approvals.delete(requestId);
+    pending.resolve(decision);
+  }
+
+  private post(msg: ToWebview): void {
+    void this.view?.webview.postMessage(msg);
+  }
+
+  private showError(err: unknown): void {
+    const message = (err as Error)?.message ?? String(err);
+    this.post({ type: 'error', message });
+    void vscode.window.showErrorMessage(`Threadline: ${message}`);
+  }
+
+  dispose(): void {
+    this.clientDisposables.forEach((d) => d.dispose());
+    this.disposables.forEach((d) => d.dispose());
+    this.updateEmitter.dispose();
+  }
+}
+
+function toServerState(state: string): ServerState {
+  return state === 'running' ? 'running' : state === 'starting' ? 'starting' : state === 'crashed' ? 'crashed' : 'stopped';
+}

@@ -1,0 +1,67 @@
+// The context-view panel: what the next model request would contain (getContextView), message by message.
+import type { FromWebview, ToWebview } from '../sidebar/messages';
+import type { ContextViewResult } from '../rpc/protocol';
+import { clip, fmtTokens, h } from './dom';
+
+const PLACEHOLDER_PREFIX = '[old tool output compacted: ';
+
+export class ContextView {
+  constructor(private readonly root: HTMLElement, private readonly post: (m: FromWebview) => void) {
+    root.append(h('div', { class: 'empty', text: 'Loading the context view…' }));
+  }
+
+  handle(msg: ToWebview): void {
+    if (msg.type === 'contextView') this.render(msg.view, msg.sessionTitle);
+    else if (msg.type === 'error') this.root.replaceChildren(h('div', { class: 'notice error', role: 'alert', text: msg.message }));
+  }
+
+  private render(v: ContextViewResult, title?: string): void {
+    const pct = v.contextWindowTokens ? Math.min(100, (v.estimatedTokens / v.contextWindowTokens) * 100) : 0;
+    const thresholdPct = v.contextWindowTokens ? Math.min(100, (v.thresholdTokens / v.contextWindowTokens) * 100) : 0;
+    const refresh = h('button', { id: 'refresh', text: 'Refresh' });
+    refresh.addEventListener('click', () => this.post({ type: 'refreshContextView' }));
+    const fill = h('div', { class: 'meter-fill' });
+    fill.style.width = `${pct}%`;
+    const mark = h('div', { class: 'meter-threshold', title: `Compaction threshold ${fmtTokens(v.thresholdTokens)}` });
+    mark.style.left = `${thresholdPct}%`;
+    const rows = v.messages.map((m, i) => this.row(i, m, v.summary));
+    this.root.replaceChildren(
+      h('header', { class: 'cv-header' },
+        h('h1', { text: `Context view${title ? ` · ${title}` : ''}` }),
+        h('span', { id: 'cv-mode', class: `mode-badge ${v.mode}`, text: v.mode }), refresh),
+      h('div', { class: 'meter', role: 'meter', 'aria-valuenow': Math.round(pct), 'aria-valuemin': 0, 'aria-valuemax': 100 },
+        h('div', { class: 'meter-track' }, fill, mark),
+        h('span', { id: 'cv-tokens', class: 'meter-label',
+          text: `≈${fmtTokens(v.estimatedTokens)} tokens · threshold ${fmtTokens(v.thresholdTokens)} · window ${fmtTokens(v.contextWindowTokens)}` })),
+      h('p', { class: 'cv-facts', text: `${v.messages.length} messages sent, built from ${v.transcriptMessages} stored · ${v.compactedToolOutputs} tool outputs as placeholders · keep-recent ${fmtTokens(v.keepRecentTokens)} tokens` }),
+      v.summary ? h('details', { class: 'notice compaction', open: true }, h('summary', { text: 'Summary of earlier conversation' }), h('pre', { text: v.summary })) : '',
+      h('table', { class: 'cv-table' },
+        h('thead', {}, h('tr', {}, h('th', { text: '#' }), h('th', { text: 'Role' }), h('th', { text: 'Size' }), h('th', { text: 'Content' }))),
+        h('tbody', {}, ...rows)),
+    );
+  }
+
+  private row(i: number, m: Record<string, unknown>, summary?: string): HTMLElement {
+    const role = String(m.role ?? '?');
+    const text = contentText(m.content);
+    const calls = Array.isArray(m.tool_calls) ? (m.tool_calls as Array<{ function?: { name?: string; arguments?: string } }>) : [];
+    const callText = calls.map((c) => `${c.function?.name}(${c.function?.arguments ?? ''})`).join('\n');
+    const chars = text.length + callText.length;
+    const tags: string[] = [];
+    if (role === 'tool' && text.startsWith(PLACEHOLDER_PREFIX)) tags.push('placeholder');
+    if (role === 'system' && summary && text.includes(summary.slice(0, 200))) tags.push('summary');
+    if (calls.length) tags.push(`${calls.length} tool call${calls.length > 1 ? 's' : ''}`);
+    const preview = (text || callText).replace(/\s+/g, ' ').slice(0, 140);
+    return h('tr', { class: `cv-row ${tags.includes('placeholder') ? 'placeholder' : ''} ${tags.includes('summary') ? 'summary' : ''}`, 'data-role': role },
+      h('td', { text: String(i + 1) }),
+      h('td', {}, h('span', { class: `role ${role}`, text: role }), ...tags.map((t) => h('span', { class: `tag ${t.split(' ')[1] ? 'calls' : t}`, text: t }))),
+      h('td', { class: 'num', text: `${fmtTokens(chars)} ch ≈${fmtTokens(Math.ceil(chars / 4))} tok` }),
+      h('td', {}, h('details', {}, h('summary', { text: preview || '(empty)' }), h('pre', { text: clip([text, callText].filter(Boolean).join('\n'), 20000) }))));
+  }
+}
+
+function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) return content.map((p) => (p && typeof p === 'object' && 'text' in p ? String((p as { text: unknown }).text) : '[image]')).join('\n');
+  return '';
+}
