@@ -1,0 +1,126 @@
+"""Storage faults: a read-only data folder, a full disk, an artifact folder that cannot be written.
+
+Injected for real, as root can't be stopped by chmod: a tiny tmpfs mounted read-only (or remounted read-only
+under an existing database), a tiny tmpfs filled to the last byte, and a regular file where the artifacts
+folder should be. Each gives a clear error where it happens, nothing stored before is lost, and the server
+goes on working once the fault is gone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from server.client import RpcError
+from tests.reliability.support import REPO, server_env, start, transcript, turn, updates
+
+
+def mount_tmpfs(path: Path, size: str, *options: str) -> None:
+    path.mkdir(parents=True, exist_ok=True)
+    opts = ",".join([f"size={size}", *options])
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", opts, "tmpfs", str(path)], capture_output=True)
+    if done.returncode:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+
+
+@pytest.fixture
+def tmpfs(tmp_path) -> Iterator[Path]:
+    mounted: list[Path] = []
+
+    def make(name: str, size: str, *options: str) -> Path:
+        path = tmp_path / name
+        mount_tmpfs(path, size, *options)
+        mounted.append(path)
+        return path
+
+    yield make
+    for path in mounted:
+        subprocess.run(["umount", "-l", str(path)], capture_output=True)
+
+
+def serve_and_fail(home: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "server"], input=b"", capture_output=True, timeout=60,
+                          env=server_env(home, None), cwd=REPO)
+
+
+def test_a_read_only_data_folder_is_a_clear_error_at_start(tmpfs):
+    home = tmpfs("ro", "64k", "ro")
+    done = serve_and_fail(home)
+    assert done.returncode == 2, done
+    message = done.stderr.decode()
+    assert "threadline:" in message and str(home) in message and "Traceback" not in message, message
+
+
+async def test_an_existing_database_that_became_read_only_is_a_clear_error_at_start(tmpfs, tmp_path):
+    home = tmpfs("was-rw", "4m")
+    client = await start(home)
+    sid = (await client.request("createSession", {"cwd": str(tmp_path)}))["sessionId"]
+    await client.request("importSession", {"cwd": str(tmp_path), "messages": [{"role": "user", "content": "kept"}]})
+    await client.close()
+    subprocess.run(["mount", "-o", "remount,ro", str(home)], check=True)
+    done = serve_and_fail(home)
+    assert done.returncode == 2 and str(home) in done.stderr.decode() and "Traceback" not in done.stderr.decode()
+    subprocess.run(["mount", "-o", "remount,rw", str(home)], check=True)
+    client = await start(home)
+    try:
+        assert (await client.request("readTranscript", {"sessionId": sid}))["items"] == []
+        assert len((await client.request("listSessions", {}))["sessions"]) == 2
+    finally:
+        await client.close()
+
+
+async def test_a_full_disk_fails_the_write_that_hit_it_and_nothing_else(tmpfs, tmp_path, fake):
+    home = tmpfs("full", "2m")
+    client = await start(home, fake.url)
+    try:
+        sid = (await client.request("createSession", {"cwd": str(tmp_path)}))["sessionId"]
+        fake.push({"content": "stored before the disk filled"})
+        assert (await turn(client, sid, "first"))["stopReason"] == "endTurn"
+        before = await transcript(client, sid)
+        filler = home / "filler"
+        subprocess.run(["dd", "if=/dev/zero", f"of={filler}", "bs=4k"], capture_output=True)  # until ENOSPC
+        big = [{"role": "user", "content": "y" * 400_000}]
+        with pytest.raises(RpcError) as full:
+            await client.request("importSession", {"cwd": str(tmp_path), "messages": big})
+        assert full.value.code == -32603 and full.value.data["code"] == "StorageFailure"
+        assert "full" in full.value.message.lower(), full.value.message
+        fake.push({"content": "x" * 300_000})
+        with pytest.raises(RpcError) as failed_turn:  # the turn's first write fails: a clear error, no hang
+            await asyncio.wait_for(client.request("submitTurn", {"sessionId": sid, "text": "z" * 400_000}), 30)
+        assert "full" in failed_turn.value.message.lower()
+        assert await transcript(client, sid) == before, "a failed write changed what was stored"
+        filler.unlink()
+        fake.reset()
+        fake.push({"content": "stored after space came back"})
+        assert (await turn(client, sid, "again"))["stopReason"] == "endTurn"
+        after = await transcript(client, sid)
+        assert after[: len(before)] == before and after[-1]["content"] == "stored after space came back"
+    finally:
+        await client.close()
+
+
+async def test_R_ART_3_an_artifact_write_failure_truncates_and_keeps_the_tool_successful(tmp_path, fake):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "artifacts").write_text("a file where the artifacts folder should be")
+    client = await start(home, fake.url)
+    try:
+        sid = (await client.request("createSession", {"cwd": str(tmp_path)}))["sessionId"]
+        fake.push({"tool_calls": [{"id": "big", "name": "run_command", "arguments": {"command": "seq 1 40000"}}]},
+                  {"content": "ok"})
+        assert (await turn(client, sid, "big output"))["stopReason"] == "endTurn"
+        result = updates(client, sid, "toolResult")[-1]
+        assert result["status"] == "ok", result["status"]
+        assert "[output truncated to fit" in result["content"] and "could not be stored" in result["content"]
+        assert len(result["content"]) <= 50_000 and result["content"].startswith("1\n2\n3\n")
+        assert any("artifact" in n["message"] for n in updates(client, sid, "notice") if n["level"] == "warning")
+        assert not updates(client, sid, "artifactCreated")
+        stored = [i for i in await transcript(client, sid) if i["role"] == "tool"]
+        assert stored[-1]["content"] == result["content"]
+    finally:
+        await client.close()
