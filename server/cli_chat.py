@@ -11,6 +11,7 @@ import argparse
 import asyncio
 import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -98,8 +99,28 @@ async def read_line(prompt: str | None = None) -> str | None:
     if prompt and sys.stdin.isatty():
         sys.stdout.write(prompt)
         sys.stdout.flush()
-    line = await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
+    line = await _readline()
     return line.rstrip("\n") if line else None
+
+
+def _readline() -> asyncio.Future[str]:
+    """stdin's next line from a daemon thread: Ctrl-C at the prompt must not wait for the read to finish, as a
+    thread of the loop's default executor would at shutdown."""
+    loop = asyncio.get_running_loop()
+    fut: asyncio.Future[str] = loop.create_future()
+
+    def read() -> None:
+        try:
+            line = sys.stdin.readline()
+        except (OSError, ValueError):
+            line = ""
+        try:
+            loop.call_soon_threadsafe(lambda: fut.done() or fut.set_result(line))
+        except RuntimeError:  # the loop is already closed: nobody is waiting any more
+            pass
+
+    threading.Thread(target=read, name="stdin", daemon=True).start()
+    return fut
 
 
 async def ask_approval(printer: Printer, params: dict[str, Any]) -> dict[str, str]:

@@ -127,7 +127,7 @@ def imported_session(env: dict[str, str], folder: Path, tmp_path: Path) -> str:
     return run.stdout.split()[-1]
 
 
-def test_view_prints_mode_sizes_and_highlights_placeholders(env, folder, tmp_path):
+def test_view_prints_mode_sizes_and_highlights_placeholders_and_the_summary(env, folder, tmp_path):
     sid = imported_session(env, folder, tmp_path)
     full = threadline(env, "view", sid)
     assert full.returncode == 0, full.stderr
@@ -143,9 +143,6 @@ def test_view_prints_mode_sizes_and_highlights_placeholders(env, folder, tmp_pat
     assert re.search(rf"{len(placeholders)} tool outputs compacted", lines[1])
     assert re.match(r"\s+1 system\s+\d+\s+You are a careful agent\.", lines[2])
 
-
-def test_view_shows_the_summary_and_json(env, folder, tmp_path):
-    sid = imported_session(env, folder, tmp_path)
     summarized = threadline(env, "view", sid, "--context-window", "1500")
     assert summarized.returncode == 0, summarized.stderr
     out = summarized.stdout
