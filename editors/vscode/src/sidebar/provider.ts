@@ -202,6 +202,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
         const u = params.update;
         if (u.kind === 'artifactCreated') this.noteArtifact(params.sessionId, u.artifactId);
         if (u.kind === 'toolResult' && u.artifactId) this.noteArtifact(params.sessionId, u.artifactId);
+        if (u.kind === 'turnCompleted') this.withdrawApprovals(params.sessionId);
         this.post({ type: 'update', params });
         this.updateEmitter.fire(params);
       }),
@@ -240,6 +241,16 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
       this.post({ type: 'approval', requestId, params });
       if (!this.view?.visible) void this.reveal();
     });
+  }
+
+  /** The turn ended (e.g. cancelled) with approvals still open: they no longer matter. */
+  private withdrawApprovals(sessionId: string): void {
+    for (const [id, p] of this.approvals) {
+      if (p.params.sessionId !== sessionId) continue;
+      this.approvals.delete(id);
+      p.resolve('reject');
+      this.post({ type: 'approvalClosed', requestId: id });
+    }
   }
 
   private answerApproval(requestId: string, decision: ApprovalDecision): void {
