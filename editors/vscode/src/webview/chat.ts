@@ -21,6 +21,7 @@ export class Chat {
   private assistant: AssistantBlock | undefined;
   private readonly cards = new Map<string, HTMLElement>();
   private readonly approvals = new Map<string, HTMLElement>();
+  private readonly artifactSizes = new Map<string, string>();
   private pendingUser: HTMLElement | undefined;
 
   private readonly sessionSelect = h('select', { id: 'session', 'aria-label': 'Session' });
@@ -261,6 +262,8 @@ export class Chat {
   private artifactLink(toolCallId: string, artifactId: string, size?: string): void {
     const card = this.cards.get(toolCallId);
     const existing = card?.querySelector(`[data-artifact="${CSS.escape(artifactId)}"]`);
+    if (size) this.artifactSizes.set(artifactId, size);
+    size ??= this.artifactSizes.get(artifactId);
     const label = `Open artifact ${artifactId}${size ? ` (${size})` : ''}`;
     if (existing) {
       if (size) existing.textContent = label;

@@ -45,7 +45,8 @@ export function tempDir(prefix) {
 }
 
 /** A ThreadlineClient against the real server with its own THREADLINE_HOME and the double as provider. */
-export function makeClient(provider, { home = tempDir('tl-home-'), contextWindow, logs = [], ...options } = {}) {
+export function makeClient(provider, { home = tempDir('tl-home-'), contextWindow, configToml, logs = [], ...options } = {}) {
+  if (configToml) fs.writeFileSync(path.join(home, 'config.toml'), configToml);
   const env = { ...process.env, THREADLINE_HOME: home, THREADLINE_BASE_URL: provider.url, THREADLINE_MODEL: 'fake-model' };
   delete env.THREADLINE_API_KEY;
   if (contextWindow) env.THREADLINE_CONTEXT_WINDOW = String(contextWindow);
@@ -72,3 +73,6 @@ export function collectUpdates(client) {
     }),
   };
 }
+
+/** Server config for the long scripted session: a small window and a short kept tail, so it compacts early. */
+export const COMPACTING_CONFIG = '[context]\nkeep_recent_tokens = 1000\n';

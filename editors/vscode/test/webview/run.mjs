@@ -1,0 +1,205 @@
+// The sidebar and context-view webviews in headless Debian Chromium: the real bundle and stylesheet under the
+// real CSP, a stubbed acquireVsCodeApi, and the protocol messages recorded from the real server replayed in.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+import { EXT_DIR, lib } from '../support/harness.mjs';
+import { INJECTION } from '../support/scenario.mjs';
+import { DARK } from './theme.mjs';
+
+const SHOTS = process.env.SHOT_DIR || path.join(EXT_DIR, 'test/screenshots');
+fs.mkdirSync(SHOTS, { recursive: true });
+const recorded = JSON.parse(fs.readFileSync(path.join(EXT_DIR, 'test/fixtures/recorded-session.json'), 'utf8'));
+
+// Serve the bundle, the stylesheet and the page, like webview resources from one origin.
+const files = { '/webview.js': path.join(EXT_DIR, 'dist/webview.js'), '/webview.css': path.join(EXT_DIR, 'media/webview.css') };
+const server = http.createServer((req, res) => {
+  const url = new URL(req.url, 'http://x');
+  if (files[url.pathname]) {
+    res.writeHead(200, { 'content-type': url.pathname.endsWith('.js') ? 'text/javascript' : 'text/css' });
+    return fs.createReadStream(files[url.pathname]).pipe(res);
+  }
+  const view = url.searchParams.get('view') === 'contextView' ? 'contextView' : 'sidebar';
+  const origin = `http://127.0.0.1:${server.address().port}`;
+  res.writeHead(200, { 'content-type': 'text/html' });
+  res.end(lib.buildWebviewHtml({ cspSource: origin, scriptUri: `${origin}/webview.js`, styleUri: `${origin}/webview.css`, nonce: lib.makeNonce(), view, title: 'test' }));
+});
+await new Promise((r) => server.listen(0, '127.0.0.1', r));
+const base = `http://127.0.0.1:${server.address().port}/`;
+
+const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+const failures = [];
+const step = async (name, fn) => {
+  try {
+    await fn();
+    console.log(`ok - ${name}`);
+  } catch (err) {
+    failures.push(name);
+    console.log(`not ok - ${name}\n  ${String(err.stack || err).split('\n').slice(0, 4).join('\n  ')}`);
+  }
+};
+
+async function openPage(view) {
+  const page = await browser.newPage({ viewport: view === 'sidebar' ? { width: 420, height: 900 } : { width: 1100, height: 800 } });
+  page.on('pageerror', (e) => failures.push(`page error: ${e.message}`));
+  await page.addInitScript((theme) => {
+    window.__posted = [];
+    window.__cspViolations = [];
+    document.addEventListener('securitypolicyviolation', (e) => window.__cspViolations.push(`${e.violatedDirective} ${e.blockedURI}`));
+    window.acquireVsCodeApi = () => ({ postMessage: (m) => window.__posted.push(m), getState: () => undefined, setState: () => {} });
+    const apply = () => { for (const [k, v] of Object.entries(theme)) document.documentElement.style.setProperty(k, v); };
+    if (document.documentElement) apply(); else document.addEventListener('DOMContentLoaded', apply);
+  }, DARK);
+  await page.goto(`${base}?view=${view}`);
+  await page.waitForFunction(() => window.__posted.some((m) => m.type === 'ready'));
+  return page;
+}
+const send = (page, msg) => page.evaluate((m) => window.postMessage(m, '*'), msg);
+const posted = (page) => page.evaluate(() => window.__posted);
+const settle = (page) => page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+
+try {
+  const page = await openPage('sidebar');
+  const msgs = [...recorded.messages];
+  const upTo = async (pred) => {
+    while (msgs.length) {
+      const m = msgs.shift();
+      if (m.type === 'approvalClosed') continue; // the test answers approvals by clicking
+      await send(page, m);
+      if (pred(m)) break;
+    }
+    await settle(page);
+  };
+  const isKind = (k, extra = () => true) => (m) => m.type === 'update' && m.params.update.kind === k && extra(m.params.update);
+
+  await step('first turn streams markdown, reasoning folded, a tool card with status', async () => {
+    await upTo(isKind('turnCompleted'));
+    const text = await page.locator('.msg.assistant .markdown').last().innerText();
+    assert.match(text, /Overview/);
+    assert.equal(await page.locator('.msg.assistant h2', { hasText: 'Overview' }).count(), 1, 'markdown heading rendered');
+    assert.equal(await page.locator('.msg.assistant pre code').count(), 1, 'code block rendered');
+    assert.equal(await page.locator('details.reasoning').first().getAttribute('open'), null, 'reasoning collapsed');
+    assert.equal(await page.locator('.tool-card[data-tool-call="call_ls"] .tool-status').innerText(), 'ok');
+    assert.match(await page.locator('.tool-card[data-tool-call="call_ls"] .tool-args').textContent(), /"path": "."/);
+    await page.screenshot({ path: path.join(SHOTS, 'webview-1-chat.png') });
+  });
+
+  await step('model output cannot inject script or markup; bad links are not links', async () => {
+    assert.equal(await page.evaluate(() => window.__pwned), undefined);
+    assert.equal(await page.locator('#log script, #log img').count(), 0);
+    assert.ok((await page.locator('#log').innerText()).includes('<script>window.__pwned = 1</script>'), 'shown as text');
+    assert.ok(INJECTION.includes('onerror'));
+    assert.equal(await page.locator('#log a[href^="javascript:"]').count(), 0);
+    assert.equal(await page.locator('#log a[href="https://example.com/docs"]').count(), 1);
+  });
+
+  await step('an approval shows inline with three choices; clicking answers requestApproval', async () => {
+    await upTo((m) => m.type === 'approval');
+    const card = page.locator('.approval').first();
+    await card.waitFor();
+    assert.deepEqual(await card.locator('button').allInnerTexts(), ['Allow once', 'Allow always', 'Reject']);
+    assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Allow once', 'focus moves to the first choice');
+    await page.screenshot({ path: path.join(SHOTS, 'webview-2-approval.png') });
+    await page.keyboard.press('Enter'); // keyboard-usable
+    const answer = (await posted(page)).find((m) => m.type === 'approve');
+    assert.deepEqual(answer, { type: 'approve', requestId: 'a1', decision: 'allowOnce' });
+    assert.match(await card.innerText(), /Allowed once/);
+  });
+
+  await step('a long command result folds into the card with an artifact link that opens the artifact', async () => {
+    await upTo((m) => m.type === 'approval');
+    await page.locator('.approval').last().locator('button', { hasText: 'Allow once' }).click();
+    await upTo(isKind('turnCompleted'));
+    const card = page.locator('.tool-card[data-tool-call="call_report"]');
+    assert.equal(await card.locator('.tool-status').innerText(), 'ok');
+    await card.locator('summary').first().click();
+    await card.locator('.tool-output > summary').click();
+    const link = card.locator('.artifact-link');
+    assert.match(await link.innerText(), /Open artifact artifact-\w+ \(168\.\d KB, 3,002 lines\)/);
+    await card.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: path.join(SHOTS, 'webview-3-tool-card.png') });
+    await link.click();
+    assert.ok((await posted(page)).some((m) => m.type === 'openArtifact' && m.artifactId.startsWith('artifact-')));
+  });
+
+  await step('the meter shows the last request (not cumulative) and visibly drops on contextCompacted', async () => {
+    const compactMsg = recorded.messages.find(isKind('contextCompacted'));
+    assert.ok(compactMsg && msgs.includes(compactMsg));
+    await upTo(() => msgs[0] === compactMsg);
+    const before = Number(await page.locator('#meter').getAttribute('data-tokens'));
+    const lastUsage = recorded.messages.slice(0, recorded.messages.indexOf(compactMsg)).filter(isKind('usage')).pop().params.update;
+    assert.equal(before, lastUsage.contextTokens, 'meter = last request contextTokens');
+    assert.ok(before < lastUsage.totals.inputTokens, 'and not the cumulative input');
+    await upTo(isKind('contextCompacted'));
+    const compacted = compactMsg.params.update;
+    const after = Number(await page.locator('#meter').getAttribute('data-tokens'));
+    assert.equal(after, compacted.afterTokens);
+    assert.ok(after < before, `meter dropped ${before} -> ${after}`);
+    const notice = page.locator('.notice.compaction').last();
+    assert.match(await notice.innerText(), new RegExp(`${compacted.beforeTokens.toLocaleString('en-US')} → ${compacted.afterTokens.toLocaleString('en-US')} tokens`));
+    await notice.locator('summary').click();
+    assert.match(await notice.locator('pre').innerText(), /placeholder|summary|compacted/i);
+    await upTo(() => false);
+    await notice.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: path.join(SHOTS, 'webview-4-compaction-meter.png') });
+  });
+
+  await step('keyboard: Enter submits, Escape cancels the running turn', async () => {
+    await page.locator('#input').focus();
+    await page.keyboard.type('one more thing');
+    await page.keyboard.press('Enter');
+    assert.ok((await posted(page)).some((m) => m.type === 'submit' && m.text === 'one more thing'));
+    assert.equal(await page.locator('#cancel').isDisabled(), false);
+    await page.keyboard.press('Escape');
+    assert.ok((await posted(page)).some((m) => m.type === 'cancel'));
+  });
+
+  await step('no CSP violations and no page errors', async () => {
+    assert.deepEqual(await page.evaluate(() => window.__cspViolations), []);
+  });
+
+  await step('resume: a session loaded from readTranscript history renders the same pieces', async () => {
+    const history = [
+      { seq: 1, role: 'system', content: 'system prompt (hidden)' },
+      { seq: 2, role: 'user', content: 'Earlier question' },
+      { seq: 3, role: 'assistant', content: 'Earlier *answer*', reasoning: 'old thoughts', toolCalls: [{ id: 'h1', type: 'function', function: { name: 'read_file', arguments: '{"path":"a.txt"}' } }] },
+      { seq: 4, role: 'tool', toolCallId: 'h1', content: '[artifact artifact-old] The full output (100 bytes) is stored.' },
+    ];
+    await send(page, { type: 'session', session: { sessionId: 'ses_old', title: 'old' }, history });
+    await settle(page);
+    assert.equal(await page.locator('.msg.user').count(), 1);
+    assert.equal(await page.locator('#log', { hasText: 'system prompt' }).count(), 0);
+    assert.equal(await page.locator('.msg.assistant em', { hasText: 'answer' }).count(), 1);
+    assert.equal(await page.locator('.tool-card[data-tool-call="h1"] [data-artifact="artifact-old"]').count(), 1);
+  });
+  await page.close();
+
+  const cv = await openPage('contextView');
+  await step('context view: mode, tokens vs threshold, each message with role and size, placeholders and summary marked', async () => {
+    await send(cv, { type: 'contextView', view: recorded.contextView, sessionTitle: recorded.sessionId });
+    await cv.locator('.cv-table').waitFor();
+    const v = recorded.contextView;
+    assert.equal(await cv.locator('#cv-mode').innerText(), v.mode);
+    assert.match(await cv.locator('#cv-tokens').innerText(), new RegExp(`threshold ${v.thresholdTokens.toLocaleString('en-US')}`));
+    assert.equal(await cv.locator('.cv-row').count(), v.messages.length);
+    if (v.compactedToolOutputs) assert.ok(await cv.locator('.cv-row .tag.placeholder').count() >= 1);
+    await cv.locator('.cv-row.placeholder summary').first().click().catch(() => {});
+    await cv.screenshot({ path: path.join(SHOTS, 'webview-5-context-view.png'), fullPage: true });
+    // The summary marking, on a fallback-mode view.
+    const summary = 'Goals: finish the report.';
+    await send(cv, { type: 'contextView', view: { ...v, mode: 'fallback', summary, messages: [{ role: 'system', content: `[compressed conversation context]\n${summary}` }, ...v.messages.slice(-2)] } });
+    await cv.locator('.cv-row.summary').waitFor();
+    assert.equal(await cv.locator('#cv-mode').innerText(), 'fallback');
+  });
+  await cv.close();
+} finally {
+  await browser.close();
+  server.close();
+}
+if (failures.length) {
+  console.log(`webview: ${failures.length} failed: ${failures.join('; ')}`);
+  process.exit(1);
+}
+console.log(`webview: all passed; screenshots in ${SHOTS}`);
