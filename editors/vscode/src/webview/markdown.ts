@@ -3,6 +3,7 @@
 import MarkdownIt from 'markdown-it';
 
 const md = new MarkdownIt({ html: false, linkify: true, breaks: false, typographer: false });
+md.linkify.set({ fuzzyLink: false }); // "notes.md" is a file name, not a link to a .md domain
 
 const defaultLinkOpen = md.renderer.rules.link_open ?? ((tokens, idx, options, _env, self) => self.renderToken(tokens, idx, options));
 md.renderer.rules.link_open = (tokens, idx, options, env, self) => {

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# `npm test`: 1. RPC unit tests (node:test, real server), 2. webview replay in headless Chromium, 3. in code-server.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+npm run --silent typecheck
+node esbuild.mjs
+npm run --silent package >/dev/null  # the e2e installs this .vsix
+echo "== 1/3 unit: RPC layer against the real server"; npm run --silent test:unit
+echo "== 2/3 webview: recorded protocol replay in headless Chromium"; npm run --silent test:webview
+echo "== 3/3 e2e: the packaged .vsix inside code-server (VS Code 1.100.3)"; npm run --silent test:e2e

@@ -1,0 +1,144 @@
+// Drives the whole task inside code-server: sidebar, streamed reply, tool card, approvals, artifact editor,
+// palette Submit, compaction notice with the meter dropping, context view. Screenshots as it goes.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+import { FILLER_TURNS, TURNS } from '../support/scenario.mjs';
+
+const { CS_URL, FAKE_BASE, WS } = process.env;
+const SHOT = process.env.SHOT_DIR;
+fs.mkdirSync(SHOT, { recursive: true });
+const t0 = Date.now();
+const log = (...a) => console.log(`[e2e ${((Date.now() - t0) / 1000).toFixed(1)}s]`, ...a);
+const push = async (items) => {
+  const r = await fetch(`${FAKE_BASE}/_control/push`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(items) });
+  assert.ok(r.ok, `push ${r.status}`);
+};
+
+const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'] });
+const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+page.on('console', (m) => { if (m.type() === 'error' && /threadline/i.test(m.text())) log('[console.error]', m.text().slice(0, 200)); });
+const shot = (name) => page.screenshot({ path: path.join(SHOT, name) });
+
+async function findFrame(selector, ms = 30000) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    for (const fr of page.frames()) {
+      try { if (await fr.locator(selector).count()) return fr; } catch { /* detached */ }
+    }
+    await page.waitForTimeout(250);
+  }
+  throw new Error(`no frame with ${selector}`);
+}
+async function palette(command) {
+  await page.locator('.part.editor').click(); // a focused webview swallows keys
+  await page.keyboard.press('F1');
+  await page.locator('.quick-input-widget input').waitFor();
+  await page.keyboard.type(command);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: command.replace(/^Threadline: /, '') }).first().waitFor();
+  await page.keyboard.press('Enter');
+}
+
+try {
+  await page.goto(CS_URL);
+  await page.locator('.monaco-workbench').waitFor({ timeout: 90000 });
+  log('workbench loaded');
+  await page.locator('.activitybar .action-item a[aria-label^="Threadline"]').first().click({ timeout: 60000 });
+  const chat = await findFrame('#input', 60000);
+  await chat.locator('#banner').waitFor({ state: 'hidden', timeout: 30000 });
+  log('sidebar open, server running');
+
+  // 1. a turn: streamed markdown reply and a tool card
+  await push(TURNS[0].script);
+  await chat.locator('#input').fill(TURNS[0].text);
+  await chat.locator('#input').press('Enter');
+  await chat.locator('.msg.assistant h2', { hasText: 'Overview' }).waitFor({ timeout: 30000 });
+  await chat.locator('.tool-card[data-tool-call="call_ls"] .tool-status', { hasText: 'ok' }).waitFor();
+  await chat.locator('#send:not([disabled])').waitFor();
+  assert.equal(await chat.evaluate(() => window.__pwned), undefined);
+  assert.equal(await chat.locator('#log script, #log img').count(), 0);
+  await chat.locator('.tool-card[data-tool-call="call_ls"] summary').first().click();
+  await shot('e2e-1-chat-tool-card.png');
+  log('turn 1: streamed reply and tool card');
+
+  // 2. approvals: write_file and run_command, both allowed once; the command output becomes an artifact
+  await push(TURNS[1].script);
+  await chat.locator('#input').fill(TURNS[1].text);
+  await chat.locator('#send').click();
+  const approval = chat.locator('.approval:not(.answered)').first();
+  await approval.waitFor({ timeout: 30000 });
+  assert.match(await approval.innerText(), /write_file/);
+  await shot('e2e-2-approval.png');
+  await approval.locator('button', { hasText: 'Allow once' }).click();
+  const approval2 = chat.locator('.approval:not(.answered)').first();
+  await approval2.waitFor({ timeout: 30000 });
+  assert.match(await approval2.innerText(), /run_command/);
+  await approval2.locator('button', { hasText: 'Allow once' }).click();
+  const report = chat.locator('.tool-card[data-tool-call="call_report"]');
+  await report.locator('.tool-status', { hasText: 'ok' }).waitFor({ timeout: 60000 });
+  await chat.locator('#send:not([disabled])').waitFor({ timeout: 30000 });
+  assert.equal(fs.readFileSync(path.join(WS, 'hello.txt'), 'utf8'), 'hello from threadline\n');
+  log('turn 2: approvals answered, file written, command ran');
+
+  // 3. the artifact opens read-only in an editor, paged through readArtifact
+  await report.locator('summary').first().click();
+  const link = report.locator('.artifact-link');
+  await link.waitFor();
+  const artifactId = await link.getAttribute('data-artifact');
+  await link.click();
+  const tab = page.locator('.tabs-container .tab', { hasText: artifactId });
+  await tab.waitFor({ timeout: 30000 });
+  await page.locator('.editor-instance .view-lines', { hasText: 'report line 0' }).waitFor({ timeout: 30000 });
+  assert.match(await tab.innerText(), /page 1 of 2/);
+  await shot('e2e-3-artifact.png');
+  log('artifact', artifactId, 'open in an editor');
+
+  // 4. a long session: filler turns (one from the palette's Threadline: Submit) until the context compacts
+  const meterTokens = async () => Number(await chat.locator('#meter').getAttribute('data-tokens'));
+  let before = 0;
+  let dropped = false;
+  for (const [i, turn] of FILLER_TURNS.entries()) {
+    await push(turn.script);
+    before = await meterTokens();
+    if (i === 0) {
+      await palette('Threadline: Submit');
+      await page.locator('.quick-input-widget input').waitFor();
+      await page.keyboard.type(turn.text);
+      await page.keyboard.press('Enter');
+    } else {
+      await chat.locator('#input').fill(turn.text);
+      await chat.locator('#input').press('Enter');
+    }
+    await chat.locator('.msg.assistant', { hasText: turn.script[0].content.slice(0, 30) }).waitFor({ timeout: 30000 });
+    await chat.locator('#send:not([disabled])').waitFor({ timeout: 30000 });
+    if (await chat.locator('.notice.compaction').count()) {
+      dropped = true;
+      break;
+    }
+  }
+  assert.ok(dropped, 'the long session compacted');
+  const notice = chat.locator('.notice.compaction').first();
+  const text = await notice.innerText();
+  const [, b, a] = /([\d,]+) → ([\d,]+) tokens/.exec(text);
+  const afterTokens = await meterTokens();
+  assert.ok(afterTokens < before, `meter dropped: ${before} -> ${afterTokens} (notice ${b} -> ${a})`);
+  await notice.locator('summary').click();
+  await notice.scrollIntoViewIfNeeded();
+  await shot('e2e-4-compaction-meter.png');
+  log(`compaction notice ${b} -> ${a}; meter ${before} -> ${afterTokens}`);
+
+  // 5. the context view
+  await palette('Threadline: Show Context View');
+  const cv = await findFrame('.cv-table', 30000);
+  assert.ok(await cv.locator('.cv-row').count() > 2);
+  assert.ok(['full', 'microcompacted', 'summarized', 'fallback'].includes(await cv.locator('#cv-mode').innerText()));
+  await shot('e2e-5-context-view.png');
+  log('context view shown; ALL OK');
+} catch (err) {
+  await shot('e2e-failure.png').catch(() => {});
+  throw err;
+} finally {
+  await browser.close();
+}
