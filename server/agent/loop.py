@@ -84,6 +84,9 @@ class Turn:
                 code="maxIterations", message=f"stopped after {self.max_iterations} model calls in one turn"))
         except TurnFailed as exc:
             return self._finish("error", TurnError(code=exc.code, message=exc.message))
+        except StoreError as exc:  # the disk refused a write (full, read-only): end the turn saying so
+            log.warning("turn %s stopped: %s", self.turn_id, exc.message)
+            return self._finish("error", TurnError(code=exc.code, message=exc.message))
         except asyncio.CancelledError:
             await self._record_interruption(pending)
             return self._finish("cancelled")
