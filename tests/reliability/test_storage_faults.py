@@ -8,7 +8,6 @@ goes on working once the fault is gone.
 
 from __future__ import annotations
 
-import asyncio
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -89,10 +88,10 @@ async def test_a_full_disk_fails_the_write_that_hit_it_and_nothing_else(tmpfs, t
             await client.request("importSession", {"cwd": str(tmp_path), "messages": big})
         assert full.value.code == -32603 and full.value.data["code"] == "StorageFailure"
         assert "full" in full.value.message.lower(), full.value.message
-        fake.push({"content": "x" * 300_000})
-        with pytest.raises(RpcError) as failed_turn:  # the turn's first write fails: a clear error, no hang
-            await asyncio.wait_for(client.request("submitTurn", {"sessionId": sid, "text": "z" * 400_000}), 30)
-        assert "full" in failed_turn.value.message.lower()
+        failed = await turn(client, sid, "z" * 400_000)  # the turn's first write fails: it ends saying why
+        assert failed["stopReason"] == "error" and failed["error"]["code"] == "StorageFailure", failed
+        assert "full" in failed["error"]["message"].lower()
+        assert updates(client, sid, "turnCompleted")[-1]["stopReason"] == "error"
         assert await transcript(client, sid) == before, "a failed write changed what was stored"
         filler.unlink()
         fake.reset()
