@@ -156,3 +156,20 @@ async def test_sigkill_at_random_moments_of_a_busy_turn_loses_nothing(home, work
     killed_after = time.monotonic() - started
     items = await crash_then_check(home, work, fake, client, sid)
     assert any(i["role"] == "user" for i in items), f"killed after {killed_after:.2f} s"
+
+
+async def test_a_second_server_on_the_same_folder_never_takes_a_live_draft(home, work, fake):
+    """Start-up recovery only takes drafts of dead servers: the CLI's server must not cut an editor's turn."""
+    fake.push({"content": LONG_ANSWER, "chunks": 24, "chunk_delay": 0.25})
+    client = await start(home, fake.url)
+    sid = (await client.request("createSession", {"cwd": str(work)}))["sessionId"]
+    _, running = client.start_request("submitTurn", {"sessionId": sid, "text": "talk"})
+    await wait_for(lambda: len(updates(client, sid, "assistantDelta")) >= 3, what="the draft to be saved")
+    second = await start(home, fake.url)  # start-up recovery has run once it answers initialize
+    try:
+        assert not running.done(), "the turn ended before the second server started; the test proved nothing"
+        assert (await asyncio.wait_for(running, 30))["stopReason"] == "endTurn"
+        answers = [i for i in await transcript(second, sid) if i["role"] == "assistant"]
+        assert [(a["content"], a.get("status", "complete")) for a in answers] == [(LONG_ANSWER, "complete")]
+    finally:
+        await asyncio.gather(second.close(), client.close())
