@@ -3,24 +3,52 @@
 Holds what carries across model calls: the summary anchors of the running turn (R-SUM-4), the per-model
 calibration learned from the provider's reported prompt tokens (B-TOK-3), and the last compaction announced, so
 each new compaction is announced once (R-OBS-1).
+
+B-INC-1: each session's incremental view state (``server.context.incremental``) is kept per store and fed only
+the messages stored since it last looked, so a view costs O(new messages + view), not O(transcript).
 """
 
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from dataclasses import dataclass, field
+from weakref import WeakKeyDictionary
 
 from server.context import (
     Calibration,
     RequestView,
     ViewSettings,
-    build_request_view,
     calibrate,
     fallback_request_view,
 )
+from server.context.incremental import IncrementalView
 from server.transcript import Store
 
 log = logging.getLogger(__name__)
+
+KEPT_SESSIONS = 16  # incremental states kept per store (least recently used first out)
+_STATES: WeakKeyDictionary[Store, OrderedDict[str, IncrementalView]] = WeakKeyDictionary()
+
+
+async def session_view_state(store: Store, session_id: str) -> IncrementalView:
+    """The session's incremental view state, fed with every message stored since it last looked (B-INC-1)."""
+    states = _STATES.setdefault(store, OrderedDict())
+    state = states.get(session_id)
+    if state is None:
+        state = states[session_id] = IncrementalView()
+    states.move_to_end(session_id)
+    while len(states) > KEPT_SESSIONS:
+        states.popitem(last=False)
+    stored = await store.all_messages(session_id, after_seq=state.last_seq)
+    new = [m for m in stored if m.seq > state.last_seq]  # a concurrent reader may have fed some already
+    if new:
+        state.feed([m.to_openai() for m in new], [m.tokens for m in new])
+    return state
+
+
+def forget_view_state(store: Store, session_id: str) -> None:
+    _STATES.get(store, {}).pop(session_id, None)
 
 
 @dataclass
@@ -52,19 +80,21 @@ class ViewBuilder:
         return [m.to_openai() for m in stored], [m.tokens for m in stored]
 
     async def next_view(self, session_id: str) -> RequestView:
-        messages, tokens = await self._load(session_id)
         settings = self.effective_settings()
         try:
-            view = build_request_view(messages, settings, token_counts=_counts(tokens), anchors=self.anchors)
+            state = await session_view_state(self.store, session_id)
+            view = state.view(settings, self.anchors)
         except Exception:  # R-FALL-1: a failing compressor never stops the turn
             log.exception("building the request view failed; using the fallback window")
-            view = fallback_request_view(messages, settings)
+            forget_view_state(self.store, session_id)
+            messages, tokens = await self._load(session_id)
+            view = fallback_request_view(messages, settings, token_counts=_counts(tokens))
         self.anchors = tuple(view.anchors)
         return view
 
     async def fallback_view(self, session_id: str) -> RequestView:
-        messages, tokens = await self._load(session_id)
-        return fallback_request_view(messages, self.effective_settings(), token_counts=_counts(tokens))
+        state = await session_view_state(self.store, session_id)
+        return state.fallback_view(self.effective_settings())
 
     def compaction_event(self, view: RequestView, force: bool = False) -> dict | None:
         if view.mode == "full":

@@ -2,7 +2,7 @@
 
 from protocol.messages import ContextViewResult, GetContextViewParams
 from server.agent.service import view_settings
-from server.context import build_request_view
+from server.agent.views import session_view_state
 from server.rpc import RequestError, method
 from server.runtime import Runtime
 
@@ -16,11 +16,8 @@ async def get_context_view(rt: Runtime, params: GetContextViewParams) -> Context
     if params.keep_recent_tokens is not None and params.keep_recent_tokens < 0:
         raise RequestError("InvalidParams", "keepRecentTokens must be >= 0")
     await rt.store.get_session(params.session_id)
-    stored = await rt.store.all_messages(params.session_id)
     settings = view_settings(rt, params.context_window_tokens, params.threshold_ratio, params.keep_recent_tokens)
-    tokens = [m.tokens for m in stored]
-    view = build_request_view([m.to_openai() for m in stored], settings,
-                              token_counts=None if None in tokens else tokens)
+    view = (await session_view_state(rt.store, params.session_id)).view(settings)  # B-INC-1
     return ContextViewResult(
         messages=view.messages, estimated_tokens=view.estimated_tokens, threshold_tokens=view.threshold_tokens,
         context_window_tokens=view.context_window_tokens, keep_recent_tokens=view.keep_recent_tokens,
