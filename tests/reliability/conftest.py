@@ -5,9 +5,11 @@ from collections.abc import Iterator
 import pytest
 
 from tests.fakes.fake_provider import FakeProvider
+from tests.reliability.support import API_KEY
 
 
 @pytest.fixture
 def fake() -> Iterator[FakeProvider]:
-    with FakeProvider(api_key="sk-reliability-SECRET-7d2e91c4") as provider:
+    """The model-service double, requiring the key the servers here are given (so a missing key fails)."""
+    with FakeProvider(api_key=API_KEY) as provider:
         yield provider
