@@ -35,4 +35,4 @@ setsid "$CS" --bind-addr 127.0.0.1:$PORT --auth none --disable-telemetry --disab
 CSPID=$!
 for _ in $(seq 1 60); do curl -fs "http://127.0.0.1:$PORT/healthz" >/dev/null && break; sleep 0.5; done
 CS_URL="http://127.0.0.1:$PORT/?folder=$ROOT/ws" FAKE_BASE="${URL%/v1}" WS="$ROOT/ws" \
-  SHOT_DIR="${SHOT_DIR:-$EXT/test/screenshots}" node "$EXT/test/e2e/drive.mjs"
+  SHOT_DIR="${SHOT_DIR:-$EXT/test/screenshots/run}" node "$EXT/test/e2e/drive.mjs"

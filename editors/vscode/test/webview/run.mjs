@@ -9,7 +9,7 @@ import { EXT_DIR, lib } from '../support/harness.mjs';
 import { INJECTION } from '../support/scenario.mjs';
 import { DARK } from './theme.mjs';
 
-const SHOTS = process.env.SHOT_DIR || path.join(EXT_DIR, 'test/screenshots');
+const SHOTS = process.env.SHOT_DIR || path.join(EXT_DIR, 'test/screenshots/run');
 fs.mkdirSync(SHOTS, { recursive: true });
 const recorded = JSON.parse(fs.readFileSync(path.join(EXT_DIR, 'test/fixtures/recorded-session.json'), 'utf8'));
 
