@@ -131,7 +131,9 @@ class ThreadlineServer(LanguageServer):
             self._exit.set_result(code)
 
     def notify(self, method: str, params: Any) -> None:
-        self.protocol.notify(method, params)
+        """Send a notification as a plain JSON-RPC object (pygls would type it from lsprotocol's table, which
+        fails for ``$/cancelRequest`` with dict params and is work we do not need for our own messages)."""
+        self.protocol._send_data({"jsonrpc": "2.0", "method": method, "params": params})
 
     # --- I/O --------------------------------------------------------------------------------------------
 

@@ -30,6 +30,7 @@ class Client:
         self.on_notification: Callable[[str, Any], None] | None = None
         self.on_request: Handler | None = None
         self.notifications: list[tuple[str, Any]] = []
+        self.server_requests: list[dict] = []  # every server -> client request, as received
         self._reader = asyncio.create_task(self._read_loop())
         self.initialize_result: Any = None
 
@@ -111,6 +112,7 @@ class Client:
 
     async def _dispatch(self, message: dict) -> None:
         if "method" in message and "id" in message:
+            self.server_requests.append(message)
             asyncio.create_task(self._answer(message))
         elif "method" in message:
             self.notifications.append((message["method"], message.get("params")))
@@ -136,3 +138,5 @@ class Client:
             self.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
         except RpcError as exc:
             self.send({"jsonrpc": "2.0", "id": message["id"], "error": {"code": exc.code, "message": exc.message}})
+        except asyncio.CancelledError:  # the question was withdrawn, or the client is closing
+            pass

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import shutil
+import uuid
 from typing import TYPE_CHECKING, Any
 
 from server.agent.turns import TurnManager
@@ -82,7 +83,16 @@ class Runtime:
         self.server.notify(method, params)
 
     async def ask_client(self, method: str, params: Any) -> Any:
-        return await asyncio.wrap_future(self.server.protocol.send_request(method, params))
+        """A server -> client request. If the asker is cancelled (the turn ended), the client is told with
+        ``$/cancelRequest`` so it can withdraw the question (an approval prompt, say)."""
+        msg_id = str(uuid.uuid4())
+        future = self.server.protocol.send_request(method, params, msg_id=msg_id)
+        try:
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            self.server.protocol._request_futures.pop(msg_id, None)
+            self.server.notify("$/cancelRequest", {"id": msg_id})
+            raise
 
     async def delete_session(self, session_id: str) -> None:
         """Remove the session's rows, then its artifact files (R-SRC-1's one exception: an explicit delete)."""

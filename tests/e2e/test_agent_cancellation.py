@@ -122,3 +122,10 @@ async def test_cancel_while_waiting_for_approval_resolves(agent, folder):
     assert result["stopReason"] == "cancelled"
     items = await agent.transcript(sid)
     assert items[-1]["role"] == "tool" and "interrupted" in items[-1]["content"]
+    # The client is told to withdraw the question it was asked.
+    asked_id = [r["id"] for r in agent.client.server_requests if r["method"] == "requestApproval"][-1]
+    for _ in range(50):
+        if ("$/cancelRequest", {"id": asked_id}) in agent.client.notifications:
+            break
+        await asyncio.sleep(0.1)
+    assert ("$/cancelRequest", {"id": asked_id}) in agent.client.notifications
