@@ -107,6 +107,7 @@ class TranscriptItem(Base):
     images: list[Image] | None = None
     status: Literal["complete", "interrupted"] = "complete"
     turn_id: str | None = None
+    tool_status: Literal["ok", "error", "denied"] | None = None  # tool messages: how the call ended
 
 
 class ReadTranscriptParams(Base):

@@ -49,4 +49,16 @@ def to_item(msg: StoredMessage) -> TranscriptItem:
         tool_call_id=msg.tool_call_id, name=msg.name, reasoning=msg.reasoning,
         images=[Image(mime_type=i["mimeType"], data=i["data"]) for i in msg.images] if msg.images else None,
         status=msg.status, turn_id=msg.turn_id,
+        tool_status=tool_status(msg.content or "") if msg.role == "tool" else None,
     )
+
+
+def tool_status(content: str) -> str:
+    """How a stored tool call ended, read from the result's own words: tools write failures as
+    ``Tool failed: ...``, refusals as ``Permission denied: ...`` / ``Forbidden: ...``, and an interrupted call as
+    ``Tool call interrupted: ...`` (the same words the model reads, so the transcript needs no second field)."""
+    if content.startswith(("Permission denied", "Forbidden")):
+        return "denied"
+    if content.startswith(("Tool failed", "Tool call interrupted")):
+        return "error"
+    return "ok"

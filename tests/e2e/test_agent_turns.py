@@ -153,3 +153,19 @@ async def test_api_key_never_reaches_run_command_environment(agent, folder):
     assert "PATH=" in seen["content"]  # it really ran and printed the environment
     assert "SECRET-5f1c9a" not in seen["content"] and "THREADLINE_" not in seen["content"]
     assert "SECRET-5f1c9a" not in json.dumps(agent.updates(sid))
+
+
+async def test_readTranscript_tells_how_each_tool_call_ended(agent, folder):
+    """Clients resuming a session show ok / error / denied without re-reading the model's words."""
+    agent.fake.push(
+        {"tool_calls": [{"id": "call_ok", "name": "list_files", "arguments": {}},
+                        {"id": "call_err", "name": "read_file", "arguments": {"path": "missing.txt"}},
+                        {"id": "call_deny", "name": "read_file", "arguments": {"path": "../outside.txt"}}]},
+        {"content": "done"},
+    )
+    sid = await agent.session(folder, policy="auto")
+    await agent.client.request("submitTurn", {"sessionId": sid, "text": "look around"})
+    items = await agent.transcript(sid)
+    status = {i["toolCallId"]: i["toolStatus"] for i in items if i["role"] == "tool"}
+    assert status == {"call_ok": "ok", "call_err": "error", "call_deny": "denied"}
+    assert all("toolStatus" not in i for i in items if i["role"] != "tool")
