@@ -92,8 +92,9 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         home=home,
         provider=provider,
         approval_policy=policy,
-        threshold_ratio=float(ctx.get("threshold_ratio", 0.8)),
-        keep_recent_tokens=int(ctx.get("keep_recent_tokens", 8000)),
+        threshold_ratio=_ratio(env.get("THREADLINE_THRESHOLD_RATIO") or ctx.get("threshold_ratio", 0.8)),
+        keep_recent_tokens=_int(env.get("THREADLINE_KEEP_RECENT_TOKENS"), "THREADLINE_KEEP_RECENT_TOKENS")
+        or int(ctx.get("keep_recent_tokens", 8000)),
         max_iterations=int(data.get("max_iterations", 50)),
         command_timeout_seconds=float(data.get("command_timeout_seconds", 120.0)),
         max_message_bytes=_int(env.get("THREADLINE_MAX_MESSAGE_BYTES"), "THREADLINE_MAX_MESSAGE_BYTES")
@@ -111,6 +112,16 @@ def _read_toml(path: Path) -> dict[str, Any]:
         return {}
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"cannot read {path}: {exc}") from exc
+
+
+def _ratio(value: Any) -> float:
+    try:
+        ratio = float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"threshold_ratio must be a number in (0, 1], got {value!r}") from None
+    if not 0 < ratio <= 1:
+        raise ConfigError(f"threshold_ratio must be in (0, 1], got {ratio}")
+    return ratio
 
 
 def _int(value: Any, name: str) -> int | None:
