@@ -218,6 +218,10 @@ class ContextViewResult(Base):
     transcript_messages: int
     before_tokens: int = 0
     summary: str | None = None
+    # Tokens every request carries besides its messages (the tool definitions). ``thresholdTokens`` is the
+    # messages' share: floor((contextWindowTokens - reservedTokens) * thresholdRatio), further scaled down when
+    # the provider's reported usage shows the estimate runs low for this model (B-TOK-3).
+    reserved_tokens: int = 0
 
 
 # --- artifacts -------------------------------------------------------------------------------------------

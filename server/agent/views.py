@@ -66,14 +66,7 @@ class ViewBuilder:
         return self.calibrations.get(self.model)
 
     def effective_settings(self) -> ViewSettings:
-        """The window left for messages: minus the tool definitions, and scaled by the calibration
-        (estimate*f > T  <=>  estimate > T/f), so the pipeline itself stays a pure function of estimates."""
-        factor = max(self.calibration.factor if self.calibration else 1.0, 1.0)
-        window = self.settings.context_window_tokens - self.overhead_tokens
-        if factor == 1.0 and self.overhead_tokens == 0:
-            return self.settings
-        return ViewSettings(max(int(window / factor), 1), self.settings.threshold_ratio,
-                            self.settings.keep_recent_tokens)
+        return effective_settings(self.settings, self.overhead_tokens, self.calibration)
 
     async def _load(self, session_id: str) -> tuple[list[dict], list[int | None]]:
         stored = await self.store.all_messages(session_id)
@@ -109,6 +102,18 @@ class ViewBuilder:
     def observe_usage(self, estimated: int, reported: int) -> None:
         """B-TOK-3: learn this model's ratio of reported to estimated prompt tokens."""
         self.calibrations[self.model] = calibrate(self.calibration, estimated + self.overhead_tokens, reported)
+
+
+def effective_settings(settings: ViewSettings, overhead_tokens: int,
+                       calibration: Calibration | None) -> ViewSettings:
+    """The window left for messages: minus what every request carries besides them (the tool definitions),
+    and scaled by the model's calibration (estimate*f > T  <=>  estimate > T/f), so the pipeline itself stays a
+    pure function of estimates. The agent loop and ``getContextView`` both build views with this."""
+    factor = max(calibration.factor if calibration else 1.0, 1.0)
+    if factor == 1.0 and overhead_tokens == 0:
+        return settings
+    window = settings.context_window_tokens - overhead_tokens
+    return ViewSettings(max(int(window / factor), 1), settings.threshold_ratio, settings.keep_recent_tokens)
 
 
 def _counts(tokens: list[int | None]) -> list[int] | None:

@@ -1,8 +1,8 @@
 """``getContextView``: the request view the next model call would send now, without calling a model."""
 
 from protocol.messages import ContextViewResult, GetContextViewParams
-from server.agent.service import view_settings
-from server.agent.views import session_view_state
+from server.agent.service import tool_overhead_tokens, view_settings
+from server.agent.views import effective_settings, session_view_state
 from server.rpc import RequestError, method
 from server.runtime import Runtime
 
@@ -17,9 +17,14 @@ async def get_context_view(rt: Runtime, params: GetContextViewParams) -> Context
         raise RequestError("InvalidParams", "keepRecentTokens must be >= 0")
     await rt.store.get_session(params.session_id)
     settings = view_settings(rt, params.context_window_tokens, params.threshold_ratio, params.keep_recent_tokens)
-    view = (await session_view_state(rt.store, params.session_id)).view(settings)  # B-INC-1
+    # The same budget the agent loop uses, so this is the view the next model call would really send.
+    reserved = tool_overhead_tokens()
+    model = rt.settings.provider.model or ""
+    effective = effective_settings(settings, reserved, rt.calibrations.get(model))
+    view = (await session_view_state(rt.store, params.session_id)).view(effective)  # B-INC-1
     return ContextViewResult(
         messages=view.messages, estimated_tokens=view.estimated_tokens, threshold_tokens=view.threshold_tokens,
-        context_window_tokens=view.context_window_tokens, keep_recent_tokens=view.keep_recent_tokens,
+        context_window_tokens=settings.context_window_tokens, keep_recent_tokens=view.keep_recent_tokens,
+        reserved_tokens=reserved,
         mode=view.mode, compacted_tool_outputs=view.compacted_tool_outputs,
         transcript_messages=view.transcript_messages, before_tokens=view.before_tokens, summary=view.summary)

@@ -40,6 +40,7 @@ class Run:
     updates: list[dict[str, Any]]
     requests: list[dict[str, Any]]
     transcript: list[dict[str, Any]]
+    view: dict[str, Any]
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -57,11 +58,12 @@ async def run(tmp_path_factory) -> Run:
             later = [await agent.turn(sid, f"turn {t}: " + " ".join(f"word{t}_{i}" for i in range(150)))
                      for t in range(LATER_TURNS)]
             transcript = await agent.transcript(sid)
+            view = await agent.client.request("getContextView", {"sessionId": sid})
             updates = agent.updates(sid)
             requests = agent.chat_requests()
         finally:
             await agent.client.close()
-    return Run(home, agent.stderr_path.read_text(), sid, first, later, updates, requests, transcript)
+    return Run(home, agent.stderr_path.read_text(), sid, first, later, updates, requests, transcript, view)
 
 
 def turn_slices(updates: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
@@ -155,3 +157,14 @@ async def test_the_api_key_is_nowhere_in_the_data_folder_or_the_logs(run):
     assert run.stderr, "the server logged at DEBUG, so the log is a real check"
     assert API_KEY not in run.stderr
     assert API_KEY not in json.dumps(run.updates) and API_KEY not in json.dumps(run.transcript)
+
+
+async def test_R_PIPE_3_getContextView_uses_the_loops_budget_with_the_tool_definitions_reserved(run):
+    """The view a client inspects is built with the budget the next model call uses: the window less the tool
+    definitions every request carries (and the learned calibration), never the bare window."""
+    view = run.view
+    assert view["contextWindowTokens"] == WINDOW
+    assert view["reservedTokens"] > 0
+    assert view["thresholdTokens"] <= int((WINDOW - view["reservedTokens"]) * 0.8)
+    assert view["mode"] != "full"
+    assert view["mode"] == "fallback" or view["estimatedTokens"] <= view["thresholdTokens"]
