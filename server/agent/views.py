@@ -27,6 +27,7 @@ from server.transcript import Store
 
 log = logging.getLogger(__name__)
 
+FEED_PAGE = 1000
 KEPT_SESSIONS = 16  # incremental states kept per store (least recently used first out)
 _STATES: WeakKeyDictionary[Store, OrderedDict[str, IncrementalView]] = WeakKeyDictionary()
 
@@ -40,11 +41,13 @@ async def session_view_state(store: Store, session_id: str) -> IncrementalView:
     states.move_to_end(session_id)
     while len(states) > KEPT_SESSIONS:
         states.popitem(last=False)
-    stored = await store.all_messages(session_id, after_seq=state.last_seq)
-    new = [m for m in stored if m.seq > state.last_seq]  # a concurrent reader may have fed some already
-    if new:
-        state.feed([m.to_openai() for m in new], [m.tokens for m in new])
-    return state
+    while True:  # page by page: a long history's first load never holds all its rows at once
+        page = await store.read_messages(session_id, after_seq=state.last_seq, limit=FEED_PAGE)
+        new = [m for m in page.items if m.seq > state.last_seq]  # a concurrent reader may have fed some already
+        if new:
+            state.feed([m.to_openai() for m in new], [m.tokens for m in new])
+        if page.next_seq is None:
+            return state
 
 
 def forget_view_state(store: Store, session_id: str) -> None:

@@ -35,13 +35,13 @@ __all__ = ["IncrementalView"]
 Message = dict[str, Any]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Item:
     msg: Message
     tokens: int
     origin: int | None  # index of the input message it came from; None for a synthetic result
     seq: int | None
-    placeholder: Message | None = None  # the microcompacted copy, when this is a replaceable tool output
+    placeholder: str | None = None  # the microcompaction text, when this is a replaceable tool output
     saving: int = 0  # tokens the placeholder saves
 
 
@@ -156,11 +156,10 @@ class IncrementalView:
             self._systems.append(_Item(msg, tokens, origin, seq))
             self._system_tokens += tokens
             return
-        replacement = _replaceable(msg)
-        placeholder = saving = None
-        if replacement is not None:
-            placeholder = dict(msg, content=replacement)
-            saving = tokens - estimate_message_tokens(placeholder)
+        placeholder = _replaceable(msg)
+        saving = None
+        if placeholder is not None:
+            saving = tokens - estimate_message_tokens(dict(msg, content=placeholder))
         self._order.append((False, len(self._conv)))
         self._conv.append(_Item(msg, tokens, origin, seq, placeholder, saving or 0))
         self._conv_tokens.append(self._conv_tokens[-1] + tokens)
@@ -237,9 +236,10 @@ class IncrementalView:
         out = []
         for is_system, i in self._order:
             item = self._systems[i] if is_system else self._conv[i]
-            use = item.placeholder if (not is_system and micro_until is not None and i < micro_until
-                                       and item.placeholder is not None) else item.msg
-            out.append(_copy(use))
+            if not is_system and micro_until is not None and i < micro_until and item.placeholder is not None:
+                out.append(dict(item.msg, content=item.placeholder))  # the reference's microcompacted copy
+            else:
+                out.append(_copy(item.msg))
         return out
 
     def _summary_text(self, rest: int, tail: int, budget: int) -> str:
