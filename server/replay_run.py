@@ -46,6 +46,7 @@ class ReplayReport:
     turns: int = 0
     errors: list[str] = field(default_factory=list)
     skipped: int = 0
+    transcript: list[dict[str, Any]] = field(default_factory=list)  # the stored session, as the pipeline reads it
 
     @property
     def tokens_sent(self) -> int:
@@ -105,9 +106,9 @@ def _write_config(home: Path, keep_recent: int | None) -> None:
     (home / "config.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-async def _transcript_tokens(client: Client, session_id: str) -> list[int]:
-    """Per-message estimates by seq (index 0 = seq 1), computed as the store computes them at write."""
-    tokens: list[int] = []
+async def _transcript(client: Client, session_id: str) -> list[dict[str, Any]]:
+    """The stored session by seq (index 0 = seq 1) in the pipeline's input shape."""
+    messages: list[dict[str, Any]] = []
     after = 0
     while True:
         page = await client.request("readTranscript", {"sessionId": session_id, "afterSeq": after, "limit": 1000})
@@ -115,10 +116,10 @@ async def _transcript_tokens(client: Client, session_id: str) -> list[int]:
             msg = StoredMessage(item["seq"], item["role"], item.get("content"), item["createdAt"],
                                 item.get("toolCalls"), item.get("toolCallId"), item.get("name"),
                                 item.get("reasoning"), item.get("images"), item.get("status", "complete"))
-            tokens.append(estimate_message_tokens(msg.to_openai()))
+            messages.append(msg.to_openai())
             after = item["seq"]
         if page.get("nextSeq") is None:
-            return tokens
+            return messages
 
 
 async def replay_file(path: Path, context_window: int | None = None, keep_recent: int | None = None,
@@ -157,9 +158,10 @@ async def replay_file(path: Path, context_window: int | None = None, keep_recent
                 if on_step:
                     for step in report.steps[before:]:
                         on_step(step)
-            tokens = await _transcript_tokens(client, sid)
+            report.transcript = await _transcript(client, sid)
         finally:
             await client.close()
+    tokens = [estimate_message_tokens(m) for m in report.transcript]  # as the store computes them at write
     prefix = [0]
     for t in tokens:
         prefix.append(prefix[-1] + t)
