@@ -17,6 +17,7 @@ test ``tests/context/test_incremental.py`` checks byte-for-byte equality with th
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -87,12 +88,13 @@ class IncrementalView:
         self._systems: list[_Item] = []
         self._system_tokens = 0
         self._conv: list[_Item] = []  # conversation items, the open segment's at the end
-        self._conv_tokens = [0]  # prefix sums over _conv
-        self._savings = [0]  # prefix sums of microcompaction savings over _conv
-        self._replaceable = [0]  # prefix counts of replaceable outputs over _conv
-        self._max_seq = [-1]  # running max anchor key (seq) over _conv; index i+1 covers _conv[:i+1]
-        self._max_idx = [-1]  # the same for input indices
-        self._order: list[tuple[bool, int]] = []  # (is system, index in its list): transcript order
+        # Per-message numbers in machine-int arrays: a 100k-message history costs 8 bytes a number, not 36.
+        self._conv_tokens = array("q", [0])  # prefix sums over _conv
+        self._savings = array("q", [0])  # prefix sums of microcompaction savings over _conv
+        self._replaceable = array("q", [0])  # prefix counts of replaceable outputs over _conv
+        self._max_seq = array("q", [-1])  # running max anchor key (seq) over _conv; index i+1 covers _conv[:i+1]
+        self._max_idx = array("q", [-1])  # the same for input indices
+        self._order = array("q")  # transcript order: i >= 0 is _conv[i], -1 - i is _systems[i]
         self._open: list[tuple[Message, int]] = []  # raw open segment: (message, input index)
         self._open_from = 0  # where the open segment's items start in _conv
         self._open_order = 0  # where they start in _order
@@ -131,8 +133,8 @@ class IncrementalView:
         del self._conv[self._open_from:]
         for prefix in (self._conv_tokens, self._savings, self._replaceable, self._max_seq, self._max_idx):
             del prefix[self._open_from + 1:]
-        for is_system, _ in self._order[self._open_order:]:
-            if is_system:
+        for entry in self._order[self._open_order:]:
+            if entry < 0:
                 item = self._systems.pop()
                 self._system_tokens -= item.tokens
         del self._order[self._open_order:]
@@ -152,7 +154,7 @@ class IncrementalView:
 
     def _append(self, msg: Message, tokens: int, origin: int | None, seq: int | None) -> None:
         if msg.get("role") in SYSTEM_ROLES:
-            self._order.append((True, len(self._systems)))
+            self._order.append(-1 - len(self._systems))
             self._systems.append(_Item(msg, tokens, origin, seq))
             self._system_tokens += tokens
             return
@@ -160,7 +162,7 @@ class IncrementalView:
         saving = None
         if placeholder is not None:
             saving = tokens - estimate_message_tokens(dict(msg, content=placeholder))
-        self._order.append((False, len(self._conv)))
+        self._order.append(len(self._conv))
         self._conv.append(_Item(msg, tokens, origin, seq, placeholder, saving or 0))
         self._conv_tokens.append(self._conv_tokens[-1] + tokens)
         self._savings.append(self._savings[-1] + (saving or 0))
@@ -234,7 +236,8 @@ class IncrementalView:
     def _in_order(self, micro_until: int | None) -> list[Message]:
         """Every repaired message in transcript order; outputs before ``micro_until`` as placeholders."""
         out = []
-        for is_system, i in self._order:
+        for entry in self._order:
+            is_system, i = entry < 0, (-1 - entry if entry < 0 else entry)
             item = self._systems[i] if is_system else self._conv[i]
             if not is_system and micro_until is not None and i < micro_until and item.placeholder is not None:
                 out.append(dict(item.msg, content=item.placeholder))  # the reference's microcompacted copy
