@@ -206,18 +206,21 @@ def stdin_reader(loop: asyncio.AbstractEventLoop, fd: int = 0) -> asyncio.Stream
     reader = asyncio.StreamReader(limit=1 << 16)
 
     def pump() -> None:
-        while True:
-            try:
-                chunk = os.read(fd, 1 << 16)
-            except OSError:
-                chunk = b""
-            if not chunk:
-                loop.call_soon_threadsafe(reader.feed_eof)
-                return
-            loop.call_soon_threadsafe(reader.feed_data, chunk)
-            # StreamReader has no flow control for a thread feeding it; reading its buffer's length is safe
-            while len(reader._buffer) > STDIN_HIGH_WATER and not loop.is_closed():
-                time.sleep(0.002)
+        try:
+            while True:
+                try:
+                    chunk = os.read(fd, 1 << 16)
+                except OSError:
+                    chunk = b""
+                if not chunk:
+                    loop.call_soon_threadsafe(reader.feed_eof)
+                    return
+                loop.call_soon_threadsafe(reader.feed_data, chunk)
+                # StreamReader has no flow control for a thread feeding it; reading its buffer's length is safe
+                while len(reader._buffer) > STDIN_HIGH_WATER and not loop.is_closed():
+                    time.sleep(0.002)
+        except RuntimeError:  # the loop closed under us (the server is exiting): nothing left to feed
+            return
 
     threading.Thread(target=pump, name="stdin", daemon=True).start()
     return reader
