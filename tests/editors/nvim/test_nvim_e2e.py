@@ -309,7 +309,10 @@ def test_artifact_opens_read_only_and_pages(nvim, provider: Provider, workdir: P
     assert r["name"].endswith(r["id"])
 
 
-def test_compaction_notice_shows_before_and_after(nvim, provider: Provider, workdir: Path):
+def test_R_OBS_2_compaction_notice_shows_before_and_after_and_the_history_stays(nvim, provider: Provider,
+                                                                              workdir: Path):
+    """R-OBS-2: the chat shows the compaction (mode, before -> after, the summary folded) and keeps every message
+    it already showed: a summary never replaces what the person saw."""
     for name in ("one.txt", "two.txt", "three.txt"):
         (workdir / name).write_text("".join(f"{name} row {i:03d}: some filler text to read\n" for i in range(150)))
     provider.push({"tool_calls": [{"id": "call_1", "name": "read_file", "arguments": {"path": "one.txt"}}]},
@@ -331,6 +334,8 @@ def test_compaction_notice_shows_before_and_after(nvim, provider: Provider, work
     assert _tokens(m.group(2)) > _tokens(m.group(3))
     assert out["chat"][r["row"]].startswith("  │ ") and r["folded"] != -1, "the summary should be folded"
     assert "Read all three." in chat
+    before_notice = "\n".join(out["chat"][: r["row"] - 1])
+    assert "Read the three files" in before_notice and "one.txt" in before_notice
 
 
 def _tokens(s: str) -> float:
