@@ -1,0 +1,162 @@
+"""Server performance: getContextView latency and RSS, and the loop's overhead per model call."""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from server.agent.approvals import Approvals
+from server.agent.emit import Emitter
+from server.agent.loop import Turn, TurnTotals
+from server.agent.service import tool_overhead_tokens
+from server.agent.views import ViewBuilder
+from server.artifacts import ArtifactStore
+from server.client import Client
+from server.config import Settings
+from server.context import ViewSettings, estimate_message_tokens
+from server.providers import ChatResult, ToolCall
+from server.tools import ToolContext, ToolOutcome
+from server.transcript import NewMessage, Store
+
+from bench.common import REPO, TRAJECTORIES
+
+
+# --- sessions of any size, built through the store's API --------------------------------------------------
+
+
+def _source_messages() -> list[dict[str, Any]]:
+    """Real messages to cycle through: the kimi-cli and mini-swe-agent trajectories."""
+    out = []
+    for name in ("kimi-cli-entire__29_77bc73228c_1__full.json",
+                 "mini-swe-agent-pr816__deepseek_chat_dev_rerun__pylint-dev__astroid-1333.json"):
+        out += json.loads((TRAJECTORIES / name).read_text(encoding="utf-8"))
+    return [m for m in out if m["role"] != "system"]
+
+
+def _new_message(msg: dict[str, Any], cycle: int) -> NewMessage:
+    calls = [dict(c, id=f"{c['id']}_{cycle}") for c in msg.get("tool_calls") or []] or None
+    call_id = f"{msg['tool_call_id']}_{cycle}" if msg.get("tool_call_id") else None
+    return NewMessage(msg["role"], msg.get("content"), tool_calls=calls, tool_call_id=call_id)
+
+
+async def build_session(store: Store, cwd: str, count: int) -> str:
+    source = _source_messages()
+    session = await store.create_session(cwd, f"bench {count}")
+    batch: list[NewMessage] = []
+    for i in range(count):
+        batch.append(_new_message(source[i % len(source)], i // len(source)))
+        if len(batch) == 500:
+            await store.append_messages(session.id, batch)
+            batch = []
+    if batch:
+        await store.append_messages(session.id, batch)
+    return session.id
+
+
+# --- 1 and 3: getContextView latency and RSS ------------------------------------------------------------
+
+
+def _rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+async def bench_context_view(tmp: Path, sizes: tuple[int, ...], repeats: int) -> dict[str, Any]:
+    home = tmp / "home-views"
+    store = await Store.open(home / "threadline.db", estimate=estimate_message_tokens)
+    sessions = {}
+    for n in sizes:
+        t0 = time.perf_counter()
+        sessions[n] = await build_session(store, str(tmp), n)
+        print(f"  built a {n:,}-message session in {time.perf_counter() - t0:.1f} s", flush=True)
+    await store.close()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("THREADLINE_")}
+    env["THREADLINE_HOME"] = str(home)
+    client = await Client.spawn(env=env, args=[sys.executable, "-m", "server"], cwd=str(REPO))
+    out: dict[str, Any] = {"sizes": {}}
+    try:
+        for n in sizes:
+            params = {"sessionId": sessions[n], "contextWindowTokens": 32_000}
+            t0 = time.perf_counter()
+            first = await client.request("getContextView", params)
+            cold = time.perf_counter() - t0
+            times = []
+            for _ in range(repeats):
+                t0 = time.perf_counter()
+                await client.request("getContextView", params)
+                times.append(time.perf_counter() - t0)
+            out["sizes"][n] = {"cold_ms": cold * 1000, "median_ms": statistics.median(times) * 1000,
+                               "p90_ms": sorted(times)[int(0.9 * (len(times) - 1))] * 1000,
+                               "mode": first["mode"], "view_messages": len(first["messages"]),
+                               "transcript_messages": first["transcriptMessages"]}
+            print(f"  getContextView at {n:,}: median {out['sizes'][n]['median_ms']:.2f} ms", flush=True)
+        out["rss_all_mb"] = _rss_mb(client.proc.pid)
+    finally:
+        await client.close()
+    # The memory target is about one 100k-message session: a fresh server that builds only its views.
+    client = await Client.spawn(env=env, args=[sys.executable, "-m", "server"], cwd=str(REPO))
+    try:
+        out["rss_idle_mb"] = _rss_mb(client.proc.pid)
+        for _ in range(3):
+            await client.request("getContextView", {"sessionId": sessions[sizes[-1]], "contextWindowTokens": 32_000})
+        out["rss_mb"] = _rss_mb(client.proc.pid)
+    finally:
+        await client.close()
+    return out
+
+
+# --- 2: server overhead per model iteration ------------------------------------------------------------
+
+
+class InstantProvider:
+    """Answers at once: a read_file call each time, then a final answer."""
+
+    model = "instant"
+
+    def __init__(self, iterations: int):
+        self.left = iterations
+        self.stamps: list[float] = []
+
+    async def stream_chat(self, messages, tools, on_event) -> ChatResult:
+        self.stamps.append(time.perf_counter())
+        self.left -= 1
+        if self.left <= 0:
+            return ChatResult(content="done")
+        call = ToolCall(f"call_{self.left}", "read_file", json.dumps({"path": "README.md"}))
+        return ChatResult(content="", tool_calls=[call])
+
+
+async def bench_iteration_overhead(tmp: Path, iterations: int) -> dict[str, Any]:
+    home = tmp / "home-loop"
+    store = await Store.open(home / "threadline.db", estimate=estimate_message_tokens)
+    sid = await build_session(store, str(tmp), 1_000)
+    settings = Settings(home=home, approval_policy="auto")
+    provider = InstantProvider(iterations)
+
+    async def instant_tool(ctx, name, args) -> ToolOutcome:
+        return ToolOutcome("line 1\nline 2\n" * 20)
+
+    turn_id = "turn_bench"
+    tools = ToolContext(sid, turn_id, tmp, settings, store, ArtifactStore(home / "artifacts", store))
+    views = ViewBuilder(store, ViewSettings(128_000), provider.model, {}, overhead_tokens=tool_overhead_tokens())
+    turn = Turn(store=store, provider=provider, tools=tools, approvals=Approvals(store, None, "auto", set()),
+                emit=Emitter(lambda method, params: None, sid, turn_id), views=views,
+                max_iterations=iterations + 1, totals=TurnTotals(), run_tool=instant_tool, turn_id=turn_id)
+    t0 = time.perf_counter()
+    result = await turn.run("benchmark the loop", None)
+    total = time.perf_counter() - t0
+    await store.close()
+    gaps = [(b - a) * 1000 for a, b in zip(provider.stamps, provider.stamps[1:])]
+    return {"iterations": len(provider.stamps), "stop": result.stop_reason, "median_ms": statistics.median(gaps),
+            "p90_ms": sorted(gaps)[int(0.9 * (len(gaps) - 1))], "first_ms": gaps[0], "total_s": total,
+            "window": 128_000}
+
+
+# --- 4: tokens and what stays in view ---------------------------------------------------------------------
