@@ -235,8 +235,8 @@ def serve_stdio(settings: Settings) -> int:
         out.flush()
 
     async def main() -> int:
-        server = ThreadlineServer(settings)
-        return await server.serve(stdin_reader(asyncio.get_running_loop()), write)
+        app = ThreadlineServer(settings)
+        return await app.serve(stdin_reader(asyncio.get_running_loop()), write)
 
     try:
         return asyncio.run(main())

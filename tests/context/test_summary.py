@@ -10,7 +10,6 @@ import pytest
 
 from server.context import (
     WRITE_TOOLS,
-    SummaryAnchor,
     SummaryState,
     ViewSettings,
     build_request_view,

@@ -9,7 +9,6 @@ import asyncio
 import socket
 import time
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 import pytest_asyncio
