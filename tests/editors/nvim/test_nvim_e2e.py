@@ -435,3 +435,28 @@ def test_server_that_cannot_start_is_reported(nvim, tmp_path: Path):
     assert r["broken"]["status"]["state"] == "stopped"
     assert len(r["broken"]["messages"]) == 1, r["broken"]["messages"]
     assert "stopped unexpectedly (exit code 2)" in r["broken"]["messages"][0]
+
+
+def test_resumed_history_shows_how_each_tool_call_ended(nvim, provider: Provider):
+    provider.push({"tool_calls": [{"id": "call_missing", "name": "read_file", "arguments": {"path": "missing.txt"}},
+                                  {"id": "call_out", "name": "read_file", "arguments": {"path": "../escape.txt"}}]},
+                  {"content": "Both reads failed."})
+    first = nvim("""
+      local id = T.open()
+      T.turn('read two files')
+      return { id = id }
+    """)
+    sid = first["result"]["id"]
+    second = nvim(f"""
+      T.stub_select(function(items)
+        for _, it in ipairs(items) do
+          if it.sessionId == '{sid}' then return it end
+        end
+      end)
+      vim.cmd('ThreadlineSessions')
+      T.wait('the resumed session', function() return T.find('resumed:') ~= nil end)
+      return {{}}
+    """)
+    chat = "\n".join(second["chat"])
+    assert "↳ read_file result  ✗ error" in chat, chat
+    assert "↳ read_file result  ⊘ denied" in chat, chat

@@ -298,7 +298,8 @@ function Chat:transcript(items)
       end
     elseif role == 'tool' then
       local name = open[fmt.str(it.toolCallId)] or fmt.str(it.name)
-      self:append({ ('  ↳ %s result'):format(name ~= '' and name or 'tool') })
+      local status = STATUS[fmt.str(it.toolStatus)]
+      self:append({ ('  ↳ %s result%s'):format(name ~= '' and name or 'tool', status and ('  ' .. status) or '') })
       local body = fmt.prefixed(fmt.FOLD, it.content)
       self:append(#body > 0 and body or { fmt.FOLD })
     elseif role == 'system' then

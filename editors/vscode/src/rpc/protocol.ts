@@ -45,6 +45,8 @@ export interface TranscriptItem {
   reasoning?: string;
   status?: 'complete' | 'interrupted';
   turnId?: string;
+  /** Tool messages: how the call ended. */
+  toolStatus?: 'ok' | 'error' | 'denied';
 }
 
 export interface TurnUsage {

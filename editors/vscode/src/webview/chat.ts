@@ -134,7 +134,7 @@ export class Chat {
       this.assistant = undefined;
     } else if (item.role === 'tool' && item.toolCallId) {
       const artifact = /^\[artifact ([\w.-]+)\]/.exec(item.content ?? '');
-      this.toolResult(item.toolCallId, item.name ?? 'tool', 'ok', item.content ?? '', artifact?.[1]);
+      this.toolResult(item.toolCallId, item.name ?? 'tool', item.toolStatus ?? 'ok', item.content ?? '', artifact?.[1]);
     } // system items (the session's frozen prompt) are not part of the conversation shown to people
   }
 
