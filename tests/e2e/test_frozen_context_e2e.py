@@ -20,6 +20,11 @@ def system_texts(request: dict) -> list[str]:
     return [m["content"] for m in request["body"]["messages"] if m["role"] == "system"]
 
 
+def notices(client) -> list[str]:
+    return [p["update"]["message"] for m, p in client.notifications
+            if m == "sessionUpdate" and p["update"]["kind"] == "notice"]
+
+
 def write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
@@ -111,11 +116,11 @@ async def test_R_FRZ_1_missing_files_are_skipped_silently(home, tmp_path, fake_p
     client = await start(home, fake_provider)
     try:
         await new_turn(client, empty)
-        notices = [p for m, p in client.notifications if m == "sessionUpdate" and p["update"]["kind"] == "notice"]
+        found = notices(client)
     finally:
         await client.close()
     assert system_texts(fake_provider.requests[-1]) == [SYSTEM_PROMPT]
-    assert notices == []
+    assert found == []
 
 
 async def test_R_FRZ_1_unreadable_and_invalid_sources_give_notices_and_the_session_starts(home, tmp_path,
@@ -127,12 +132,11 @@ async def test_R_FRZ_1_unreadable_and_invalid_sources_give_notices_and_the_sessi
     client = await start(home, fake_provider)
     try:
         await new_turn(client, root)
-        notices = [p["update"]["message"] for m, p in client.notifications
-                   if m == "sessionUpdate" and p["update"]["kind"] == "notice"]
+        found = notices(client)
     finally:
         await client.close()
-    assert any("AGENTS.md" in n for n in notices), notices
-    assert any("project.json is not valid JSON" in n for n in notices), notices
+    assert any("AGENTS.md" in n for n in found), found
+    assert any("project.json is not valid JSON" in n for n in found), found
     assert "MARKER-STILL-READ" in "\n".join(system_texts(fake_provider.requests[-1]))
 
 
@@ -143,11 +147,10 @@ async def test_R_FRZ_1_unknown_project_keys_give_a_notice_and_known_ones_apply(h
     client = await start(home, fake_provider)
     try:
         await new_turn(client, root)
-        notices = [p["update"]["message"] for m, p in client.notifications
-                   if m == "sessionUpdate" and p["update"]["kind"] == "notice"]
+        found = notices(client)
     finally:
         await client.close()
-    assert any("theme" in n and "validation.colour" in n for n in notices), notices
+    assert any("theme" in n and "validation.colour" in n for n in found), found
     assert "make check" in "\n".join(system_texts(fake_provider.requests[-1]))
 
 
@@ -157,14 +160,13 @@ async def test_R_FRZ_1_a_2MB_AGENTS_md_is_cut_with_a_visible_marker(home, tmp_pa
     client = await start(home, fake_provider)
     try:
         await new_turn(client, root)
-        notices = [p["update"]["message"] for m, p in client.notifications
-                   if m == "sessionUpdate" and p["update"]["kind"] == "notice"]
+        found = notices(client)
     finally:
         await client.close()
     agents = system_texts(fake_provider.requests[-1])[1]
     assert "HEAD-MARKER" in agents and "TAIL-MARKER" not in agents
     assert "truncated by Threadline" in agents and len(agents) < 40_000
-    assert any("AGENTS.md has" in n for n in notices), notices
+    assert any("AGENTS.md has" in n for n in found), found
 
 
 async def test_R_FRZ_2_save_memory_writes_the_file_and_only_the_next_session_sees_it(home, tmp_path,
