@@ -18,18 +18,22 @@ from server.tools.base import Tool, ToolContext, ToolDenied, ToolFailure, requir
 PROVIDER_KEY_VARS = {"OPENAI_API_KEY", "DEEPSEEK_API_KEY", "DASHSCOPE_API_KEY", "MOONSHOT_API_KEY",
                      "OPENROUTER_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GROQ_API_KEY"}
 
-# Destructive system commands: refused whatever the approval policy says.
+# Destructive system commands: refused whatever the approval policy says. Words that are commands only in
+# command position (``shutdown``, ``mkfs``...) are matched there, so ``git commit -m "fix shutdown"`` still runs.
+_AT_COMMAND = r"(?:^|[;&|(`\n]|\$\()\s*(?:sudo\s+(?:-\S+\s+)*)?"
 FORBIDDEN = [
     (re.compile(r"\brm\s+(-[a-zA-Z]*[rf][a-zA-Z]*\s+)+(--no-preserve-root\s+)?(/|/\*|~|~/|\$HOME)(\s|$|;)"),
      "recursive removal of / or the home folder"),
-    (re.compile(r"\bmkfs(\.\w+)?\b"), "formatting a filesystem"),
-    (re.compile(r"\bdd\b[^|;&]*\bof=/dev/"), "writing to a raw device"),
-    (re.compile(r">\s*/dev/(sd|nvme|hd|vd)\w*"), "writing to a raw device"),
-    (re.compile(r"\b(shutdown|reboot|halt|poweroff)\b"), "shutting the machine down"),
+    (re.compile(_AT_COMMAND + r"mkfs(\.\w+)?\b"), "formatting a filesystem"),
+    (re.compile(r"\bdd\b[^|;&]*\bof=/dev/(sd|nvme|hd|vd|xvd|mmcblk|disk)"), "writing to a raw device"),
+    (re.compile(r">\s*/dev/(sd|nvme|hd|vd|xvd|mmcblk)\w*"), "writing to a raw device"),
+    (re.compile(_AT_COMMAND + r"(shutdown|reboot|halt|poweroff)\b"), "shutting the machine down"),
+    (re.compile(_AT_COMMAND + r"(systemctl|init|telinit)\s+(poweroff|reboot|halt|0|6)\b"), "shutting the machine down"),
     (re.compile(r":\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:"), "a fork bomb"),
     (re.compile(r"\bchmod\s+(-R\s+)?[0-7]*777\s+/(\s|$)"), "opening permissions on /"),
     (re.compile(r"\bchown\s+-R\b[^;|&]*\s/(\s|$)"), "changing ownership of /"),
 ]
+
 MAX_OUTPUT_BYTES = 16 * 1024 * 1024
 
 

@@ -1,0 +1,94 @@
+"""File tools on a real folder: read_file paging, list_files globs, search_files and .gitignore, edit_file's
+exact-and-unique rule, write_file, and what each says when it cannot do what was asked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from server.tools import run_tool
+
+
+def make(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+async def test_read_file_numbers_lines_and_pages_with_offset_and_limit(ctx):
+    make(ctx.cwd, {"a.txt": "".join(f"line {i}\n" for i in range(1, 11))})
+    whole = await run_tool(ctx, "read_file", {"path": "a.txt"})
+    assert whole.status == "ok" and whole.content.splitlines()[0] == "     1\tline 1"
+    assert "of 10" not in whole.content
+    page = await run_tool(ctx, "read_file", {"path": "a.txt", "offset": 4, "limit": 3})
+    assert [l.split("\t")[1] for l in page.content.splitlines()[:3]] == ["line 4", "line 5", "line 6"]
+    assert "[lines 4-6 of 10; pass offset/limit to read more]" in page.content
+
+
+async def test_read_file_failures_are_results_not_crashes(ctx):
+    (ctx.cwd / "bin.dat").write_bytes(b"\x00\x01\x02")
+    (ctx.cwd / "folder").mkdir()
+    for args, words in [({"path": "nope.txt"}, "no such file"), ({"path": "bin.dat"}, "binary"),
+                        ({"path": "folder"}, "is a directory"), ({"path": 5}, "Invalid arguments"),
+                        ({"path": "a", "offset": 0}, "Invalid arguments")]:
+        out = await run_tool(ctx, "read_file", args)
+        assert out.status == "error" and out.content.startswith("Tool failed:") and words in out.content, out
+
+
+async def test_list_files_globs_match_at_any_depth_and_skip_gitignored(ctx):
+    make(ctx.cwd, {"src/app.py": "", "src/lib/util.py": "", "README.md": "", "build/out.py": "",
+                   "notes.log": "", ".gitignore": "build/\n*.log\n", "src/.gitignore": "lib/\n"})
+    everything = (await run_tool(ctx, "list_files", {})).content.splitlines()
+    assert everything == [".gitignore", "README.md", "src/.gitignore", "src/app.py"]
+    assert (await run_tool(ctx, "list_files", {"pattern": "*.py"})).content == "src/app.py"
+    assert (await run_tool(ctx, "list_files", {"pattern": "*.rs"})).content == "[no files match]"
+
+
+async def test_search_files_finds_regex_hits_with_line_numbers_respecting_gitignore(ctx):
+    make(ctx.cwd, {"a.py": "x = 1\ndef target():\n    pass\n", "ignored/b.py": "def target(): pass\n",
+                   ".gitignore": "ignored/\n", "c.txt": "target text\n"})
+    out = await run_tool(ctx, "search_files", {"pattern": r"def target"})
+    assert out.content == "a.py:2: def target():"
+    only_txt = await run_tool(ctx, "search_files", {"pattern": "target", "glob": "*.txt"})
+    assert only_txt.content == "c.txt:1: target text"
+    bad = await run_tool(ctx, "search_files", {"pattern": "("})
+    assert bad.status == "error" and "Invalid regex" in bad.content
+
+
+async def test_edit_file_needs_one_exact_occurrence(ctx):
+    make(ctx.cwd, {"m.py": "a = 1\nb = 1\n"})
+    ambiguous = await run_tool(ctx, "edit_file", {"path": "m.py", "old_string": "= 1", "new_string": "= 2"})
+    assert ambiguous.status == "error" and "occurs 2 times" in ambiguous.content
+    absent = await run_tool(ctx, "edit_file", {"path": "m.py", "old_string": "c = 1", "new_string": "c = 2"})
+    assert absent.status == "error" and "was not found" in absent.content
+    same = await run_tool(ctx, "edit_file", {"path": "m.py", "old_string": "a", "new_string": "a"})
+    assert same.status == "error" and "identical" in same.content
+    assert (ctx.cwd / "m.py").read_text() == "a = 1\nb = 1\n", "failed edits change nothing"
+    done = await run_tool(ctx, "edit_file", {"path": "m.py", "old_string": "b = 1", "new_string": "b = 3"})
+    assert done.status == "ok" and (ctx.cwd / "m.py").read_text() == "a = 1\nb = 3\n"
+
+
+async def test_write_file_creates_parents_and_overwrites(ctx):
+    first = await run_tool(ctx, "write_file", {"path": "deep/new/file.txt", "content": "hello"})
+    assert first.content == "Created deep/new/file.txt (5 bytes)"
+    again = await run_tool(ctx, "write_file", {"path": "deep/new/file.txt", "content": "bye"})
+    assert again.content.startswith("Overwrote") and (ctx.cwd / "deep/new/file.txt").read_text() == "bye"
+    assert not list(ctx.cwd.rglob("*.threadline-tmp")), "no temporary file is left behind"
+
+
+async def test_paths_outside_the_folder_are_permission_denied(ctx, tmp_path):
+    outside = tmp_path / "outside.txt"
+    outside.write_text("secret")
+    (ctx.cwd / "link").symlink_to(outside)
+    for tool, args in [("read_file", {"path": "../outside.txt"}), ("read_file", {"path": str(outside)}),
+                       ("read_file", {"path": "link"}), ("write_file", {"path": "link", "content": "x"}),
+                       ("edit_file", {"path": "link", "old_string": "secret", "new_string": "x"}),
+                       ("list_files", {"path": ".."}), ("search_files", {"pattern": "s", "path": "../"})]:
+        out = await run_tool(ctx, tool, args)
+        assert out.status == "denied" and out.content.startswith("Permission denied"), (tool, out)
+    assert outside.read_text() == "secret"
+
+
+async def test_unknown_tool_is_a_failure_naming_the_tools(ctx):
+    out = await run_tool(ctx, "rm_everything", {})
+    assert out.status == "error" and "unknown tool" in out.content and "read_file" in out.content
