@@ -155,6 +155,28 @@ class EmptyResult(Base):
     pass
 
 
+class ReadEventsParams(Base):
+    session_id: str
+    kinds: list[str] | None = None
+    after_id: int | None = None
+    limit: int | None = None
+
+
+class EventItem(Base):
+    """A stored event: ``contextCompacted``, ``approvalRequested``, ``approvalDecided``, ``notice``..."""
+
+    id: int
+    kind: str
+    created_at: str
+    payload: dict[str, Any]
+    turn_id: str | None = None
+
+
+class ReadEventsResult(Base):
+    events: list[EventItem]
+    next_id: int | None = None
+
+
 # --- turns -----------------------------------------------------------------------------------------------
 
 StopReason = Literal["endTurn", "cancelled", "maxIterations", "error"]

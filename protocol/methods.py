@@ -26,6 +26,7 @@ METHODS: dict[str, MethodSpec] = {
         MethodSpec("listSessions", m.ListSessionsParams, m.ListSessionsResult, "List sessions, newest first."),
         MethodSpec("importSession", m.ImportSessionParams, m.ImportSessionResult, "Store OpenAI-shaped messages as a session."),
         MethodSpec("readTranscript", m.ReadTranscriptParams, m.ReadTranscriptResult, "Read stored messages, paged by seq."),
+        MethodSpec("readEvents", m.ReadEventsParams, m.ReadEventsResult, "Read a session's stored events (compactions, approvals, notices), paged by id."),
         MethodSpec("searchTranscript", m.SearchTranscriptParams, m.SearchTranscriptResult, "Full-text search over transcripts."),
         MethodSpec("forkSession", m.ForkSessionParams, m.ForkSessionResult, "Copy a session's messages up to a seq into a new one."),
         MethodSpec("deleteSession", m.DeleteSessionParams, m.EmptyResult, "Delete a session and its artifacts."),

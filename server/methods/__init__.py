@@ -9,6 +9,7 @@ from server.methods import (  # noqa: F401
     import_session,
     list_sessions,
     read_artifact,
+    read_events,
     read_transcript,
     search_transcript,
     submit_turn,

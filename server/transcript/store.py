@@ -300,13 +300,16 @@ class Store:
                 (session_id, turn_id, kind, dumps(payload), stamp))
         return Event(cur.lastrowid, session_id, kind, payload, stamp, turn_id)
 
-    async def list_events(self, session_id: str, kind: str | None = None) -> list[Event]:
-        sql = "SELECT id, session_id, kind, payload, created_at, turn_id FROM events WHERE session_id = ?"
-        args: list[Any] = [session_id]
-        if kind is not None:
-            sql += " AND kind = ?"
-            args.append(kind)
-        rows = await self._read(sql + " ORDER BY id", args)
+    async def list_events(self, session_id: str, kind: str | None = None, *, kinds: Sequence[str] = (),
+                          after_id: int = 0, limit: int | None = None) -> list[Event]:
+        """Events in the order they happened; ``kind``/``kinds`` filter, ``after_id``/``limit`` page."""
+        sql = "SELECT id, session_id, kind, payload, created_at, turn_id FROM events WHERE session_id = ? AND id > ?"
+        args: list[Any] = [session_id, after_id]
+        wanted = [kind] if kind is not None else list(kinds)
+        if wanted:
+            sql += f" AND kind IN ({', '.join('?' * len(wanted))})"
+            args += wanted
+        rows = await self._read(sql + " ORDER BY id LIMIT ?", [*args, limit if limit and limit > 0 else -1])
         return [Event(r[0], r[1], r[2], loads(r[3]), r[4], r[5]) for r in rows]
 
     # --- artifacts ----------------------------------------------------------------------------------

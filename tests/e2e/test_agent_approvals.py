@@ -124,3 +124,32 @@ async def test_R_SRC_1_approval_requests_and_decisions_are_stored_and_allowAlway
             assert second.updates(sid, "toolResult")[0]["status"] == "ok"
         finally:
             await second.client.close()
+
+
+async def test_R_OBS_1_readEvents_returns_approvals_and_compactions_in_order_paged_and_filtered(agent, folder):
+    """Clients read what happened besides messages (approval requests and decisions, compactions, notices)."""
+    agent.decide = lambda params: "reject" if params["toolCallId"] == "call_e2" else "allowOnce"
+    agent.fake.push(write_call("call_e1", "a.txt"), write_call("call_e2", "b.txt"), {"content": "ok"})
+    sid = await agent.session(folder, policy="ask")
+    await agent.turn(sid, "write two files")
+    everything = (await agent.client.request("readEvents", {"sessionId": sid}))["events"]
+    kinds = [e["kind"] for e in everything]
+    assert kinds == ["approvalRequested", "approvalDecided", "approvalRequested", "approvalDecided"]
+    assert [e["payload"]["decision"] for e in everything if e["kind"] == "approvalDecided"] == ["allowOnce", "reject"]
+    assert all(e["turnId"] and e["createdAt"] for e in everything)
+    assert [e["id"] for e in everything] == sorted(e["id"] for e in everything)
+
+    first = await agent.client.request("readEvents", {"sessionId": sid, "limit": 3})
+    assert [e["id"] for e in first["events"]] == [e["id"] for e in everything[:3]] and first["nextId"]
+    rest = await agent.client.request("readEvents", {"sessionId": sid, "afterId": first["nextId"]})
+    assert [e["id"] for e in rest["events"]] == [everything[3]["id"]] and "nextId" not in rest
+    decided = await agent.client.request("readEvents", {"sessionId": sid, "kinds": ["approvalDecided"]})
+    assert [e["payload"]["toolCallId"] for e in decided["events"]] == ["call_e1", "call_e2"]
+
+
+async def test_readEvents_on_an_unknown_session_is_SessionNotFound(agent):
+    from server.client import RpcError
+
+    with pytest.raises(RpcError) as err:
+        await agent.client.request("readEvents", {"sessionId": "ses_nope"})
+    assert err.value.code == -32602 and err.value.data["code"] == "SessionNotFound"
