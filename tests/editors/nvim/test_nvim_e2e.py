@@ -460,3 +460,36 @@ def test_resumed_history_shows_how_each_tool_call_ended(nvim, provider: Provider
     chat = "\n".join(second["chat"])
     assert "↳ read_file result  ✗ error" in chat, chat
     assert "↳ read_file result  ⊘ denied" in chat, chat
+
+
+def test_R_OBS_2_a_resumed_session_shows_its_past_compactions(nvim, provider: Provider, workdir: Path):
+    """Compactions are stored events (readEvents): a resumed chat shows them after their turn's messages, and the
+    messages themselves are all there (the summary replaces nothing)."""
+    for name in ("one.txt", "two.txt", "three.txt"):
+        (workdir / name).write_text("".join(f"{name} row {i:03d}: some filler text to read\n" for i in range(150)))
+    provider.push({"tool_calls": [{"id": "call_1", "name": "read_file", "arguments": {"path": "one.txt"}}]},
+                  {"tool_calls": [{"id": "call_2", "name": "read_file", "arguments": {"path": "two.txt"}}]},
+                  {"tool_calls": [{"id": "call_3", "name": "read_file", "arguments": {"path": "three.txt"}}]},
+                  {"content": "Read all three."})
+    first = nvim("""
+      local id = T.open()
+      T.turn('Read the three files')
+      return { id = id, live = T.find('── context compacted') ~= nil }
+    """, TL_CONTEXT_WINDOW="6000")
+    assert first["result"]["live"], "\n".join(first["chat"])
+    sid = first["result"]["id"]
+    second = nvim(f"""
+      T.stub_select(function(items)
+        for _, it in ipairs(items) do
+          if it.sessionId == '{sid}' then return it end
+        end
+      end)
+      vim.cmd('ThreadlineSessions')
+      T.wait('the resumed session', function() return T.find('resumed:') ~= nil end)
+      return {{ row = T.find('── context compacted') }}
+    """, TL_CONTEXT_WINDOW="6000")
+    chat = second["chat"]
+    row = second["result"]["row"]
+    assert row, "\n".join(chat)
+    before = "\n".join(chat[: row - 1])
+    assert "Read the three files" in before and "Read all three." in before

@@ -274,12 +274,29 @@ function Chat:notice(level, message)
   self:append(lines)
 end
 
---- History from readTranscript items.
-function Chat:transcript(items)
+--- History from readTranscript items, with each turn's stored compactions (readEvents) after its messages.
+function Chat:transcript(items, events)
   local open = {} -- toolCallId -> tool name
   local seen_system = false
+  local compactions = {} -- turnId -> { payload, ... }
+  for _, ev in ipairs(events or {}) do
+    local turn = fmt.str(ev.turnId)
+    compactions[turn] = compactions[turn] or {}
+    table.insert(compactions[turn], fmt.val(ev.payload) or {})
+  end
+  local turn
+  local function flush()
+    for _, payload in ipairs(turn and compactions[turn] or {}) do
+      self:compacted(payload)
+    end
+  end
   for _, it in ipairs(items) do
     local role = fmt.str(it.role)
+    local item_turn = fmt.val(it.turnId)
+    if item_turn and item_turn ~= turn then
+      flush()
+      turn = item_turn
+    end
     if role == 'user' then
       self:user(it.content)
     elseif role == 'assistant' then
@@ -309,6 +326,7 @@ function Chat:transcript(items)
       self:append(#body > 0 and body or { fmt.FOLD })
     end
   end
+  flush()
   self.assistant_header = false
 end
 

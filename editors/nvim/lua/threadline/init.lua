@@ -247,10 +247,13 @@ function M.resume(session_id, opts, callback)
         page(next_seq)
         return
       end
-      s.chat:transcript(items)
-      s.chat:append({ '', ('── resumed: %d messages loaded'):format(#items) })
-      load_context_size(s)
-      callback(nil, s.id)
+      -- Past compactions come from the stored events; without them the history still renders.
+      M.request('readEvents', { sessionId = session_id, kinds = { 'contextCompacted' }, limit = 1000 }, function(e, ev)
+        s.chat:transcript(items, (not e and fmt.val(ev.events)) or {})
+        s.chat:append({ '', ('── resumed: %d messages loaded'):format(#items) })
+        load_context_size(s)
+        callback(nil, s.id)
+      end)
     end)
   end
   activate(s, opts.show)
