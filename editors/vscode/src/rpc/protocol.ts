@@ -129,6 +129,15 @@ export interface RequestApprovalParams {
   options: ApprovalDecision[];
 }
 
+/** A stored event (readEvents): compactions, approval requests and decisions, notices. */
+export interface EventItem {
+  id: number;
+  kind: string;
+  createdAt: string;
+  turnId?: string;
+  payload: Record<string, unknown>;
+}
+
 /** Client -> server methods: params and result of each. */
 export interface Methods {
   createSession: [{ cwd: string; title?: string; approvalPolicy?: ApprovalPolicy }, { sessionId: string }];
@@ -143,6 +152,8 @@ export interface Methods {
   getContextView: [{ sessionId: string; contextWindowTokens?: number; thresholdRatio?: number; keepRecentTokens?: number },
     ContextViewResult];
   readArtifact: [ReadArtifactParams, ReadArtifactResult];
+  readEvents: [{ sessionId: string; kinds?: string[]; afterId?: number; limit?: number },
+    { events: EventItem[]; nextId?: number }];
 }
 
 export type MethodName = keyof Methods;
@@ -150,5 +161,5 @@ export type ParamsOf<M extends MethodName> = Methods[M][0];
 export type ResultOf<M extends MethodName> = Methods[M][1];
 export const METHOD_NAMES: MethodName[] = [
   'createSession', 'listSessions', 'readTranscript', 'searchTranscript', 'forkSession', 'deleteSession',
-  'submitTurn', 'cancelTurn', 'getContextView', 'readArtifact',
+  'submitTurn', 'cancelTurn', 'getContextView', 'readArtifact', 'readEvents',
 ];

@@ -2,6 +2,7 @@
 import type {
   ApprovalDecision,
   ContextViewResult,
+  EventItem,
   RequestApprovalParams,
   SessionInfo,
   SessionUpdate,
@@ -14,7 +15,8 @@ export type ServerState = 'starting' | 'running' | 'crashed' | 'stopped';
 export type ToWebview =
   | { type: 'server'; state: ServerState; message?: string }
   | { type: 'sessions'; sessions: SessionInfo[]; currentId?: string }
-  | { type: 'session'; session: SessionInfo | { sessionId: string; title: string }; history: TranscriptItem[] }
+  | { type: 'session'; session: SessionInfo | { sessionId: string; title: string }; history: TranscriptItem[];
+      events?: EventItem[] }
   | { type: 'update'; params: SessionUpdate }
   | { type: 'approval'; requestId: string; params: RequestApprovalParams }
   | { type: 'approvalClosed'; requestId: string; decision?: ApprovalDecision }

@@ -2,7 +2,7 @@
 // server's sessionUpdate notifications and routes requestApproval to inline approval cards.
 import * as vscode from 'vscode';
 import type { ServerManager } from '../serverManager';
-import type { ApprovalDecision, RequestApprovalParams, SessionInfo, SessionUpdate, TranscriptItem } from '../rpc/protocol';
+import type { ApprovalDecision, EventItem, RequestApprovalParams, SessionInfo, SessionUpdate, TranscriptItem } from '../rpc/protocol';
 import type { ThreadlineClient } from '../rpc/client';
 import { buildWebviewHtml, makeNonce } from './html';
 import type { FromWebview, ServerState, ToWebview } from './messages';
@@ -105,7 +105,8 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
   async selectSession(sessionId: string): Promise<void> {
     await this.setCurrent(sessionId);
     const history = await this.readHistory(sessionId);
-    this.post({ type: 'session', session: { sessionId, title: '' }, history });
+    const events = await this.readCompactions(sessionId);
+    this.post({ type: 'session', session: { sessionId, title: '' }, history, events });
     await this.refreshSessions();
     await this.estimateMeter(sessionId);
   }
@@ -162,6 +163,16 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     const { sessions } = await this.server.client.request('listSessions', { ...(cwd ? { cwd } : {}), limit: 100 });
     this.post({ type: 'sessions', sessions, currentId: this.currentId });
     return sessions;
+  }
+
+  /** Past compactions, shown in the resumed chat after their turn; a server without readEvents gives none. */
+  private async readCompactions(sessionId: string): Promise<EventItem[]> {
+    try {
+      const r = await this.server.client.request('readEvents', { sessionId, kinds: ['contextCompacted'], limit: 1000 });
+      return r.events;
+    } catch {
+      return [];
+    }
   }
 
   private async readHistory(sessionId: string): Promise<TranscriptItem[]> {

@@ -1,7 +1,7 @@
 // The chat sidebar: session bar, context meter, transcript (streamed text, reasoning, tool cards, approvals,
 // compaction notices) and the composer. It renders what the extension forwards; it never talks to the server.
 import type { FromWebview, ToWebview } from '../sidebar/messages';
-import type { RequestApprovalParams, SessionInfo, TranscriptItem, Update } from '../rpc/protocol';
+import type { EventItem, RequestApprovalParams, SessionInfo, TranscriptItem, Update } from '../rpc/protocol';
 import { clip, fmtBytes, fmtTokens, h, prettyArgs } from './dom';
 import { renderMarkdown } from './markdown';
 
@@ -79,7 +79,7 @@ export class Chat {
     switch (msg.type) {
       case 'server': return this.setServer(msg.state, msg.message);
       case 'sessions': return this.setSessions(msg.sessions, msg.currentId);
-      case 'session': return this.loadSession(msg.session.sessionId, msg.history);
+      case 'session': return this.loadSession(msg.session.sessionId, msg.history, msg.events ?? []);
       case 'update': return msg.params.sessionId === this.currentId ? this.apply(msg.params.update) : undefined;
       case 'approval': return this.showApproval(msg.requestId, msg.params);
       case 'approvalClosed': return this.closeApproval(msg.requestId, msg.decision);
@@ -103,7 +103,7 @@ export class Chat {
     this.sessionSelect.value = this.currentId ?? '';
   }
 
-  private loadSession(sessionId: string, history: TranscriptItem[]): void {
+  private loadSession(sessionId: string, history: TranscriptItem[], events: EventItem[]): void {
     this.currentId = sessionId;
     this.sessionSelect.value = sessionId;
     this.log.replaceChildren();
@@ -111,7 +111,26 @@ export class Chat {
     this.approvals.clear();
     this.assistant = undefined;
     this.pendingUser = undefined;
-    for (const item of history) this.renderHistoryItem(item);
+    // Each turn's stored compactions follow its messages (R-OBS-2: notices beside the history, never instead).
+    const compactions = new Map<string, EventItem[]>();
+    for (const ev of events) {
+      if (ev.turnId) compactions.set(ev.turnId, [...(compactions.get(ev.turnId) ?? []), ev]);
+    }
+    let turn: string | undefined;
+    const flush = () => {
+      for (const ev of (turn && compactions.get(turn)) || []) {
+        const p = ev.payload as { mode?: string; beforeTokens?: number; afterTokens?: number; summary?: string };
+        this.compaction(p.mode ?? '', p.beforeTokens ?? 0, p.afterTokens ?? 0, p.summary ?? '');
+      }
+    };
+    for (const item of history) {
+      if (item.turnId && item.turnId !== turn) {
+        flush();
+        turn = item.turnId;
+      }
+      this.renderHistoryItem(item);
+    }
+    flush();
     if (!history.length) this.renderEmpty();
     this.scroll(true);
   }

@@ -162,17 +162,27 @@ try {
 
   await step('resume: a session loaded from readTranscript history renders the same pieces', async () => {
     const history = [
-      { seq: 1, role: 'system', content: 'system prompt (hidden)' },
-      { seq: 2, role: 'user', content: 'Earlier question' },
-      { seq: 3, role: 'assistant', content: 'Earlier *answer*', reasoning: 'old thoughts', toolCalls: [{ id: 'h1', type: 'function', function: { name: 'read_file', arguments: '{"path":"a.txt"}' } }] },
-      { seq: 4, role: 'tool', toolCallId: 'h1', content: '[artifact artifact-old] The full output (100 bytes) is stored.' },
+      { seq: 1, role: 'system', content: 'system prompt (hidden)', turnId: 'turn_a' },
+      { seq: 2, role: 'user', content: 'Earlier question', turnId: 'turn_a' },
+      { seq: 3, role: 'assistant', content: 'Earlier *answer*', reasoning: 'old thoughts', turnId: 'turn_a', toolCalls: [
+        { id: 'h1', type: 'function', function: { name: 'read_file', arguments: '{"path":"a.txt"}' } },
+        { id: 'h2', type: 'function', function: { name: 'read_file', arguments: '{"path":"../b.txt"}' } }] },
+      { seq: 4, role: 'tool', toolCallId: 'h1', toolStatus: 'ok', turnId: 'turn_a', content: '[artifact artifact-old] The full output (100 bytes) is stored.' },
+      { seq: 5, role: 'tool', toolCallId: 'h2', toolStatus: 'denied', turnId: 'turn_a', content: 'Permission denied: ../b.txt is outside the session folder' },
+      { seq: 6, role: 'user', content: 'Later question', turnId: 'turn_b' },
     ];
-    await send(page, { type: 'session', session: { sessionId: 'ses_old', title: 'old' }, history });
+    // readEvents: a compaction stored during turn_a is shown after that turn's messages (R-OBS-2).
+    const events = [{ id: 7, kind: 'contextCompacted', turnId: 'turn_a', createdAt: '2026-12-02T12:00:00Z',
+      payload: { mode: 'summarized', beforeTokens: 9000, afterTokens: 2500, summary: '[compressed conversation context] earlier' } }];
+    await send(page, { type: 'session', session: { sessionId: 'ses_old', title: 'old' }, history, events });
     await settle(page);
-    assert.equal(await page.locator('.msg.user').count(), 1);
+    assert.equal(await page.locator('.msg.user').count(), 2);
     assert.equal(await page.locator('#log', { hasText: 'system prompt' }).count(), 0);
     assert.equal(await page.locator('.msg.assistant em', { hasText: 'answer' }).count(), 1);
     assert.equal(await page.locator('.tool-card[data-tool-call="h1"] [data-artifact="artifact-old"]').count(), 1);
+    assert.equal(await page.locator('.tool-card[data-tool-call="h2"] .tool-status.denied').count(), 1);
+    const order = await page.locator('#log > *').evaluateAll((els) => els.map((e) => e.classList.contains('compaction') ? 'compaction' : (e.textContent ?? '').includes('Later question') ? 'later' : 'other'));
+    assert.deepEqual(order.filter((k) => k !== 'other'), ['compaction', 'later'], 'the compaction sits between its turn and the next');
   });
   await page.close();
 
