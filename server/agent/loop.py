@@ -178,6 +178,11 @@ class Turn:
         event = self.views.compaction_event(view, force)
         if event is None:
             return
+        if view.clipped_messages:
+            event["clippedMessages"] = view.clipped_messages
+            self.emit(u.Notice(level="warning", message=(
+                f"{view.clipped_messages} oversized message(s) were shortened in this request so it fits the "
+                "context window; the transcript keeps them whole")))
         await self.store.add_event(self.session_id, "contextCompacted", event, self.turn_id)
         self.emit(u.ContextCompacted(mode=view.mode, before_tokens=event["beforeTokens"],
                                      after_tokens=event["afterTokens"], summary=event["summary"]))

@@ -21,6 +21,7 @@ from server.context import (
     ViewSettings,
     calibrate,
     fallback_request_view,
+    fit_to_window,
 )
 from server.context.incremental import IncrementalView
 from server.transcript import Store
@@ -86,11 +87,11 @@ class ViewBuilder:
             messages, tokens = await self._load(session_id)
             view = fallback_request_view(messages, settings, token_counts=_counts(tokens))
         self.anchors = tuple(view.anchors)
-        return view
+        return fit_to_window(view)
 
     async def fallback_view(self, session_id: str) -> RequestView:
         state = await session_view_state(self.store, session_id)
-        return state.fallback_view(self.effective_settings())
+        return fit_to_window(state.fallback_view(self.effective_settings()))
 
     def compaction_event(self, view: RequestView, force: bool = False) -> dict | None:
         if view.mode == "full":

@@ -5,6 +5,7 @@ One module per stage: ``tokens`` (estimate), ``repair`` (tool protocol), ``tail`
 pipeline). No I/O, no clock, no randomness; nothing here imports the rest of ``server``.
 """
 
+from .clip import clip_to_budget, fit_to_window
 from .fallback import FALLBACK_SUMMARY, fallback_view
 from .micro import ERROR_EVIDENCE, is_error_evidence, microcompact, placeholder
 from .repair import INTERRUPTED_RESULT, SENT_KEYS, clean_message, repair_tool_pairing
@@ -22,6 +23,8 @@ from .tokens import (
 from .view import RequestView, SummaryAnchor, ViewSettings, build_request_view, fallback_request_view
 
 __all__ = [
+    "clip_to_budget",
+    "fit_to_window",
     "ERROR_EVIDENCE",
     "FALLBACK_SUMMARY",
     "IMAGE_TOKENS",

@@ -83,6 +83,7 @@ class RequestView:
     compacted_tool_outputs: int
     transcript_messages: int
     anchors: tuple[SummaryAnchor, ...] = ()
+    clipped_messages: int = 0  # oversized messages shortened to fit the window (``clip.fit_to_window``)
 
     @property
     def after_tokens(self) -> int:

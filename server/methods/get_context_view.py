@@ -3,6 +3,7 @@
 from protocol.messages import ContextViewResult, GetContextViewParams
 from server.agent.service import tool_overhead_tokens, view_settings
 from server.agent.views import effective_settings, session_view_state
+from server.context import fit_to_window
 from server.rpc import RequestError, method
 from server.runtime import Runtime
 
@@ -21,7 +22,7 @@ async def get_context_view(rt: Runtime, params: GetContextViewParams) -> Context
     reserved = tool_overhead_tokens()
     model = rt.settings.provider.model or ""
     effective = effective_settings(settings, reserved, rt.calibrations.get(model))
-    view = (await session_view_state(rt.store, params.session_id)).view(effective)  # B-INC-1
+    view = fit_to_window((await session_view_state(rt.store, params.session_id)).view(effective))  # B-INC-1
     return ContextViewResult(
         messages=view.messages, estimated_tokens=view.estimated_tokens, threshold_tokens=view.threshold_tokens,
         context_window_tokens=settings.context_window_tokens, keep_recent_tokens=view.keep_recent_tokens,

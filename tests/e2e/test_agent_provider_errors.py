@@ -128,3 +128,27 @@ async def test_no_provider_ends_the_turn_like_any_other_failed_turn(tmp_path, fo
     assert [(t, u["stopReason"], u["error"]["code"]) for t, u in completed] == [(result["turnId"], "error",
                                                                                  "noProvider")]
     assert fake.requests == []
+
+
+async def test_a_message_larger_than_the_window_is_shortened_in_the_request_not_in_the_transcript(tmp_path, folder):
+    """Beyond R-FALL-1: six verbatim messages cannot fit when one of them is larger than the whole window, and
+    the R-PTL-1 retry would fail the same way. The request carries a head and tail of it instead, the provider
+    (which enforces its window) accepts it first time, and the transcript keeps every character (R-SRC-2)."""
+    pasted = "here is the whole build log:\n" + "".join(f"step {i}: compiling module {i} ... ok\n" for i in range(5000))
+    with FakeProvider(api_key=API_KEY, context_window=8000) as fake:
+        small = await start_agent(tmp_path / "home", fake, THREADLINE_CONTEXT_WINDOW="8000")
+        try:
+            sid = await small.session(folder)
+            result = await small.turn(sid, pasted)
+            notices = [u["message"] for u in small.updates(sid, "notice")]
+            stored = [i["content"] for i in await small.transcript(sid) if i["role"] == "user"]
+        finally:
+            await small.client.close()
+    assert result["stopReason"] == "endTurn", result
+    (request,) = small.chat_requests()
+    assert request["status"] == 200 and not request["rejected"]
+    sent = request_messages(request)[-1]["content"]
+    assert "characters of this message omitted to fit the context window" in sent
+    assert sent.startswith("here is the whole build log:") and "step 4999" in sent
+    assert any("shortened in this request" in n for n in notices), notices
+    assert stored == [pasted]
