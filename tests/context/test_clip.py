@@ -48,13 +48,27 @@ def test_R_SRC_2_the_largest_message_is_cut_in_the_view_only():
     assert is_protocol_valid(out) == []
 
 
-def test_system_messages_and_tool_arguments_are_never_cut():
+def test_system_messages_and_unparseable_arguments_are_never_cut():
     msgs = [{"role": "system", "content": HUGE},
             {"role": "assistant", "content": None, "tool_calls": [
                 {"id": "c1", "type": "function", "function": {"name": "write_file", "arguments": HUGE}}]},
             {"role": "tool", "tool_call_id": "c1", "content": "ok"}]
     out, clipped = clip_to_budget(msgs, 1_000)
     assert clipped == 0 and out == msgs
+
+
+def test_long_tool_call_arguments_are_cut_and_stay_valid_json():
+    import json
+
+    args = {"path": "big.txt", "content": HUGE}
+    msgs = [{"role": "assistant", "content": None, "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "write_file", "arguments": json.dumps(args)}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "Created big.txt"}]
+    out, clipped = clip_to_budget(msgs, 2_000)
+    assert clipped == 1 and estimate_messages_tokens(out) <= 2_000
+    sent = json.loads(out[0]["tool_calls"][0]["function"]["arguments"])
+    assert sent["path"] == "big.txt" and "omitted to fit the context window" in sent["content"]
+    assert out[0]["tool_calls"][0]["id"] == "c1" and out[1] == msgs[1]
 
 
 def test_a_clipped_message_keeps_a_minimum_and_it_is_deterministic():
