@@ -29,7 +29,7 @@ from .repair import SYSTEM_ROLES, repair_with_origins
 from .summary import SummaryState, render_summary, summarize, summary_feed
 from .tail import holder_index, safe_tail_start
 from .tokens import estimate_message_tokens
-from .view import MIN_FREED_RATIO, RequestView, SummaryAnchor, ViewSettings
+from .view import MAX_TURN_SUMMARIES, MIN_FREED_RATIO, RequestView, SummaryAnchor, ViewSettings
 
 __all__ = ["IncrementalView"]
 
@@ -219,6 +219,8 @@ class IncrementalView:
         if before <= settings.threshold_tokens:  # R-PIPE-1
             return RequestView(messages=self._in_order(None), mode="full", estimated_tokens=before, summary=None,
                                compacted_tool_outputs=0, **base)
+        if len(anchors) >= MAX_TURN_SUMMARIES:
+            anchors = ()  # merge a long turn's summaries, as the reference does
         rest = self._uncovered_start(anchors)
         if anchors and rest >= len(self._conv):
             anchors, rest = (), 0  # a stale anchor covering everything: recompute, as the reference does
@@ -231,7 +233,10 @@ class IncrementalView:
                 return RequestView(messages=self._in_order(tail), mode="microcompacted",
                                    estimated_tokens=micro_tokens, summary=None, compacted_tool_outputs=count,
                                    **base)
-        return self._summarized(anchors, rest, tail, settings, summarizer, base)
+        view = self._summarized(anchors, rest, tail, settings, summarizer, base)
+        if anchors and view.mode == "fallback":
+            return self.view(settings, (), summarizer)  # merge the turn's summaries, as the reference does
+        return view
 
     def _in_order(self, micro_until: int | None) -> list[Message]:
         """Every repaired message in transcript order; outputs before ``micro_until`` as placeholders."""

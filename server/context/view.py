@@ -31,6 +31,9 @@ __all__ = [
 Mode = Literal["full", "microcompacted", "summarized", "fallback"]
 Message = dict[str, Any]
 MIN_FREED_RATIO = 0.10  # B-LOOP-1: a summary that frees less than this share of the request is not kept.
+# R-SUM-4 adds a summary per model call of a long turn while keeping the earlier ones fixed; past this many they
+# are merged into one (recomputed from the transcript), so a view never carries dozens of small summaries.
+MAX_TURN_SUMMARIES = 8
 
 
 @dataclass(frozen=True)
@@ -237,6 +240,8 @@ def build_request_view(
         return _view("full", [it.msg for it in items], before, base)
     systems = [it for it in items if _is_system(it)]
     conversation = [it for it in items if not _is_system(it)]
+    if len(anchors) >= MAX_TURN_SUMMARIES:
+        anchors = ()  # a long turn's summaries are merged into one, recomputed from the transcript
     rest = _uncovered(conversation, anchors)
     if anchors and not rest:
         anchors, rest = (), conversation  # A stale anchor covering everything: recompute from the transcript.
@@ -247,7 +252,13 @@ def build_request_view(
         micro_view, micro_tokens = _in_place(items, compacted, rest)
         if count and micro_tokens <= settings.threshold_tokens:
             return _view("microcompacted", micro_view, micro_tokens, base, compacted=count)
-    return _summarized(messages, systems, anchors, rest[:tail_start], rest[tail_start:], summarizer, base)
+    view = _summarized(messages, systems, anchors, rest[:tail_start], rest[tail_start:], summarizer, base)
+    if anchors and view.mode == "fallback":
+        # R-SUM-4 keeps a turn's summaries fixed while they fit; once the fixed summaries themselves no longer
+        # fit (a long turn adds one per model call), merge: recompute one summary from the transcript rather
+        # than drop to the fallback window and lose all older context.
+        return build_request_view(messages, settings, token_counts=token_counts, summarizer=summarizer)
+    return view
 
 
 def _in_place(items: list[_Item], compacted: list[Message], rest: list[_Item]) -> tuple[list[Message], int]:

@@ -98,3 +98,31 @@ def test_trajectory_R_SUM_4_anchors_within_a_turn(name):
     if first.mode == "summarized" and second.mode == "summarized":
         assert second.anchors[0] == first.anchors[0]
         assert {"role": "system", "content": first.anchors[0].text} in second.messages
+
+
+def test_R_SUM_4_a_long_turn_keeps_its_summaries_fixed_then_merges_them_instead_of_falling_back():
+    """mini-swe-agent is one user message and 189 model calls: one long turn. Carrying the anchors as the loop
+    does, each call may add a summary of the newly older history (R-SUM-4); the earlier ones stay byte-identical
+    until there are MAX_TURN_SUMMARIES of them or they no longer fit, and then they are merged into one summary
+    recomputed from the transcript. The view never drops to the fallback window for that reason."""
+    from server.context.view import MAX_TURN_SUMMARIES
+
+    messages = json.loads((TRAJECTORIES / "mini-swe-agent-pr816__deepseek_chat_dev_rerun__pylint-dev__astroid-1333.json")
+                          .read_text(encoding="utf-8"))
+    settings = ViewSettings(16_000)
+    anchors: tuple = ()
+    kept_fixed = merged = 0
+    for end, msg in enumerate(messages):
+        if msg["role"] != "assistant":
+            continue
+        view = build_request_view(messages[:end], settings, anchors=anchors)
+        assert view.mode != "fallback", f"call before message {end} fell back"
+        texts = [a.text for a in view.anchors]
+        assert len(texts) <= MAX_TURN_SUMMARIES
+        if anchors and texts[: len(anchors)] == [a.text for a in anchors]:
+            kept_fixed += 1
+        elif anchors:
+            merged += 1
+            assert len(texts) == 1, "a merge leaves one summary"
+        anchors = view.anchors
+    assert kept_fixed > 100 and merged >= 5, (kept_fixed, merged)
