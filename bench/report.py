@@ -115,8 +115,11 @@ def write_results(views: dict, loop: dict, tokens: dict, started: float) -> str:
               "goals column shows on sessions with many user messages (pi-mono has 58)."]
     if over:
         lines += ["Threadline requests over the window: " + ", ".join(f"{n} at {w // 1000}k: {c}" for n, w, c in over)
-                  + ". These are fallback views (R-FALL-1: the last 6 messages verbatim) whose recent messages are "
-                  "themselves huge; the fallback window does not bound tokens."]
+                  + "."]
+    else:
+        lines += ["No Threadline request went over the window: a fallback view whose recent messages are themselves "
+                  "larger than the window (R-FALL-1 keeps six verbatim) has its oversized messages cut to a head and "
+                  "a tail in the request (`server/context/clip.py`); the transcript keeps them whole."]
     lines += ["", " ".join(f"![tokens at {w // 1000}k](tokens-{w // 1000}k.png)" for w in WINDOWS), ""]
     lines += ["## 5. Token estimator accuracy", "",
               "From [`bench/estimator/RESULTS.md`](estimator/RESULTS.md) (`node`-based js-tiktoken comparison; rerun "

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from server.agent.service import tool_overhead_tokens
-from server.context import ViewSettings, estimate_message_tokens, write_paths
+from server.context import ViewSettings, estimate_message_tokens, fit_to_window, write_paths
 from server.context.incremental import IncrementalView
 from server.context.micro import content_text, evidence_match
 from server.context.summary import _failure_excerpt, _one_line
@@ -79,7 +79,7 @@ def analyse_replay(report, window: int) -> dict[str, Any]:
         state.feed(transcript[state.fed:upto])
         if step.turn != turn:
             anchors, turn = (), step.turn
-        view = state.view(settings, anchors)
+        view = fit_to_window(state.view(settings, anchors))  # exactly what the loop sends
         anchors = view.anchors
         mismatches += view.estimated_tokens != step.view_tokens
         masking_tokens = prefix_tokens - masked_saving
