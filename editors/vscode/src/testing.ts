@@ -4,3 +4,4 @@ export type { CrashInfo, ClientOptions } from './rpc/client';
 export { splitCommandLine } from './rpc/command';
 export { METHOD_NAMES } from './rpc/protocol';
 export { buildWebviewHtml, makeNonce } from './sidebar/html';
+export { interleaveCompactions } from './webview/history';

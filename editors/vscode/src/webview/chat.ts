@@ -3,6 +3,7 @@
 import type { FromWebview, ToWebview } from '../sidebar/messages';
 import type { EventItem, RequestApprovalParams, SessionInfo, TranscriptItem, Update } from '../rpc/protocol';
 import { clip, fmtBytes, fmtTokens, h, prettyArgs } from './dom';
+import { interleaveCompactions } from './history';
 import { renderMarkdown } from './markdown';
 
 type Post = (msg: FromWebview) => void;
@@ -111,26 +112,10 @@ export class Chat {
     this.approvals.clear();
     this.assistant = undefined;
     this.pendingUser = undefined;
-    // Each turn's stored compactions follow its messages (R-OBS-2: notices beside the history, never instead).
-    const compactions = new Map<string, EventItem[]>();
-    for (const ev of events) {
-      if (ev.turnId) compactions.set(ev.turnId, [...(compactions.get(ev.turnId) ?? []), ev]);
+    for (const entry of interleaveCompactions(history, events)) {
+      if ('item' in entry) this.renderHistoryItem(entry.item);
+      else this.compaction(entry.compaction.mode, entry.compaction.beforeTokens, entry.compaction.afterTokens, entry.compaction.summary);
     }
-    let turn: string | undefined;
-    const flush = () => {
-      for (const ev of (turn && compactions.get(turn)) || []) {
-        const p = ev.payload as { mode?: string; beforeTokens?: number; afterTokens?: number; summary?: string };
-        this.compaction(p.mode ?? '', p.beforeTokens ?? 0, p.afterTokens ?? 0, p.summary ?? '');
-      }
-    };
-    for (const item of history) {
-      if (item.turnId && item.turnId !== turn) {
-        flush();
-        turn = item.turnId;
-      }
-      this.renderHistoryItem(item);
-    }
-    flush();
     if (!history.length) this.renderEmpty();
     this.scroll(true);
   }
