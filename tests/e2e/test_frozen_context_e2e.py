@@ -55,6 +55,16 @@ async def start(home: Path, fake) -> object:
     return await spawn_client(home, THREADLINE_BASE_URL=fake.url, THREADLINE_MODEL="fake-model")
 
 
+async def first_turn_notices(home: Path, fake, cwd: Path) -> list[str]:
+    """Start a server, run a new session's first turn in ``cwd``, return the notices it sent."""
+    client = await start(home, fake)
+    try:
+        await new_turn(client, cwd)
+        return notices(client)
+    finally:
+        await client.close()
+
+
 async def new_turn(client, cwd: Path, text: str = "hello") -> str:
     sid = (await client.request("createSession", {"cwd": str(cwd)}))["sessionId"]
     result = await client.request("submitTurn", {"sessionId": sid, "text": text})
@@ -113,12 +123,7 @@ async def test_R_FRZ_2_edits_mid_session_reach_only_new_sessions(user_home, proj
 async def test_R_FRZ_1_missing_files_are_skipped_silently(home, tmp_path, fake_provider):
     empty = tmp_path / "empty"
     empty.mkdir()
-    client = await start(home, fake_provider)
-    try:
-        await new_turn(client, empty)
-        found = notices(client)
-    finally:
-        await client.close()
+    found = await first_turn_notices(home, fake_provider, empty)
     assert system_texts(fake_provider.requests[-1]) == [SYSTEM_PROMPT]
     assert found == []
 
@@ -129,12 +134,7 @@ async def test_R_FRZ_1_unreadable_and_invalid_sources_give_notices_and_the_sessi
     (root / "AGENTS.md").mkdir(parents=True)  # a folder where a file should be: unreadable as a file
     write(root / ".threadline" / "project.json", "{not json")
     write(root / ".threadline" / "memory.md", "ok MARKER-STILL-READ\n")
-    client = await start(home, fake_provider)
-    try:
-        await new_turn(client, root)
-        found = notices(client)
-    finally:
-        await client.close()
+    found = await first_turn_notices(home, fake_provider, root)
     assert any("AGENTS.md" in n for n in found), found
     assert any("project.json is not valid JSON" in n for n in found), found
     assert "MARKER-STILL-READ" in "\n".join(system_texts(fake_provider.requests[-1]))
@@ -144,12 +144,7 @@ async def test_R_FRZ_1_unknown_project_keys_give_a_notice_and_known_ones_apply(h
     root = tmp_path / "extra"
     write(root / ".threadline" / "project.json",
           json.dumps({"validation": {"commands": ["make check"], "colour": "blue"}, "theme": 1}))
-    client = await start(home, fake_provider)
-    try:
-        await new_turn(client, root)
-        found = notices(client)
-    finally:
-        await client.close()
+    found = await first_turn_notices(home, fake_provider, root)
     assert any("theme" in n and "validation.colour" in n for n in found), found
     assert "make check" in "\n".join(system_texts(fake_provider.requests[-1]))
 
@@ -157,12 +152,7 @@ async def test_R_FRZ_1_unknown_project_keys_give_a_notice_and_known_ones_apply(h
 async def test_R_FRZ_1_a_2MB_AGENTS_md_is_cut_with_a_visible_marker(home, tmp_path, fake_provider):
     root = tmp_path / "huge"
     write(root / "AGENTS.md", "HEAD-MARKER\n" + "rule line that repeats\n" * 95_000 + "TAIL-MARKER\n")
-    client = await start(home, fake_provider)
-    try:
-        await new_turn(client, root)
-        found = notices(client)
-    finally:
-        await client.close()
+    found = await first_turn_notices(home, fake_provider, root)
     agents = system_texts(fake_provider.requests[-1])[1]
     assert "HEAD-MARKER" in agents and "TAIL-MARKER" not in agents
     assert "truncated by Threadline" in agents and len(agents) < 40_000

@@ -437,6 +437,20 @@ def test_server_that_cannot_start_is_reported(nvim, tmp_path: Path):
     assert "stopped unexpectedly (exit code 2)" in r["broken"]["messages"][0]
 
 
+def resume(nvim, sid: str, result: str, **env: str) -> dict:
+    """A second Neovim picks session ``sid`` in :ThreadlineSessions, waits for its history, returns ``result``."""
+    return nvim(f"""
+      T.stub_select(function(items)
+        for _, it in ipairs(items) do
+          if it.sessionId == '{sid}' then return it end
+        end
+      end)
+      vim.cmd('ThreadlineSessions')
+      T.wait('the resumed session', function() return T.find('resumed:') ~= nil end)
+      return {result}
+    """, **env)
+
+
 def test_resumed_history_shows_how_each_tool_call_ended(nvim, provider: Provider):
     provider.push({"tool_calls": [{"id": "call_missing", "name": "read_file", "arguments": {"path": "missing.txt"}},
                                   {"id": "call_out", "name": "read_file", "arguments": {"path": "../escape.txt"}}]},
@@ -447,16 +461,7 @@ def test_resumed_history_shows_how_each_tool_call_ended(nvim, provider: Provider
       return { id = id }
     """)
     sid = first["result"]["id"]
-    second = nvim(f"""
-      T.stub_select(function(items)
-        for _, it in ipairs(items) do
-          if it.sessionId == '{sid}' then return it end
-        end
-      end)
-      vim.cmd('ThreadlineSessions')
-      T.wait('the resumed session', function() return T.find('resumed:') ~= nil end)
-      return {{}}
-    """)
+    second = resume(nvim, sid, "{}")
     chat = "\n".join(second["chat"])
     assert "↳ read_file result  ✗ error" in chat, chat
     assert "↳ read_file result  ⊘ denied" in chat, chat
@@ -478,16 +483,7 @@ def test_R_OBS_2_a_resumed_session_shows_its_past_compactions(nvim, provider: Pr
     """, TL_CONTEXT_WINDOW="6000")
     assert first["result"]["live"], "\n".join(first["chat"])
     sid = first["result"]["id"]
-    second = nvim(f"""
-      T.stub_select(function(items)
-        for _, it in ipairs(items) do
-          if it.sessionId == '{sid}' then return it end
-        end
-      end)
-      vim.cmd('ThreadlineSessions')
-      T.wait('the resumed session', function() return T.find('resumed:') ~= nil end)
-      return {{ row = T.find('── context compacted') }}
-    """, TL_CONTEXT_WINDOW="6000")
+    second = resume(nvim, sid, "{ row = T.find('── context compacted') }", TL_CONTEXT_WINDOW="6000")
     chat = second["chat"]
     row = second["result"]["row"]
     assert row, "\n".join(chat)
