@@ -144,7 +144,7 @@ def test_properties_precomputed_token_counts_give_the_same_view(msgs, cfg):
     assert build_request_view(msgs, cfg, token_counts=counts) == build_request_view(msgs, cfg)
 
 
-@PROFILE
+@settings(PROFILE, max_examples=20)  # two transcripts per example: the costliest property here, kept bounded
 @given(transcripts(), transcripts(), view_settings)
 def test_properties_anchors_within_a_turn_stay_fixed_and_valid(first_part, more, cfg):
     first = build_request_view(first_part, cfg)
@@ -155,7 +155,10 @@ def test_properties_anchors_within_a_turn_stay_fixed_and_valid(first_part, more,
     check_view(grown, cfg, second)
     if second.mode == "summarized" and first.anchors:
         texts = [m["content"] for m in second.messages if m["role"] == "system"]
-        assert first.anchors[0].text in texts
+        # R-SUM-4: the earlier anchor stays fixed, unless the anchored view no longer fits; then the summaries
+        # are merged into one recomputed from the transcript (a view never piles up summaries until it overflows).
+        merged = len(second.anchors) == 1 and second.anchors[0].text not in [a.text for a in first.anchors]
+        assert first.anchors[0].text in texts or merged
 
 
 def test_properties_anchor_past_the_end_still_gives_a_valid_view():
