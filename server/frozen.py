@@ -17,8 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from server.prompt import SYSTEM_PROMPT
+from server.workspace import NotRegularFile, is_inside, read_regular_file
 
 MAX_SOURCE_CHARS = 32_000
+MAX_SOURCE_BYTES = 4 * MAX_SOURCE_CHARS + 4  # read no more than can be used (UTF-8 is at most 4 bytes a char)
 MAX_SKILLS = 100
 PROJECT_KEYS = {"validation"}
 VALIDATION_KEYS = {"commands", "requiredBeforeDone"}
@@ -33,30 +35,42 @@ class FrozenContext:
 
 def read_frozen_context(cwd: Path, home: Path) -> FrozenContext:
     ctx = FrozenContext(messages=[SYSTEM_PROMPT])
-    agents = [_labelled(ctx, p, f"Project instructions ({name})")
+    agents = [_labelled(ctx, p, f"Project instructions ({name})", cwd)
               for name, p in (("AGENTS.md", cwd / "AGENTS.md"), (".threadline/AGENTS.md", cwd / ".threadline" / "AGENTS.md"))]
     agents = [a for a in agents if a]
     if agents:
         ctx.messages.append("\n\n".join(agents))
-    policy = _validation_policy(ctx, cwd / ".threadline" / "project.json")
+    policy = _validation_policy(ctx, cwd / ".threadline" / "project.json", cwd)
     if policy:
         ctx.messages.append(policy)
-    skills = _skill_catalog(ctx, [cwd / ".threadline" / "skills", home / "skills"])
+    skills = _skill_catalog(ctx, [(cwd / ".threadline" / "skills", cwd), (home / "skills", home)])
     if skills:
         ctx.messages.append(skills)
-    for label, path in (("User memory", home / "memory.md"), ("Project memory", cwd / ".threadline" / "memory.md")):
-        text = _labelled(ctx, path, f"{label} ({path.name}, saved in earlier sessions)")
+    for label, path, boundary in (("User memory", home / "memory.md", home),
+                                  ("Project memory", cwd / ".threadline" / "memory.md", cwd)):
+        text = _labelled(ctx, path, f"{label} ({path.name}, saved in earlier sessions)", boundary)
         if text:
             ctx.messages.append(text)
     return ctx
 
 
-def _read(ctx: FrozenContext, path: Path) -> str | None:
-    """A source's text, or None when absent; unreadable sources become a notice, never a failure."""
+def _read(ctx: FrozenContext, path: Path, boundary: Path) -> str | None:
+    """A source's text, or None when absent; unreadable sources become a notice, never a failure.
+
+    A source must resolve inside ``boundary`` (the session folder, or ``$THREADLINE_HOME`` for user-level files):
+    a repository's ``AGENTS.md -> ~/.aws/credentials`` is skipped, not sent to the provider and stored. Only a
+    regular file is read, and only as much as can be used (``/dev/zero`` or a FIFO neither fills memory nor blocks).
+    """
     try:
         if not path.exists() and not path.is_symlink():
             return None
-        data = path.read_bytes()
+        if not is_inside(boundary, path):
+            ctx.notices.append(f"{path} points outside {boundary.resolve()} (to {path.resolve()}); it was not read")
+            return None
+        data, _size = read_regular_file(path.resolve(), MAX_SOURCE_BYTES)
+    except NotRegularFile as exc:
+        ctx.notices.append(f"{path}: {exc}; it was not read")
+        return None
     except OSError as exc:
         ctx.notices.append(f"could not read {path}: {exc.strerror or exc}; continuing without it")
         return None
@@ -74,15 +88,15 @@ def _bounded(ctx: FrozenContext, text: str, path: Path) -> str:
             f"only the first {MAX_SOURCE_CHARS} are included; read the file for the rest ...]")
 
 
-def _labelled(ctx: FrozenContext, path: Path, label: str) -> str | None:
-    text = _read(ctx, path)
+def _labelled(ctx: FrozenContext, path: Path, label: str, boundary: Path) -> str | None:
+    text = _read(ctx, path, boundary)
     if text is None or not text.strip():
         return None
     return f"# {label}\n\n{_bounded(ctx, text.strip(), path)}"
 
 
-def _validation_policy(ctx: FrozenContext, path: Path) -> str | None:
-    text = _read(ctx, path)
+def _validation_policy(ctx: FrozenContext, path: Path, boundary: Path) -> str | None:
+    text = _read(ctx, path, boundary)
     if text is None:
         return None
     try:
@@ -114,13 +128,22 @@ def _validation_policy(ctx: FrozenContext, path: Path) -> str | None:
 _FRONT = re.compile(r"\A---\s*\n(.*?)\n---\s*(\n|\Z)", re.S)
 
 
-def _skill_catalog(ctx: FrozenContext, roots: list[Path]) -> str | None:
+def _skill_catalog(ctx: FrozenContext, roots: list[tuple[Path, Path]]) -> str | None:
+    """Skills under each root; a root that resolves outside its boundary (``.threadline/skills -> ../..``) is
+    skipped with a notice, so it can never widen what ``read_file`` may read."""
     entries: list[str] = []
-    for root in roots:
+    for root, boundary in roots:
         if not root.is_dir():
             continue
+        if not is_inside(boundary, root):
+            ctx.notices.append(f"skill folder {root} points outside {boundary.resolve()}; its skills were not loaded")
+            continue
+        root = root.resolve()
         for skill in sorted(p for p in root.iterdir() if (p / "SKILL.md").is_file())[:MAX_SKILLS]:
-            text = _read(ctx, skill / "SKILL.md")
+            if not is_inside(root, skill / "SKILL.md"):
+                ctx.notices.append(f"{skill / 'SKILL.md'} points outside its skill folder; it was not loaded")
+                continue
+            text = _read(ctx, skill / "SKILL.md", root)
             if text is None:
                 continue
             meta = _front_matter(text)

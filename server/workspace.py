@@ -8,6 +8,7 @@ link made by ``run_command`` a second ago is judged by where it points now.
 from __future__ import annotations
 
 import os
+import stat
 import unicodedata
 from pathlib import Path
 
@@ -16,6 +17,42 @@ from server.rpc import RequestError
 
 class OutsideWorkspace(Exception):
     """A path that resolves outside the session folder; tools report it as ``Permission denied``."""
+
+
+class NotRegularFile(Exception):
+    """A FIFO, device, socket or directory where a regular file was expected: never read (it can block or be endless)."""
+
+
+def is_inside(root: Path, path: Path) -> bool:
+    """Whether ``path`` (links resolved) is ``root`` or under it (``root`` resolved too)."""
+    root, path = root.resolve(), path.resolve()
+    return path == root or root in path.parents
+
+
+def read_regular_file(path: Path, max_bytes: int) -> tuple[bytes, int]:
+    """Up to ``max_bytes`` of a regular file, and its full size.
+
+    Opened with ``O_NONBLOCK`` (a FIFO cannot block the open) and ``O_NOFOLLOW`` (a link swapped in after the path
+    was resolved is not followed), then checked with ``fstat``: only a regular file is read, and never more than
+    ``max_bytes``, so ``/dev/zero`` or a FIFO can neither exhaust memory nor freeze a worker thread.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file (FIFO, device or socket)"
+            raise NotRegularFile(f"{path.name} is {kind}")
+        os.set_blocking(fd, True)
+        chunks, left = [], max_bytes
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks), info.st_size
+    finally:
+        os.close(fd)
 
 
 def normalized_folder(cwd: str) -> Path:

@@ -5,17 +5,20 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import tempfile
 from pathlib import Path
 from typing import Any
 
 from server.tools.base import Tool, ToolContext, ToolDenied, ToolFailure, optional_int, require_str, schema
 from server.tools.walk import glob_matcher, walk_files
-from server.workspace import OutsideWorkspace, resolve_inside
+from server.workspace import NotRegularFile, OutsideWorkspace, is_inside, read_regular_file, resolve_inside
 
 MAX_READ_BYTES = 8 * 1024 * 1024
 DEFAULT_READ_LINES = 2000
 MAX_LIST = 1000
 MAX_MATCHES = 200
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
 
 
 def _path(ctx: ToolContext, args: dict[str, Any], key: str = "path", *, reading: bool = False) -> Path:
@@ -43,9 +46,14 @@ def _read_text(path: Path) -> str:
         raise ToolFailure(f"{path.name}: no such file")
     if path.is_dir():
         raise ToolFailure(f"{path.name} is a directory (use list_files)")
-    if path.stat().st_size > MAX_READ_BYTES:
+    try:  # only regular files, never more than the cap: a FIFO or /dev/zero must not hang or fill memory
+        data, size = read_regular_file(path, MAX_READ_BYTES + 1)
+    except NotRegularFile as exc:
+        raise ToolFailure(f"{exc}; only regular files can be read") from None
+    except OSError as exc:
+        raise ToolFailure(f"{path.name}: {exc.strerror or exc}") from None
+    if size > MAX_READ_BYTES or len(data) > MAX_READ_BYTES:
         raise ToolFailure(f"{path.name} is larger than {MAX_READ_BYTES} bytes; use search_files or run_command")
-    data = path.read_bytes()
     if b"\x00" in data[:8192]:
         raise ToolFailure(f"{path.name} looks like a binary file")
     return data.decode("utf-8", errors="replace")
@@ -122,7 +130,7 @@ async def edit_file(ctx: ToolContext, args: dict[str, Any]) -> str:
         raise ToolFailure(f"old_string was not found in {_relative(ctx, path)}; read the file and copy the text exactly")
     if count > 1:
         raise ToolFailure(f"old_string occurs {count} times in {_relative(ctx, path)}; include more context so it is unique")
-    await asyncio.to_thread(_write_atomic, path, text.replace(old, new, 1))
+    await asyncio.to_thread(_write_atomic, ctx.cwd, path, text.replace(old, new, 1))
     return f"Edited {_relative(ctx, path)}: replaced 1 occurrence ({len(old)} -> {len(new)} characters)"
 
 
@@ -132,16 +140,44 @@ async def write_file(ctx: ToolContext, args: dict[str, Any]) -> str:
     if path.is_dir():
         raise ToolFailure(f"{_relative(ctx, path)} is a directory")
     existed = path.exists()
-    await asyncio.to_thread(_write_atomic, path, content)
+    await asyncio.to_thread(_write_atomic, ctx.cwd, path, content)
     verb = "Overwrote" if existed else "Created"
     return f"{verb} {_relative(ctx, path)} ({len(content.encode())} bytes)"
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def _write_atomic(root: Path, path: Path, text: str) -> None:
+    """Write through a fresh temp file, relative to a verified directory fd, then rename over ``path``.
+
+    The temp file is made by ``mkstemp`` (``O_CREAT|O_EXCL``, a random name), so a planted
+    ``.name.threadline-tmp`` symlink is never written through. The parent is opened once and checked to still be
+    inside ``root`` after it is open; the temp file and the rename are relative to that fd, so a folder swapped
+    for a symlink between the check and the write cannot redirect it. ``rename`` replaces a link at the final
+    name itself rather than following it.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.threadline-tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    dir_fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not is_inside(root, Path(os.readlink(f"/proc/self/fd/{dir_fd}"))):
+            raise ToolDenied(f"Permission denied: {path.parent} moved outside the session folder {root}")
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".threadline-tmp", dir=f"/proc/self/fd/{dir_fd}")
+        tmp_name = os.path.basename(tmp)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            try:  # keep an existing file's mode; a new one gets the usual 0666 & ~umask, not mkstemp's 0600
+                mode = os.stat(path.name, dir_fd=dir_fd, follow_symlinks=False).st_mode & 0o7777
+            except FileNotFoundError:
+                mode = 0o666 & ~_UMASK
+            os.chmod(tmp_name, mode, dir_fd=dir_fd)
+            os.replace(tmp_name, path.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        except BaseException:
+            try:
+                os.unlink(tmp_name, dir_fd=dir_fd)
+            except OSError:
+                pass
+            raise
+    finally:
+        os.close(dir_fd)
 
 
 _PATH = {"type": "string", "description": "Path relative to the session folder."}

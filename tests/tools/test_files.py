@@ -3,6 +3,7 @@ exact-and-unique rule, write_file, and what each says when it cannot do what was
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from server.tools import run_tool
@@ -92,3 +93,76 @@ async def test_paths_outside_the_folder_are_permission_denied(ctx, tmp_path):
 async def test_unknown_tool_is_a_failure_naming_the_tools(ctx):
     out = await run_tool(ctx, "rm_everything", {})
     assert out.status == "error" and "unknown tool" in out.content and "read_file" in out.content
+
+
+# --- a hostile repository (issue 12) ---------------------------------------------------------------------------
+
+async def test_write_file_never_writes_through_a_planted_temp_file_symlink(ctx, tmp_path):
+    """A repository ships ``.notes.txt.threadline-tmp -> ~/.bashrc``; the old temp name was written through."""
+    victim = tmp_path / "victim-bashrc"
+    victim.write_text("original\n")
+    (ctx.cwd / ".notes.txt.threadline-tmp").symlink_to(victim)
+    (ctx.cwd / ".a.py.threadline-tmp").symlink_to(victim)
+    make(ctx.cwd, {"a.py": "x = 1\n"})
+    wrote = await run_tool(ctx, "write_file", {"path": "notes.txt", "content": "echo pwned\n"})
+    edited = await run_tool(ctx, "edit_file", {"path": "a.py", "old_string": "1", "new_string": "2"})
+    assert wrote.status == "ok" and edited.status == "ok", (wrote, edited)
+    assert victim.read_text() == "original\n"
+    assert (ctx.cwd / "notes.txt").read_text() == "echo pwned\n" and (ctx.cwd / "a.py").read_text() == "x = 2\n"
+    assert (ctx.cwd / "notes.txt").stat().st_mode & 0o777 == 0o666 & ~_umask()
+    assert not [p for p in ctx.cwd.iterdir() if p.name.endswith(".threadline-tmp") and not p.is_symlink()]
+
+
+async def test_write_file_keeps_an_existing_files_mode(ctx):
+    make(ctx.cwd, {"run.sh": "echo 1\n"})
+    (ctx.cwd / "run.sh").chmod(0o755)
+    assert (await run_tool(ctx, "write_file", {"path": "run.sh", "content": "echo 2\n"})).status == "ok"
+    assert (ctx.cwd / "run.sh").stat().st_mode & 0o777 == 0o755
+
+
+async def test_write_file_race_a_folder_swapped_for_a_symlink_never_lands_outside(ctx, tmp_path):
+    """Another process swaps ``sub/`` for a link to a folder outside, over and over, while the model writes."""
+    import asyncio
+    import threading
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    sub, parked = ctx.cwd / "sub", ctx.cwd / "sub-real"
+    sub.mkdir()
+    stop = threading.Event()
+
+    def swapper() -> None:
+        while not stop.is_set():
+            try:
+                os.rename(sub, parked)
+                os.symlink(outside, sub)
+                os.unlink(sub)
+                os.rename(parked, sub)
+            except OSError:
+                pass
+
+    thread = threading.Thread(target=swapper, daemon=True)
+    thread.start()
+    try:
+        for i in range(150):
+            await run_tool(ctx, "write_file", {"path": f"sub/f{i}.txt", "content": "x"})
+            await asyncio.sleep(0)
+    finally:
+        stop.set()
+        thread.join()
+    assert list(outside.iterdir()) == []
+
+
+async def test_read_file_on_a_fifo_or_device_is_a_clear_error_not_a_hang(ctx):
+    os.mkfifo(ctx.cwd / "pipe")  # no writer: a blocking open or read would hang the worker thread forever
+    (ctx.cwd / "zero").symlink_to("/dev/zero")
+    out = await run_tool(ctx, "read_file", {"path": "pipe"})
+    assert out.status == "error" and "not a regular file" in out.content, out
+    out = await run_tool(ctx, "read_file", {"path": "zero"})
+    assert out.status == "denied" and out.content.startswith("Permission denied"), out  # /dev is outside the folder
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
