@@ -96,20 +96,30 @@ class Store:
         """One ``BEGIN IMMEDIATE`` transaction: all of it commits or none of it does."""
         async with self._write_lock:
             try:
-                await self._writer.execute("BEGIN IMMEDIATE")
+                if self._writer.in_transaction:  # never start inside a transaction something left open
+                    await _to_completion(self._writer.execute("ROLLBACK"))
+                await _to_completion(self._writer.execute("BEGIN IMMEDIATE"))
             except sqlite3.Error as exc:
                 raise StorageFailure(f"cannot write the transcript: {exc}") from exc
+            except asyncio.CancelledError:
+                # BEGIN ran (or will) in aiosqlite's thread although we were cancelled: close what it opened.
+                await _to_completion(self._rollback())
+                raise
             try:
                 yield self._writer
-                await self._writer.execute("COMMIT")
+                await _to_completion(self._writer.execute("COMMIT"))
             except BaseException as exc:
-                try:
-                    await self._writer.execute("ROLLBACK")
-                except sqlite3.Error:
-                    pass
+                await _to_completion(self._rollback())
                 if isinstance(exc, sqlite3.Error):
                     raise StorageFailure(f"cannot write the transcript: {exc}") from exc
                 raise
+
+    async def _rollback(self) -> None:
+        if self._writer.in_transaction:
+            try:
+                await self._writer.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
 
     # --- sessions -----------------------------------------------------------------------------------
 
@@ -362,3 +372,20 @@ def _message(row: tuple) -> StoredMessage:
                          loads(images), status, turn_id, tokens)
 
 
+async def _to_completion(awaitable) -> Any:
+    """Await a transaction-control statement to its end even when the caller is cancelled meanwhile, then
+    re-raise the cancellation: a cancel landing mid-``BEGIN``/``COMMIT``/``ROLLBACK`` must never leave the
+    writer connection inside a transaction (every later write would fail until a restart)."""
+    task = asyncio.ensure_future(awaitable)
+    cancelled = False
+    while True:
+        try:
+            result = await asyncio.shield(task)
+            break
+        except asyncio.CancelledError:
+            if task.done():
+                raise
+            cancelled = True
+    if cancelled:
+        raise asyncio.CancelledError
+    return result

@@ -178,3 +178,30 @@ async def test_a_corrupt_database_file_is_a_storage_failure(tmp_path):
     with pytest.raises(StorageFailure):
         await Store.open(path)
     assert path.read_bytes() == b"this is not sqlite" * 100
+
+
+async def test_a_cancelled_write_never_leaves_a_transaction_open_at_any_await_point(store):
+    """Issue 12: a cancel landing while ``BEGIN IMMEDIATE`` was awaited skipped the ROLLBACK, and every later write
+    failed with "cannot start a transaction within a transaction" until a restart. Cancel a write after 0, 1, 2 ...
+    event-loop steps, until one completes uncancelled, and check after each that the store still writes."""
+    session = await store.create_session("/tmp/cancel-points")
+    steps, after = 0, []
+    while True:
+        task = asyncio.create_task(store.append_messages(session.id, [user(f"cancelled at step {steps}")]))
+        for _ in range(steps):
+            await asyncio.sleep(0)
+        finished = task.done()
+        task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            pass
+        assert not store._writer.in_transaction, f"a transaction was left open by a cancel at step {steps}"
+        after.append(f"after step {steps}")
+        await store.append_messages(session.id, [user(after[-1])])  # the next write works
+        if finished or steps > 400:
+            break
+        steps += 1
+    stored = [m.content for m in await store.all_messages(session.id)]
+    assert [c for c in stored if c.startswith("after")] == after
+    assert all(c.startswith(("after step", "cancelled at step")) for c in stored)
