@@ -39,6 +39,8 @@ from server.transport import FrameError, read_messages
 
 log = logging.getLogger(__name__)
 
+PREAUTH_MAX_BYTES = 64 * 1024  # before a TCP client has authenticated, initialize is all it may send
+
 
 class _ExpectedErrors(logging.Filter):
     """pygls logs every error response with a traceback; ours are answers, not faults."""
@@ -86,7 +88,10 @@ class ThreadlineProtocol(LanguageServerProtocol):
     def handle_message(self, message):
         gate = self._server.gate(message)
         if gate is not None:
-            self._send_response(message.id, error=gate.to_response_error())
+            if getattr(message, "id", None) is not None:
+                self._send_response(message.id, error=gate.to_response_error())
+            else:  # a notification is never answered; before initialize (or after shutdown) it is dropped
+                log.warning("dropped notification %s: %s", getattr(message, "method", "?"), gate.message)
             return
         super().handle_message(message)
 
@@ -108,7 +113,7 @@ class ThreadlineServer(LanguageServer):
             options = msgspec.convert(params.initialization_options or {}, InitializationOptions)
         except msgspec.ValidationError as exc:
             raise JsonRpcInvalidParams(f"invalid initializationOptions: {exc}") from None
-        if self.tcp_token is not None and not hmac.compare_digest(options.token or "", self.tcp_token):
+        if self.tcp_token is not None and not hmac.compare_digest((options.token or "").encode(), self.tcp_token.encode()):
             # a refused client is disconnected, once its answer has gone out
             asyncio.get_running_loop().call_soon(self.request_exit, 1)
             raise JsonRpcException(code=-32001, message="unauthorized: initializationOptions.token is missing or wrong",
@@ -117,14 +122,25 @@ class ThreadlineServer(LanguageServer):
         self.initialized = True
 
     def gate(self, message: Any) -> JsonRpcException | None:
-        """Refuse requests before a successful ``initialize`` (LSP -32002; in TCP mode, unauthenticated)."""
+        """Refuse everything but ``initialize``/``exit`` before a successful ``initialize`` (LSP -32002; in TCP
+        mode, before authentication), notifications included: a stranger's notification must not run a handler.
+        After ``shutdown`` only ``exit`` is served (LSP: other requests are InvalidRequest)."""
         method = getattr(message, "method", None)
-        if method is None or getattr(message, "id", None) is None or self.initialized:
+        if method is None or method == types.EXIT:
             return None
-        if method in (types.INITIALIZE, types.SHUTDOWN):
+        if getattr(self.protocol, "_shutdown", False):
+            return JsonRpcException(code=-32600, message="invalid request: the server is shutting down; send exit",
+                                    data={"code": "ShuttingDown"})
+        if self.initialized or method == types.INITIALIZE:
             return None
         return JsonRpcException(code=-32002, message="server not initialized: send initialize first",
                                 data={"code": "NotInitialized"})
+
+    def max_message_bytes(self) -> int:
+        """The message size limit now: small until a TCP client has authenticated (bounded pre-auth buffer)."""
+        if self.tcp_token is not None and not self.initialized:
+            return min(PREAUTH_MAX_BYTES, self.runtime.settings.max_message_bytes)
+        return self.runtime.settings.max_message_bytes
 
     def request_exit(self, code: int) -> None:
         if self._exit is not None and not self._exit.done():
@@ -142,8 +158,7 @@ class ThreadlineServer(LanguageServer):
         self._exit = asyncio.get_running_loop().create_future()
         self.protocol.set_writer(_Writer(write))
         await self.runtime.open()
-        reading = asyncio.create_task(read_messages(reader, self._deliver, self._reject,
-                                                    self.runtime.settings.max_message_bytes))
+        reading = asyncio.create_task(read_messages(reader, self._deliver, self._reject, self.max_message_bytes))
         try:
             await asyncio.wait([reading, self._exit], return_when=asyncio.FIRST_COMPLETED)
         finally:
@@ -152,6 +167,11 @@ class ThreadlineServer(LanguageServer):
         return self._exit.result() if self._exit.done() else 0
 
     def _deliver(self, data: dict[str, Any]) -> None:
+        if "method" in data and "id" in data and data["id"] is None:
+            # JSON-RPC: a request's id is a string or number; ``"id": null`` is neither a request nor a
+            # notification, and must not slip past the gate as one.
+            self._reject(FrameError(-32600, "invalid request: id must be a string or an integer, not null"))
+            return
         try:
             message = self.protocol.structure_message(data)
         except JsonRpcException as exc:

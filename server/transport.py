@@ -36,9 +36,14 @@ async def read_messages(
     reader: asyncio.StreamReader,
     deliver: Callable[[dict[str, Any]], None],
     reject: Callable[[FrameError], None],
-    max_bytes: int,
+    max_bytes: int | Callable[[], int],
 ) -> None:
-    """Read framed messages until EOF, handing each decoded JSON object to ``deliver``."""
+    """Read framed messages until EOF, handing each decoded JSON object to ``deliver``.
+
+    ``max_bytes`` may be a callable, read per message: TCP mode allows only small messages before a client has
+    authenticated, so a stranger cannot make the server buffer up to the full limit.
+    """
+    limit = max_bytes if callable(max_bytes) else (lambda: max_bytes)
     while True:
         try:
             length = await _read_headers(reader)
@@ -47,14 +52,13 @@ async def read_messages(
             continue
         if length is None:
             return
-        if length > max_bytes:
+        if length > (cap := limit()):
             # Answer first: a client that lied about the length still hears why, before we skip its bytes.
-            reject(FrameError(INVALID_REQUEST, f"message of {length} bytes exceeds the limit of {max_bytes} bytes"))
+            reject(FrameError(INVALID_REQUEST, f"message of {length} bytes exceeds the limit of {cap} bytes"))
             await _discard(reader, length)
             continue
-        try:
-            body = await reader.readexactly(length)
-        except asyncio.IncompleteReadError:
+        body = await _read_body(reader, length)
+        if body is None:
             return
         try:
             message = decode(body)
@@ -127,6 +131,21 @@ async def _read_headers(reader: asyncio.StreamReader) -> int | None:
                 bad = f"bad Content-Length {value[:40]!r}"
             else:
                 length = int(value)
+
+
+async def _read_body(reader: asyncio.StreamReader, length: int) -> bytes | None:
+    """``length`` bytes, read in chunks; None at EOF.
+
+    Chunked, not ``readexactly``: a reader fed with flow control (stdin's pump stops above its high-water mark)
+    would never reach ``length`` bytes for a large message if we waited for all of them in its buffer.
+    """
+    body = bytearray()
+    while len(body) < length:
+        chunk = await reader.read(min(length - len(body), _DISCARD_CHUNK))
+        if not chunk:
+            return None
+        body += chunk
+    return bytes(body)
 
 
 async def _discard(reader: asyncio.StreamReader, count: int) -> None:

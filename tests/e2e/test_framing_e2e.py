@@ -6,6 +6,7 @@ oversized path is cheap to reach. Each test ends by proving the next ordinary re
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from collections.abc import AsyncIterator
@@ -158,3 +159,43 @@ async def test_every_outgoing_message_carries_jsonrpc_2_0(conn, tmp_path):
     await assert_still_serving(conn)
     assert len(conn.received) >= 6
     assert all(m.get("jsonrpc") == "2.0" for m in conn.received), conn.received
+
+
+# --- large messages over real stdio (issue 12: over 1 MB used to deadlock the stdin pump) --------------------
+
+@pytest.mark.parametrize("megabytes", [2, 20])
+async def test_messages_over_one_megabyte_are_read_and_answered(home, tmp_path, megabytes):
+    big = await RawConnection.spawn(home)
+    try:
+        text = "z" * (megabytes * 1024 * 1024)
+        reply = await big.reply(big.request("importSession", {"cwd": str(tmp_path), "messages": [
+            {"role": "user", "content": text}]}), timeout=120)
+        assert reply["result"]["messageCount"] == 1, reply
+        items = (await big.call("readTranscript", {"sessionId": reply["result"]["sessionId"]}))["result"]["items"]
+        assert len(items[0]["content"]) == len(text)  # stored whole
+        await assert_still_serving(big)
+    finally:
+        assert await big.close() == 0
+
+
+async def test_requests_after_shutdown_are_answered_invalid_request(home):
+    conn = await RawConnection.spawn(home)
+    try:
+        assert "error" not in await conn.call("shutdown", None)
+        late = await conn.call("listSessions", {})
+        assert late["error"]["code"] == -32600, late
+        conn.send({"jsonrpc": "2.0", "method": "exit"})
+        async with asyncio.timeout(30):
+            assert await conn.proc.wait() == 0
+    finally:
+        if conn.proc.returncode is None:
+            conn.proc.kill()
+            await conn.proc.wait()
+
+
+async def test_a_request_with_a_null_id_is_invalid_and_runs_nothing(conn, tmp_path):
+    conn.send({"jsonrpc": "2.0", "id": None, "method": "createSession", "params": {"cwd": str(tmp_path)}})
+    reply = await conn.reply(None)
+    assert reply["error"]["code"] == -32600 and "null" in reply["error"]["message"]
+    sessions = (await conn.call("listSessions", {"cwd": str(tmp_path)}))["result"]["sessions"]
+    assert sessions == []

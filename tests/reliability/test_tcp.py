@@ -47,6 +47,10 @@ class Conn:
         self.next_id += 1
         body = json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}).encode()
         self.writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        return await self.receive()
+
+    async def receive(self) -> dict | None:
+        """The next message the server sends, or None when it closed the connection."""
         length = None
         while True:
             line = await asyncio.wait_for(self.reader.readline(), 15)
@@ -122,3 +126,45 @@ def _non_loopback_address() -> str | None:
     except OSError:
         return None
     return None if address.startswith("127.") else address
+
+
+# --- the token cannot be bypassed (issue 12) ------------------------------------------------------------------
+
+def _send(conn: Conn, message: dict) -> None:
+    body = json.dumps(message).encode()
+    conn.writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+
+async def test_notifications_and_null_id_requests_before_the_token_run_nothing(tcp_server, tmp_path):
+    """The attack: ``createSession`` as a notification, and as a request with ``"id": null``, before initialize."""
+    port, home = tcp_server
+    stranger = await Conn.open(port)
+    for method, params in (("createSession", {"cwd": str(tmp_path), "approvalPolicy": "auto"}),
+                           ("importSession", {"cwd": str(tmp_path), "messages": [{"role": "user", "content": "x"}]})):
+        _send(stranger, {"jsonrpc": "2.0", "method": method, "params": params})
+        _send(stranger, {"jsonrpc": "2.0", "id": None, "method": method, "params": params})
+    nulls = [await stranger.receive() for _ in range(2)]  # the two null-id requests: invalid, never run
+    assert [m["error"]["code"] for m in nulls] == [-32600, -32600], nulls
+    early = await stranger.call("listSessions", {})  # answered in order: the earlier messages were handled first
+    assert early["error"]["code"] == -32002, early
+    stranger.close()
+    good = await Conn.open(port)
+    assert "result" in await good.call("initialize", initialize((home / "tcp-token").read_text()))
+    assert (await good.call("listSessions", {"cwd": str(tmp_path)}))["result"]["sessions"] == []
+    good.close()
+
+
+async def test_an_unauthenticated_client_cannot_send_a_large_message(tcp_server):
+    port, _home = tcp_server
+    stranger = await Conn.open(port)
+    answer = await stranger.call("initialize", {**initialize(None), "padding": "p" * (256 * 1024)})
+    assert answer is not None and answer["error"]["code"] == -32600 and "exceeds the limit" in answer["error"]["message"]
+    stranger.close()
+
+
+async def test_a_non_ascii_token_is_refused_cleanly(tcp_server):
+    port, _home = tcp_server
+    stranger = await Conn.open(port)
+    refused = await stranger.call("initialize", initialize("jeton-é-\u6f22"))
+    assert refused["error"]["code"] == -32001 and refused["error"]["data"]["code"] == "Unauthorized", refused
+    stranger.close()
