@@ -1,13 +1,26 @@
 """Approvals before commands and file writes (PROTOCOL.md ``requestApproval``).
 
-Policy ``ask`` asks for both, ``autoEdit`` asks only for commands, ``auto`` asks for neither. ``allowAlways``
-is remembered for the session (kept in memory and rebuilt from the stored events after a restart). Every request
+Policy ``ask`` asks for both, ``autoEdit`` asks only for commands, ``auto`` asks for neither. Every request
 and decision is stored as an event.
+
+Two rules keep a hostile repository or model from turning a convenience into code execution:
+
+- *Execution-bearing paths always ask* under every policy but ``auto``, whatever was allowed "always": writes
+  into ``.git/`` (``core.fsmonitor`` runs at the next ``git status``), ``.threadline/``, ``.vscode/``,
+  ``.github/workflows/``, ``AGENTS.md``, ``.envrc``, anything under ``$THREADLINE_HOME`` (the server's own config
+  and approval memory), and ``save_memory`` (it changes every later session).
+- *"Always" covers exactly what the request showed*: one exact command, never a compound one (``;``, ``&&``,
+  ``|``, ``$(...)``, backticks, redirections), which is allowed once instead; for a file tool, that tool on
+  ordinary paths of the session folder. It is remembered for the session (rebuilt from the stored events after a
+  restart); the request's ``detail`` says what it will cover.
 """
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -19,19 +32,58 @@ from server.transcript import Store
 Ask = Callable[[str, dict[str, Any]], Awaitable[Any]]
 
 
-class Approvals:
-    def __init__(self, store: Store, ask: Ask, policy: str, always: set[str]):
-        self.store, self._ask, self.policy, self.always = store, ask, policy, always
+PROTECTED_DIRS = (".git", ".threadline", ".vscode", ".github/workflows", ".idea")
+PROTECTED_NAMES = ("AGENTS.md", ".envrc", ".env", ".gitattributes", ".gitmodules")
+ALWAYS_ASK_TOOLS = ("save_memory",)
+_COMPOUND = re.compile(r"[;&|<>`\n]|\$\(")
 
-    def needed(self, tool: Tool) -> bool:
-        if tool.approval is None or self.policy == "auto" or tool.name in self.always:
+
+class Approvals:
+    def __init__(self, store: Store, ask: Ask, policy: str, always: set[str], cwd: Path | None = None,
+                 home: Path | None = None):
+        self.store, self._ask, self.policy, self.always = store, ask, policy, always
+        self.cwd, self.home = cwd, home
+
+    def needed(self, tool: Tool, args: dict[str, Any] | None = None) -> bool:
+        if tool.approval is None or self.policy == "auto":
+            return False
+        args = args or {}
+        if self.protected(tool, args):
+            return True
+        if always_scope(tool, args) in self.always:
             return False
         return not (self.policy == "autoEdit" and tool.approval == "edit")
 
+    def protected(self, tool: Tool, args: dict[str, Any]) -> str | None:
+        """Why this call must ask under every policy but ``auto`` (an execution-bearing path), or None."""
+        if tool.name in ALWAYS_ASK_TOOLS:
+            return f"{tool.name} changes what every later session is told"
+        for key in tool.writes_paths:
+            raw = args.get(key)
+            if isinstance(raw, str) and (why := self._protected_path(raw)):
+                return why
+        return None
+
+    def _protected_path(self, raw: str) -> str | None:
+        if self.cwd is None:
+            return None
+        target = Path(os.path.abspath(self.cwd / raw))
+        for path in {target, target.resolve()}:  # as named, and where its links lead
+            if self.home is not None and _under(path, self.home):
+                return f"{raw} is in Threadline's own data folder"
+            for base in {Path(os.path.abspath(self.cwd)), self.cwd.resolve()}:
+                if not _under(path, base):
+                    continue
+                rel = path.relative_to(base).as_posix()
+                if any(rel == d or rel.startswith(d + "/") for d in PROTECTED_DIRS) or path.name in PROTECTED_NAMES:
+                    return f"{raw} can change what runs or what the agent is told"
+        return None
+
     async def decide(self, session_id: str, turn_id: str, call_id: str, tool: Tool, args: dict[str, Any]) -> str:
         """Ask the client; any failure to get a valid answer counts as a rejection (never a silent allow)."""
+        scope = None if self.protected(tool, args) else always_scope(tool, args)
         params = RequestApprovalParams(session_id=session_id, turn_id=turn_id, tool_call_id=call_id, tool=tool.name,
-                                       title=tool.title(args), detail=_detail(tool, args))
+                                       title=tool.title(args), detail=_detail(tool, args) + _covers(tool, args, scope))
         await self.store.add_event(session_id, "approvalRequested", msgspec.to_builtins(params), turn_id)
         try:
             raw = await self._ask("requestApproval", msgspec.to_builtins(params))
@@ -39,18 +91,53 @@ class Approvals:
             note = None
         except Exception as exc:  # client error, bad answer, disconnected client
             decision, note = "reject", f"no valid answer from the client: {exc}"
-        if decision == "allowAlways":
-            self.always.add(tool.name)
         payload = {"toolCallId": call_id, "tool": tool.name, "decision": decision}
+        if decision == "allowAlways":
+            if scope is None:
+                note = "allowed once: this call cannot be allowed always"
+            else:
+                self.always.add(scope)
+                payload["scope"] = scope
         if note:
             payload["note"] = note
         await self.store.add_event(session_id, "approvalDecided", payload, turn_id)
         return decision
 
 
+def always_scope(tool: Tool, args: dict[str, Any]) -> str | None:
+    """What an "always" for this call covers: ``run_command:<exact command>`` for a simple command, the tool name
+    for other tools; None when nothing broader than this one call may be allowed (a compound command)."""
+    if tool.name == "run_command":
+        command = str(args.get("command", "")).strip()
+        if not command or _COMPOUND.search(command):
+            return None
+        return f"run_command:{command}"
+    return tool.name
+
+
+def _covers(tool: Tool, args: dict[str, Any], scope: str | None) -> str:
+    if scope is None:
+        return "\n\n[\"Allow always\" is not offered for this call: it will be allowed once only]"
+    if scope.startswith("run_command:"):
+        return f"\n\n[\"Allow always\" covers exactly this command: {scope.partition(':')[2]}]"
+    return f"\n\n[\"Allow always\" covers {tool.name} on ordinary files of this session folder]"
+
+
+def _under(path: Path, root: Path) -> bool:
+    return any(path == r or r in path.parents for r in {Path(os.path.abspath(root)), root.resolve()})
+
+
 async def remembered_always(store: Store, session_id: str) -> set[str]:
-    return {e.payload["tool"] for e in await store.list_events(session_id, "approvalDecided")
-            if e.payload.get("decision") == "allowAlways"}
+    """The session's "always" scopes; an old event without a scope covered a whole tool, which is kept for file
+    tools but never for ``run_command`` (a whole-tool "always" let ``ls; rm ...`` through)."""
+    scopes = set()
+    for e in await store.list_events(session_id, "approvalDecided"):
+        if e.payload.get("decision") != "allowAlways":
+            continue
+        scope = e.payload.get("scope") or (None if e.payload.get("tool") == "run_command" else e.payload.get("tool"))
+        if scope:
+            scopes.add(scope)
+    return scopes
 
 
 def _detail(tool: Tool, args: dict[str, Any]) -> str:

@@ -227,7 +227,7 @@ class Turn:
                                artifact_id=kept.artifact.id if kept.artifact else None), seq=stored[0].seq)
 
     async def _approved_run(self, call: OpenAIToolCall, tool, args: dict[str, Any]) -> ToolOutcome:
-        if tool is not None and self.approvals.needed(tool):
+        if tool is not None and self.approvals.needed(tool, args):
             decision = await self.approvals.decide(self.session_id, self.turn_id, call.id, tool, args)
             if decision == "reject":
                 return ToolOutcome(f"Permission denied: the user rejected this {tool.name} call", "denied")

@@ -96,7 +96,7 @@ async def build_turn(rt: Runtime, session, provider: ChatProvider) -> Turn:
                         overhead_tokens=tool_overhead_tokens())
     replayed = {"run_tool": provider.run_tool} if isinstance(provider, ReplayProvider) else {}
     return Turn(store=rt.store, provider=provider, tools=tools,
-                approvals=Approvals(rt.store, rt.ask_client, policy, always), emit=emit, views=views,
+                approvals=Approvals(rt.store, rt.ask_client, policy, always, cwd, rt.settings.home), emit=emit, views=views,
                 max_iterations=rt.settings.max_iterations,
                 totals=rt.session_totals.setdefault(session.id, TurnTotals()),
                 first_messages=first_messages, turn_id=turn_id, **replayed)
