@@ -123,9 +123,17 @@ def _readline() -> asyncio.Future[str]:
     return fut
 
 
+def printable(text: str) -> str:
+    """``text`` with terminal control characters made visible (``\\x1b``), so an escape sequence in a command
+    cannot rewrite the prompt the user is answering."""
+    return "".join(c if c == "\n" or c == "\t" or (c.isprintable()) else f"\\x{ord(c):02x}" if ord(c) < 256
+                   else f"\\u{ord(c):04x}" for c in text)
+
+
 async def ask_approval(printer: Printer, params: dict[str, Any]) -> dict[str, str]:
-    printer.write(f"approval needed: {params.get('title') or params.get('tool')}")
-    for row in fold(params.get("detail") or "", lines=12):
+    """The whole request, nothing cut and nothing raw: what the user approves is exactly what they read."""
+    printer.write(f"approval needed: {printable(str(params.get('title') or params.get('tool')))}")
+    for row in printable(str(params.get("detail") or "")).splitlines() or [""]:
         printer.write(f"  | {row}")
     if not sys.stdin.isatty():
         printer.write("  stdin is not a terminal, so this is rejected (use --policy to allow without asking)")

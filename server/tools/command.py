@@ -53,14 +53,19 @@ def scrubbed_env(secrets: tuple[str, ...]) -> dict[str, str]:
     return env
 
 
+MAX_TIMEOUT_SECONDS = 30 * 60.0
+
+
 async def run_command(ctx: ToolContext, args: dict[str, Any]) -> str:
     command = require_str(args, "command")
     reason = forbidden_reason(command)
     if reason:
         raise ToolDenied(f"Forbidden: {reason} is not allowed ({command[:200]})")
     timeout = args.get("timeout", ctx.settings.command_timeout_seconds)
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
         raise ToolFailure("Invalid arguments: 'timeout' must be a positive number of seconds")
+    # The model may ask for more time, never for forever (1e308, inf): capped at MAX_TIMEOUT_SECONDS.
+    timeout = min(float(timeout), MAX_TIMEOUT_SECONDS)
     proc = await asyncio.create_subprocess_exec(
         "/bin/bash", "-c", command, cwd=ctx.cwd, env=scrubbed_env(ctx.secrets),
         stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
@@ -71,7 +76,7 @@ async def run_command(ctx: ToolContext, args: dict[str, Any]) -> str:
     except asyncio.TimeoutError:
         _kill_group(proc)
         await proc.wait()
-        raise ToolFailure(f"command timed out after {timeout} s and was killed: {command[:200]}") from None
+        raise ToolFailure(f"command timed out after {timeout:g} s and was killed: {command[:200]}") from None
     except BaseException:  # cancelled turn: kill the whole group, then let the cancellation through
         _kill_group(proc)
         await asyncio.shield(proc.wait())

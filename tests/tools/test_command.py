@@ -73,3 +73,12 @@ async def test_a_forbidden_command_is_refused_before_running(ctx):
     out = await run_tool(ctx, "run_command", {"command": "rm -rf / ; touch ran.txt"})
     assert out.status == "denied" and out.content.startswith("Forbidden:")
     assert not (ctx.cwd / "ran.txt").exists()
+
+
+async def test_a_huge_or_infinite_timeout_is_capped_not_a_crash(ctx):
+    """Issue 12: the model set ``timeout: 1e308``; the loop's timer overflowed. Now it is capped."""
+    for timeout in (1e308, float("inf")):
+        out = await run_tool(ctx, "run_command", {"command": "echo capped", "timeout": timeout})
+        assert out.status == "ok" and "capped" in out.content, out
+    out = await run_tool(ctx, "run_command", {"command": "echo x", "timeout": float("nan")})
+    assert out.status == "error" and "timeout" in out.content, out
