@@ -8,6 +8,7 @@ a fresh, protocol-valid list of fresh dicts that carry only the keys a provider 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -41,7 +42,44 @@ def _copy_tool_calls(calls: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
         copied = dict(call)
         if isinstance(copied.get("function"), Mapping):
             copied["function"] = dict(copied["function"])
+            copied["function"]["arguments"] = sendable_arguments(copied["function"].get("arguments"))
         out.append(copied)
+    return out
+
+
+def sendable_arguments(arguments: Any) -> str:
+    """Arguments a provider accepts: the stored text when it is valid JSON, else that text as a JSON string.
+
+    A model can stream truncated or broken JSON arguments; stored as they came (R-SRC-1), they used to be re-sent
+    on every later request and rejected with HTTP 400, bricking the session. The loop already answered such a call
+    with an ``Invalid arguments`` error result, so the model sees what went wrong.
+    """
+    if isinstance(arguments, str):
+        try:
+            json.loads(arguments)
+            return arguments
+        except ValueError:
+            return json.dumps(arguments, ensure_ascii=False)
+    return json.dumps(arguments if arguments is not None else {}, ensure_ascii=False, default=str)
+
+
+def _unique_call_ids(msg: dict[str, Any], position: int) -> list[tuple[str, str, int]]:
+    """Give every call of an assistant message a distinct string id, in place (the message is a fresh copy).
+
+    Returns ``(sent id, stored id, occurrence)`` per call: the k-th call sharing a stored id becomes
+    ``<id>__<k+1>`` and is answered by the k-th result carrying that id (providers reject duplicate ids).
+    """
+    seen: dict[str, int] = {}
+    out = []
+    for k, call in enumerate(msg.get("tool_calls") or ()):
+        stored = call.get("id")
+        if not isinstance(stored, str) or not stored:
+            stored = f"call_missing_{position}_{k}"
+        n = seen.get(stored, 0)
+        seen[stored] = n + 1
+        sent = stored if n == 0 else f"{stored}__{n + 1}"
+        call["id"] = sent
+        out.append((sent, stored, n))
     return out
 
 
@@ -65,18 +103,6 @@ def clean_message(msg: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _call_ids(msg: Mapping[str, Any]) -> list[str]:
-    """Ids of an assistant message's tool calls, in call order, without repeats."""
-    if msg.get("role") != "assistant":
-        return []
-    ids: list[str] = []
-    for call in msg.get("tool_calls") or ():
-        call_id = call.get("id") if isinstance(call, Mapping) else None
-        if isinstance(call_id, str) and call_id not in ids:
-            ids.append(call_id)
-    return ids
-
-
 def _tool_run_end(msgs: Sequence[Mapping[str, Any]], start: int) -> int:
     end = start
     while end < len(msgs) and msgs[end].get("role") == "tool":
@@ -96,23 +122,26 @@ def repair_with_origins(msgs: Sequence[Mapping[str, Any]]) -> list[tuple[dict[st
         if msg.get("role") == "tool":
             i += 1  # A result outside the run right after its call's assistant message: removed.
             continue
-        out.append((clean_message(msg), i))
-        ids = _call_ids(msg)
-        if not ids:
+        cleaned = clean_message(msg)
+        out.append((cleaned, i))
+        calls = _unique_call_ids(cleaned, i) if msg.get("role") == "assistant" else []
+        if not calls:
             i += 1
             continue
         run_end = _tool_run_end(msgs, i + 1)
-        first_result: dict[str, int] = {}
+        results: dict[str, list[int]] = {}
         for j in range(i + 1, run_end):
             call_id = msgs[j].get("tool_call_id")
-            if call_id in ids and call_id not in first_result:
-                first_result[call_id] = j  # Duplicates keep the first result.
-        for call_id in ids:  # Results follow in call order.
-            j = first_result.get(call_id)
-            if j is None:
-                out.append(({"role": "tool", "tool_call_id": call_id, "content": INTERRUPTED_RESULT}, None))
+            if isinstance(call_id, str):
+                results.setdefault(call_id, []).append(j)
+        for sent, stored, n in calls:  # Results follow in call order; extra duplicates are dropped.
+            answers = results.get(stored, [])
+            if n >= len(answers):
+                out.append(({"role": "tool", "tool_call_id": sent, "content": INTERRUPTED_RESULT}, None))
             else:
-                out.append((clean_message(msgs[j]), j))
+                result = clean_message(msgs[answers[n]])
+                result["tool_call_id"] = sent
+                out.append((result, answers[n]))
         i = run_end
     return out
 
@@ -122,6 +151,7 @@ def repair_tool_pairing(msgs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any
 
     A call without a result gets a synthetic ``INTERRUPTED_RESULT`` right after its assistant message's run;
     a result whose call is absent or not in the run right after the assistant holding it is removed;
-    duplicate results keep the first; results are put in call order. Non-sent keys are stripped.
+    duplicate results keep the first; results are put in call order. Non-sent keys are stripped. Every call is
+    made sendable: duplicate or missing ids become unique, invalid JSON arguments a JSON string.
     """
     return [msg for msg, _ in repair_with_origins(msgs)]
