@@ -6,9 +6,13 @@ optional default to ``None`` and are omitted on the wire when unset.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
+
+# Integers a client sends: JSON's exactly representable range. A huge number (1e30 as an afterSeq) is a -32602
+# naming the field, not an overflow deep in SQLite answered -32603.
+SafeInt = Annotated[int, msgspec.Meta(ge=-(2**53 - 1), le=2**53 - 1)]
 
 
 class Base(msgspec.Struct, rename="camel", omit_defaults=True, forbid_unknown_fields=False):
@@ -60,7 +64,7 @@ class CreateSessionResult(Base):
 
 class ListSessionsParams(Base):
     cwd: str | None = None
-    limit: int | None = None
+    limit: SafeInt | None = None
 
 
 class SessionInfo(Base):
@@ -112,8 +116,8 @@ class TranscriptItem(Base):
 
 class ReadTranscriptParams(Base):
     session_id: str
-    after_seq: int | None = None
-    limit: int | None = None
+    after_seq: SafeInt | None = None
+    limit: SafeInt | None = None
 
 
 class ReadTranscriptResult(Base):
@@ -124,7 +128,7 @@ class ReadTranscriptResult(Base):
 class SearchTranscriptParams(Base):
     query: str
     session_id: str | None = None
-    limit: int | None = None
+    limit: SafeInt | None = None
 
 
 class SearchHit(Base):
@@ -140,7 +144,7 @@ class SearchTranscriptResult(Base):
 
 class ForkSessionParams(Base):
     session_id: str
-    at_seq: int | None = None
+    at_seq: SafeInt | None = None
 
 
 class ForkSessionResult(Base):
@@ -158,8 +162,8 @@ class EmptyResult(Base):
 class ReadEventsParams(Base):
     session_id: str
     kinds: list[str] | None = None
-    after_id: int | None = None
-    limit: int | None = None
+    after_id: SafeInt | None = None
+    limit: SafeInt | None = None
 
 
 class EventItem(Base):
@@ -224,9 +228,9 @@ ViewMode = Literal["full", "microcompacted", "summarized", "fallback"]
 
 class GetContextViewParams(Base):
     session_id: str
-    context_window_tokens: int | None = None
+    context_window_tokens: SafeInt | None = None
     threshold_ratio: float | None = None
-    keep_recent_tokens: int | None = None
+    keep_recent_tokens: SafeInt | None = None
 
 
 class ContextViewResult(Base):
@@ -250,18 +254,18 @@ class ContextViewResult(Base):
 
 
 class ByteRange(Base):
-    offset: int
-    length: int
+    offset: SafeInt
+    length: SafeInt
 
 
 class LineRange(Base):
-    start: int
-    end: int
+    start: SafeInt
+    end: SafeInt
 
 
 class ArtifactSearch(Base):
     pattern: str
-    max_matches: int | None = None
+    max_matches: SafeInt | None = None
 
 
 class ReadArtifactParams(Base):

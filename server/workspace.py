@@ -64,9 +64,12 @@ def normalized_folder(cwd: str) -> Path:
 def checked_folder(cwd: str) -> Path:
     """An existing directory, absolute and with links resolved, or a clear -32602 error."""
     path = normalized_folder(cwd)
-    if not path.is_dir():
-        raise RequestError("InvalidCwd", f"cwd {cwd!r} is not an existing folder")
-    return path.resolve()
+    try:
+        if not path.is_dir():
+            raise RequestError("InvalidCwd", f"cwd {cwd[:300]!r} is not an existing folder")
+        return path.resolve()
+    except OSError as exc:  # ENAMETOOLONG, EACCES, ELOOP ...: a bad cwd, not a server fault
+        raise RequestError("InvalidCwd", f"cwd is not a usable folder: {exc.strerror or exc}") from None
 
 
 def resolve_inside(root: Path, path: str) -> Path:

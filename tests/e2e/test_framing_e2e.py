@@ -199,3 +199,20 @@ async def test_a_request_with_a_null_id_is_invalid_and_runs_nothing(conn, tmp_pa
     assert reply["error"]["code"] == -32600 and "null" in reply["error"]["message"]
     sessions = (await conn.call("listSessions", {"cwd": str(tmp_path)}))["result"]["sessions"]
     assert sessions == []
+
+
+@pytest.mark.parametrize(("method", "params", "field"), [
+    ("readTranscript", {"sessionId": "ses_x", "afterSeq": 10**30}, "afterSeq"),
+    ("readTranscript", {"sessionId": "ses_x", "limit": 2**64}, "limit"),
+    ("readEvents", {"sessionId": "ses_x", "afterId": -(10**20)}, "afterId"),
+    ("getContextView", {"sessionId": "ses_x", "contextWindowTokens": 10**40}, "contextWindowTokens"),
+])
+async def test_huge_integers_are_invalid_params_naming_the_field(conn, method, params, field):
+    reply = await conn.call(method, params)
+    assert reply["error"]["code"] == -32602 and field in reply["error"]["message"], reply
+
+
+async def test_a_cwd_with_a_component_over_255_bytes_is_invalid_params(conn, tmp_path):
+    reply = await conn.call("createSession", {"cwd": str(tmp_path / ("d" * 300))})
+    assert reply["error"]["code"] == -32602 and reply["error"]["data"]["code"] == "InvalidCwd", reply
+    await assert_still_serving(conn)
