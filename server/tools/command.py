@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import shlex
 import signal
 from typing import Any
 
@@ -37,10 +38,63 @@ FORBIDDEN = [
 MAX_OUTPUT_BYTES = 16 * 1024 * 1024
 
 
+_SEPARATORS = {";", "&", "&&", "|", "||", "|&", "(", ")", "\n", "{", "}", "`", "$("}
+_WRAPPERS = {"sudo", "doas", "env", "nohup", "time", "exec", "command", "builtin", "nice", "xargs", "busybox"}
+_DANGEROUS_TARGETS = re.compile(r"^(/+\*?|~/*\*?|\$\{?HOME\}?/*\*?|/+(home|root|etc|usr|var|boot|bin|lib)/*\*?|\.\./*\*?)$")
+_HALT = {"shutdown", "reboot", "halt", "poweroff"}
+
+
 def forbidden_reason(command: str) -> str | None:
+    """Why ``command`` is refused, or None. A seatbelt, not a sandbox (README): approval is the protection.
+
+    Each part of a pipeline or command list is parsed with ``shlex`` and judged by its command word and
+    arguments (``rm -rf ~/*`` is caught however it is spelled; ``git commit -m "fix shutdown"`` is not); the
+    text patterns above catch what parsing cannot see (redirections onto disks, fork bombs).
+    """
     for pattern, reason in FORBIDDEN:
         if pattern.search(command):
             return reason
+    for argv in _simple_commands(command):
+        reason = _judge(argv)
+        if reason:
+            return reason
+    return None
+
+
+def _simple_commands(command: str) -> list[list[str]]:
+    lexer = shlex.shlex(command.replace("$(", " $( ").replace("`", " ` "), posix=True, punctuation_chars=";&|()\n")
+    lexer.whitespace = " \t\r"
+    lexer.wordchars += "$:@%+,{}[]^!#"  # ${HOME}/*, user@host: one word each, as bash sees them
+    lexer.commenters = ""
+    parts: list[list[str]] = [[]]
+    try:
+        for token in lexer:
+            if token in _SEPARATORS or set(token) <= set(";&|()\n"):
+                parts.append([])
+            else:
+                parts[-1].append(token)
+    except ValueError:  # unbalanced quotes: bash would refuse it too; the text patterns still applied
+        pass
+    return [p for p in parts if p]
+
+
+def _judge(argv: list[str]) -> str | None:
+    while argv and ("=" in argv[0] and not argv[0].startswith("=") or os.path.basename(argv[0]) in _WRAPPERS
+                    or (argv[0].startswith("-") and len(argv) > 1)):
+        argv = argv[1:]  # VAR=x, sudo -n, env, nohup ...: the real command word comes later
+    if not argv:
+        return None
+    name, args = os.path.basename(argv[0]), argv[1:]
+    flags = "".join(a[1:] for a in args if a.startswith("-") and not a.startswith("--"))
+    if name == "rm" and ("r" in flags.lower() or "--recursive" in args):
+        if any(_DANGEROUS_TARGETS.match(a) for a in args if not a.startswith("-")):
+            return "recursive removal of / or the home folder"
+    if name in _HALT or name.startswith("mkfs"):
+        return "shutting the machine down" if name in _HALT else "formatting a filesystem"
+    if name in ("systemctl", "init", "telinit") and any(a in ("poweroff", "reboot", "halt", "0", "6") for a in args):
+        return "shutting the machine down"
+    if name in ("chmod", "chown") and "R" in flags and any(a == "/" for a in args):
+        return "changing permissions or ownership of /"
     return None
 
 

@@ -82,3 +82,18 @@ async def test_a_huge_or_infinite_timeout_is_capped_not_a_crash(ctx):
         assert out.status == "ok" and "capped" in out.content, out
     out = await run_tool(ctx, "run_command", {"command": "echo x", "timeout": float("nan")})
     assert out.status == "error" and "timeout" in out.content, out
+
+
+@pytest.mark.parametrize("command", ["rm -rf ~/*", "rm -rf $HOME/*", "rm -r -f /*", "rm --recursive --force ~",
+                                     "cd /tmp && rm -rf ~/", "echo hi | xargs rm -rf /", "sudo -E rm -rf /home",
+                                     "X=1 rm -Rf ~", "bash -c 'true'; /sbin/shutdown now", "env poweroff",
+                                     "(reboot)", "echo `halt`"])
+def test_the_forbidden_list_parses_commands_so_respellings_are_caught(command):
+    """Issue 12: ``rm -rf ~/*`` ran (text patterns missed it). A seatbelt, not a sandbox: approval protects."""
+    assert forbidden_reason(command), command
+
+
+@pytest.mark.parametrize("command", ["rm -rf ./build ~/project/tmp", "echo 'rm -rf /'", "grep -r shutdown .",
+                                     "git log --grep=reboot", "python -m halt_tests", "rm -f ~/.cache/x.lock"])
+def test_the_parsed_forbidden_list_leaves_ordinary_commands_alone(command):
+    assert forbidden_reason(command) is None, command
