@@ -224,6 +224,13 @@ def stdin_reader(loop: asyncio.AbstractEventLoop, fd: int = 0) -> asyncio.Stream
     faster than we frame (or one huge message being discarded) never fills memory.
     """
     reader = asyncio.StreamReader(limit=1 << 16)
+    in_flight = [0]  # bytes handed to the loop but not yet in the reader (a busy loop may lag behind the thread)
+    lock = threading.Lock()
+
+    def feed(chunk: bytes) -> None:
+        reader.feed_data(chunk)
+        with lock:
+            in_flight[0] -= len(chunk)
 
     def pump() -> None:
         try:
@@ -235,9 +242,12 @@ def stdin_reader(loop: asyncio.AbstractEventLoop, fd: int = 0) -> asyncio.Stream
                 if not chunk:
                     loop.call_soon_threadsafe(reader.feed_eof)
                     return
-                loop.call_soon_threadsafe(reader.feed_data, chunk)
-                # StreamReader has no flow control for a thread feeding it; reading its buffer's length is safe
-                while len(reader._buffer) > STDIN_HIGH_WATER and not loop.is_closed():
+                with lock:
+                    in_flight[0] += len(chunk)
+                loop.call_soon_threadsafe(feed, chunk)
+                # StreamReader has no flow control for a thread feeding it; reading its buffer's length is safe.
+                # Queued callbacks count too: on a loaded machine they, not the buffer, would hold the bytes.
+                while in_flight[0] + len(reader._buffer) > STDIN_HIGH_WATER and not loop.is_closed():
                     time.sleep(0.002)
         except RuntimeError:  # the loop closed under us (the server is exiting): nothing left to feed
             return
