@@ -77,7 +77,7 @@ def decode(body: bytes) -> dict[str, Any]:
     try:
         data = msgspec.json.decode(body)
     except (msgspec.DecodeError, UnicodeDecodeError) as exc:
-        raise FrameError(PARSE_ERROR, f"parse error: {exc}") from None
+        raise FrameError(PARSE_ERROR, f"parse error: {exc}", recover_id(body)) from None
     except RecursionError:
         raise FrameError(PARSE_ERROR, "parse error: the message is nested too deeply") from None
     if not isinstance(data, dict):
@@ -95,6 +95,23 @@ def decode(body: bytes) -> dict[str, Any]:
     if params is not None and not isinstance(params, (dict, list)):
         raise FrameError(INVALID_REQUEST, "invalid request: params must be an object or an array", msg_id)
     return data
+
+
+_ID = re.compile(rb'"id"\s*:\s*(-?\d{1,15}|"[^"\\\x00-\x1f]{0,200}")\s*[,}]')
+
+
+def recover_id(body: bytes) -> Any:
+    """The id of a request whose body does not parse (cut mid-character, bad UTF-8, unbalanced), when it can be
+    read before any nested object, so its sender is answered rather than left waiting; else None."""
+    head = body[:4096]
+    nested = head.find(b"{", head.find(b"{") + 1)
+    match = _ID.search(head if nested < 0 else head[:nested])
+    if match is None:
+        return None
+    try:
+        return msgspec.json.decode(match.group(1))
+    except msgspec.DecodeError:
+        return None
 
 
 async def _read_headers(reader: asyncio.StreamReader) -> int | None:

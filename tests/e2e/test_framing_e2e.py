@@ -92,15 +92,17 @@ async def test_exit_without_shutdown_ends_the_process_with_code_1(home):
 
 async def test_malformed_json_body_is_parse_error_and_the_next_request_is_answered(conn):
     conn.send_bytes(b'{"jsonrpc": "2.0", "id": 7, "method": "listSessions", "params": {')
-    reply = await conn.reply(None)
+    reply = await conn.reply(7)  # the id can be read, so the sender is answered (issue 12)
     assert reply["error"]["code"] == -32700
     await assert_still_serving(conn)
 
 
 async def test_invalid_utf8_body_is_parse_error_and_the_next_request_is_answered(conn):
     conn.send_bytes(b'{"jsonrpc": "2.0", "id": 8, "method": "searchTranscript", "params": {"query": "\xff\xfe"}}')
-    reply = await conn.reply(None)
+    reply = await conn.reply(8)  # a request cut mid-character is answered with its own id
     assert reply["error"]["code"] == -32700
+    conn.send_bytes(b'{"jsonrpc": "2.0", "method": "x", "params": {"id": 9, "q": "\xff"}}')
+    assert (await conn.reply(None))["error"]["code"] == -32700  # an id inside params is not the request's id
     await assert_still_serving(conn)
 
 
