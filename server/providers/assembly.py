@@ -115,7 +115,10 @@ class ChatAssembler:
         prompt = _int(usage.get("prompt_tokens"))
         completion = _int(usage.get("completion_tokens"))
         total = _int(usage.get("total_tokens")) or prompt + completion
-        self.usage = Usage(prompt, completion, total)
+        cached = _cached_tokens(usage)
+        if cached is not None and prompt:
+            cached = min(cached, prompt)
+        self.usage = Usage(prompt, completion, total, cached or 0, cached is not None)
 
     @staticmethod
     def _finish_call(index: int, call: _PendingCall) -> ToolCall:
@@ -134,6 +137,21 @@ def _text_of(content: Any) -> str:
     if isinstance(content, list):  # content parts
         return "".join(p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
     return ""
+
+
+def _cached_tokens(usage: dict[str, Any]) -> int | None:
+    """B-CACHE-5: the cached-prefix figure under whichever name the provider uses; None when it gives none.
+
+    OpenAI (and most compatible servers): ``prompt_tokens_details.cached_tokens``; DeepSeek:
+    ``prompt_cache_hit_tokens``; Anthropic-shaped gateways: ``cache_read_input_tokens``. Any of them may be null.
+    """
+    details = usage.get("prompt_tokens_details")
+    candidates = [details.get("cached_tokens") if isinstance(details, dict) else None,
+                  usage.get("prompt_cache_hit_tokens"), usage.get("cache_read_input_tokens")]
+    for value in candidates:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return max(0, value)
+    return None
 
 
 def _int(value: Any) -> int:

@@ -18,6 +18,10 @@ class Usage:
     prompt_tokens: int
     completion_tokens: int
     total_tokens: int
+    # B-CACHE-5: the part of prompt_tokens the provider served from its prompt cache (0 when it says nothing);
+    # `reports_cache` tells a provider that said 0 from one that has no such figure.
+    cached_tokens: int = 0
+    reports_cache: bool = False
 
 
 @dataclass

@@ -5,10 +5,21 @@ with real SSE framing and can misbehave on cue (errors, cuts, hangs). Stdlib onl
 
     python tests/fakes/fake_provider.py [--port 0] [--api-key K] [--context-window N] [--ptl-style S]
                                         [--model M ...] [--reject-stream-options] [--script FILE.json]
+                                        [--cache-style openai|deepseek|none] [--cached-tokens N]
 
 prints `FAKE_PROVIDER_URL=http://127.0.0.1:PORT/v1` and serves until killed. Control endpoints on the same
 port: `POST /_control/push` (JSON item or list, appended), `GET /_control/requests`, `POST /_control/reset`.
 Script items are documented in SCRIPT_KEYS (script.py).
+
+Prompt cache (B-CACHE-5), as OpenAI and DeepSeek cache prefixes automatically: every answered request's message
+list is remembered (the latest CACHE_MEMORY of them), and a request's cached tokens are the token count (the
+fake's own unit, ``openai_rules.estimate_prompt_tokens``: JSON characters / 4) of ``messages[:k]``, where k is
+the longest run of leading messages identical (same JSON) to the leading messages of a remembered request. So a
+request that extends the previous one reports the previous messages as cached, and one that changes its first
+message reports 0. The figure goes in ``usage.prompt_tokens_details.cached_tokens`` (``cache_style="openai"``),
+``usage.prompt_cache_hit_tokens`` plus ``prompt_cache_miss_tokens`` (``"deepseek"``) or nowhere (``"none"``);
+``cached_tokens=N`` reports N (capped at the prompt) instead of the measured prefix, and a script item's
+``usage`` overrides both.
 """
 
 from __future__ import annotations
@@ -33,7 +44,10 @@ except ImportError:  # run as a script: no package, stdlib only
     import openai_rules as rules  # type: ignore[no-redef]
     from script import SCRIPT_KEYS, ScriptedAnswer, check_item  # type: ignore[no-redef]
 
-__all__ = ["SCRIPT_KEYS", "FakeProvider", "check_item", "main"]
+__all__ = ["CACHE_STYLES", "SCRIPT_KEYS", "FakeProvider", "check_item", "main"]
+
+CACHE_STYLES = ("openai", "deepseek", "none")
+CACHE_MEMORY = 64  # requests remembered for the prompt cache
 
 
 class FakeProvider:
@@ -41,19 +55,25 @@ class FakeProvider:
 
     def __init__(self, api_key: str | None = None, context_window: int | None = None, ptl_style: str = "openai",
                  models: list[str] | None = None, *, reject_stream_options: bool = False,
+                 cache_style: str = "openai", cached_tokens: int | None = None,
                  host: str = "127.0.0.1", port: int = 0, verbose: bool = False) -> None:
         if ptl_style not in rules.PTL_STYLES:
             raise ValueError(f"unknown ptl_style {ptl_style!r}; expected one of {rules.PTL_STYLES}")
+        if cache_style not in CACHE_STYLES:
+            raise ValueError(f"unknown cache_style {cache_style!r}; expected one of {CACHE_STYLES}")
         self.api_key = api_key
         self.context_window = context_window
         self.ptl_style = ptl_style
         self.models = list(models) if models is not None else None
         self.reject_stream_options = reject_stream_options
+        self.cache_style = cache_style
+        self.cached_tokens = cached_tokens
         self.verbose = verbose
         self._address = (host, port)
         self._lock = threading.Lock()
         self._queue: deque[dict[str, Any]] = deque()
         self._requests: list[dict[str, Any]] = []
+        self._cache: deque[list[str]] = deque(maxlen=CACHE_MEMORY)  # each remembered request, message JSONs
         self._stopping = threading.Event()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -112,6 +132,18 @@ class FakeProvider:
         with self._lock:
             self._queue.clear()
             self._requests.clear()
+            self._cache.clear()
+
+    def cache_lookup(self, messages: list[Any]) -> int:
+        """Tokens of the longest leading run of `messages` some remembered request began with; then remember
+        this request too (see the module docstring)."""
+        encoded = [json.dumps(m, ensure_ascii=False, sort_keys=True) for m in messages]
+        with self._lock:
+            shared = max((_common_prefix(encoded, seen) for seen in self._cache), default=0)
+            self._cache.append(encoded)
+        if self.cached_tokens is not None:
+            return self.cached_tokens
+        return rules.estimate_prompt_tokens(messages[:shared]) if shared else 0
 
     def _record(self, record: dict[str, Any]) -> None:
         with self._lock:
@@ -201,7 +233,8 @@ class _Handler(BaseHTTPRequestHandler):
         item = fake._next_item()
         if item is None:
             item = {"content": f"Echo: {_last_user_text(body['messages'])}"}
-        ScriptedAnswer(self, record, body, item, tokens).send()
+        cached = fake.cache_lookup(body["messages"])
+        ScriptedAnswer(self, record, body, item, tokens, cached).send()
 
     # -- I/O helpers -----------------------------------------------------------------------------------
     def _read_body(self) -> bytes:
@@ -258,6 +291,15 @@ class _Handler(BaseHTTPRequestHandler):
                 time.sleep(left)  # the client sent more bytes; not an EOF, avoid spinning
         return True
 
+def _common_prefix(a: list[str], b: list[str]) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
 def _last_user_text(messages: list[dict[str, Any]]) -> str:
     for message in reversed(messages):
         if message.get("role") == "user":
@@ -276,11 +318,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ptl-style", default="openai", choices=rules.PTL_STYLES)
     parser.add_argument("--model", action="append", dest="models", help="allow only these models (repeatable)")
     parser.add_argument("--reject-stream-options", action="store_true")
+    parser.add_argument("--cache-style", default="openai", choices=CACHE_STYLES,
+                        help="where to report cached prompt tokens (see the module docstring)")
+    parser.add_argument("--cached-tokens", type=int, help="report this many cached tokens on every answer")
     parser.add_argument("--script", help="JSON file holding a list of script items to queue")
     parser.add_argument("--verbose", action="store_true", help="log requests to stderr")
     args = parser.parse_args(argv)
     fake = FakeProvider(api_key=args.api_key, context_window=args.context_window, ptl_style=args.ptl_style,
-                        models=args.models, reject_stream_options=args.reject_stream_options, port=args.port,
+                        models=args.models, reject_stream_options=args.reject_stream_options,
+                        cache_style=args.cache_style, cached_tokens=args.cached_tokens, port=args.port,
                         verbose=args.verbose)
     if args.script:
         with open(args.script, encoding="utf-8") as handle:

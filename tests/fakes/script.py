@@ -28,7 +28,7 @@ SCRIPT_KEYS = {
     "tool_call_style": "'fragments' (default, like OpenAI), 'whole' (one chunk per call) or 'no_index'",
     "arg_chunks": "how many fragments to stream each call's arguments in (default 3)",
     "finish_reason": "override ('stop', or 'tool_calls' when there are tool calls)",
-    "usage": "fields overriding the estimated usage",
+    "usage": "fields overriding the estimated usage (and the measured cached tokens)",
     "error": "{status, body?, headers?, in_stream?}: answer with this error instead",
     "ptl": "true: answer this provider's context-too-long 400",
     "delay": "seconds to wait before sending headers",
@@ -55,12 +55,13 @@ class ScriptedAnswer:
     """One scripted answer, written to the socket through the fake's request handler."""
 
     def __init__(self, handler: Any, record: dict[str, Any], body: dict[str, Any], item: dict[str, Any],
-                 prompt_tokens: int) -> None:
+                 prompt_tokens: int, cached_tokens: int = 0) -> None:
         self.handler = handler
         self.record = record
         self.body = body
         self.item = item
         self.prompt_tokens = prompt_tokens
+        self.cached_tokens = min(max(0, cached_tokens), prompt_tokens)
         self.model = body["model"]
         self.id = f"chatcmpl-{uuid.uuid4().hex[:24]}"
         self.created = int(time.time())
@@ -117,12 +118,19 @@ class ScriptedAnswer:
     def _finish_reason(self) -> str:
         return self.item.get("finish_reason") or ("tool_calls" if self.item.get("tool_calls") else "stop")
 
-    def _usage(self) -> dict[str, int]:
+    def _usage(self) -> dict[str, Any]:
         produced = self.item.get("content", "") + self.item.get("reasoning", "") + \
             "".join(call["arguments"] for call in self._tool_calls())
-        usage = {"prompt_tokens": self.prompt_tokens, "completion_tokens": math.ceil(len(produced) / 4)}
+        usage: dict[str, Any] = {"prompt_tokens": self.prompt_tokens, "completion_tokens": math.ceil(len(produced) / 4)}
+        style = self.handler.fake.cache_style
+        if style == "openai":  # the shape OpenAI sends
+            usage["prompt_tokens_details"] = {"cached_tokens": self.cached_tokens, "audio_tokens": 0}
+        elif style == "deepseek":
+            usage["prompt_cache_hit_tokens"] = self.cached_tokens
+            usage["prompt_cache_miss_tokens"] = self.prompt_tokens - self.cached_tokens
         usage.update(self.item.get("usage") or {})
         usage.setdefault("total_tokens", usage["prompt_tokens"] + usage["completion_tokens"])
+        self.record["usage"] = usage
         return usage
 
     def _send_completion(self) -> None:

@@ -410,3 +410,50 @@ def test_runs_standalone_with_only_the_stdlib_and_serves_control_endpoints(tmp_p
         process.wait(timeout=5)
         process.stdout.close()
         process.stderr.close()
+
+
+# --- prompt cache (B-CACHE-5) ---------------------------------------------------------------------------
+
+def usage_of(fake: FakeProvider, messages: list[dict[str, Any]]) -> dict[str, Any]:
+    response = post(fake, chat(messages))  # a plain completion carries the same usage as the stream's last chunk
+    assert response.status_code == 200, response.text
+    return response.json()["usage"]
+
+
+def tokens(messages: list[dict[str, Any]]) -> int:
+    from tests.fakes.openai_rules import estimate_prompt_tokens
+    return estimate_prompt_tokens(messages)
+
+
+def test_B_CACHE_5_fake_reports_the_prefix_shared_with_an_earlier_request_as_cached(fake_provider):
+    first = [{"role": "system", "content": "be brief"}, USER]
+    assert usage_of(fake_provider, first)["prompt_tokens_details"]["cached_tokens"] == 0
+    extended = [*first, ASSISTANT_CALLS, RESULT]
+    usage = usage_of(fake_provider, extended)
+    assert usage["prompt_tokens_details"]["cached_tokens"] == tokens(first) > 0
+    assert usage["prompt_tokens"] == tokens(extended) > tokens(first)
+    changed_start = [{"role": "system", "content": "be verbose"}, USER]
+    assert usage_of(fake_provider, changed_start)["prompt_tokens_details"]["cached_tokens"] == 0
+    # an edit in the middle keeps the messages before it cached
+    edited = [*first, {**ASSISTANT_CALLS, "content": "let me look"}, RESULT]
+    assert usage_of(fake_provider, edited)["prompt_tokens_details"]["cached_tokens"] == tokens(first)
+    assert fake_provider.requests[-1]["usage"]["prompt_tokens_details"]["cached_tokens"] == tokens(first)
+    fake_provider.reset()
+    assert usage_of(fake_provider, extended)["prompt_tokens_details"]["cached_tokens"] == 0
+
+
+def test_B_CACHE_5_fake_cache_styles_and_a_configured_figure(fake_provider_factory):
+    messages = [USER, ASSISTANT_CALLS, RESULT]
+    deepseek = fake_provider_factory(cache_style="deepseek")
+    usage_of(deepseek, messages[:1])
+    usage = usage_of(deepseek, messages)
+    assert "prompt_tokens_details" not in usage
+    assert usage["prompt_cache_hit_tokens"] == tokens(messages[:1])
+    assert usage["prompt_cache_hit_tokens"] + usage["prompt_cache_miss_tokens"] == usage["prompt_tokens"]
+    silent = fake_provider_factory(cache_style="none")
+    usage_of(silent, messages)
+    assert not {"prompt_tokens_details", "prompt_cache_hit_tokens"} & set(usage_of(silent, messages))
+    fixed = fake_provider_factory(cached_tokens=7)
+    assert usage_of(fixed, messages)["prompt_tokens_details"]["cached_tokens"] == 7
+    with pytest.raises(ValueError):
+        FakeProvider(cache_style="anthropic")

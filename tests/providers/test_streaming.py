@@ -67,7 +67,7 @@ async def test_tool_call_arguments_stay_the_raw_streamed_string(fake_provider, m
 async def test_reports_the_usage_of_the_final_chunk(fake_provider, make_provider):
     fake_provider.push({"content": "hi", "usage": {"prompt_tokens": 1234, "completion_tokens": 5}})
     result = await make_provider().stream_chat(USER, None, None)
-    assert result.usage == Usage(prompt_tokens=1234, completion_tokens=5, total_tokens=1239)
+    assert result.usage == Usage(prompt_tokens=1234, completion_tokens=5, total_tokens=1239, reports_cache=True)
 
 
 async def test_sends_stream_true_with_include_usage_and_tools_only_when_given(fake_provider, make_provider):
@@ -172,3 +172,39 @@ async def test_reads_past_done_so_the_next_call_reuses_the_connection(fake_provi
     await provider.stream_chat(USER, None, None)
     first, second = fake_provider.requests
     assert first["peer_port"] == second["peer_port"]
+
+
+async def test_B_CACHE_5_cached_tokens_come_from_openai_prompt_tokens_details(fake_provider, make_provider):
+    fake_provider.push({"content": "hi", "usage": {"prompt_tokens": 1000, "prompt_tokens_details": {
+        "cached_tokens": 768, "audio_tokens": 0}}})
+    result = await make_provider().stream_chat(USER, None, None)
+    assert result.usage.cached_tokens == 768 and result.usage.reports_cache
+
+
+async def test_B_CACHE_5_cached_tokens_come_from_deepseek_prompt_cache_hit_tokens(fake_provider_factory,
+                                                                                    make_provider):
+    fake = fake_provider_factory(cache_style="deepseek")
+    fake.push({"content": "hi", "usage": {"prompt_tokens": 1000, "prompt_cache_hit_tokens": 640,
+                                          "prompt_cache_miss_tokens": 360}})
+    result = await make_provider(fake.url).stream_chat(USER, None, None)
+    assert result.usage.cached_tokens == 640 and result.usage.reports_cache
+
+
+@pytest.mark.parametrize("usage", [
+    {"prompt_tokens": 10},
+    {"prompt_tokens": 10, "prompt_tokens_details": None},
+    {"prompt_tokens": 10, "prompt_tokens_details": {"cached_tokens": None}},
+    {"prompt_tokens": 10, "prompt_tokens_details": "odd", "prompt_cache_hit_tokens": None},
+])
+async def test_B_CACHE_5_absent_or_null_cache_fields_give_0(fake_provider_factory, make_provider, usage):
+    fake = fake_provider_factory(cache_style="none")
+    fake.push({"content": "hi", "usage": usage})
+    result = await make_provider(fake.url).stream_chat(USER, None, None)
+    assert result.usage.prompt_tokens == 10
+    assert result.usage.cached_tokens == 0 and not result.usage.reports_cache
+
+
+async def test_B_CACHE_5_a_cached_figure_above_the_prompt_is_capped(fake_provider, make_provider):
+    fake_provider.push({"content": "hi", "usage": {"prompt_tokens": 10, "prompt_tokens_details": {"cached_tokens": 99}}})
+    result = await make_provider().stream_chat(USER, None, None)
+    assert result.usage.cached_tokens == 10
