@@ -199,6 +199,7 @@ class TurnUsage(msgspec.Struct, rename="camel"):
     output_tokens: int = 0
     context_tokens: int = 0
     context_window_tokens: int = 0
+    cached_input_tokens: int = 0  # B-CACHE-5: of input_tokens, what the provider served from its prompt cache
 
 
 class TurnError(Base):

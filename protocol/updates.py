@@ -77,15 +77,21 @@ class ContextCompacted(Update, tag="contextCompacted"):
 class TokenTotals(msgspec.Struct, rename="camel"):
     input_tokens: int = 0
     output_tokens: int = 0
+    cached_input_tokens: int = 0  # B-CACHE-5: the session's input tokens served from the provider's prompt cache
 
 
 class Usage(Update, tag="usage"):
-    """B-METER-1: ``contextTokens`` is the size of the last request view, never a cumulative figure."""
+    """B-METER-1: ``contextTokens`` is the size of the last request view, never a cumulative figure.
+
+    B-CACHE-5: ``cachedInputTokens`` is the part of ``inputTokens`` the provider served from its prompt cache;
+    absent when the provider reports no such figure.
+    """
 
     context_tokens: int
     context_window_tokens: int
     input_tokens: int
     output_tokens: int
+    cached_input_tokens: int | None = None
     totals: TokenTotals = msgspec.field(default_factory=TokenTotals)
 
 

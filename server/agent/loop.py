@@ -14,6 +14,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from protocol import updates as u
 from protocol.messages import OpenAIFunction, OpenAIToolCall, SubmitTurnResult, TurnError, TurnUsage
 from server.agent.approvals import Approvals
@@ -42,6 +44,7 @@ class TurnFailed(Exception):
 class TurnTotals:
     input_tokens: int = 0
     output_tokens: int = 0
+    cached_input_tokens: int = 0
 
 
 @dataclass
@@ -126,7 +129,7 @@ class Turn:
         self._partial_reasoning.clear()
         self._draft_at = 0.0
         result = await self.provider.stream_chat(view.messages, tool_specs(), self._on_event)
-        self._account(view, result)
+        await self._account(view, result)
         return result
 
     def _on_event(self, event: Any) -> Awaitable[None] | None:
@@ -156,22 +159,31 @@ class Turn:
         except StoreError as exc:  # a draft is insurance; the answer itself is still stored (or fails) at its end
             log.warning("could not save the draft of turn %s: %s", self.turn_id, exc)
 
-    def _account(self, view, result: ChatResult) -> None:
-        """B-METER-1: the meter shows the last request's size; session totals are reported separately."""
-        prompt = result.usage.prompt_tokens if result.usage else view.estimated_tokens
-        completion = result.usage.completion_tokens if result.usage else 0
-        if result.usage:
-            self.views.observe_usage(view.estimated_tokens, result.usage.prompt_tokens)
+    async def _account(self, view, result: ChatResult) -> None:
+        """B-METER-1: the meter shows the last request's size; session totals are reported separately.
+        B-CACHE-5: each call's figures, cached input tokens included, are stored as a ``usage`` event."""
+        usage = result.usage
+        prompt = usage.prompt_tokens if usage else view.estimated_tokens
+        completion = usage.completion_tokens if usage else 0
+        cached = usage.cached_tokens if usage and usage.reports_cache else None
+        if usage:
+            self.views.observe_usage(view.estimated_tokens, usage.prompt_tokens)
         self.totals.input_tokens += prompt
         self.totals.output_tokens += completion
+        self.totals.cached_input_tokens += cached or 0
         window = self.views.settings.context_window_tokens
         self._usage = TurnUsage(input_tokens=self._usage.input_tokens + prompt,
                                 output_tokens=self._usage.output_tokens + completion,
-                                context_tokens=prompt, context_window_tokens=window)
-        self.emit(u.Usage(context_tokens=prompt, context_window_tokens=window,
-                          input_tokens=prompt, output_tokens=completion,
-                          totals=u.TokenTotals(input_tokens=self.totals.input_tokens,
-                                               output_tokens=self.totals.output_tokens)))
+                                context_tokens=prompt, context_window_tokens=window,
+                                cached_input_tokens=self._usage.cached_input_tokens + (cached or 0))
+        update = u.Usage(context_tokens=prompt, context_window_tokens=window, input_tokens=prompt,
+                         output_tokens=completion, cached_input_tokens=cached,
+                         totals=u.TokenTotals(input_tokens=self.totals.input_tokens,
+                                              output_tokens=self.totals.output_tokens,
+                                              cached_input_tokens=self.totals.cached_input_tokens))
+        call = {key: value for key, value in msgspec.to_builtins(update).items() if key not in ("kind", "totals")}
+        await self.store.add_event(self.session_id, "usage", call, self.turn_id)
+        self.emit(update)
 
     async def _announce(self, view, force: bool = False) -> None:
         """R-OBS-1: each new compaction is stored as an event and sent to the client."""
