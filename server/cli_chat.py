@@ -1,7 +1,8 @@
 """``threadline chat [--cwd DIR] [--policy ask|autoEdit|auto] [TASK]``: a terminal client of the server.
 
 Prints streamed text, tool calls and their results (folded to a few lines), a context meter after each model call
-(B-METER-1: the last request's size) and compaction notices (R-OBS-1), and asks approvals at the prompt. With no
+(B-METER-1: the last request's size, with the share of its input the provider served from its prompt cache when it
+says, B-CACHE-5) and compaction notices (R-OBS-1), and asks approvals at the prompt. With no
 TASK it reads tasks line by line until EOF. Like every other command it is a JSON-RPC client of a server it starts.
 """
 
@@ -36,6 +37,14 @@ def tokens(n: int | None) -> str:
     if n < 1000:
         return str(n)
     return f"{n / 1000:.1f}".rstrip("0").rstrip(".") + "k"
+
+
+def cached_share(usage: dict[str, Any]) -> str | None:
+    """B-CACHE-5: '42% cached' of the last request's input; None when the provider reports no cache figure."""
+    cached, total = usage.get("cachedInputTokens"), usage.get("inputTokens")
+    if not isinstance(cached, int) or not isinstance(total, int) or total <= 0:
+        return None
+    return f"{min(100, cached * 100 // total)}% cached"  # floor: 'all cached' only when it all was
 
 
 def fold(text: str, lines: int = RESULT_LINES, width: int = 160) -> list[str]:
@@ -86,7 +95,9 @@ class Printer:
         elif kind == "artifactCreated":
             self.write(f"  [artifact {u['artifactId']}: {u['totalBytes']} bytes, {u['totalLines']} lines]")
         elif kind == "usage":
-            self.write(f"context {tokens(u.get('contextTokens'))}/{tokens(u.get('contextWindowTokens'))} tokens")
+            share = cached_share(u)
+            self.write(f"context {tokens(u.get('contextTokens'))}/{tokens(u.get('contextWindowTokens'))} tokens"
+                       + (f" · {share}" if share else ""))
         elif kind == "contextCompacted":
             self.write(f"context compacted ({u['mode']}): {tokens(u['beforeTokens'])} -> "
                        f"{tokens(u['afterTokens'])} tokens")

@@ -56,8 +56,11 @@ def test_chat_prints_stream_tools_meter_and_the_end(fake, env, folder):
     assert "  ✓ 1\n" in out and "    4\n    … 18 more lines\n" in out and "\n    20\n" not in out  # folded
     assert "✓ Created out.txt (2 bytes)" in out
     assert out.count("Counted and wrote the file.") == 1
-    meters = re.findall(r"^context (\d+(?:\.\d)?k?)/64k tokens$", out, re.M)
+    meters = re.findall(r"^context (\d+(?:\.\d)?k?)/64k tokens · (\d+)% cached$", out, re.M)
     assert len(meters) == 3  # one per model call
+    # B-CACHE-5: each call resends the one before it, which the fake provider serves from its cache
+    shares = [int(share) for _, share in meters]
+    assert shares[0] == 0 and 0 < shares[1] < 100 and 0 < shares[2] < 100
     assert out.rstrip().endswith("— turn ended: endTurn")
     assert API_KEY not in out + run.stderr
 

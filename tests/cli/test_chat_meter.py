@@ -1,0 +1,28 @@
+"""``threadline chat``'s context meter shows the cached share of the last request's input (B-CACHE-5)."""
+
+from __future__ import annotations
+
+import io
+
+from server.cli_chat import Printer, cached_share
+
+
+def meter(update: dict) -> str:
+    out = io.StringIO()
+    Printer(out).update({"kind": "usage", **update})
+    return out.getvalue()
+
+
+def test_B_CACHE_5_the_meter_shows_the_cached_share_of_the_last_request():
+    line = meter({"contextTokens": 1234, "contextWindowTokens": 64000, "inputTokens": 1234, "outputTokens": 5,
+                  "cachedInputTokens": 520, "totals": {"inputTokens": 5000, "cachedInputTokens": 4000}})
+    assert line == "context 1.2k/64k tokens · 42% cached\n"
+
+
+def test_B_CACHE_5_no_share_when_the_provider_reports_no_cache_figure():
+    assert meter({"contextTokens": 512, "contextWindowTokens": 64000, "inputTokens": 512}) == \
+        "context 512/64k tokens\n"
+    assert cached_share({"inputTokens": 0, "cachedInputTokens": 0}) is None
+    assert cached_share({"inputTokens": 10, "cachedInputTokens": 0}) == "0% cached"
+    assert cached_share({"inputTokens": 1000, "cachedInputTokens": 999}) == "99% cached"
+    assert cached_share({"inputTokens": 10, "cachedInputTokens": 10}) == "100% cached"
