@@ -40,8 +40,8 @@ def _neovim() -> tuple[Path, Path]:
 class Provider:
     """The model-service double as a subprocess, exactly as an editor test would run it."""
 
-    def __init__(self, context_window: int | None = None):
-        args = [sys.executable, str(FAKE), "--port", "0"]
+    def __init__(self, context_window: int | None = None, *extra: str):
+        args = [sys.executable, str(FAKE), "--port", "0", *extra]
         if context_window:
             args += ["--context-window", str(context_window)]
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
@@ -64,8 +64,9 @@ class Provider:
 
 
 @pytest.fixture
-def provider():
-    p = Provider()
+def provider(request):
+    """The fake; a test parametrizing ``provider`` indirectly passes that tuple of command-line options to it."""
+    p = Provider(None, *getattr(request, "param", ()))
     yield p
     p.stop()
 
@@ -145,8 +146,27 @@ def test_read_tool_turn_streams_the_reply(nvim, provider: Provider):
     ctx = status["context"]
     assert ctx["size"] == 64000 and 0 < ctx["used"] < 64000
     # The meter is the last request's size: what the second model call sent, not a running total.
-    assert r["statusline"].startswith("TL ") and r["statusline"].endswith("/64k")
-    assert len(provider.requests()) == 2
+    # B-CACHE-5: next to it, the share of that request's input the provider served from its cache.
+    m = re.fullmatch(r"TL [\d.]+k?/64k · (\d+)% cached", r["statusline"])
+    assert m, r["statusline"]
+    requests = provider.requests()
+    assert len(requests) == 2
+    cached = requests[1]["usage"]["prompt_tokens_details"]["cached_tokens"]
+    assert ctx["cached"] == cached > 0 and ctx["input"] == requests[1]["usage"]["prompt_tokens"]
+    assert int(m.group(1)) == cached * 100 // ctx["input"]
+
+
+@pytest.mark.parametrize("provider", [("--cache-style", "none")], indirect=True)
+def test_B_CACHE_5_no_cached_share_when_the_provider_reports_none(nvim, provider: Provider):
+    provider.push({"content": "Hi."})
+    out = nvim("""
+      T.open()
+      T.tl.submit('hello')
+      T.wait('the reply', function() return T.find('Hi.') and T.tl.status().state == 'idle' end)
+      return { statusline = T.tl.statusline() }
+    """)
+    assert re.fullmatch(r"TL [\d.]+k?/64k", out["result"]["statusline"]), out["result"]["statusline"]
+    assert "cached" not in out["status"]["context"]
 
 
 def test_approval_is_answered_through_vim_ui_select(nvim, provider: Provider, workdir: Path):

@@ -47,6 +47,16 @@ function M.prefixed(prefix, text)
   return out
 end
 
+--- B-CACHE-5: "42% cached" for the share of a request's input the provider served from its prompt cache;
+--- nil when the provider reported no cache figure (or there was no input).
+function M.cached_share(cached, input)
+  cached, input = tonumber(M.val(cached)), tonumber(M.val(input))
+  if not cached or not input or input <= 0 then
+    return nil
+  end
+  return ('%d%% cached'):format(math.min(100, math.floor(cached * 100 / input)))
+end
+
 --- 950 -> "950", 12345 -> "12.3k", 64000 -> "64k", 1250000 -> "1.25M".
 function M.tokens(n)
   n = tonumber(M.val(n))

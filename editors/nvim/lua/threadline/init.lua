@@ -342,8 +342,9 @@ end
 
 -- --- status ------------------------------------------------------------------------------------------
 
---- status() -> { state = "idle"|"running"|"stopped", session_id, context = { used, size } }
---- context.used is the size of the last request sent to the model, never a cumulative count.
+--- status() -> { state = "idle"|"running"|"stopped", session_id, context = { used, size, cached?, input? } }
+--- context.used is the size of the last request sent to the model, never a cumulative count; cached and input
+--- are that request's cached and total input tokens (B-CACHE-5; cached is nil when the provider reports none).
 function M.status()
   local s = S.current
   local state = 'stopped'
@@ -353,17 +354,27 @@ function M.status()
   return {
     state = state,
     session_id = s and s.id or nil,
-    context = { used = s and s.context.used or 0, size = s and s.context.size or nil },
+    context = {
+      used = s and s.context.used or 0,
+      size = s and s.context.size or nil,
+      cached = s and s.context.cached or nil,
+      input = s and s.context.input or nil,
+    },
   }
 end
 
---- statusline() -> e.g. "TL 12.3k/64k", "TL 12.3k/64k …" while a turn runs, "TL stopped".
+--- statusline() -> e.g. "TL 12.3k/64k", "TL 12.3k/64k · 42% cached" when the provider reports its prompt cache,
+--- with " …" appended while a turn runs, or "TL stopped".
 function M.statusline()
   local st = M.status()
   if st.state == 'stopped' then
     return 'TL stopped'
   end
   local s = ('TL %s/%s'):format(fmt.tokens(st.context.used), st.context.size and fmt.tokens(st.context.size) or '?')
+  local share = fmt.cached_share(st.context.cached, st.context.input)
+  if share then
+    s = s .. ' · ' .. share
+  end
   if st.state == 'running' then
     s = s .. ' …'
   end

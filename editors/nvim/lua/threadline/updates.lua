@@ -18,6 +18,12 @@ function M.set_usage(s, used, size)
   end
 end
 
+--- B-CACHE-5: the last request's cached input tokens and its input tokens; cached is nil when the provider
+--- reported no cache figure for that request.
+function M.set_cache(s, cached, input)
+  s.context.cached, s.context.input = tonumber(fmt.val(cached)), tonumber(fmt.val(input))
+end
+
 local UPDATE = {}
 
 function UPDATE.turnStarted(s, _, turn_id)
@@ -67,6 +73,7 @@ end
 
 function UPDATE.usage(s, u)
   M.set_usage(s, u.contextTokens, u.contextWindowTokens)
+  M.set_cache(s, u.cachedInputTokens, u.inputTokens)
 end
 
 function UPDATE.turnCompleted(s, u, turn_id)
