@@ -54,6 +54,7 @@ export interface TurnUsage {
   outputTokens: number;
   contextTokens: number;
   contextWindowTokens: number;
+  cachedInputTokens?: number; // B-CACHE-5: of inputTokens, served from the provider's prompt cache
 }
 
 export interface TurnError {
@@ -108,7 +109,7 @@ export type Update =
   | { kind: 'artifactCreated'; artifactId: string; toolCallId: string; totalBytes: number; totalLines: number }
   | { kind: 'contextCompacted'; mode: ViewMode; beforeTokens: number; afterTokens: number; summary: string }
   | { kind: 'usage'; contextTokens: number; contextWindowTokens: number; inputTokens: number; outputTokens: number;
-      totals?: { inputTokens: number; outputTokens: number } }
+      cachedInputTokens?: number; totals?: { inputTokens: number; outputTokens: number; cachedInputTokens?: number } }
   | { kind: 'turnCompleted'; stopReason: StopReason; error?: TurnError }
   | { kind: 'notice'; level: 'info' | 'warning' | 'error'; message: string };
 

@@ -4,6 +4,7 @@ import type { FromWebview, ToWebview } from '../sidebar/messages';
 import type { EventItem, RequestApprovalParams, SessionInfo, TranscriptItem, Update } from '../rpc/protocol';
 import { clip, fmtBytes, fmtTokens, h, prettyArgs } from './dom';
 import { interleaveCompactions } from './history';
+import { cachedShare } from './meter';
 import { renderMarkdown } from './markdown';
 
 type Post = (msg: FromWebview) => void;
@@ -189,7 +190,7 @@ export class Chat {
         this.compaction(u.mode, u.beforeTokens, u.afterTokens, u.summary);
         break;
       case 'usage':
-        this.setMeter(u.contextTokens, u.contextWindowTokens);
+        this.setMeter(u.contextTokens, u.contextWindowTokens, false, cachedShare(u.cachedInputTokens, u.inputTokens));
         break;
       case 'turnCompleted':
         this.setTurn(false, u.stopReason, u.error?.message);
@@ -346,17 +347,20 @@ export class Chat {
     else if (stopReason === 'error' || error) this.note('error', `Turn failed: ${error ?? 'unknown error'}`);
   }
 
-  private setMeter(tokens: number, windowTokens: number, estimated = false): void {
+  /** `cached` (B-CACHE-5) is the last request's cached share, shown only for a request the provider answered. */
+  private setMeter(tokens: number, windowTokens: number, estimated = false, cached?: string): void {
     const pct = windowTokens > 0 ? Math.min(100, (tokens / windowTokens) * 100) : 0;
     this.meter.dataset.tokens = String(tokens);
+    if (cached) this.meter.dataset.cached = cached;
+    else delete this.meter.dataset.cached;
     this.meter.dataset.window = String(windowTokens);
     this.meter.setAttribute('aria-valuenow', String(Math.round(pct)));
     this.meterFill.style.width = `${pct}%`;
     this.meter.classList.toggle('warn', pct >= 70 && pct < 90);
     this.meter.classList.toggle('full', pct >= 90);
-    this.meterLabel.textContent = windowTokens > 0
+    this.meterLabel.textContent = (windowTokens > 0
       ? `Context ${estimated ? '≈' : ''}${fmtTokens(tokens)} / ${fmtTokens(windowTokens)} tokens (${Math.round(pct)}%)`
-      : `Context ${fmtTokens(tokens)} tokens`;
+      : `Context ${fmtTokens(tokens)} tokens`) + (cached ? ` · ${cached}` : '');
   }
 
   private setServer(state: string, message?: string): void {

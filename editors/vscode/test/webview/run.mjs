@@ -146,6 +146,20 @@ try {
     await page.screenshot({ path: path.join(SHOTS, 'webview-4-compaction-meter.png') });
   });
 
+  await step('B-CACHE-5: the meter shows the cached share of the last request, only when the provider reports one', async () => {
+    const last = recorded.messages.filter(isKind('usage')).pop();
+    const sid = last.params.sessionId;
+    const usage = { kind: 'usage', contextTokens: 1234, contextWindowTokens: 64000, inputTokens: 1234, outputTokens: 5 };
+    await send(page, { type: 'update', params: { sessionId: sid, update: { ...usage, cachedInputTokens: 520 } } });
+    await settle(page);
+    assert.equal(await page.locator('#meter').getAttribute('data-cached'), '42% cached');
+    assert.match(await page.locator('#meter .meter-label').innerText(), /1,234 \/ 64,000 tokens \(2%\) · 42% cached$/);
+    await send(page, { type: 'update', params: { sessionId: sid, update: usage } });
+    await settle(page);
+    assert.equal(await page.locator('#meter').getAttribute('data-cached'), null);
+    assert.doesNotMatch(await page.locator('#meter .meter-label').innerText(), /cached/);
+  });
+
   await step('keyboard: Enter submits, Escape cancels the running turn', async () => {
     await page.locator('#input').focus();
     await page.keyboard.type('one more thing');
