@@ -25,6 +25,7 @@ message reports 0. The figure goes in ``usage.prompt_tokens_details.cached_token
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import select
@@ -73,7 +74,7 @@ class FakeProvider:
         self._lock = threading.Lock()
         self._queue: deque[dict[str, Any]] = deque()
         self._requests: list[dict[str, Any]] = []
-        self._cache: deque[list[str]] = deque(maxlen=CACHE_MEMORY)  # each remembered request, message JSONs
+        self._cache: deque[list[bytes]] = deque(maxlen=CACHE_MEMORY)  # each remembered request's message digests
         self._stopping = threading.Event()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -137,7 +138,9 @@ class FakeProvider:
     def cache_lookup(self, messages: list[Any]) -> int:
         """Tokens of the longest leading run of `messages` some remembered request began with; then remember
         this request too (see the module docstring)."""
-        encoded = [json.dumps(m, ensure_ascii=False, sort_keys=True) for m in messages]
+        # Digests, not the JSON itself: remembered requests may hold megabytes of images or tool output.
+        encoded = [hashlib.sha256(json.dumps(m, ensure_ascii=False, sort_keys=True).encode()).digest()
+                   for m in messages]
         with self._lock:
             shared = max((_common_prefix(encoded, seen) for seen in self._cache), default=0)
             self._cache.append(encoded)
@@ -291,7 +294,7 @@ class _Handler(BaseHTTPRequestHandler):
                 time.sleep(left)  # the client sent more bytes; not an EOF, avoid spinning
         return True
 
-def _common_prefix(a: list[str], b: list[str]) -> int:
+def _common_prefix(a: list[bytes], b: list[bytes]) -> int:
     n = 0
     for x, y in zip(a, b):
         if x != y:
