@@ -14,6 +14,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     replay.add_argument("--context-window", type=int, help="context window in tokens")
     replay.add_argument("--keep-recent", type=int, help="recent-tail budget in tokens")
     replay.add_argument("--json", action="store_true", help="end with a JSON summary line")
+    replay.add_argument("--requests-out", type=Path, metavar="OUT.jsonl",
+                        help='write one line per model call, in order: {"step": i, "messages": [...]} as sent')
     replay.set_defaults(run=_replay)
 
     demo = sub.add_parser("demo", help="replay a bundled real session at a small window and draw a picture of it")
@@ -26,7 +28,8 @@ def _replay(args) -> int:
     from server.replay_run import print_report, replay_file
 
     try:
-        report = asyncio.run(replay_file(args.file, args.context_window, args.keep_recent))
+        report = asyncio.run(replay_file(args.file, args.context_window, args.keep_recent,
+                                         requests_out=args.requests_out))
     except (OSError, ValueError) as exc:
         print(f"threadline: {exc}", file=sys.stderr)
         return 2

@@ -20,7 +20,7 @@ from typing import Any, TextIO
 
 from server.client import Client
 from server.context import estimate_message_tokens
-from server.replay import REPLAY_ENV, load_recording, plan_replay
+from server.replay import REPLAY_ENV, REQUESTS_OUT_ENV, load_recording, plan_replay
 from server.transcript.records import StoredMessage
 
 __all__ = ["ReplayReport", "Step", "print_report", "replay_file"]
@@ -123,16 +123,25 @@ async def _transcript(client: Client, session_id: str) -> list[dict[str, Any]]:
 
 
 async def replay_file(path: Path, context_window: int | None = None, keep_recent: int | None = None,
-                      on_step=None) -> ReplayReport:
-    """Replay ``path`` through a real server on a throwaway home; returns the per-step report."""
+                      on_step=None, requests_out: Path | None = None) -> ReplayReport:
+    """Replay ``path`` through a real server on a throwaway home; returns the per-step report.
+
+    With ``requests_out`` the server's replay provider writes one JSON line per model call, in order:
+    ``{"step": i, "messages": [...]}`` (``i`` from 1, as in the report's table), the messages it received.
+    """
     path = Path(path).resolve()
     plan = plan_replay(load_recording(path))
+    if requests_out is not None:
+        requests_out = Path(requests_out).resolve()
+        requests_out.parent.mkdir(parents=True, exist_ok=True)
+        requests_out.write_text("", encoding="utf-8")  # the provider appends; start empty
     report = ReplayReport(path, context_window, skipped=plan.skipped)
     with tempfile.TemporaryDirectory(prefix="threadline-replay-") as tmp:
         home, work = Path(tmp) / "home", Path(tmp) / "work"
         work.mkdir()
         _write_config(home, keep_recent)
         env = {"THREADLINE_HOME": str(home), REPLAY_ENV: str(path), "THREADLINE_APPROVAL_POLICY": "auto"}
+        env[REQUESTS_OUT_ENV] = str(requests_out) if requests_out is not None else ""  # none leaks in
         if context_window is not None:
             env["THREADLINE_CONTEXT_WINDOW"] = str(context_window)
         else:
