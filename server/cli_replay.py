@@ -38,16 +38,24 @@ def _replay(args) -> int:
 
 
 def _demo(args) -> int:
+    import tempfile
+
     from server.demo import DEFAULT_PICTURE, DEMO_WINDOW, demo_session, draw, threshold_for
-    from server.replay_run import print_report, replay_file
+    from server.replay_run import cache_breaks, print_report, replay_file
 
     window = args.context_window or DEMO_WINDOW
     out = (args.out or DEFAULT_PICTURE).resolve()
     print(f"Replaying a real recorded coding session ({demo_session().name}, Apache-2.0, see NOTICE.md beside it)\n"
           f"through the real server and agent loop at a {window:,}-token window. No model is called.\n")
-    report = asyncio.run(replay_file(demo_session(), window))
+    with tempfile.TemporaryDirectory(prefix="threadline-demo-") as tmp:
+        requests = Path(tmp) / "requests.jsonl"
+        report = asyncio.run(replay_file(demo_session(), window, requests_out=requests))
+        breaks = cache_breaks(requests)
     print_report(report, sys.stdout)
-    picture = draw(report, threshold_for(window), f"kimi-cli session replayed at a {window // 1000}K window")
+    print(f"{len(breaks)} of {len(report.steps)} model calls broke the prompt cache (their unchanged prefix was "
+          "under half of the previous request)")
+    picture = draw(report, threshold_for(window), f"kimi-cli session replayed at a {window // 1000}K window",
+                   breaks)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(picture)
     print(f"\npicture: {out}")

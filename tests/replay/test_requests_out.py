@@ -10,6 +10,8 @@ from pathlib import Path
 from server.agent.service import tool_overhead_tokens
 from server.client import Client
 from server.context import estimate_message_tokens
+from server.demo import draw
+from server.replay_run import ReplayReport, Step, cache_breaks
 from tests.conftest import KIMI, REPO, load_trajectory, server_env
 from tests.e2e.agent_support import server_env as agent_env
 from tests.fakes.fake_provider import FakeProvider
@@ -97,3 +99,19 @@ def test_requests_out_equals_what_a_real_run_sends(tmp_path):
     assert len(replayed) == len(sent) == summary["steps"]
     for step, (ours, theirs) in enumerate(zip(replayed, sent), 1):
         assert ours == theirs, f"step {step} differs"
+
+
+def test_cache_breaks_are_calls_whose_unchanged_prefix_is_under_half_the_last_request(tmp_path):
+    system = {"role": "system", "content": "s" * 40}
+    talk = [{"role": "user", "content": "u" * 400}, {"role": "assistant", "content": "a" * 400}]
+    summary = {"role": "system", "content": "summary " * 10}
+    requests = [[system, talk[0]], [system, *talk], [system, summary, talk[1]], [system, summary, talk[1]]]
+    out = tmp_path / "requests.jsonl"
+    out.write_text("".join(json.dumps({"step": i, "messages": m}) + "\n" for i, m in enumerate(requests, 1)))
+    assert cache_breaks(out) == [3]  # 2 appends, 3 swaps the history for a summary, 4 resends it unchanged
+
+
+def test_the_demo_picture_marks_cache_breaks():
+    steps = [Step(1, i, 100 * i, "full", False, 100 * i) for i in range(1, 6)]
+    report = ReplayReport(Path("x.json"), 16_000, steps)
+    assert draw(report, 300, "t", [3]) != draw(report, 300, "t")
