@@ -9,13 +9,19 @@ import time
 from server.plot import BLUE, GRAY, GREEN, ORANGE, BarChart
 
 from bench.common import BENCH, SIZES, WINDOWS, MASK_TEXT
+from bench.cost import (BREAK_RATIO, CODEX_OUTPUT_FACTOR, CODEX_SUMMARY_TOKENS, COST_WINDOWS, PRICES, STRATEGIES,
+                        pooled)
+
+STRATEGY_NAMES = {"naive": "naive resend", "before": "Threadline before (b10667b)", "now": "Threadline now",
+                  "codex": "codex-style"}
 
 
 def _pct(part: int, whole: int) -> str:
     return f"{100 * part / whole:.0f}%" if whole else "n/a"
 
 
-def write_results(views: dict, loop: dict, tokens: dict, started: float) -> str:
+def write_results(views: dict, loop: dict, tokens: dict, costs: dict, started: float,
+                  cost_seconds: float = 0.0) -> str:
     sizes = views["sizes"]
     small, mid, big = (sizes[n]["median_ms"] for n in SIZES)
     ratio_10k, ratio_100k = mid / small, big / mid
@@ -126,6 +132,8 @@ def write_results(views: dict, loop: dict, tokens: dict, started: float) -> str:
               "with `python bench/estimator/run.py`):", ""]
     estimator = (BENCH / "estimator" / "RESULTS.md").read_text(encoding="utf-8").splitlines()
     lines += estimator[1:]
+    if costs:
+        lines += ["", *cost_section(costs, cost_seconds)]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -160,3 +168,101 @@ def write_plots(views: dict, tokens: dict) -> None:
                                   ("threadline", GREEN, "threadline")):
             chart.bars([tokens[n][window]["tokens"][key] for n in names], color, label)
         (BENCH / f"tokens-{window // 1000}k.png").write_bytes(chart.png())
+
+
+def cost_section(costs: dict, seconds: float) -> list[str]:
+    """Section 6: pooled cost ratios, then every trajectory, window and strategy."""
+    (ac, au), (oc, ou) = PRICES["anthropic"], PRICES["openai"]
+    mismatches = sum(r["now_vs_before_mismatches"] for per in costs.values() for r in per.values())
+    calls = sum(r["steps"] for per in costs.values() for r in per.values())
+    lines = [
+        "## 6. Cost under a prompt-prefix cache (issue 13, SPEC section 14)",
+        "",
+        f"Every shared trajectory replayed once per window through the real server with `threadline replay FILE "
+        f"--context-window N --requests-out OUT.jsonl`; this section took {seconds:.0f} s of the run (two replays "
+        "at a time). A model call happens before each recorded assistant message. For every call each strategy's "
+        "request is priced the same way: its *cached* tokens are those of the longest common message prefix with "
+        "the same strategy's previous request (what a provider's automatic prefix cache reuses), the rest is "
+        f"uncached. Prices per input token: Anthropic-like cached {ac}, uncached {au}; OpenAI/DeepSeek-like cached "
+        f"{oc}, uncached {ou}; output is not charged except the codex-style summary. Token figures are the "
+        "server's estimate of the messages; the tool definitions, sent with every request and always cached after "
+        "the first, are left out of every strategy alike (and reserved from the window).",
+        "",
+        "- *naive resend*: every request is the whole stored transcript so far.",
+        "- *Threadline before*: the policy at commit b10667b, kept runnable in `bench/legacy/` (verbatim copies of "
+        "`server/context/` then): the view rebuilt at every call, summary anchors carried within a user turn and "
+        "reset at the next, clipped to the window.",
+        "- *Threadline now*: exactly the requests `--requests-out` recorded, i.e. what the current pipeline sent. "
+        f"**In this run \"now\" is the pipeline before the cache-stable change** (branch `bench` at b10667b's "
+        f"pipeline): {mismatches} of {calls} requests differ from \"before\". It is to be rerun after the "
+        "sticky-view work is merged.",
+        f"- *codex-style*: append until a request would pass 90% of the window, then system messages + one "
+        f"{CODEX_SUMMARY_TOKENS:,}-token summary (charged as {CODEX_SUMMARY_TOKENS:,} output tokens at "
+        f"{CODEX_OUTPUT_FACTOR}x the uncached input price) + the latest quarter-window of messages, not starting "
+        "at a tool result; append again. The compaction call's own input is not charged (it would be mostly "
+        "cached). Its summary text is the model's, so its *kept* figures count only the verbatim messages "
+        "(a lower bound).",
+        "",
+        f"A *cache break* is a request whose cached prefix is under {BREAK_RATIO:.0%} of the previous request's "
+        "tokens. *Over window*: requests larger than the window less the tool definitions. *Kept* as in section 4 "
+        "(goal, failure, edited path in view, summed over calls).",
+        "",
+        "### Pooled over all trajectories (cost relative to naive resend)",
+        "",
+        "| window | strategy | tokens sent | cached share | cost vs naive (Anthropic-like) | "
+        "cost vs naive (OpenAI-like) | cache breaks | over window |",
+        "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for window in COST_WINDOWS:
+        per = [p[window]["strategies"] for p in costs.values() if window in p]
+        if not per:
+            continue
+        for name in STRATEGIES:
+            sent = sum(s[name]["sent"] for s in per)
+            cached = sum(s[name]["cached"] for s in per)
+            breaks = sum(s[name]["breaks"] for s in per)
+            requests = sum(s[name]["requests"] for s in per)
+            over = sum(s[name]["over_window"] for s in per)
+            lines.append(f"| {window // 1000}k | {STRATEGY_NAMES[name]} | {sent:,} | {_pct(cached, sent)} | "
+                         f"{pooled(costs, window, name, 'anthropic'):.2f} | {pooled(costs, window, name, 'openai'):.2f} "
+                         f"| {breaks} ({_pct(breaks, requests)}) | {over} |")
+    lines += ["", *_cost_targets(costs)]
+    lines += [
+        "",
+        "### Per trajectory",
+        "",
+        "| trajectory | window | strategy | tokens sent | cached | cost (Anthropic-like) | cost (OpenAI-like) | "
+        "cache breaks | over window | goals kept | failures kept | paths kept |",
+        "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for file, per_window in costs.items():
+        for window, r in per_window.items():
+            tot = r["total"]
+            for name in STRATEGIES:
+                s = r["strategies"][name]
+                k = s["kept"]
+                lines.append(
+                    f"| {file.split('__')[0]} | {window // 1000}k | {STRATEGY_NAMES[name]} | {s['sent']:,} | "
+                    f"{s['cached']:,} | {s['cost']['anthropic']:,} | {s['cost']['openai']:,} | {s['breaks']} | "
+                    f"{s['over_window']} | {_pct(k['goals'], tot['goals'])} | {_pct(k['failures'], tot['failures'])} "
+                    f"| {_pct(k['paths'], tot['paths'])} |")
+    errors = [f"{f.split('__')[0]} at {w // 1000}k: {e}" for f, pw in costs.items() for w, r in pw.items()
+              for e in r["errors"]]
+    if errors:
+        lines += ["", "Replay errors: " + "; ".join(errors) + "."]
+    return lines
+
+
+def _cost_targets(costs: dict) -> list[str]:
+    """Issue 13's cost targets for "now": at or under codex-style everywhere, at most half of "before" at 16k/32k."""
+    checks = []
+    for window in COST_WINDOWS:
+        for model in PRICES:
+            now, codex, before = (pooled(costs, window, k, model) for k in ("now", "codex", "before"))
+            checks.append((f"{window // 1000}k {model}-like: now {now:.2f} <= codex-style {codex:.2f}", now <= codex))
+            if window <= 32_000:
+                checks.append((f"{window // 1000}k {model}-like: now {now:.2f} <= half of before {before / 2:.2f}",
+                               now <= before / 2))
+    met = sum(ok for _, ok in checks)
+    listed = "; ".join(f"{text}: {'yes' if ok else 'no'}" for text, ok in checks)
+    return [f"Issue 13 cost targets for Threadline now: {met} of {len(checks)} met ({listed})."]

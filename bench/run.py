@@ -8,6 +8,8 @@
 4. Tokens: every shared trajectory replayed at 16k, 32k and 64k windows, against naive resend and observation
    masking (keep the latest 10 tool observations, mask older ones), with what each keeps in view.
 5. The token estimator's accuracy (bench/estimator/RESULTS.md).
+6. Cost under a prompt-prefix cache at 16k, 32k and 128k: naive resend, Threadline before (b10667b, bench/legacy),
+   Threadline now (the requests `threadline replay --requests-out` records) and a codex-style baseline.
 
 Benchmarks are not tests: figures live in RESULTS.md. Sessions are built through the store's own API.
 """
@@ -25,6 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from anywhere
 
 from bench.common import BENCH, SIZES, TRAJECTORIES, WINDOWS  # noqa: E402
+from bench.cost import COST_WINDOWS, bench_costs  # noqa: E402
 from bench.perf import bench_context_view, bench_iteration_overhead  # noqa: E402
 from bench.report import write_plots, write_results  # noqa: E402
 from bench.tokens import bench_tokens  # noqa: E402
@@ -46,7 +49,8 @@ async def main() -> int:
     if args.from_json:
         saved = _int_keys(json.loads((BENCH / "results.json").read_text(encoding="utf-8")))
         (BENCH / "RESULTS.md").write_text(write_results(saved["views"], saved["loop"], saved["tokens"],
-                                                        started - saved.get("seconds", 0)), encoding="utf-8")
+                                                        saved.get("costs", {}), started - saved.get("seconds", 0),
+                                                        saved.get("cost_seconds", 0)), encoding="utf-8")
         write_plots(saved["views"], saved["tokens"])
         return 0
     files = sorted(TRAJECTORIES.glob("*.json"))
@@ -57,9 +61,15 @@ async def main() -> int:
         loop = await bench_iteration_overhead(Path(tmp), 50 if args.quick else 200)
     print("4 tokens: replaying every trajectory at every window", flush=True)
     tokens = await bench_tokens(files[:1] if args.quick else files, WINDOWS[:1] if args.quick else WINDOWS)
-    (BENCH / "RESULTS.md").write_text(write_results(views, loop, tokens, started), encoding="utf-8")
+    print("6 cost under a prefix cache: every trajectory at 16k, 32k and 128k, two replays at a time", flush=True)
+    cost_started = time.perf_counter()
+    costs = bench_costs(files[:1] if args.quick else files, COST_WINDOWS[:1] if args.quick else COST_WINDOWS)
+    cost_seconds = time.perf_counter() - cost_started
+    (BENCH / "RESULTS.md").write_text(write_results(views, loop, tokens, costs, started, cost_seconds),
+                                      encoding="utf-8")
     write_plots(views, tokens)
     (BENCH / "results.json").write_text(json.dumps({"views": views, "loop": loop, "tokens": tokens,
+                                                    "costs": costs, "cost_seconds": cost_seconds,
                                                     "seconds": time.perf_counter() - started}, indent=1,
                                                    default=str), encoding="utf-8")
     print(f"wrote {BENCH / 'RESULTS.md'}")

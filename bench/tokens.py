@@ -60,7 +60,7 @@ def analyse_replay(report, window: int) -> dict[str, Any]:
         if m["role"] == "tool":
             tool_positions.append(i)
             mask_saving[i] = max(tokens[i] - placeholder_tokens, 0)
-    state, anchors, turn, fed = IncrementalView(), (), None, 0
+    state, compaction, fed = IncrementalView(), None, 0
     sums = {"naive": 0, "masking": 0, "threadline": 0}
     kept = {k: {"goals": 0, "failures": 0, "paths": 0} for k in sums}
     total = {"goals": 0, "failures": 0, "paths": 0}
@@ -77,10 +77,8 @@ def analyse_replay(report, window: int) -> dict[str, Any]:
                     masked_saving += mask_saving[tool_positions[tool_count - MASK_KEEP - 1]]
             fed += 1
         state.feed(transcript[state.fed:upto])
-        if step.turn != turn:
-            anchors, turn = (), step.turn
-        view = fit_to_window(state.view(settings, anchors))  # exactly what the loop sends
-        anchors = view.anchors
+        view = fit_to_window(state.view(settings, compaction))  # exactly what the loop sends
+        compaction = view.compaction or compaction  # carried across calls, turns and restarts (B-CACHE-3)
         mismatches += view.estimated_tokens != step.view_tokens
         masking_tokens = prefix_tokens - masked_saving
         sums["naive"] += prefix_tokens

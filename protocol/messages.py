@@ -249,6 +249,12 @@ class ContextViewResult(Base):
     # messages' share: floor((contextWindowTokens - reservedTokens) * thresholdRatio), further scaled down when
     # the provider's reported usage shows the estimate runs low for this model (B-TOK-3).
     reserved_tokens: int = 0
+    # B-CACHE-2: what a summary-path view aims at (floor(usable window * compactTargetRatio), at most the
+    # threshold), so a compaction leaves room for many calls before the next one.
+    compact_target_tokens: int = 0
+    # B-CACHE-1: tokens of the leading messages identical to the last request this server process sent for the
+    # session, i.e. what a provider's prompt cache could serve. 0 before the first call since the server started.
+    stable_prefix_tokens: int = 0
 
 
 # --- artifacts -------------------------------------------------------------------------------------------

@@ -40,6 +40,7 @@ class Settings:
     approval_policy: str = "ask"
     threshold_ratio: float = 0.8
     keep_recent_tokens: int = 8000
+    compact_target_ratio: float = 0.5  # B-CACHE-2: a summary-path view comes out at or under this share
     max_iterations: int = 50
     command_timeout_seconds: float = 120.0
     max_message_bytes: int = 64 * 1024 * 1024
@@ -93,6 +94,8 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         provider=provider,
         approval_policy=policy,
         threshold_ratio=_ratio(env.get("THREADLINE_THRESHOLD_RATIO") or ctx.get("threshold_ratio", 0.8)),
+        compact_target_ratio=_ratio(env.get("THREADLINE_COMPACT_TARGET_RATIO")
+                                    or ctx.get("compact_target_ratio", 0.5), "compact_target_ratio"),
         keep_recent_tokens=_int(env.get("THREADLINE_KEEP_RECENT_TOKENS"), "THREADLINE_KEEP_RECENT_TOKENS")
         or int(ctx.get("keep_recent_tokens", 8000)),
         max_iterations=int(data.get("max_iterations", 50)),
@@ -114,13 +117,13 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"cannot read {path}: {exc}") from exc
 
 
-def _ratio(value: Any) -> float:
+def _ratio(value: Any, name: str = "threshold_ratio") -> float:
     try:
         ratio = float(value)
     except (TypeError, ValueError):
-        raise ConfigError(f"threshold_ratio must be a number in (0, 1], got {value!r}") from None
-    if not 0 < ratio <= 1:
-        raise ConfigError(f"threshold_ratio must be in (0, 1], got {ratio}")
+        raise ConfigError(f"{name} must be a number in (0, 1], got {value!r}") from None
+    if not 0 < ratio <= 1:  # NaN fails this too
+        raise ConfigError(f"{name} must be in (0, 1], got {ratio}")
     return ratio
 
 

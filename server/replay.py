@@ -29,10 +29,11 @@ from server.tools import ToolContext, ToolOutcome
 if TYPE_CHECKING:
     from server.runtime import Runtime
 
-__all__ = ["REPLAY_ENV", "Answer", "ReplayPlan", "ReplayProvider", "load_recording", "plan_replay",
+__all__ = ["REPLAY_ENV", "REQUESTS_OUT_ENV", "Answer", "ReplayPlan", "ReplayProvider", "load_recording", "plan_replay",
            "replay_provider"]
 
 REPLAY_ENV = "THREADLINE_REPLAY_FILE"
+REQUESTS_OUT_ENV = "THREADLINE_REPLAY_REQUESTS_OUT"  # with it, every request is written out (--requests-out)
 NO_RESULT = "[no tool result recorded]"
 
 
@@ -111,7 +112,7 @@ class ReplayProvider:
 
     model = "replay"
 
-    def __init__(self, plan: ReplayPlan):
+    def __init__(self, plan: ReplayPlan, requests_out: Path | None = None):
         answers: deque[Answer] = deque()
         for _, turn_answers in plan.turns:
             answers.extend(turn_answers)
@@ -119,10 +120,22 @@ class ReplayProvider:
                 answers.append(Answer(""))  # the loop asks once more after the last results: end the turn
         self._answers = answers
         self._results: dict[tuple[str, str], deque[str]] = {}
+        self._requests_out = requests_out
         self.calls = 0
+
+    def _write_request(self, messages: list[dict]) -> None:
+        """One JSON line per model call: the messages exactly as this provider received them (after clipping).
+
+        Appended and closed per call, so a reader sees every finished call even if the server is killed.
+        """
+        line = json.dumps({"step": self.calls, "messages": messages}, ensure_ascii=False)
+        with open(self._requests_out, "a", encoding="utf-8") as out:  # type: ignore[arg-type]
+            out.write(line + "\n")
 
     async def stream_chat(self, messages: list[dict], tools: list[dict] | None, on_event) -> ChatResult:
         self.calls += 1
+        if self._requests_out is not None:
+            self._write_request(messages)
         answer = self._answers.popleft() if self._answers else Answer("")
         for call in answer.tool_calls:
             try:
@@ -155,5 +168,6 @@ def replay_provider(rt: Runtime) -> ReplayProvider | None:
         return None
     key = ("replay", path)
     if key not in rt.providers:
-        rt.providers[key] = ReplayProvider(plan_replay(load_recording(Path(path))))
+        out = os.environ.get(REQUESTS_OUT_ENV)
+        rt.providers[key] = ReplayProvider(plan_replay(load_recording(Path(path))), Path(out) if out else None)
     return rt.providers[key]

@@ -20,12 +20,13 @@ from typing import Any, TextIO
 
 from server.client import Client
 from server.context import estimate_message_tokens
-from server.replay import REPLAY_ENV, load_recording, plan_replay
+from server.replay import REPLAY_ENV, REQUESTS_OUT_ENV, load_recording, plan_replay
 from server.transcript.records import StoredMessage
 
-__all__ = ["ReplayReport", "Step", "print_report", "replay_file"]
+__all__ = ["BREAK_RATIO", "ReplayReport", "Step", "cache_breaks", "print_report", "replay_file"]
 
 UNLIMITED_ITERATIONS = 1_000_000  # a recorded turn may hold hundreds of model calls
+BREAK_RATIO = 0.5  # a call whose unchanged prefix is under half the previous request broke the prompt cache
 
 
 @dataclass
@@ -123,16 +124,25 @@ async def _transcript(client: Client, session_id: str) -> list[dict[str, Any]]:
 
 
 async def replay_file(path: Path, context_window: int | None = None, keep_recent: int | None = None,
-                      on_step=None) -> ReplayReport:
-    """Replay ``path`` through a real server on a throwaway home; returns the per-step report."""
+                      on_step=None, requests_out: Path | None = None) -> ReplayReport:
+    """Replay ``path`` through a real server on a throwaway home; returns the per-step report.
+
+    With ``requests_out`` the server's replay provider writes one JSON line per model call, in order:
+    ``{"step": i, "messages": [...]}`` (``i`` from 1, as in the report's table), the messages it received.
+    """
     path = Path(path).resolve()
     plan = plan_replay(load_recording(path))
+    if requests_out is not None:
+        requests_out = Path(requests_out).resolve()
+        requests_out.parent.mkdir(parents=True, exist_ok=True)
+        requests_out.write_text("", encoding="utf-8")  # the provider appends; start empty
     report = ReplayReport(path, context_window, skipped=plan.skipped)
     with tempfile.TemporaryDirectory(prefix="threadline-replay-") as tmp:
         home, work = Path(tmp) / "home", Path(tmp) / "work"
         work.mkdir()
         _write_config(home, keep_recent)
         env = {"THREADLINE_HOME": str(home), REPLAY_ENV: str(path), "THREADLINE_APPROVAL_POLICY": "auto"}
+        env[REQUESTS_OUT_ENV] = str(requests_out) if requests_out is not None else ""  # none leaks in
         if context_window is not None:
             env["THREADLINE_CONTEXT_WINDOW"] = str(context_window)
         else:
@@ -168,6 +178,26 @@ async def replay_file(path: Path, context_window: int | None = None, keep_recent
     for step in report.steps:
         step.transcript_tokens = prefix[min(step.transcript_seq, len(tokens))]
     return report
+
+
+def cache_breaks(requests_out: Path) -> list[int]:
+    """The steps (from 1) whose request shares a message prefix of under half the previous request's tokens
+    with it: where a provider's prefix cache would miss most of the request (SPEC section 14)."""
+    breaks: list[int] = []
+    previous: list[dict[str, Any]] = []
+    previous_tokens = 0
+    with open(requests_out, encoding="utf-8") as lines:
+        for step, line in enumerate(lines, 1):
+            messages = json.loads(line)["messages"]
+            cached = 0
+            for now, before in zip(messages, previous):
+                if now != before:
+                    break
+                cached += estimate_message_tokens(now)
+            if step > 1 and cached < BREAK_RATIO * previous_tokens:
+                breaks.append(step)
+            previous, previous_tokens = messages, sum(estimate_message_tokens(m) for m in messages)
+    return breaks
 
 
 def print_report(report: ReplayReport, out: TextIO, as_json: bool = False) -> None:

@@ -46,6 +46,9 @@ def test_the_api_key_is_not_in_the_settings_repr(tmp_path):
     ({"THREADLINE_CONTEXT_WINDOW": "lots"}, "THREADLINE_CONTEXT_WINDOW"),
     ({"THREADLINE_KEEP_RECENT_TOKENS": "-5"}, "THREADLINE_KEEP_RECENT_TOKENS"),
     ({"THREADLINE_THRESHOLD_RATIO": "1.5"}, "threshold_ratio"),
+    ({"THREADLINE_COMPACT_TARGET_RATIO": "0"}, "compact_target_ratio"),
+    ({"THREADLINE_COMPACT_TARGET_RATIO": "nan"}, "compact_target_ratio"),
+    ({"THREADLINE_COMPACT_TARGET_RATIO": "half"}, "compact_target_ratio"),
     ({"THREADLINE_APPROVAL_POLICY": "yolo"}, "approval_policy"),
 ])
 def test_bad_values_name_the_setting(tmp_path, env, message):
@@ -57,3 +60,11 @@ def test_a_broken_config_toml_is_a_clear_error(tmp_path):
     write_config(tmp_path, "[provider\n")
     with pytest.raises(ConfigError, match="config.toml"):
         load_settings({"THREADLINE_HOME": str(tmp_path)})
+
+
+def test_B_CACHE_2_the_compaction_target_ratio_comes_from_config_then_env(tmp_path):
+    assert load_settings({"THREADLINE_HOME": str(tmp_path)}).compact_target_ratio == 0.5
+    write_config(tmp_path, "[context]\ncompact_target_ratio = 0.4\n")
+    assert load_settings({"THREADLINE_HOME": str(tmp_path)}).compact_target_ratio == 0.4
+    env = {"THREADLINE_HOME": str(tmp_path), "THREADLINE_COMPACT_TARGET_RATIO": "0.3"}
+    assert load_settings(env).compact_target_ratio == 0.3

@@ -2,7 +2,8 @@
 
 Every step is committed before the next begins (a tool result is stored before the next provider call), so a
 crash at any point loses nothing that happened. Before every model call the context pipeline builds the request
-view from the stored transcript (R-PIPE-2); within the turn the summary anchors carry forward (R-SUM-4).
+view from the stored transcript (R-PIPE-2); after a compaction each request repeats the previous one plus what was
+stored since (B-CACHE-1), across turns and restarts (B-CACHE-3).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from protocol import updates as u
 from protocol.messages import OpenAIFunction, OpenAIToolCall, SubmitTurnResult, TurnError, TurnUsage
 from server.agent.approvals import Approvals
 from server.agent.emit import Emitter
-from server.agent.views import ViewBuilder
+from server.agent.views import ViewBuilder, record_sent
 from server.providers import ChatProvider, ChatResult, ProviderError, ReasoningDelta, Retrying, TextDelta
 from server.tools import TOOLS, ToolContext, ToolOutcome, parse_arguments, run_tool, tool_specs
 from server.tools.base import ToolFailure
@@ -128,6 +129,7 @@ class Turn:
         self._partial.clear()
         self._partial_reasoning.clear()
         self._draft_at = 0.0
+        record_sent(self.store, self.session_id, view.messages)  # for getContextView's stablePrefixTokens
         result = await self.provider.stream_chat(view.messages, tool_specs(), self._on_event)
         await self._account(view, result)
         return result

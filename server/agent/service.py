@@ -32,7 +32,7 @@ def view_settings(rt: Runtime, window: int | None = None, ratio: float | None = 
                   keep: int | None = None) -> ViewSettings:
     s = rt.settings
     return ViewSettings(window or context_window(rt), ratio if ratio is not None else s.threshold_ratio,
-                        keep if keep is not None else s.keep_recent_tokens)
+                        keep if keep is not None else s.keep_recent_tokens, s.compact_target_ratio)
 
 
 def tool_overhead_tokens() -> int:

@@ -1,8 +1,9 @@
 """Request views for a session: the pure pipeline (``server.context``) fed from the store.
 
-Holds what carries across model calls: the summary anchors of the running turn (R-SUM-4), the per-model
-calibration learned from the provider's reported prompt tokens (B-TOK-3), and the last compaction announced, so
-each new compaction is announced once (R-OBS-1).
+Holds what carries across model calls: the compaction the session's requests are built on (B-CACHE-1), loaded
+from the store at the start of a turn and stored with the ``contextCompacted`` event that announces it, so user
+turns and restarts repeat it (B-CACHE-3); the per-model calibration learned from the provider's reported prompt
+tokens (B-TOK-3); and the last fallback announced, so it is announced once (R-OBS-1).
 
 B-INC-1: each session's incremental view state (``server.context.incremental``) is kept per store and fed only
 the messages stored since it last looked, so a view costs O(new messages + view), not O(transcript).
@@ -12,14 +13,20 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 from weakref import WeakKeyDictionary
+
+import msgspec
 
 from server.context import (
     Calibration,
+    Compaction,
     RequestView,
     ViewSettings,
     calibrate,
+    estimate_message_tokens,
     fallback_request_view,
     fit_to_window,
 )
@@ -30,7 +37,11 @@ log = logging.getLogger(__name__)
 
 FEED_PAGE = 1000
 KEPT_SESSIONS = 16  # incremental states kept per store (least recently used first out)
+COMPACTION_EVENT = "contextCompacted"
 _STATES: WeakKeyDictionary[Store, OrderedDict[str, IncrementalView]] = WeakKeyDictionary()
+# The last request sent per session in this process, as (message digests, token estimates), for
+# ``stablePrefixTokens``; bounded like the view states. Not persisted: after a restart it starts empty.
+_SENT: WeakKeyDictionary[Store, OrderedDict[str, tuple[list[bytes], list[int]]]] = WeakKeyDictionary()
 
 
 async def session_view_state(store: Store, session_id: str) -> IncrementalView:
@@ -53,6 +64,34 @@ async def session_view_state(store: Store, session_id: str) -> IncrementalView:
 
 def forget_view_state(store: Store, session_id: str) -> None:
     _STATES.get(store, {}).pop(session_id, None)
+    _SENT.get(store, {}).pop(session_id, None)
+
+
+async def stored_compaction(store: Store, session_id: str) -> Compaction | None:
+    """The compaction the session's requests are built on: the newest one stored (B-CACHE-3)."""
+    event = await store.latest_event(session_id, COMPACTION_EVENT, "compaction")
+    return Compaction.from_json(event.payload.get("compaction")) if event else None
+
+
+def record_sent(store: Store, session_id: str, messages: Sequence[dict[str, Any]]) -> None:
+    """Remember what was just sent to the provider (for ``stable_prefix_tokens``)."""
+    sent = _SENT.setdefault(store, OrderedDict())
+    sent[session_id] = ([msgspec.json.encode(m) for m in messages], [estimate_message_tokens(m) for m in messages])
+    sent.move_to_end(session_id)
+    while len(sent) > KEPT_SESSIONS:
+        sent.popitem(last=False)
+
+
+def stable_prefix_tokens(store: Store, session_id: str, messages: Sequence[dict[str, Any]]) -> int:
+    """Tokens of the longest run of leading ``messages`` identical to the last request sent in this process:
+    what a provider's prompt cache could serve (B-CACHE-1). 0 when nothing was sent since the server started."""
+    digests, tokens = _SENT.get(store, {}).get(session_id, ([], []))
+    total = 0
+    for digest, count, msg in zip(digests, tokens, messages):
+        if digest != msgspec.json.encode(msg):
+            break
+        total += count
+    return total
 
 
 @dataclass
@@ -62,7 +101,8 @@ class ViewBuilder:
     model: str = ""
     calibrations: dict[str, Calibration] = field(default_factory=dict)  # per model, owned by the runtime
     overhead_tokens: int = 0  # sent with every request but not part of the view: the tool definitions
-    anchors: tuple = ()
+    compaction: Compaction | None = None  # what the session's requests are built on (B-CACHE-1)
+    _loaded: bool = False
     _last_announced: tuple | None = None
 
     @property
@@ -78,15 +118,19 @@ class ViewBuilder:
 
     async def next_view(self, session_id: str) -> RequestView:
         settings = self.effective_settings()
+        if not self._loaded:  # once per turn: user turns and restarts repeat the stored compaction (B-CACHE-3)
+            self.compaction = await stored_compaction(self.store, session_id)
+            self._loaded = True
         try:
             state = await session_view_state(self.store, session_id)
-            view = state.view(settings, self.anchors)
+            view = state.view(settings, self.compaction)
         except Exception:  # R-FALL-1: a failing compressor never stops the turn
             log.exception("building the request view failed; using the fallback window")
             forget_view_state(self.store, session_id)
             messages, tokens = await self._load(session_id)
             view = fallback_request_view(messages, settings, token_counts=_counts(tokens))
-        self.anchors = tuple(view.anchors)
+        if view.new_compaction is not None:
+            self.compaction = view.new_compaction  # stored by the event that announces it (``compaction_event``)
         return fit_to_window(view)
 
     async def fallback_view(self, session_id: str) -> RequestView:
@@ -94,14 +138,19 @@ class ViewBuilder:
         return fit_to_window(state.fallback_view(self.effective_settings()))
 
     def compaction_event(self, view: RequestView, force: bool = False) -> dict | None:
-        if view.mode == "full":
+        """The ``contextCompacted`` payload for a view that compacts anew (R-OBS-1), else None. A new compaction
+        carries its cut (``compaction``), which is how it is persisted (B-CACHE-3); a repeated one is not news."""
+        if view.mode == "full" or (view.sticky and not force):
             return None
         key = (view.mode, view.event_summary, view.compacted_tool_outputs)
-        if key == self._last_announced and not force:
-            return None
+        if view.new_compaction is None and key == self._last_announced and not force:
+            return None  # the same fallback again within the turn
         self._last_announced = key
-        return {"mode": view.mode, "beforeTokens": view.before_tokens, "afterTokens": view.estimated_tokens,
-                "summary": view.event_summary or ""}
+        event = {"mode": view.mode, "beforeTokens": view.before_tokens, "afterTokens": view.estimated_tokens,
+                 "summary": view.event_summary or ""}
+        if view.new_compaction is not None:
+            event["compaction"] = view.new_compaction.to_json()
+        return event
 
     def observe_usage(self, estimated: int, reported: int) -> None:
         """B-TOK-3: learn this model's ratio of reported to estimated prompt tokens."""
@@ -117,7 +166,8 @@ def effective_settings(settings: ViewSettings, overhead_tokens: int,
     if factor == 1.0 and overhead_tokens == 0:
         return settings
     window = settings.context_window_tokens - overhead_tokens
-    return ViewSettings(max(int(window / factor), 1), settings.threshold_ratio, settings.keep_recent_tokens)
+    return ViewSettings(max(int(window / factor), 1), settings.threshold_ratio, settings.keep_recent_tokens,
+                        settings.compact_target_ratio)
 
 
 def _counts(tokens: list[int | None]) -> list[int] | None:

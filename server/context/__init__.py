@@ -20,7 +20,7 @@ from .tokens import (
     estimate_messages_tokens,
     estimate_text_tokens,
 )
-from .view import RequestView, SummaryAnchor, ViewSettings, build_request_view, fallback_request_view
+from .view import Compaction, RequestView, ViewSettings, build_request_view, fallback_request_view
 
 __all__ = [
     "clip_to_budget",
@@ -32,8 +32,8 @@ __all__ = [
     "SENT_KEYS",
     "WRITE_TOOLS",
     "Calibration",
+    "Compaction",
     "RequestView",
-    "SummaryAnchor",
     "SummaryState",
     "ViewSettings",
     "apply_calibration",

@@ -1,24 +1,30 @@
-"""Incremental request views (B-INC-1): O(new messages + view) per build, identical to ``build_request_view``.
+"""The request-view pipeline (B-INC-1, B-CACHE-1..4): O(new messages + view) per build.
 
-``build_request_view`` (the reference) re-reads and re-scans the whole transcript on every call. Here the
-per-session state is fed only the messages appended since the last call and keeps what the reference recomputes:
+The one production path. A full rebuild would re-read and re-scan the whole transcript on every call (the tests
+keep one, ``tests/context/reference.py``, as the oracle this must equal). Here the per-session state is fed only
+the messages appended since the last call and keeps what a rebuild recomputes:
 
 - the repaired messages so far. Repair is local: a non-tool message and the tool run after it form a segment
   that nothing later changes once the next non-tool message arrives, so only the last (open) segment is
   repaired again on a feed;
 - each message's token estimate (the store's, written with the message), and running prefix sums of tokens,
   of microcompaction savings and of replaceable outputs, so the "fits after microcompaction?" test is O(1);
-- the summary's extraction state (goals, paths, failures, last assistant state) folded up to a checkpoint, so
-  a new summary feeds only the messages between the old checkpoint and the new tail.
+- the summary's extraction state (goals, paths, failures, last assistant state) folded up to a few positions,
+  so a new summary feeds only the messages between the nearest earlier fold and the new tail.
 
-The tail is found by walking back from the end (``safe_tail_start`` over a lazy view of the list). The property
-test ``tests/context/test_incremental.py`` checks byte-for-byte equality with the reference.
+A view is built in one of three ways. Under the threshold: the whole transcript (R-PIPE-1). Given the compaction
+the previous request was built on, and repeating it stays under the threshold: that request plus what was
+appended since, byte for byte (B-CACHE-1). Otherwise a new compaction over the whole transcript (B-CACHE-2):
+all old successful outputs before the safe tail become placeholders if that fits and frees enough; else one
+summary of everything before a tail shrunk until the view is at or under the compaction target; else the
+fallback window, which is never sticky (B-CACHE-4). The property test ``tests/context/test_incremental.py``
+checks byte-for-byte equality with the reference.
 """
 
 from __future__ import annotations
 
 from array import array
-from bisect import bisect_right
+from bisect import bisect_left
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,9 +33,9 @@ from .fallback import FALLBACK_KEEP_SYSTEM, FALLBACK_SUMMARY, _fallback_start
 from .micro import _replaceable
 from .repair import SYSTEM_ROLES, repair_with_origins
 from .summary import SummaryState, render_summary, summarize, summary_feed
-from .tail import holder_index, safe_tail_start
+from .tail import safe_tail_start
 from .tokens import estimate_message_tokens
-from .view import MAX_TURN_SUMMARIES, MIN_FREED_RATIO, RequestView, SummaryAnchor, ViewSettings
+from .view import MICRO_MIN_FREED_RATIO, MIN_FREED_RATIO, Compaction, RequestView, ViewSettings
 
 __all__ = ["IncrementalView"]
 
@@ -82,7 +88,7 @@ class IncrementalView:
 
     def __init__(self) -> None:
         self.fed = 0  # input messages fed so far
-        self.all_seq = True  # every message fed carries a seq (then anchor keys are seqs, else indices)
+        self.all_seq = True  # every message fed carries a seq (then compaction keys are seqs, else indices)
         self.last_seq = 0
         self.monotone = True  # seqs strictly increase (as the store's do): the last key of a range is its max
         self._systems: list[_Item] = []
@@ -92,13 +98,15 @@ class IncrementalView:
         self._conv_tokens = array("q", [0])  # prefix sums over _conv
         self._savings = array("q", [0])  # prefix sums of microcompaction savings over _conv
         self._replaceable = array("q", [0])  # prefix counts of replaceable outputs over _conv
-        self._max_seq = array("q", [-1])  # running max anchor key (seq) over _conv; index i+1 covers _conv[:i+1]
+        self._max_seq = array("q", [-1])  # running max key (seq) over _conv; index i+1 covers _conv[:i+1]
         self._max_idx = array("q", [-1])  # the same for input indices
         self._order = array("q")  # transcript order: i >= 0 is _conv[i], -1 - i is _systems[i]
+        self._conv_pos = array("q")  # where _conv[i] sits in _order
         self._open: list[tuple[Message, int]] = []  # raw open segment: (message, input index)
         self._open_from = 0  # where the open segment's items start in _conv
         self._open_order = 0  # where they start in _order
-        self._checkpoints: dict[tuple[int, int], tuple[int, SummaryState]] = {}
+        self._folds: dict[int, SummaryState] = {}  # n -> the summary fold over _conv[:n]
+        self._summary_tokens: dict[str, int] = {}  # estimate of a summary message, by text (last few)
 
     # --- feeding ---------------------------------------------------------------------------------------
 
@@ -138,7 +146,8 @@ class IncrementalView:
                 item = self._systems.pop()
                 self._system_tokens -= item.tokens
         del self._order[self._open_order:]
-        self._checkpoints = {k: v for k, v in self._checkpoints.items() if v[0] <= self._open_from}
+        del self._conv_pos[self._open_from:]
+        self._folds = {n: state for n, state in self._folds.items() if n <= self._open_from}
         if not self._open:
             return
         msgs = [m for m, _ in self._open]
@@ -163,6 +172,7 @@ class IncrementalView:
         if placeholder is not None:
             saving = tokens - estimate_message_tokens(dict(msg, content=placeholder))
         self._order.append(len(self._conv))
+        self._conv_pos.append(len(self._order) - 1)
         self._conv.append(_Item(msg, tokens, origin, seq, placeholder, saving or 0))
         self._conv_tokens.append(self._conv_tokens[-1] + tokens)
         self._savings.append(self._savings[-1] + (saving or 0))
@@ -177,66 +187,123 @@ class IncrementalView:
             return None
         return item.seq if self.all_seq else item.origin
 
-    def _max_key(self, start: int, end: int) -> int:
-        """The largest anchor key among _conv[start:end], else -1.
+    @property
+    def last_key(self) -> int:
+        """The key of the newest message fed (what a compaction made now has seen)."""
+        return self.last_seq if self.all_seq else self.fed - 1
 
-        Repair puts results in call order, so keys within one segment (a message and its results) may be out
-        of order; across segments they increase (input order). So walking back to the last segment's leading
-        message is enough, unless seqs themselves do not increase.
-        """
-        if self.all_seq and not self.monotone:
-            return max((k for it in self._conv[start:end] if (k := self._key(it)) is not None), default=-1)
-        best = -1
-        for i in range(end - 1, start - 1, -1):
-            item = self._conv[i]
-            key = self._key(item)
-            if key is not None:
-                best = max(best, key)
-            if item.msg.get("role") != "tool" and best >= 0:
-                break
-        return best
-
-    def _uncovered_start(self, anchors: Sequence[SummaryAnchor]) -> int:
-        """Index in ``_conv`` where the conversation after the newest anchor starts (the reference's
-        ``_uncovered``), found by bisection over the running maximum of the keys."""
-        if not anchors:
-            return 0
-        through = max(a.covers_through_seq_or_index for a in anchors)
-        keys = self._max_seq if self.all_seq else self._max_idx
-        start = bisect_right(keys, through, 1) - 1  # first i whose items [0..i] reach a key above `through`
-        if start < len(self._conv) and self._conv[start].msg.get("role") == "tool":
-            holder = holder_index(_Lazy(self._conv, 0), start)
-            start = holder if holder is not None else start
-        return start
-
-    def view(self, settings: ViewSettings, anchors: Sequence[SummaryAnchor] = (),
-             summarizer: Callable[[list[Message]], str] = summarize) -> RequestView:
-        """The same ``RequestView`` as ``build_request_view(all messages fed, settings, anchors=...)``."""
-        before = self._system_tokens + self._conv_tokens[-1]
-        base = {"before_tokens": before, "threshold_tokens": settings.threshold_tokens,
+    def _base(self, settings: ViewSettings) -> dict[str, Any]:
+        return {"before_tokens": self._system_tokens + self._conv_tokens[-1],
+                "threshold_tokens": settings.threshold_tokens,
                 "context_window_tokens": settings.context_window_tokens,
                 "keep_recent_tokens": settings.keep_recent_tokens, "transcript_messages": self.fed}
+
+    def view(self, settings: ViewSettings, compaction: Compaction | None = None,
+             summarizer: Callable[[list[Message]], str] = summarize) -> RequestView:
+        """The request view over every message fed (see the module doc). ``compaction`` is the one the previous
+        request was built on; the view says in ``compaction``/``sticky`` whether it repeats it or makes a new one."""
+        base = self._base(settings)
+        before = base["before_tokens"]
         if before <= settings.threshold_tokens:  # R-PIPE-1
             return RequestView(messages=self._in_order(None), mode="full", estimated_tokens=before, summary=None,
                                compacted_tool_outputs=0, **base)
-        if len(anchors) >= MAX_TURN_SUMMARIES:
-            anchors = ()  # merge a long turn's summaries, as the reference does
-        rest = self._uncovered_start(anchors)
-        if anchors and rest >= len(self._conv):
-            anchors, rest = (), 0  # a stale anchor covering everything: recompute, as the reference does
-        tail = rest + safe_tail_start(_Lazy(self._conv, rest), settings.tail_budget_tokens,
-                                      _Lazy(self._conv, rest, tokens=True))
-        if not anchors:
-            count = self._replaceable[tail] - self._replaceable[rest]
-            micro_tokens = before - (self._savings[tail] - self._savings[rest])
-            if count and micro_tokens <= settings.threshold_tokens:
-                return RequestView(messages=self._in_order(tail), mode="microcompacted",
-                                   estimated_tokens=micro_tokens, summary=None, compacted_tool_outputs=count,
-                                   **base)
-        view = self._summarized(anchors, rest, tail, settings, summarizer, base)
-        if anchors and view.mode == "fallback":
-            return self.view(settings, (), summarizer)  # merge the turn's summaries, as the reference does
-        return view
+        replaced = before  # the request a new compaction replaces: the repeated one, when there is one
+        if compaction is not None:
+            start = self._locate(compaction)
+            if start is not None:
+                view = self._compacted(compaction, start, base, sticky=True)
+                if view.estimated_tokens <= settings.threshold_tokens:  # B-CACHE-1
+                    return view
+                replaced = view.estimated_tokens
+        return self._compact(settings, summarizer, base, replaced)
+
+    def _locate(self, compaction: Compaction) -> int | None:
+        """Index in _conv of the compaction's first verbatim message; None when this transcript does not hold it
+        (then the compaction is stale and a new one is made)."""
+        if compaction.through_key > self.last_key or not self._conv:
+            return None
+        if self.all_seq and not self.monotone:
+            return next((i for i, it in enumerate(self._conv)
+                         if it.msg.get("role") != "tool" and self._key(it) == compaction.tail_key), None)
+        keys = self._max_seq if self.all_seq else self._max_idx
+        i = bisect_left(keys, compaction.tail_key, 1) - 1  # the first i whose _conv[:i+1] reaches the key
+        if i < len(self._conv) and self._conv[i].msg.get("role") != "tool" \
+                and self._key(self._conv[i]) == compaction.tail_key:
+            return i
+        return None
+
+    def _compact(self, settings: ViewSettings, summarizer, base, replaced: int) -> RequestView:
+        """A new compaction over the whole transcript (R-MICRO-3, R-SUM-1, B-CACHE-2, B-LOOP-1, R-FALL-1).
+
+        Microcompaction is the view when it fits and is at least MICRO_MIN_FREED_RATIO smaller than ``replaced``,
+        the request it replaces (the repeated compaction, else the whole transcript); else the summary path."""
+        before = base["before_tokens"]
+        tail = self._tail_start(settings.tail_budget_tokens)
+        micro_tokens = before - self._savings[tail]
+        if self._replaceable[tail] and micro_tokens <= settings.threshold_tokens \
+                and replaced - micro_tokens >= MICRO_MIN_FREED_RATIO * replaced:
+            made = Compaction("microcompacted", self._key(self._conv[tail]), self.last_key)
+            return self._compacted(made, tail, base, sticky=False)
+        budget, target = settings.tail_budget_tokens, settings.target_tokens
+        while True:
+            tail = self._tail_start(budget)
+            text = None
+            if tail > 0:
+                try:
+                    text = self._summary_text(tail, settings, summarizer)
+                except Exception:  # noqa: BLE001 - any compressor failure takes the fallback window (R-FALL-1)
+                    return self._fallback(base)
+            tail_tokens = self._conv_tokens[-1] - self._conv_tokens[tail]
+            tokens = self._system_tokens + tail_tokens + (self._summary_message_tokens(text) if text else 0)
+            if tokens <= target or budget <= 0:
+                break
+            # B-CACHE-2: shrink the tail by at least what the view is over the target, down to R-TAIL-2/3.
+            budget = max(0, min(budget, tail_tokens) - (tokens - target) - 1)
+        if text is None or tokens > settings.threshold_tokens or before - tokens < MIN_FREED_RATIO * before:
+            return self._fallback(base)  # B-LOOP-1: never hand back a view that will compact again at once.
+        made = Compaction("summarized", self._key(self._conv[tail]), self.last_key, text)
+        return self._compacted(made, tail, base, sticky=False)
+
+    def _tail_start(self, budget: int) -> int:
+        return safe_tail_start(_Lazy(self._conv, 0), budget, _Lazy(self._conv, 0, tokens=True))
+
+    def _compacted(self, compaction: Compaction, start: int, base, *, sticky: bool) -> RequestView:
+        """The view a compaction gives over today's transcript; ``start`` is its first verbatim message.
+
+        Microcompacted: every message in order, outputs before ``start`` as placeholders. Summarized: the system
+        messages the compaction saw, the summary, then from ``start`` on every message in order (later system
+        messages in place). Built the same way when the compaction is made and each time it is repeated, so
+        a repeated view is the previous request plus what was appended (B-CACHE-1).
+        """
+        if compaction.mode == "microcompacted":
+            tokens = base["before_tokens"] - self._savings[start]
+            return RequestView(messages=self._in_order(start), mode="microcompacted", estimated_tokens=tokens,
+                               summary=None, compacted_tool_outputs=self._replaceable[start],
+                               compaction=compaction, sticky=sticky, **base)
+        through = compaction.through_key
+        text = compaction.summary or ""
+        view = [_copy(it.msg) for it in self._systems if self._key(it) <= through]  # system items are never synthetic
+        view.append({"role": "system", "content": text})
+        for entry in self._order[self._conv_pos[start]:]:
+            if entry >= 0:
+                view.append(_copy(self._conv[entry].msg))
+            else:
+                item = self._systems[-1 - entry]
+                if self._key(item) > through:
+                    view.append(_copy(item.msg))
+        tokens = self._system_tokens + self._summary_message_tokens(text)
+        tokens += self._conv_tokens[-1] - self._conv_tokens[start]
+        return RequestView(messages=view, mode="summarized", estimated_tokens=tokens, summary=text,
+                           compacted_tool_outputs=0, compaction=compaction, sticky=sticky, **base)
+
+    def _summary_message_tokens(self, text: str) -> int:
+        tokens = self._summary_tokens.get(text)
+        if tokens is None:
+            tokens = estimate_message_tokens({"role": "system", "content": text})
+            self._summary_tokens[text] = tokens
+            if len(self._summary_tokens) > 8:
+                self._summary_tokens.pop(next(iter(self._summary_tokens)))
+        return tokens
 
     def _in_order(self, micro_until: int | None) -> list[Message]:
         """Every repaired message in transcript order; outputs before ``micro_until`` as placeholders."""
@@ -250,40 +317,18 @@ class IncrementalView:
                 out.append(_copy(item.msg))
         return out
 
-    def _summary_text(self, rest: int, tail: int, budget: int) -> str:
-        """render_summary of the fold over _conv[rest:tail], resumed from a checkpoint when one fits."""
-        upto, state = self._checkpoints.get((rest, budget), (rest, SummaryState()))
-        if upto > tail:
-            upto, state = rest, SummaryState()
-        for item in self._conv[upto:tail]:
+    def _summary_text(self, end: int, settings: ViewSettings, summarizer) -> str:
+        """The summary of _conv[:end]; the default summarizer's fold resumes from the nearest earlier fold."""
+        if summarizer is not summarize:
+            return summarizer([it.msg for it in self._conv[:end]])
+        start = max((n for n in self._folds if n <= end), default=0)
+        state = self._folds.get(start, SummaryState())
+        for item in self._conv[start:end]:
             state = summary_feed(state, item.msg)
-        self._checkpoints[(rest, budget)] = (tail, state)
-        if len(self._checkpoints) > 8:
-            self._checkpoints.pop(next(iter(self._checkpoints)))
-        return render_summary(state)
-
-    def _summarized(self, anchors, rest: int, tail: int, settings: ViewSettings, summarizer, base) -> RequestView:
-        new_anchors = tuple(anchors)
-        if tail > rest:
-            try:
-                if summarizer is summarize:
-                    text = self._summary_text(rest, tail, settings.tail_budget_tokens)
-                else:
-                    text = summarizer([it.msg for it in self._conv[rest:tail]])
-            except Exception:  # noqa: BLE001 - R-FALL-1, as in the reference
-                return self._fallback(base)
-            through = self._max_key(rest, tail)
-            new_anchors += (SummaryAnchor(text, through),)
-        summary_msgs = [{"role": "system", "content": a.text} for a in new_anchors]
-        view = [*(_copy(it.msg) for it in self._systems), *summary_msgs,
-                *(_copy(it.msg) for it in self._conv[tail:])]
-        tokens = self._system_tokens + self._conv_tokens[-1] - self._conv_tokens[tail]
-        tokens += sum(estimate_message_tokens(m) for m in summary_msgs)
-        before = base["before_tokens"]
-        if not new_anchors or tokens > base["threshold_tokens"] or before - tokens < MIN_FREED_RATIO * before:
-            return self._fallback(base)  # B-LOOP-1
-        return RequestView(messages=view, mode="summarized", estimated_tokens=tokens, summary=new_anchors[-1].text,
-                           compacted_tool_outputs=0, anchors=new_anchors, **base)
+        self._folds[end] = state
+        if len(self._folds) > 8:
+            self._folds.pop(next(iter(self._folds)))
+        return render_summary(state, settings.goal_budget_tokens)
 
     def _fallback(self, base) -> RequestView:
         """R-FALL-1 from the repaired state: first system messages + fixed summary + the last messages."""
@@ -295,8 +340,5 @@ class IncrementalView:
                            compacted_tool_outputs=0, **base)
 
     def fallback_view(self, settings: ViewSettings) -> RequestView:
-        """The same view as ``fallback_request_view`` (the single retry after a context-too-long answer)."""
-        before = self._system_tokens + self._conv_tokens[-1]
-        return self._fallback({"before_tokens": before, "threshold_tokens": settings.threshold_tokens,
-                               "context_window_tokens": settings.context_window_tokens,
-                               "keep_recent_tokens": settings.keep_recent_tokens, "transcript_messages": self.fed})
+        """The fallback window (the single retry after a context-too-long answer, R-PTL-1)."""
+        return self._fallback(self._base(settings))

@@ -1,8 +1,8 @@
 """Deterministic structured summary of older history (R-SUM-1..6), built as a left fold.
 
 ``summary_feed`` folds one message into an immutable ``SummaryState``; ``render_summary`` turns a state into
-text. The state is bounded (latest goals and failures only, plus the de-duplicated paths), so a store can
-checkpoint it and feed only new messages later (B-INC-1) with the same result as a full rebuild. No provider
+text. The state is bounded (every goal up to ``MAX_STORED_GOALS``, the latest failures, the de-duplicated paths),
+so a store can checkpoint it and feed only new messages later (B-INC-1) with the same result as a full rebuild. No provider
 call, no clock: the same messages give a byte-identical summary (R-SUM-3).
 """
 
@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from .micro import PLACEHOLDER_PREFIX, content_text, evidence_match
+from .tokens import estimate_text_tokens
 
 __all__ = [
     "SUMMARY_HEADER",
@@ -28,9 +29,12 @@ __all__ = [
 
 SUMMARY_HEADER = "[compressed conversation context]\nOlder transcript messages were summarized."
 NONE_RECORDED = "- None recorded"
-MAX_GOALS = 4
-MAX_FAILURES = 4
+RECENT_GOALS = 4  # B-SUM-7: the latest goals keep GOAL_CHARS; older ones OLD_GOAL_CHARS
 GOAL_CHARS = 240
+OLD_GOAL_CHARS = 80
+DEFAULT_GOAL_BUDGET = 600  # tokens the Goals section may take (B-SUM-7: max(600, 5% of the usable window))
+MAX_STORED_GOALS = 4096  # the fold's memory; far more than any budget shows
+MAX_FAILURES = 4
 FAILURE_CHARS = 240
 STATE_CHARS = 500
 MAX_FILES = 40  # Shown paths; the rest are counted, so the summary stays bounded.
@@ -147,7 +151,7 @@ def summary_feed(state: SummaryState, msg: Mapping[str, Any]) -> SummaryState:
     if role == "user":
         text = _one_line(content_text(msg.get("content")))
         if text:
-            state = replace(state, goals=(state.goals + (_clip(text, GOAL_CHARS),))[-MAX_GOALS:])
+            state = replace(state, goals=(state.goals + (_clip(text, GOAL_CHARS),))[-MAX_STORED_GOALS:])
     elif role == "assistant":
         state = _feed_assistant(state, msg)
     elif role == "tool":
@@ -160,14 +164,30 @@ def _section(title: str, lines: Iterable[str]) -> list[str]:
     return [title, *(body or [NONE_RECORDED])]
 
 
-def render_summary(state: SummaryState) -> str:
-    """The summary text (R-SUM-2): header, then Goals, Files and tools touched, Failures to avoid, Last state."""
+def _goal_lines(goals: tuple[str, ...], budget_tokens: int) -> list[str]:
+    """Every goal in order (B-SUM-7): the latest RECENT_GOALS as stored, older ones cut to OLD_GOAL_CHARS; the
+    oldest are dropped (and counted) only while the section would exceed ``budget_tokens``."""
+    recent = len(goals) - RECENT_GOALS
+    lines = [goal if i >= recent else _clip(goal, OLD_GOAL_CHARS) for i, goal in enumerate(goals)]
+    costs = [estimate_text_tokens(f"- {line}\n") for line in lines]
+    total, first = sum(costs) + estimate_text_tokens("Goals:\n"), 0
+    while total > budget_tokens and first < len(lines) - 1:
+        total -= costs[first]
+        first += 1
+    if first:
+        return [f"(and {first} earlier goals)", *lines[first:]]
+    return lines
+
+
+def render_summary(state: SummaryState, goal_budget_tokens: int = DEFAULT_GOAL_BUDGET) -> str:
+    """The summary text (R-SUM-2, B-SUM-7): header, then Goals, Files and tools touched, Failures to avoid, Last
+    state. ``goal_budget_tokens`` bounds the Goals section."""
     files = [_clip(path, PATH_CHARS) for path in state.files[:MAX_FILES]]
     if len(state.files) > MAX_FILES:
         files.append(f"(and {len(state.files) - MAX_FILES} more paths)")
     lines = [
         SUMMARY_HEADER,
-        *_section("Goals:", state.goals),
+        *_section("Goals:", _goal_lines(state.goals, goal_budget_tokens)),
         *_section("Files and tools touched:", files),
         *_section("Failures to avoid:", state.failures),
         *_section("Last useful assistant state:", [state.last_state] if state.last_state else []),
@@ -175,9 +195,9 @@ def render_summary(state: SummaryState) -> str:
     return "\n".join(lines)
 
 
-def summarize(msgs: Iterable[Mapping[str, Any]]) -> str:
+def summarize(msgs: Iterable[Mapping[str, Any]], goal_budget_tokens: int = DEFAULT_GOAL_BUDGET) -> str:
     """Summary of ``msgs`` (R-SUM-2, R-SUM-3): a left fold of ``summary_feed`` then ``render_summary``."""
     state = SummaryState()
     for msg in msgs:
         state = summary_feed(state, msg)
-    return render_summary(state)
+    return render_summary(state, goal_budget_tokens)

@@ -2,7 +2,7 @@
 
 from protocol.messages import ContextViewResult, GetContextViewParams
 from server.agent.service import tool_overhead_tokens, view_settings
-from server.agent.views import effective_settings, session_view_state
+from server.agent.views import effective_settings, session_view_state, stable_prefix_tokens, stored_compaction
 from server.context import fit_to_window
 from server.rpc import RequestError, method
 from server.runtime import Runtime
@@ -22,10 +22,14 @@ async def get_context_view(rt: Runtime, params: GetContextViewParams) -> Context
     reserved = tool_overhead_tokens()
     model = rt.settings.provider.model or ""
     effective = effective_settings(settings, reserved, rt.calibrations.get(model))
-    view = fit_to_window((await session_view_state(rt.store, params.session_id)).view(effective))  # B-INC-1
+    # B-INC-1, B-CACHE-1: the session's state and stored compaction, read only (nothing is stored or announced)
+    compaction = await stored_compaction(rt.store, params.session_id)
+    view = fit_to_window((await session_view_state(rt.store, params.session_id)).view(effective, compaction))
     return ContextViewResult(
         messages=view.messages, estimated_tokens=view.estimated_tokens, threshold_tokens=view.threshold_tokens,
         context_window_tokens=settings.context_window_tokens, keep_recent_tokens=view.keep_recent_tokens,
         reserved_tokens=reserved,
         mode=view.mode, compacted_tool_outputs=view.compacted_tool_outputs,
-        transcript_messages=view.transcript_messages, before_tokens=view.before_tokens, summary=view.summary)
+        transcript_messages=view.transcript_messages, before_tokens=view.before_tokens, summary=view.summary,
+        compact_target_tokens=effective.target_tokens,
+        stable_prefix_tokens=stable_prefix_tokens(rt.store, params.session_id, view.messages))

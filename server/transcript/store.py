@@ -322,6 +322,14 @@ class Store:
         rows = await self._read(sql + " ORDER BY id LIMIT ?", [*args, limit if limit and limit > 0 else -1])
         return [Event(r[0], r[1], r[2], loads(r[3]), r[4], r[5]) for r in rows]
 
+    async def latest_event(self, session_id: str, kind: str, having: str) -> Event | None:
+        """The newest ``kind`` event whose payload has the top-level key ``having`` (e.g. the compaction a
+        session's requests are built on, B-CACHE-3)."""
+        rows = await self._read(
+            "SELECT id, session_id, kind, payload, created_at, turn_id FROM events WHERE session_id = ? AND kind = ?"
+            " AND json_extract(payload, ?) IS NOT NULL ORDER BY id DESC LIMIT 1", [session_id, kind, f"$.{having}"])
+        return Event(rows[0][0], rows[0][1], rows[0][2], loads(rows[0][3]), rows[0][4], rows[0][5]) if rows else None
+
     # --- artifacts ----------------------------------------------------------------------------------
 
     async def add_artifact(self, artifact: Artifact) -> None:

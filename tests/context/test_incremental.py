@@ -1,9 +1,11 @@
-"""B-INC-1: the incremental builder gives the reference's view, byte for byte, at O(new messages + view) cost.
+"""B-INC-1: the incremental builder (the one production path) gives the full-rebuild reference's view, byte for
+byte, at O(new messages + view) cost.
 
-``build_request_view`` over the whole transcript stays the reference implementation. Random transcripts (the
-property tests' generator: parallel calls, missing, duplicate and orphan results, failures, CJK, images, huge
-outputs) are fed in random batches; after every batch both builders answer with the same settings and anchors,
-where the anchors are carried over (same turn) or dropped (a new turn) at random.
+``tests/context/reference.py`` re-reads the whole transcript on every call: it is the oracle. Random transcripts
+(the property tests' generator: parallel calls, missing, duplicate and orphan results, failures, CJK, images, huge
+outputs) are fed in random batches; after every batch both builders answer with the same settings and the same
+compaction, carried from one call to the next as the loop carries it (or dropped at random, as a session whose
+stored compaction belongs to other settings would see).
 """
 
 from __future__ import annotations
@@ -14,20 +16,22 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import server.context.incremental as incremental
-from server.context import ViewSettings, build_request_view, estimate_message_tokens, fallback_request_view
+from server.context import ViewSettings, estimate_message_tokens, fallback_request_view
 from server.context.incremental import IncrementalView
 from tests.conftest import KIMI, MINI_SWE, load_trajectory
 
+from .reference import reference_view
 from .test_properties import transcripts, view_settings
 
 PROFILE = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def assert_same(got, ref) -> None:
-    """Byte-identical messages and equal numbers, summary and anchors."""
+    """Byte-identical messages and equal numbers, summary and compaction."""
     assert json.dumps(got.messages, ensure_ascii=False) == json.dumps(ref.messages, ensure_ascii=False)
     for name in ("mode", "estimated_tokens", "before_tokens", "threshold_tokens", "context_window_tokens",
-                 "keep_recent_tokens", "summary", "compacted_tool_outputs", "transcript_messages", "anchors"):
+                 "keep_recent_tokens", "summary", "compacted_tool_outputs", "transcript_messages", "compaction",
+                 "sticky"):
         assert getattr(got, name) == getattr(ref, name), name
 
 
@@ -38,17 +42,17 @@ def test_B_INC_1_incremental_equals_full_rebuild_over_random_append_sequences(ms
     counts = [estimate_message_tokens(m) for m in msgs] if data.draw(st.booleans()) else None
     keep = iter(data.draw(st.lists(st.booleans(), min_size=20, max_size=20)))  # drawn up front: shrinkable
     inc = IncrementalView()
-    anchors: dict[ViewSettings, tuple] = {}
+    carried: dict[ViewSettings, object] = {}
     done = 0
     for cut in [*cuts, len(msgs)]:
         inc.feed(msgs[done:cut], counts[done:cut] if counts else None)
         done = cut
         for cfg in configs:  # two settings side by side: a loop's view and a getContextView "what if"
-            carried = anchors.get(cfg, ())
-            ref = build_request_view(msgs[:cut], cfg, token_counts=counts[:cut] if counts else None,
-                                     anchors=carried)
-            assert_same(inc.view(cfg, carried), ref)
-            anchors[cfg] = ref.anchors if next(keep) else ()
+            compaction = carried.get(cfg)
+            ref = reference_view(msgs[:cut], cfg, token_counts=counts[:cut] if counts else None,
+                                 compaction=compaction)
+            assert_same(inc.view(cfg, compaction), ref)
+            carried[cfg] = (ref.compaction or compaction) if next(keep) else None
         assert_same(inc.fallback_view(configs[0]),
                     fallback_request_view(msgs[:cut], configs[0], token_counts=counts[:cut] if counts else None))
 
@@ -61,7 +65,7 @@ def test_B_INC_1_a_failing_summarizer_falls_back_as_the_reference_does(msgs, cfg
 
     inc = IncrementalView()
     inc.feed(msgs)
-    assert_same(inc.view(cfg, summarizer=broken), build_request_view(msgs, cfg, summarizer=broken))
+    assert_same(inc.view(cfg, summarizer=broken), reference_view(msgs, cfg, summarizer=broken))
 
 
 def _stored(path, seq_from=1):
@@ -72,14 +76,14 @@ def test_B_INC_1_real_trajectories_one_message_at_a_time_match_the_reference():
     for path, window in ((KIMI, 16_000), (MINI_SWE, 8_000)):
         msgs = _stored(path)
         cfg = ViewSettings(window)
-        inc, anchors = IncrementalView(), ()
+        inc, compaction = IncrementalView(), None
         for n in range(1, len(msgs) + 1):
             inc.feed(msgs[n - 1:n])
             if n % 7 and n != len(msgs):
                 continue
-            ref = build_request_view(msgs[:n], cfg, anchors=anchors)
-            assert_same(inc.view(cfg, anchors), ref)
-            anchors = ref.anchors if msgs[n - 1]["role"] != "user" else ()
+            ref = reference_view(msgs[:n], cfg, compaction=compaction)
+            assert_same(inc.view(cfg, compaction), ref)
+            compaction = ref.compaction or compaction
 
 
 def test_B_INC_1_each_message_is_folded_into_the_summary_about_once(monkeypatch):
@@ -89,10 +93,12 @@ def test_B_INC_1_each_message_is_folded_into_the_summary_about_once(monkeypatch)
     real_feed = incremental.summary_feed
     monkeypatch.setattr(incremental, "summary_feed", lambda state, msg: fed.append(1) or real_feed(state, msg))
     msgs = _stored(MINI_SWE)
-    inc = IncrementalView()
+    inc, compaction = IncrementalView(), None
     summarized = 0
     for msg in msgs:
         inc.feed([msg])
-        summarized += inc.view(ViewSettings(8_000)).mode == "summarized"
+        view = inc.view(ViewSettings(8_000), compaction)
+        compaction = view.compaction or compaction
+        summarized += view.mode == "summarized"
     assert summarized > 100
     assert len(fed) <= 2 * len(msgs)

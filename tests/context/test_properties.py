@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from server.context import (
     FALLBACK_SUMMARY,
-    SummaryAnchor,
+    Compaction,
     ViewSettings,
     build_request_view,
     estimate_message_tokens,
@@ -96,6 +96,7 @@ view_settings = st.builds(
     context_window_tokens=st.sampled_from([2_000, 4_000, 8_000, 16_000, 64_000]),
     threshold_ratio=st.sampled_from([0.5, 0.8, 0.9]),
     keep_recent_tokens=st.sampled_from([500, 2_000, 8_000]),
+    compact_target_ratio=st.sampled_from([0.3, 0.5, 0.7]),
 )
 
 
@@ -115,8 +116,11 @@ def check_view(msgs: list[dict[str, Any]], view_settings_: ViewSettings, view) -
         assert [m for m in view.messages if m["role"] == "system"] == systems
         assert len(view.messages) == len(repaired)
     elif view.mode == "summarized":
-        assert view.messages[: len(systems)] == systems  # R-SUM-5: all of them, first
-        assert view.messages[len(systems)]["content"].startswith("[compressed conversation context]")
+        # R-SUM-5: all of them, those the compaction saw first, then the summary; later ones in place (B-CACHE-1)
+        at = view.messages.index({"role": "system", "content": view.summary})
+        assert view.messages[:at] == systems[:at]
+        assert [m for i, m in enumerate(view.messages) if m["role"] == "system" and i != at] == systems
+        assert view.summary.startswith("[compressed conversation context]")
     else:
         n = min(2, len(systems))
         assert view.messages[:n] == systems[:n]
@@ -144,24 +148,33 @@ def test_properties_precomputed_token_counts_give_the_same_view(msgs, cfg):
     assert build_request_view(msgs, cfg, token_counts=counts) == build_request_view(msgs, cfg)
 
 
+def _grown(first_part: list[dict[str, Any]], more: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``first_part`` then ``more``'s messages appended as a store would: seqs continuing, all or none."""
+    extra = [{k: v for k, v in m.items() if k != "seq"} for m in more]
+    if first_part and "seq" in first_part[0]:
+        last = max(m["seq"] for m in first_part)
+        extra = [{**m, "seq": last + 1 + i} for i, m in enumerate(extra)]
+    return first_part + extra
+
+
 @settings(PROFILE, max_examples=20)  # two transcripts per example: the costliest property here, kept bounded
 @given(transcripts(), transcripts(), view_settings)
-def test_properties_anchors_within_a_turn_stay_fixed_and_valid(first_part, more, cfg):
+def test_B_CACHE_1_properties_a_repeated_compaction_extends_the_previous_request(first_part, more, cfg):
     first = build_request_view(first_part, cfg)
-    grown = first_part + [{k: v for k, v in m.items() if k != "seq"} for m in more if m["role"] != "system"]
-    if first_part and "seq" in first_part[0]:
-        grown = [{**m, "seq": first_part[0]["seq"] + 3 * i} for i, m in enumerate(grown)]
-    second = build_request_view(grown, cfg, anchors=first.anchors)
+    grown = _grown(first_part, more)
+    second = build_request_view(grown, cfg, compaction=first.compaction)
     check_view(grown, cfg, second)
-    if second.mode == "summarized" and first.anchors:
-        texts = [m["content"] for m in second.messages if m["role"] == "system"]
-        # R-SUM-4: the earlier anchor stays fixed, unless the anchored view no longer fits; then the summaries
-        # are merged into one recomputed from the transcript (a view never piles up summaries until it overflows).
-        merged = len(second.anchors) == 1 and second.anchors[0].text not in [a.text for a in first.anchors]
-        assert first.anchors[0].text in texts or merged
+    if second.sticky:
+        assert second.compaction == first.compaction
+        assert second.messages[: len(first.messages)] == first.messages  # byte for byte, then what was appended
+    assert second.mode == "fallback" or second.estimated_tokens <= cfg.threshold_tokens  # B-CACHE-4
+    if second.mode == "fallback":
+        assert second.compaction is None  # never sticky
 
 
-def test_properties_anchor_past_the_end_still_gives_a_valid_view():
+def test_B_CACHE_1_a_compaction_past_the_end_is_stale_and_a_new_view_is_made():
     msgs = [{"role": "user", "content": "x" * 9_000}, {"role": "assistant", "content": "y" * 9_000}]
-    view = build_request_view(msgs, ViewSettings(4_000), anchors=[SummaryAnchor("[compressed conversation context]\nold", 99)])
-    check_view(msgs, ViewSettings(4_000), view)  # a stale anchor that covers everything is ignored
+    stale = Compaction("summarized", 5, 99, "[compressed conversation context]\nold")
+    view = build_request_view(msgs, ViewSettings(4_000), compaction=stale)
+    check_view(msgs, ViewSettings(4_000), view)  # a compaction this transcript does not hold is ignored
+    assert view.summary != stale.summary and not view.sticky

@@ -59,12 +59,35 @@ def test_R_SUM_2_empty_sections_say_none_recorded():
     assert text.count("- None recorded") == 4
 
 
-def test_R_SUM_2_latest_four_goals_each_within_240_chars_with_ellipsis():
+def _goals(text: str) -> list[str]:
+    return re.search(r"Goals:\n(.*?)\nFiles", text, re.S).group(1).splitlines()
+
+
+def test_B_SUM_7_every_goal_in_order_latest_four_within_240_older_within_80():
     msgs = [user(f"goal {i} " + "x" * 500) for i in range(7)]
-    text = summarize(msgs)
-    goals = re.search(r"Goals:\n(.*?)\nFiles", text, re.S).group(1).splitlines()
-    assert [g.split()[2] for g in goals] == ["3", "4", "5", "6"]
-    assert all(len(g) - 2 <= 240 and g.endswith("…") for g in goals)
+    goals = _goals(summarize(msgs))
+    assert [g.split()[2] for g in goals] == ["0", "1", "2", "3", "4", "5", "6"]
+    assert all(len(g) - 2 <= 80 and g.endswith("…") for g in goals[:3])
+    assert all(80 < len(g) - 2 <= 240 and g.endswith("…") for g in goals[3:])
+
+
+def test_B_SUM_7_oldest_goals_are_dropped_only_past_the_budget_and_counted():
+    msgs = [user(f"goal {i} " + "x" * 500) for i in range(300)]
+    small = _goals(summarize(msgs))  # the default budget: 600 tokens
+    assert small[0].startswith("- (and ") and small[-1].split()[2] == "299"
+    dropped = int(small[0].split()[2])
+    assert [g.split()[2] for g in small[1:]] == [str(i) for i in range(dropped, 300)]  # the newest, in order
+    wide = _goals(summarize(msgs, goal_budget_tokens=50_000))  # a big window's 5%: all of them
+    assert len(wide) == 300 and wide[0].split()[2] == "0"
+    # The budget scales with the window: max(600, 5%)
+    assert ViewSettings(8_000).goal_budget_tokens == 600 and ViewSettings(200_000).goal_budget_tokens == 10_000
+
+
+def test_B_SUM_7_a_view_over_a_long_session_keeps_its_first_goal():
+    msgs = [system("rules"), *_long_session(60)]
+    view = build_request_view(msgs, ViewSettings(context_window_tokens=32_000, keep_recent_tokens=2_000))
+    assert view.mode == "summarized"
+    assert "- goal 0 " in view.summary and "- goal 1 " in view.summary
 
 
 def test_R_SUM_2_failures_latest_four_bounded_and_state_500():
@@ -139,29 +162,31 @@ def test_R_SUM_1_view_is_system_plus_one_summary_plus_tail_verbatim():
     assert is_protocol_valid(view.messages) == []
 
 
-def test_R_SUM_4_anchor_kept_fixed_and_newer_summary_added_within_a_turn():
+def test_B_CACHE_3_the_summary_is_kept_across_turns_and_recomputed_only_at_the_next_compaction():
+    """R-SUM-4 as B-CACHE-3 amends it: the next user turn repeats the stored compaction (same summary, same place)
+    while that fits; a new summary is made only when the repeated view would cross the threshold."""
     settings = ViewSettings(context_window_tokens=16_000, keep_recent_tokens=2_000)
     msgs = [system("rules"), *_long_session(20)]
     first = build_request_view(msgs, settings)
-    assert len(first.anchors) == 1 and first.anchors[0].text == first.summary
-    grown = msgs + _long_session(10, start=20)
-    second = build_request_view(grown, settings, anchors=first.anchors)
-    assert second.mode == "summarized"
-    assert second.messages[1] == {"role": "system", "content": first.anchors[0].text}  # same text, same place
-    assert second.anchors[0] == first.anchors[0] and len(second.anchors) == 2
-    assert second.messages[2]["content"] == second.summary != first.summary
-    assert re.search(r"- goal 2\d ", second.summary) and not re.search(r"- goal 2\d ", first.summary)
-    assert is_protocol_valid(second.messages) == []
-    # The next user turn passes no anchors: one summary, recomputed from the transcript.
-    fresh = build_request_view(grown, settings)
-    assert len(fresh.anchors) == 1 and fresh.messages[1]["content"] == fresh.summary
+    assert first.mode == "summarized" and first.compaction.summary == first.summary and not first.sticky
+    grown = msgs + [user("goal 20: one more thing")]
+    second = build_request_view(grown, settings, compaction=first.compaction)
+    assert second.sticky and second.summary == first.summary
+    assert second.messages == first.messages + [user("goal 20: one more thing")]
+    much = grown + _long_session(10, start=21)
+    third = build_request_view(much, settings, compaction=first.compaction)
+    assert not third.sticky and third.mode == "summarized" and third.summary != first.summary
+    assert third.estimated_tokens <= settings.target_tokens  # B-CACHE-2
+    assert re.search(r"- goal 2\d ", third.summary) and not re.search(r"- goal 2\d ", first.summary)
+    assert is_protocol_valid(third.messages) == []
 
 
-def test_R_SUM_4_anchor_covers_by_seq_when_messages_carry_one():
+def test_B_CACHE_3_a_compaction_is_keyed_by_seq_when_messages_carry_one():
     msgs = [{**m, "seq": 100 + i} for i, m in enumerate([system("rules"), *_long_session(20)])]
     view = build_request_view(msgs, ViewSettings(context_window_tokens=16_000, keep_recent_tokens=2_000))
     tail_first_seq = msgs[len(msgs) - (len(view.messages) - 2)]["seq"]
-    assert view.anchors[0].covers_through_seq_or_index == tail_first_seq - 1
+    assert view.compaction.tail_key == tail_first_seq
+    assert view.compaction.through_key == msgs[-1]["seq"]
     assert all("seq" not in m for m in view.messages)
 
 

@@ -85,44 +85,69 @@ def test_trajectory_crashed_variants_are_repaired(name, window):
     check_view(msgs, cfg, build_request_view(msgs, cfg))
 
 
+def _calls(msgs: list[dict]):
+    """Each model call of a recorded session: the transcript before each assistant message."""
+    for end, msg in enumerate(msgs):
+        if msg.get("role") == "assistant" and end:
+            yield msgs[:end]
+
+
+@pytest.mark.parametrize("window", [16_000, 32_000])
 @pytest.mark.parametrize("name", NAMES)
-def test_trajectory_R_SUM_4_anchors_within_a_turn(name):
-    msgs = _messages(name)
-    cfg = ViewSettings(context_window_tokens=32_000)
-    cut = len(msgs) * 2 // 3
-    while msgs[cut - 1].get("tool_calls") or msgs[cut].get("role") == "tool":
-        cut += 1  # a view is built between model calls: never with a call waiting for its results
-    first = build_request_view(msgs[:cut], cfg)
-    second = build_request_view(msgs, cfg, anchors=first.anchors)
-    check_view(msgs, cfg, second)
-    if first.mode == "summarized" and second.mode == "summarized":
-        assert second.anchors[0] == first.anchors[0]
-        assert {"role": "system", "content": first.anchors[0].text} in second.messages
+def test_trajectory_B_CACHE_1_each_request_extends_the_previous_one_until_a_compaction(name, window):
+    """The loop's sequence of requests over a real session, the compaction carried from call to call: a sticky
+    request is the previous request plus what was appended, byte for byte (B-CACHE-1); every view stays under the
+    threshold or is the fallback (B-CACHE-4); it equals the full-rebuild reference (one pipeline); and compactions
+    are batches that leave room for several calls, not one per call (B-CACHE-2)."""
+    from server.context.incremental import IncrementalView
+
+    from .reference import reference_view
+
+    msgs = [{**m, "seq": i + 1} for i, m in enumerate(_messages(name))]
+    cfg = ViewSettings(context_window_tokens=window)
+    state = IncrementalView()  # as the loop keeps it: fed what was stored since the last call
+    compaction, previous, calls, compactions = None, None, 0, 0
+    every = max(1, len(msgs) // 60)  # the reference re-reads everything: checked at ~30 calls per session
+    for n, transcript in enumerate(_calls(msgs)):
+        state.feed(transcript[state.fed:])
+        view = state.view(cfg, compaction)
+        if n % every == 0:
+            ref = reference_view(transcript, cfg, compaction=compaction)
+            assert (view.messages, view.mode, view.compaction, view.sticky) == \
+                (ref.messages, ref.mode, ref.compaction, ref.sticky)
+        assert view.mode == "fallback" or view.estimated_tokens <= cfg.threshold_tokens
+        if view.sticky:
+            assert view.messages[: len(previous)] == previous
+        elif view.new_compaction is not None:
+            compactions += 1
+        calls += 1
+        compaction = view.compaction or compaction
+        previous = view.messages
+    assert compactions <= max(1, calls // 3), (compactions, calls)
 
 
-def test_R_SUM_4_a_long_turn_keeps_its_summaries_fixed_then_merges_them_instead_of_falling_back():
-    """mini-swe-agent is one user message and 189 model calls: one long turn. Carrying the anchors as the loop
-    does, each call may add a summary of the newly older history (R-SUM-4); the earlier ones stay byte-identical
-    until there are MAX_TURN_SUMMARIES of them or they no longer fit, and then they are merged into one summary
-    recomputed from the transcript. The view never drops to the fallback window for that reason."""
-    from server.context.view import MAX_TURN_SUMMARIES
-
+def test_B_CACHE_2_a_long_turn_compacts_in_batches_and_never_falls_back():
+    """mini-swe-agent is one user message and 189 model calls: one long turn. Carrying the compaction as the
+    loop does, a new summary is made only when the repeated view would cross the threshold, each comes out at or
+    under the target, and the view never drops to the fallback window."""
     messages = json.loads((TRAJECTORIES / "mini-swe-agent-pr816__deepseek_chat_dev_rerun__pylint-dev__astroid-1333.json")
                           .read_text(encoding="utf-8"))
+    from server.context.incremental import IncrementalView
+
     settings = ViewSettings(16_000)
-    anchors: tuple = ()
-    kept_fixed = merged = 0
+    state = IncrementalView()
+    compaction, sticky, made = None, 0, []
     for end, msg in enumerate(messages):
         if msg["role"] != "assistant":
             continue
-        view = build_request_view(messages[:end], settings, anchors=anchors)
+        state.feed(messages[state.fed:end])
+        view = state.view(settings, compaction)
         assert view.mode != "fallback", f"call before message {end} fell back"
-        texts = [a.text for a in view.anchors]
-        assert len(texts) <= MAX_TURN_SUMMARIES
-        if anchors and texts[: len(anchors)] == [a.text for a in anchors]:
-            kept_fixed += 1
-        elif anchors:
-            merged += 1
-            assert len(texts) == 1, "a merge leaves one summary"
-        anchors = view.anchors
-    assert kept_fixed > 100 and merged >= 5, (kept_fixed, merged)
+        if view.sticky:
+            sticky += 1
+        elif view.new_compaction is not None:
+            made.append(view)
+        compaction = view.compaction or compaction
+    summaries = [v for v in made if v.mode == "summarized"]
+    assert summaries and all(v.estimated_tokens <= settings.target_tokens for v in summaries)
+    assert sticky >= 4 * len(made), (sticky, len(made))

@@ -87,6 +87,53 @@ def test_SPEC_12_worked_example_25k_older_conversation_is_microcompacted():
     assert view.event_summary == "[microcompaction] 10 old tool outputs replaced with placeholders"
 
 
+def test_B_CACHE_2_the_worked_example_summary_comes_out_under_the_target_with_the_tail_kept():
+    msgs, tail = _worked_example(35_000)
+    view = build_request_view(msgs, SPEC_SETTINGS)
+    assert SPEC_SETTINGS.target_tokens == 32_000
+    assert view.estimated_tokens <= SPEC_SETTINGS.target_tokens
+    assert view.compaction.mode == "summarized" and not view.sticky  # made now: announced and stored once
+
+
+def test_B_CACHE_2_the_tail_shrinks_to_the_target_but_never_below_the_last_message_and_its_call():
+    settings = ViewSettings(context_window_tokens=20_000, keep_recent_tokens=8_000)  # threshold 16k, target 10k
+    msgs = [sized(system("rules "), 4_000), sized(user("goal "), 500)]
+    for i in range(12):
+        msgs += [sized(assistant(f"step {i} ", call(f"c{i}", "run_command", command="make")), 300),
+                 tool(f"c{i}", "Tool failed: exit code 2 " * 40), sized(assistant(f"noted {i} "), 600)]
+    view = build_request_view(msgs, settings)
+    assert view.mode == "summarized"
+    assert view.estimated_tokens <= settings.target_tokens < settings.threshold_tokens
+    assert view.messages[-1] == msgs[-1]
+    # A last exchange bigger than the target is still kept whole (R-TAIL-2/3): the view only has to fit.
+    big = msgs + [sized(assistant(None, call("z", "read_file", path="big.txt")), 200),
+                  sized(tool("z", "Tool failed: huge error "), 9_000)]
+    view = build_request_view(big, settings)
+    assert view.mode == "summarized" and view.messages[-2:] == big[-2:]
+    assert settings.target_tokens < view.estimated_tokens <= settings.threshold_tokens
+    assert is_protocol_valid(view.messages) == []
+
+
+def test_B_CACHE_2_placeholders_advance_in_a_batch_at_the_next_compaction_not_per_call():
+    msgs, _ = _worked_example(25_000)
+    first = build_request_view(msgs, SPEC_SETTINGS)
+    assert first.mode == "microcompacted" and first.compacted_tool_outputs == 10
+    grown = msgs
+    for i in range(3):  # more successful outputs, each then older than the tail: still not replaced
+        grown = grown + [sized(assistant(None, call(f"n{i}", "read_file", path="x")), 300),
+                         sized(tool(f"n{i}", "more source: "), 1_500)]
+        view = build_request_view(grown, SPEC_SETTINGS, compaction=first.compaction)
+        assert view.sticky and view.compacted_tool_outputs == 10
+        assert view.messages[: len(first.messages)] == first.messages
+
+
+def test_B_CACHE_4_a_fallback_is_never_sticky():
+    settings = ViewSettings(context_window_tokens=4_000)
+    msgs = [sized(system("rules "), 3_500), sized(user("goal "), 400), sized(assistant("ok "), 400)]
+    view = build_request_view(msgs, settings)
+    assert view.mode == "fallback" and view.compaction is None and view.new_compaction is None
+
+
 def test_R_PIPE_1_under_threshold_the_array_is_returned_unchanged():
     msgs = [system("s"), user("hi"), assistant(None, call("a")), tool("a", "out"), assistant("done")]
     before = copy.deepcopy(msgs)
@@ -94,7 +141,7 @@ def test_R_PIPE_1_under_threshold_the_array_is_returned_unchanged():
     assert view.mode == "full" and view.messages == msgs and msgs == before
     assert view.summary is None and view.event_summary is None and view.compacted_tool_outputs == 0
     assert view.estimated_tokens == view.before_tokens == estimate_messages_tokens(msgs)
-    assert view.anchors == ()
+    assert view.compaction is None and not view.sticky
 
 
 def test_R_PIPE_1_full_view_is_still_repaired_and_stripped():

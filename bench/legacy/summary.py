@@ -1,0 +1,183 @@
+"""Deterministic structured summary of older history (R-SUM-1..6), built as a left fold.
+
+``summary_feed`` folds one message into an immutable ``SummaryState``; ``render_summary`` turns a state into
+text. The state is bounded (latest goals and failures only, plus the de-duplicated paths), so a store can
+checkpoint it and feed only new messages later (B-INC-1) with the same result as a full rebuild. No provider
+call, no clock: the same messages give a byte-identical summary (R-SUM-3).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from .micro import PLACEHOLDER_PREFIX, content_text, evidence_match
+
+__all__ = [
+    "SUMMARY_HEADER",
+    "WRITE_TOOLS",
+    "SummaryState",
+    "render_summary",
+    "summarize",
+    "summary_feed",
+    "write_paths",
+]
+
+SUMMARY_HEADER = "[compressed conversation context]\nOlder transcript messages were summarized."
+NONE_RECORDED = "- None recorded"
+MAX_GOALS = 4
+MAX_FAILURES = 4
+GOAL_CHARS = 240
+FAILURE_CHARS = 240
+STATE_CHARS = 500
+MAX_FILES = 40  # Shown paths; the rest are counted, so the summary stays bounded.
+PATH_CHARS = 200
+ELLIPSIS = "…"
+
+# Write tools -> argument keys that hold the written path (B-SUM-6). Keys are lower-case tool names; the
+# lookup lower-cases the called name, so `Edit` (Claude Code) and `edit` (pi) share an entry. A value that
+# is a multi-line patch is parsed for its file headers instead. Add every new write tool here: a test fails
+# for any write tool a trajectory or the server defines that this registry does not cover.
+WRITE_TOOLS: Mapping[str, tuple[str, ...]] = {
+    "edit_file": ("path", "file_path"),
+    "write_file": ("path", "file_path"),
+    "save_memory": ("path", "file_path"),
+    "create_file": ("path", "file_path"),
+    "apply_patch": ("input", "patch", "path"),
+    "str_replace_editor": ("path",),
+    "str_replace_based_edit_tool": ("path",),
+    "write": ("file_path", "path"),
+    "edit": ("file_path", "path"),
+    "multiedit": ("file_path", "path"),
+    "notebookedit": ("notebook_path",),
+}
+# str_replace_editor-style tools also read: their "view" command writes nothing.
+_READ_ONLY_COMMANDS = frozenset({"view"})
+_PATCH_HEADER = re.compile(
+    r"^(?:\*\*\* (?:Add|Update|Delete) File: |\*\*\* Move to: |\+\+\+ (?:b/)?)(?P<path>\S.*?)\s*$", re.M
+)
+_SPACE = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class SummaryState:
+    """What the summary remembers so far (immutable; every feed returns a new state)."""
+
+    goals: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
+    failures: tuple[str, ...] = ()
+    last_state: str | None = None
+    open_calls: tuple[tuple[str, str], ...] = ()  # (call id, tool name) of the latest calling assistant
+    fed: int = 0
+
+
+def _one_line(text: str) -> str:
+    return _SPACE.sub(" ", text).strip()
+
+
+def _clip(text: str, limit: int) -> str:
+    """At most ``limit`` characters; a cut text ends with an ellipsis inside the bound."""
+    return text if len(text) <= limit else text[: limit - len(ELLIPSIS)].rstrip() + ELLIPSIS
+
+
+def _patch_paths(patch: str) -> list[str]:
+    return [m.group("path") for m in _PATCH_HEADER.finditer(patch) if m.group("path") != "/dev/null"]
+
+
+def write_paths(tool_name: str, arguments: Any) -> list[str]:
+    """Paths a write-tool call touches, from its JSON ``arguments`` (B-SUM-6); [] for other tools."""
+    keys = WRITE_TOOLS.get(tool_name.lower())
+    if keys is None:
+        return []
+    try:
+        args = json.loads(arguments) if isinstance(arguments, str) else arguments
+    except ValueError:
+        return []
+    if not isinstance(args, Mapping) or args.get("command") in _READ_ONLY_COMMANDS:
+        return []
+    for key in keys:
+        value = args.get(key)
+        if isinstance(value, str) and value.strip():
+            return _patch_paths(value) if "\n" in value else [value.strip()]
+    return []
+
+
+def _feed_assistant(state: SummaryState, msg: Mapping[str, Any]) -> SummaryState:
+    files = list(state.files)
+    calls = []
+    for call in msg.get("tool_calls") or ():
+        function = call.get("function") or {}
+        name = str(function.get("name", ""))
+        calls.append((str(call.get("id", "")), name))
+        for path in write_paths(name, function.get("arguments")):
+            if path not in files:
+                files.append(path)
+    text = _one_line(content_text(msg.get("content")))
+    return replace(
+        state,
+        files=tuple(files),
+        open_calls=tuple(calls) if calls else state.open_calls,
+        last_state=_clip(text, STATE_CHARS) if text else state.last_state,
+    )
+
+
+def _failure_excerpt(match: re.Match[str]) -> str:
+    # Start at the line holding the evidence when it is not near the top: that line says what went wrong.
+    text = match.string
+    start = text.rfind("\n", 0, match.start()) + 1 if match.start() > 120 else 0
+    return _one_line(text[start:])
+
+
+def _feed_tool(state: SummaryState, msg: Mapping[str, Any]) -> SummaryState:
+    text = content_text(msg.get("content"))
+    match = None if text.startswith(PLACEHOLDER_PREFIX) else evidence_match(text)
+    if match is None:
+        return state
+    name = dict(state.open_calls).get(str(msg.get("tool_call_id")), "tool")
+    failure = _clip(f"{name}: {_failure_excerpt(match)}", FAILURE_CHARS)
+    return replace(state, failures=(state.failures + (failure,))[-MAX_FAILURES:])
+
+
+def summary_feed(state: SummaryState, msg: Mapping[str, Any]) -> SummaryState:
+    """Fold one transcript message into the state (R-SUM-2). System messages are not history: skipped."""
+    role = msg.get("role")
+    if role == "user":
+        text = _one_line(content_text(msg.get("content")))
+        if text:
+            state = replace(state, goals=(state.goals + (_clip(text, GOAL_CHARS),))[-MAX_GOALS:])
+    elif role == "assistant":
+        state = _feed_assistant(state, msg)
+    elif role == "tool":
+        state = _feed_tool(state, msg)
+    return replace(state, fed=state.fed + 1)
+
+
+def _section(title: str, lines: Iterable[str]) -> list[str]:
+    body = [f"- {line}" for line in lines]
+    return [title, *(body or [NONE_RECORDED])]
+
+
+def render_summary(state: SummaryState) -> str:
+    """The summary text (R-SUM-2): header, then Goals, Files and tools touched, Failures to avoid, Last state."""
+    files = [_clip(path, PATH_CHARS) for path in state.files[:MAX_FILES]]
+    if len(state.files) > MAX_FILES:
+        files.append(f"(and {len(state.files) - MAX_FILES} more paths)")
+    lines = [
+        SUMMARY_HEADER,
+        *_section("Goals:", state.goals),
+        *_section("Files and tools touched:", files),
+        *_section("Failures to avoid:", state.failures),
+        *_section("Last useful assistant state:", [state.last_state] if state.last_state else []),
+    ]
+    return "\n".join(lines)
+
+
+def summarize(msgs: Iterable[Mapping[str, Any]]) -> str:
+    """Summary of ``msgs`` (R-SUM-2, R-SUM-3): a left fold of ``summary_feed`` then ``render_summary``."""
+    state = SummaryState()
+    for msg in msgs:
+        state = summary_feed(state, msg)
+    return render_summary(state)

@@ -1,0 +1,138 @@
+"""Cache-stable requests end to end (B-CACHE-1..4): the real server over stdio, the model-service double, a real
+SQLite file, and a restart.
+
+Server A runs a long first turn on a small window (it compacts), then a second turn. Between the two its database
+is copied (SQLite's online backup) into a second home, where server B starts cold and runs the same second turn
+against its own copy of the same scripted model. A restarted server must send exactly what the one that kept
+running sent.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from tests.e2e.agent_support import API_KEY, events, start_agent
+from tests.fakes.fake_provider import FakeProvider
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+WINDOW = 6000
+FIRST_STEPS = 24
+SECOND_STEPS = 6
+
+
+def step_command(n: int) -> str:
+    return f"python3 -c \"print(''.join('step {n} row %04d ' % i + 'y' * 40 + chr(10) for i in range(20)))\""
+
+
+def script(first: int, steps: int) -> list[dict[str, Any]]:
+    return [*({"tool_calls": [{"id": f"call_{n:02d}", "name": "run_command",
+                               "arguments": {"command": step_command(n)}}]} for n in range(first, first + steps)),
+            {"content": f"steps {first}..{first + steps - 1} done"}]
+
+
+SECOND_TURN = "now run the next steps, and keep the earlier findings in mind"
+
+
+@dataclass
+class Run:
+    home: Path
+    sid: str
+    first: list[dict[str, Any]]  # request bodies' messages of turn 1 (server A)
+    second: list[dict[str, Any]]  # turn 2 on server A, which kept running
+    restarted: list[dict[str, Any]]  # turn 2 on server B, started cold on a copy of A's database
+    updates: list[dict[str, Any]]
+    view_before_second: dict[str, Any]
+
+
+def _messages(fake: FakeProvider) -> list[list[dict[str, Any]]]:
+    return [r["body"]["messages"] for r in fake.requests if r["path"].startswith("/v1/chat")]
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def run(tmp_path_factory) -> Run:
+    home_a, home_b = tmp_path_factory.mktemp("home_a"), tmp_path_factory.mktemp("home_b")
+    folder = tmp_path_factory.mktemp("ws")
+    with FakeProvider(api_key=API_KEY, context_window=WINDOW) as fake_a:
+        fake_a.push(*script(0, FIRST_STEPS), *script(FIRST_STEPS, SECOND_STEPS))
+        agent = await start_agent(home_a, fake_a, THREADLINE_CONTEXT_WINDOW=str(WINDOW))
+        try:
+            sid = await agent.session(folder, policy="auto")
+            turn = await agent.turn(sid, "run every step", timeout=180)
+            assert turn["stopReason"] == "endTurn", turn
+            first = _messages(fake_a)
+            view = await agent.client.request("getContextView", {"sessionId": sid})
+            with sqlite3.connect(home_a / "threadline.db") as src, sqlite3.connect(home_b / "threadline.db") as dst:
+                src.backup(dst)  # a consistent copy while server A keeps running
+            turn = await agent.turn(sid, SECOND_TURN, timeout=180)
+            assert turn["stopReason"] == "endTurn", turn
+            second = _messages(fake_a)[len(first):]
+            updates = agent.updates(sid)
+        finally:
+            await agent.client.close()
+    with FakeProvider(api_key=API_KEY, context_window=WINDOW) as fake_b:
+        fake_b.push(*script(FIRST_STEPS, SECOND_STEPS))
+        agent = await start_agent(home_b, fake_b, THREADLINE_CONTEXT_WINDOW=str(WINDOW))
+        try:
+            turn = await agent.turn(sid, SECOND_TURN, timeout=180)
+            assert turn["stopReason"] == "endTurn", turn
+            restarted = _messages(fake_b)
+        finally:
+            await agent.client.close()
+    return Run(home_a, sid, first, second, restarted, updates, view)
+
+
+def _extends(previous: list[dict[str, Any]], request: list[dict[str, Any]]) -> bool:
+    dump = lambda msgs: [json.dumps(m, sort_keys=False, ensure_ascii=False) for m in msgs]  # noqa: E731
+    return len(request) > len(previous) and dump(request[: len(previous)]) == dump(previous)
+
+
+async def test_B_CACHE_1_each_request_is_the_previous_one_plus_what_was_stored_unless_it_compacted(run):
+    requests = run.first + run.second
+    compactions = [u for u in run.updates if u["kind"] == "contextCompacted"]
+    assert compactions, "the window is small enough for the session to compact"
+    breaks = [i for i in range(1, len(requests)) if not _extends(requests[i - 1], requests[i])]
+    # Every request that is not the previous one extended is one a new compaction was announced for.
+    assert len(breaks) == len(compactions), (breaks, [c["mode"] for c in compactions])
+    assert len(compactions) * 3 <= len(requests), "compactions are batches, not one per call (B-CACHE-2)"
+    stored = events(run.home, run.sid, "contextCompacted")
+    assert all(isinstance(e.get("compaction"), dict) for e in stored)  # persisted with the session (B-CACHE-3)
+
+
+async def test_B_CACHE_2_a_summary_compaction_comes_out_at_or_under_the_target(run):
+    target = run.view_before_second["compactTargetTokens"]
+    assert 0 < target <= run.view_before_second["thresholdTokens"]
+    for u in run.updates:
+        if u["kind"] == "contextCompacted" and u["mode"] == "summarized":
+            assert u["afterTokens"] <= target
+
+
+async def test_B_CACHE_3_a_new_user_turn_does_not_change_the_prefix(run):
+    # The first request of turn 2 starts with the last request of turn 1, byte for byte (the window leaves room).
+    assert _extends(run.first[-1], run.second[0])
+
+
+async def test_B_CACHE_3_a_restarted_server_sends_exactly_the_requests_the_running_one_sent(run):
+    assert len(run.restarted) == len(run.second) == SECOND_STEPS + 1
+    assert run.restarted == run.second
+
+
+async def test_B_CACHE_4_no_request_is_over_the_window(run):
+    # The double rejects a request over its window as the real API does; every turn ended, so none was.
+    assert run.first and run.second and run.restarted
+
+
+async def test_B_CACHE_1_getContextView_reports_the_stable_prefix_of_the_next_request(run):
+    view = run.view_before_second
+    # After turn 1 the next request is the last one sent plus the final answer: all of it is a stable prefix.
+    assert view["stablePrefixTokens"] > 0
+    assert view["messages"][: len(run.first[-1])] == run.first[-1]
+    assert view["stablePrefixTokens"] < view["estimatedTokens"]
+
