@@ -205,6 +205,7 @@ async def test_B_CACHE_5_absent_or_null_cache_fields_give_0(fake_provider_factor
 
 
 async def test_B_CACHE_5_a_cached_figure_above_the_prompt_is_capped(fake_provider, make_provider):
-    fake_provider.push({"content": "hi", "usage": {"prompt_tokens": 10, "prompt_tokens_details": {"cached_tokens": 99}}})
+    fake_provider.push({"content": "hi", "usage": {"prompt_tokens": 10,
+                                                   "prompt_tokens_details": {"cached_tokens": 99}}})
     result = await make_provider().stream_chat(USER, None, None)
     assert result.usage.cached_tokens == 10
