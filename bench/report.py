@@ -78,8 +78,8 @@ def write_results(views: dict, loop: dict, tokens: dict, costs: dict, started: f
         f"RSS of a fresh server after building views on the 100k-message session: **{rss:.0f} MB** (the server "
         f"alone, before any session: {views['rss_idle_mb']:.0f} MB). The server of section 1, holding the 1k, 10k "
         f"and 100k sessions' states at once: {views['rss_all_mb']:.0f} MB. The incremental state keeps every "
-        "repaired message of the session in memory (so full and microcompacted views, and the anchors of a "
-        "running turn, never re-read the database); the message text of 100k real messages is most of it.",
+        "repaired message of the session in memory (so full, microcompacted and repeated views never re-read "
+        "the database); the message text of 100k real messages is most of it.",
         "",
         "## 4. Tokens sent and what stays in view",
         "",
@@ -117,8 +117,10 @@ def write_results(views: dict, loop: dict, tokens: dict, costs: dict, started: f
             if r["over_window"]["threadline"]]
     lines += ["", "Reading it: masking keeps every goal and path but drops most failures and, on long sessions, "
               "still sends requests larger than the window at most steps. Threadline sends far less and keeps "
-              "failures in its summary, but the summary keeps only the latest 4 goals (R-SUM-2), which is what the "
-              "goals column shows on sessions with many user messages (pi-mono has 58)."]
+              "failures in its summary and in everything appended since its last compaction; the summary lists "
+              "every goal (B-SUM-7: older ones shortened, the oldest dropped only past max(600, 5% of the window) "
+              "tokens), and its Failures section keeps the latest 4 (R-SUM-2). *Compactions* counts the "
+              "compactions announced (each new one breaks the prompt cache once; repeated views do not)."]
     if over:
         lines += ["Threadline requests over the window: " + ", ".join(f"{n} at {w // 1000}k: {c}" for n, w, c in over)
                   + "."]
