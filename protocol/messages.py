@@ -288,3 +288,4 @@ class ReadArtifactResult(Base):
     total_lines: int
     content: str | None = None
     matches: list[ArtifactMatch] | None = None
+    search_note: str | None = None  # set when the search stopped at its deadline or searched long lines in part

@@ -51,7 +51,7 @@ class Runtime:
         from server.context import estimate_message_tokens
 
         self._store = await Store.open(self.settings.database_path, estimate=estimate_message_tokens)
-        self._artifacts = ArtifactStore(self.settings.artifacts_dir, self._store)
+        self._artifacts = ArtifactStore(self.settings.artifacts_dir, self._store, self.settings.pattern_timeout_seconds)
         await self._recover_drafts()
 
     async def _recover_drafts(self) -> None:
