@@ -35,11 +35,10 @@ from server import __version__
 from server.config import Settings
 from server.rpc import HANDLERS, decode_params, encode_result, to_rpc_error
 from server.runtime import Runtime
+from server.tcp import PREAUTH_MAX_BYTES
 from server.transport import FrameError, read_messages
 
 log = logging.getLogger(__name__)
-
-PREAUTH_MAX_BYTES = 64 * 1024  # before a TCP client has authenticated, initialize is all it may send
 
 
 class _ExpectedErrors(logging.Filter):
@@ -153,11 +152,16 @@ class ThreadlineServer(LanguageServer):
 
     # --- I/O --------------------------------------------------------------------------------------------
 
-    async def serve(self, reader: asyncio.StreamReader, write: Any) -> int:
-        """Serve one connection until EOF or ``exit``; returns the process exit code."""
+    async def serve(self, reader: asyncio.StreamReader, write: Any, first: dict[str, Any] | None = None) -> int:
+        """Serve one connection until EOF or ``exit``; returns the process exit code.
+
+        ``first`` is a message already read from ``reader`` (TCP's doorman reads the ``initialize``), handled
+        before anything else the connection sends."""
         self._exit = asyncio.get_running_loop().create_future()
         self.protocol.set_writer(_Writer(write))
         await self.runtime.open()
+        if first is not None:
+            self._deliver(first)
         reading = asyncio.create_task(read_messages(reader, self._deliver, self._reject, self.max_message_bytes))
         try:
             await asyncio.wait([reading, self._exit], return_when=asyncio.FIRST_COMPLETED)
