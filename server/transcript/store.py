@@ -287,6 +287,11 @@ class Store:
                 "INSERT OR REPLACE INTO drafts (session_id, turn_id, owner, content, reasoning, updated_at)"
                 " VALUES (?,?,?,?,?,?)", (session_id, turn_id, self.owner, content, reasoning, now()))
 
+    async def discard_draft(self, session_id: str, turn_id: str) -> None:
+        """Forget the turn's draft without appending it (an answer that must not be kept)."""
+        async with self._write() as db:
+            await db.execute("DELETE FROM drafts WHERE session_id = ? AND turn_id = ?", (session_id, turn_id))
+
     async def recover_drafts(self, owner_alive: Callable[[str], bool]) -> list[StoredMessage]:
         """Each draft of a dead owner becomes an ``interrupted`` assistant message, appended with the draft's
         removal in one transaction. Returns the messages appended."""
