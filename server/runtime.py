@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 from server.agent.turns import TurnManager
 from server.artifacts import ArtifactStore
 from server.config import Settings
-from server.rpc import RequestError
 from server.transcript import StorageFailure, Store
 from server.transcript.drafts import Lease
 
@@ -95,8 +94,10 @@ class Runtime:
             raise
 
     async def delete_session(self, session_id: str) -> None:
-        """Remove the session's rows, then its artifact files (R-SRC-1's one exception: an explicit delete)."""
-        if self.turns.is_running(session_id):
-            raise RequestError("TurnAlreadyRunning", "cancel the running turn before deleting the session")
+        """Remove the session's rows, then its artifact files (R-SRC-1's one exception: an explicit delete).
+
+        A running or starting turn is cancelled first and awaited, so it never calls the model again."""
+        await self.store.get_session(session_id)
+        await self.turns.stop_for_delete(session_id)
         await self.store.delete_session(session_id)
         shutil.rmtree(self.settings.artifacts_dir / session_id, ignore_errors=True)
