@@ -10,6 +10,7 @@ import asyncio
 import hmac
 import logging
 import os
+import signal
 import sys
 import threading
 import time
@@ -270,7 +271,10 @@ def serve_stdio(settings: Settings) -> int:
 
     async def main() -> int:
         app = ThreadlineServer(settings)
-        return await app.serve(stdin_reader(asyncio.get_running_loop()), write)
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGHUP):  # end as `exit` does: turns cancelled, commands' groups killed
+            loop.add_signal_handler(signum, app.request_exit, 128 + signum)
+        return await app.serve(stdin_reader(loop), write)
 
     try:
         return asyncio.run(main())

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from server.agent.turns import TurnManager
 from server.artifacts import ArtifactStore
 from server.config import Settings
+from server.tools.processes import ProcessGroups
 from server.transcript import StorageFailure, Store
 from server.transcript.drafts import Lease
 
@@ -26,6 +27,7 @@ class Runtime:
         self.settings = settings
         self.server = server
         self.turns = TurnManager()
+        self.processes = ProcessGroups()
         self.providers: dict[tuple, Any] = {}
         self.calibrations: dict[str, Any] = {}
         self.always_allowed: dict[str, set[str]] = {}
@@ -64,7 +66,10 @@ class Runtime:
             log.warning("kept the partial answer of interrupted turn %s as message %d", msg.turn_id, msg.seq)
 
     async def close(self) -> None:
-        await self.turns.cancel_all()
+        try:
+            await self.turns.cancel_all()
+        finally:
+            self.processes.kill_all()  # what commands left running in the background ends with the server
         for provider in self.providers.values():
             await provider.aclose()
         if self._store is not None:

@@ -19,6 +19,7 @@ import json
 import logging
 import os
 import secrets
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -100,15 +101,18 @@ def _carries_token(message: dict[str, Any], token: str) -> bool:
 
 
 async def _serve_connection(settings: Settings, token: str, reader: asyncio.StreamReader,
-                            writer: asyncio.StreamWriter, first: dict[str, Any]) -> None:
+                            writer: asyncio.StreamWriter, first: dict[str, Any], live: set) -> None:
     from server.app import ThreadlineServer
 
     server = ThreadlineServer(settings)
     server.tcp_token = token
+    live.add(server)
     try:
         await server.serve(reader, writer.write, first)
     except Exception:
         log.exception("the TCP connection failed")
+    finally:
+        live.discard(server)
 
 
 async def _close(writer: asyncio.StreamWriter) -> None:
@@ -122,23 +126,35 @@ async def _close(writer: asyncio.StreamWriter) -> None:
 async def _main(settings: Settings, port: int) -> int:
     token = write_token(settings.home)
     one_at_a_time = asyncio.Lock()
+    live: set = set()  # the connection being served: told to exit on SIGTERM, so its runtime closes cleanly
+    stop = asyncio.get_running_loop().create_future()
+
+    def on_signal(signum: int) -> None:
+        for server in list(live):
+            server.request_exit(128 + signum)
+        if not stop.done():
+            stop.set_result(128 + signum)
 
     async def on_connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             first = await _admit(token, reader, writer)
             if first is not None:
                 async with one_at_a_time:  # only an authenticated client ever waits for, or holds, the slot
-                    await _serve_connection(settings, token, reader, writer, first)
+                    await _serve_connection(settings, token, reader, writer, first, live)
         finally:
             await _close(writer)
 
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        asyncio.get_running_loop().add_signal_handler(signum, on_signal, signum)
     listener = await asyncio.start_server(on_connect, HOST, port, limit=1 << 16)
     bound = listener.sockets[0].getsockname()[1]
     print(f"THREADLINE_TCP_PORT={bound}", flush=True)
     log.warning("listening on %s:%d (token in %s)", HOST, bound, settings.home / "tcp-token")
     async with listener:
-        await listener.serve_forever()
-    return 0
+        code = await stop
+        while live:  # let the connection's runtime close (turns cancelled, commands' groups killed)
+            await asyncio.sleep(0.05)
+    return code
 
 
 def serve_tcp(settings: Settings, port: int) -> int:

@@ -92,7 +92,7 @@ async def build_turn(rt: Runtime, session, provider: ChatProvider) -> Turn:
     policy = session.approval_policy or rt.settings.approval_policy
     secrets = tuple(s for s in (rt.settings.provider.api_key,) if s)
     tools = ToolContext(session.id, turn_id, cwd, rt.settings, rt.store, rt.artifacts, secrets,
-                        tuple(frozen.skill_roots) if frozen else ())
+                        tuple(frozen.skill_roots) if frozen else (), rt.processes)
 
     async def first_messages() -> list[NewMessage]:
         if frozen is None:

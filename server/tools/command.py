@@ -124,6 +124,8 @@ async def run_command(ctx: ToolContext, args: dict[str, Any]) -> str:
         "/bin/bash", "-c", command, cwd=ctx.cwd, env=scrubbed_env(ctx.secrets),
         stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
         start_new_session=True)
+    if ctx.processes is not None:
+        ctx.processes.add(proc.pid)  # its group outlives the shell when the command backgrounds something
     try:
         output = await asyncio.wait_for(_read_capped(proc), timeout=float(timeout))
         code = await proc.wait()
