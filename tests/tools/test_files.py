@@ -203,3 +203,22 @@ async def test_read_artifact_search_with_a_catastrophic_regex_times_out_and_says
     slow = ArtifactStore(ctx.artifacts.root, ctx.store, pattern_timeout=2.0)
     result = await slow.read(ctx.session_id, stored.artifact.id, search=(r"(a+)+$", 5))
     assert result["matches"] == [] and "search stopped after 2 s" in result["searchNote"]
+
+
+async def test_decomposed_unicode_file_names_are_read_and_written_as_the_filesystem_has_them(ctx):
+    """Issue 12: paths were NFC-normalised, so a decomposed (NFD) name could not be read and write_file created a
+    second, precomposed file beside it."""
+    nfd, nfc = "cafe\u0301.txt", "caf\u00e9.txt"
+    (ctx.cwd / nfd).write_text("decomposed\n", encoding="utf-8")
+    read = await run_tool(ctx, "read_file", {"path": nfd})
+    assert read.status == "ok" and "decomposed" in read.content, read
+    wrote = await run_tool(ctx, "write_file", {"path": nfd, "content": "rewritten\n"})
+    assert wrote.status == "ok" and wrote.content.startswith("Overwrote"), wrote
+    assert sorted(os.listdir(ctx.cwd)) == [nfd]
+    assert (ctx.cwd / nfd).read_text(encoding="utf-8") == "rewritten\n"
+    edited = await run_tool(ctx, "edit_file", {"path": nfd, "old_string": "rewritten", "new_string": "edited"})
+    assert edited.status == "ok" and sorted(os.listdir(ctx.cwd)) == [nfd], edited
+    other = await run_tool(ctx, "read_file", {"path": nfc})  # a different name, as the filesystem sees it
+    assert other.status == "error" and "no such file" in other.content
+    listed = await run_tool(ctx, "list_files", {})
+    assert listed.content == nfd
