@@ -8,6 +8,7 @@ import shutil
 import uuid
 from typing import TYPE_CHECKING, Any
 
+from server.agent.remembered import RememberedApprovals, load_remembered
 from server.agent.turns import TurnManager
 from server.artifacts import ArtifactStore
 from server.config import Settings
@@ -30,7 +31,7 @@ class Runtime:
         self.processes = ProcessGroups()
         self.providers: dict[tuple, Any] = {}
         self.calibrations: dict[str, Any] = {}
-        self.always_allowed: dict[str, set[str]] = {}
+        self._remembered: dict[str, RememberedApprovals] = {}  # "allow always" grants, per session
         self.session_totals: dict[str, Any] = {}
         self._store: Store | None = None
         self._artifacts: ArtifactStore | None = None
@@ -97,6 +98,13 @@ class Runtime:
             self.server.protocol._request_futures.pop(msg_id, None)
             self.server.notify("$/cancelRequest", {"id": msg_id})
             raise
+
+    async def remembered_approvals(self, session_id: str) -> RememberedApprovals:
+        """The session's "allow always" grants, loaded from its events once per connection."""
+        if session_id not in self._remembered:
+            loaded = await load_remembered(self.store, session_id)
+            self._remembered.setdefault(session_id, loaded)
+        return self._remembered[session_id]
 
     async def delete_session(self, session_id: str) -> None:
         """Remove the session's rows, then its artifact files (R-SRC-1's one exception: an explicit delete).

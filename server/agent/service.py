@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from protocol import updates as u
 from protocol.messages import SubmitTurnParams, SubmitTurnResult, TurnError, TurnUsage
-from server.agent.approvals import Approvals, remembered_always
+from server.agent.approvals import Approvals
 from server.agent.emit import Emitter
 from server.agent.loop import Turn, TurnTotals
 from server.agent.views import ViewBuilder
@@ -88,7 +88,7 @@ async def build_turn(rt: Runtime, session, provider: ChatProvider) -> Turn:
     frozen = read_frozen_context(cwd, rt.settings.home) if session.message_count == 0 else None
     turn_id = new_id("turn_")
     emit = Emitter(rt.notify, session.id, turn_id)
-    always = rt.always_allowed.setdefault(session.id, await remembered_always(rt.store, session.id))
+    always = await rt.remembered_approvals(session.id)
     policy = session.approval_policy or rt.settings.approval_policy
     secrets = tuple(s for s in (rt.settings.provider.api_key,) if s)
     tools = ToolContext(session.id, turn_id, cwd, rt.settings, rt.store, rt.artifacts, secrets,
