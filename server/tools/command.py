@@ -14,10 +14,10 @@ import shlex
 import signal
 from typing import Any
 
+from server.secret_env import KEY_VARS
 from server.tools.base import Tool, ToolContext, ToolDenied, ToolFailure, require_str, schema
 
-PROVIDER_KEY_VARS = {"OPENAI_API_KEY", "DEEPSEEK_API_KEY", "DASHSCOPE_API_KEY", "MOONSHOT_API_KEY",
-                     "OPENROUTER_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GROQ_API_KEY"}
+PROVIDER_KEY_VARS = set(KEY_VARS)
 
 # Destructive system commands: refused whatever the approval policy says. Words that are commands only in
 # command position (``shutdown``, ``mkfs``...) are matched there, so ``git commit -m "fix shutdown"`` still runs.

@@ -140,6 +140,21 @@ async def test_artifacts_are_readable_only_from_their_own_session(server, fake, 
         assert "29999" not in r["content"], r
 
 
+async def test_the_provider_key_cannot_be_read_from_the_servers_own_environment_block(server, fake, layout):
+    """Issue 12: a command read the key from ``/proc/$PPID/environ`` (the server's original environment, which
+    scrubbing ``os.environ`` does not change). The server re-executes itself without it and takes the key over a
+    pipe it reads once and closes, so its environment block holds no key."""
+    work, _ = layout
+    sid = (await server.request("createSession", {"cwd": str(work)}))["sessionId"]
+    results = await run_calls(server, fake, sid, [call(0, "run_command", command=(
+        "tr '\\0' '\\n' < /proc/$PPID/environ; tr '\\0' ' ' < /proc/$PPID/cmdline; echo; "
+        "echo PPID=$PPID"))])
+    content = results[0]["content"]
+    assert "PPID=" in content and "THREADLINE_HOME=" in content, content  # it did read the server's environment
+    assert API_KEY not in content and "OPENAI_API_KEY" not in content and "SOME_TOKEN" not in content
+    assert fake.requests[-1]["headers"]["authorization"] == "<redacted>"  # the server still has the key
+
+
 async def test_the_provider_key_goes_nowhere_but_the_provider(server, fake, home, layout):
     work, _ = layout
     sid = (await server.request("createSession", {"cwd": str(work)}))["sessionId"]
@@ -152,3 +167,4 @@ async def test_the_provider_key_goes_nowhere_but_the_provider(server, fake, home
     await server.close()  # let the server checkpoint its WAL and flush its log before the grep
     leaks = [str(p) for p in [*home.rglob("*"), log_path(home)] if p.is_file() and API_KEY.encode() in p.read_bytes()]
     assert leaks == []
+
