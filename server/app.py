@@ -32,7 +32,7 @@ from pygls.protocol import (
 import server.methods  # noqa: F401  (registers every handler)
 from protocol import METHODS, NOTIFICATIONS, SERVER_REQUESTS
 from protocol.updates import InitializationOptions
-from server import __version__
+from server import __version__, redaction
 from server.config import Settings
 from server.rpc import HANDLERS, decode_params, encode_result, to_rpc_error
 from server.runtime import Runtime
@@ -177,6 +177,8 @@ class ThreadlineServer(LanguageServer):
             # notification, and must not slip past the gate as one.
             self._reject(FrameError(-32600, "invalid request: id must be a string or an integer, not null"))
             return
+        if data.get("method") == types.INITIALIZE:
+            note_secrets(data.get("params"))  # before anything (pygls at DEBUG) can log the message
         try:
             message = self.protocol.structure_message(data)
         except JsonRpcException as exc:
@@ -190,6 +192,17 @@ class ThreadlineServer(LanguageServer):
             return
         self.protocol._send_data({"jsonrpc": "2.0", "id": exc.msg_id,
                                   "error": {"code": exc.code, "message": exc.message}})
+
+
+def note_secrets(params: Any) -> None:
+    """Register a key (or a base URL's credentials) sent in ``initializationOptions.provider`` for redaction."""
+    options = params.get("initializationOptions") if isinstance(params, dict) else None
+    provider = options.get("provider") if isinstance(options, dict) else None
+    if isinstance(provider, dict):
+        if isinstance(provider.get("apiKey"), str):
+            redaction.add_secret(provider["apiKey"])
+        if isinstance(provider.get("baseUrl"), str):
+            redaction.add_url_secrets(provider["baseUrl"])
 
 
 def _feature(name: str, handler):

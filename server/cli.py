@@ -63,6 +63,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _serve(args) -> int:
     from server.config import ConfigError, load_settings
+    from server import redaction
     from server.secret_env import reexec_without_keys, take_keys
     from server.transcript import StorageFailure
 
@@ -70,7 +71,10 @@ def _serve(args) -> int:
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
+        redaction.install()
         settings = load_settings({**os.environ, **take_keys()})
+        redaction.add_secret(settings.provider.api_key)
+        redaction.add_url_secrets(settings.provider.base_url)
         if args.tcp:
             from server.tcp import serve_tcp
 

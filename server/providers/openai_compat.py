@@ -1,4 +1,4 @@
-"""Chat Completions over HTTP against any OpenAI-compatible server, streamed with httpx-sse."""
+"""Chat Completions over HTTP against any OpenAI-compatible server, streamed through a bounded SSE reader."""
 
 from __future__ import annotations
 
@@ -7,8 +7,12 @@ import inspect
 import json
 import random
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
+
+from server.redaction import display_url, mask
+
 from .assembly import ChatAssembler
 from .base import ChatResult, OnEvent, ReasoningDelta, Retrying, StreamEvent, TextDelta
 from .errors import ProviderError, error_for_status, error_in_stream, parse_retry_after, redact
@@ -65,6 +69,8 @@ class OpenAICompatibleProvider:
         max_answer_chars: int = MAX_ANSWER_CHARS,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        self.shown_url = display_url(self.base_url)  # for messages: never the userinfo (a key may sit there)
+        self._url_secret = urlsplit(self.base_url).password
         self.max_answer_chars = max_answer_chars
         self.model = model
         self.max_retries = max_retries
@@ -82,7 +88,7 @@ class OpenAICompatibleProvider:
         self._send_stream_options = True
 
     def __repr__(self) -> str:  # never shows the key
-        return f"OpenAICompatibleProvider(base_url={self.base_url!r}, model={self.model!r})"
+        return f"OpenAICompatibleProvider(base_url={self.shown_url!r}, model={self.model!r})"
 
     async def aclose(self) -> None:
         if self._owns_client:
@@ -161,15 +167,16 @@ class OpenAICompatibleProvider:
         except httpx.TimeoutException as exc:
             phase = "connecting to" if isinstance(exc, (httpx.ConnectTimeout, httpx.PoolTimeout)) else \
                 "waiting for an answer from"
-            raise ProviderError("timeout", f"Timed out {phase} {self.base_url}.",
+            raise ProviderError("timeout", f"Timed out {phase} {self.shown_url}.",
                                 partial=_partial(assembler)) from None
         except httpx.TransportError as exc:
             # A connection dropped after finish_reason lost nothing but the [DONE] line.
             if not (answered and assembler.finished):
                 detail = redact(str(exc) or type(exc).__name__, self._api_key)
+                detail = mask(detail, {self._url_secret}) if self._url_secret else detail
                 if answered:
                     raise self._stream_cut(assembler, detail) from None
-                raise ProviderError("connection", f"Could not connect to {self.base_url}: {detail}") from None
+                raise ProviderError("connection", f"Could not connect to {self.shown_url}: {detail}") from None
         if not assembler.finished:
             raise self._stream_cut(assembler, "no [DONE] or finish_reason")
         if not assembler.produced:
@@ -184,7 +191,7 @@ class OpenAICompatibleProvider:
         if status == 400 and "stream_options" in body and "stream_options" in text:
             raise _StreamOptionsRejected()
         raise error_for_status(
-            status, text, model=self.model, base_url=self.base_url, api_key=self._api_key,
+            status, text, model=self.model, base_url=self.shown_url, api_key=self._api_key,
             retry_after=parse_retry_after(response.headers),
         )
 
@@ -195,7 +202,7 @@ class OpenAICompatibleProvider:
             payload = json.loads(text)
         except ValueError:
             content_type = response.headers.get("content-type", "none")
-            raise ProviderError("malformed", f"Expected an event stream or JSON from {self.base_url}, got "
+            raise ProviderError("malformed", f"Expected an event stream or JSON from {self.shown_url}, got "
                                              f"{content_type}: {text[:200]!r}") from None
         if not isinstance(payload, dict):
             raise ProviderError("malformed", f"Unexpected JSON answer: {text[:200]!r}")
@@ -240,7 +247,7 @@ class OpenAICompatibleProvider:
             await emitter.emit(event)
 
     def _error_in_stream(self, payload: dict[str, Any], assembler: ChatAssembler) -> ProviderError:
-        return error_in_stream(payload, model=self.model, base_url=self.base_url, api_key=self._api_key,
+        return error_in_stream(payload, model=self.model, base_url=self.shown_url, api_key=self._api_key,
                                partial=_partial(assembler))
 
     def _stream_cut(self, assembler: ChatAssembler, detail: str) -> ProviderError:
