@@ -112,5 +112,9 @@ class Runtime:
         A running or starting turn is cancelled first and awaited, so it never calls the model again."""
         await self.store.get_session(session_id)
         await self.turns.stop_for_delete(session_id)
-        await self.store.delete_session(session_id)
+        try:
+            await self.store.delete_session(session_id)
+        except BaseException:
+            self.turns.undelete(session_id)
+            raise
         shutil.rmtree(self.settings.artifacts_dir / session_id, ignore_errors=True)

@@ -60,6 +60,10 @@ class TurnManager:
             task.cancel()
             await asyncio.wait([task])
 
+    def undelete(self, session_id: str) -> None:
+        """The delete failed (storage): the session is still there, and turns may start in it again."""
+        self._deleted.discard(session_id)
+
     async def cancel_all(self) -> None:
         tasks = list(self._running.values())
         for task in tasks:
