@@ -67,5 +67,5 @@ def _take_line(line: bytes, data: list[str]) -> str | None:
         return None  # a comment (keep-alive)
     name, _, value = line.partition(b":")
     if name == b"data":
-        data.append(value[1:].decode("utf-8", "replace") if value.startswith(b" ") else value.decode("utf-8", "replace"))
+        data.append((value[1:] if value.startswith(b" ") else value).decode("utf-8", "replace"))
     return None
