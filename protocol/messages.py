@@ -159,6 +159,33 @@ class EmptyResult(Base):
     pass
 
 
+class ListApprovalsParams(Base):
+    session_id: str
+
+
+class RememberedApproval(Base):
+    """One remembered "allow always": ``scope`` is what it matches, ``covers`` says so in words."""
+
+    id: str
+    tool: str
+    scope: str
+    covers: str
+    created_at: str
+
+
+class ListApprovalsResult(Base):
+    approvals: list[RememberedApproval]
+
+
+class RevokeApprovalParams(Base):
+    session_id: str
+    id: str
+
+
+class RevokeApprovalResult(Base):
+    revoked: RememberedApproval
+
+
 class ReadEventsParams(Base):
     session_id: str
     kinds: list[str] | None = None
@@ -295,3 +322,4 @@ class ReadArtifactResult(Base):
     total_lines: int
     content: str | None = None
     matches: list[ArtifactMatch] | None = None
+    search_note: str | None = None  # set when the search stopped at its deadline or searched long lines in part

@@ -10,6 +10,7 @@ import asyncio
 import hmac
 import logging
 import os
+import signal
 import sys
 import threading
 import time
@@ -31,15 +32,14 @@ from pygls.protocol import (
 import server.methods  # noqa: F401  (registers every handler)
 from protocol import METHODS, NOTIFICATIONS, SERVER_REQUESTS
 from protocol.updates import InitializationOptions
-from server import __version__
+from server import __version__, redaction
 from server.config import Settings
 from server.rpc import HANDLERS, decode_params, encode_result, to_rpc_error
 from server.runtime import Runtime
+from server.tcp import PREAUTH_MAX_BYTES
 from server.transport import FrameError, read_messages
 
 log = logging.getLogger(__name__)
-
-PREAUTH_MAX_BYTES = 64 * 1024  # before a TCP client has authenticated, initialize is all it may send
 
 
 class _ExpectedErrors(logging.Filter):
@@ -153,11 +153,16 @@ class ThreadlineServer(LanguageServer):
 
     # --- I/O --------------------------------------------------------------------------------------------
 
-    async def serve(self, reader: asyncio.StreamReader, write: Any) -> int:
-        """Serve one connection until EOF or ``exit``; returns the process exit code."""
+    async def serve(self, reader: asyncio.StreamReader, write: Any, first: dict[str, Any] | None = None) -> int:
+        """Serve one connection until EOF or ``exit``; returns the process exit code.
+
+        ``first`` is a message already read from ``reader`` (TCP's doorman reads the ``initialize``), handled
+        before anything else the connection sends."""
         self._exit = asyncio.get_running_loop().create_future()
         self.protocol.set_writer(_Writer(write))
         await self.runtime.open()
+        if first is not None:
+            self._deliver(first)
         reading = asyncio.create_task(read_messages(reader, self._deliver, self._reject, self.max_message_bytes))
         try:
             await asyncio.wait([reading, self._exit], return_when=asyncio.FIRST_COMPLETED)
@@ -172,6 +177,8 @@ class ThreadlineServer(LanguageServer):
             # notification, and must not slip past the gate as one.
             self._reject(FrameError(-32600, "invalid request: id must be a string or an integer, not null"))
             return
+        if data.get("method") == types.INITIALIZE:
+            note_secrets(data.get("params"))  # before anything (pygls at DEBUG) can log the message
         try:
             message = self.protocol.structure_message(data)
         except JsonRpcException as exc:
@@ -185,6 +192,17 @@ class ThreadlineServer(LanguageServer):
             return
         self.protocol._send_data({"jsonrpc": "2.0", "id": exc.msg_id,
                                   "error": {"code": exc.code, "message": exc.message}})
+
+
+def note_secrets(params: Any) -> None:
+    """Register a key (or a base URL's credentials) sent in ``initializationOptions.provider`` for redaction."""
+    options = params.get("initializationOptions") if isinstance(params, dict) else None
+    provider = options.get("provider") if isinstance(options, dict) else None
+    if isinstance(provider, dict):
+        if isinstance(provider.get("apiKey"), str):
+            redaction.add_secret(provider["apiKey"])
+        if isinstance(provider.get("baseUrl"), str):
+            redaction.add_url_secrets(provider["baseUrl"])
 
 
 def _feature(name: str, handler):
@@ -266,7 +284,10 @@ def serve_stdio(settings: Settings) -> int:
 
     async def main() -> int:
         app = ThreadlineServer(settings)
-        return await app.serve(stdin_reader(asyncio.get_running_loop()), write)
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGHUP):  # end as `exit` does: turns cancelled, commands' groups killed
+            loop.add_signal_handler(signum, app.request_exit, 128 + signum)
+        return await app.serve(stdin_reader(loop), write)
 
     try:
         return asyncio.run(main())

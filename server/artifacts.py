@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from server.patterns import DEFAULT_TIMEOUT_SECONDS, ScanError, long_lines_note, run_scan, timeout_note
 from server.transcript import Artifact, Store, new_id, now
 
 ARTIFACT_THRESHOLD = 50 * 1024
@@ -52,9 +52,10 @@ def truncated(text: str, reason: str) -> str:
 
 
 class ArtifactStore:
-    def __init__(self, root: Path, store: Store):
+    def __init__(self, root: Path, store: Store, pattern_timeout: float = DEFAULT_TIMEOUT_SECONDS):
         self.root = root
         self.store = store
+        self.pattern_timeout = pattern_timeout
 
     async def keep(self, session_id: str, tool_call_id: str | None, text: str) -> Stored:
         """R-ART-1: small results pass through; large ones are stored and previewed; failures truncate (R-ART-3)."""
@@ -87,11 +88,12 @@ class ArtifactStore:
                    line_range: tuple[int, int] | None = None, search: tuple[str, int | None] | None = None) -> dict:
         """R-ART-2: by byte range, line range or regex search; another session's id is ``ArtifactNotFound``."""
         artifact = await self.store.get_artifact(session_id, artifact_id)
+        if search is not None:
+            return {"artifactId": artifact.id, "totalBytes": artifact.total_bytes, "totalLines": artifact.total_lines,
+                    **await self._search(Path(artifact.path), *search)}
         data = await asyncio.to_thread(Path(artifact.path).read_bytes)
         result: dict = {"artifactId": artifact.id, "totalBytes": len(data), "totalLines": artifact.total_lines}
-        if search is not None:
-            result["matches"] = _search(data, *search)
-        elif line_range is not None:
+        if line_range is not None:
             start, end = line_range
             if start < 1 or end < start:
                 raise InvalidArtifactRequest("lineRange needs 1 <= start <= end")
@@ -105,19 +107,17 @@ class ArtifactStore:
             result["content"] = chunk.decode("utf-8", errors="replace")
         return result
 
-
-def _search(data: bytes, pattern: str, max_matches: int | None) -> list[dict]:
-    try:
-        regex = re.compile(pattern)
-    except re.error as exc:
-        raise InvalidArtifactRequest(f"search.pattern is not a valid regular expression: {exc}") from None
-    limit = min(max_matches or 50, MAX_MATCHES)
-    matches, offset = [], 0
-    for no, raw in enumerate(data.split(b"\n"), 1):
-        line = raw.decode("utf-8", errors="replace")
-        if regex.search(line):
-            matches.append({"line": no, "text": line[:500], "byteOffset": offset})
-            if len(matches) >= limit:
-                break
-        offset += len(raw) + 1
-    return matches
+    async def _search(self, path: Path, pattern: str, max_matches: int | None) -> dict:
+        """The pattern is the caller's (a client or the model): it runs in a worker killed at the deadline."""
+        job = {"op": "artifact", "path": str(path), "pattern": pattern, "limit": min(max_matches or 50, MAX_MATCHES)}
+        try:
+            result = await run_scan(job, self.pattern_timeout)
+        except ScanError as exc:
+            raise InvalidArtifactRequest(f"search.pattern: {exc}") from None
+        found: dict = {"matches": result.items}
+        notes = [timeout_note(self.pattern_timeout)] if result.timed_out else []
+        if result.long_lines:
+            notes.append(long_lines_note(result.long_lines))
+        if notes:
+            found["searchNote"] = " ".join(notes)
+        return found

@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import json
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -62,12 +63,18 @@ def _parser() -> argparse.ArgumentParser:
 
 def _serve(args) -> int:
     from server.config import ConfigError, load_settings
+    from server import redaction
+    from server.secret_env import reexec_without_keys, take_keys
     from server.transcript import StorageFailure
 
+    reexec_without_keys()  # so no command can read the key from /proc/<server pid>/environ
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
-        settings = load_settings()
+        redaction.install()
+        settings = load_settings({**os.environ, **take_keys()})
+        redaction.add_secret(settings.provider.api_key)
+        redaction.add_url_secrets(settings.provider.base_url)
         if args.tcp:
             from server.tcp import serve_tcp
 

@@ -45,6 +45,7 @@ class Settings:
     command_timeout_seconds: float = 120.0
     max_message_bytes: int = 64 * 1024 * 1024
     provider_read_timeout_seconds: float = 120.0  # silence on an open stream longer than this is a timeout
+    pattern_timeout_seconds: float = 10.0  # an untrusted regex/glob job is killed after this (server.patterns)
 
     @property
     def database_path(self) -> Path:
@@ -104,6 +105,8 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         or Settings.max_message_bytes,
         provider_read_timeout_seconds=_int(env.get("THREADLINE_READ_TIMEOUT"), "THREADLINE_READ_TIMEOUT")
         or float(prov.get("read_timeout_seconds", Settings.provider_read_timeout_seconds)),
+        pattern_timeout_seconds=_int(env.get("THREADLINE_PATTERN_TIMEOUT"), "THREADLINE_PATTERN_TIMEOUT")
+        or float(data.get("pattern_timeout_seconds", Settings.pattern_timeout_seconds)),
     )
 
 

@@ -8,10 +8,11 @@ import shutil
 import uuid
 from typing import TYPE_CHECKING, Any
 
+from server.agent.remembered import RememberedApprovals, load_remembered
 from server.agent.turns import TurnManager
 from server.artifacts import ArtifactStore
 from server.config import Settings
-from server.rpc import RequestError
+from server.tools.processes import ProcessGroups
 from server.transcript import StorageFailure, Store
 from server.transcript.drafts import Lease
 
@@ -27,9 +28,10 @@ class Runtime:
         self.settings = settings
         self.server = server
         self.turns = TurnManager()
+        self.processes = ProcessGroups()
         self.providers: dict[tuple, Any] = {}
         self.calibrations: dict[str, Any] = {}
-        self.always_allowed: dict[str, set[str]] = {}
+        self._remembered: dict[str, RememberedApprovals] = {}  # "allow always" grants, per session
         self.session_totals: dict[str, Any] = {}
         self._store: Store | None = None
         self._artifacts: ArtifactStore | None = None
@@ -51,7 +53,7 @@ class Runtime:
         from server.context import estimate_message_tokens
 
         self._store = await Store.open(self.settings.database_path, estimate=estimate_message_tokens)
-        self._artifacts = ArtifactStore(self.settings.artifacts_dir, self._store)
+        self._artifacts = ArtifactStore(self.settings.artifacts_dir, self._store, self.settings.pattern_timeout_seconds)
         await self._recover_drafts()
 
     async def _recover_drafts(self) -> None:
@@ -65,7 +67,10 @@ class Runtime:
             log.warning("kept the partial answer of interrupted turn %s as message %d", msg.turn_id, msg.seq)
 
     async def close(self) -> None:
-        await self.turns.cancel_all()
+        try:
+            await self.turns.cancel_all()
+        finally:
+            self.processes.kill_all()  # what commands left running in the background ends with the server
         for provider in self.providers.values():
             await provider.aclose()
         if self._store is not None:
@@ -94,9 +99,22 @@ class Runtime:
             self.server.notify("$/cancelRequest", {"id": msg_id})
             raise
 
+    async def remembered_approvals(self, session_id: str) -> RememberedApprovals:
+        """The session's "allow always" grants, loaded from its events once per connection."""
+        if session_id not in self._remembered:
+            loaded = await load_remembered(self.store, session_id)
+            self._remembered.setdefault(session_id, loaded)
+        return self._remembered[session_id]
+
     async def delete_session(self, session_id: str) -> None:
-        """Remove the session's rows, then its artifact files (R-SRC-1's one exception: an explicit delete)."""
-        if self.turns.is_running(session_id):
-            raise RequestError("TurnAlreadyRunning", "cancel the running turn before deleting the session")
-        await self.store.delete_session(session_id)
+        """Remove the session's rows, then its artifact files (R-SRC-1's one exception: an explicit delete).
+
+        A running or starting turn is cancelled first and awaited, so it never calls the model again."""
+        await self.store.get_session(session_id)
+        await self.turns.stop_for_delete(session_id)
+        try:
+            await self.store.delete_session(session_id)
+        except BaseException:
+            self.turns.undelete(session_id)
+            raise
         shutil.rmtree(self.settings.artifacts_dir / session_id, ignore_errors=True)

@@ -4,26 +4,36 @@ At start a random token is written to ``$THREADLINE_HOME/tcp-token`` (mode 0600)
 ``THREADLINE_TCP_PORT=<port>``, is printed on stdout before serving. A client passes the token in
 ``initializationOptions.token``; a wrong or missing one is answered -32001 and the connection closed, and any
 request before a successful ``initialize`` gets -32002, so no method runs for a stranger. One connection is
-served at a time (each with a fresh server state); a connection that has not initialized within
-``AUTH_TIMEOUT`` seconds is dropped so it cannot hold the port.
+served at a time (each with a fresh server state).
+
+A connection is admitted before it takes that one slot: a doorman reads its messages, small ones only
+(``PREAUTH_MAX_BYTES``), until an ``initialize`` carrying the token, within ``AUTH_TIMEOUT`` seconds in all.
+Idle or slow strangers are closed at the deadline and never make the real client wait behind them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hmac
+import json
 import logging
 import os
 import secrets
+import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 from server.config import Settings
 from server.transcript import StorageFailure
+from server.transport import EOF_, INVALID_REQUEST, FrameError, frame, read_message
 
 log = logging.getLogger(__name__)
 
 HOST = "127.0.0.1"
-AUTH_TIMEOUT = 10.0
+AUTH_TIMEOUT = 5.0  # seconds a new connection has to send initialize with the token
+PREAUTH_MAX_BYTES = 64 * 1024  # before authentication, initialize is all a client may send
+PREAUTH_MAX_MESSAGES = 32
 
 
 def write_token(home: Path) -> str:
@@ -42,53 +52,109 @@ def write_token(home: Path) -> str:
     return token
 
 
+async def _admit(token: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> dict[str, Any] | None:
+    """The connection's ``initialize`` if it carries the token, else None (refused, silent too long, or gone).
+
+    Before it, requests are answered -32002 and notifications dropped, exactly as the server's gate would."""
+    def reply(msg_id: Any, code: int, message: str, data: dict | None = None) -> None:
+        error = {"code": code, "message": message, **({"data": data} if data else {})}
+        writer.write(frame(json.dumps({"jsonrpc": "2.0", "id": msg_id, "error": error}).encode()))
+
+    def reject(exc: FrameError) -> None:
+        if exc.msg_id is not None or exc.code in (-32700, INVALID_REQUEST):
+            reply(exc.msg_id, exc.code, exc.message)
+
+    try:
+        async with asyncio.timeout(AUTH_TIMEOUT):
+            for _ in range(PREAUTH_MAX_MESSAGES):
+                message = await read_message(reader, reject, PREAUTH_MAX_BYTES)
+                if message is EOF_:
+                    return None
+                if message is None or "method" not in message:
+                    continue
+                if "id" in message and message["id"] is None:
+                    reply(None, INVALID_REQUEST, "invalid request: id must be a string or an integer, not null")
+                elif message["method"] == "initialize" and "id" in message:
+                    if _carries_token(message, token):
+                        return message
+                    reply(message["id"], -32001, "unauthorized: initializationOptions.token is missing or wrong",
+                          {"code": "Unauthorized"})
+                    return None
+                elif message["method"] == "exit":
+                    return None
+                elif "id" in message:
+                    reply(message["id"], -32002, "server not initialized: send initialize first",
+                          {"code": "NotInitialized"})
+                await writer.drain()
+    except TimeoutError:
+        log.warning("closed a TCP client that did not authenticate within %.0f s", AUTH_TIMEOUT)
+    except (ConnectionError, OSError):
+        pass
+    return None
+
+
+def _carries_token(message: dict[str, Any], token: str) -> bool:
+    params = message.get("params")
+    options = params.get("initializationOptions") if isinstance(params, dict) else None
+    given = options.get("token") if isinstance(options, dict) else None
+    return isinstance(given, str) and hmac.compare_digest(given.encode(), token.encode())
+
+
 async def _serve_connection(settings: Settings, token: str, reader: asyncio.StreamReader,
-                            writer: asyncio.StreamWriter) -> None:
+                            writer: asyncio.StreamWriter, first: dict[str, Any], live: set) -> None:
     from server.app import ThreadlineServer
 
     server = ThreadlineServer(settings)
     server.tcp_token = token
-    serving = asyncio.create_task(server.serve(reader, writer.write))
+    live.add(server)
     try:
-        await _drop_if_silent(server, serving)
-        await serving
+        await server.serve(reader, writer.write, first)
     except Exception:
         log.exception("the TCP connection failed")
     finally:
-        serving.cancel()
-        writer.close()
-        try:
-            await writer.wait_closed()
-        except (ConnectionError, OSError):
-            pass
+        live.discard(server)
 
 
-async def _drop_if_silent(server, serving: asyncio.Task) -> None:
-    """Cancel ``serving`` if the client has not initialized within ``AUTH_TIMEOUT`` seconds."""
-    deadline = asyncio.get_running_loop().time() + AUTH_TIMEOUT
-    while not serving.done() and not server.initialized:
-        if asyncio.get_running_loop().time() > deadline:
-            log.warning("dropped a TCP client that did not initialize within %.0f s", AUTH_TIMEOUT)
-            server.request_exit(1)
-            return
-        await asyncio.sleep(0.05)
+async def _close(writer: asyncio.StreamWriter) -> None:
+    writer.close()
+    try:
+        await writer.wait_closed()
+    except (ConnectionError, OSError):
+        pass
 
 
 async def _main(settings: Settings, port: int) -> int:
     token = write_token(settings.home)
     one_at_a_time = asyncio.Lock()
+    live: set = set()  # the connection being served: told to exit on SIGTERM, so its runtime closes cleanly
+    stop = asyncio.get_running_loop().create_future()
+
+    def on_signal(signum: int) -> None:
+        for server in list(live):
+            server.request_exit(128 + signum)
+        if not stop.done():
+            stop.set_result(128 + signum)
 
     async def on_connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        async with one_at_a_time:
-            await _serve_connection(settings, token, reader, writer)
+        try:
+            first = await _admit(token, reader, writer)
+            if first is not None:
+                async with one_at_a_time:  # only an authenticated client ever waits for, or holds, the slot
+                    await _serve_connection(settings, token, reader, writer, first, live)
+        finally:
+            await _close(writer)
 
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        asyncio.get_running_loop().add_signal_handler(signum, on_signal, signum)
     listener = await asyncio.start_server(on_connect, HOST, port, limit=1 << 16)
     bound = listener.sockets[0].getsockname()[1]
     print(f"THREADLINE_TCP_PORT={bound}", flush=True)
     log.warning("listening on %s:%d (token in %s)", HOST, bound, settings.home / "tcp-token")
     async with listener:
-        await listener.serve_forever()
-    return 0
+        code = await stop
+        while live:  # let the connection's runtime close (turns cancelled, commands' groups killed)
+            await asyncio.sleep(0.05)
+    return code
 
 
 def serve_tcp(settings: Settings, port: int) -> int:

@@ -32,6 +32,9 @@ class FrameError(Exception):
         self.code, self.message, self.msg_id = code, message, msg_id
 
 
+EOF_ = object()  # read_message's answer at the end of the stream
+
+
 async def read_messages(
     reader: asyncio.StreamReader,
     deliver: Callable[[dict[str, Any]], None],
@@ -45,31 +48,43 @@ async def read_messages(
     """
     limit = max_bytes if callable(max_bytes) else (lambda: max_bytes)
     while True:
-        try:
-            length = await _read_headers(reader)
-        except FrameError as exc:
-            reject(exc)
-            continue
-        if length is None:
+        message = await read_message(reader, reject, limit())
+        if message is EOF_:
             return
-        if length > (cap := limit()):
-            # Answer first: a client that lied about the length still hears why, before we skip its bytes.
-            reject(FrameError(INVALID_REQUEST, f"message of {length} bytes exceeds the limit of {cap} bytes"))
-            await _discard(reader, length)
-            continue
-        body = await _read_body(reader, length)
-        if body is None:
-            return
-        try:
-            message = decode(body)
-        except FrameError as exc:
-            reject(exc)
+        if message is None:
             continue
         try:
             deliver(message)
         except Exception as exc:  # a fault in handling one message must not end the connection
             log.exception("could not handle a message")
             reject(FrameError(INTERNAL_ERROR, f"internal error: {type(exc).__name__}", message.get("id")))
+
+
+async def read_message(reader: asyncio.StreamReader, reject: Callable[[FrameError], None], cap: int) -> Any:
+    """The next decoded message; None when it was refused (``reject`` was told why); ``EOF_`` at the end.
+
+    Reads exactly one message's bytes, so a caller can stop between messages (TCP's doorman does).
+    """
+    try:
+        length = await _read_headers(reader)
+    except FrameError as exc:
+        reject(exc)
+        return None
+    if length is None:
+        return EOF_
+    if length > cap:
+        # Answer first: a client that lied about the length still hears why, before we skip its bytes.
+        reject(FrameError(INVALID_REQUEST, f"message of {length} bytes exceeds the limit of {cap} bytes"))
+        await _discard(reader, length)
+        return None
+    body = await _read_body(reader, length)
+    if body is None:
+        return EOF_
+    try:
+        return decode(body)
+    except FrameError as exc:
+        reject(exc)
+        return None
 
 
 def decode(body: bytes) -> dict[str, Any]:

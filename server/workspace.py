@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import stat
-import unicodedata
 from pathlib import Path
 
 from server.rpc import RequestError
@@ -77,8 +76,10 @@ def resolve_inside(root: Path, path: str) -> Path:
     if not isinstance(path, str) or not path or "\x00" in path:
         raise OutsideWorkspace("Permission denied: path must be a non-empty string")
     root = root.resolve()
-    raw = unicodedata.normalize("NFC", path)
-    candidate = Path(raw) if os.path.isabs(raw) else root / raw
+    # The name is used exactly as given: Linux file names are bytes, so normalising (NFC) would turn a decomposed
+    # name that exists into one that does not, and make write_file create a second file beside it. No
+    # normalisation can make ``..`` of anything but two real dots, so this loses no protection.
+    candidate = Path(path) if os.path.isabs(path) else root / path
     resolved = candidate.resolve()  # follows every symlink that exists now
     if resolved != root and root not in resolved.parents:
         raise OutsideWorkspace(f"Permission denied: {path} is outside the session folder {root}")

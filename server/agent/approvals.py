@@ -11,14 +11,14 @@ Two rules keep a hostile repository or model from turning a convenience into cod
   and approval memory), and ``save_memory`` (it changes every later session).
 - *"Always" covers exactly what the request showed*: one exact command, never a compound one (``;``, ``&&``,
   ``|``, ``$(...)``, backticks, redirections), which is allowed once instead; for a file tool, that tool on
-  ordinary paths of the session folder. It is remembered for the session (rebuilt from the stored events after a
-  restart); the request's ``detail`` says what it will cover.
+  ordinary files in the folder of the file shown, and below it. It is remembered for the session (rebuilt from the
+  stored events after a restart; ``server.agent.remembered``), clients can list and revoke it, and the request's
+  ``detail`` says what it will cover.
 """
 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,7 @@ from typing import Any
 import msgspec
 
 from protocol.updates import RequestApprovalParams, RequestApprovalResult
+from server.agent.remembered import RememberedApprovals, always_scope, describe
 from server.tools import Tool
 from server.transcript import Store
 
@@ -35,11 +36,10 @@ Ask = Callable[[str, dict[str, Any]], Awaitable[Any]]
 PROTECTED_DIRS = (".git", ".threadline", ".vscode", ".github/workflows", ".idea")
 PROTECTED_NAMES = ("AGENTS.md", ".envrc", ".env", ".gitattributes", ".gitmodules")
 ALWAYS_ASK_TOOLS = ("save_memory",)
-_COMPOUND = re.compile(r"[;&|<>`\n]|\$\(")
 
 
 class Approvals:
-    def __init__(self, store: Store, ask: Ask, policy: str, always: set[str], cwd: Path | None = None,
+    def __init__(self, store: Store, ask: Ask, policy: str, always: RememberedApprovals, cwd: Path | None = None,
                  home: Path | None = None):
         self.store, self._ask, self.policy, self.always = store, ask, policy, always
         self.cwd, self.home = cwd, home
@@ -50,7 +50,7 @@ class Approvals:
         args = args or {}
         if self.protected(tool, args):
             return True
-        if always_scope(tool, args) in self.always:
+        if self.always.allows(tool, args, self.cwd):
             return False
         return not (self.policy == "autoEdit" and tool.approval == "edit")
 
@@ -81,7 +81,7 @@ class Approvals:
 
     async def decide(self, session_id: str, turn_id: str, call_id: str, tool: Tool, args: dict[str, Any]) -> str:
         """Ask the client; any failure to get a valid answer counts as a rejection (never a silent allow)."""
-        scope = None if self.protected(tool, args) else always_scope(tool, args)
+        scope = None if self.protected(tool, args) else always_scope(tool, args, self.cwd)
         params = RequestApprovalParams(session_id=session_id, turn_id=turn_id, tool_call_id=call_id, tool=tool.name,
                                        title=tool.title(args), detail=_detail(tool, args) + _covers(tool, args, scope))
         await self.store.add_event(session_id, "approvalRequested", msgspec.to_builtins(params), turn_id)
@@ -92,52 +92,27 @@ class Approvals:
         except Exception as exc:  # client error, bad answer, disconnected client
             decision, note = "reject", f"no valid answer from the client: {exc}"
         payload = {"toolCallId": call_id, "tool": tool.name, "decision": decision}
-        if decision == "allowAlways":
-            if scope is None:
-                note = "allowed once: this call cannot be allowed always"
-            else:
-                self.always.add(scope)
-                payload["scope"] = scope
+        granted = decision == "allowAlways" and scope is not None
+        if granted:
+            payload["scope"] = scope
+        elif decision == "allowAlways":
+            note = "allowed once: this call cannot be allowed always"
         if note:
             payload["note"] = note
-        await self.store.add_event(session_id, "approvalDecided", payload, turn_id)
+        event = await self.store.add_event(session_id, "approvalDecided", payload, turn_id)
+        if granted:
+            self.always.add(scope, tool.name, event)
         return decision
-
-
-def always_scope(tool: Tool, args: dict[str, Any]) -> str | None:
-    """What an "always" for this call covers: ``run_command:<exact command>`` for a simple command, the tool name
-    for other tools; None when nothing broader than this one call may be allowed (a compound command)."""
-    if tool.name == "run_command":
-        command = str(args.get("command", "")).strip()
-        if not command or _COMPOUND.search(command):
-            return None
-        return f"run_command:{command}"
-    return tool.name
 
 
 def _covers(tool: Tool, args: dict[str, Any], scope: str | None) -> str:
     if scope is None:
         return "\n\n[\"Allow always\" is not offered for this call: it will be allowed once only]"
-    if scope.startswith("run_command:"):
-        return f"\n\n[\"Allow always\" covers exactly this command: {scope.partition(':')[2]}]"
-    return f"\n\n[\"Allow always\" covers {tool.name} on ordinary files of this session folder]"
+    return f"\n\n[\"Allow always\" covers {describe(scope)}]"
 
 
 def _under(path: Path, root: Path) -> bool:
     return any(path == r or r in path.parents for r in {Path(os.path.abspath(root)), root.resolve()})
-
-
-async def remembered_always(store: Store, session_id: str) -> set[str]:
-    """The session's "always" scopes; an old event without a scope covered a whole tool, which is kept for file
-    tools but never for ``run_command`` (a whole-tool "always" let ``ls; rm ...`` through)."""
-    scopes = set()
-    for e in await store.list_events(session_id, "approvalDecided"):
-        if e.payload.get("decision") != "allowAlways":
-            continue
-        scope = e.payload.get("scope") or (None if e.payload.get("tool") == "run_command" else e.payload.get("tool"))
-        if scope:
-            scopes.add(scope)
-    return scopes
 
 
 def _detail(tool: Tool, args: dict[str, Any]) -> str:

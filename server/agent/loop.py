@@ -111,7 +111,7 @@ class Turn:
             return await self._stream(view)
         except ProviderError as exc:
             if exc.kind != "context_too_long":
-                await self._keep_partial(exc.partial)
+                await self._keep_partial(exc)
                 raise TurnFailed(exc.kind, exc.message) from None
         # R-PTL-1: exactly one retry with the fallback view; a second failure ends the turn.
         fallback = await self.views.fallback_view(self.session_id)
@@ -119,7 +119,7 @@ class Turn:
         try:
             return await self._stream(fallback)
         except ProviderError as exc:
-            await self._keep_partial(exc.partial)
+            await self._keep_partial(exc)
             if exc.kind == "context_too_long":
                 raise TurnFailed("contextTooLong", f"the provider still rejects the request as too long after "
                                  f"falling back to the last messages: {exc.message}") from None
@@ -249,7 +249,14 @@ class Turn:
 
     # --- endings ------------------------------------------------------------------------------------
 
-    async def _keep_partial(self, partial: ChatResult | None) -> None:
+    async def _keep_partial(self, failure: ProviderError | None) -> None:
+        """Store the answer so far as ``interrupted``; an answer stopped for its size leaves nothing behind."""
+        if failure is not None and failure.kind == "too_large":
+            self._partial.clear()
+            self._partial_reasoning.clear()
+            await self.store.discard_draft(self.session_id, self.turn_id)
+            return
+        partial = failure.partial if failure is not None else None
         text = "".join(self._partial) or (partial.content if partial else "")
         reasoning = "".join(self._partial_reasoning) or (partial.reasoning if partial else "")
         if text or reasoning:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from protocol import updates as u
 from protocol.messages import SubmitTurnParams, SubmitTurnResult, TurnError, TurnUsage
-from server.agent.approvals import Approvals, remembered_always
+from server.agent.approvals import Approvals
 from server.agent.emit import Emitter
 from server.agent.loop import Turn, TurnTotals
 from server.agent.views import ViewBuilder
@@ -67,10 +68,19 @@ async def submit_turn(rt: Runtime, params: SubmitTurnParams, provider: ChatProvi
         emit(u.Notice(level="error", message=message))
         emit(u.TurnCompleted(stop_reason="error", error=error))  # clients close a turn on this, as for any turn
         return SubmitTurnResult(turn_id=turn_id, stop_reason="error", usage=TurnUsage(), error=error)
-    turn = await build_turn(rt, session, provider)
     images = [{"mimeType": i.mime_type, "data": i.data} for i in params.images or []]
-    task = rt.turns.start(session.id, lambda: turn.run(params.text, images))
-    return await rt.turns.wait(task)
+
+    async def build_and_run() -> SubmitTurnResult:
+        try:
+            turn = await build_turn(rt, session, provider)
+        except asyncio.CancelledError:  # cancelled (or its session deleted) before it began: nothing was stored
+            turn_id = new_id("turn_")
+            Emitter(rt.notify, session.id, turn_id)(u.TurnCompleted(stop_reason="cancelled"))
+            return SubmitTurnResult(turn_id=turn_id, stop_reason="cancelled", usage=TurnUsage())
+        return await turn.run(params.text, images)
+
+    # Registered before it is built, so a deleteSession or cancelTurn arriving meanwhile finds it.
+    return await rt.turns.wait(rt.turns.start(session.id, build_and_run))
 
 
 async def build_turn(rt: Runtime, session, provider: ChatProvider) -> Turn:
@@ -78,11 +88,11 @@ async def build_turn(rt: Runtime, session, provider: ChatProvider) -> Turn:
     frozen = read_frozen_context(cwd, rt.settings.home) if session.message_count == 0 else None
     turn_id = new_id("turn_")
     emit = Emitter(rt.notify, session.id, turn_id)
-    always = rt.always_allowed.setdefault(session.id, await remembered_always(rt.store, session.id))
+    always = await rt.remembered_approvals(session.id)
     policy = session.approval_policy or rt.settings.approval_policy
     secrets = tuple(s for s in (rt.settings.provider.api_key,) if s)
     tools = ToolContext(session.id, turn_id, cwd, rt.settings, rt.store, rt.artifacts, secrets,
-                        tuple(frozen.skill_roots) if frozen else ())
+                        tuple(frozen.skill_roots) if frozen else (), rt.processes)
 
     async def first_messages() -> list[NewMessage]:
         if frozen is None:

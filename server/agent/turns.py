@@ -2,7 +2,8 @@
 
 A turn runs as its own task, so cancelling it (``cancelTurn`` or ``$/cancelRequest`` on ``submitTurn``) cancels
 the provider stream or the running command wherever it is, and ``submitTurn`` still resolves normally with
-``stopReason: "cancelled"``.
+``stopReason: "cancelled"``. A turn is registered before it is built (the frozen context, the provider), so
+``deleteSession`` in that window finds it and cancels it: the model is never called for a deleted session.
 """
 
 from __future__ import annotations
@@ -13,16 +14,20 @@ from typing import Any
 
 from protocol.messages import SubmitTurnResult
 from server.rpc import RequestError
+from server.transcript import SessionNotFound
 
 
 class TurnManager:
     def __init__(self) -> None:
         self._running: dict[str, asyncio.Task[SubmitTurnResult]] = {}
+        self._deleted: set[str] = set()  # a turn may not start in these, whatever it read before the delete
 
     def is_running(self, session_id: str) -> bool:
         return session_id in self._running
 
     def ensure_idle(self, session_id: str) -> None:
+        if session_id in self._deleted:
+            raise SessionNotFound(f"no session {session_id!r}")
         if session_id in self._running:
             raise RequestError("TurnAlreadyRunning", f"a turn is already running in session {session_id}")
 
@@ -47,6 +52,17 @@ class TurnManager:
             return False
         task.cancel()
         return True
+
+    async def stop_for_delete(self, session_id: str) -> None:
+        """Mark the session deleted (no turn starts in it from now on), then cancel its turn and wait for it."""
+        self._deleted.add(session_id)
+        while (task := self._running.get(session_id)) is not None:
+            task.cancel()
+            await asyncio.wait([task])
+
+    def undelete(self, session_id: str) -> None:
+        """The delete failed (storage): the session is still there, and turns may start in it again."""
+        self._deleted.discard(session_id)
 
     async def cancel_all(self) -> None:
         tasks = list(self._running.values())

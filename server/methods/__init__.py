@@ -7,10 +7,12 @@ from server.methods import (  # noqa: F401
     fork_session,
     get_context_view,
     import_session,
+    list_approvals,
     list_sessions,
     read_artifact,
     read_events,
     read_transcript,
+    revoke_approval,
     search_transcript,
     submit_turn,
 )

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .base import ChatResult, ReasoningDelta, StreamEvent, TextDelta, ToolCall, Usage
+from .sse import TooLarge
 
 
 @dataclass
@@ -20,7 +21,9 @@ class _PendingCall:
 class ChatAssembler:
     """Feed it parsed chunks; it returns the events to emit and keeps the result so far."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_chars: int | None = None) -> None:
+        self.max_chars = max_chars  # text, reasoning and tool arguments together; past it, ``TooLarge``
+        self.chars = 0
         self.content: list[str] = []
         self.reasoning: list[str] = []
         self.calls: dict[int, _PendingCall] = {}
@@ -48,6 +51,8 @@ class ChatAssembler:
         delta = choice.get("delta") or choice.get("message") or {}
         if isinstance(delta, dict):
             events.extend(self._take_delta(delta))
+        if self.max_chars is not None and self.chars > self.max_chars:
+            raise TooLarge(f"text, reasoning and tool arguments passed {self.max_chars} characters")
         if choice.get("finish_reason"):
             self.finish_reason = str(choice["finish_reason"])
         return events
@@ -74,10 +79,12 @@ class ChatAssembler:
         reasoning = delta.get("reasoning_content") or delta.get("reasoning")
         if isinstance(reasoning, str) and reasoning:
             self.reasoning.append(reasoning)
+            self.chars += len(reasoning)
             events.append(ReasoningDelta(reasoning))
         text = _text_of(delta.get("content"))
         if text:
             self.content.append(text)
+            self.chars += len(text)
             events.append(TextDelta(text))
         tool_calls = delta.get("tool_calls")
         if isinstance(tool_calls, list):
@@ -103,11 +110,11 @@ class ChatAssembler:
         if isinstance(name, str) and name and not call.name:
             call.name = name
         arguments = function.get("arguments")
+        if arguments is not None and not isinstance(arguments, str):
+            arguments = json.dumps(arguments, ensure_ascii=False)  # some servers send them already parsed
         if isinstance(arguments, str):
             call.arguments.append(arguments)
-        elif arguments is not None:
-            # Some servers send the arguments already parsed.
-            call.arguments.append(json.dumps(arguments, ensure_ascii=False))
+            self.chars += len(arguments)
 
     def _take_usage(self, usage: Any) -> None:
         if not isinstance(usage, dict):

@@ -12,7 +12,7 @@ from .base import ChatResult
 
 KINDS = frozenset({
     "auth", "model_not_found", "rate_limited", "server", "timeout", "connection",
-    "stream_cut", "malformed", "empty", "context_too_long", "bad_request",
+    "stream_cut", "malformed", "empty", "context_too_long", "bad_request", "too_large",
 })
 # Kinds worth another attempt, provided nothing has been shown to the caller yet.
 RETRYABLE_KINDS = frozenset({"rate_limited", "server", "timeout", "connection", "stream_cut"})

@@ -1,4 +1,4 @@
-"""Chat Completions over HTTP against any OpenAI-compatible server, streamed with httpx-sse."""
+"""Chat Completions over HTTP against any OpenAI-compatible server, streamed through a bounded SSE reader."""
 
 from __future__ import annotations
 
@@ -7,18 +7,28 @@ import inspect
 import json
 import random
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
-from httpx_sse import EventSource
+
+from server.redaction import display_url, mask
 
 from .assembly import ChatAssembler
 from .base import ChatResult, OnEvent, ReasoningDelta, Retrying, StreamEvent, TextDelta
 from .errors import ProviderError, error_for_status, error_in_stream, parse_retry_after, redact
+from .sse import TooLarge, sse_data
 
 # A Retry-After longer than this is not worth waiting out inside one model call.
 RETRY_AFTER_LIMIT = 60.0
 # Seconds to keep reading after `data: [DONE]` for the body to end.
 DRAIN_AFTER_DONE = 1.0
+# An answer's text, reasoning and tool arguments together; a model (or a server) past this is stopped, so a
+# 200 MB tool argument is never held whole, let alone stored.
+MAX_ANSWER_CHARS = 8 * 1024 * 1024
+# Raw bytes: each streamed delta carries ~200 bytes of JSON around a few characters, so this is much larger.
+MAX_RESPONSE_BYTES = 256 * 1024 * 1024
+MAX_SSE_LINE_BYTES = 16 * 1024 * 1024
+MAX_ERROR_BODY_BYTES = 1024 * 1024
 
 
 class _StreamOptionsRejected(Exception):
@@ -56,8 +66,12 @@ class OpenAICompatibleProvider:
         backoff_max: float = 20,
         client: httpx.AsyncClient | None = None,
         extra_headers: dict | None = None,
+        max_answer_chars: int = MAX_ANSWER_CHARS,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        self.shown_url = display_url(self.base_url)  # for messages: never the userinfo (a key may sit there)
+        self._url_secret = urlsplit(self.base_url).password
+        self.max_answer_chars = max_answer_chars
         self.model = model
         self.max_retries = max_retries
         self.backoff_base = backoff_base
@@ -74,7 +88,7 @@ class OpenAICompatibleProvider:
         self._send_stream_options = True
 
     def __repr__(self) -> str:  # never shows the key
-        return f"OpenAICompatibleProvider(base_url={self.base_url!r}, model={self.model!r})"
+        return f"OpenAICompatibleProvider(base_url={self.shown_url!r}, model={self.model!r})"
 
     async def aclose(self) -> None:
         if self._owns_client:
@@ -134,7 +148,7 @@ class OpenAICompatibleProvider:
 
     async def _attempt(self, messages: list[dict], tools: list[dict] | None, emitter: _Emitter) -> ChatResult:
         body = self._request_body(messages, tools)
-        assembler = ChatAssembler()
+        assembler = ChatAssembler(max_chars=self.max_answer_chars)
         answered = False  # response headers arrived
         try:
             async with self._client.stream(
@@ -147,19 +161,22 @@ class OpenAICompatibleProvider:
                 if "text/event-stream" not in content_type:
                     await self._take_plain_answer(response, assembler, emitter)
                 else:
-                    await self._take_stream(EventSource(response), assembler, emitter)
+                    await self._take_stream(response, assembler, emitter)
+        except TooLarge as exc:
+            raise _too_large(str(exc)) from None
         except httpx.TimeoutException as exc:
             phase = "connecting to" if isinstance(exc, (httpx.ConnectTimeout, httpx.PoolTimeout)) else \
                 "waiting for an answer from"
-            raise ProviderError("timeout", f"Timed out {phase} {self.base_url}.",
+            raise ProviderError("timeout", f"Timed out {phase} {self.shown_url}.",
                                 partial=_partial(assembler)) from None
         except httpx.TransportError as exc:
             # A connection dropped after finish_reason lost nothing but the [DONE] line.
             if not (answered and assembler.finished):
                 detail = redact(str(exc) or type(exc).__name__, self._api_key)
+                detail = mask(detail, {self._url_secret}) if self._url_secret else detail
                 if answered:
                     raise self._stream_cut(assembler, detail) from None
-                raise ProviderError("connection", f"Could not connect to {self.base_url}: {detail}") from None
+                raise ProviderError("connection", f"Could not connect to {self.shown_url}: {detail}") from None
         if not assembler.finished:
             raise self._stream_cut(assembler, "no [DONE] or finish_reason")
         if not assembler.produced:
@@ -169,23 +186,23 @@ class OpenAICompatibleProvider:
         return assembler.result()
 
     async def _raise_for_status(self, response: httpx.Response, body: dict[str, Any]) -> None:
-        text = (await response.aread()).decode("utf-8", "replace")
+        text = (await _read_capped(response, MAX_ERROR_BODY_BYTES, cut=True)).decode("utf-8", "replace")
         status = response.status_code
         if status == 400 and "stream_options" in body and "stream_options" in text:
             raise _StreamOptionsRejected()
         raise error_for_status(
-            status, text, model=self.model, base_url=self.base_url, api_key=self._api_key,
+            status, text, model=self.model, base_url=self.shown_url, api_key=self._api_key,
             retry_after=parse_retry_after(response.headers),
         )
 
     async def _take_plain_answer(self, response: httpx.Response, assembler: ChatAssembler, emitter: _Emitter) -> None:
         """A server that ignored `stream: true` and sent one JSON completion."""
-        text = (await response.aread()).decode("utf-8", "replace")
+        text = (await _read_capped(response, self.max_answer_chars)).decode("utf-8", "replace")
         try:
             payload = json.loads(text)
         except ValueError:
             content_type = response.headers.get("content-type", "none")
-            raise ProviderError("malformed", f"Expected an event stream or JSON from {self.base_url}, got "
+            raise ProviderError("malformed", f"Expected an event stream or JSON from {self.shown_url}, got "
                                              f"{content_type}: {text[:200]!r}") from None
         if not isinstance(payload, dict):
             raise ProviderError("malformed", f"Unexpected JSON answer: {text[:200]!r}")
@@ -194,11 +211,12 @@ class OpenAICompatibleProvider:
         for event in assembler.add_completion(payload):
             await emitter.emit(event)
 
-    async def _take_stream(self, source: EventSource, assembler: ChatAssembler, emitter: _Emitter) -> None:
+    async def _take_stream(self, response: httpx.Response, assembler: ChatAssembler, emitter: _Emitter) -> None:
+        events = sse_data(response.aiter_bytes(), max_line_bytes=MAX_SSE_LINE_BYTES, max_body_bytes=MAX_RESPONSE_BYTES)
         try:
             async with asyncio.timeout(None) as deadline:
-                async for sse in source.aiter_sse():
-                    data = sse.data.strip()
+                async for event in events:
+                    data = event.strip()
                     if assembler.done:
                         continue
                     if data == "[DONE]":
@@ -229,7 +247,7 @@ class OpenAICompatibleProvider:
             await emitter.emit(event)
 
     def _error_in_stream(self, payload: dict[str, Any], assembler: ChatAssembler) -> ProviderError:
-        return error_in_stream(payload, model=self.model, base_url=self.base_url, api_key=self._api_key,
+        return error_in_stream(payload, model=self.model, base_url=self.shown_url, api_key=self._api_key,
                                partial=_partial(assembler))
 
     def _stream_cut(self, assembler: ChatAssembler, detail: str) -> ProviderError:
@@ -240,6 +258,25 @@ class OpenAICompatibleProvider:
             f"{len(partial.content)} characters of text had arrived.",
             partial=partial,
         )
+
+
+async def _read_capped(response: httpx.Response, cap: int, *, cut: bool = False) -> bytes:
+    """The body, never more than ``cap`` bytes of it: past the cap, ``TooLarge`` (or, with ``cut``, the first
+    ``cap`` bytes, enough to explain an error)."""
+    raw = bytearray()
+    async for chunk in response.aiter_bytes():
+        raw += chunk
+        if len(raw) > cap:
+            if cut:
+                return bytes(raw[:cap])
+            raise TooLarge(f"the answer passed {cap} bytes")
+    return bytes(raw)
+
+
+def _too_large(detail: str) -> ProviderError:
+    """Nothing of such an answer is kept (``partial`` stays None): half a tool call is no use to anyone."""
+    return ProviderError("too_large", f"The model's answer was too large and was stopped: {detail}. Nothing of it "
+                                      "was stored; ask for smaller steps (for example, write a big file in parts).")
 
 
 def _partial(assembler: ChatAssembler) -> ChatResult | None:

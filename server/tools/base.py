@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from server.artifacts import ArtifactStore
     from server.config import Settings
+    from server.tools.processes import ProcessGroups
     from server.transcript import Store
 
 Status = Literal["ok", "error", "denied"]
@@ -38,6 +39,7 @@ class ToolContext:
     artifacts: ArtifactStore
     secrets: tuple[str, ...] = ()
     read_roots: tuple[Path, ...] = ()  # outside cwd but readable (skill folders)
+    processes: ProcessGroups | None = None  # where run_command registers its groups, killed at server exit
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,10 @@ import shlex
 import signal
 from typing import Any
 
+from server.secret_env import KEY_VARS
 from server.tools.base import Tool, ToolContext, ToolDenied, ToolFailure, require_str, schema
 
-PROVIDER_KEY_VARS = {"OPENAI_API_KEY", "DEEPSEEK_API_KEY", "DASHSCOPE_API_KEY", "MOONSHOT_API_KEY",
-                     "OPENROUTER_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GROQ_API_KEY"}
+PROVIDER_KEY_VARS = set(KEY_VARS)
 
 # Destructive system commands: refused whatever the approval policy says. Words that are commands only in
 # command position (``shutdown``, ``mkfs``...) are matched there, so ``git commit -m "fix shutdown"`` still runs.
@@ -124,6 +124,8 @@ async def run_command(ctx: ToolContext, args: dict[str, Any]) -> str:
         "/bin/bash", "-c", command, cwd=ctx.cwd, env=scrubbed_env(ctx.secrets),
         stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
         start_new_session=True)
+    if ctx.processes is not None:
+        ctx.processes.add(proc.pid)  # its group outlives the shell when the command backgrounds something
     try:
         output = await asyncio.wait_for(_read_capped(proc), timeout=float(timeout))
         code = await proc.wait()

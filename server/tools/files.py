@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from server.tools.base import Tool, ToolContext, ToolDenied, ToolFailure, optional_int, require_str, schema
-from server.tools.walk import glob_matcher, walk_files
+from server.patterns import ScanError, ScanResult, long_lines_note, run_scan, timeout_note
 from server.workspace import NotRegularFile, OutsideWorkspace, is_inside, read_regular_file, resolve_inside
 
 MAX_READ_BYTES = 8 * 1024 * 1024
@@ -77,45 +76,37 @@ async def list_files(ctx: ToolContext, args: dict[str, Any]) -> str:
     if not isinstance(pattern, str):
         raise ToolFailure("Invalid arguments: 'pattern' must be a glob string")
     base = _path(ctx, {"path": args.get("path") or "."})
-    matcher = glob_matcher(pattern)
-    names = await asyncio.to_thread(
-        lambda: sorted(r for r in (_relative(ctx, p) for p in walk_files(ctx.cwd, base)) if matcher(r)))
-    more = f"\n[{len(names) - MAX_LIST} more not shown; narrow the pattern]" if len(names) > MAX_LIST else ""
-    return ("\n".join(names[:MAX_LIST]) + more) if names else "[no files match]"
+    result = await _scan(ctx, {"op": "list", "root": str(ctx.cwd), "base": str(base), "pattern": pattern,
+                               "max_items": MAX_LIST})
+    names, total = result.items, int(result.done.get("total", len(result.items)))
+    more = f"\n[{total - MAX_LIST} more not shown; narrow the pattern]" if total > MAX_LIST else ""
+    body = ("\n".join(names) + more) if names else "[no files match]"
+    return body + (f"\n{timeout_note(ctx.settings.pattern_timeout_seconds, 'listing')}" if result.timed_out else "")
 
 
 async def search_files(ctx: ToolContext, args: dict[str, Any]) -> str:
-    try:
-        regex = re.compile(require_str(args, "pattern"))
-    except re.error as exc:
-        raise ToolFailure(f"Invalid regex: {exc}") from None
+    pattern = require_str(args, "pattern")
     base = _path(ctx, {"path": args.get("path") or "."})
     glob = args.get("glob")
-    matcher = glob_matcher(glob) if isinstance(glob, str) and glob else None
+    result = await _scan(ctx, {"op": "search", "root": str(ctx.cwd), "base": str(base), "pattern": pattern,
+                               "glob": glob if isinstance(glob, str) and glob else None,
+                               "max_matches": MAX_MATCHES, "max_read_bytes": MAX_READ_BYTES})
+    hits = result.items
+    notes = [f"[more than {MAX_MATCHES} matches; narrow the pattern]"] if len(hits) > MAX_MATCHES else []
+    if result.long_lines:
+        notes.append(long_lines_note(result.long_lines))
+    if result.timed_out:
+        notes.append(timeout_note(ctx.settings.pattern_timeout_seconds))
+    body = "\n".join(hits[:MAX_MATCHES]) if hits else "[no matches]"
+    return "\n".join([body, *notes])
 
-    def scan() -> list[str]:
-        hits: list[str] = []
-        for path in walk_files(ctx.cwd, base):
-            if matcher is not None and not matcher(_relative(ctx, path)):
-                continue
-            try:
-                if path.stat().st_size > MAX_READ_BYTES:
-                    continue
-                data = path.read_bytes()
-            except OSError:
-                continue
-            if b"\x00" in data[:8192]:
-                continue
-            for no, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
-                if regex.search(line):
-                    hits.append(f"{_relative(ctx, path)}:{no}: {line[:300]}")
-                    if len(hits) > MAX_MATCHES:
-                        return hits
-        return hits
 
-    hits = await asyncio.to_thread(scan)
-    more = f"\n[more than {MAX_MATCHES} matches; narrow the pattern]" if len(hits) > MAX_MATCHES else ""
-    return ("\n".join(hits[:MAX_MATCHES]) + more) if hits else "[no matches]"
+async def _scan(ctx: ToolContext, job: dict[str, Any]) -> ScanResult:
+    """Patterns and ignore files come from the model or the repository: run them where they can be killed."""
+    try:
+        return await run_scan(job, ctx.settings.pattern_timeout_seconds)
+    except ScanError as exc:
+        raise ToolFailure(str(exc)) from None
 
 
 async def edit_file(ctx: ToolContext, args: dict[str, Any]) -> str:

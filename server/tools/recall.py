@@ -28,7 +28,8 @@ async def read_artifact(ctx: ToolContext, args: dict[str, Any]) -> str:
     head = f"[artifact {artifact_id}: {result['totalBytes']} bytes, {result['totalLines']} lines]"
     if "matches" in result:
         lines = [f"{m['line']}: {m['text']}" for m in result["matches"]]
-        return head + "\n" + ("\n".join(lines) if lines else "[no matches]")
+        note = f"\n{result['searchNote']}" if result.get("searchNote") else ""
+        return head + "\n" + ("\n".join(lines) if lines else "[no matches]") + note
     return head + "\n" + result["content"]
 
 

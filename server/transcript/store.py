@@ -56,6 +56,23 @@ def new_id(prefix: str) -> str:
     return f"{prefix}{uuid.uuid4().hex}"
 
 
+def _refuse_empty_file(path: Path) -> None:
+    """A 0-byte file where the database should be was truncated or replaced: SQLite would quietly make it a new,
+    empty store and every session would seem gone. Refuse, naming the file, and leave it as it is. (A 0-byte
+    file beside a non-empty ``-wal`` is left to SQLite: the log holds the data.)"""
+    try:
+        if path.stat().st_size != 0:
+            return
+    except OSError:
+        return  # absent (a new store), or unreadable (opening it says why)
+    wal = Path(f"{path}-wal")
+    if wal.exists() and wal.stat().st_size > 0:
+        return
+    raise StorageFailure(f"cannot open the transcript database at {path}: the file is empty (0 bytes), not a "
+                         "database. It was probably truncated; Threadline will not replace it with an empty store. "
+                         "Restore it from a backup, or move it aside to start a new one")
+
+
 class Store:
     """Async access to one transcript database. Open with ``await Store.open(path)``."""
 
@@ -72,6 +89,7 @@ class Store:
     async def open(cls, path: Path, estimate: TokenEstimator | None = None) -> Store:
         """Migrate then open. A folder that cannot be written gives a ``StorageFailure`` naming the path."""
         path = Path(path)
+        _refuse_empty_file(path)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             with sqlite3.connect(path, isolation_level=None) as conn:
@@ -286,6 +304,11 @@ class Store:
             await db.execute(
                 "INSERT OR REPLACE INTO drafts (session_id, turn_id, owner, content, reasoning, updated_at)"
                 " VALUES (?,?,?,?,?,?)", (session_id, turn_id, self.owner, content, reasoning, now()))
+
+    async def discard_draft(self, session_id: str, turn_id: str) -> None:
+        """Forget the turn's draft without appending it (an answer that must not be kept)."""
+        async with self._write() as db:
+            await db.execute("DELETE FROM drafts WHERE session_id = ? AND turn_id = ?", (session_id, turn_id))
 
     async def recover_drafts(self, owner_alive: Callable[[str], bool]) -> list[StoredMessage]:
         """Each draft of a dead owner becomes an ``interrupted`` assistant message, appended with the draft's

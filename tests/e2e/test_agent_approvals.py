@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from server.client import RpcError
 from tests.e2e.agent_support import API_KEY, agent_fixture, events, start_agent, tool_messages
 from tests.fakes.fake_provider import FakeProvider
 
@@ -219,3 +220,43 @@ async def test_autoEdit_asks_before_save_memory(agent, folder):
     sid = await agent.session(folder, policy="autoEdit")
     await agent.turn(sid, "go")
     assert [a["tool"] for a in agent.approvals] == ["save_memory"]
+
+
+async def test_remembered_approvals_are_scoped_to_a_folder_listed_and_revoked_across_a_restart(tmp_path, folder):
+    """Issue 12: "always" for a file tool covered the whole tool, and clients could neither see nor take back what
+    was remembered. A file grant covers that tool under the folder of the file shown; ``listApprovals`` lists the
+    grants with what each covers, ``revokeApproval`` forgets one (a stored event, so a restart keeps it forgotten)."""
+    home = tmp_path / "home"
+    with FakeProvider(api_key=API_KEY) as fake:
+        fake.push(write_call("call_src", "src/a.txt"), write_call("call_deep", "src/deep/b.txt"),
+                  write_call("call_top", "top.txt"), command_call("call_echo", "echo hi"), {"content": "ok"})
+        first = await start_agent(home, fake)
+        first.decide = lambda params: "reject" if params["toolCallId"] == "call_top" else "allowAlways"
+        sid = await first.session(folder, policy="ask")
+        await first.turn(sid, "go")
+        assert [a["toolCallId"] for a in first.approvals] == ["call_src", "call_top", "call_echo"]
+        assert "write_file on ordinary files anywhere under src/" in first.approvals[0]["detail"]
+        assert (folder / "src/deep/b.txt").exists() and not (folder / "top.txt").exists()
+
+        listed = (await first.client.request("listApprovals", {"sessionId": sid}))["approvals"]
+        assert [(a["tool"], a["scope"]) for a in listed] == [("write_file", "write_file:src/"),
+                                                              ("run_command", "run_command:echo hi")]
+        assert listed[1]["covers"] == "exactly this command: echo hi" and listed[0]["id"].startswith("appr_")
+        revoked = await first.client.request("revokeApproval", {"sessionId": sid, "id": listed[0]["id"]})
+        assert revoked["revoked"]["scope"] == "write_file:src/"
+        with pytest.raises(RpcError) as err:
+            await first.client.request("revokeApproval", {"sessionId": sid, "id": listed[0]["id"]})
+        assert err.value.code == -32602 and err.value.data["code"] == "ApprovalNotFound"
+
+        fake.push(write_call("call_again", "src/c.txt"), {"content": "ok"})  # revoked: asks again
+        first.decide = lambda params: "reject"
+        await first.turn(sid, "again")
+        assert first.approvals[-1]["toolCallId"] == "call_again" and not (folder / "src/c.txt").exists()
+        await first.client.close()
+
+        second = await start_agent(home, fake)  # rebuilt from the stored events: the revocation holds
+        try:
+            after = (await second.client.request("listApprovals", {"sessionId": sid}))["approvals"]
+            assert [a["scope"] for a in after] == ["run_command:echo hi"]
+        finally:
+            await second.client.close()

@@ -140,6 +140,21 @@ async def test_artifacts_are_readable_only_from_their_own_session(server, fake, 
         assert "29999" not in r["content"], r
 
 
+async def test_the_provider_key_cannot_be_read_from_the_servers_own_environment_block(server, fake, layout):
+    """Issue 12: a command read the key from ``/proc/$PPID/environ`` (the server's original environment, which
+    scrubbing ``os.environ`` does not change). The server re-executes itself without it and takes the key over a
+    pipe it reads once and closes, so its environment block holds no key."""
+    work, _ = layout
+    sid = (await server.request("createSession", {"cwd": str(work)}))["sessionId"]
+    results = await run_calls(server, fake, sid, [call(0, "run_command", command=(
+        "tr '\\0' '\\n' < /proc/$PPID/environ; tr '\\0' ' ' < /proc/$PPID/cmdline; echo; "
+        "echo PPID=$PPID"))])
+    content = results[0]["content"]
+    assert "PPID=" in content and "THREADLINE_HOME=" in content, content  # it did read the server's environment
+    assert API_KEY not in content and "OPENAI_API_KEY" not in content and "SOME_TOKEN" not in content
+    assert fake.requests[-1]["headers"]["authorization"] == "<redacted>"  # the server still has the key
+
+
 async def test_the_provider_key_goes_nowhere_but_the_provider(server, fake, home, layout):
     work, _ = layout
     sid = (await server.request("createSession", {"cwd": str(work)}))["sessionId"]
@@ -152,3 +167,27 @@ async def test_the_provider_key_goes_nowhere_but_the_provider(server, fake, home
     await server.close()  # let the server checkpoint its WAL and flush its log before the grep
     leaks = [str(p) for p in [*home.rglob("*"), log_path(home)] if p.is_file() and API_KEY.encode() in p.read_bytes()]
     assert leaks == []
+
+
+
+async def test_a_key_in_initializationOptions_or_in_the_base_url_reaches_no_log_or_turn_error(fake, tmp_path):
+    """Issue 12: a key passed in ``initializationOptions.provider.apiKey`` (which pygls logs whole at DEBUG) or as
+    the password of the base URL must reach no log line at any level and no turn error."""
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    url_secret = "URLPASS-5a9e-SECRET"
+    refused = f"http://token:{url_secret}@127.0.0.1:9/v1"  # nothing listens on port 9: the turn fails to connect
+    client = await start(home, None, args=("--log-level", "DEBUG"), THREADLINE_API_KEY="",
+                         options={"provider": {"baseUrl": refused, "apiKey": API_KEY, "model": "fake-model"}})
+    try:
+        sid = (await client.request("createSession", {"cwd": str(work)}))["sessionId"]
+        result = await turn(client, sid, "hello")
+        assert result["stopReason"] == "error" and "127.0.0.1:9" in result["error"]["message"], result
+        said = json.dumps([result, client.notifications, await transcript(client, sid)])
+        assert url_secret not in said and API_KEY not in said
+    finally:
+        await client.close()
+    log = log_path(home).read_bytes()
+    assert b"initializationOptions" in log or b"initialize" in log  # DEBUG logging did record the request
+    assert url_secret.encode() not in log and API_KEY.encode() not in log

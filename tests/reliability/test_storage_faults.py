@@ -124,3 +124,21 @@ async def test_R_ART_3_an_artifact_write_failure_truncates_and_keeps_the_tool_su
         assert stored[-1]["content"] == result["content"]
     finally:
         await client.close()
+
+
+async def test_a_zero_byte_database_file_is_refused_not_silently_replaced_by_an_empty_store(tmp_path):
+    """Issue 12: a truncated (0-byte) ``threadline.db`` became a new empty store, so every session seemed gone
+    and the next write made that permanent. The server refuses to start, says why, and leaves the file alone."""
+    home = tmp_path / "home"
+    client = await start(home)
+    await client.request("importSession", {"cwd": str(tmp_path), "messages": [{"role": "user", "content": "x"}]})
+    await client.close()
+    for suffix in ("", "-wal", "-shm"):
+        path = home / f"threadline.db{suffix}"
+        if path.exists():
+            path.write_bytes(b"")  # truncated, as a full disk or a bad copy leaves it
+    done = serve_and_fail(home)
+    message = done.stderr.decode()
+    assert done.returncode == 2 and "Traceback" not in message, done
+    assert str(home / "threadline.db") in message and "empty (0 bytes)" in message, message
+    assert (home / "threadline.db").stat().st_size == 0

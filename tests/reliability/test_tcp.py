@@ -168,3 +168,23 @@ async def test_a_non_ascii_token_is_refused_cleanly(tcp_server):
     refused = await stranger.call("initialize", initialize("jeton-é-\u6f22"))
     assert refused["error"]["code"] == -32001 and refused["error"]["data"]["code"] == "Unauthorized", refused
     stranger.close()
+
+
+async def test_idle_unauthenticated_sockets_do_not_lock_out_the_real_client(tcp_server, tmp_path):
+    """Issue 12: strangers open sockets and send nothing (or half a header). They must not hold the one client
+    slot: the real client with the token is admitted and served at once, and each stranger is closed at the
+    pre-auth deadline."""
+    port, home = tcp_server
+    idle = [await Conn.open(port) for _ in range(6)]
+    idle[0].writer.write(b"Content-Length: 5")  # half a header, never finished
+    idle[1].writer.write(b"Content-Length: 60000\r\n\r\n{")  # a body that never arrives
+    good = await Conn.open(port)
+    assert "result" in await good.call("initialize", initialize((home / "tcp-token").read_text()))
+    sid = (await good.call("createSession", {"cwd": str(tmp_path)}))["result"]["sessionId"]
+    assert (await good.call("readTranscript", {"sessionId": sid}))["result"]["items"] == []
+    assert not any(conn.reader.at_eof() for conn in idle), "the real client was served only after the strangers left"
+    for conn in idle:  # closed by the server at its deadline (a few seconds), without a word
+        assert await asyncio.wait_for(conn.reader.read(), 60) == b""
+        conn.close()
+    assert (await good.call("listSessions", {"cwd": str(tmp_path)}))["result"]["sessions"][0]["sessionId"] == sid
+    good.close()

@@ -3,9 +3,12 @@ exact-and-unique rule, write_file, and what each says when it cannot do what was
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 
+from server.artifacts import ArtifactStore
+from server.patterns import MAX_LINE_CHARS
 from server.tools import run_tool
 
 
@@ -166,3 +169,56 @@ def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
+
+
+def quick_deadline(ctx, seconds: float = 2.0):
+    return dataclasses.replace(ctx, settings=dataclasses.replace(ctx.settings, pattern_timeout_seconds=seconds))
+
+
+async def test_search_files_catastrophic_regex_is_killed_at_its_deadline_and_says_so(ctx):
+    """Issue 12: ``(a+)+$`` against many a's then '!' backtracks for ever; it runs in a worker that is killed."""
+    make(ctx.cwd, {"hits.txt": "plain line\n", "evil.txt": "a" * 60 + "!\n"})
+    out = await run_tool(quick_deadline(ctx), "search_files", {"pattern": r"(a+)+$|plain"})
+    assert out.status == "ok"
+    assert "search stopped after 2 s" in out.content and "partial" in out.content, out.content
+
+
+async def test_list_files_pathological_gitignore_is_killed_at_its_deadline_and_says_so(ctx):
+    """Issue 12: a repository ``.gitignore`` whose globs backtrack polynomially on a long file name."""
+    make(ctx.cwd, {".gitignore": "a*" * 14 + "b\n", "a" * 200: ""})
+    out = await run_tool(quick_deadline(ctx), "list_files", {})
+    assert out.status == "ok" and "listing stopped after 2 s" in out.content, out.content
+
+
+async def test_search_files_searches_only_the_first_characters_of_a_huge_line_and_says_so(ctx):
+    make(ctx.cwd, {"wide.txt": "x" * (MAX_LINE_CHARS + 50) + "needle\n", "narrow.txt": "needle\n"})
+    out = await run_tool(ctx, "search_files", {"pattern": "needle"})
+    assert out.content.splitlines()[0] == "narrow.txt:1: needle"
+    assert f"1 lines longer than {MAX_LINE_CHARS} characters" in out.content, out.content
+
+
+async def test_read_artifact_search_with_a_catastrophic_regex_times_out_and_says_so(ctx):
+    stored = await ctx.artifacts.keep(ctx.session_id, None, ("a" * 60 + "!\n") * 2000)
+    assert stored.artifact is not None
+    slow = ArtifactStore(ctx.artifacts.root, ctx.store, pattern_timeout=2.0)
+    result = await slow.read(ctx.session_id, stored.artifact.id, search=(r"(a+)+$", 5))
+    assert result["matches"] == [] and "search stopped after 2 s" in result["searchNote"]
+
+
+async def test_decomposed_unicode_file_names_are_read_and_written_as_the_filesystem_has_them(ctx):
+    """Issue 12: paths were NFC-normalised, so a decomposed (NFD) name could not be read and write_file created a
+    second, precomposed file beside it."""
+    nfd, nfc = "cafe\u0301.txt", "caf\u00e9.txt"
+    (ctx.cwd / nfd).write_text("decomposed\n", encoding="utf-8")
+    read = await run_tool(ctx, "read_file", {"path": nfd})
+    assert read.status == "ok" and "decomposed" in read.content, read
+    wrote = await run_tool(ctx, "write_file", {"path": nfd, "content": "rewritten\n"})
+    assert wrote.status == "ok" and wrote.content.startswith("Overwrote"), wrote
+    assert sorted(os.listdir(ctx.cwd)) == [nfd]
+    assert (ctx.cwd / nfd).read_text(encoding="utf-8") == "rewritten\n"
+    edited = await run_tool(ctx, "edit_file", {"path": nfd, "old_string": "rewritten", "new_string": "edited"})
+    assert edited.status == "ok" and sorted(os.listdir(ctx.cwd)) == [nfd], edited
+    other = await run_tool(ctx, "read_file", {"path": nfc})  # a different name, as the filesystem sees it
+    assert other.status == "error" and "no such file" in other.content
+    listed = await run_tool(ctx, "list_files", {})
+    assert listed.content == nfd

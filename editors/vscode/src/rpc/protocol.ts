@@ -96,6 +96,7 @@ export interface ReadArtifactResult {
   totalLines: number;
   content?: string;
   matches?: Array<{ line: number; text: string; byteOffset: number }>;
+  searchNote?: string;
 }
 
 export type Update =
@@ -139,6 +140,15 @@ export interface EventItem {
   payload: Record<string, unknown>;
 }
 
+/** A remembered "allow always" (listApprovals / revokeApproval). */
+export interface RememberedApproval {
+  id: string;
+  tool: string;
+  scope: string;
+  covers: string;
+  createdAt: string;
+}
+
 /** Client -> server methods: params and result of each. */
 export interface Methods {
   createSession: [{ cwd: string; title?: string; approvalPolicy?: ApprovalPolicy }, { sessionId: string }];
@@ -155,6 +165,8 @@ export interface Methods {
   readArtifact: [ReadArtifactParams, ReadArtifactResult];
   readEvents: [{ sessionId: string; kinds?: string[]; afterId?: number; limit?: number },
     { events: EventItem[]; nextId?: number }];
+  listApprovals: [{ sessionId: string }, { approvals: RememberedApproval[] }];
+  revokeApproval: [{ sessionId: string; id: string }, { revoked: RememberedApproval }];
 }
 
 export type MethodName = keyof Methods;
@@ -162,5 +174,5 @@ export type ParamsOf<M extends MethodName> = Methods[M][0];
 export type ResultOf<M extends MethodName> = Methods[M][1];
 export const METHOD_NAMES: MethodName[] = [
   'createSession', 'listSessions', 'readTranscript', 'searchTranscript', 'forkSession', 'deleteSession',
-  'submitTurn', 'cancelTurn', 'getContextView', 'readArtifact', 'readEvents',
+  'submitTurn', 'cancelTurn', 'getContextView', 'readArtifact', 'readEvents', 'listApprovals', 'revokeApproval',
 ];
