@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from server.agent.remembered import RememberedApprovals, load_remembered
 from server.agent.turns import TurnManager
+from server.agent.views import forget_view_state
 from server.artifacts import ArtifactStore
 from server.config import Settings
 from server.tools.processes import ProcessGroups
@@ -118,3 +119,7 @@ class Runtime:
             self.turns.undelete(session_id)
             raise
         shutil.rmtree(self.settings.artifacts_dir / session_id, ignore_errors=True)
+        # What this process kept of the session goes too (a new session never inherits it)
+        forget_view_state(self.store, session_id)
+        self._remembered.pop(session_id, None)
+        self.session_totals.pop(session_id, None)
