@@ -284,6 +284,21 @@ class ContextViewResult(Base):
     stable_prefix_tokens: int = 0
 
 
+class CompactSessionParams(Base):
+    session_id: str
+    focus: str | None = None  # kept verbatim in the summary's Focus: section until the next compaction
+
+
+class CompactSessionResult(Base):
+    """``compacted`` is false when there was nothing older than the recent tail to summarize."""
+
+    compacted: bool
+    mode: ViewMode  # "summarized", or "full" when nothing changed
+    before_tokens: int
+    after_tokens: int
+    summary: str | None = None
+
+
 # --- artifacts -------------------------------------------------------------------------------------------
 
 

@@ -33,6 +33,7 @@ METHODS: dict[str, MethodSpec] = {
         MethodSpec("submitTurn", m.SubmitTurnParams, m.SubmitTurnResult, "Run one agent turn; resolves when the turn ends."),
         MethodSpec("cancelTurn", m.CancelTurnParams, m.CancelTurnResult, "Cancel the running turn of a session."),
         MethodSpec("getContextView", m.GetContextViewParams, m.ContextViewResult, "Build the request view the next model call would send."),
+        MethodSpec("compactSession", m.CompactSessionParams, m.CompactSessionResult, "Compact now: the next request starts from a fresh summary, with an optional focus kept verbatim."),
         MethodSpec("listApprovals", m.ListApprovalsParams, m.ListApprovalsResult, "List a session's remembered \"allow always\" approvals."),
         MethodSpec("revokeApproval", m.RevokeApprovalParams, m.RevokeApprovalResult, "Forget one remembered \"allow always\" approval."),
         MethodSpec("readArtifact", m.ReadArtifactParams, m.ReadArtifactResult, "Read a stored tool-output artifact by bytes, lines or search."),

@@ -3,7 +3,8 @@
 Prints streamed text, tool calls and their results (folded to a few lines), a context meter after each model call
 (B-METER-1: the last request's size, with the share of its input the provider served from its prompt cache when it
 says, B-CACHE-5) and compaction notices (R-OBS-1), and asks approvals at the prompt. With no
-TASK it reads tasks line by line until EOF. Like every other command it is a JSON-RPC client of a server it starts.
+TASK it reads tasks line by line until EOF; ``/compact [focus]`` compacts the session now (``compactSession``).
+Like every other command it is a JSON-RPC client of a server it starts.
 """
 
 from __future__ import annotations
@@ -176,12 +177,23 @@ async def chat_main(args: argparse.Namespace) -> int:
             return await run_turn(client, printer, sid, args.task)
         status = 0
         while (task := await read_line("> ")) is not None:
-            if task.strip():
+            if task.strip() == "/compact" or task.startswith("/compact "):
+                await compact(client, printer, sid, task[len("/compact"):].strip() or None)
+            elif task.strip():
                 status = max(status, await run_turn(client, printer, sid, task))
         return status
     finally:
         printer.end_stream()
         await client.close()
+
+
+async def compact(client: Client, printer: Printer, sid: str, focus: str | None) -> None:
+    """``/compact [focus]``: the next request starts from a fresh summary that keeps ``focus`` verbatim."""
+    params: dict[str, Any] = {"sessionId": sid, **({"focus": focus} if focus else {})}
+    result = await client.request("compactSession", params)
+    if not result["compacted"]:
+        printer.write("— nothing to compact yet: the whole conversation is the recent tail")
+    # A compaction is announced as a contextCompacted update, which the printer shows.
 
 
 async def run_turn(client: Client, printer: Printer, sid: str, text: str) -> int:

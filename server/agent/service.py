@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from protocol import updates as u
-from protocol.messages import SubmitTurnParams, SubmitTurnResult, TurnError, TurnUsage
+from protocol.messages import CompactSessionResult, SubmitTurnParams, SubmitTurnResult, TurnError, TurnUsage
 from server.agent.approvals import Approvals
 from server.agent.emit import Emitter
 from server.agent.loop import Turn, TurnTotals
-from server.agent.views import ViewBuilder
+from server.agent.views import COMPACTION_EVENT, ViewBuilder, effective_settings, session_view_state
 from server.context import ViewSettings, estimate_text_tokens
 from server.frozen import read_frozen_context
 from server.providers import DEFAULT_CONTEXT_WINDOW, ChatProvider, OpenAICompatibleProvider, context_window_for
@@ -110,3 +110,26 @@ async def build_turn(rt: Runtime, session, provider: ChatProvider) -> Turn:
                 max_iterations=rt.settings.max_iterations,
                 totals=rt.session_totals.setdefault(session.id, TurnTotals()),
                 first_messages=first_messages, turn_id=turn_id, **replayed)
+
+
+async def compact_session(rt: Runtime, session_id: str, focus: str | None) -> CompactSessionResult:
+    """Compact now (``compactSession``): a summary compaction of the stored transcript, stored and announced like
+    any other, so the next request starts from it (B-CACHE-2); ``focus`` goes verbatim into its Focus: section."""
+    await rt.store.get_session(session_id)
+    rt.turns.ensure_idle(session_id)  # a running turn carries its own compaction: compact between turns
+    model = rt.settings.provider.model or ""
+    settings = effective_settings(view_settings(rt), tool_overhead_tokens(), rt.calibrations.get(model))
+    state = await session_view_state(rt.store, session_id)
+    view = state.compact_now(settings, focus)
+    if view is None or view.compaction is None:
+        return CompactSessionResult(compacted=False, mode="full", before_tokens=state.tokens, after_tokens=state.tokens)
+    event = {"mode": view.mode, "beforeTokens": view.before_tokens, "afterTokens": view.estimated_tokens,
+             "summary": view.summary or "", "compaction": view.compaction.to_json(), "requested": True}
+    if focus and focus.strip():
+        event["focus"] = focus.strip()
+    await rt.store.add_event(session_id, COMPACTION_EVENT, event)
+    Emitter(rt.notify, session_id, None)(u.ContextCompacted(mode=view.mode, before_tokens=view.before_tokens,
+                                                             after_tokens=view.estimated_tokens,
+                                                             summary=view.summary or ""))
+    return CompactSessionResult(compacted=True, before_tokens=view.before_tokens, after_tokens=view.estimated_tokens,
+                                mode=view.mode, summary=view.summary)

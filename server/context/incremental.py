@@ -26,13 +26,13 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .fallback import FALLBACK_KEEP_SYSTEM, FALLBACK_SUMMARY, _fallback_start
 from .micro import _replaceable
 from .repair import SYSTEM_ROLES, repair_with_origins
-from .summary import SummaryState, render_summary, summarize, summary_feed
+from .summary import SummaryState, render_summary, summarize, summary_feed, with_focus
 from .tail import safe_tail_start
 from .tokens import estimate_message_tokens
 from .view import MICRO_MIN_FREED_RATIO, MIN_FREED_RATIO, Compaction, RequestView, ViewSettings
@@ -188,12 +188,17 @@ class IncrementalView:
         return item.seq if self.all_seq else item.origin
 
     @property
+    def tokens(self) -> int:
+        """The estimate of every message fed, as repaired (a view's ``before_tokens``)."""
+        return self._system_tokens + self._conv_tokens[-1]
+
+    @property
     def last_key(self) -> int:
         """The key of the newest message fed (what a compaction made now has seen)."""
         return self.last_seq if self.all_seq else self.fed - 1
 
     def _base(self, settings: ViewSettings) -> dict[str, Any]:
-        return {"before_tokens": self._system_tokens + self._conv_tokens[-1],
+        return {"before_tokens": self.tokens,
                 "threshold_tokens": settings.threshold_tokens,
                 "context_window_tokens": settings.context_window_tokens,
                 "keep_recent_tokens": settings.keep_recent_tokens, "transcript_messages": self.fed}
@@ -204,7 +209,7 @@ class IncrementalView:
         request was built on; the view says in ``compaction``/``sticky`` whether it repeats it or makes a new one."""
         base = self._base(settings)
         before = base["before_tokens"]
-        if before <= settings.threshold_tokens:  # R-PIPE-1
+        if before <= settings.threshold_tokens and not (compaction and compaction.requested):  # R-PIPE-1
             return RequestView(messages=self._in_order(None), mode="full", estimated_tokens=before, summary=None,
                                compacted_tool_outputs=0, **base)
         replaced = before  # the request a new compaction replaces: the repeated one, when there is one
@@ -244,25 +249,51 @@ class IncrementalView:
                 and replaced - micro_tokens >= MICRO_MIN_FREED_RATIO * replaced:
             made = Compaction("microcompacted", self._key(self._conv[tail]), self.last_key)
             return self._compacted(made, tail, base, sticky=False)
-        budget, target = settings.tail_budget_tokens, settings.target_tokens
+        made = self._summary_compaction(settings, summarizer)
+        if made is None:
+            return self._fallback(base)
+        view = self._compacted(*made, base, sticky=False)
+        if view.estimated_tokens > settings.threshold_tokens or before - view.estimated_tokens < MIN_FREED_RATIO * before:
+            return self._fallback(base)  # B-LOOP-1: never hand back a view that will compact again at once.
+        return view
+
+    def _summary_compaction(self, settings: ViewSettings, summarizer, focus: str | None = None,
+                            budget: int | None = None) -> tuple[Compaction, int] | None:
+        """One summary of everything before a tail shrunk until system + summary + tail is at or under the target
+        (B-CACHE-2), never below R-TAIL-2/3, with its tail start; None when there is nothing before the tail or the
+        summarizer failed."""
+        budget = settings.tail_budget_tokens if budget is None else budget
+        target = settings.target_tokens
         while True:
             tail = self._tail_start(budget)
             text = None
             if tail > 0:
                 try:
-                    text = self._summary_text(tail, settings, summarizer)
+                    text = with_focus(self._summary_text(tail, settings, summarizer), focus)
                 except Exception:  # noqa: BLE001 - any compressor failure takes the fallback window (R-FALL-1)
-                    return self._fallback(base)
+                    return None
             tail_tokens = self._conv_tokens[-1] - self._conv_tokens[tail]
             tokens = self._system_tokens + tail_tokens + (self._summary_message_tokens(text) if text else 0)
             if tokens <= target or budget <= 0:
                 break
-            # B-CACHE-2: shrink the tail by at least what the view is over the target, down to R-TAIL-2/3.
+            # Shrink the tail by at least what the view is over the target.
             budget = max(0, min(budget, tail_tokens) - (tokens - target) - 1)
-        if text is None or tokens > settings.threshold_tokens or before - tokens < MIN_FREED_RATIO * before:
-            return self._fallback(base)  # B-LOOP-1: never hand back a view that will compact again at once.
-        made = Compaction("summarized", self._key(self._conv[tail]), self.last_key, text)
-        return self._compacted(made, tail, base, sticky=False)
+        return (Compaction("summarized", self._key(self._conv[tail]), self.last_key, text), tail) if text else None
+
+    def compact_now(self, settings: ViewSettings, focus: str | None = None,
+                    summarizer: Callable[[list[Message]], str] = summarize) -> RequestView | None:
+        """A summary compaction made on request (``compactSession``), whatever the request's size: the next
+        request starts from it. ``focus`` is kept verbatim in the summary's ``Focus:`` section. When the whole
+        conversation fits the recent tail, only the last exchange is kept verbatim. None when there is nothing
+        before the last exchange to summarize (or the summarizer failed)."""
+        made = self._summary_compaction(settings, summarizer, focus)
+        if made is None and self._tail_start(settings.tail_budget_tokens) == 0:
+            # All of it fits the recent tail: on request, keep only the last exchange (R-TAIL-2/3) verbatim.
+            made = self._summary_compaction(settings, summarizer, focus, budget=0)
+        if made is None:
+            return None
+        compaction, tail = made
+        return self._compacted(replace(compaction, requested=True), tail, self._base(settings), sticky=False)
 
     def _tail_start(self, budget: int) -> int:
         return safe_tail_start(_Lazy(self._conv, 0), budget, _Lazy(self._conv, 0, tokens=True))

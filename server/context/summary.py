@@ -24,6 +24,7 @@ __all__ = [
     "render_summary",
     "summarize",
     "summary_feed",
+    "with_focus",
     "write_paths",
 ]
 
@@ -193,6 +194,18 @@ def render_summary(state: SummaryState, goal_budget_tokens: int = DEFAULT_GOAL_B
         *_section("Last useful assistant state:", [state.last_state] if state.last_state else []),
     ]
     return "\n".join(lines)
+
+
+def with_focus(summary: str, focus: str | None) -> str:
+    """The summary with a ``Focus:`` section right after its header: what the user asked a compaction made on
+    request to keep (``compactSession``), verbatim. Kept until the next compaction replaces the summary."""
+    if not focus or not focus.strip():
+        return summary
+    head, sep, rest = summary.partition(SUMMARY_HEADER)
+    section = f"Focus:\n{focus.strip()}"
+    if not sep:
+        return f"{summary}\n{section}"
+    return f"{head}{SUMMARY_HEADER}\n{section}{rest}"
 
 
 def summarize(msgs: Iterable[Mapping[str, Any]], goal_budget_tokens: int = DEFAULT_GOAL_BUDGET) -> str:

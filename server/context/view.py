@@ -92,9 +92,11 @@ class Compaction:
     tail_key: int
     through_key: int
     summary: str | None = None
+    requested: bool = False  # made on request (compactSession): repeated even while the transcript is under the threshold
 
     def to_json(self) -> dict[str, Any]:
-        return {"mode": self.mode, "tailSeq": self.tail_key, "throughSeq": self.through_key, "summary": self.summary}
+        out = {"mode": self.mode, "tailSeq": self.tail_key, "throughSeq": self.through_key, "summary": self.summary}
+        return {**out, "requested": True} if self.requested else out
 
     @classmethod
     def from_json(cls, data: Any) -> Compaction | None:
@@ -106,7 +108,8 @@ class Compaction:
             return None
         if data["mode"] == "summarized" and not isinstance(summary, str):
             return None
-        return cls(data["mode"], tail, through, summary if data["mode"] == "summarized" else None)
+        return cls(data["mode"], tail, through, summary if data["mode"] == "summarized" else None,
+                   data.get("requested") is True)
 
 
 @dataclass(frozen=True)

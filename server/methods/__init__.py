@@ -2,6 +2,7 @@
 
 from server.methods import (  # noqa: F401
     cancel_turn,
+    compact_session,
     create_session,
     delete_session,
     fork_session,

@@ -71,7 +71,7 @@ def reference_view(
             "context_window_tokens": settings.context_window_tokens,
             "keep_recent_tokens": settings.keep_recent_tokens, "transcript_messages": len(messages)}
     before = base["before_tokens"]
-    if before <= settings.threshold_tokens:
+    if before <= settings.threshold_tokens and not (compaction and compaction.requested):
         return RequestView(messages=[it.msg for it in items], mode="full", estimated_tokens=before, summary=None,
                            compacted_tool_outputs=0, **base)
     conversation = [it for it in items if not _system(it)]

@@ -106,6 +106,18 @@ def test_chat_without_a_task_reads_tasks_until_eof_in_one_session(fake, env, fol
     assert [m["content"] for m in second["body"]["messages"] if m["role"] == "user"] == ["first task", "second task"]
 
 
+def test_chat_compact_with_a_focus_compacts_the_session_now(fake, env, folder):
+    run = threadline(env, "chat", "--cwd", str(folder), "--policy", "auto",
+                     stdin="/compact\nfirst task\n/compact keep the API decisions\nsecond task\n")
+    assert run.returncode == 0, run.stderr
+    assert "nothing to compact yet" in run.stdout  # before any message
+    assert run.stdout.count("— turn ended: endTurn") == 2
+    second = [r for r in fake.requests if r["path"].startswith("/v1/chat")][1]["body"]["messages"]
+    summary = next(m["content"] for m in second if m["role"] == "system" and "Focus:" in m["content"])
+    assert "Focus:\nkeep the API decisions" in summary and "- first task" in summary
+    assert second[-1] == {"role": "user", "content": "second task"}
+
+
 def test_chat_turn_error_is_printed_and_exits_nonzero(env, folder):
     env = {k: v for k, v in env.items() if k not in ("THREADLINE_BASE_URL", "THREADLINE_MODEL")}
     run = threadline(env, "chat", "--cwd", str(folder), "hello")
