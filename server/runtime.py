@@ -13,6 +13,7 @@ from server.agent.turns import TurnManager
 from server.agent.views import forget_view_state
 from server.artifacts import ArtifactStore
 from server.config import Settings
+from server.mcp.service import McpService
 from server.tools.processes import ProcessGroups
 from server.transcript import StorageFailure, Store
 from server.transcript.drafts import Lease
@@ -34,6 +35,7 @@ class Runtime:
         self.calibrations: dict[str, Any] = {}
         self._remembered: dict[str, RememberedApprovals] = {}  # "allow always" grants, per session
         self.session_totals: dict[str, Any] = {}
+        self.mcp = McpService(settings.home, settings.mcp_servers, self.notify)  # shared MCP servers (server.mcp)
         self._store: Store | None = None
         self._artifacts: ArtifactStore | None = None
         self._lease: Lease | None = None
@@ -72,6 +74,7 @@ class Runtime:
             await self.turns.cancel_all()
         finally:
             self.processes.kill_all()  # what commands left running in the background ends with the server
+            await self.mcp.close()  # and every MCP server (the SDK kills each stdio server's process group)
         for provider in self.providers.values():
             await provider.aclose()
         if self._store is not None:
@@ -123,3 +126,4 @@ class Runtime:
         forget_view_state(self.store, session_id)
         self._remembered.pop(session_id, None)
         self.session_totals.pop(session_id, None)
+        self.mcp.forget_session(session_id)

@@ -9,6 +9,8 @@ stored since (B-CACHE-1), across turns and restarts (B-CACHE-3).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -23,7 +25,8 @@ from server.agent.approvals import Approvals
 from server.agent.emit import Emitter
 from server.agent.views import ViewBuilder, record_sent
 from server.providers import ChatProvider, ChatResult, ProviderError, ReasoningDelta, Retrying, TextDelta
-from server.tools import TOOLS, ToolContext, ToolOutcome, parse_arguments, run_tool, tool_specs
+from server.context import estimate_text_tokens
+from server.tools import TOOLS, Tool, ToolContext, ToolOutcome, parse_arguments, run_tool, tool_specs
 from server.tools.base import ToolFailure
 from server.transcript import NewMessage, Store, StoreError, new_id
 
@@ -33,6 +36,7 @@ INTERRUPTED_RESULT = "Tool call interrupted: the turn was cancelled before this 
 DRAFT_INTERVAL = 0.25  # seconds between saves of a streaming answer's draft (what a crash can lose at most)
 
 ToolRunner = Callable[[ToolContext, str, dict[str, Any]], Awaitable[ToolOutcome]]
+SessionTools = Callable[["Emitter"], Awaitable[dict[str, Tool]]]
 
 
 class TurnFailed(Exception):
@@ -59,6 +63,7 @@ class Turn:
     max_iterations: int
     totals: TurnTotals  # the session's running totals, shared across its turns
     first_messages: Callable[[], Awaitable[list[NewMessage]]] | None = None  # frozen context (R-FRZ-1)
+    session_tools: SessionTools | None = None  # the session's MCP tools, started on its turns (server.mcp)
     run_tool: ToolRunner = run_tool
     turn_id: str = field(default_factory=lambda: new_id("turn_"))
     _partial: list[str] = field(default_factory=list)
@@ -103,6 +108,15 @@ class Turn:
         stored = await self.store.append_messages(self.session_id, [*first, user], self.turn_id)
         self.emit(u.UserMessage(text=text, images=[u.Image(mime_type=i["mimeType"], data=i["data"])
                                                    for i in images] if images else None), seq=stored[-1].seq)
+        if self.session_tools is not None:
+            await self._add_session_tools(await self.session_tools(self.emit))
+
+    async def _add_session_tools(self, tools: dict[str, Tool]) -> None:
+        """The session's MCP tools join the request's tools; their definitions are reserved in the budget."""
+        if not tools:
+            return
+        self.tools = dataclasses.replace(self.tools, session_tools=tools)
+        self.views.overhead_tokens = estimate_text_tokens(json.dumps(tool_specs(tools.values())))
 
     async def _call_model(self) -> ChatResult:
         view = await self.views.next_view(self.session_id)
@@ -130,7 +144,8 @@ class Turn:
         self._partial_reasoning.clear()
         self._draft_at = 0.0
         record_sent(self.store, self.session_id, view.messages)  # for getContextView's stablePrefixTokens
-        result = await self.provider.stream_chat(view.messages, tool_specs(), self._on_event)
+        result = await self.provider.stream_chat(view.messages, tool_specs(self.tools.session_tools.values()),
+                                                 self._on_event)
         await self._account(view, result)
         return result
 
@@ -223,7 +238,7 @@ class Turn:
             args, outcome = {}, ToolOutcome(f"Tool failed: {exc}", "error")
         else:
             outcome = None
-        tool = TOOLS.get(name)
+        tool = self.tools.session_tools.get(name) or TOOLS.get(name)
         self.emit(u.ToolCall(tool_call_id=call.id, tool=name, arguments=args or call.function.arguments,
                              title=tool.title(args) if tool else name))
         if outcome is None:

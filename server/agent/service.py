@@ -15,6 +15,7 @@ from server.agent.loop import Turn, TurnTotals
 from server.agent.views import COMPACTION_EVENT, ViewBuilder, effective_settings, session_view_state
 from server.context import ViewSettings, estimate_text_tokens
 from server.frozen import read_frozen_context
+from server.mcp.service import load_frozen
 from server.providers import DEFAULT_CONTEXT_WINDOW, ChatProvider, OpenAICompatibleProvider, context_window_for
 from server.replay import ReplayProvider, replay_provider
 from server.tools import ToolContext, tool_specs
@@ -36,9 +37,15 @@ def view_settings(rt: Runtime, window: int | None = None, ratio: float | None = 
                         keep if keep is not None else s.keep_recent_tokens, s.compact_target_ratio)
 
 
-def tool_overhead_tokens() -> int:
-    """What the tool definitions add to every request (they are not part of the message view)."""
-    return estimate_text_tokens(json.dumps(tool_specs()))
+def tool_overhead_tokens(extra_specs: list[dict] | None = None) -> int:
+    """What the tool definitions add to every request (they are not part of the message view): the built-in
+    tools', plus a session's frozen MCP tools' when given."""
+    return estimate_text_tokens(json.dumps(tool_specs() + (extra_specs or [])))
+
+
+async def session_tool_overhead_tokens(rt: Runtime, session_id: str) -> int:
+    frozen = await load_frozen(rt.store, session_id)
+    return tool_overhead_tokens(frozen.specs() if frozen else None)
 
 
 def provider_for(rt: Runtime) -> ChatProvider | None:
@@ -105,11 +112,15 @@ async def build_turn(rt: Runtime, session, provider: ChatProvider) -> Turn:
     views = ViewBuilder(rt.store, view_settings(rt), provider.model, rt.calibrations,
                         overhead_tokens=tool_overhead_tokens())
     replayed = {"run_tool": provider.run_tool} if isinstance(provider, ReplayProvider) else {}
+
+    async def session_tools(turn_emit: Emitter):
+        return await rt.mcp.session_tools(rt.store, session.id, cwd, turn_emit, rt.ask_client)
     return Turn(store=rt.store, provider=provider, tools=tools,
                 approvals=Approvals(rt.store, rt.ask_client, policy, always, cwd, rt.settings.home), emit=emit, views=views,
                 max_iterations=rt.settings.max_iterations,
                 totals=rt.session_totals.setdefault(session.id, TurnTotals()),
-                first_messages=first_messages, turn_id=turn_id, **replayed)
+                first_messages=first_messages, turn_id=turn_id,
+                session_tools=None if replayed else session_tools, **replayed)
 
 
 async def compact_session(rt: Runtime, session_id: str, focus: str | None) -> CompactSessionResult:
@@ -118,7 +129,8 @@ async def compact_session(rt: Runtime, session_id: str, focus: str | None) -> Co
     await rt.store.get_session(session_id)
     rt.turns.ensure_idle(session_id)  # a running turn carries its own compaction: compact between turns
     model = rt.settings.provider.model or ""
-    settings = effective_settings(view_settings(rt), tool_overhead_tokens(), rt.calibrations.get(model))
+    settings = effective_settings(view_settings(rt), await session_tool_overhead_tokens(rt, session_id),
+                                  rt.calibrations.get(model))
     state = await session_view_state(rt.store, session_id)
     view = state.compact_now(settings, focus)
     if view is None or view.compaction is None:

@@ -9,6 +9,7 @@ from server.methods import (  # noqa: F401
     get_context_view,
     import_session,
     list_approvals,
+    list_mcp_servers,
     list_sessions,
     read_artifact,
     read_events,
