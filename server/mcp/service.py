@@ -110,6 +110,8 @@ class McpService:
                 emit(u.Notice(level="warning", message=problem))
         allowed = [c for c in configs if c.origin != "project" or await self._approved(session_id, cwd, c, emit, ask)]
         connections = self.manager.use(session_id, allowed)
+        if frozen is None and not configs:
+            return {}  # nothing configured: nothing to freeze (a server added later joins a later turn's freeze)
         if frozen is None:
             await asyncio.gather(*(c.wait_settled(c.config.startup_timeout_s + 2) for c in connections))
             frozen = _freeze(connections)
