@@ -8,6 +8,8 @@ if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
+# MCP servers from the npm registry that the MCP tests run (tests/fakes/npm_servers.py)
+npm install --no-audit --no-fund --silent --prefix tests/fakes/npm
 
 status=0
 .venv/bin/python -m pytest -q -p no:cacheprovider "$@" || status=$?
