@@ -389,3 +389,14 @@ class McpServerInfo(Base):
 
 class ListMcpServersResult(Base):
     servers: list[McpServerInfo]
+
+
+class RevokeMcpServerApprovalParams(Base):
+    """Forget the "allow always" given to a project's ``.mcp.json`` server: it asks again before its next start."""
+
+    cwd: str
+    name: str
+
+
+class RevokeMcpServerApprovalResult(Base):
+    revoked: bool

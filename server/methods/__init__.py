@@ -15,6 +15,7 @@ from server.methods import (  # noqa: F401
     read_events,
     read_transcript,
     revoke_approval,
+    revoke_mcp_server_approval,
     search_transcript,
     submit_turn,
 )

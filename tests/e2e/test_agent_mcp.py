@@ -215,6 +215,14 @@ async def test_a_project_server_starts_only_once_approved(agent, tmp_path):
     await agent.turn(sid3, "hello")
     assert len(agent.approvals) == 2  # remembered for the project
 
+    revoked = await agent.client.request("revokeMcpServerApproval", {"cwd": str(project), "name": "proj"})
+    assert revoked == {"revoked": True}
+    agent.decide = lambda params: "reject"
+    agent.fake.push({"content": "hi"})
+    sid4 = await agent.session(project, policy="auto")
+    await agent.turn(sid4, "hello")
+    assert len(agent.approvals) == 3 and agent.approvals[-1]["tool"] == "mcpServer"
+
 
 async def test_client_servers_from_createSession(agent, folder):
     sid = (await agent.client.request("createSession", {"cwd": str(folder), "approvalPolicy": "auto", "mcpServers": [
