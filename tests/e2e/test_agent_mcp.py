@@ -115,6 +115,13 @@ async def test_mcp_tools_are_offered_approved_and_answered(agent, folder):
     assert seen["content"] == "hello from MCP"
     assert agent.updates(sid, "toolResult")[0]["status"] == "ok"
 
+    # the frozen MCP tool definitions are reserved in the budget, as the built-in ones are
+    fresh = await agent.session(folder)
+    view = await agent.client.request("getContextView", {"sessionId": sid})
+    bare = await agent.client.request("getContextView", {"sessionId": fresh})
+    mcp_specs = [t for t in first["body"]["tools"] if t["function"]["name"].startswith("mcp__")]
+    assert view["reservedTokens"] - bare["reservedTokens"] >= len(json.dumps(mcp_specs)) // 5
+
 
 async def test_failing_and_slow_servers_are_notices_not_failed_turns(agent, folder):
     agent.fake.push({"content": "hi"})
