@@ -12,7 +12,7 @@ from protocol.messages import CompactSessionResult, SubmitTurnParams, SubmitTurn
 from server.agent.approvals import Approvals
 from server.agent.emit import Emitter
 from server.agent.loop import Turn, TurnTotals
-from server.agent.views import COMPACTION_EVENT, ViewBuilder, effective_settings, session_view_state
+from server.agent.views import COMPACTION_EVENT, ViewBuilder, build_view, effective_settings, stored_compaction
 from server.context import ViewSettings, estimate_text_tokens
 from server.frozen import read_frozen_context
 from server.providers import DEFAULT_CONTEXT_WINDOW, ChatProvider, OpenAICompatibleProvider, context_window_for
@@ -119,10 +119,10 @@ async def compact_session(rt: Runtime, session_id: str, focus: str | None) -> Co
     rt.turns.ensure_idle(session_id)  # a running turn carries its own compaction: compact between turns
     model = rt.settings.provider.model or ""
     settings = effective_settings(view_settings(rt), tool_overhead_tokens(), rt.calibrations.get(model))
-    state = await session_view_state(rt.store, session_id)
-    view = state.compact_now(settings, focus)
+    view, tokens = await build_view(rt.store, session_id, await stored_compaction(rt.store, session_id),
+                                    lambda state: (state.compact_now(settings, focus), state.tokens))
     if view is None or view.compaction is None:
-        return CompactSessionResult(compacted=False, mode="full", before_tokens=state.tokens, after_tokens=state.tokens)
+        return CompactSessionResult(compacted=False, mode="full", before_tokens=tokens, after_tokens=tokens)
     event = {"mode": view.mode, "beforeTokens": view.before_tokens, "afterTokens": view.estimated_tokens,
              "summary": view.summary or "", "compaction": view.compaction.to_json(), "requested": True}
     if focus and focus.strip():

@@ -260,6 +260,16 @@ class Store:
             (session_id, after_seq))
         return [_message(row) for row in rows]
 
+    async def messages_before(self, session_id: str, before_seq: int) -> tuple[int, list[StoredMessage]]:
+        """How many messages precede ``before_seq``, and the system messages among them, in order: what a view
+        state resumed from a compaction's tail needs of the older history (B-CACHE-3, cold start)."""
+        count = await self._read("SELECT COUNT(*) FROM messages WHERE session_id = ? AND seq < ?",
+                                 (session_id, before_seq))
+        rows = await self._read(
+            f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND seq < ? AND role = 'system' "
+            "ORDER BY seq", (session_id, before_seq))
+        return count[0][0], [_message(row) for row in rows]
+
     async def search(self, query: str, session_id: str | None = None, limit: int | None = None) -> list[SearchHit]:
         """B-SEARCH-1: full-text search; a query that is not valid FTS syntax is searched as plain words."""
         size = min(limit if limit and limit > 0 else 20, 200)
