@@ -150,11 +150,15 @@ class RequestApprovalResult(Base):
 # --- initialize ------------------------------------------------------------------------------------------
 
 
+ProviderKind = Literal["openai", "anthropic", "openai-responses"]
+
+
 class ProviderOptions(Base):
     base_url: str | None = None
     api_key: str | None = None
     model: str | None = None
     context_window_tokens: int | None = None
+    kind: ProviderKind | None = None  # default "openai" (Chat Completions), as env THREADLINE_PROVIDER
 
 
 class InitializationOptions(Base):
