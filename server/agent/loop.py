@@ -130,7 +130,7 @@ class Turn:
         self._partial_reasoning.clear()
         self._draft_at = 0.0
         record_sent(self.store, self.session_id, view.messages)  # for getContextView's stablePrefixTokens
-        result = await self.provider.stream_chat(view.messages, tool_specs(), self._on_event)
+        result = await self.provider.stream_chat(view.messages, tool_specs(), self._on_event, cache_key=self.session_id)
         await self._account(view, result)
         return result
 
@@ -208,7 +208,7 @@ class Turn:
         wire = [{"id": c.id, "type": "function", "function": {"name": c.function.name,
                                                               "arguments": c.function.arguments}} for c in calls]
         msg = NewMessage("assistant", result.content or ("" if not calls else None), tool_calls=wire or None,
-                         reasoning=result.reasoning or None)
+                         reasoning=result.reasoning or None, reasoning_items=result.reasoning_items or None)
         stored = await self.store.append_messages(self.session_id, [msg], self.turn_id)
         self._partial.clear()
         self.emit(u.AssistantMessage(content=result.content or "", reasoning=result.reasoning or None,
