@@ -14,6 +14,8 @@ from typing import Any
 
 import platformdirs
 
+from server.providers.capabilities import Price
+
 APPROVAL_POLICIES = ("ask", "autoEdit", "auto")
 # Each kind is one module under server/providers/; "openai" is Chat Completions (any compatible server).
 PROVIDER_KINDS = ("openai", "anthropic", "openai-responses")
@@ -24,16 +26,6 @@ PRICE_FIELDS = ("input", "cached_input", "cache_write", "output")
 
 class ConfigError(Exception):
     pass
-
-
-@dataclass(frozen=True)
-class Price:
-    """USD per million tokens. ``cached_input`` and ``cache_write`` default to ``input`` when a table omits them."""
-
-    input: float
-    output: float
-    cached_input: float | None = None
-    cache_write: float | None = None
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from server.frozen import read_frozen_context
 from server.config import ProviderSettings
 from server.providers import DEFAULT_CONTEXT_WINDOW, ChatProvider, OpenAICompatibleProvider, context_window_for
 from server.providers.anthropic import AnthropicProvider
+from server.providers.capabilities import Price, price_for
 from server.providers.responses import ResponsesProvider
 from server.replay import ReplayProvider, replay_provider
 from server.tools import ToolContext, tool_specs
@@ -67,6 +68,11 @@ def new_provider(p: ProviderSettings, read_timeout: float) -> ChatProvider:
         return ResponsesProvider(p.base_url, p.api_key, p.model, read_timeout=read_timeout,
                                  max_output_tokens=p.max_output_tokens)
     return OpenAICompatibleProvider(p.base_url, p.api_key, p.model, read_timeout=read_timeout)
+
+
+def model_price(rt: Runtime, model: str) -> Price | None:
+    """``[provider] price`` when set, else the table's list price for the model, else None (no cost shown)."""
+    return rt.settings.provider.price or price_for(model)
 
 
 async def submit_turn(rt: Runtime, params: SubmitTurnParams, provider: ChatProvider | None = None) -> SubmitTurnResult:
@@ -122,7 +128,7 @@ async def build_turn(rt: Runtime, session, provider: ChatProvider) -> Turn:
     return Turn(store=rt.store, provider=provider, tools=tools,
                 approvals=Approvals(rt.store, rt.ask_client, policy, always, cwd, rt.settings.home), emit=emit, views=views,
                 max_iterations=rt.settings.max_iterations,
-                totals=rt.session_totals.setdefault(session.id, TurnTotals()),
+                totals=rt.session_totals.setdefault(session.id, TurnTotals()), price=model_price(rt, provider.model),
                 first_messages=first_messages, turn_id=turn_id, **replayed)
 
 

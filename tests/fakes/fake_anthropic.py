@@ -2,7 +2,7 @@
 with its words, and simulating its prompt cache at the request's ``cache_control`` breakpoints.
 
 Script items: ``content``, ``thinking`` (streamed as thinking_delta, then a signature_delta), ``tool_calls``
-([{id, name, arguments: dict}]), ``error`` ({status, type, message, headers?, in_stream?}), ``stop_reason``.
+([{id, name, arguments: dict}]), ``ptl`` (answer "prompt is too long"), ``error`` ({status, type, message, headers?, in_stream?}), ``stop_reason``.
 
 Cache: the request is flattened into blocks (tools, system, then each message's content); a breakpoint caches
 the prefix ending at its block. A request reads the longest remembered prefix ending at or up to 20 blocks before
@@ -87,6 +87,9 @@ class FakeAnthropic(NativeFake):
 
     # -- the answer ---------------------------------------------------------------------------------------
     def answer(self, body: dict[str, Any], item: dict[str, Any], record: dict[str, Any]) -> list[tuple[str, dict]]:
+        if item.get("ptl"):
+            total = sum(tokens_of(b) for b in _flat(body))
+            raise invalid(f"prompt is too long: {total} tokens > {max(1, total - 1)} maximum")
         error = item.get("error")
         if error and not error.get("in_stream"):
             raise Rejection(error["status"], {"type": "error", "error": {"type": error.get("type", "api_error"),
