@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+import anyio
 import httpx2
 from mcp import types as mt
 from mcp.client.session import ClientSession
@@ -57,8 +58,10 @@ class McpConnection:
         self._on_change = on_change
         self._session: ClientSession | None = None
         self._task: asyncio.Task | None = None
+        self._scope: anyio.CancelScope | None = None  # the owner task's; cancelled to stop it
         self._lost = asyncio.Event()
         self._settled = asyncio.Event()  # set when the current attempt ended in ready or failed
+        self._changed = asyncio.Event()  # set (and replaced) at every state change
         self._secrets: tuple[str, ...] = ()
 
     # --- lifecycle ----------------------------------------------------------------------------------
@@ -79,15 +82,25 @@ class McpConnection:
             return False
 
     async def stop(self) -> None:
+        """Stop the owner task through its anyio cancel scope, not ``Task.cancel()``: the SDK shields the stdio
+        shutdown (close stdin, wait, kill the process group) from anyio cancellation, which a native cancel can
+        cut short, leaving the server running."""
         task, self._task = self._task, None
         if task is not None and not task.done():
-            task.cancel()
+            if self._scope is not None:
+                self._scope.cancel()
+            else:
+                task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         self._session = None
         self._set("stopped", None)
 
     async def _own(self) -> None:
+        with anyio.CancelScope() as self._scope:
+            await self._serve_with_restarts()
+
+    async def _serve_with_restarts(self) -> None:
         failures = 0
         while True:
             self._set("starting", None)
@@ -100,6 +113,8 @@ class McpConnection:
             except BaseException as exc:  # noqa: BLE001 -- ExceptionGroups from anyio task groups included
                 reason = self.mask(describe(exc) + self._stderr_tail(ready_at is None))
             self._session = None
+            if self._scope is not None and self._scope.cancel_called:
+                return  # stopped: a cancellation wrapped in an exception group lands here
             loop = asyncio.get_running_loop()
             failures = 1 if ready_at is not None and loop.time() - ready_at > STABLE_AFTER_S else failures + 1
             if failures >= MAX_FAILURES:
@@ -187,8 +202,23 @@ class McpConnection:
             self._settled.set()
         changed = (state, reason) != (self.state, self.reason)
         self.state, self.reason = state, reason
+        self._changed.set()
+        self._changed = asyncio.Event()
         if changed:
             self._on_change(self)
+
+    async def _wait_ready(self, timeout: float) -> None:
+        """Wait while a start or a restart is under way (a call made during a crash's backoff waits for it)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while self.state != "ready" and self._task is not None and not self._task.done():
+            left = deadline - loop.time()
+            if left <= 0:
+                return
+            try:
+                await asyncio.wait_for(self._changed.wait(), left)
+            except TimeoutError:
+                return
 
     # --- calls --------------------------------------------------------------------------------------
 
@@ -196,7 +226,7 @@ class McpConnection:
         """Call one tool; ``McpCallFailed`` if no result came (the server is restarted if it died)."""
         if self.state != "ready":
             self.start()
-            await self.wait_settled(self.config.startup_timeout_s)
+            await self._wait_ready(self.config.startup_timeout_s + BACKOFF_START_S * 2 ** MAX_FAILURES)
         session = self._session
         if session is None or self.state != "ready":
             raise McpCallFailed(f"MCP server {self.config.name!r} is not running"

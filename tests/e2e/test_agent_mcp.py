@@ -184,8 +184,7 @@ async def test_a_crashed_server_is_a_tool_failure_then_restarts(agent, folder):
     await agent.wait_for(lambda: any(s["name"] == "fake" and s["state"] == "failed"
                                      for s in agent.updates(sid, "mcpServerStatus")))
     assert any("'fake' failed" in n["message"] for n in agent.updates(sid, "notice"))
-    await agent.wait_for(lambda: [s["state"] for s in agent.updates(sid, "mcpServerStatus")
-                                  if s["name"] == "fake"][-1] == "ready", timeout=20)
+    # a call made while it restarts waits for it rather than failing
     agent.fake.push(call("call_after", "mcp__fake__echo", text="back"), {"content": "ok"})
     await agent.turn(sid, "again")
     assert agent.updates(sid, "toolResult")[-1]["content"] == "back"
@@ -270,4 +269,6 @@ async def test_zz_secrets_are_not_stored_and_no_server_outlives_the_server(agent
             alive.append(pid)
         except ProcessLookupError:
             pass
-    assert not alive, f"MCP servers still running: {alive}"
+    details = {pid: Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")[:200] for pid in alive
+               if Path(f"/proc/{pid}/cmdline").exists()}
+    assert not alive, f"MCP servers still running: {details}"
