@@ -63,11 +63,13 @@ class McpConnection:
         self._settled = asyncio.Event()  # set when the current attempt ended in ready or failed
         self._changed = asyncio.Event()  # set (and replaced) at every state change
         self._secrets: tuple[str, ...] = ()
+        self.last_used = 0.0  # loop time of the last start or call (the manager stops idle servers)
 
     # --- lifecycle ----------------------------------------------------------------------------------
 
     def start(self) -> None:
         """Start the owner task unless it is running; a server that gave up is tried again."""
+        self.last_used = asyncio.get_running_loop().time()
         if self._task is not None and not self._task.done():
             return
         self._settled.clear()
@@ -140,7 +142,7 @@ class McpConnection:
                           if self.config.allows_tool(t.name)]
             self._session = session
             self._lost.clear()
-            ready_at = asyncio.get_running_loop().time()
+            ready_at = self.last_used = asyncio.get_running_loop().time()
             self._set("ready", None)
             await self._watch(session)
             return ready_at
@@ -232,6 +234,7 @@ class McpConnection:
             raise McpCallFailed(f"MCP server {self.config.name!r} is not running"
                                 + (f": {self.reason}" if self.reason else ""))
         timeout = self.config.tool_timeout_s
+        self.last_used = asyncio.get_running_loop().time()
         try:
             result = await asyncio.wait_for(session.call_tool(tool, args), timeout)
         except TimeoutError:

@@ -1,7 +1,8 @@
 """The running MCP servers of this process, shared by the sessions whose configuration is the same.
 
-A session ``use``s its servers (they start then); a server no session uses any more is stopped, and ``close``
-stops every one at server exit.
+A session ``use``s its servers (they start then); a server no session uses any more is stopped, one that no turn
+has used for ``idle_stop_s`` is stopped too (the next turn or call starts it again), and ``close`` stops every
+one at server exit.
 """
 
 from __future__ import annotations
@@ -13,12 +14,15 @@ from pathlib import Path
 from server.mcp.config import McpServerConfig
 from server.mcp.connection import McpConnection
 
+IDLE_STOP_S = 600.0
 StatusListener = Callable[[McpConnection, list[str]], None]  # the connection, the ids of the sessions using it
 
 
 class McpManager:
-    def __init__(self, log_dir: Path, on_status: StatusListener):
+    def __init__(self, log_dir: Path, on_status: StatusListener, idle_stop_s: float = IDLE_STOP_S):
         self._log_dir = log_dir
+        self.idle_stop_s = idle_stop_s
+        self._reaper: asyncio.Task | None = None
         self._on_status = on_status
         self._connections: dict[str, McpConnection] = {}
         self._users: dict[str, set[str]] = {}  # config key -> session ids
@@ -43,7 +47,21 @@ class McpManager:
                 self._on_status(conn, [session_id])  # a session joining a running (or failed) server is told
             conn.start()
             connections.append(conn)
+        self._start_reaper()
         return connections
+
+    def _start_reaper(self) -> None:
+        if self._reaper is None or self._reaper.done():
+            self._reaper = asyncio.get_running_loop().create_task(self._reap(), name="mcp-idle-reaper")
+
+    async def _reap(self) -> None:
+        """Stop servers no call or turn has used for ``idle_stop_s`` (they keep their place and restart on use)."""
+        while self._connections:
+            await asyncio.sleep(min(60.0, self.idle_stop_s / 2))
+            now = asyncio.get_running_loop().time()
+            idle = [c for c in self._connections.values()
+                    if c.state == "ready" and now - c.last_used > self.idle_stop_s]
+            await asyncio.gather(*(c.stop() for c in idle), return_exceptions=True)
 
     def connection(self, session_id: str, server: str) -> McpConnection | None:
         key = self._by_session.get(session_id, {}).get(server)
@@ -76,6 +94,8 @@ class McpManager:
     async def close(self) -> None:
         """Server exit: stop every server (the SDK kills each stdio server's process group)."""
         connections, self._connections = list(self._connections.values()), {}
+        if self._reaper is not None:
+            self._reaper.cancel()
         self._users.clear()
         self._by_session.clear()
         await asyncio.gather(*(c.stop() for c in connections), return_exceptions=True)
