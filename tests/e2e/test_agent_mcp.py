@@ -272,3 +272,33 @@ async def test_zz_secrets_are_not_stored_and_no_server_outlives_the_server(agent
     details = {pid: Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")[:200] for pid in alive
                if Path(f"/proc/{pid}/cmdline").exists()}
     assert not alive, f"MCP servers still running: {details}"
+
+
+async def test_zzz_the_frozen_tools_survive_a_restart_and_a_config_change(agent, folder):
+    """R-FRZ-1 for MCP: an old session keeps the tool list of its first turn after a restart, even when
+    config.toml gained a server; a new session sees the new one. Runs after the module's server has exited."""
+    home = agent.home
+    [(old_sid,)] = read_db(home, "SELECT session_id FROM events WHERE kind = 'mcpToolsFrozen' ORDER BY id LIMIT 1")
+    config = (home / "config.toml").read_text()
+    (home / "config.toml").write_text(config + f"""
+[mcp_servers.later]
+command = {json.dumps(FAKE[0])}
+args = ["-m", "tests.fakes.mcp_server"]
+cwd = {json.dumps(str(REPO))}
+""")
+    agent.fake.reset()
+    again = await start_agent(home, agent.fake, MCP_TEST_SECRET=SECRET)
+    try:
+        agent.fake.push(call("call_r", "mcp__fake__echo", text="after restart"), {"content": "ok"})
+        result = await asyncio.wait_for(again.client.request("submitTurn", {"sessionId": old_sid, "text": "again"}), 60)
+        assert result["stopReason"] == "endTurn"
+        names = tool_names(again.chat_requests()[0])
+        assert "mcp__fake__echo" in names and not any(n.startswith("mcp__later__") for n in names)
+        assert tool_messages(again.chat_requests()[1])[-1]["content"] == "after restart"
+
+        agent.fake.push({"content": "hi"})
+        new_sid = await again.session(folder, policy="auto")
+        await asyncio.wait_for(again.client.request("submitTurn", {"sessionId": new_sid, "text": "hi"}), 60)
+        assert "mcp__later__echo" in tool_names(again.chat_requests()[-1])
+    finally:
+        await again.client.close()

@@ -96,3 +96,5 @@ async def test_everything_over_stdio_and_http(agent, folder):
     servers = {s["name"]: s for s in (await agent.client.request("listMcpServers", {"sessionId": sid}))["servers"]}
     assert servers["everything_http"]["transport"] == "http" and servers["everything_http"]["state"] == "ready"
     assert SECRET not in json.dumps(servers)
+    for path in agent.home.glob("threadline.db*"):  # the ${VAR} header value is in no stored byte
+        assert SECRET.encode() not in path.read_bytes(), path
