@@ -160,10 +160,14 @@ class McpService:
 
     # --- visibility ----------------------------------------------------------------------------------
 
-    def list(self, session_id: str | None, cwd: Path | None) -> list[McpServerInfo]:
-        """With a session: its servers (starting the approved ones); without: every configured or running one."""
+    async def list(self, store, session_id: str | None, cwd: Path | None) -> list[McpServerInfo]:
+        """With a session: its servers (starting the approved ones; once its tools are frozen, the servers they
+        came from); without: every running or configured user-level one."""
         if session_id is not None and cwd is not None:
             configs, _ = self.configs(session_id, cwd)
+            frozen = await load_frozen(store, session_id)
+            if frozen is not None:
+                configs = [c for c in configs if c.name in frozen.servers]
             waiting = [c for c in configs if c.origin == "project" and not self.trust.allowed(cwd, c)
                        and not self._decided.get(session_id, {}).get(c.name)]
             running = self.manager.use(session_id, [c for c in configs if c not in waiting])

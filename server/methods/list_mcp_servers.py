@@ -12,4 +12,4 @@ async def list_mcp_servers(rt: Runtime, params: ListMcpServersParams) -> ListMcp
     cwd = None
     if params.session_id is not None:
         cwd = Path((await rt.store.get_session(params.session_id)).cwd)
-    return ListMcpServersResult(servers=rt.mcp.list(params.session_id, cwd))
+    return ListMcpServersResult(servers=await rt.mcp.list(rt.store, params.session_id, cwd))
