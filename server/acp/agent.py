@@ -33,6 +33,7 @@ from acp.schema import (
     SetSessionModeResponse,
 )
 
+import server.methods  # noqa: F401  (registers the Threadline handlers the extensions serve)
 from protocol.messages import Image, SubmitTurnParams
 from server import __version__
 from server.acp import sessions
