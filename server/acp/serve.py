@@ -11,6 +11,7 @@ from acp import run_agent
 
 from server.acp.agent import ThreadlineAgent
 from server.acp.runtime import AcpRuntime
+from server.acp.transport import LineTransport
 from server.config import Settings
 
 LINE_LIMIT = 50 * 1024 * 1024  # one message per line; images make long lines
@@ -41,7 +42,8 @@ async def _main(settings: Settings, out) -> int:
     for signum in (signal.SIGTERM, signal.SIGHUP):  # end as EOF does: turns cancelled, commands' groups killed
         loop.add_signal_handler(signum, main.cancel)
     try:
-        await run_agent(ThreadlineAgent(rt), writer, reader, use_unstable_protocol=True)
+        # resume/close are stable in ACP v1 (schema 1.19); this SDK still routes them only with the unstable flag
+        await run_agent(ThreadlineAgent(rt), LineTransport(reader, writer), use_unstable_protocol=True)
     except asyncio.CancelledError:
         pass
     finally:

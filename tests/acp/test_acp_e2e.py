@@ -242,3 +242,13 @@ async def test_threadline_extensions_search_the_transcript(acp, folder):
     assert hits and all(h["sessionId"] == sid for h in hits)
     view = await acp.conn.ext_method("threadline/getContextView", {"sessionId": sid})
     assert view["messages"]
+
+
+async def test_lines_that_are_not_requests_are_answered_and_the_agent_keeps_running(acp, folder):
+    before = len(acp.received)
+    acp.proc.stdin.write(b"this is not json\n[1, 2]\n42\n\n")
+    await acp.proc.stdin.drain()
+    await acp.wait_for(lambda: len([m for m in acp.received[before:] if "error" in m]) >= 3)
+    codes = [m["error"]["code"] for m in acp.received[before:] if "error" in m]
+    assert codes == [-32700, -32600, -32600]
+    assert await new(acp, folder)
