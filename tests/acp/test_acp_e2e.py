@@ -252,3 +252,19 @@ async def test_lines_that_are_not_requests_are_answered_and_the_agent_keeps_runn
     codes = [m["error"]["code"] for m in acp.received[before:] if "error" in m]
     assert codes == [-32700, -32600, -32600]
     assert await new(acp, folder)
+
+
+async def test_too_many_model_calls_stop_with_max_turn_requests(tmp_path, folder):
+    from tests.acp.support import start_acp
+    from tests.e2e.agent_support import API_KEY
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text('max_iterations = 1\napproval_policy = "auto"\n')
+    with FakeProvider(api_key=API_KEY) as fake:
+        fake.push(command_call("call_x1", "echo 1"), {"content": "never reached"})
+        async with start_acp(home, fake) as agent:
+            await agent.conn.initialize(protocol_version=1)
+            sid = await new(agent, folder)
+            assert (await agent.prompt(sid, "loop")).stop_reason == "max_turn_requests"
+            assert schema_errors(agent.received, agent.sent_methods) == []
