@@ -135,7 +135,7 @@ class ThreadlineAgent:
         return PromptResponse(stop_reason=STOP_REASONS[result.stop_reason])
 
     async def cancel(self, session_id: str, **_: Any) -> None:
-        self.rt.turns.cancel(session_id)  # the prompt then answers `cancelled`; its permission request is dropped
+        self.rt.turns.cancel(session_id)  # the prompt then answers `cancelled`; an open permission request is withdrawn
 
     @edge
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:

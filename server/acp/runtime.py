@@ -15,6 +15,7 @@ from typing import Any
 from acp.interfaces import Client
 
 from server.acp import permissions
+from server.acp.transport import LineTransport
 from server.acp.updates import LiveSession
 from server.config import Settings
 from server.runtime import Runtime
@@ -26,6 +27,7 @@ class AcpRuntime(Runtime):
     def __init__(self, settings: Settings):
         super().__init__(settings, None)  # type: ignore[arg-type]  # no pygls server: the exits are overridden
         self.client: Client | None = None
+        self.transport: LineTransport | None = None  # withdraws permission requests nobody waits for any more
         self.live: dict[str, LiveSession] = {}  # the sessions this connection has opened, with their mapping state
         self.rejected: dict[str, set[str]] = {}  # session -> tools the user rejected always
         self._outbox: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
@@ -67,8 +69,17 @@ class AcpRuntime(Runtime):
         if params["tool"] in self.rejected.get(session_id, ()):
             return {"decision": "reject"}
         await self.flush()  # the tool_call goes out before the question about it
-        response = await self.client.request_permission(session_id=session_id, options=permissions.OPTIONS,
-                                                        tool_call=permissions.tool_call_of(params))
+        call_id = params["toolCallId"]
+        try:
+            response = await self.client.request_permission(session_id=session_id, options=permissions.OPTIONS,
+                                                            tool_call=permissions.tool_call_of(params))
+        except asyncio.CancelledError:  # the prompt was cancelled or the session closed: the question is void
+            if self.transport is not None:
+                self.transport.withdraw(session_id, call_id)
+            raise
+        finally:
+            if self.transport is not None:
+                self.transport.answered(session_id, call_id)
         decision, forever = permissions.decision_of(response)
         if forever:
             self.rejected.setdefault(session_id, set()).add(params["tool"])

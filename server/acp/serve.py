@@ -37,13 +37,14 @@ async def _main(settings: Settings, out) -> int:
                                                         out)
     writer = asyncio.StreamWriter(transport, protocol, None, loop)
     rt = AcpRuntime(settings)
+    rt.transport = LineTransport(reader, writer)
     await rt.open()
     main = asyncio.current_task()
     for signum in (signal.SIGTERM, signal.SIGHUP):  # end as EOF does: turns cancelled, commands' groups killed
         loop.add_signal_handler(signum, main.cancel)
     try:
         # resume/close are stable in ACP v1 (schema 1.19); this SDK still routes them only with the unstable flag
-        await run_agent(ThreadlineAgent(rt), LineTransport(reader, writer), use_unstable_protocol=True)
+        await run_agent(ThreadlineAgent(rt), rt.transport, use_unstable_protocol=True)
     except asyncio.CancelledError:
         pass
     finally:

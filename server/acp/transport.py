@@ -3,6 +3,9 @@
 The SDK's own stdio transport logs and skips a line that is not JSON, and a line that is JSON but not an object
 stops its receive loop. Here both are answered (``-32700`` parse error, ``-32600`` invalid request, ``id: null``
 as JSON-RPC says) and the agent keeps reading: nothing a client sends ends the agent.
+
+It also remembers the ids of open ``session/request_permission`` requests, so one the agent no longer waits for
+(its prompt was cancelled) is withdrawn with ACP's ``$/cancel_request``.
 """
 
 from __future__ import annotations
@@ -14,15 +17,34 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
+PERMISSION = "session/request_permission"
+
 
 class LineTransport:
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
         self._reader, self._writer = reader, writer
+        self._permission_ids: dict[tuple[str, str], Any] = {}  # (sessionId, toolCallId) -> request id
 
     async def send(self, message: dict[str, Any]) -> None:
+        if message.get("method") == PERMISSION and "id" in message:
+            params = message.get("params") or {}
+            key = (params.get("sessionId"), (params.get("toolCall") or {}).get("toolCallId"))
+            self._permission_ids[key] = message["id"]
+        self._write(message)
+        await self._writer.drain()
+
+    def _write(self, message: dict[str, Any]) -> None:
         # One write per message: lines never interleave, whichever task sends.
         self._writer.write(json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
-        await self._writer.drain()
+
+    def answered(self, session_id: str, tool_call_id: str) -> None:
+        self._permission_ids.pop((session_id, tool_call_id), None)
+
+    def withdraw(self, session_id: str, tool_call_id: str) -> None:
+        """Tell the client the agent no longer waits for this permission request (it may close the prompt)."""
+        request_id = self._permission_ids.pop((session_id, tool_call_id), None)
+        if request_id is not None and not self._writer.is_closing():
+            self._write({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": request_id}})
 
     async def receive(self) -> dict[str, Any] | None:
         while True:

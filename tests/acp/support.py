@@ -29,7 +29,8 @@ RESULT_DEFS = {"initialize": "InitializeResponse", "authenticate": "Authenticate
                "session/list": "ListSessionsResponse", "session/resume": "ResumeSessionResponse",
                "session/close": "CloseSessionResponse", "session/set_mode": "SetSessionModeResponse",
                "session/prompt": "PromptResponse"}
-PARAMS_DEFS = {"session/update": "SessionNotification", "session/request_permission": "RequestPermissionRequest"}
+PARAMS_DEFS = {"session/update": "SessionNotification", "session/request_permission": "RequestPermissionRequest",
+               "$/cancel_request": "CancelRequestNotification"}
 
 
 def validator(name: str | None = None) -> jsonschema.protocols.Validator:

@@ -158,6 +158,10 @@ async def test_cancel_during_a_permission_request_answers_cancelled(acp, folder)
     await asyncio.wait_for(acp.editor.asked.wait(), 10)
     await acp.conn.cancel(session_id=sid)
     assert (await running).stop_reason == "cancelled"
+    [asked] = [m for m in acp.received if m.get("method") == "session/request_permission"
+               and m["params"]["toolCall"]["toolCallId"] == "call_p1"]
+    await acp.wait_for(lambda: {"requestId": asked["id"]} in [m.get("params") for m in acp.received
+                                                              if m.get("method") == "$/cancel_request"])
     acp.editor.release.set()
     assert not (folder / "held.txt").exists()
     [end] = acp.editor.of(sid, "tool_call_update")
