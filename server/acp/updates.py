@@ -12,7 +12,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from acp.schema import AgentMessageChunk, AgentThoughtChunk, TextContentBlock, ToolCallProgress, ToolCallStart, UsageUpdate
+from acp.schema import (
+    AgentMessageChunk,
+    AgentThoughtChunk,
+    TextContentBlock,
+    ToolCallProgress,
+    ToolCallStart,
+    UsageUpdate,
+)
 
 from server.acp import tools
 
