@@ -80,6 +80,17 @@ export interface ContextViewResult {
   transcriptMessages: number;
   beforeTokens?: number;
   summary?: string;
+  reservedTokens?: number;
+  compactTargetTokens?: number; // what a new summary compaction aims at (B-CACHE-2)
+  stablePrefixTokens?: number; // leading tokens identical to the last request sent (B-CACHE-1)
+}
+
+export interface CompactSessionResult {
+  compacted: boolean;
+  mode: ViewMode;
+  beforeTokens: number;
+  afterTokens: number;
+  summary?: string;
 }
 
 export interface ReadArtifactParams {
@@ -167,6 +178,7 @@ export interface Methods {
     { events: EventItem[]; nextId?: number }];
   listApprovals: [{ sessionId: string }, { approvals: RememberedApproval[] }];
   revokeApproval: [{ sessionId: string; id: string }, { revoked: RememberedApproval }];
+  compactSession: [{ sessionId: string; focus?: string }, CompactSessionResult];
 }
 
 export type MethodName = keyof Methods;
@@ -175,4 +187,5 @@ export type ResultOf<M extends MethodName> = Methods[M][1];
 export const METHOD_NAMES: MethodName[] = [
   'createSession', 'listSessions', 'readTranscript', 'searchTranscript', 'forkSession', 'deleteSession',
   'submitTurn', 'cancelTurn', 'getContextView', 'readArtifact', 'readEvents', 'listApprovals', 'revokeApproval',
+  'compactSession',
 ];
