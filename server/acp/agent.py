@@ -1,8 +1,8 @@
 """The ACP methods: one short handler each, over ``server.acp.sessions`` and Threadline's turn service.
 
 Every handler goes through ``edge``, which turns domain errors into ACP errors (``server.acp.errors``).
-Extension methods ``_threadline/<method>`` serve Threadline's own read methods (context view, artifacts,
-transcript search) with their Threadline params and results, so an ACP client can see what the model sees.
+Extension methods ``_threadline/<method>`` serve Threadline's own context methods (context view, compact now,
+artifacts, transcript search) with their Threadline params and results, so an ACP client can see what the model sees.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from server.rpc import HANDLERS, decode_params, encode_result
 log = logging.getLogger(__name__)
 
 STOP_REASONS = {"endTurn": "end_turn", "cancelled": "cancelled", "maxIterations": "max_turn_requests"}
-EXTENSIONS = ("getContextView", "readArtifact", "searchTranscript")
+EXTENSIONS = ("getContextView", "readArtifact", "searchTranscript", "compactSession")
 AUTH_NOTE = ("Threadline needs no sign-in: the model provider's key comes from THREADLINE_API_KEY (or "
              "$THREADLINE_HOME/config.toml) in the agent's environment")
 
@@ -142,7 +142,9 @@ class ThreadlineAgent:
         prefix, _, name = method.partition("/")
         if prefix != "threadline" or name not in EXTENSIONS:
             raise RequestError.method_not_found(f"_{method}")
-        return encode_result(await HANDLERS[name](self.rt, decode_params(name, params)))
+        result = await HANDLERS[name](self.rt, decode_params(name, params))
+        await self.rt.flush()  # what it announced (a compaction) arrives before its answer
+        return encode_result(result)
 
     async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
         log.info("ignored extension notification _%s", method)

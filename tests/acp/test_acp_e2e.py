@@ -246,6 +246,8 @@ async def test_threadline_extensions_search_the_transcript(acp, folder):
     assert hits and all(h["sessionId"] == sid for h in hits)
     view = await acp.conn.ext_method("threadline/getContextView", {"sessionId": sid})
     assert view["messages"]
+    compacted = await acp.conn.ext_method("threadline/compactSession", {"sessionId": sid})
+    assert compacted["compacted"] is (compacted["mode"] != "full")
 
 
 async def test_lines_that_are_not_requests_are_answered_and_the_agent_keeps_running(acp, folder):
@@ -272,3 +274,22 @@ async def test_too_many_model_calls_stop_with_max_turn_requests(tmp_path, folder
             sid = await new(agent, folder)
             assert (await agent.prompt(sid, "loop")).stop_reason == "max_turn_requests"
             assert schema_errors(agent.received, agent.sent_methods) == []
+
+
+async def test_a_compaction_is_an_agent_message_marked_in_meta(acp, folder):
+    messages = []
+    for i in range(60):
+        messages += [{"role": "user", "content": f"question {i} " + "words " * 400},
+                     {"role": "assistant", "content": f"answer {i} " + "prose " * 400}]
+    rpc = await Client.spawn(env=server_env(acp.home, acp.fake.url))
+    try:
+        sid = (await rpc.request("importSession", {"cwd": str(folder), "messages": messages}))["sessionId"]
+    finally:
+        await rpc.close()
+    await acp.conn.resume_session(session_id=sid, cwd=str(folder), mcp_servers=[])
+    result = await acp.conn.ext_method("threadline/compactSession", {"sessionId": sid})
+    assert result["compacted"] is True
+    await acp.wait_for(lambda: acp.editor.of(sid, "agent_message_chunk"))
+    [note] = acp.editor.of(sid, "agent_message_chunk")
+    meta = note.field_meta["threadline"]["contextCompacted"]
+    assert meta["mode"] == result["mode"] and meta["afterTokens"] == result["afterTokens"]
