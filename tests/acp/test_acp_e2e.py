@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 from acp import RequestError, text_block
+from acp.schema import McpServerStdio
 
 from server.client import Client
 from tests.acp.support import acp_fixture, schema_errors
-from tests.e2e.agent_support import server_env
+from tests.e2e.agent_support import events, server_env
 from tests.fakes.fake_provider import FakeProvider
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -54,6 +55,13 @@ def texts(updates) -> str:
 
 async def new(acp, folder: Path) -> str:
     return (await acp.conn.new_session(cwd=str(folder), mcp_servers=[])).session_id
+
+
+async def test_new_session_keeps_the_mcp_servers_for_the_mcp_client(acp, folder):
+    server = McpServerStdio(name="files", command="/usr/bin/mcp-files", args=["--root", "."], env=[])
+    sid = (await acp.conn.new_session(cwd=str(folder), mcp_servers=[server])).session_id
+    [kept] = events(acp.home, sid, "mcpServers")
+    assert kept["servers"] == [{"name": "files", "command": "/usr/bin/mcp-files", "args": ["--root", "."], "env": []}]
 
 
 async def test_initialize_advertises_protocol_1_and_the_capabilities(acp):
@@ -257,6 +265,12 @@ async def test_lines_that_are_not_requests_are_answered_and_the_agent_keeps_runn
     await acp.wait_for(lambda: len([m for m in acp.received[before:] if "error" in m]) >= 3)
     codes = [m["error"]["code"] for m in acp.received[before:] if "error" in m]
     assert codes == [-32700, -32600, -32600]
+    acp.proc.stdin.write(b'{"jsonrpc": "2.0", "id": "bad1", "method": "session/prompt", "params": {"prompt": 1}}\n'
+                         b'{"jsonrpc": "2.0", "id": "bad2", "method": "no/such_method", "params": {}}\n')
+    await acp.proc.stdin.drain()
+    await acp.wait_for(lambda: {"bad1", "bad2"} <= {m.get("id") for m in acp.received})
+    answers = {m["id"]: m["error"]["code"] for m in acp.received if m.get("id") in ("bad1", "bad2")}
+    assert answers == {"bad1": -32602, "bad2": -32601}
     assert await new(acp, folder)
 
 
