@@ -33,6 +33,14 @@ PARAMS_DEFS = {"session/update": "SessionNotification", "session/request_permiss
                "$/cancel_request": "CancelRequestNotification"}
 
 
+def write_call(call_id: str, path: str, content: str = "x\n") -> dict:
+    return {"tool_calls": [{"id": call_id, "name": "write_file", "arguments": {"path": path, "content": content}}]}
+
+
+def command_call(call_id: str, command: str) -> dict:
+    return {"tool_calls": [{"id": call_id, "name": "run_command", "arguments": {"command": command}}]}
+
+
 def validator(name: str | None = None) -> jsonschema.protocols.Validator:
     schema = SCHEMA if name is None else {"$ref": f"#/$defs/{name}", "$defs": SCHEMA["$defs"]}
     return jsonschema.Draft202012Validator(schema)

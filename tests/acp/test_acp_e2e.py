@@ -13,7 +13,7 @@ from acp import RequestError, text_block
 from acp.schema import McpServerStdio
 
 from server.client import Client
-from tests.acp.support import acp_fixture, schema_errors
+from tests.acp.support import acp_fixture, command_call, schema_errors, write_call
 from tests.e2e.agent_support import events, server_env
 from tests.fakes.fake_provider import FakeProvider
 
@@ -39,14 +39,6 @@ def fresh(acp):
     acp.editor.asked = asyncio.Event()
     yield
     assert schema_errors(acp.received, acp.sent_methods) == []
-
-
-def write_call(call_id: str, path: str, content: str = "x\n") -> dict:
-    return {"tool_calls": [{"id": call_id, "name": "write_file", "arguments": {"path": path, "content": content}}]}
-
-
-def command_call(call_id: str, command: str) -> dict:
-    return {"tool_calls": [{"id": call_id, "name": "run_command", "arguments": {"command": command}}]}
 
 
 def texts(updates) -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.acp.test_acp_e2e import write_call
+from tests.acp.support import write_call
 from tests.e2e.agent_support import API_KEY, REPO, server_env
 from tests.fakes.fake_provider import FakeProvider
 
