@@ -299,3 +299,10 @@ async def test_a_compaction_is_an_agent_message_marked_in_meta(acp, folder):
     [note] = acp.editor.of(sid, "agent_message_chunk")
     meta = note.field_meta["threadline"]["contextCompacted"]
     assert meta["mode"] == result["mode"] and meta["afterTokens"] == result["afterTokens"]
+
+
+async def test_the_provider_key_is_not_in_the_agents_environment_block(acp):
+    from tests.e2e.agent_support import API_KEY
+
+    environ = Path(f"/proc/{acp.proc.pid}/environ").read_bytes()
+    assert API_KEY.encode() not in environ and b"THREADLINE_API_KEY" not in environ
