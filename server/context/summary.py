@@ -78,6 +78,24 @@ class SummaryState:
     open_calls: tuple[tuple[str, str], ...] = ()  # (call id, tool name) of the latest calling assistant
     fed: int = 0
 
+    def to_json(self) -> dict[str, Any]:
+        return {"goals": list(self.goals), "files": list(self.files), "failures": list(self.failures),
+                "lastState": self.last_state, "openCalls": [list(c) for c in self.open_calls], "fed": self.fed}
+
+    @classmethod
+    def from_json(cls, data: Any) -> SummaryState | None:
+        """The state a stored fold describes, or None when it is not one (a damaged or foreign record)."""
+        try:
+            strings = lambda key: tuple(str(x) for x in data.get(key, ()))  # noqa: E731
+            last = data.get("lastState")
+            calls = tuple((str(a), str(b)) for a, b in data.get("openCalls", ()))
+            fed = data.get("fed", 0)
+            if (last is not None and not isinstance(last, str)) or not isinstance(fed, int):
+                return None
+            return cls(strings("goals"), strings("files"), strings("failures"), last, calls, fed)
+        except (AttributeError, TypeError, ValueError):
+            return None
+
 
 def _one_line(text: str) -> str:
     return _SPACE.sub(" ", text).strip()

@@ -88,7 +88,13 @@ CREATE TABLE drafts (
 );
 """
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None] | str] = [V1, V2, V3]
+# v4: reasoning a provider needs back unchanged (Anthropic thinking blocks with signatures, Responses reasoning
+# items with encrypted content), a JSON list on the assistant message it came with; never shown, never counted.
+V4 = """
+ALTER TABLE messages ADD COLUMN reasoning_items TEXT;
+"""
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None] | str] = [V1, V2, V3, V4]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
