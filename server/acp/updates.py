@@ -15,6 +15,7 @@ from typing import Any
 from acp.schema import (
     AgentMessageChunk,
     AgentThoughtChunk,
+    Cost,
     TextContentBlock,
     ToolCallProgress,
     ToolCallStart,
@@ -73,8 +74,10 @@ class LiveSession:
 
     def _on_usage(self, u: dict[str, Any]) -> list[Any]:
         totals = u.get("totals") or {}
+        # ACP's cost is the session's so far: Threadline's totals.costUsd, present once a call had a known price
+        cost = Cost(amount=totals["costUsd"], currency="USD") if totals.get("costUsd") is not None else None
         return [UsageUpdate(session_update="usage_update", used=max(0, u["contextTokens"]),
-                            size=max(0, u["contextWindowTokens"]), field_meta={META: {"totals": totals}})]
+                            size=max(0, u["contextWindowTokens"]), cost=cost, field_meta={META: {"totals": totals}})]
 
     def _on_contextCompacted(self, u: dict[str, Any]) -> list[Any]:
         text = (f"[context compacted ({u['mode']}): about {u['beforeTokens']} -> {u['afterTokens']} tokens; "

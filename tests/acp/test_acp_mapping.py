@@ -66,3 +66,12 @@ def test_replay_closes_a_call_whose_result_was_never_stored(tmp_path: Path):
                                                    "tool_call_update"]
     assert updates[-1].status == "failed" and updates[-1].content[0].content.text == UNANSWERED
     assert updates[2].locations[0].path == str(tmp_path / "a")
+
+
+def test_usage_carries_the_session_cost_when_a_price_is_known(tmp_path: Path):
+    live = LiveSession(tmp_path)
+    base = {"kind": "usage", "contextTokens": 10, "contextWindowTokens": 100, "inputTokens": 10, "outputTokens": 1}
+    [priced] = live.translate({**base, "totals": {"inputTokens": 10, "costUsd": 0.25}})
+    assert (priced.used, priced.size, priced.cost.amount, priced.cost.currency) == (10, 100, 0.25, "USD")
+    [unpriced] = live.translate({**base, "totals": {"inputTokens": 10}})
+    assert unpriced.cost is None
