@@ -171,6 +171,13 @@ class Store:
         args.append(limit if limit and limit > 0 else -1)
         return [Session(*row) for row in await self._read(sql, args)]
 
+    async def set_approval_policy(self, session_id: str, policy: str | None) -> None:
+        """The session's approval policy (ACP's mode); None falls back to the server's setting."""
+        async with self._write() as db:
+            cur = await db.execute("UPDATE sessions SET approval_policy = ? WHERE id = ?", (policy, session_id))
+            if cur.rowcount == 0:
+                raise SessionNotFound(f"no session {session_id!r}")
+
     async def delete_session(self, session_id: str) -> list[Artifact]:
         """Delete a session with its messages, events and artifact records; returns the artifacts to unlink."""
         await self.get_session(session_id)
