@@ -185,17 +185,21 @@ def _section(title: str, lines: Iterable[str]) -> list[str]:
 
 def _goal_lines(goals: tuple[str, ...], budget_tokens: int) -> list[str]:
     """Every goal in order (B-SUM-7): the latest RECENT_GOALS as stored, older ones cut to OLD_GOAL_CHARS; the
-    oldest are dropped (and counted) only while the section would exceed ``budget_tokens``."""
+    oldest are dropped (and counted) only while the section would exceed ``budget_tokens``. Walks from the newest,
+    so a session with thousands of goals costs what is shown, not what is dropped."""
     recent = len(goals) - RECENT_GOALS
-    lines = [goal if i >= recent else _clip(goal, OLD_GOAL_CHARS) for i, goal in enumerate(goals)]
-    costs = [estimate_text_tokens(f"- {line}\n") for line in lines]
-    total, first = sum(costs) + estimate_text_tokens("Goals:\n"), 0
-    while total > budget_tokens and first < len(lines) - 1:
-        total -= costs[first]
-        first += 1
-    if first:
-        return [f"(and {first} earlier goals)", *lines[first:]]
-    return lines
+    total = estimate_text_tokens("Goals:\n")
+    shown: list[str] = []
+    for i in range(len(goals) - 1, -1, -1):
+        line = goals[i] if i >= recent else _clip(goals[i], OLD_GOAL_CHARS)
+        cost = estimate_text_tokens(f"- {line}\n")
+        if shown and total + cost > budget_tokens:
+            break  # the newest goal is always shown
+        total += cost
+        shown.append(line)
+    shown.reverse()
+    dropped = len(goals) - len(shown)
+    return [f"(and {dropped} earlier goals)", *shown] if dropped else shown
 
 
 def render_summary(state: SummaryState, goal_budget_tokens: int = DEFAULT_GOAL_BUDGET) -> str:

@@ -41,7 +41,7 @@ from server.transcript.schema import migrate
 
 MESSAGE_COLUMNS = (
     "seq, role, content, tool_calls, tool_call_id, name, reasoning, images, status, turn_id, created_at, tokens,"
-    " reasoning_items"
+    " reasoning_items, tool_status"
 )
 DEFAULT_PAGE = 200
 MAX_PAGE = 1000
@@ -171,6 +171,13 @@ class Store:
         args.append(limit if limit and limit > 0 else -1)
         return [Session(*row) for row in await self._read(sql, args)]
 
+    async def set_approval_policy(self, session_id: str, policy: str | None) -> None:
+        """The session's approval policy (ACP's mode); None falls back to the server's setting."""
+        async with self._write() as db:
+            cur = await db.execute("UPDATE sessions SET approval_policy = ? WHERE id = ?", (policy, session_id))
+            if cur.rowcount == 0:
+                raise SessionNotFound(f"no session {session_id!r}")
+
     async def delete_session(self, session_id: str) -> list[Artifact]:
         """Delete a session with its messages, events and artifact records; returns the artifacts to unlink."""
         await self.get_session(session_id)
@@ -226,13 +233,13 @@ class Store:
                 seq += 1
                 record = StoredMessage(seq, msg.role, msg.content, stamp, msg.tool_calls, msg.tool_call_id,
                                        msg.name, msg.reasoning, msg.images, msg.status, turn_id,
-                                       reasoning_items=msg.reasoning_items)
+                                       reasoning_items=msg.reasoning_items, tool_status=msg.tool_status)
                 tokens = self._estimate(record.to_openai()) if self._estimate else None
                 cur = await db.execute(
-                    f"INSERT INTO messages (session_id, {MESSAGE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    f"INSERT INTO messages (session_id, {MESSAGE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     (session_id, seq, msg.role, msg.content, dumps(msg.tool_calls), msg.tool_call_id, msg.name,
                      msg.reasoning, dumps(msg.images), msg.status, turn_id, stamp, tokens,
-                     dumps(msg.reasoning_items)),
+                     dumps(msg.reasoning_items), msg.tool_status),
                 )
                 text = searchable_text(msg)
                 if text:
@@ -411,9 +418,9 @@ async def _connect(path: Path) -> aiosqlite.Connection:
 
 def _message(row: tuple) -> StoredMessage:
     (seq, role, content, tool_calls, tool_call_id, name, reasoning, images, status, turn_id, created_at,
-     tokens, reasoning_items) = row
+     tokens, reasoning_items, tool_status) = row
     return StoredMessage(seq, role, content, created_at, loads(tool_calls), tool_call_id, name, reasoning,
-                         loads(images), status, turn_id, tokens, loads(reasoning_items))
+                         loads(images), status, turn_id, tokens, loads(reasoning_items), tool_status)
 
 
 async def _to_completion(awaitable) -> Any:
