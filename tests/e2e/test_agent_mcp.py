@@ -35,6 +35,7 @@ args = ["-m", "tests.fakes.mcp_server"]
 cwd = {json.dumps(str(REPO))}
 env = {{ FAKE_TOKEN = "${{MCP_TEST_SECRET}}", FAKE_MCP_PIDFILE = {json.dumps(str(pidfile))} }}
 disabled_tools = ["pid"]
+tool_timeout_s = 3
 
 [mcp_servers.broken]
 command = {fake}
@@ -165,6 +166,18 @@ async def test_errors_are_tool_failures(agent, folder):
     await agent.turn(sid, "fail")
     [result] = agent.updates(sid, "toolResult")
     assert result["status"] == "error" and result["content"].startswith("Tool failed:")
+
+
+async def test_a_call_that_times_out_is_a_tool_failure_and_the_server_stays_up(agent, folder):
+    agent.fake.push(call("call_slow", "mcp__fake__slow", seconds=30), {"content": "too slow"},
+                    call("call_next", "mcp__fake__echo", text="still here"), {"content": "ok"})
+    sid = await agent.session(folder, policy="auto")
+    await agent.turn(sid, "slow")
+    [result] = agent.updates(sid, "toolResult")
+    assert result["status"] == "error" and result["content"].startswith("Tool failed:")
+    assert "did not answer within 3 s" in result["content"]
+    await agent.turn(sid, "again")
+    assert agent.updates(sid, "toolResult")[-1]["content"] == "still here"
 
 
 async def test_the_time_server_from_pypi(agent, folder):
