@@ -160,6 +160,7 @@ class McpConnection:
         self._secrets = tuple(v for v in [*env.values(), *headers.values()] if len(v) >= 4)
         if c.transport == "http":
             client = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(c.tool_timeout_s, connect=10.0))
+            stack.push_async_callback(client.aclose)  # a client we pass in is ours to close, after the transport
             return streamable_http_client(url, http_client=client)
         self._log_dir.mkdir(parents=True, exist_ok=True)
         errlog = stack.enter_context(open(self._log_path, "a", encoding="utf-8"))
