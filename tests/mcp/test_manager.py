@@ -57,3 +57,22 @@ async def test_shared_released_idle_stopped_and_restarted_on_use(tmp_path: Path)
         assert manager.all() == []
     finally:
         await manager.close()
+
+
+@pytest.mark.timeout(60)
+async def test_an_unreachable_http_server_fails_with_a_reason_and_a_missing_program_too(tmp_path: Path):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again: nothing listens there
+    configs = parse_user_servers({"web": {"url": f"http://127.0.0.1:{port}/mcp", "startup_timeout_s": 5},
+                                  "gone": {"command": "/nonexistent/mcp-server"}})
+    manager = McpManager(tmp_path, lambda conn, sessions: None)
+    try:
+        web, gone = manager.use("ses", configs)
+        assert await web.wait_settled(10) and await gone.wait_settled(10)
+        assert web.state == "failed" and web.reason
+        assert gone.state == "failed" and "/nonexistent/mcp-server" in (gone.reason or "")
+    finally:
+        await manager.close()
