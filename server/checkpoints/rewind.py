@@ -94,7 +94,8 @@ async def _one(store: Store, blobs: Blobs, session_id: str, cwd: Path, first: Ch
     data = None if first.before_hash is None else await asyncio.to_thread(blobs.get, session_id, first.before_hash)
     if first.before_hash is not None and data is None:
         return RewoundFile(path=first.path, status="notRestorable", detail="the kept content is missing or damaged")
-    ours = last.done and current == last.after_hash
+    # Ours when it is as Threadline last left it; a missing file is recreated (nothing is overwritten).
+    ours = (last.done and current == last.after_hash) or (current is None and data is not None)
     if not ours and not force:
         why = ("the last write to it was interrupted, so its content is unknown" if not last.done
                else "it was changed outside Threadline since")
