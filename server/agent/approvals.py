@@ -84,7 +84,7 @@ class Approvals:
                      diff: FileDiff | None = None) -> str:
         """Ask the client; any failure to get a valid answer counts as a rejection (never a silent allow)."""
         scope = None if self.protected(tool, args) else always_scope(tool, args, self.cwd)
-        detail = f"{diff.path}\n{unified(diff)}" if diff is not None else _detail(tool, args)
+        detail = f"{diff.path}\n{unified(diff).rstrip()}" if diff is not None else _detail(tool, args)
         params = RequestApprovalParams(session_id=session_id, turn_id=turn_id, tool_call_id=call_id, tool=tool.name,
                                        title=tool.title(args), detail=detail + _covers(tool, args, scope), diff=diff)
         stored = msgspec.to_builtins(params)
