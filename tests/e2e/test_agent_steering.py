@@ -70,7 +70,7 @@ async def test_steer_during_the_last_answer_gets_one_more_model_call(agent, fold
     agent.fake.push({"content": "first answer", "delay": 1.0}, {"content": "second answer"})
     sid = await agent.session(folder)
     _, fut = agent.client.start_request("submitTurn", {"sessionId": sid, "text": "hi"})
-    await agent.wait_for(lambda: agent.updates(sid, "turnStarted"))
+    await agent.wait_for(lambda: agent.chat_requests())  # the first call is under way: the steer waits for the next
     await agent.client.request("steerTurn", {"sessionId": sid, "text": "in French"})
     assert (await asyncio.wait_for(fut, 10))["stopReason"] == "endTurn"
     assert len(agent.chat_requests()) == 2
