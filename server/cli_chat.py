@@ -3,7 +3,8 @@
 Prints streamed text, tool calls and their results (folded to a few lines), a context meter after each model call
 (B-METER-1: the last request's size, with the share of its input the provider served from its prompt cache when it
 says, B-CACHE-5) and compaction notices (R-OBS-1), and asks approvals at the prompt. With no
-TASK it reads tasks line by line until EOF; ``/compact [focus]`` compacts the session now (``compactSession``).
+TASK it reads tasks line by line until EOF; ``/compact [focus]`` compacts the session now (``compactSession``),
+``/rewind`` lists the turns and ``/rewind N [dry] [force]`` puts back the files they changed (``rewindFiles``).
 Like every other command it is a JSON-RPC client of a server it starts.
 """
 
@@ -179,6 +180,8 @@ async def chat_main(args: argparse.Namespace) -> int:
         while (task := await read_line("> ")) is not None:
             if task.strip() == "/compact" or task.startswith("/compact "):
                 await compact(client, printer, sid, task[len("/compact"):].strip() or None)
+            elif task.strip() == "/rewind" or task.startswith("/rewind "):
+                await rewind(client, printer, sid, task.split()[1:])
             elif task.strip():
                 status = max(status, await run_turn(client, printer, sid, task))
         return status
@@ -194,6 +197,30 @@ async def compact(client: Client, printer: Printer, sid: str, focus: str | None)
     if not result["compacted"]:
         printer.write("— nothing to compact yet: the whole conversation is the recent tail")
     # A compaction is announced as a contextCompacted update, which the printer shows.
+
+
+async def rewind(client: Client, printer: Printer, sid: str, words: list[str]) -> None:
+    """``/rewind``: list the turns and the files each changed; ``/rewind N [dry] [force]``: put the files changed
+    by turn N and later ones back as they were before it (``dry``: only say what would happen)."""
+    turns = (await client.request("listCheckpoints", {"sessionId": sid}))["turns"]
+    numbers = [w for w in words if w.isdigit()]
+    if not numbers:
+        for i, t in enumerate(turns, 1):
+            files = ", ".join(("+" if f["change"] == "created" else "~") + f["path"]
+                              + ("" if f["restorable"] else " (not restorable)") for f in t["files"])
+            printer.write(f"  {i}. {t['createdAt'][:19].replace('T', ' ')}  {files or 'no file changes'}")
+        printer.write("— /rewind N [dry] [force]: files back to before turn N (run_command changes cannot be rewound)")
+        return
+    n = int(numbers[0])
+    if not 1 <= n <= len(turns):
+        printer.write(f"— no turn {n}; /rewind lists them")
+        return
+    params = {"sessionId": sid, "toTurnId": turns[n - 1]["turnId"], "dryRun": "dry" in words, "force": "force" in words}
+    result = await client.request("rewindFiles", params)
+    for f in result["files"]:
+        what = f["status"] if f["status"] != "restored" else f.get("change", "restored")
+        printer.write(f"  {f['path']}: {what}" + (f" ({f['detail']})" if f.get("detail") else ""))
+    printer.write(f"— {'dry run: nothing changed. ' if result.get('dryRun') else ''}{result['note']}")
 
 
 async def run_turn(client: Client, printer: Printer, sid: str, text: str) -> int:
