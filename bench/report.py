@@ -41,15 +41,22 @@ def write_results(views: dict, loop: dict, tokens: dict, costs: dict, started: f
         f"| {'yes' if max(ratio_100k, ratio_10k) < 1.5 else 'no'} |",
         f"| server overhead per model iteration < 10 ms median | {loop['median_ms']:.2f} ms "
         f"| {'yes' if loop['median_ms'] < 10 else 'no'} |",
-        f"| server RSS after views on a 100k-message session < 300 MB | {rss:.0f} MB | {'yes' if rss < 300 else 'no'} |",
+        f"| server RSS after views on a 100k-message session < 300 MB (issue 13: < 150 MB) | {rss:.0f} MB "
+        f"| {'yes' if rss < 150 else ('< 300 only' if rss < 300 else 'no')} |",
+        *([f"| first getContextView after a restart, 100k messages with a stored compaction < 1 s "
+           f"| {views['restart_cold_ms']:.0f} ms | {'yes' if views['restart_cold_ms'] < 1000 else 'no'} |"]
+          if "restart_cold_ms" in views else []),
         "",
         *_not_met(ratio_100k, ratio_10k, loop["median_ms"], rss),
         "## 1. getContextView warm latency (B-INC-1)",
         "",
         "A real server over stdio; sessions built with `Store.append_messages` from real trajectory messages "
-        "(kimi-cli and mini-swe-agent, cycled). `contextWindowTokens` 32,000. *Cold* is the first call, which "
-        "feeds the session's whole history into its incremental state once; *warm* calls read only messages stored "
-        "since (none here) and build the view from the state.",
+        "(kimi-cli and mini-swe-agent, cycled). `contextWindowTokens` 32,000. *Cold* is the first call on a "
+        "session with no stored compaction (as an imported one), which feeds the whole history into its incremental "
+        "state once; *warm* calls read only messages stored since (none here) and build the view from the state. "
+        "The 100k session then gets a stored compaction (`compactSession`) and a fresh server is started: its first "
+        "call resumes from the compaction's tail and reads nothing older (B-CACHE-3): "
+        f"**{views.get('restart_cold_ms', float('nan')):.0f} ms** ({views.get('restart_mode', '?')} view).",
         "",
         "| stored messages | cold (first call) | warm median | warm p90 | mode | view messages |",
         "| ---: | ---: | ---: | ---: | --- | ---: |",
@@ -75,11 +82,13 @@ def write_results(views: dict, loop: dict, tokens: dict, costs: dict, started: f
         "",
         "## 3. Server memory",
         "",
-        f"RSS of a fresh server after building views on the 100k-message session: **{rss:.0f} MB** (the server "
-        f"alone, before any session: {views['rss_idle_mb']:.0f} MB). The server of section 1, holding the 1k, 10k "
-        f"and 100k sessions' states at once: {views['rss_all_mb']:.0f} MB. The incremental state keeps every "
-        "repaired message of the session in memory (so full, microcompacted and repeated views never re-read "
-        "the database); the message text of 100k real messages is most of it.",
+        f"RSS of a fresh server after building views on the 100k-message session, resumed from its stored "
+        f"compaction: **{rss:.0f} MB** (the server alone, before any session: {views['rss_idle_mb']:.0f} MB). "
+        f"The server of section 1, holding the 1k, 10k and 100k sessions' full states at once: "
+        f"{views['rss_all_mb']:.0f} MB. A full state keeps every repaired message of the session in memory (so "
+        "full and microcompacted views never re-read the database); a state resumed from a compaction holds only "
+        "the system messages and what follows the compaction's tail, and reads everything only when a view needs "
+        "the older history.",
         "",
         "## 4. Tokens sent and what stays in view",
         "",

@@ -239,6 +239,9 @@ class TurnUsage(msgspec.Struct, rename="camel"):
     context_tokens: int = 0
     context_window_tokens: int = 0
     cached_input_tokens: int = 0  # B-CACHE-5: of input_tokens, what the provider served from its prompt cache
+    cache_write_tokens: int = 0  # of input_tokens, what the provider wrote to its prompt cache (Anthropic)
+    # The turn's model calls at the model's price; absent (never zero) when no price is known.
+    cost_usd: float | msgspec.UnsetType = msgspec.UNSET
 
 
 class TurnError(Base):

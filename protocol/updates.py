@@ -88,13 +88,18 @@ class TokenTotals(msgspec.Struct, rename="camel"):
     input_tokens: int = 0
     output_tokens: int = 0
     cached_input_tokens: int = 0  # B-CACHE-5: the session's input tokens served from the provider's prompt cache
+    cache_write_tokens: int = 0  # the session's input tokens written to the provider's prompt cache (Anthropic)
+    # The session's model calls in USD; absent until a call had a known price.
+    cost_usd: float | msgspec.UnsetType = msgspec.UNSET
 
 
 class Usage(Update, tag="usage"):
     """B-METER-1: ``contextTokens`` is the size of the last request view, never a cumulative figure.
 
     B-CACHE-5: ``cachedInputTokens`` is the part of ``inputTokens`` the provider served from its prompt cache;
-    absent when the provider reports no such figure.
+    absent when the provider reports no such figure. ``cacheWriteTokens`` is the part written to the cache, billed
+    apart (Anthropic's ``cache_creation_input_tokens``). ``costUsd`` is this call at the model's price (the table
+    in providers/capabilities.py or ``[provider] price``); absent, never zero, when no price is known.
     """
 
     context_tokens: int
@@ -102,6 +107,8 @@ class Usage(Update, tag="usage"):
     input_tokens: int
     output_tokens: int
     cached_input_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    cost_usd: float | None = None
     totals: TokenTotals = msgspec.field(default_factory=TokenTotals)
 
 
@@ -161,11 +168,15 @@ class RequestApprovalResult(Base):
 # --- initialize ------------------------------------------------------------------------------------------
 
 
+ProviderKind = Literal["openai", "anthropic", "openai-responses"]
+
+
 class ProviderOptions(Base):
     base_url: str | None = None
     api_key: str | None = None
     model: str | None = None
     context_window_tokens: int | None = None
+    kind: ProviderKind | None = None  # default "openai" (Chat Completions), as env THREADLINE_PROVIDER
 
 
 class InitializationOptions(Base):

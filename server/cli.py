@@ -38,6 +38,11 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--log-level", default="WARNING")
     serve.set_defaults(run=_serve)
 
+    acp = sub.add_parser("acp", help="run as an Agent Client Protocol (ACP v1) agent on stdio, for Zed, JetBrains, "
+                                     "Neovim and Emacs ACP clients")
+    acp.add_argument("--log-level", default="WARNING")
+    acp.set_defaults(run=_acp)
+
     sessions = sub.add_parser("sessions", help="list sessions")
     sessions.add_argument("--cwd")
     sessions.add_argument("--limit", type=int, default=50)
@@ -62,6 +67,29 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _serve(args) -> int:
+    def run(settings) -> int:
+        if args.tcp:
+            from server.tcp import serve_tcp
+
+            return serve_tcp(settings, args.port)
+        from server.app import serve_stdio
+
+        return serve_stdio(settings)
+
+    return _serve_with(args, run)
+
+
+def _acp(args) -> int:
+    def run(settings) -> int:
+        from server.acp import serve_acp
+
+        return serve_acp(settings)
+
+    return _serve_with(args, run)
+
+
+def _serve_with(args, run) -> int:
+    """Start a server front end: keys off the environment block, logs to stderr with secrets masked."""
     from server.config import ConfigError, load_settings
     from server import redaction
     from server.secret_env import reexec_without_keys, take_keys
@@ -75,13 +103,7 @@ def _serve(args) -> int:
         settings = load_settings({**os.environ, **take_keys()})
         redaction.add_secret(settings.provider.api_key)
         redaction.add_url_secrets(settings.provider.base_url)
-        if args.tcp:
-            from server.tcp import serve_tcp
-
-            return serve_tcp(settings, args.port)
-        from server.app import serve_stdio
-
-        return serve_stdio(settings)
+        return run(settings)
     except (ConfigError, StorageFailure) as exc:
         print(f"threadline: {exc}", file=sys.stderr)
         return 2

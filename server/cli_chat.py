@@ -49,6 +49,14 @@ def cached_share(usage: dict[str, Any]) -> str | None:
     return f"{min(100, cached * 100 // total)}% cached"  # floor: 'all cached' only when it all was
 
 
+def money(usage: dict[str, Any]) -> str | None:
+    """'$0.0123 (session $0.4500)': the call's cost and the session's; None when no price is known."""
+    call, session = usage.get("costUsd"), (usage.get("totals") or {}).get("costUsd")
+    if not isinstance(call, (int, float)):
+        return None
+    return f"${call:.4f}" + (f" (session ${session:.4f})" if isinstance(session, (int, float)) else "")
+
+
 def fold(text: str, lines: int = RESULT_LINES, width: int = 160) -> list[str]:
     rows = text.splitlines() or [""]
     shown = [r if len(r) <= width else r[: width - 1] + "…" for r in rows[:lines]]
@@ -97,9 +105,9 @@ class Printer:
         elif kind == "artifactCreated":
             self.write(f"  [artifact {u['artifactId']}: {u['totalBytes']} bytes, {u['totalLines']} lines]")
         elif kind == "usage":
-            share = cached_share(u)
+            share, cost = cached_share(u), money(u)
             self.write(f"context {tokens(u.get('contextTokens'))}/{tokens(u.get('contextWindowTokens'))} tokens"
-                       + (f" · {share}" if share else ""))
+                       + (f" · {share}" if share else "") + (f" · {cost}" if cost else ""))
         elif kind == "contextCompacted":
             self.write(f"context compacted ({u['mode']}): {tokens(u['beforeTokens'])} -> "
                        f"{tokens(u['afterTokens'])} tokens")

@@ -14,7 +14,14 @@ from typing import Any
 
 import platformdirs
 
+from server.providers.capabilities import Price
+
 APPROVAL_POLICIES = ("ask", "autoEdit", "auto")
+# Each kind is one module under server/providers/; "openai" is Chat Completions (any compatible server).
+PROVIDER_KINDS = ("openai", "anthropic", "openai-responses")
+# Where a native kind lives when no base URL is configured (an "openai" server has no such default).
+DEFAULT_BASE_URLS = {"anthropic": "https://api.anthropic.com/v1", "openai-responses": "https://api.openai.com/v1"}
+PRICE_FIELDS = ("input", "cached_input", "cache_write", "output")
 
 
 class ConfigError(Exception):
@@ -27,6 +34,10 @@ class ProviderSettings:
     api_key: str | None = field(default=None, repr=False)
     model: str | None = None
     context_window_tokens: int | None = None
+    kind: str = "openai"
+    max_output_tokens: int | None = None  # Anthropic requires max_tokens; None: the kind's default
+    thinking_budget_tokens: int | None = None  # Anthropic extended thinking; None: off
+    price: Price | None = None  # overrides the table in providers/capabilities.py
 
     @property
     def configured(self) -> bool:
@@ -69,10 +80,15 @@ class Settings:
             return self
         provider = self.provider
         for key, attr in (("baseUrl", "base_url"), ("apiKey", "api_key"), ("model", "model"),
-                          ("contextWindowTokens", "context_window_tokens")):
+                          ("contextWindowTokens", "context_window_tokens"), ("kind", "kind")):
             value = (options.get("provider") or {}).get(key)
             if value not in (None, ""):
                 provider = replace(provider, **{attr: value})
+        if provider.kind != self.provider.kind:
+            provider = replace(provider, kind=_kind(provider.kind, "initializationOptions.provider.kind"))
+            if self.provider.base_url is None or self.provider.base_url == DEFAULT_BASE_URLS.get(self.provider.kind):
+                base = (options.get("provider") or {}).get("baseUrl") or DEFAULT_BASE_URLS.get(provider.kind)
+                provider = replace(provider, base_url=base)
         policy = options.get("approvalPolicy") or self.approval_policy
         return replace(self, provider=provider, approval_policy=policy)
 
@@ -87,8 +103,15 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
     home = Path(env.get("THREADLINE_HOME") or default_home()).expanduser()
     data = _read_toml(home / "config.toml")
     prov = data.get("provider", {}) if isinstance(data.get("provider", {}), dict) else {}
+    kind = _kind(env.get("THREADLINE_PROVIDER") or prov.get("kind") or "openai",
+                 "THREADLINE_PROVIDER" if env.get("THREADLINE_PROVIDER") else "provider.kind")
     provider = ProviderSettings(
-        base_url=env.get("THREADLINE_BASE_URL") or prov.get("base_url") or prov.get("baseUrl"),
+        kind=kind,
+        base_url=env.get("THREADLINE_BASE_URL") or prov.get("base_url") or prov.get("baseUrl")
+        or DEFAULT_BASE_URLS.get(kind),
+        max_output_tokens=_int(prov.get("max_output_tokens"), "provider.max_output_tokens"),
+        thinking_budget_tokens=_int(prov.get("thinking_budget_tokens"), "provider.thinking_budget_tokens"),
+        price=_price(prov.get("price"), "provider.price"),
         api_key=env.get("THREADLINE_API_KEY") or prov.get("api_key") or prov.get("apiKey"),
         model=env.get("THREADLINE_MODEL") or prov.get("model"),
         context_window_tokens=_int(env.get("THREADLINE_CONTEXT_WINDOW"), "THREADLINE_CONTEXT_WINDOW")
@@ -132,6 +155,32 @@ def _read_toml(path: Path) -> dict[str, Any]:
         return {}
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"cannot read {path}: {exc}") from exc
+
+
+def _kind(value: Any, name: str) -> str:
+    if value not in PROVIDER_KINDS:
+        raise ConfigError(f"{name} must be one of {', '.join(repr(k) for k in PROVIDER_KINDS)}, got {value!r}")
+    return value
+
+
+def _price(value: Any, name: str) -> Price | None:
+    """``{input, cached_input?, cache_write?, output}`` in USD per million tokens."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise ConfigError(f"{name} must be a table like {{input = 3.0, output = 15.0}}, got {value!r}")
+    unknown = sorted(set(value) - set(PRICE_FIELDS))
+    if unknown:
+        raise ConfigError(f"{name}: unknown field(s) {', '.join(unknown)}; known: {', '.join(PRICE_FIELDS)}")
+    for required in ("input", "output"):
+        if required not in value:
+            raise ConfigError(f"{name}.{required} is required (USD per million tokens)")
+    numbers: dict[str, float] = {}
+    for key, raw in value.items():
+        if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not 0 <= raw < float("inf"):
+            raise ConfigError(f"{name}.{key} must be a non-negative number (USD per million tokens), got {raw!r}")
+        numbers[key] = float(raw)
+    return Price(**numbers)
 
 
 def _ratio(value: Any, name: str = "threshold_ratio") -> float:

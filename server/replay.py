@@ -132,7 +132,8 @@ class ReplayProvider:
         with open(self._requests_out, "a", encoding="utf-8") as out:  # type: ignore[arg-type]
             out.write(line + "\n")
 
-    async def stream_chat(self, messages: list[dict], tools: list[dict] | None, on_event) -> ChatResult:
+    async def stream_chat(self, messages: list[dict], tools: list[dict] | None, on_event, *,
+                          cache_key: str | None = None) -> ChatResult:
         self.calls += 1
         if self._requests_out is not None:
             self._write_request(messages)

@@ -8,6 +8,10 @@ if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
+# The official ACP TypeScript SDK, for the second ACP client test (tests/acp/test_acp_node.py)
+if command -v npm >/dev/null; then
+  (cd tests/acp/node && npm ci --no-audit --no-fund --silent)
+fi
 
 status=0
 .venv/bin/python -m pytest -q -p no:cacheprovider "$@" || status=$?

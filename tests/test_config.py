@@ -68,3 +68,45 @@ def test_B_CACHE_2_the_compaction_target_ratio_comes_from_config_then_env(tmp_pa
     assert load_settings({"THREADLINE_HOME": str(tmp_path)}).compact_target_ratio == 0.4
     env = {"THREADLINE_HOME": str(tmp_path), "THREADLINE_COMPACT_TARGET_RATIO": "0.3"}
     assert load_settings(env).compact_target_ratio == 0.3
+
+
+def test_the_provider_kind_defaults_to_openai_chat_completions_with_no_default_base_url(tmp_path):
+    s = load_settings({"THREADLINE_HOME": str(tmp_path)})
+    assert (s.provider.kind, s.provider.base_url) == ("openai", None)
+
+
+def test_a_native_provider_kind_comes_from_the_environment_or_config_and_brings_its_default_endpoint(tmp_path):
+    s = load_settings({"THREADLINE_HOME": str(tmp_path), "THREADLINE_PROVIDER": "anthropic"})
+    assert (s.provider.kind, s.provider.base_url) == ("anthropic", "https://api.anthropic.com/v1")
+    write_config(tmp_path, '[provider]\nkind = "openai-responses"\nmodel = "gpt-5-codex"\n')
+    s = load_settings({"THREADLINE_HOME": str(tmp_path)})
+    assert (s.provider.kind, s.provider.base_url) == ("openai-responses", "https://api.openai.com/v1")
+    assert s.provider.configured
+    s = load_settings({"THREADLINE_HOME": str(tmp_path), "THREADLINE_BASE_URL": "http://gateway/v1"})
+    assert s.provider.base_url == "http://gateway/v1"
+
+
+def test_an_unknown_provider_kind_is_a_config_error_naming_the_setting_and_the_kinds(tmp_path):
+    with pytest.raises(ConfigError, match=r"THREADLINE_PROVIDER must be one of 'openai', 'anthropic', "
+                                          r"'openai-responses', got 'claude'"):
+        load_settings({"THREADLINE_HOME": str(tmp_path), "THREADLINE_PROVIDER": "claude"})
+    write_config(tmp_path, '[provider]\nkind = "gemini"\n')
+    with pytest.raises(ConfigError, match=r"provider.kind must be one of"):
+        load_settings({"THREADLINE_HOME": str(tmp_path)})
+
+
+def test_a_configured_price_is_read_per_million_tokens_and_a_bad_one_is_refused(tmp_path):
+    write_config(tmp_path, '[provider]\nprice = {input = 3, cached_input = 0.3, cache_write = 3.75, output = 15}\n')
+    price = load_settings({"THREADLINE_HOME": str(tmp_path)}).provider.price
+    assert (price.input, price.cached_input, price.cache_write, price.output) == (3.0, 0.3, 3.75, 15.0)
+    for bad, message in (('{input = 3}', "price.output is required"), ('{input = -1, output = 2}', "non-negative"),
+                         ('{input = 1, output = 2, cached = 1}', "unknown field")):
+        write_config(tmp_path, f'[provider]\nprice = {bad}\n')
+        with pytest.raises(ConfigError, match=message):
+            load_settings({"THREADLINE_HOME": str(tmp_path)})
+
+
+def test_initialization_options_may_switch_the_provider_kind(tmp_path):
+    s = load_settings({"THREADLINE_HOME": str(tmp_path)}).with_initialization_options(
+        {"provider": {"kind": "anthropic", "model": "claude-sonnet-4-5"}})
+    assert (s.provider.kind, s.provider.base_url) == ("anthropic", "https://api.anthropic.com/v1")

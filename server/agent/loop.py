@@ -25,6 +25,7 @@ from server.agent.diffs import proposed_diff
 from server.agent.emit import Emitter
 from server.agent.views import ViewBuilder, record_sent
 from server.checkpoints import Checkpointer
+from server.providers.capabilities import Price
 from server.providers import ChatProvider, ChatResult, ProviderError, ReasoningDelta, Retrying, TextDelta
 from server.tools import TOOLS, ToolContext, ToolOutcome, parse_arguments, run_tool, tool_specs
 from server.tools.base import ToolFailure
@@ -58,6 +59,8 @@ class TurnTotals:
     input_tokens: int = 0
     output_tokens: int = 0
     cached_input_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: float | None = None  # None until a call had a known price
 
 
 @dataclass
@@ -72,6 +75,7 @@ class Turn:
     totals: TurnTotals  # the session's running totals, shared across its turns
     first_messages: Callable[[], Awaitable[list[NewMessage]]] | None = None  # frozen context (R-FRZ-1)
     run_tool: ToolRunner = run_tool
+    price: Price | None = None  # the model's price; None: no cost is reported
     turn_id: str = field(default_factory=lambda: new_id("turn_"))
     checkpoints: Checkpointer | None = None  # keeps what file writes replace (None in replay: nothing is written)
     take_steers: Callable[[], list[str]] = list  # texts sent with steerTurn since the last call
@@ -170,7 +174,7 @@ class Turn:
         self._partial_reasoning.clear()
         self._draft_at = 0.0
         record_sent(self.store, self.session_id, view.messages)  # for getContextView's stablePrefixTokens
-        result = await self.provider.stream_chat(view.messages, tool_specs(), self._on_event)
+        result = await self.provider.stream_chat(view.messages, tool_specs(), self._on_event, cache_key=self.session_id)
         await self._account(view, result)
         return result
 
@@ -208,21 +212,34 @@ class Turn:
         prompt = usage.prompt_tokens if usage else view.estimated_tokens
         completion = usage.completion_tokens if usage else 0
         cached = usage.cached_tokens if usage and usage.reports_cache else None
+        written = usage.cache_write_tokens if usage and usage.cache_write_tokens else None
+        cost = self.price.cost(prompt, completion, cached or 0, written or 0) if self.price else None
         if usage:
             self.views.observe_usage(view.estimated_tokens, usage.prompt_tokens)
         self.totals.input_tokens += prompt
         self.totals.output_tokens += completion
         self.totals.cached_input_tokens += cached or 0
+        self.totals.cache_write_tokens += written or 0
+        if cost is not None:
+            self.totals.cost_usd = (self.totals.cost_usd or 0.0) + cost
         window = self.views.settings.context_window_tokens
+        so_far = self._usage.cost_usd if isinstance(self._usage.cost_usd, float) else 0.0
+        turn_cost = None if cost is None else so_far + cost
         self._usage = TurnUsage(input_tokens=self._usage.input_tokens + prompt,
                                 output_tokens=self._usage.output_tokens + completion,
                                 context_tokens=prompt, context_window_tokens=window,
-                                cached_input_tokens=self._usage.cached_input_tokens + (cached or 0))
+                                cached_input_tokens=self._usage.cached_input_tokens + (cached or 0),
+                                cache_write_tokens=self._usage.cache_write_tokens + (written or 0),
+                                cost_usd=_cents(turn_cost) if turn_cost is not None else self._usage.cost_usd)
+        total_cost = _cents(self.totals.cost_usd)
         update = u.Usage(context_tokens=prompt, context_window_tokens=window, input_tokens=prompt,
-                         output_tokens=completion, cached_input_tokens=cached,
+                         output_tokens=completion, cached_input_tokens=cached, cache_write_tokens=written,
+                         cost_usd=_cents(cost),
                          totals=u.TokenTotals(input_tokens=self.totals.input_tokens,
                                               output_tokens=self.totals.output_tokens,
-                                              cached_input_tokens=self.totals.cached_input_tokens))
+                                              cached_input_tokens=self.totals.cached_input_tokens,
+                                              cache_write_tokens=self.totals.cache_write_tokens,
+                                              cost_usd=msgspec.UNSET if total_cost is None else total_cost))
         call = {key: value for key, value in msgspec.to_builtins(update).items() if key not in ("kind", "totals")}
         await self.store.add_event(self.session_id, "usage", call, self.turn_id)
         self.emit(update)
@@ -248,7 +265,7 @@ class Turn:
         wire = [{"id": c.id, "type": "function", "function": {"name": c.function.name,
                                                               "arguments": c.function.arguments}} for c in calls]
         msg = NewMessage("assistant", result.content or ("" if not calls else None), tool_calls=wire or None,
-                         reasoning=result.reasoning or None)
+                         reasoning=result.reasoning or None, reasoning_items=result.reasoning_items or None)
         stored = await self.store.append_messages(self.session_id, [msg], self.turn_id)
         self._partial.clear()
         self.emit(u.AssistantMessage(content=result.content or "", reasoning=result.reasoning or None,
@@ -334,3 +351,8 @@ class Turn:
     def _finish(self, stop: str, error: TurnError | None = None) -> SubmitTurnResult:
         self.emit(u.TurnCompleted(stop_reason=stop, error=error))
         return SubmitTurnResult(turn_id=self.turn_id, stop_reason=stop, usage=self._usage, error=error)
+
+
+def _cents(usd: float | None) -> float | None:
+    """Money on the wire to a millionth of a dollar: enough for one cheap call, without float noise."""
+    return None if usd is None else round(usd, 6)

@@ -19,11 +19,15 @@ from protocol.messages import (
 from server.agent.approvals import Approvals
 from server.agent.emit import Emitter
 from server.agent.loop import Turn, TurnTotals
-from server.agent.views import COMPACTION_EVENT, ViewBuilder, effective_settings, session_view_state
+from server.agent.views import COMPACTION_EVENT, ViewBuilder, build_view, effective_settings, stored_compaction
 from server.checkpoints import Checkpointer
 from server.context import ViewSettings, estimate_text_tokens
 from server.frozen import read_frozen_context
+from server.config import ProviderSettings
 from server.providers import DEFAULT_CONTEXT_WINDOW, ChatProvider, OpenAICompatibleProvider, context_window_for
+from server.providers.anthropic import AnthropicProvider
+from server.providers.capabilities import Price, price_for
+from server.providers.responses import ResponsesProvider
 from server.replay import ReplayProvider, replay_provider
 from server.tools import ToolContext, tool_specs
 from server.transcript import NewMessage, new_id
@@ -56,11 +60,27 @@ def provider_for(rt: Runtime) -> ChatProvider | None:
     p = rt.settings.provider
     if not p.configured:
         return None
-    key = (p.base_url, p.api_key, p.model)
+    key = (p.kind, p.base_url, p.api_key, p.model)
     if key not in rt.providers:
-        rt.providers[key] = OpenAICompatibleProvider(p.base_url, p.api_key, p.model,
-                                                     read_timeout=rt.settings.provider_read_timeout_seconds)
+        rt.providers[key] = new_provider(p, rt.settings.provider_read_timeout_seconds)
     return rt.providers[key]
+
+
+def new_provider(p: ProviderSettings, read_timeout: float) -> ChatProvider:
+    """The ChatProvider for ``[provider] kind`` (config.PROVIDER_KINDS), each one module under server/providers/."""
+    assert p.base_url and p.model
+    if p.kind == "anthropic":
+        return AnthropicProvider(p.base_url, p.api_key, p.model, read_timeout=read_timeout,
+                                 max_tokens=p.max_output_tokens, thinking_budget_tokens=p.thinking_budget_tokens)
+    if p.kind == "openai-responses":
+        return ResponsesProvider(p.base_url, p.api_key, p.model, read_timeout=read_timeout,
+                                 max_output_tokens=p.max_output_tokens)
+    return OpenAICompatibleProvider(p.base_url, p.api_key, p.model, read_timeout=read_timeout)
+
+
+def model_price(rt: Runtime, model: str) -> Price | None:
+    """``[provider] price`` when set, else the table's list price for the model, else None (no cost shown)."""
+    return rt.settings.provider.price or price_for(model)
 
 
 async def submit_turn(rt: Runtime, params: SubmitTurnParams, provider: ChatProvider | None = None) -> SubmitTurnResult:
@@ -129,7 +149,7 @@ async def build_turn(rt: Runtime, session, provider: ChatProvider, turn_id: str 
     return Turn(store=rt.store, provider=provider, tools=tools,
                 approvals=Approvals(rt.store, rt.ask_client, policy, always, cwd, rt.settings.home), emit=emit, views=views,
                 max_iterations=rt.settings.max_iterations,
-                totals=rt.session_totals.setdefault(session.id, TurnTotals()),
+                totals=rt.session_totals.setdefault(session.id, TurnTotals()), price=model_price(rt, provider.model),
                 first_messages=first_messages, turn_id=turn_id,
                 take_steers=lambda: rt.turns.take_steers(session.id), **replayed)
 
@@ -141,10 +161,10 @@ async def compact_session(rt: Runtime, session_id: str, focus: str | None) -> Co
     rt.turns.ensure_idle(session_id)  # a running turn carries its own compaction: compact between turns
     model = rt.settings.provider.model or ""
     settings = effective_settings(view_settings(rt), tool_overhead_tokens(), rt.calibrations.get(model))
-    state = await session_view_state(rt.store, session_id)
-    view = state.compact_now(settings, focus)
+    view, tokens = await build_view(rt.store, session_id, await stored_compaction(rt.store, session_id),
+                                    lambda state: (state.compact_now(settings, focus), state.tokens))
     if view is None or view.compaction is None:
-        return CompactSessionResult(compacted=False, mode="full", before_tokens=state.tokens, after_tokens=state.tokens)
+        return CompactSessionResult(compacted=False, mode="full", before_tokens=tokens, after_tokens=tokens)
     event = {"mode": view.mode, "beforeTokens": view.before_tokens, "afterTokens": view.estimated_tokens,
              "summary": view.summary or "", "compaction": view.compaction.to_json(), "requested": True}
     if focus and focus.strip():

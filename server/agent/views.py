@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 from weakref import WeakKeyDictionary
 
 import msgspec
@@ -30,10 +30,11 @@ from server.context import (
     fallback_request_view,
     fit_to_window,
 )
-from server.context.incremental import IncrementalView
+from server.context.incremental import IncrementalView, PartialHistory
 from server.transcript import Store
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 FEED_PAGE = 1000
 KEPT_SESSIONS = 16  # incremental states kept per store (least recently used first out)
@@ -44,12 +45,15 @@ _STATES: WeakKeyDictionary[Store, OrderedDict[str, IncrementalView]] = WeakKeyDi
 _SENT: WeakKeyDictionary[Store, OrderedDict[str, tuple[list[bytes], list[int]]]] = WeakKeyDictionary()
 
 
-async def session_view_state(store: Store, session_id: str) -> IncrementalView:
-    """The session's incremental view state, fed with every message stored since it last looked (B-INC-1)."""
+async def session_view_state(store: Store, session_id: str, compaction: Compaction | None = None) -> IncrementalView:
+    """The session's incremental view state, fed with every message stored since it last looked (B-INC-1).
+
+    A first look with a summarized ``compaction`` that carries its head resumes from the compaction's tail: only
+    the system messages before it and the messages since are read and held (cold start, B-CACHE-3)."""
     states = _STATES.setdefault(store, OrderedDict())
     state = states.get(session_id)
     if state is None:
-        state = states[session_id] = IncrementalView()
+        state = states[session_id] = await _resumed_state(store, session_id, compaction) or IncrementalView()
     states.move_to_end(session_id)
     while len(states) > KEPT_SESSIONS:
         states.popitem(last=False)
@@ -60,6 +64,31 @@ async def session_view_state(store: Store, session_id: str) -> IncrementalView:
             state.feed([m.to_openai() for m in new], [m.tokens for m in new])
         if page.next_seq is None:
             return state
+
+
+async def _resumed_state(store: Store, session_id: str, compaction: Compaction | None) -> IncrementalView | None:
+    if compaction is None or compaction.head is None:
+        return None
+    older, systems = await store.messages_before(session_id, compaction.tail_key)
+    state = IncrementalView.resume(compaction.head, older - len(systems))
+    state.feed([m.to_openai() for m in systems], [m.tokens for m in systems])
+    state.skip_to(compaction.tail_key - 1)
+    log.info("session %s: resumed from the compaction at seq %d; %d older messages not read", session_id,
+             compaction.tail_key, older - len(systems))
+    return state
+
+
+async def build_view(store: Store, session_id: str, compaction: Compaction | None,
+                     build: Callable[[IncrementalView], T]) -> T:
+    """``build(state)`` on the session's state; when a state resumed from a compaction's tail turns out to need
+    the older history, it is replaced by a full one, once."""
+    state = await session_view_state(store, session_id, compaction)
+    try:
+        return build(state)
+    except PartialHistory:
+        log.info("session %s: the view needs the history before the compaction; reading all of it", session_id)
+        _STATES.get(store, {}).pop(session_id, None)
+        return build(await session_view_state(store, session_id))
 
 
 def forget_view_state(store: Store, session_id: str) -> None:
@@ -122,8 +151,8 @@ class ViewBuilder:
             self.compaction = await stored_compaction(self.store, session_id)
             self._loaded = True
         try:
-            state = await session_view_state(self.store, session_id)
-            view = state.view(settings, self.compaction)
+            view = await build_view(self.store, session_id, self.compaction,
+                                    lambda state: state.view(settings, self.compaction))
         except Exception:  # R-FALL-1: a failing compressor never stops the turn
             log.exception("building the request view failed; using the fallback window")
             forget_view_state(self.store, session_id)
@@ -134,8 +163,9 @@ class ViewBuilder:
         return fit_to_window(view)
 
     async def fallback_view(self, session_id: str) -> RequestView:
-        state = await session_view_state(self.store, session_id)
-        return fit_to_window(state.fallback_view(self.effective_settings()))
+        settings = self.effective_settings()
+        return fit_to_window(await build_view(self.store, session_id, self.compaction,
+                                              lambda state: state.fallback_view(settings)))
 
     def compaction_event(self, view: RequestView, force: bool = False) -> dict | None:
         """The ``contextCompacted`` payload for a view that compacts anew (R-OBS-1), else None. A new compaction

@@ -29,15 +29,20 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .fallback import FALLBACK_KEEP_SYSTEM, FALLBACK_SUMMARY, _fallback_start
+from .fallback import FALLBACK_KEEP_MESSAGES, FALLBACK_KEEP_SYSTEM, FALLBACK_SUMMARY, _fallback_start
 from .micro import _replaceable
 from .repair import SYSTEM_ROLES, repair_with_origins
 from .summary import SummaryState, render_summary, summarize, summary_feed, with_focus
 from .tail import safe_tail_start
 from .tokens import estimate_message_tokens
-from .view import MICRO_MIN_FREED_RATIO, MIN_FREED_RATIO, Compaction, RequestView, ViewSettings
+from .view import MICRO_MIN_FREED_RATIO, MIN_FREED_RATIO, Compaction, CompactionHead, RequestView, ViewSettings
 
-__all__ = ["IncrementalView"]
+__all__ = ["IncrementalView", "PartialHistory"]
+
+
+class PartialHistory(Exception):
+    """A state resumed from a compaction's tail (``IncrementalView.resume``) was asked for a view that needs the
+    older conversation it does not hold; build a full state instead."""
 
 Message = dict[str, Any]
 
@@ -107,6 +112,31 @@ class IncrementalView:
         self._open_order = 0  # where they start in _order
         self._folds: dict[int, SummaryState] = {}  # n -> the summary fold over _conv[:n]
         self._summary_tokens: dict[str, int] = {}  # estimate of a summary message, by text (last few)
+        self._head: CompactionHead | None = None  # set when resumed from a compaction's tail: older items absent
+        self._base_fold = SummaryState()  # the fold over what precedes _conv[0]
+
+    @classmethod
+    def resume(cls, head: CompactionHead, older_messages: int) -> IncrementalView:
+        """A state that holds only what follows a summarized compaction's tail: feed it the transcript's system
+        messages before the tail, then ``skip_to`` the tail's seq and feed from there. ``older_messages`` is how
+        many stored messages precede the tail besides those system messages. Views it can build are the ones a
+        full state builds (the property the cold-start test checks); for anything that needs the older
+        conversation it raises ``PartialHistory``."""
+        state = cls()
+        state._head, state._base_fold = head, head.fold
+        state.fed = older_messages
+        for prefix, value in ((state._conv_tokens, head.tokens), (state._savings, head.savings),
+                              (state._replaceable, head.replaceable), (state._max_seq, head.max_key)):
+            prefix[0] = value
+        return state
+
+    def skip_to(self, seq: int) -> None:
+        """Continue after ``seq`` (a resumed state's older non-system messages are summarized by its head)."""
+        self.last_seq = max(self.last_seq, seq)
+
+    def _needs_older(self, why: str) -> None:
+        if self._head is not None:
+            raise PartialHistory(why)
 
     # --- feeding ---------------------------------------------------------------------------------------
 
@@ -120,6 +150,7 @@ class IncrementalView:
                 self.last_seq = max(self.last_seq, msg["seq"])
             else:
                 self.all_seq = False
+                self._needs_older("a message without a seq")
             tokens = token_counts[k] if token_counts is not None else None
             raw = (dict(msg, _tokens=tokens) if tokens is not None else msg, index)
             if msg.get("role") == "tool":
@@ -210,6 +241,7 @@ class IncrementalView:
         base = self._base(settings)
         before = base["before_tokens"]
         if before <= settings.threshold_tokens and not (compaction and compaction.requested):  # R-PIPE-1
+            self._needs_older("the whole transcript is the view")
             return RequestView(messages=self._in_order(None), mode="full", estimated_tokens=before, summary=None,
                                compacted_tool_outputs=0, **base)
         replaced = before  # the request a new compaction replaces: the repeated one, when there is one
@@ -247,6 +279,7 @@ class IncrementalView:
         micro_tokens = before - self._savings[tail]
         if self._replaceable[tail] and micro_tokens <= settings.threshold_tokens \
                 and replaced - micro_tokens >= MICRO_MIN_FREED_RATIO * replaced:
+            self._needs_older("a microcompacted view holds the whole transcript")
             made = Compaction("microcompacted", self._key(self._conv[tail]), self.last_key)
             return self._compacted(made, tail, base, sticky=False)
         made = self._summary_compaction(settings, summarizer)
@@ -278,7 +311,14 @@ class IncrementalView:
                 break
             # Shrink the tail by at least what the view is over the target.
             budget = max(0, min(budget, tail_tokens) - (tokens - target) - 1)
-        return (Compaction("summarized", self._key(self._conv[tail]), self.last_key, text), tail) if text else None
+        if not text:
+            return None
+        fold = self._folds.get(tail) if summarizer is summarize else None
+        head = None
+        if fold is not None and self.all_seq:
+            head = CompactionHead(self._conv_tokens[tail], self._savings[tail], self._replaceable[tail],
+                                  self._max_seq[tail], fold)
+        return Compaction("summarized", self._key(self._conv[tail]), self.last_key, text, head=head), tail
 
     def compact_now(self, settings: ViewSettings, focus: str | None = None,
                     summarizer: Callable[[list[Message]], str] = summarize) -> RequestView | None:
@@ -296,7 +336,10 @@ class IncrementalView:
         return self._compacted(replace(compaction, requested=True), tail, self._base(settings), sticky=False)
 
     def _tail_start(self, budget: int) -> int:
-        return safe_tail_start(_Lazy(self._conv, 0), budget, _Lazy(self._conv, 0, tokens=True))
+        start = safe_tail_start(_Lazy(self._conv, 0), budget, _Lazy(self._conv, 0, tokens=True))
+        if start == 0:
+            self._needs_older("the recent tail reaches back past what this state holds")
+        return start
 
     def _compacted(self, compaction: Compaction, start: int, base, *, sticky: bool) -> RequestView:
         """The view a compaction gives over today's transcript; ``start`` is its first verbatim message.
@@ -338,6 +381,7 @@ class IncrementalView:
 
     def _in_order(self, micro_until: int | None) -> list[Message]:
         """Every repaired message in transcript order; outputs before ``micro_until`` as placeholders."""
+        self._needs_older("the view holds every message")
         out = []
         for entry in self._order:
             is_system, i = entry < 0, (-1 - entry if entry < 0 else entry)
@@ -351,9 +395,10 @@ class IncrementalView:
     def _summary_text(self, end: int, settings: ViewSettings, summarizer) -> str:
         """The summary of _conv[:end]; the default summarizer's fold resumes from the nearest earlier fold."""
         if summarizer is not summarize:
+            self._needs_older("a custom summarizer reads every older message")
             return summarizer([it.msg for it in self._conv[:end]])
         start = max((n for n in self._folds if n <= end), default=0)
-        state = self._folds.get(start, SummaryState())
+        state = self._folds.get(start, self._base_fold)
         for item in self._conv[start:end]:
             state = summary_feed(state, item.msg)
         self._folds[end] = state
@@ -363,6 +408,8 @@ class IncrementalView:
 
     def _fallback(self, base) -> RequestView:
         """R-FALL-1 from the repaired state: first system messages + fixed summary + the last messages."""
+        if len(self._conv) < FALLBACK_KEEP_MESSAGES:
+            self._needs_older("the fallback window reaches back past what this state holds")
         start = _fallback_start(_Lazy(self._conv, 0)) if self._conv else 0
         view = [*(_copy(it.msg) for it in self._systems[:FALLBACK_KEEP_SYSTEM]),
                 {"role": "system", "content": FALLBACK_SUMMARY}, *(_copy(it.msg) for it in self._conv[start:])]

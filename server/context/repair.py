@@ -21,7 +21,8 @@ __all__ = [
     "repair_with_origins",
 ]
 
-SENT_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
+# ``reasoning_items`` go only to the provider kind that made them (server/providers/reasoning_items.py).
+SENT_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name", "reasoning_items")
 # "developer" is OpenAI's newer name for a system message; both are kept the same way.
 SYSTEM_ROLES = frozenset({"system", "developer"})
 INTERRUPTED_RESULT = (
@@ -99,6 +100,10 @@ def clean_message(msg: Mapping[str, Any]) -> dict[str, Any]:
             value = _copy_tool_calls(value)
         elif key == "content":
             value = _copy_content(value)
+        elif key == "reasoning_items":
+            if not value:
+                continue
+            value = [dict(item) for item in value if isinstance(item, Mapping)]
         out[key] = value
     return out
 

@@ -78,6 +78,24 @@ class SummaryState:
     open_calls: tuple[tuple[str, str], ...] = ()  # (call id, tool name) of the latest calling assistant
     fed: int = 0
 
+    def to_json(self) -> dict[str, Any]:
+        return {"goals": list(self.goals), "files": list(self.files), "failures": list(self.failures),
+                "lastState": self.last_state, "openCalls": [list(c) for c in self.open_calls], "fed": self.fed}
+
+    @classmethod
+    def from_json(cls, data: Any) -> SummaryState | None:
+        """The state a stored fold describes, or None when it is not one (a damaged or foreign record)."""
+        try:
+            strings = lambda key: tuple(str(x) for x in data.get(key, ()))  # noqa: E731
+            last = data.get("lastState")
+            calls = tuple((str(a), str(b)) for a, b in data.get("openCalls", ()))
+            fed = data.get("fed", 0)
+            if (last is not None and not isinstance(last, str)) or not isinstance(fed, int):
+                return None
+            return cls(strings("goals"), strings("files"), strings("failures"), last, calls, fed)
+        except (AttributeError, TypeError, ValueError):
+            return None
+
 
 def _one_line(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
@@ -167,17 +185,21 @@ def _section(title: str, lines: Iterable[str]) -> list[str]:
 
 def _goal_lines(goals: tuple[str, ...], budget_tokens: int) -> list[str]:
     """Every goal in order (B-SUM-7): the latest RECENT_GOALS as stored, older ones cut to OLD_GOAL_CHARS; the
-    oldest are dropped (and counted) only while the section would exceed ``budget_tokens``."""
+    oldest are dropped (and counted) only while the section would exceed ``budget_tokens``. Walks from the newest,
+    so a session with thousands of goals costs what is shown, not what is dropped."""
     recent = len(goals) - RECENT_GOALS
-    lines = [goal if i >= recent else _clip(goal, OLD_GOAL_CHARS) for i, goal in enumerate(goals)]
-    costs = [estimate_text_tokens(f"- {line}\n") for line in lines]
-    total, first = sum(costs) + estimate_text_tokens("Goals:\n"), 0
-    while total > budget_tokens and first < len(lines) - 1:
-        total -= costs[first]
-        first += 1
-    if first:
-        return [f"(and {first} earlier goals)", *lines[first:]]
-    return lines
+    total = estimate_text_tokens("Goals:\n")
+    shown: list[str] = []
+    for i in range(len(goals) - 1, -1, -1):
+        line = goals[i] if i >= recent else _clip(goals[i], OLD_GOAL_CHARS)
+        cost = estimate_text_tokens(f"- {line}\n")
+        if shown and total + cost > budget_tokens:
+            break  # the newest goal is always shown
+        total += cost
+        shown.append(line)
+    shown.reverse()
+    dropped = len(goals) - len(shown)
+    return [f"(and {dropped} earlier goals)", *shown] if dropped else shown
 
 
 def render_summary(state: SummaryState, goal_budget_tokens: int = DEFAULT_GOAL_BUDGET) -> str:

@@ -16,18 +16,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .fallback import FALLBACK_SUMMARY, fallback_view
 from .repair import repair_with_origins
-from .summary import summarize
+from .summary import SummaryState, summarize
 from .tokens import estimate_message_tokens
 
 __all__ = [
     "MICRO_MIN_FREED_RATIO",
     "MIN_FREED_RATIO",
     "Compaction",
+    "CompactionHead",
     "RequestView",
     "ViewSettings",
     "build_request_view",
@@ -79,6 +80,36 @@ class ViewSettings:
 
 
 @dataclass(frozen=True)
+class CompactionHead:
+    """What a summarized compaction knows about the conversation before its tail, so a restarted server can
+    resume the session from the tail without reading (or holding) everything older (B-CACHE-3, cold start).
+
+    ``tokens``/``savings``/``replaceable`` are the repaired conversation's token, microcompaction-saving and
+    replaceable-output totals before the tail; ``max_key`` the largest key there; ``fold`` the summary fold over it.
+    """
+
+    tokens: int
+    savings: int
+    replaceable: int
+    max_key: int
+    fold: SummaryState
+
+    def to_json(self) -> dict[str, Any]:
+        return {"tokens": self.tokens, "savings": self.savings, "replaceable": self.replaceable,
+                "maxKey": self.max_key, "fold": self.fold.to_json()}
+
+    @classmethod
+    def from_json(cls, data: Any) -> CompactionHead | None:
+        if not isinstance(data, Mapping):
+            return None
+        numbers = [data.get(k) for k in ("tokens", "savings", "replaceable", "maxKey")]
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in numbers):
+            return None
+        fold = SummaryState.from_json(data.get("fold")) if isinstance(data.get("fold"), Mapping) else None
+        return cls(*numbers, fold) if fold is not None else None
+
+
+@dataclass(frozen=True)
 class Compaction:
     """Where a compaction cut the transcript, so later requests can repeat it byte for byte (B-CACHE-1, B-CACHE-3).
 
@@ -93,10 +124,17 @@ class Compaction:
     through_key: int
     summary: str | None = None
     requested: bool = False  # made on request (compactSession): repeated even while the transcript is under the threshold
+    # What a cold start needs to resume from the tail (not part of the cut: two equal cuts compare equal)
+    head: CompactionHead | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
-        out = {"mode": self.mode, "tailSeq": self.tail_key, "throughSeq": self.through_key, "summary": self.summary}
-        return {**out, "requested": True} if self.requested else out
+        out: dict[str, Any] = {"mode": self.mode, "tailSeq": self.tail_key, "throughSeq": self.through_key,
+                               "summary": self.summary}
+        if self.requested:
+            out["requested"] = True
+        if self.head is not None:
+            out["head"] = self.head.to_json()
+        return out
 
     @classmethod
     def from_json(cls, data: Any) -> Compaction | None:
@@ -109,7 +147,7 @@ class Compaction:
         if data["mode"] == "summarized" and not isinstance(summary, str):
             return None
         return cls(data["mode"], tail, through, summary if data["mode"] == "summarized" else None,
-                   data.get("requested") is True)
+                   data.get("requested") is True, CompactionHead.from_json(data.get("head")))
 
 
 @dataclass(frozen=True)

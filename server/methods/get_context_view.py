@@ -2,7 +2,7 @@
 
 from protocol.messages import ContextViewResult, GetContextViewParams
 from server.agent.service import tool_overhead_tokens, view_settings
-from server.agent.views import effective_settings, session_view_state, stable_prefix_tokens, stored_compaction
+from server.agent.views import build_view, effective_settings, stable_prefix_tokens, stored_compaction
 from server.context import fit_to_window
 from server.rpc import RequestError, method
 from server.runtime import Runtime
@@ -24,7 +24,8 @@ async def get_context_view(rt: Runtime, params: GetContextViewParams) -> Context
     effective = effective_settings(settings, reserved, rt.calibrations.get(model))
     # B-INC-1, B-CACHE-1: the session's state and stored compaction, read only (nothing is stored or announced)
     compaction = await stored_compaction(rt.store, params.session_id)
-    view = fit_to_window((await session_view_state(rt.store, params.session_id)).view(effective, compaction))
+    view = fit_to_window(await build_view(rt.store, params.session_id, compaction,
+                                          lambda state: state.view(effective, compaction)))
     return ContextViewResult(
         messages=view.messages, estimated_tokens=view.estimated_tokens, threshold_tokens=view.threshold_tokens,
         context_window_tokens=settings.context_window_tokens, keep_recent_tokens=view.keep_recent_tokens,

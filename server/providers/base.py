@@ -22,6 +22,8 @@ class Usage:
     # `reports_cache` tells a provider that said 0 from one that has no such figure.
     cached_tokens: int = 0
     reports_cache: bool = False
+    # Anthropic bills writing its prompt cache apart (``cache_creation_input_tokens``); part of prompt_tokens.
+    cache_write_tokens: int = 0
 
 
 @dataclass
@@ -31,6 +33,10 @@ class ChatResult:
     tool_calls: list[ToolCall] = field(default_factory=list)
     usage: Usage | None = None
     finish_reason: str | None = None
+    # What the provider needs sent back unchanged with this answer and that is neither text nor counted: Anthropic
+    # thinking blocks with their signatures, Responses reasoning items with their encrypted content. Each is the
+    # provider's own dict plus ``"provider": <kind>``, so a provider sends back only its own (see reasoning_items.py).
+    reasoning_items: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -62,5 +68,8 @@ class ChatProvider(Protocol):
     model: str
 
     async def stream_chat(
-        self, messages: list[dict], tools: list[dict] | None, on_event: OnEvent | None
-    ) -> ChatResult: ...
+        self, messages: list[dict], tools: list[dict] | None, on_event: OnEvent | None, *,
+        cache_key: str | None = None,
+    ) -> ChatResult:
+        """``cache_key`` names the conversation (the session) for providers that route prompt caches by it."""
+        ...

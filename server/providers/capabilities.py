@@ -6,6 +6,8 @@ vLLM) may run a model with a smaller window than this; explicit config wins over
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 DEFAULT_CONTEXT_WINDOW = 32_000
 
 _WINDOWS: dict[str, int] = {
@@ -79,4 +81,55 @@ def context_window_for(model: str) -> int | None:
     for prefix, window in _BY_PREFIX:
         if name.startswith(prefix):
             return window
+    return None
+
+
+@dataclass(frozen=True)
+class Price:
+    """USD per million tokens. ``cached_input`` and ``cache_write`` default to ``input`` when a table omits them."""
+
+    input: float
+    output: float
+    cached_input: float | None = None
+    cache_write: float | None = None
+
+    def cost(self, prompt: int, output: int, cached: int = 0, cache_write: int = 0) -> float:
+        """One call's cost: ``prompt`` includes the cached and cache-written tokens, each billed at its own rate."""
+        fresh = max(0, prompt - cached - cache_write)
+        read_rate = self.input if self.cached_input is None else self.cached_input
+        write_rate = self.input if self.cache_write is None else self.cache_write
+        return (fresh * self.input + cached * read_rate + cache_write * write_rate + output * self.output) / 1e6
+
+
+# List prices as the makers published them (late 2025), USD per million tokens: input, cached input (a cache
+# read), cache write, output. Prices change; ``[provider] price`` overrides the table, and a model not listed has
+# no cost shown (never a zero).
+_PRICES: dict[str, Price] = {
+    "claude-opus-4-5": Price(5.0, 25.0, 0.5, 6.25),
+    "claude-opus-4": Price(15.0, 75.0, 1.5, 18.75),
+    "claude-sonnet-4": Price(3.0, 15.0, 0.3, 3.75),
+    "claude-3-7-sonnet": Price(3.0, 15.0, 0.3, 3.75),
+    "claude-haiku-4-5": Price(1.0, 5.0, 0.1, 1.25),
+    "claude-3-5-haiku": Price(0.8, 4.0, 0.08, 1.0),
+    "gpt-5": Price(1.25, 10.0, 0.125, 1.25),
+    "gpt-5-mini": Price(0.25, 2.0, 0.025, 0.25),
+    "gpt-5-nano": Price(0.05, 0.4, 0.005, 0.05),
+    "gpt-4.1": Price(2.0, 8.0, 0.5, 2.0),
+    "gpt-4.1-mini": Price(0.4, 1.6, 0.1, 0.4),
+    "gpt-4o": Price(2.5, 10.0, 1.25, 2.5),
+    "gpt-4o-mini": Price(0.15, 0.6, 0.075, 0.15),
+    "o3": Price(2.0, 8.0, 0.5, 2.0),
+    "o4-mini": Price(1.1, 4.4, 0.275, 1.1),
+    "deepseek-chat": Price(0.28, 0.42, 0.028, 0.28),
+    "deepseek-reasoner": Price(0.28, 0.42, 0.028, 0.28),
+}
+_PRICES_BY_PREFIX = sorted(_PRICES.items(), key=lambda item: len(item[0]), reverse=True)
+
+
+def price_for(model: str) -> Price | None:
+    """The list price of a known model (matched as context_window_for matches), or None."""
+    name = model.strip().lower().rsplit("/", 1)[-1]
+    for prefix, price in _PRICES_BY_PREFIX:
+        if name.startswith(prefix):
+            return price
     return None

@@ -15,6 +15,7 @@ from server.redaction import display_url, mask
 
 from .assembly import ChatAssembler
 from .base import ChatResult, OnEvent, ReasoningDelta, Retrying, StreamEvent, TextDelta
+from .reasoning_items import without_reasoning_items
 from .errors import ProviderError, error_for_status, error_in_stream, parse_retry_after, redact
 from .sse import TooLarge, sse_data
 
@@ -95,7 +96,8 @@ class OpenAICompatibleProvider:
             await self._client.aclose()
 
     async def stream_chat(
-        self, messages: list[dict], tools: list[dict] | None, on_event: OnEvent | None = None
+        self, messages: list[dict], tools: list[dict] | None, on_event: OnEvent | None = None, *,
+        cache_key: str | None = None,  # Chat Completions servers cache prefixes without being told
     ) -> ChatResult:
         emitter = _Emitter(on_event)
         attempt = 0
@@ -132,7 +134,7 @@ class OpenAICompatibleProvider:
         return min(self.backoff_max, raw + random.uniform(0, raw / 2))
 
     def _request_body(self, messages: list[dict], tools: list[dict] | None) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": self.model, "messages": messages, "stream": True}
+        body: dict[str, Any] = {"model": self.model, "messages": without_reasoning_items(messages), "stream": True}
         if self._send_stream_options:
             body["stream_options"] = {"include_usage": True}
         if tools:

@@ -61,6 +61,7 @@ class NewMessage:
     reasoning: str | None = None
     images: list[dict[str, str]] | None = None
     status: str = "complete"
+    reasoning_items: list[dict[str, Any]] | None = None  # opaque, for the provider that made them
 
     def validate(self, where: str = "message") -> None:
         if self.role not in ROLES:
@@ -92,6 +93,7 @@ class StoredMessage:
     status: str = "complete"
     turn_id: str | None = None
     tokens: int | None = None
+    reasoning_items: list[dict[str, Any]] | None = None
 
     def to_openai(self) -> dict[str, Any]:
         """The pipeline's input shape: OpenAI keys plus ``reasoning``/``seq``/``status``, never sent."""
@@ -112,6 +114,8 @@ class StoredMessage:
             msg["name"] = self.name
         if self.reasoning:
             msg["reasoning"] = self.reasoning
+        if self.reasoning_items:
+            msg["reasoning_items"] = self.reasoning_items
         msg["seq"] = self.seq
         if self.status != "complete":
             msg["status"] = self.status

@@ -88,11 +88,17 @@ CREATE TABLE drafts (
 );
 """
 
-# v4 (issue 18, file checkpoints): what each file-writing tool call found before it wrote (``before_hash``: the
+# v4: reasoning a provider needs back unchanged (Anthropic thinking blocks with signatures, Responses reasoning
+# items with encrypted content), a JSON list on the assistant message it came with; never shown, never counted.
+V4 = """
+ALTER TABLE messages ADD COLUMN reasoning_items TEXT;
+"""
+
+# v5 (issue 18, file checkpoints): what each file-writing tool call found before it wrote (``before_hash``: the
 # content, stored as a blob under $THREADLINE_HOME/checkpoints, NULL when the file was absent or too large to keep)
 # and what it left (``after_hash``), so ``rewindFiles`` can restore it and tell an outside edit from ours. Rows of
 # kind 'rewind' record what a rewind left, so a later rewind does not take its own work for an outside edit.
-V4_FILE_CHECKPOINTS = """
+V5_FILE_CHECKPOINTS = """
 CREATE TABLE file_checkpoints (
     id           INTEGER PRIMARY KEY,
     session_id   TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
@@ -112,7 +118,7 @@ CREATE TABLE file_checkpoints (
 CREATE INDEX file_checkpoints_session ON file_checkpoints(session_id, id);
 """
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None] | str] = [V1, V2, V3, V4_FILE_CHECKPOINTS]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None] | str] = [V1, V2, V3, V4, V5_FILE_CHECKPOINTS]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -41,7 +41,8 @@ from server.transcript.records import (
 from server.transcript.schema import migrate
 
 MESSAGE_COLUMNS = (
-    "seq, role, content, tool_calls, tool_call_id, name, reasoning, images, status, turn_id, created_at, tokens"
+    "seq, role, content, tool_calls, tool_call_id, name, reasoning, images, status, turn_id, created_at, tokens,"
+    " reasoning_items"
 )
 DEFAULT_PAGE = 200
 MAX_PAGE = 1000
@@ -171,6 +172,13 @@ class Store(CheckpointQueries):
         args.append(limit if limit and limit > 0 else -1)
         return [Session(*row) for row in await self._read(sql, args)]
 
+    async def set_approval_policy(self, session_id: str, policy: str | None) -> None:
+        """The session's approval policy (ACP's mode); None falls back to the server's setting."""
+        async with self._write() as db:
+            cur = await db.execute("UPDATE sessions SET approval_policy = ? WHERE id = ?", (policy, session_id))
+            if cur.rowcount == 0:
+                raise SessionNotFound(f"no session {session_id!r}")
+
     async def delete_session(self, session_id: str) -> list[Artifact]:
         """Delete a session with its messages, events and artifact records; returns the artifacts to unlink."""
         await self.get_session(session_id)
@@ -225,12 +233,14 @@ class Store(CheckpointQueries):
             for msg in messages:
                 seq += 1
                 record = StoredMessage(seq, msg.role, msg.content, stamp, msg.tool_calls, msg.tool_call_id,
-                                       msg.name, msg.reasoning, msg.images, msg.status, turn_id)
+                                       msg.name, msg.reasoning, msg.images, msg.status, turn_id,
+                                       reasoning_items=msg.reasoning_items)
                 tokens = self._estimate(record.to_openai()) if self._estimate else None
                 cur = await db.execute(
-                    f"INSERT INTO messages (session_id, {MESSAGE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    f"INSERT INTO messages (session_id, {MESSAGE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     (session_id, seq, msg.role, msg.content, dumps(msg.tool_calls), msg.tool_call_id, msg.name,
-                     msg.reasoning, dumps(msg.images), msg.status, turn_id, stamp, tokens),
+                     msg.reasoning, dumps(msg.images), msg.status, turn_id, stamp, tokens,
+                     dumps(msg.reasoning_items)),
                 )
                 text = searchable_text(msg)
                 if text:
@@ -260,6 +270,16 @@ class Store(CheckpointQueries):
             f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND seq > ? ORDER BY seq",
             (session_id, after_seq))
         return [_message(row) for row in rows]
+
+    async def messages_before(self, session_id: str, before_seq: int) -> tuple[int, list[StoredMessage]]:
+        """How many messages precede ``before_seq``, and the system messages among them, in order: what a view
+        state resumed from a compaction's tail needs of the older history (B-CACHE-3, cold start)."""
+        count = await self._read("SELECT COUNT(*) FROM messages WHERE session_id = ? AND seq < ?",
+                                 (session_id, before_seq))
+        rows = await self._read(
+            f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND seq < ? AND role = 'system' "
+            "ORDER BY seq", (session_id, before_seq))
+        return count[0][0], [_message(row) for row in rows]
 
     async def search(self, query: str, session_id: str | None = None, limit: int | None = None) -> list[SearchHit]:
         """B-SEARCH-1: full-text search; a query that is not valid FTS syntax is searched as plain words."""
@@ -399,9 +419,9 @@ async def _connect(path: Path) -> aiosqlite.Connection:
 
 def _message(row: tuple) -> StoredMessage:
     (seq, role, content, tool_calls, tool_call_id, name, reasoning, images, status, turn_id, created_at,
-     tokens) = row
+     tokens, reasoning_items) = row
     return StoredMessage(seq, role, content, created_at, loads(tool_calls), tool_call_id, name, reasoning,
-                         loads(images), status, turn_id, tokens)
+                         loads(images), status, turn_id, tokens, loads(reasoning_items))
 
 
 async def _to_completion(awaitable) -> Any:

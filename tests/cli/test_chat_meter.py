@@ -26,3 +26,10 @@ def test_B_CACHE_5_no_share_when_the_provider_reports_no_cache_figure():
     assert cached_share({"inputTokens": 10, "cachedInputTokens": 0}) == "0% cached"
     assert cached_share({"inputTokens": 1000, "cachedInputTokens": 999}) == "99% cached"
     assert cached_share({"inputTokens": 10, "cachedInputTokens": 10}) == "100% cached"
+
+
+def test_the_meter_shows_the_call_and_session_cost_only_when_a_price_is_known():
+    line = meter({"contextTokens": 1500, "contextWindowTokens": 200000, "inputTokens": 1500, "cachedInputTokens": 1400,
+                  "costUsd": 0.001003, "totals": {"inputTokens": 2900, "costUsd": 0.006302}})
+    assert line == "context 1.5k/200k tokens · 93% cached · $0.0010 (session $0.0063)\n"
+    assert "$" not in meter({"contextTokens": 512, "contextWindowTokens": 64000, "inputTokens": 512})

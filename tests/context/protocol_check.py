@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-SENT_KEYS = {"role", "content", "tool_calls", "tool_call_id", "name"}
+SENT_KEYS = {"role", "content", "tool_calls", "tool_call_id", "name", "reasoning_items"}
 ROLES = {"system", "developer", "user", "assistant", "tool"}
 
 

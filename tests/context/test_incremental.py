@@ -102,3 +102,44 @@ def test_B_INC_1_each_message_is_folded_into_the_summary_about_once(monkeypatch)
         summarized += view.mode == "summarized"
     assert summarized > 100
     assert len(fed) <= 2 * len(msgs)
+
+
+def _resumed(msgs, compaction):
+    """A state as a restarted server builds it from the store: the system messages before the compaction's tail,
+    then every message from the tail on (B-CACHE-3, cold start)."""
+    older = [m for m in msgs if m["seq"] < compaction.tail_key]
+    systems = [m for m in older if m["role"] in ("system", "developer")]
+    state = IncrementalView.resume(compaction.head, len(older) - len(systems))
+    state.feed(systems)
+    state.skip_to(compaction.tail_key - 1)
+    state.feed([m for m in msgs if m["seq"] >= compaction.tail_key])
+    return state
+
+
+def test_B_CACHE_3_a_state_resumed_from_a_compactions_tail_builds_the_views_a_full_state_builds():
+    """A restarted server does not read (or hold) the conversation a summarized compaction covers: it resumes from
+    the stored head and the messages since. Every later call on the real trajectories gets the same view as from
+    a full state, or the resumed state says it needs the older history (then the server loads it all)."""
+    from server.context.incremental import PartialHistory
+
+    resumed_views = needed_older = 0
+    for path, window in ((KIMI, 16_000), (MINI_SWE, 8_000)):
+        msgs = _stored(path)
+        cfg = ViewSettings(window)
+        full, compaction = IncrementalView(), None
+        for n in range(1, len(msgs) + 1):
+            full.feed(msgs[n - 1:n])
+            if msgs[n - 1]["role"] == "assistant" or n == len(msgs):
+                view = full.view(cfg, compaction)
+                if compaction is not None and compaction.head is not None and n % 3 == 0:
+                    try:
+                        got = _resumed(msgs[:n], compaction).view(cfg, compaction)
+                    except PartialHistory:
+                        needed_older += 1
+                    else:
+                        assert_same(got, view)
+                        if view.compaction is not None:  # a compaction made there resumes the same way
+                            assert got.compaction.head == view.compaction.head
+                        resumed_views += 1
+                compaction = view.compaction or compaction
+    assert resumed_views > 20, (resumed_views, needed_older)

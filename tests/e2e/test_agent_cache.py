@@ -19,6 +19,7 @@ import pytest
 import pytest_asyncio
 
 from tests.e2e.agent_support import API_KEY, events, start_agent
+from tests.fakes import openai_rules as rules
 from tests.fakes.fake_provider import FakeProvider
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -48,6 +49,7 @@ class Run:
     first: list[dict[str, Any]]  # request bodies' messages of turn 1 (server A)
     second: list[dict[str, Any]]  # turn 2 on server A, which kept running
     restarted: list[dict[str, Any]]  # turn 2 on server B, started cold on a copy of A's database
+    restarted_log: str
     updates: list[dict[str, Any]]
     view_before_second: dict[str, Any]
 
@@ -86,7 +88,7 @@ async def run(tmp_path_factory) -> Run:
             restarted = _messages(fake_b)
         finally:
             await agent.client.close()
-    return Run(home_a, sid, first, second, restarted, updates, view)
+    return Run(home_a, sid, first, second, restarted, agent.stderr_path.read_text(), updates, view)
 
 
 def _extends(previous: list[dict[str, Any]], request: list[dict[str, Any]]) -> bool:
@@ -122,11 +124,16 @@ async def test_B_CACHE_3_a_new_user_turn_does_not_change_the_prefix(run):
 async def test_B_CACHE_3_a_restarted_server_sends_exactly_the_requests_the_running_one_sent(run):
     assert len(run.restarted) == len(run.second) == SECOND_STEPS + 1
     assert run.restarted == run.second
+    # ... and it got there without reading the conversation the stored summary covers (cold start)
+    assert "resumed from the compaction at seq" in run.restarted_log
+    assert "reading all of it" not in run.restarted_log
 
 
 async def test_B_CACHE_4_no_request_is_over_the_window(run):
-    # The double rejects a request over its window as the real API does; every turn ended, so none was.
-    assert run.first and run.second and run.restarted
+    # The double rejects a request over its window as the real API does (every turn ended, so none was); and by
+    # the double's own count each request's messages fit.
+    for messages in run.first + run.second + run.restarted:
+        assert rules.estimate_prompt_tokens(messages) <= WINDOW
 
 
 async def test_B_CACHE_1_getContextView_reports_the_stable_prefix_of_the_next_request(run):

@@ -53,7 +53,10 @@ class Conn:
         """The next message the server sends, or None when it closed the connection."""
         length = None
         while True:
-            line = await asyncio.wait_for(self.reader.readline(), 15)
+            try:
+                line = await asyncio.wait_for(self.reader.readline(), 15)
+            except ConnectionResetError:  # the server closed first and our unread bytes made the kernel reset
+                return None
             if not line:
                 return None
             if line == b"\r\n":

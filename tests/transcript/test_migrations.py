@@ -56,9 +56,13 @@ async def test_empty_path_is_created_at_the_current_version(tmp_path):
         assert columns(path, table), table
 
 
-async def test_an_existing_empty_file_is_migrated_from_version_0(tmp_path):
+async def test_an_existing_database_at_version_0_is_migrated(tmp_path):
+    """A SQLite file with no Threadline schema yet (user_version 0) is migrated; a 0-byte file is refused
+    instead (tests/reliability/test_storage_faults.py): that is a truncated database, not a new one."""
     path = tmp_path / "threadline.db"
-    path.touch()
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE scratch (x)")
+    assert user_version(path) == 0
     store = await Store.open(path)
     try:
         sid = (await store.create_session("/w")).id

@@ -80,6 +80,17 @@ export interface ContextViewResult {
   transcriptMessages: number;
   beforeTokens?: number;
   summary?: string;
+  reservedTokens?: number;
+  compactTargetTokens?: number; // what a new summary compaction aims at (B-CACHE-2)
+  stablePrefixTokens?: number; // leading tokens identical to the last request sent (B-CACHE-1)
+}
+
+export interface CompactSessionResult {
+  compacted: boolean;
+  mode: ViewMode;
+  beforeTokens: number;
+  afterTokens: number;
+  summary?: string;
 }
 
 export interface ReadArtifactParams {
@@ -156,13 +167,6 @@ export interface RewindFilesResult {
   note: string;
 }
 
-export interface CompactSessionResult {
-  compacted: boolean;
-  mode: ViewMode;
-  beforeTokens: number;
-  afterTokens: number;
-  summary?: string;
-}
 
 /** A stored event (readEvents): compactions, approval requests and decisions, notices. */
 export interface EventItem {
@@ -214,5 +218,5 @@ export type ResultOf<M extends MethodName> = Methods[M][1];
 export const METHOD_NAMES: MethodName[] = [
   'createSession', 'listSessions', 'readTranscript', 'searchTranscript', 'forkSession', 'deleteSession',
   'submitTurn', 'cancelTurn', 'getContextView', 'readArtifact', 'readEvents', 'listApprovals', 'revokeApproval',
-  'steerTurn', 'compactSession', 'listCheckpoints', 'rewindFiles',
+  'compactSession', 'steerTurn', 'listCheckpoints', 'rewindFiles',
 ];

@@ -1,0 +1,150 @@
+"""The ACP methods: one short handler each, over ``server.acp.sessions`` and Threadline's turn service.
+
+Every handler goes through ``edge``, which turns domain errors into ACP errors (``server.acp.errors``).
+Extension methods ``_threadline/<method>`` serve Threadline's own context methods (context view, compact now,
+artifacts, transcript search) with their Threadline params and results, so an ACP client can see what the model sees.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from typing import Any
+
+from acp import PROTOCOL_VERSION, RequestError
+from acp.interfaces import Client
+from acp.schema import (
+    AgentCapabilities,
+    AuthenticateResponse,
+    CloseSessionResponse,
+    Implementation,
+    InitializeResponse,
+    LoadSessionResponse,
+    McpCapabilities,
+    NewSessionResponse,
+    PromptCapabilities,
+    PromptResponse,
+    ResumeSessionResponse,
+    SessionCapabilities,
+    SessionCloseCapabilities,
+    SessionListCapabilities,
+    SessionResumeCapabilities,
+    SetSessionModeResponse,
+)
+
+import server.methods  # noqa: F401  (registers the Threadline handlers the extensions serve)
+from protocol.messages import Image, SubmitTurnParams
+from server import __version__
+from server.acp import sessions
+from server.acp.errors import to_acp_error, turn_failed
+from server.acp.prompt import user_message
+from server.acp.runtime import AcpRuntime
+from server.agent.service import submit_turn
+from server.rpc import HANDLERS, decode_params, encode_result
+
+log = logging.getLogger(__name__)
+
+STOP_REASONS = {"endTurn": "end_turn", "cancelled": "cancelled", "maxIterations": "max_turn_requests"}
+EXTENSIONS = ("getContextView", "readArtifact", "searchTranscript", "compactSession")
+AUTH_NOTE = ("Threadline needs no sign-in: the model provider's key comes from THREADLINE_API_KEY (or "
+             "$THREADLINE_HOME/config.toml) in the agent's environment")
+
+
+def edge(fn):
+    @functools.wraps(fn)
+    async def wrapper(*args, **kwargs):
+        try:
+            return await fn(*args, **kwargs)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            error = to_acp_error(exc)
+            if error.code == -32603:
+                log.error("%s failed", fn.__name__, exc_info=exc)
+            raise error from None
+
+    return wrapper
+
+
+class ThreadlineAgent:
+    def __init__(self, rt: AcpRuntime):
+        self.rt = rt
+
+    def on_connect(self, conn: Client) -> None:
+        self.rt.attach(conn)
+
+    @edge
+    async def initialize(self, protocol_version: int, client_capabilities=None, client_info=None,
+                         **_: Any) -> InitializeResponse:
+        capabilities = AgentCapabilities(
+            load_session=True,
+            prompt_capabilities=PromptCapabilities(image=True, audio=False, embedded_context=True),
+            mcp_capabilities=McpCapabilities(http=False, sse=False),  # until the MCP client exists
+            session_capabilities=SessionCapabilities(list=SessionListCapabilities(),
+                                                     resume=SessionResumeCapabilities(),
+                                                     close=SessionCloseCapabilities()))
+        return InitializeResponse(protocol_version=PROTOCOL_VERSION, agent_capabilities=capabilities, auth_methods=[],
+                                  agent_info=Implementation(name="threadline", title="Threadline",
+                                                            version=__version__))
+
+    @edge
+    async def authenticate(self, method_id: str, **_: Any) -> AuthenticateResponse:
+        return AuthenticateResponse(field_meta={"threadline": {"note": AUTH_NOTE}})
+
+    @edge
+    async def new_session(self, cwd: str, mcp_servers=None, **_: Any) -> NewSessionResponse:
+        session = await sessions.new_session(self.rt, cwd, mcp_servers)
+        return NewSessionResponse(session_id=session.id, modes=sessions.modes(self.rt, session))
+
+    @edge
+    async def load_session(self, cwd: str, session_id: str, mcp_servers=None, **_: Any) -> LoadSessionResponse:
+        session = await sessions.load_session(self.rt, session_id, mcp_servers)
+        return LoadSessionResponse(modes=sessions.modes(self.rt, session))
+
+    @edge
+    async def resume_session(self, session_id: str, cwd: str, mcp_servers=None, **_: Any) -> ResumeSessionResponse:
+        session = await sessions.open_session(self.rt, session_id, mcp_servers)
+        return ResumeSessionResponse(modes=sessions.modes(self.rt, session))
+
+    @edge
+    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any):
+        return await sessions.list_sessions(self.rt, cwd, cursor)
+
+    @edge
+    async def close_session(self, session_id: str, **_: Any) -> CloseSessionResponse:
+        await sessions.close_session(self.rt, session_id)
+        return CloseSessionResponse()
+
+    @edge
+    async def set_session_mode(self, mode_id: str, session_id: str, **_: Any) -> SetSessionModeResponse:
+        await sessions.set_mode(self.rt, session_id, mode_id)
+        return SetSessionModeResponse()
+
+    @edge
+    async def prompt(self, prompt: list[Any], session_id: str, **_: Any) -> PromptResponse:
+        session = await sessions.open_session(self.rt, session_id, None)
+        text, images = user_message(prompt)
+        params = SubmitTurnParams(session_id=session.id, text=text,
+                                  images=[Image(mime_type=i["mimeType"], data=i["data"]) for i in images] or None)
+        result = await submit_turn(self.rt, params)
+        await self.rt.flush()  # every update of the turn reaches the client before its answer
+        if result.stop_reason == "error":
+            error = result.error
+            raise turn_failed(error.code if error else "TurnFailed", error.message if error else "the turn failed")
+        return PromptResponse(stop_reason=STOP_REASONS[result.stop_reason])
+
+    async def cancel(self, session_id: str, **_: Any) -> None:
+        self.rt.turns.cancel(session_id)  # the prompt then answers `cancelled`; an open permission request is withdrawn
+
+    @edge
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        prefix, _, name = method.partition("/")
+        if prefix != "threadline" or name not in EXTENSIONS:
+            raise RequestError.method_not_found(f"_{method}")
+        result = await HANDLERS[name](self.rt, decode_params(name, params))
+        await self.rt.flush()  # what it announced (a compaction) arrives before its answer
+        return encode_result(result)
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        log.info("ignored extension notification _%s", method)

@@ -1,0 +1,35 @@
+"""Domain errors -> ACP (JSON-RPC) errors: the one place the ACP edge knows wire codes.
+
+Codes follow Threadline's own protocol (``-32602`` with ``data.code`` for a bad session or a running turn,
+``-32603`` for storage and provider failures), so one error reads the same on both front ends.
+"""
+
+from __future__ import annotations
+
+from acp import RequestError
+
+from server.acp.prompt import UnsupportedContent
+from server.rpc import RequestError as DomainRequestError
+from server.transcript import StorageFailure, StoreError
+
+INVALID_PARAMS, INTERNAL_ERROR = -32602, -32603
+
+
+def to_acp_error(exc: Exception) -> RequestError:
+    if isinstance(exc, RequestError):
+        return exc
+    if isinstance(exc, DomainRequestError):
+        return RequestError(exc.rpc_code, exc.message, {"code": exc.code})
+    if isinstance(exc, StorageFailure):
+        return RequestError(INTERNAL_ERROR, exc.message, {"code": exc.code})
+    if isinstance(exc, StoreError):
+        return RequestError(INVALID_PARAMS, exc.message, {"code": exc.code})
+    if isinstance(exc, UnsupportedContent):
+        return RequestError(INVALID_PARAMS, str(exc), {"code": "UnsupportedContent"})
+    return RequestError(INTERNAL_ERROR, f"internal error: {type(exc).__name__}: {exc}", {"code": "InternalError"})
+
+
+def turn_failed(code: str, message: str) -> RequestError:
+    """A turn that ended in ``error`` (the provider failed, no provider, storage): ACP has no error stop reason,
+    so the prompt request fails with the turn's message."""
+    return RequestError(INTERNAL_ERROR, message, {"code": code})

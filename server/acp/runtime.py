@@ -1,0 +1,106 @@
+"""The services' way out to an ACP client: ``Runtime`` with ``notify`` and ``ask_client`` speaking ACP.
+
+The agent loop, approvals and store are Threadline's own; only the two exits differ. Updates go through one
+outbox task, so they reach the client in the order the loop emitted them, and a request or a response that must
+follow them (a permission request, the prompt's answer) waits for ``flush``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import Any
+
+from acp.interfaces import Client
+
+from server.acp import permissions
+from server.acp.transport import LineTransport
+from server.acp.updates import LiveSession
+from server.config import Settings
+from server.runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+
+class AcpRuntime(Runtime):
+    def __init__(self, settings: Settings):
+        super().__init__(settings, None)  # type: ignore[arg-type]  # no pygls server: the exits are overridden
+        self.client: Client | None = None
+        self.transport: LineTransport | None = None  # withdraws permission requests nobody waits for any more
+        self.live: dict[str, LiveSession] = {}  # the sessions this connection has opened, with their mapping state
+        self.rejected: dict[str, set[str]] = {}  # session -> tools the user rejected always
+        self._outbox: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+        self._sender: asyncio.Task | None = None
+
+    def attach(self, client: Client) -> None:
+        self.client = client
+        self._sender = asyncio.get_running_loop().create_task(self._send_updates(), name="acp outbox")
+
+    async def close(self) -> None:
+        try:
+            await super().close()
+        finally:
+            if self._sender is not None:
+                self._sender.cancel()
+
+    def open_session(self, session_id: str, cwd: str) -> LiveSession:
+        return self.live.setdefault(session_id, LiveSession(Path(cwd)))
+
+    def close_session(self, session_id: str) -> None:
+        self.live.pop(session_id, None)
+        self.rejected.pop(session_id, None)
+
+    # --- the two exits -------------------------------------------------------------------------------
+
+    def notify(self, method: str, params: Any) -> None:
+        if method != "sessionUpdate":
+            return  # Threadline's other notifications have no ACP counterpart
+        session = self.live.get(params["sessionId"])
+        if session is None:
+            return
+        for update in session.translate(params["update"]):
+            self.send_update(params["sessionId"], update)
+
+    async def ask_client(self, method: str, params: Any) -> Any:
+        if method != "requestApproval" or self.client is None:
+            raise RuntimeError(f"the ACP client cannot answer {method}")
+        session_id = params["sessionId"]
+        if params["tool"] in self.rejected.get(session_id, ()):
+            return {"decision": "reject"}
+        await self.flush()  # the tool_call goes out before the question about it
+        call_id = params["toolCallId"]
+        try:
+            response = await self.client.request_permission(session_id=session_id, options=permissions.OPTIONS,
+                                                            tool_call=permissions.tool_call_of(params))
+        except asyncio.CancelledError:  # the prompt was cancelled or the session closed: the question is void
+            if self.transport is not None:
+                self.transport.withdraw(session_id, call_id)
+            raise
+        finally:
+            if self.transport is not None:
+                self.transport.answered(session_id, call_id)
+        decision, forever = permissions.decision_of(response)
+        if forever:
+            self.rejected.setdefault(session_id, set()).add(params["tool"])
+        return {"decision": decision}
+
+    # --- the outbox ----------------------------------------------------------------------------------
+
+    def send_update(self, session_id: str, update: Any) -> None:
+        self._outbox.put_nowait((session_id, update))
+
+    async def flush(self) -> None:
+        """Wait until every update queued so far has been written."""
+        await self._outbox.join()
+
+    async def _send_updates(self) -> None:
+        while True:
+            session_id, update = await self._outbox.get()
+            try:
+                assert self.client is not None
+                await self.client.session_update(session_id=session_id, update=update)
+            except Exception:  # a closed connection: nothing to tell, the loop carries on storing
+                log.warning("could not send a session/update", exc_info=True)
+            finally:
+                self._outbox.task_done()

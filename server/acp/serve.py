@@ -1,0 +1,52 @@
+"""``threadline acp``: the ACP agent on stdin/stdout, until the client closes stdin or a signal ends it."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+
+from acp import run_agent
+
+from server.acp.agent import ThreadlineAgent
+from server.acp.runtime import AcpRuntime
+from server.acp.transport import LineTransport
+from server.config import Settings
+
+LINE_LIMIT = 50 * 1024 * 1024  # one message per line; images make long lines
+
+
+def serve_acp(settings: Settings) -> int:
+    # Only protocol lines may reach the client: the real stdout is kept for them, and fd 1 (stray prints,
+    # anything a child inherits) becomes stderr.
+    out = os.fdopen(os.dup(1), "wb", buffering=0)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    try:
+        return asyncio.run(_main(settings, out))
+    except BrokenPipeError:
+        return 0
+
+
+async def _main(settings: Settings, out) -> int:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=LINE_LIMIT)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    transport, protocol = await loop.connect_write_pipe(lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()),
+                                                        out)
+    writer = asyncio.StreamWriter(transport, protocol, None, loop)
+    rt = AcpRuntime(settings)
+    rt.transport = LineTransport(reader, writer)
+    await rt.open()
+    main = asyncio.current_task()
+    for signum in (signal.SIGTERM, signal.SIGHUP):  # end as EOF does: turns cancelled, commands' groups killed
+        loop.add_signal_handler(signum, main.cancel)
+    try:
+        # resume/close are stable in ACP v1 (schema 1.19); this SDK still routes them only with the unstable flag
+        await run_agent(ThreadlineAgent(rt), rt.transport, use_unstable_protocol=True)
+    except asyncio.CancelledError:
+        pass
+    finally:
+        await rt.close()
+    return 0

@@ -1,0 +1,96 @@
+"""Session lifecycle over the shared store: what ``session/new|load|resume|list|close|set_mode`` do.
+
+Thin services for the ACP handlers: a session here is a Threadline session (same store, same ids), so one made
+over ACP is listed by ``listSessions`` and one made over Threadline's protocol loads over ACP.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from acp.schema import CurrentModeUpdate, ListSessionsResponse, SessionInfo, SessionMode, SessionModeState
+
+from server.acp.replay import replay
+from server.acp.runtime import AcpRuntime
+from server.rpc import RequestError
+from server.transcript import Session
+from server.workspace import checked_folder
+
+MODES = [
+    SessionMode(id="ask", name="Ask", description="Ask before file edits and commands"),
+    SessionMode(id="autoEdit", name="Auto edit", description="Edit files without asking; ask before commands"),
+    SessionMode(id="auto", name="Auto", description="Run edits and commands without asking"),
+]
+MCP_SERVERS_EVENT = "mcpServers"  # the servers a client handed over, for the MCP client to start
+PAGE = 50
+
+
+def modes(rt: AcpRuntime, session: Session) -> SessionModeState:
+    return SessionModeState(current_mode_id=session.approval_policy or rt.settings.approval_policy,
+                            available_modes=MODES)
+
+
+async def keep_mcp_servers(rt: AcpRuntime, session_id: str, servers: list[Any] | None) -> None:
+    """Store the client's MCP servers with the session (nothing is started here)."""
+    if servers:
+        dumped = [s.model_dump(mode="json", by_alias=True, exclude_none=True) for s in servers]
+        await rt.store.add_event(session_id, MCP_SERVERS_EVENT, {"servers": dumped})
+
+
+async def new_session(rt: AcpRuntime, cwd: str, servers: list[Any] | None) -> Session:
+    session = await rt.store.create_session(str(checked_folder(cwd)))
+    await keep_mcp_servers(rt, session.id, servers)
+    rt.open_session(session.id, session.cwd)
+    return session
+
+
+async def open_session(rt: AcpRuntime, session_id: str, servers: list[Any] | None) -> Session:
+    """``session/resume``: the stored session, ready for prompts in this connection."""
+    session = await rt.store.get_session(session_id)
+    await keep_mcp_servers(rt, session.id, servers)
+    rt.open_session(session.id, session.cwd)
+    return session
+
+
+async def load_session(rt: AcpRuntime, session_id: str, servers: list[Any] | None) -> Session:
+    """``session/load``: open it, then replay the whole conversation before the answer goes out."""
+    session = await open_session(rt, session_id, servers)
+    live = rt.live[session.id]
+    for update in replay(await rt.store.all_messages(session.id), live.cwd):
+        rt.send_update(session.id, update)
+    await rt.flush()
+    return session
+
+
+async def list_sessions(rt: AcpRuntime, cwd: str | None, cursor: str | None) -> ListSessionsResponse:
+    start = _offset(cursor)
+    found = await rt.store.list_sessions(cwd, start + PAGE + 1)
+    page = found[start:start + PAGE]
+    more = len(found) > start + PAGE
+    return ListSessionsResponse(
+        sessions=[SessionInfo(session_id=s.id, cwd=s.cwd, title=s.title, updated_at=s.updated_at) for s in page],
+        next_cursor=str(start + PAGE) if more else None)
+
+
+async def close_session(rt: AcpRuntime, session_id: str) -> None:
+    """Cancel what runs in the session and forget it in this connection; nothing stored is touched."""
+    await rt.store.get_session(session_id)
+    if rt.turns.cancel(session_id):
+        await rt.flush()
+    rt.close_session(session_id)
+
+
+async def set_mode(rt: AcpRuntime, session_id: str, mode_id: str) -> None:
+    if mode_id not in {m.id for m in MODES}:
+        raise RequestError("UnknownMode", f"unknown mode {mode_id!r}; modes: {', '.join(m.id for m in MODES)}")
+    await rt.store.set_approval_policy(session_id, mode_id)
+    rt.send_update(session_id, CurrentModeUpdate(session_update="current_mode_update", current_mode_id=mode_id))
+    await rt.flush()
+
+
+def _offset(cursor: str | None) -> int:
+    if cursor is None:
+        return 0
+    if not cursor.isdigit():
+        raise RequestError("InvalidCursor", f"invalid cursor {cursor!r}: pass back a nextCursor from session/list")
+    return int(cursor)

@@ -1,0 +1,81 @@
+"""How a Threadline tool call looks in ACP: its kind, file locations and the content of its result.
+
+Pure functions over the call's name, arguments and result text; the only I/O is reading a file's text for a
+diff (``file_text``), bounded and kept inside the session folder.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from acp.schema import ContentToolCallContent, FileEditToolCallContent, TextContentBlock, ToolCallLocation
+
+KINDS = {"read_file": "read", "read_artifact": "read", "list_files": "search", "search_files": "search",
+         "search_transcript": "search", "edit_file": "edit", "write_file": "edit", "save_memory": "edit",
+         "run_command": "execute"}
+EDIT_TOOLS = ("edit_file", "write_file")
+DIFF_MAX_BYTES = 1 << 20  # an editor renders a diff of at most this much; larger files get a text result
+FAILED_PREFIXES = ("Tool failed", "Permission denied", "Forbidden", "Tool call interrupted")
+
+
+def tool_kind(name: str) -> str:
+    return KINDS.get(name, "fetch" if "fetch" in name else "other")
+
+
+def resolve(cwd: Path, raw: Any) -> Path | None:
+    """The absolute path a tool argument names, if it is inside the session folder (ACP wants absolute paths)."""
+    if not isinstance(raw, str) or not raw:
+        return None
+    path = Path(os.path.abspath(cwd / raw))
+    root = Path(os.path.abspath(cwd))
+    return path if path == root or root in path.parents else None
+
+
+def locations(name: str, args: Any, cwd: Path) -> list[ToolCallLocation] | None:
+    if not isinstance(args, dict):
+        return None
+    path = resolve(cwd, args.get("path"))
+    return [ToolCallLocation(path=str(path))] if path is not None else None
+
+
+def file_text(path: Path | None) -> str | None:
+    """A file's text for a diff, or None (absent, not a regular file, too large, not UTF-8, outside the folder)."""
+    if path is None:
+        return None
+    try:
+        if not path.is_file() or path.stat().st_size > DIFF_MAX_BYTES:
+            return None
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def status_of(result_status: str | None, text: str) -> str:
+    """ACP's final status: a live result carries its status; a stored one is judged by its text."""
+    if result_status is not None:
+        return "completed" if result_status == "ok" else "failed"
+    return "failed" if text.startswith(FAILED_PREFIXES) else "completed"
+
+
+def text_content(text: str) -> ContentToolCallContent:
+    return ContentToolCallContent(type="content", content=TextContentBlock(type="text", text=text))
+
+
+def edit_diff(name: str, args: Any, cwd: Path, old: str | None, new: str | None) -> FileEditToolCallContent | None:
+    """The diff an editor renders for ``edit_file``/``write_file``: the whole file before and after when both are
+    known (``old`` None means a new file), else what the arguments say (``old_string`` -> ``new_string``)."""
+    if name not in EDIT_TOOLS or not isinstance(args, dict):
+        return None
+    path = resolve(cwd, args.get("path"))
+    if path is None:
+        return None
+    if new is None:
+        if name == "write_file" and isinstance(args.get("content"), str):
+            new = args["content"]
+        elif name == "edit_file" and isinstance(args.get("new_string"), str):
+            old, new = args.get("old_string") if isinstance(args.get("old_string"), str) else None, args["new_string"]
+        else:
+            return None
+    return FileEditToolCallContent(type="diff", path=str(path), old_text=old, new_text=new)

@@ -1,0 +1,124 @@
+"""The agent loop over the native providers end to end: the real server over stdio, configured with
+``THREADLINE_PROVIDER=anthropic`` (or ``openai-responses``), against the strict doubles in tests/fakes."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+
+from tests.e2e.agent_support import API_KEY, Agent, events, start_agent
+from tests.fakes.fake_anthropic import FakeAnthropic
+from tests.fakes.fake_responses import FakeResponses
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+READ = {"id": "toolu_read", "name": "read_file", "arguments": {"path": "notes.txt"}}
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def claude(tmp_path_factory) -> AsyncIterator[Agent]:
+    home = tmp_path_factory.mktemp("home")
+    (home / "config.toml").write_text("[provider]\nthinking_budget_tokens = 1024\n")
+    with FakeAnthropic(api_key=API_KEY, context_window=6000) as fake:
+        a = await start_agent(home, fake, THREADLINE_PROVIDER="anthropic", THREADLINE_MODEL="claude-sonnet-4-5")
+        try:
+            yield a
+        finally:
+            await a.client.close()
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def codex(tmp_path_factory) -> AsyncIterator[Agent]:
+    home = tmp_path_factory.mktemp("home")
+    with FakeResponses(api_key=API_KEY) as fake:
+        a = await start_agent(home, fake, THREADLINE_PROVIDER="openai-responses", THREADLINE_MODEL="gpt-5-codex")
+        try:
+            yield a
+        finally:
+            await a.client.close()
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    path = tmp_path / "ws"
+    path.mkdir()
+    (path / "notes.txt").write_text("the cache keeps prefixes\n" * 40)
+    (path / "b.txt").write_text("bee\n")
+    return path
+
+
+async def test_a_thinking_tool_turn_round_trips_its_signature_and_reads_the_cache_it_wrote(claude, folder):
+    claude.fake.reset()
+    claude.fake.push({"thinking": "Read the notes.", "tool_calls": [READ]}, {"content": "They keep prefixes."})
+    sid = await claude.session(folder, policy="auto")
+    result = await claude.turn(sid, "what do the notes say?")
+    assert result["stopReason"] == "endTurn", result
+    first, second = claude.fake.requests
+    assert not second["rejected"], second["error"]
+    assert second["body"]["messages"][1]["content"][0]["type"] == "thinking"  # sent back, signature checked
+    items = await claude.transcript(sid)
+    answer = next(i for i in items if i["role"] == "assistant" and i.get("toolCalls"))
+    assert answer["reasoning"] == "Read the notes." and answer["content"] in ("", None)  # never shown as text
+    usages = claude.updates(sid, "usage")
+    assert usages[0]["cacheWriteTokens"] > 0 and usages[0]["cachedInputTokens"] == 0
+    assert usages[1]["cachedInputTokens"] == second["usage"]["cache_read_input_tokens"] > 0
+    totals = usages[-1]["totals"]
+    assert totals["cacheWriteTokens"] == sum(u["cacheWriteTokens"] for u in usages)
+    assert totals["cachedInputTokens"] == sum(u["cachedInputTokens"] for u in usages)
+    # a listed model has a price: each call and the session carry their cost, the turn its own
+    assert all(u["costUsd"] > 0 for u in usages)
+    assert totals["costUsd"] == pytest.approx(sum(u["costUsd"] for u in usages), abs=1e-6)
+    assert result["usage"]["costUsd"] == pytest.approx(totals["costUsd"], abs=1e-6)
+    assert [e["cacheWriteTokens"] for e in events(claude.home, sid, "usage")] == \
+        [u["cacheWriteTokens"] for u in usages]
+
+
+async def test_parallel_calls_are_answered_in_one_user_turn(claude, folder):
+    claude.fake.reset()
+    claude.fake.push({"tool_calls": [READ, {"id": "toolu_b", "name": "read_file", "arguments": {"path": "b.txt"}}]},
+                     {"content": "Both."})
+    sid = await claude.session(folder, policy="auto")
+    assert (await claude.turn(sid, "read both"))["stopReason"] == "endTurn"
+    last = claude.fake.requests[-1]
+    assert not last["rejected"], last["error"]
+    results = last["body"]["messages"][-1]["content"]
+    assert [b["tool_use_id"] for b in results if b["type"] == "tool_result"] == ["toolu_read", "toolu_b"]
+
+
+async def test_prompt_too_long_triggers_the_fallback_retry(claude, folder):
+    claude.fake.reset()
+    sid = await claude.session(folder, policy="auto")
+    claude.fake.push({"ptl": True}, {"content": "short"})
+    assert (await claude.turn(sid, "hello"))["stopReason"] == "endTurn"
+    statuses = [r["status"] for r in claude.fake.requests]
+    assert statuses[0] == 400 and "prompt is too long" in str(claude.fake.requests[0]["error"])
+    assert len(statuses) == 2
+    compacted = claude.updates(sid, "contextCompacted")
+    assert compacted and compacted[-1]["mode"] == "fallback"
+
+
+async def test_an_overloaded_529_is_retried_with_a_notice(claude, folder):
+    claude.fake.reset()
+    claude.fake.push({"error": {"status": 529, "type": "overloaded_error", "message": "Overloaded",
+                                "headers": {"retry-after": "0"}}}, {"content": "back"})
+    sid = await claude.session(folder)
+    result = await claude.turn(sid, "hi")
+    assert result["stopReason"] == "endTurn"
+    assert any("retrying" in n["message"] for n in claude.updates(sid, "notice"))
+
+
+async def test_a_responses_tool_turn_keeps_no_server_state_and_names_the_session_cache(codex, folder):
+    codex.fake.reset()
+    codex.fake.push({"reasoning": "Look first.", "tool_calls": [{**READ, "id": "call_read"}]}, {"content": "Done."})
+    sid = await codex.session(folder, policy="auto")
+    result = await codex.turn(sid, "what do the notes say?")
+    assert result["stopReason"] == "endTurn", result
+    first, second = codex.fake.requests
+    assert not second["rejected"], second["error"]
+    assert second["body"]["store"] is False and second["body"]["prompt_cache_key"] == sid
+    assert [i["type"] for i in second["body"]["input"]][-3:] == ["reasoning", "function_call", "function_call_output"]
+    usages = codex.updates(sid, "usage")
+    assert usages[1]["cachedInputTokens"] > 0 and all(u["costUsd"] > 0 for u in usages)

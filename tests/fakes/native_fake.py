@@ -1,0 +1,145 @@
+"""The HTTP half of the native-API doubles (fake_anthropic.py, fake_responses.py): a real local server, a script
+queue, recorded requests and SSE writing. Each double supplies ``path``, ``check`` (reject as the real API does)
+and ``answer`` (the event stream). Stdlib only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections import deque
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+class Rejection(Exception):
+    def __init__(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None):
+        super().__init__(json.dumps(body))
+        self.status, self.body, self.headers = status, body, headers or {}
+
+
+def digest(value: Any) -> bytes:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, ensure_ascii=False).encode()).digest()
+
+
+def tokens_of(value: Any) -> int:
+    """The doubles' token unit, as the Chat Completions fake's: JSON characters / 4."""
+    return max(1, len(json.dumps(value, ensure_ascii=False)) // 4)
+
+
+class NativeFake:
+    path = ""
+
+    def __init__(self, api_key: str | None = None, context_window: int | None = None) -> None:
+        self.api_key = api_key
+        self.context_window = context_window
+        self._lock = threading.Lock()
+        self._queue: deque[dict[str, Any]] = deque()
+        self._requests: list[dict[str, Any]] = []
+        self._server: ThreadingHTTPServer | None = None
+
+    def start(self) -> NativeFake:
+        server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        server.daemon_threads = True
+        server.fake = self  # type: ignore[attr-defined]
+        self._server = server
+        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> NativeFake:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def push(self, *items: dict[str, Any]) -> None:
+        with self._lock:
+            self._queue.extend(items)
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return [dict(r) for r in self._requests]
+
+    def reset(self) -> None:
+        with self._lock:
+            self._queue.clear()
+            self._requests.clear()
+            self.forget()
+
+    def next_item(self) -> dict[str, Any]:
+        with self._lock:
+            return self._queue.popleft() if self._queue else {}
+
+    # -- per API --------------------------------------------------------------------------------------------
+    def forget(self) -> None:
+        """Drop the simulated prompt cache and any other memory of earlier requests."""
+
+    def check(self, headers: dict[str, str], body: Any) -> None:
+        raise NotImplementedError
+
+    def answer(self, body: dict[str, Any], item: dict[str, Any], record: dict[str, Any]) -> list[tuple[str, dict]]:
+        """The (event name, data) pairs of the streamed answer; may raise Rejection for a scripted error."""
+        raise NotImplementedError
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        fake: NativeFake = self.server.fake  # type: ignore[attr-defined]
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        record: dict[str, Any] = {"path": self.path, "headers": {k: v for k, v in headers.items()
+                                                                 if k not in ("authorization", "x-api-key")},
+                                  "body": None, "rejected": False, "status": 200, "error": None}
+        with fake._lock:
+            fake._requests.append(record)
+        try:
+            if self.path.rstrip("/") != f"/v1{fake.path}":
+                raise Rejection(404, {"error": {"type": "not_found_error", "message": f"Not Found: {self.path}"}})
+            try:
+                body = record["body"] = json.loads(raw)
+            except ValueError:
+                raise Rejection(400, {"error": {"type": "invalid_request_error",
+                                                "message": "There was an error parsing the body"}}) from None
+            fake.check(headers, body)
+            events = fake.answer(body, fake.next_item(), record)
+        except Rejection as rejection:
+            record.update(rejected=True, status=rejection.status, error=rejection.body)
+            return self._send_json(rejection.status, rejection.body, rejection.headers)
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for name, data in events:
+            frame = f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(frame), frame))
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def _send_json(self, status: int, body: Any, headers: dict[str, str]) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for key, value in headers.items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(data)
