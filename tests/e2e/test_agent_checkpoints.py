@@ -186,3 +186,13 @@ async def test_a_failed_edit_leaves_no_checkpoint(agent, folder):
     await turn(agent, sid, call("c1", "edit_file", path="f.txt", old_string="absent", new_string="x"))
     listed = await agent.client.request("listCheckpoints", {"sessionId": sid})
     assert listed["turns"][0]["files"] == []
+
+
+async def test_deleting_the_session_removes_its_checkpoint_contents(agent, folder):
+    (folder / "d.txt").write_text("kept content\n")
+    sid = await agent.session(folder, policy="auto")
+    await turn(agent, sid, call("c1", "write_file", path="d.txt", content="new\n"))
+    blobs = agent.home / "checkpoints" / sid
+    assert [p.read_text() for p in blobs.iterdir()] == ["kept content\n"]
+    await agent.client.request("deleteSession", {"sessionId": sid})
+    assert not blobs.exists()
