@@ -75,7 +75,8 @@ class Checkpointer:
         else:
             key = digest(data)
             used = await self.store.checkpoint_bytes(self.session_id)
-            if not await asyncio.to_thread(self.blobs.has, self.session_id, key) and used + size > self.max_session_bytes:
+            kept = await asyncio.to_thread(self.blobs.has, self.session_id, key)  # a known content costs nothing
+            if not kept and used + size > self.max_session_bytes:
                 note = (f"[checkpoint: keeping {rel} ({size} bytes) would take this session's checkpoints over "
                         f"their {self.max_session_bytes}-byte cap; this change is recorded but rewindFiles cannot "
                         "restore it]")
