@@ -13,6 +13,10 @@ class DomainError(Exception):
         self.message = message
 
 
+class TurnAlreadyRunning(DomainError):
+    code = "TurnAlreadyRunning"
+
+
 class TurnNotRunning(DomainError):
     code = "TurnNotRunning"
 

@@ -17,8 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from protocol.messages import SubmitTurnResult
-from server.errors import TurnNotRunning
-from server.rpc import RequestError
+from server.errors import TurnAlreadyRunning, TurnNotRunning
 from server.transcript import SessionNotFound
 
 
@@ -42,7 +41,7 @@ class TurnManager:
         if session_id in self._deleted:
             raise SessionNotFound(f"no session {session_id!r}")
         if self.is_running(session_id):
-            raise RequestError("TurnAlreadyRunning", f"a turn is already running in session {session_id}")
+            raise TurnAlreadyRunning(f"a turn is already running in session {session_id}")
 
     def start(self, session_id: str, turn_id: str, run: Callable[[], Coroutine[Any, Any, SubmitTurnResult]], *,
               queue: bool = False, cancelled: Callable[[], SubmitTurnResult] | None = None) -> asyncio.Task:
