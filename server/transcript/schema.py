@@ -94,11 +94,17 @@ V4 = """
 ALTER TABLE messages ADD COLUMN reasoning_items TEXT;
 """
 
-# v5 (issue 18, file checkpoints): what each file-writing tool call found before it wrote (``before_hash``: the
+# v5: how a tool call ended (ok, error, denied), as the loop knew it live, so a resumed session shows the same
+# status; NULL on older rows, which are read by their text (``convert.tool_status``).
+V5_TOOL_STATUS = """
+ALTER TABLE messages ADD COLUMN tool_status TEXT;
+"""
+
+# v6 (issue 18, file checkpoints): what each file-writing tool call found before it wrote (``before_hash``: the
 # content, stored as a blob under $THREADLINE_HOME/checkpoints, NULL when the file was absent or too large to keep)
 # and what it left (``after_hash``), so ``rewindFiles`` can restore it and tell an outside edit from ours. Rows of
 # kind 'rewind' record what a rewind left, so a later rewind does not take its own work for an outside edit.
-V5_FILE_CHECKPOINTS = """
+V6_FILE_CHECKPOINTS = """
 CREATE TABLE file_checkpoints (
     id           INTEGER PRIMARY KEY,
     session_id   TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
@@ -118,7 +124,7 @@ CREATE TABLE file_checkpoints (
 CREATE INDEX file_checkpoints_session ON file_checkpoints(session_id, id);
 """
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None] | str] = [V1, V2, V3, V4, V5_FILE_CHECKPOINTS]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None] | str] = [V1, V2, V3, V4, V5_TOOL_STATUS, V6_FILE_CHECKPOINTS]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
