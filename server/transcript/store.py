@@ -22,6 +22,7 @@ from typing import Any
 import aiosqlite
 
 from server.transcript import fts
+from server.transcript.checkpoints import CheckpointQueries
 from server.transcript.records import (
     Artifact,
     ArtifactNotFound,
@@ -74,7 +75,7 @@ def _refuse_empty_file(path: Path) -> None:
                          "Restore it from a backup, or move it aside to start a new one")
 
 
-class Store:
+class Store(CheckpointQueries):
     """Async access to one transcript database. Open with ``await Store.open(path)``."""
 
     def __init__(self, path: Path, writer: aiosqlite.Connection, reader: aiosqlite.Connection,
