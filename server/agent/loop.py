@@ -22,6 +22,7 @@ from protocol.messages import OpenAIFunction, OpenAIToolCall, SubmitTurnResult, 
 from server.agent.approvals import Approvals
 from server.agent.emit import Emitter
 from server.agent.views import ViewBuilder, record_sent
+from server.context import ViewSettings
 from server.providers.capabilities import Price
 from server.providers import ChatProvider, ChatResult, ProviderError, ReasoningDelta, Retrying, TextDelta
 from server.tools import TOOLS, ToolContext, ToolOutcome, parse_arguments, run_tool, tool_specs
@@ -51,6 +52,16 @@ class TurnTotals:
     cost_usd: float | None = None  # None until a call had a known price
 
 
+@dataclass(frozen=True)
+class ModelChoice:
+    """What one model call uses, chosen just before it (``Turn.choose_model``)."""
+
+    provider: ChatProvider
+    settings: ViewSettings  # for this model's context window
+    price: Price | None
+    approval_policy: str
+
+
 @dataclass
 class Turn:
     store: Store
@@ -64,6 +75,9 @@ class Turn:
     first_messages: Callable[[], Awaitable[list[NewMessage]]] | None = None  # frozen context (R-FRZ-1)
     run_tool: ToolRunner = run_tool
     price: Price | None = None  # the model's price; None: no cost is reported
+    # Asked before each model call, so a model or policy switched mid-turn (updateSession) applies from the next
+    # call; None keeps what the turn was built with (a replay, a test's provider).
+    choose_model: Callable[[], Awaitable[ModelChoice | None]] | None = None
     turn_id: str = field(default_factory=lambda: new_id("turn_"))
     _partial: list[str] = field(default_factory=list)
     _partial_reasoning: list[str] = field(default_factory=list)
@@ -108,7 +122,15 @@ class Turn:
         self.emit(u.UserMessage(text=text, images=[u.Image(mime_type=i["mimeType"], data=i["data"])
                                                    for i in images] if images else None), seq=stored[-1].seq)
 
+    async def _choose_model(self) -> None:
+        choice = await self.choose_model() if self.choose_model else None
+        if choice is None:
+            return
+        self.provider, self.price, self.approvals.policy = choice.provider, choice.price, choice.approval_policy
+        self.views.settings, self.views.model = choice.settings, choice.provider.model
+
     async def _call_model(self) -> ChatResult:
+        await self._choose_model()
         view = await self.views.next_view(self.session_id)
         await self._announce(view)
         try:

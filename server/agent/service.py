@@ -11,32 +11,33 @@ from protocol import updates as u
 from protocol.messages import CompactSessionResult, SubmitTurnParams, SubmitTurnResult, TurnError, TurnUsage
 from server.agent.approvals import Approvals
 from server.agent.emit import Emitter
-from server.agent.loop import Turn, TurnTotals
+from server.agent.loop import ModelChoice, Turn, TurnTotals
+from server.agent.models import price_of, provider_settings, window_of
 from server.agent.views import COMPACTION_EVENT, ViewBuilder, build_view, effective_settings, stored_compaction
 from server.context import ViewSettings, estimate_text_tokens
 from server.frozen import read_frozen_context
 from server.config import ProviderSettings
-from server.providers import DEFAULT_CONTEXT_WINDOW, ChatProvider, OpenAICompatibleProvider, context_window_for
+from server.providers import ChatProvider, OpenAICompatibleProvider
 from server.providers.anthropic import AnthropicProvider
-from server.providers.capabilities import Price, price_for
+from server.providers.capabilities import price_for
 from server.providers.responses import ResponsesProvider
 from server.replay import ReplayProvider, replay_provider
 from server.tools import ToolContext, tool_specs
-from server.transcript import NewMessage, new_id
+from server.transcript import NewMessage, Session, new_id
 
 if TYPE_CHECKING:
     from server.runtime import Runtime
 
 
-def context_window(rt: Runtime) -> int:
-    p = rt.settings.provider
-    return p.context_window_tokens or (context_window_for(p.model) if p.model else None) or DEFAULT_CONTEXT_WINDOW
+def context_window(rt: Runtime, session: Session | None = None) -> int:
+    return window_of(provider_settings(rt.settings, session))
 
 
 def view_settings(rt: Runtime, window: int | None = None, ratio: float | None = None,
-                  keep: int | None = None) -> ViewSettings:
+                  keep: int | None = None, session: Session | None = None) -> ViewSettings:
+    """The pipeline's settings for ``session``'s model (its window), with a client's overrides."""
     s = rt.settings
-    return ViewSettings(window or context_window(rt), ratio if ratio is not None else s.threshold_ratio,
+    return ViewSettings(window or context_window(rt, session), ratio if ratio is not None else s.threshold_ratio,
                         keep if keep is not None else s.keep_recent_tokens, s.compact_target_ratio)
 
 
@@ -45,14 +46,14 @@ def tool_overhead_tokens() -> int:
     return estimate_text_tokens(json.dumps(tool_specs()))
 
 
-def provider_for(rt: Runtime) -> ChatProvider | None:
+def provider_for(rt: Runtime, session: Session | None = None) -> ChatProvider | None:
     replay = replay_provider(rt)  # `threadline replay`: recorded answers, recorded tool results
     if replay is not None:
         return replay
-    p = rt.settings.provider
+    p = provider_settings(rt.settings, session)
     if not p.configured:
         return None
-    key = (p.kind, p.base_url, p.api_key, p.model)
+    key = (p.kind, p.base_url, p.api_key, p.model, p.max_output_tokens, p.thinking_budget_tokens)
     if key not in rt.providers:
         rt.providers[key] = new_provider(p, rt.settings.provider_read_timeout_seconds)
     return rt.providers[key]
@@ -70,15 +71,23 @@ def new_provider(p: ProviderSettings, read_timeout: float) -> ChatProvider:
     return OpenAICompatibleProvider(p.base_url, p.api_key, p.model, read_timeout=read_timeout)
 
 
-def model_price(rt: Runtime, model: str) -> Price | None:
-    """``[provider] price`` when set, else the table's list price for the model, else None (no cost shown)."""
-    return rt.settings.provider.price or price_for(model)
+async def choose_model(rt: Runtime, session_id: str) -> ModelChoice | None:
+    """Before each model call: the session's model and approval policy as stored now, so ``updateSession``
+    applies from the next call (the view is built for the new model's window). None: nothing configured."""
+    session = await rt.store.get_session(session_id)
+    provider = provider_for(rt, session)
+    if provider is None:
+        return None
+    p = provider_settings(rt.settings, session)
+    return ModelChoice(provider, view_settings(rt, session=session), price_of(p),
+                       session.approval_policy or rt.settings.approval_policy)
 
 
 async def submit_turn(rt: Runtime, params: SubmitTurnParams, provider: ChatProvider | None = None) -> SubmitTurnResult:
     session = await rt.store.get_session(params.session_id)
     rt.turns.ensure_idle(session.id)
-    provider = provider or provider_for(rt)
+    chosen = provider is None  # a given provider (replay, tests) is kept for the whole turn
+    provider = provider or provider_for(rt, session)
     if provider is None:
         turn_id = new_id("turn_")
         emit = Emitter(rt.notify, session.id, turn_id)
@@ -92,7 +101,7 @@ async def submit_turn(rt: Runtime, params: SubmitTurnParams, provider: ChatProvi
 
     async def build_and_run() -> SubmitTurnResult:
         try:
-            turn = await build_turn(rt, session, provider)
+            turn = await build_turn(rt, session, provider, chosen)
         except asyncio.CancelledError:  # cancelled (or its session deleted) before it began: nothing was stored
             turn_id = new_id("turn_")
             Emitter(rt.notify, session.id, turn_id)(u.TurnCompleted(stop_reason="cancelled"))
@@ -103,14 +112,14 @@ async def submit_turn(rt: Runtime, params: SubmitTurnParams, provider: ChatProvi
     return await rt.turns.wait(rt.turns.start(session.id, build_and_run))
 
 
-async def build_turn(rt: Runtime, session, provider: ChatProvider) -> Turn:
+async def build_turn(rt: Runtime, session: Session, provider: ChatProvider, chosen: bool = False) -> Turn:
     cwd = Path(session.cwd)
     frozen = read_frozen_context(cwd, rt.settings.home) if session.message_count == 0 else None
     turn_id = new_id("turn_")
     emit = Emitter(rt.notify, session.id, turn_id)
     always = await rt.remembered_approvals(session.id)
     policy = session.approval_policy or rt.settings.approval_policy
-    secrets = tuple(s for s in (rt.settings.provider.api_key,) if s)
+    secrets = rt.settings.api_keys()
     tools = ToolContext(session.id, turn_id, cwd, rt.settings, rt.store, rt.artifacts, secrets,
                         tuple(frozen.skill_roots) if frozen else (), rt.processes)
 
@@ -122,23 +131,27 @@ async def build_turn(rt: Runtime, session, provider: ChatProvider) -> Turn:
             await rt.store.add_event(session.id, "notice", {"level": "warning", "message": notice}, turn_id)
         return [NewMessage("system", text) for text in frozen.messages]
 
-    views = ViewBuilder(rt.store, view_settings(rt), provider.model, rt.calibrations,
+    views = ViewBuilder(rt.store, view_settings(rt, session=session), provider.model, rt.calibrations,
                         overhead_tokens=tool_overhead_tokens())
     replayed = {"run_tool": provider.run_tool} if isinstance(provider, ReplayProvider) else {}
     return Turn(store=rt.store, provider=provider, tools=tools,
                 approvals=Approvals(rt.store, rt.ask_client, policy, always, cwd, rt.settings.home), emit=emit, views=views,
                 max_iterations=rt.settings.max_iterations,
-                totals=rt.session_totals.setdefault(session.id, TurnTotals()), price=model_price(rt, provider.model),
+                totals=rt.session_totals.setdefault(session.id, TurnTotals()),
+                price=(rt.settings.provider.price or price_for(provider.model)) if replayed
+                else price_of(provider_settings(rt.settings, session)),
+                choose_model=(lambda: choose_model(rt, session.id)) if chosen and not replayed else None,
                 first_messages=first_messages, turn_id=turn_id, **replayed)
 
 
 async def compact_session(rt: Runtime, session_id: str, focus: str | None) -> CompactSessionResult:
     """Compact now (``compactSession``): a summary compaction of the stored transcript, stored and announced like
     any other, so the next request starts from it (B-CACHE-2); ``focus`` goes verbatim into its Focus: section."""
-    await rt.store.get_session(session_id)
+    session = await rt.store.get_session(session_id)
     rt.turns.ensure_idle(session_id)  # a running turn carries its own compaction: compact between turns
-    model = rt.settings.provider.model or ""
-    settings = effective_settings(view_settings(rt), tool_overhead_tokens(), rt.calibrations.get(model))
+    model = provider_settings(rt.settings, session).model or ""
+    settings = effective_settings(view_settings(rt, session=session), tool_overhead_tokens(),
+                                  rt.calibrations.get(model))
     view, tokens = await build_view(rt.store, session_id, await stored_compaction(rt.store, session_id),
                                     lambda state: (state.compact_now(settings, focus), state.tokens))
     if view is None or view.compaction is None:

@@ -9,6 +9,7 @@ from server.methods import (  # noqa: F401
     get_context_view,
     import_session,
     list_approvals,
+    list_models,
     list_sessions,
     read_artifact,
     read_events,
@@ -16,4 +17,5 @@ from server.methods import (  # noqa: F401
     revoke_approval,
     search_transcript,
     submit_turn,
+    update_session,
 )

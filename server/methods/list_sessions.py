@@ -12,6 +12,7 @@ async def list_sessions(rt: Runtime, params: ListSessionsParams) -> ListSessions
     sessions = await rt.store.list_sessions(cwd, params.limit)
     return ListSessionsResult(sessions=[
         SessionInfo(session_id=s.id, title=s.title, cwd=s.cwd, created_at=s.created_at, updated_at=s.updated_at,
-                    message_count=s.message_count, parent_session_id=s.parent_id)
+                    message_count=s.message_count, parent_session_id=s.parent_id, model=s.model,
+                    approval_policy=s.approval_policy)
         for s in sessions
     ])

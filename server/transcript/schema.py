@@ -94,7 +94,13 @@ V4 = """
 ALTER TABLE messages ADD COLUMN reasoning_items TEXT;
 """
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None] | str] = [V1, V2, V3, V4]
+# v5 (per-session model, issue 15): the name of the ``[models.NAME]`` a session talks to; NULL means the
+# server's default ``[provider]``. Only the name is stored: what it points at lives in config.toml.
+V5_SESSION_MODEL = """
+ALTER TABLE sessions ADD COLUMN model TEXT;
+"""
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None] | str] = [V1, V2, V3, V4, V5_SESSION_MODEL]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -43,6 +43,7 @@ MESSAGE_COLUMNS = (
     "seq, role, content, tool_calls, tool_call_id, name, reasoning, images, status, turn_id, created_at, tokens,"
     " reasoning_items"
 )
+SESSION_COLUMNS = "id, title, cwd, created_at, updated_at, last_seq, parent_id, approval_policy, model"
 DEFAULT_PAGE = 200
 MAX_PAGE = 1000
 
@@ -143,26 +144,26 @@ class Store:
     # --- sessions -----------------------------------------------------------------------------------
 
     async def create_session(self, cwd: str, title: str | None = None,
-                             approval_policy: str | None = None) -> Session:
+                             approval_policy: str | None = None, model: str | None = None) -> Session:
         sid, stamp = new_id("ses_"), now()
         title = title or "New session"
         async with self._write() as db:
             await db.execute(
-                "INSERT INTO sessions (id, title, cwd, created_at, updated_at, approval_policy) VALUES (?,?,?,?,?,?)",
-                (sid, title, cwd, stamp, stamp, approval_policy),
+                "INSERT INTO sessions (id, title, cwd, created_at, updated_at, approval_policy, model)"
+                " VALUES (?,?,?,?,?,?,?)",
+                (sid, title, cwd, stamp, stamp, approval_policy, model),
             )
-        return Session(sid, title, cwd, stamp, stamp, 0, None, approval_policy)
+        return Session(sid, title, cwd, stamp, stamp, 0, None, approval_policy, model)
 
     async def get_session(self, session_id: str) -> Session:
         rows = await self._read(
-            "SELECT id, title, cwd, created_at, updated_at, last_seq, parent_id, approval_policy"
-            " FROM sessions WHERE id = ?", (session_id,))
+            f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ?", (session_id,))
         if not rows:
             raise SessionNotFound(f"no session {session_id!r}")
         return Session(*rows[0])
 
     async def list_sessions(self, cwd: str | None = None, limit: int | None = None) -> list[Session]:
-        sql = "SELECT id, title, cwd, created_at, updated_at, last_seq, parent_id, approval_policy FROM sessions"
+        sql = f"SELECT {SESSION_COLUMNS} FROM sessions"
         args: list[Any] = []
         if cwd is not None:
             sql += " WHERE cwd = ?"
@@ -175,6 +176,13 @@ class Store:
         """The session's approval policy (ACP's mode); None falls back to the server's setting."""
         async with self._write() as db:
             cur = await db.execute("UPDATE sessions SET approval_policy = ? WHERE id = ?", (policy, session_id))
+            if cur.rowcount == 0:
+                raise SessionNotFound(f"no session {session_id!r}")
+
+    async def set_model(self, session_id: str, model: str | None) -> None:
+        """The session's named model (``[models.NAME]``); None falls back to the server's default provider."""
+        async with self._write() as db:
+            cur = await db.execute("UPDATE sessions SET model = ? WHERE id = ?", (model, session_id))
             if cur.rowcount == 0:
                 raise SessionNotFound(f"no session {session_id!r}")
 
@@ -198,8 +206,8 @@ class Store:
         async with self._write() as db:
             await db.execute(
                 "INSERT INTO sessions (id, title, cwd, created_at, updated_at, parent_id, forked_at_seq, last_seq,"
-                " approval_policy) VALUES (?,?,?,?,?,?,?,?,?)",
-                (sid, title, src.cwd, stamp, stamp, session_id, upto, max(upto, 0), src.approval_policy),
+                " approval_policy, model) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (sid, title, src.cwd, stamp, stamp, session_id, upto, max(upto, 0), src.approval_policy, src.model),
             )
             await db.execute(
                 f"INSERT INTO messages (session_id, {MESSAGE_COLUMNS}) SELECT ?, {MESSAGE_COLUMNS}"
@@ -212,7 +220,7 @@ class Store:
                 " JOIN messages_fts f ON f.rowid = o.id WHERE n.session_id = ?",
                 (session_id, sid),
             )
-        return Session(sid, title, src.cwd, stamp, stamp, max(upto, 0), session_id, src.approval_policy)
+        return Session(sid, title, src.cwd, stamp, stamp, max(upto, 0), session_id, src.approval_policy, src.model)
 
     # --- messages -----------------------------------------------------------------------------------
 
