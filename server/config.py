@@ -158,6 +158,8 @@ def _models(value: Any, default: ProviderSettings, env: dict[str, str]) -> dict[
     models: dict[str, ProviderSettings] = {}
     for name, table in value.items():
         where = f"models.{name}"
+        if name == "default":  # what clients (the ACP model picker) call the [provider] model
+            raise ConfigError("models.default: the name 'default' is reserved for the [provider] model; pick another")
         if not isinstance(table, dict):
             raise ConfigError(f"{where} must be a table")
         unknown = sorted(set(table) - set(MODEL_FIELDS))
