@@ -16,7 +16,7 @@ import json
 import uuid
 from typing import Any
 
-from tests.fakes.native_fake import NativeFake, Rejection, digest, tokens_of
+from tests.fakes.native_fake import NativeFake, Rejection, _raw_arguments, digest, echo, tokens_of
 
 ROLES = ("user", "assistant", "system", "developer")
 
@@ -104,7 +104,7 @@ class FakeResponses(NativeFake):
                                                                   "summary_index": 0, "delta": item["reasoning"]}),
                        _done(len(output), done)]
             output.append(done)
-        content = item.get("content", "" if item.get("tool_calls") else "Echo.")
+        content = item.get("content", "" if item.get("tool_calls") else echo(openai_messages(body)))
         if content:
             msg_id = f"msg_{uuid.uuid4().hex[:20]}"
             done = {"type": "message", "id": msg_id, "role": "assistant", "status": "completed",
@@ -119,7 +119,7 @@ class FakeResponses(NativeFake):
             call_id = call.get("id") or f"call_{uuid.uuid4().hex[:20]}"
             if reasoning_id:
                 self._reasoned[call_id] = reasoning_id
-            raw = json.dumps(call.get("arguments", {}))
+            raw = _raw_arguments(call.get("arguments", {}))
             fc = {"type": "function_call", "id": f"fc_{uuid.uuid4().hex[:20]}", "call_id": call_id,
                   "name": call["name"], "arguments": raw, "status": "completed"}
             n = len(output)
@@ -163,3 +163,27 @@ def _done(index: int, item: dict[str, Any]) -> tuple[str, dict]:
 def _split(text: str, parts: int = 3) -> list[str]:
     step = max(1, -(-len(text) // parts))
     return [text[i:i + step] for i in range(0, len(text), step)] or [""]
+
+
+def openai_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The request as Chat Completions messages (see fake_anthropic.openai_messages): ``instructions`` and each
+    message item as a message, ``function_call`` items joined to the assistant message before them as tool_calls,
+    each ``function_call_output`` a tool message; reasoning items go."""
+    out: list[dict[str, Any]] = [{"role": "system", "content": body["instructions"]}] if body.get("instructions") else []
+    for item in body.get("input") or []:
+        kind = item.get("type", "message")
+        if kind == "message":
+            content = item.get("content")
+            if isinstance(content, list) and all(p.get("type") in ("input_text", "output_text") for p in content):
+                content = "".join(p.get("text", "") for p in content)
+            out.append({"role": "system" if item["role"] == "developer" else item["role"], "content": content})
+        elif kind == "function_call":
+            call = {"id": item["call_id"], "type": "function",
+                    "function": {"name": item["name"], "arguments": item["arguments"]}}
+            if out and out[-1]["role"] == "assistant":
+                out[-1].setdefault("tool_calls", []).append(call)
+            else:
+                out.append({"role": "assistant", "content": "", "tool_calls": [call]})
+        elif kind == "function_call_output":
+            out.append({"role": "tool", "tool_call_id": item["call_id"], "content": item.get("output", "")})
+    return out

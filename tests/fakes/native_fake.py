@@ -13,6 +13,17 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 
+def echo(messages: list[dict[str, Any]]) -> str:
+    """An unscripted answer, as the Chat Completions fake gives: ``Echo: <the last user text>``."""
+    texts = [m["content"] for m in messages if m["role"] == "user" and isinstance(m.get("content"), str)]
+    return f"Echo: {texts[-1]}" if texts else "Echo."
+
+
+def _raw_arguments(arguments: Any) -> str:
+    """A script's tool arguments as streamed: a dict as JSON, a string unchanged (so a test can send broken JSON)."""
+    return arguments if isinstance(arguments, str) else json.dumps(arguments)
+
+
 class Rejection(Exception):
     def __init__(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None):
         super().__init__(json.dumps(body))
