@@ -2,7 +2,8 @@
 with its words, and simulating its prompt cache at the request's ``cache_control`` breakpoints.
 
 Script items: ``content``, ``thinking`` (streamed as thinking_delta, then a signature_delta), ``tool_calls``
-([{id, name, arguments: dict}]), ``ptl`` (answer "prompt is too long"), ``error`` ({status, type, message, headers?, in_stream?}), ``stop_reason``.
+([{id, name, arguments: dict or a raw string}]), ``ptl`` (answer "prompt is too long"), ``error`` ({status, type, message, headers?, in_stream?}), ``stop_reason``,
+``chunks``/``chunk_delay`` (stream the text in that many pieces, waiting between them). Unscripted: ``Echo: <text>``.
 
 Cache: the request is flattened into blocks (tools, system, then each message's content); a breakpoint caches
 the prefix ending at its block. A request reads the longest remembered prefix ending at or up to 20 blocks before
@@ -19,7 +20,7 @@ import json
 import uuid
 from typing import Any
 
-from tests.fakes.native_fake import NativeFake, Rejection, _raw_arguments, digest, echo, tokens_of
+from tests.fakes.native_fake import NativeFake, Rejection, _raw_arguments, digest, echo, paced, tokens_of
 
 SECRET = b"fake-anthropic-signing-key"
 LOOKBACK = 20
@@ -116,7 +117,9 @@ class FakeAnthropic(NativeFake):
         if content:
             events += [("content_block_start", {"type": "content_block_start", "index": index,
                                                 "content_block": {"type": "text", "text": ""}}),
-                       *[_delta(index, {"type": "text_delta", "text": part}) for part in _split(content)], _stop(index)]
+                       *paced([_delta(index, {"type": "text_delta", "text": part})
+                               for part in _split(content, item.get("chunks", 3))], item.get("chunk_delay")),
+                       _stop(index)]
             index += 1
         for call in item.get("tool_calls") or ():
             raw = _raw_arguments(call.get("arguments", {}))

@@ -1,7 +1,8 @@
 """A strict double of OpenAI Responses (``POST /v1/responses``, streamed), rejecting what the real API rejects.
 
 Script items: ``content``, ``reasoning`` (a summary, streamed, and an encrypted reasoning item), ``tool_calls``
-([{id, name, arguments: dict}]), ``error`` ({status, code?, message, in_stream?}).
+([{id, name, arguments: dict or a raw string}]), ``error`` ({status, code?, message, in_stream?}), ``ptl`` (refuse as
+over the window), ``chunks``/``chunk_delay`` (stream the text in that many pieces, waiting between them).
 
 With ``store: false`` nothing is kept between requests, so a reasoning item must come back with its
 ``encrypted_content`` (only sent when ``include`` asks for it), and a function call the model made after
@@ -16,7 +17,7 @@ import json
 import uuid
 from typing import Any
 
-from tests.fakes.native_fake import NativeFake, Rejection, _raw_arguments, digest, echo, tokens_of
+from tests.fakes.native_fake import NativeFake, Rejection, _raw_arguments, digest, echo, paced, tokens_of
 
 ROLES = ("user", "assistant", "system", "developer")
 
@@ -79,6 +80,9 @@ class FakeResponses(NativeFake):
                           "again.", code="context_length_exceeded", param="input")
 
     def answer(self, body: dict[str, Any], item: dict[str, Any], record: dict[str, Any]) -> list[tuple[str, dict]]:
+        if item.get("ptl"):  # as a request over the model's window is refused
+            raise invalid("Your input exceeds the context window of this model. Please adjust your input and try "
+                          "again.", code="context_length_exceeded", param="input")
         error = item.get("error")
         if error and not error.get("in_stream"):
             raise Rejection(error["status"], {"error": {"message": error.get("message", ""), "type": "server_error",
@@ -110,9 +114,10 @@ class FakeResponses(NativeFake):
             done = {"type": "message", "id": msg_id, "role": "assistant", "status": "completed",
                     "content": [{"type": "output_text", "text": content, "annotations": []}]}
             events += [_added(len(output), {**done, "status": "in_progress", "content": []}),
-                       *[("response.output_text.delta", {"type": "response.output_text.delta", "item_id": msg_id,
-                                                         "output_index": len(output), "content_index": 0,
-                                                         "delta": part}) for part in _split(content)],
+                       *paced([("response.output_text.delta", {"type": "response.output_text.delta",
+                                                               "item_id": msg_id, "output_index": len(output),
+                                                               "content_index": 0, "delta": part})
+                               for part in _split(content, item.get("chunks", 3))], item.get("chunk_delay")),
                        _done(len(output), done)]
             output.append(done)
         for call in item.get("tool_calls") or ():
