@@ -68,6 +68,17 @@ class ListSessionsParams(Base):
     limit: SafeInt | None = None
 
 
+class SessionTotals(msgspec.Struct, rename="camel"):
+    """A session's stored usage, summed over every model call (the ``usage`` events), across restarts; sent whole,
+    as ``usage.totals`` is."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_input_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: float | msgspec.UnsetType = msgspec.UNSET  # absent when no call had a known price (never zero)
+
+
 class SessionInfo(Base):
     session_id: str
     title: str
@@ -78,6 +89,7 @@ class SessionInfo(Base):
     parent_session_id: str | None = None
     model: str | None = None  # the session's named model; absent: the server's default provider
     approval_policy: ApprovalPolicy | None = None  # absent: the server's default policy
+    totals: SessionTotals | None = None  # what its model calls used and cost; absent before the first call
 
 
 class ListSessionsResult(Base):

@@ -137,11 +137,23 @@ async def build_turn(rt: Runtime, session: Session, provider: ChatProvider, chos
     return Turn(store=rt.store, provider=provider, tools=tools,
                 approvals=Approvals(rt.store, rt.ask_client, policy, always, cwd, rt.settings.home), emit=emit, views=views,
                 max_iterations=rt.settings.max_iterations,
-                totals=rt.session_totals.setdefault(session.id, TurnTotals()),
+                totals=await session_totals(rt, session.id),
                 price=(rt.settings.provider.price or price_for(provider.model)) if replayed
                 else price_of(provider_settings(rt.settings, session)),
                 choose_model=(lambda: choose_model(rt, session.id)) if chosen and not replayed else None,
                 first_messages=first_messages, turn_id=turn_id, **replayed)
+
+
+async def session_totals(rt: Runtime, session_id: str) -> TurnTotals:
+    """The session's running totals, started from what its stored usage events add up to (so a restarted server
+    goes on counting, and ``usage.totals`` agrees with ``listSessions``)."""
+    if session_id not in rt.session_totals:
+        stored = (await rt.store.usage_totals([session_id])).get(session_id)
+        rt.session_totals.setdefault(session_id, TurnTotals(
+            input_tokens=stored["inputTokens"], output_tokens=stored["outputTokens"],
+            cached_input_tokens=stored["cachedInputTokens"], cache_write_tokens=stored["cacheWriteTokens"],
+            cost_usd=stored["costUsd"]) if stored else TurnTotals())
+    return rt.session_totals[session_id]
 
 
 async def compact_session(rt: Runtime, session_id: str, focus: str | None) -> CompactSessionResult:

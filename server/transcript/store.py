@@ -373,6 +373,19 @@ class Store:
         rows = await self._read(sql + " ORDER BY id LIMIT ?", [*args, limit if limit and limit > 0 else -1])
         return [Event(r[0], r[1], r[2], loads(r[3]), r[4], r[5]) for r in rows]
 
+    async def usage_totals(self, session_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Each session's stored ``usage`` events summed (B-CACHE-5 figures and cost): what its model calls
+        have used and cost so far, across restarts. ``costUsd`` is None when no call had a price."""
+        if not session_ids:
+            return {}
+        fields = ("inputTokens", "outputTokens", "cachedInputTokens", "cacheWriteTokens", "costUsd")
+        sums = ", ".join(f"total(json_extract(payload, '$.{f}'))" for f in fields[:-1])
+        rows = await self._read(
+            f"SELECT session_id, {sums}, sum(json_extract(payload, '$.costUsd')) FROM events"
+            f" WHERE kind = 'usage' AND session_id IN ({', '.join('?' * len(session_ids))}) GROUP BY session_id",
+            list(session_ids))
+        return {r[0]: {**{f: int(v) for f, v in zip(fields[:-1], r[1:5])}, "costUsd": r[5]} for r in rows}
+
     async def latest_event(self, session_id: str, kind: str, having: str) -> Event | None:
         """The newest ``kind`` event whose payload has the top-level key ``having`` (e.g. the compaction a
         session's requests are built on, B-CACHE-3)."""

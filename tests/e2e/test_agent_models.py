@@ -142,3 +142,30 @@ async def test_a_switch_during_a_turn_applies_from_its_next_model_call_across_pr
     assert request["body"]["model"] == "claude-sonnet-4-5"
     assert [u["contextWindowTokens"] for u in agent.updates(sid, "usage")] == [9000, 200_000]
     assert (folder / "out.txt").read_text() == "done\n"
+
+
+async def test_listSessions_gives_the_stored_totals_and_a_restarted_server_goes_on_counting(tmp_path, folder):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text('[provider]\nprice = { input = 2.0, output = 8.0 }\n')
+    with FakeProvider(api_key=API_KEY) as fake:
+        first = await start_agent(home, fake)
+        try:
+            sid = await first.session(folder)
+            assert "totals" not in (await first.client.request("listSessions", {}))["sessions"][0]
+            await first.turn(sid, "one")
+            before = first.updates(sid, "usage")[-1]["totals"]
+            [info] = (await first.client.request("listSessions", {}))["sessions"]
+            assert info["totals"] == before and before["costUsd"] > 0
+        finally:
+            await first.client.close()
+        second = await start_agent(home, fake)
+        try:
+            await second.turn(sid, "two")
+            call = second.updates(sid, "usage")[-1]
+            assert call["totals"]["inputTokens"] == before["inputTokens"] + call["inputTokens"]
+            assert call["totals"]["costUsd"] == pytest.approx(before["costUsd"] + call["costUsd"], abs=1e-6)
+            [info] = (await second.client.request("listSessions", {}))["sessions"]
+            assert info["totals"] == call["totals"]
+        finally:
+            await second.client.close()

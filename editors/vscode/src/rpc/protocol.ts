@@ -121,7 +121,9 @@ export type Update =
   | { kind: 'artifactCreated'; artifactId: string; toolCallId: string; totalBytes: number; totalLines: number }
   | { kind: 'contextCompacted'; mode: ViewMode; beforeTokens: number; afterTokens: number; summary: string }
   | { kind: 'usage'; contextTokens: number; contextWindowTokens: number; inputTokens: number; outputTokens: number;
-      cachedInputTokens?: number; totals?: { inputTokens: number; outputTokens: number; cachedInputTokens?: number } }
+      cachedInputTokens?: number; cacheWriteTokens?: number; costUsd?: number;
+      totals?: { inputTokens: number; outputTokens: number; cachedInputTokens?: number; cacheWriteTokens?: number;
+        costUsd?: number } }
   | { kind: 'turnCompleted'; stopReason: StopReason; error?: TurnError }
   | { kind: 'notice'; level: 'info' | 'warning' | 'error'; message: string };
 

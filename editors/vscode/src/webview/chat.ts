@@ -4,7 +4,7 @@ import type { FromWebview, ToWebview } from '../sidebar/messages';
 import type { EventItem, RequestApprovalParams, SessionInfo, TranscriptItem, Update } from '../rpc/protocol';
 import { clip, fmtBytes, fmtTokens, h, prettyArgs } from './dom';
 import { interleaveCompactions } from './history';
-import { cachedShare } from './meter';
+import { cachedShare, sessionCost } from './meter';
 import { renderMarkdown } from './markdown';
 
 type Post = (msg: FromWebview) => void;
@@ -190,6 +190,7 @@ export class Chat {
         this.compaction(u.mode, u.beforeTokens, u.afterTokens, u.summary);
         break;
       case 'usage':
+        this.cost = sessionCost(u.totals?.costUsd) ?? this.cost;
         this.setMeter(u.contextTokens, u.contextWindowTokens, false, cachedShare(u.cachedInputTokens, u.inputTokens));
         break;
       case 'turnCompleted':
@@ -360,7 +361,9 @@ export class Chat {
     this.meter.classList.toggle('full', pct >= 90);
     this.meterLabel.textContent = (windowTokens > 0
       ? `Context ${estimated ? '≈' : ''}${fmtTokens(tokens)} / ${fmtTokens(windowTokens)} tokens (${Math.round(pct)}%)`
-      : `Context ${fmtTokens(tokens)} tokens`) + (cached ? ` · ${cached}` : '');
+      : `Context ${fmtTokens(tokens)} tokens`) + (cached ? ` · ${cached}` : '') + (this.cost ? ` · ${this.cost}` : '');
+    if (this.cost) this.meter.dataset.cost = this.cost;
+    else delete this.meter.dataset.cost;
   }
 
   private setServer(state: string, message?: string): void {
