@@ -5,4 +5,4 @@ export { splitCommandLine } from './rpc/command';
 export { METHOD_NAMES } from './rpc/protocol';
 export { buildWebviewHtml, makeNonce } from './sidebar/html';
 export { interleaveCompactions } from './webview/history';
-export { cachedShare, sessionCost } from './webview/meter';
+export { cachedShare, meterLabel, sessionCost } from './webview/meter';

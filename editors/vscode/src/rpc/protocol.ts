@@ -32,6 +32,10 @@ export interface SessionInfo {
   updatedAt: string;
   messageCount: number;
   parentSessionId?: string;
+  model?: string;
+  approvalPolicy?: ApprovalPolicy;
+  /** The session's stored usage, summed; absent before its first model call. `costUsd` absent: no price known. */
+  totals?: { inputTokens: number; outputTokens: number; cachedInputTokens: number; cacheWriteTokens: number; costUsd?: number };
 }
 
 export interface TranscriptItem {
