@@ -112,7 +112,8 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         max_output_tokens=_int(prov.get("max_output_tokens"), "provider.max_output_tokens"),
         thinking_budget_tokens=_int(prov.get("thinking_budget_tokens"), "provider.thinking_budget_tokens"),
         price=_price(prov.get("price"), "provider.price"),
-        api_key=env.get("THREADLINE_API_KEY") or prov.get("api_key") or prov.get("apiKey"),
+        api_key=env.get("THREADLINE_API_KEY") or prov.get("api_key") or prov.get("apiKey")
+        or (env.get(prov["api_key_env"]) if isinstance(prov.get("api_key_env"), str) else None),
         model=env.get("THREADLINE_MODEL") or prov.get("model"),
         context_window_tokens=_int(env.get("THREADLINE_CONTEXT_WINDOW"), "THREADLINE_CONTEXT_WINDOW")
         or _int(prov.get("context_window_tokens") or prov.get("contextWindowTokens"), "provider.context_window_tokens"),

@@ -147,3 +147,29 @@ def test_a_bad_named_model_names_the_setting(tmp_path, table, message):
     write_config(tmp_path, table)
     with pytest.raises(ConfigError, match=message):
         load_settings({"THREADLINE_HOME": str(tmp_path)})
+
+
+def test_the_default_provider_may_name_the_variable_holding_its_key(tmp_path):
+    write_config(tmp_path, '[provider]\nkind = "anthropic"\nmodel = "claude-sonnet-4-5"\napi_key_env = "ANTHROPIC_API_KEY"\n')
+    s = load_settings({"THREADLINE_HOME": str(tmp_path), "ANTHROPIC_API_KEY": "sk-ant"})
+    assert s.provider.api_key == "sk-ant"
+    assert load_settings({"THREADLINE_HOME": str(tmp_path), "ANTHROPIC_API_KEY": "sk-ant",
+                          "THREADLINE_API_KEY": "sk-env"}).provider.api_key == "sk-env"  # the environment wins
+
+
+def test_every_config_in_the_readme_loads(tmp_path):
+    """The README's config.toml examples (one per provider kind, named models) are real settings."""
+    import re
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```toml\n(.*?)```", readme, re.S)
+    assert len(blocks) >= 8
+    kinds = set()
+    for n, block in enumerate(blocks):
+        home = tmp_path / str(n)
+        write_config(home, block)
+        s = load_settings({"THREADLINE_HOME": str(home), "ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k",
+                           "DEEPSEEK_API_KEY": "k", "OPENROUTER_API_KEY": "k"})
+        kinds |= {s.provider.kind, *(m.kind for m in s.models.values())}
+        assert all(m.api_key for m in s.models.values() if m.kind != "openai" or m.base_url.startswith("https"))
+    assert kinds == {"openai", "anthropic", "openai-responses"}
