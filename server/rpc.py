@@ -13,6 +13,7 @@ import msgspec
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from protocol import METHODS
+from server.errors import DomainError
 from server.transcript import StorageFailure, StoreError
 
 if TYPE_CHECKING:
@@ -61,6 +62,8 @@ def to_rpc_error(exc: Exception) -> JsonRpcException:
         return exc
     if isinstance(exc, RequestError):
         return JsonRpcException(code=exc.rpc_code, message=exc.message, data={"code": exc.code})
+    if isinstance(exc, DomainError):
+        return JsonRpcException(code=INVALID_PARAMS, message=exc.message, data={"code": exc.code})
     if isinstance(exc, StorageFailure):
         return JsonRpcException(code=INTERNAL_ERROR, message=exc.message, data={"code": exc.code})
     if isinstance(exc, StoreError):

@@ -12,6 +12,7 @@ from server.agent.remembered import RememberedApprovals, load_remembered
 from server.agent.turns import TurnManager
 from server.agent.views import forget_view_state
 from server.artifacts import ArtifactStore
+from server.checkpoints import Blobs
 from server.config import Settings
 from server.tools.processes import ProcessGroups
 from server.transcript import StorageFailure, Store
@@ -37,6 +38,7 @@ class Runtime:
         self._store: Store | None = None
         self._artifacts: ArtifactStore | None = None
         self._lease: Lease | None = None
+        self.blobs = Blobs(settings.checkpoints_dir)  # file checkpoint contents (server.checkpoints)
 
     @property
     def store(self) -> Store:
@@ -66,6 +68,9 @@ class Runtime:
         self.store.owner = self._lease.id
         for msg in await self.store.recover_drafts(self._lease.owner_alive):
             log.warning("kept the partial answer of interrupted turn %s as message %d", msg.turn_id, msg.seq)
+        # What the commands of a server that died (SIGKILL, power loss) left running ends now (issue 12)
+        self.processes.own(self.settings.home, self._lease.id)
+        self.processes.reap_orphans(self._lease.owner_alive)
 
     async def close(self) -> None:
         try:
@@ -119,6 +124,7 @@ class Runtime:
             self.turns.undelete(session_id)
             raise
         shutil.rmtree(self.settings.artifacts_dir / session_id, ignore_errors=True)
+        self.blobs.drop_session(session_id)
         # What this process kept of the session goes too (a new session never inherits it)
         forget_view_state(self.store, session_id)
         self._remembered.pop(session_id, None)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from acp import RequestError
 
 from server.acp.prompt import UnsupportedContent
+from server.errors import DomainError
 from server.rpc import RequestError as DomainRequestError
 from server.transcript import StorageFailure, StoreError
 
@@ -20,6 +21,8 @@ def to_acp_error(exc: Exception) -> RequestError:
         return exc
     if isinstance(exc, DomainRequestError):
         return RequestError(exc.rpc_code, exc.message, {"code": exc.code})
+    if isinstance(exc, DomainError):
+        return RequestError(INVALID_PARAMS, exc.message, {"code": exc.code})
     if isinstance(exc, StorageFailure):
         return RequestError(INTERNAL_ERROR, exc.message, {"code": exc.code})
     if isinstance(exc, StoreError):

@@ -19,10 +19,13 @@ import msgspec
 
 from protocol import updates as u
 from protocol.messages import OpenAIFunction, OpenAIToolCall, SubmitTurnResult, TurnError, TurnUsage
+from protocol.updates import FileDiff
 from server.agent.approvals import Approvals
+from server.agent.diffs import proposed_diff
 from server.agent.emit import Emitter
 from server.agent.views import ViewBuilder, record_sent
 from server.context import ViewSettings
+from server.checkpoints import Checkpointer
 from server.providers.capabilities import Price
 from server.providers import ChatProvider, ChatResult, ProviderError, ReasoningDelta, Retrying, TextDelta
 from server.tools import TOOLS, ToolContext, ToolOutcome, parse_arguments, run_tool, tool_specs
@@ -41,6 +44,15 @@ class TurnFailed(Exception):
     def __init__(self, code: str, message: str):
         super().__init__(message)
         self.code, self.message = code, message
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """A tool's outcome with the change it proposed (edit_file/write_file), for the tool card."""
+
+    content: str
+    status: str = "ok"
+    diff: FileDiff | None = None
 
 
 @dataclass
@@ -79,6 +91,8 @@ class Turn:
     # call; None keeps what the turn was built with (a replay, a test's provider).
     choose_model: Callable[[], Awaitable[ModelChoice | None]] | None = None
     turn_id: str = field(default_factory=lambda: new_id("turn_"))
+    checkpoints: Checkpointer | None = None  # keeps what file writes replace (None in replay: nothing is written)
+    take_steers: Callable[[], list[str]] = list  # texts sent with steerTurn since the last call
     _partial: list[str] = field(default_factory=list)
     _partial_reasoning: list[str] = field(default_factory=list)
     _draft_at: float = 0.0
@@ -94,23 +108,30 @@ class Turn:
         try:
             await self._begin(text, images)
             for _ in range(self.max_iterations):
+                await self._deliver_steers()
                 result = await self._call_model()
                 calls = await self._store_answer(result)
-                if not calls:
+                if not calls and not (steered := self.take_steers()):
                     return self._finish("endTurn")
+                if not calls:  # steered while the answer streamed: the model hears it in this turn
+                    await self._deliver_steers(steered)
+                    continue
                 pending = list(calls)
                 while pending:
                     await self._run_call(pending[0])
                     pending.pop(0)
+            await self._keep_steers()
             return self._finish("maxIterations", TurnError(
                 code="maxIterations", message=f"stopped after {self.max_iterations} model calls in one turn"))
         except TurnFailed as exc:
+            await self._keep_steers()
             return self._finish("error", TurnError(code=exc.code, message=exc.message))
         except StoreError as exc:  # the disk refused a write (full, read-only): end the turn saying so
             log.warning("turn %s stopped: %s", self.turn_id, exc.message)
             return self._finish("error", TurnError(code=exc.code, message=exc.message))
         except asyncio.CancelledError:
             await self._record_interruption(pending)
+            await self._keep_steers()
             return self._finish("cancelled")
 
     # --- steps --------------------------------------------------------------------------------------
@@ -128,6 +149,24 @@ class Turn:
             return
         self.provider, self.price, self.approvals.policy = choice.provider, choice.price, choice.approval_policy
         self.views.settings, self.views.model = choice.settings, choice.provider.model
+    async def _deliver_steers(self, texts: list[str] | None = None) -> None:
+        """Store what was steered in as user messages, after every result of the last answer's calls (a user
+        message may not come between a call and its result), so the next request carries it."""
+        texts = texts if texts is not None else self.take_steers()
+        if not texts:
+            return
+        stored = await self.store.append_messages(self.session_id, [NewMessage("user", t) for t in texts],
+                                                  self.turn_id)
+        for text, msg in zip(texts, stored):
+            self.emit(u.UserMessage(text=text, steered=True), seq=msg.seq)
+
+    async def _keep_steers(self) -> None:
+        """A turn that ends before its next model call still keeps what was steered in (the next turn sends it)."""
+        try:
+            while texts := self.take_steers():
+                await self._deliver_steers(texts)
+        except Exception:  # the turn is ending anyway; the text reached the server but the disk refused it
+            log.exception("could not store the steered messages of turn %s", self.turn_id)
 
     async def _call_model(self) -> ChatResult:
         await self._choose_model()
@@ -267,9 +306,12 @@ class Turn:
                              title=tool.title(args) if tool else name))
         if outcome is None:
             outcome = await self._approved_run(call, tool, args)
+        else:
+            outcome = _Outcome(outcome.content, outcome.status)
         kept = await self.tools.artifacts.keep(self.session_id, call.id, outcome.content)
         stored = await self.store.append_messages(
-            self.session_id, [NewMessage("tool", kept.text, tool_call_id=call.id, name=name)], self.turn_id)
+            self.session_id, [NewMessage("tool", kept.text, tool_call_id=call.id, name=name,
+                                         tool_status=outcome.status)], self.turn_id)
         if kept.artifact:
             self.emit(u.ArtifactCreated(artifact_id=kept.artifact.id, tool_call_id=call.id,
                                         total_bytes=kept.artifact.total_bytes, total_lines=kept.artifact.total_lines))
@@ -277,14 +319,22 @@ class Turn:
             self.emit(u.Notice(level="warning", message=f"could not store a large tool output as an artifact "
                                                         f"({kept.storage_error}); the model got a truncated copy"))
         self.emit(u.ToolResult(tool_call_id=call.id, tool=name, status=outcome.status, content=kept.text,
-                               artifact_id=kept.artifact.id if kept.artifact else None), seq=stored[0].seq)
+                               artifact_id=kept.artifact.id if kept.artifact else None,
+                               diff=outcome.diff if outcome.status == "ok" else None), seq=stored[0].seq)
 
-    async def _approved_run(self, call: OpenAIToolCall, tool, args: dict[str, Any]) -> ToolOutcome:
+    async def _approved_run(self, call: OpenAIToolCall, tool, args: dict[str, Any]) -> _Outcome:
+        diff = await proposed_diff(self.tools.cwd, tool.name, args) if tool is not None else None
         if tool is not None and self.approvals.needed(tool, args):
-            decision = await self.approvals.decide(self.session_id, self.turn_id, call.id, tool, args)
+            decision = await self.approvals.decide(self.session_id, self.turn_id, call.id, tool, args, diff)
             if decision == "reject":
-                return ToolOutcome(f"Permission denied: the user rejected this {tool.name} call", "denied")
-        return await self.run_tool(self.tools, call.function.name, args)
+                return _Outcome(f"Permission denied: the user rejected this {tool.name} call", "denied")
+        if self.checkpoints is None or tool is None or not tool.writes_paths:
+            done = await self.run_tool(self.tools, call.function.name, args)
+            return _Outcome(done.content, done.status, diff)
+        kept = await self.checkpoints.before(call.id, tool, args)
+        done = await self.run_tool(self.tools, call.function.name, args)
+        notes = await self.checkpoints.after(kept, wrote=done.status == "ok")
+        return _Outcome("\n".join([done.content, *notes]), done.status, diff)
 
     # --- endings ------------------------------------------------------------------------------------
 
@@ -311,7 +361,8 @@ class Turn:
         try:
             await self._keep_partial(None)
             if pending:
-                results = [NewMessage("tool", INTERRUPTED_RESULT, tool_call_id=c.id, name=c.function.name)
+                results = [NewMessage("tool", INTERRUPTED_RESULT, tool_call_id=c.id, name=c.function.name,
+                                      tool_status="error")
                            for c in pending]
                 stored = await self.store.append_messages(self.session_id, results, self.turn_id)
                 for call, msg in zip(pending, stored):

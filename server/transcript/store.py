@@ -22,6 +22,7 @@ from typing import Any
 import aiosqlite
 
 from server.transcript import fts
+from server.transcript.checkpoints import CheckpointQueries
 from server.transcript.records import (
     Artifact,
     ArtifactNotFound,
@@ -41,7 +42,7 @@ from server.transcript.schema import migrate
 
 MESSAGE_COLUMNS = (
     "seq, role, content, tool_calls, tool_call_id, name, reasoning, images, status, turn_id, created_at, tokens,"
-    " reasoning_items"
+    " reasoning_items, tool_status"
 )
 SESSION_COLUMNS = "id, title, cwd, created_at, updated_at, last_seq, parent_id, approval_policy, model"
 DEFAULT_PAGE = 200
@@ -75,7 +76,7 @@ def _refuse_empty_file(path: Path) -> None:
                          "Restore it from a backup, or move it aside to start a new one")
 
 
-class Store:
+class Store(CheckpointQueries):
     """Async access to one transcript database. Open with ``await Store.open(path)``."""
 
     def __init__(self, path: Path, writer: aiosqlite.Connection, reader: aiosqlite.Connection,
@@ -241,13 +242,13 @@ class Store:
                 seq += 1
                 record = StoredMessage(seq, msg.role, msg.content, stamp, msg.tool_calls, msg.tool_call_id,
                                        msg.name, msg.reasoning, msg.images, msg.status, turn_id,
-                                       reasoning_items=msg.reasoning_items)
+                                       reasoning_items=msg.reasoning_items, tool_status=msg.tool_status)
                 tokens = self._estimate(record.to_openai()) if self._estimate else None
                 cur = await db.execute(
-                    f"INSERT INTO messages (session_id, {MESSAGE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    f"INSERT INTO messages (session_id, {MESSAGE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     (session_id, seq, msg.role, msg.content, dumps(msg.tool_calls), msg.tool_call_id, msg.name,
                      msg.reasoning, dumps(msg.images), msg.status, turn_id, stamp, tokens,
-                     dumps(msg.reasoning_items)),
+                     dumps(msg.reasoning_items), msg.tool_status),
                 )
                 text = searchable_text(msg)
                 if text:
@@ -439,9 +440,9 @@ async def _connect(path: Path) -> aiosqlite.Connection:
 
 def _message(row: tuple) -> StoredMessage:
     (seq, role, content, tool_calls, tool_call_id, name, reasoning, images, status, turn_id, created_at,
-     tokens, reasoning_items) = row
+     tokens, reasoning_items, tool_status) = row
     return StoredMessage(seq, role, content, created_at, loads(tool_calls), tool_call_id, name, reasoning,
-                         loads(images), status, turn_id, tokens, loads(reasoning_items))
+                         loads(images), status, turn_id, tokens, loads(reasoning_items), tool_status)
 
 
 async def _to_completion(awaitable) -> Any:
