@@ -153,16 +153,17 @@ async def build_turn(rt: Runtime, session: Session, provider: ChatProvider, turn
 
     views = ViewBuilder(rt.store, view_settings(rt, session=session), provider.model, rt.calibrations,
                         overhead_tokens=tool_overhead_tokens())
-    replayed = {"run_tool": provider.run_tool} if isinstance(provider, ReplayProvider) else {
+    replay = isinstance(provider, ReplayProvider)
+    replayed = {"run_tool": provider.run_tool} if replay else {
         "checkpoints": Checkpointer(rt.store, rt.blobs, session.id, turn_id, cwd, rt.settings.checkpoint_max_file_bytes,
                                     rt.settings.checkpoint_max_session_bytes)}
     return Turn(store=rt.store, provider=provider, tools=tools,
                 approvals=Approvals(rt.store, rt.ask_client, policy, always, cwd, rt.settings.home), emit=emit, views=views,
                 max_iterations=rt.settings.max_iterations,
                 totals=await session_totals(rt, session.id),
-                price=(rt.settings.provider.price or price_for(provider.model)) if replayed
+                price=(rt.settings.provider.price or price_for(provider.model)) if replay
                 else price_of(provider_settings(rt.settings, session)),
-                choose_model=(lambda: choose_model(rt, session.id)) if chosen and not replayed else None,
+                choose_model=(lambda: choose_model(rt, session.id)) if chosen and not replay else None,
                 first_messages=first_messages, turn_id=turn_id,
                 take_steers=lambda: rt.turns.take_steers(session.id), **replayed)
 
