@@ -23,6 +23,8 @@ METHODS: dict[str, MethodSpec] = {
     spec.name: spec
     for spec in [
         MethodSpec("createSession", m.CreateSessionParams, m.CreateSessionResult, "Create an empty session in a folder."),
+        MethodSpec("updateSession", m.UpdateSessionParams, m.UpdateSessionResult, "Switch a session's model or approval policy, from its next model call."),
+        MethodSpec("listModels", m.ListModelsParams, m.ListModelsResult, "List the configured models with their context windows and prices."),
         MethodSpec("listSessions", m.ListSessionsParams, m.ListSessionsResult, "List sessions, newest first."),
         MethodSpec("importSession", m.ImportSessionParams, m.ImportSessionResult, "Store OpenAI-shaped messages as a session."),
         MethodSpec("readTranscript", m.ReadTranscriptParams, m.ReadTranscriptResult, "Read stored messages, paged by seq."),

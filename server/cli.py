@@ -101,8 +101,10 @@ def _serve_with(args, run) -> int:
     try:
         redaction.install()
         settings = load_settings({**os.environ, **take_keys()})
-        redaction.add_secret(settings.provider.api_key)
-        redaction.add_url_secrets(settings.provider.base_url)
+        for key in settings.api_keys():
+            redaction.add_secret(key)
+        for provider in (settings.provider, *settings.models.values()):
+            redaction.add_url_secrets(provider.base_url)
         return run(settings)
     except (ConfigError, StorageFailure) as exc:
         print(f"threadline: {exc}", file=sys.stderr)

@@ -63,6 +63,14 @@ class Settings:
     # contents over the session cap, is recorded as not restorable instead of being kept.
     checkpoint_max_file_bytes: int = 4 * 1024 * 1024
     checkpoint_max_session_bytes: int = 256 * 1024 * 1024
+    # ``[models.NAME]``: named models a session may pick (createSession/updateSession ``model``); a session
+    # without one uses ``provider``.
+    models: dict[str, ProviderSettings] = field(default_factory=dict)
+
+    def api_keys(self) -> tuple[str, ...]:
+        """Every provider key configured (the default's and each named model's), for redaction and scrubbing."""
+        keys = [self.provider.api_key, *(m.api_key for m in self.models.values())]
+        return tuple(dict.fromkeys(k for k in keys if k))
 
     @property
     def database_path(self) -> Path:
@@ -114,12 +122,14 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         max_output_tokens=_int(prov.get("max_output_tokens"), "provider.max_output_tokens"),
         thinking_budget_tokens=_int(prov.get("thinking_budget_tokens"), "provider.thinking_budget_tokens"),
         price=_price(prov.get("price"), "provider.price"),
-        api_key=env.get("THREADLINE_API_KEY") or prov.get("api_key") or prov.get("apiKey"),
+        api_key=env.get("THREADLINE_API_KEY") or prov.get("api_key") or prov.get("apiKey")
+        or (env.get(prov["api_key_env"]) if isinstance(prov.get("api_key_env"), str) else None),
         model=env.get("THREADLINE_MODEL") or prov.get("model"),
         context_window_tokens=_int(env.get("THREADLINE_CONTEXT_WINDOW"), "THREADLINE_CONTEXT_WINDOW")
         or _int(prov.get("context_window_tokens") or prov.get("contextWindowTokens"), "provider.context_window_tokens"),
     )
     ctx = data.get("context", {}) if isinstance(data.get("context"), dict) else {}
+    models = _models(data.get("models"), provider, env)
     policy = env.get("THREADLINE_APPROVAL_POLICY") or data.get("approval_policy") or "ask"
     if policy not in APPROVAL_POLICIES:
         raise ConfigError(f"approval_policy must be one of {', '.join(APPROVAL_POLICIES)}, got {policy!r}")
@@ -151,7 +161,49 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         checkpoint_max_session_bytes=_int(env.get("THREADLINE_CHECKPOINT_MAX_SESSION_BYTES"),
                                           "THREADLINE_CHECKPOINT_MAX_SESSION_BYTES")
         or int(data.get("checkpoint_max_session_bytes", Settings.checkpoint_max_session_bytes)),
+        models=models,
     )
+
+
+MODEL_FIELDS = ("provider", "kind", "base_url", "api_key", "api_key_env", "model", "context_window_tokens",
+                "max_output_tokens", "thinking_budget_tokens", "price")
+
+
+def _models(value: Any, default: ProviderSettings, env: dict[str, str]) -> dict[str, ProviderSettings]:
+    """``[models.NAME]`` tables. A model of the default provider's kind without its own ``base_url`` shares the
+    default's server and key; any other names its ``base_url`` (or the kind's public one) and its key, given
+    as ``api_key`` or, better, ``api_key_env`` (the environment variable holding it)."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ConfigError("models must be tables like [models.NAME]")
+    models: dict[str, ProviderSettings] = {}
+    for name, table in value.items():
+        where = f"models.{name}"
+        if name == "default":  # what clients (the ACP model picker) call the [provider] model
+            raise ConfigError("models.default: the name 'default' is reserved for the [provider] model; pick another")
+        if not isinstance(table, dict):
+            raise ConfigError(f"{where} must be a table")
+        unknown = sorted(set(table) - set(MODEL_FIELDS))
+        if unknown:
+            raise ConfigError(f"{where}: unknown field(s) {', '.join(unknown)}; known: {', '.join(MODEL_FIELDS)}")
+        if not isinstance(table.get("model"), str) or not table["model"]:
+            raise ConfigError(f"{where}.model is required (the provider's model name)")
+        kind = _kind(table.get("provider") or table.get("kind") or default.kind, f"{where}.provider")
+        shares = kind == default.kind and not table.get("base_url")
+        key_env = table.get("api_key_env")
+        key = table.get("api_key") or (env.get(key_env) if isinstance(key_env, str) else None)
+        models[name] = ProviderSettings(
+            kind=kind,
+            base_url=table.get("base_url") or (default.base_url if shares else DEFAULT_BASE_URLS.get(kind)),
+            api_key=key or (default.api_key if shares else None),
+            model=table["model"],
+            context_window_tokens=_int(table.get("context_window_tokens"), f"{where}.context_window_tokens"),
+            max_output_tokens=_int(table.get("max_output_tokens"), f"{where}.max_output_tokens"),
+            thinking_budget_tokens=_int(table.get("thinking_budget_tokens"), f"{where}.thinking_budget_tokens"),
+            price=_price(table.get("price"), f"{where}.price"),
+        )
+    return models
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

@@ -17,6 +17,14 @@ fi
 
 status=0
 .venv/bin/python -m pytest -q -p no:cacheprovider "$@" || status=$?
+# The agent-loop tests again against each native provider kind's strict double (tests/e2e/agent_support.py)
+if [ $# -eq 0 ]; then
+  AGENT_LOOP=(tests/e2e/test_agent_turns.py tests/e2e/test_agent_cache.py tests/e2e/test_agent_approvals.py
+              tests/e2e/test_agent_artifacts.py tests/e2e/test_agent_cancellation.py tests/e2e/test_agent_provider_errors.py)
+  for kind in anthropic openai-responses; do
+    THREADLINE_PROVIDER=$kind .venv/bin/python -m pytest -q -p no:cacheprovider "${AGENT_LOOP[@]}" || status=$?
+  done
+fi
 
 if [ -f editors/vscode/scripts/test.sh ] && [ "${THREADLINE_SKIP_VSCODE:-0}" != "1" ]; then
   bash editors/vscode/scripts/test.sh || status=$?

@@ -110,3 +110,66 @@ def test_initialization_options_may_switch_the_provider_kind(tmp_path):
     s = load_settings({"THREADLINE_HOME": str(tmp_path)}).with_initialization_options(
         {"provider": {"kind": "anthropic", "model": "claude-sonnet-4-5"}})
     assert (s.provider.kind, s.provider.base_url) == ("anthropic", "https://api.anthropic.com/v1")
+
+
+def test_named_models_share_the_default_server_of_their_kind_and_bring_their_own_otherwise(tmp_path):
+    write_config(tmp_path, """
+[provider]
+base_url = "http://localhost:8000/v1"
+model = "qwen3-coder"
+[models.local-big]
+model = "qwen3-coder-plus"
+context_window_tokens = 200000
+[models.sonnet]
+provider = "anthropic"
+model = "claude-sonnet-4-5"
+api_key_env = "ANTHROPIC_API_KEY"
+price = {input = 3, output = 15}
+""")
+    s = load_settings({"THREADLINE_HOME": str(tmp_path), "THREADLINE_API_KEY": "sk-default",
+                       "ANTHROPIC_API_KEY": "sk-ant"})
+    local, sonnet = s.models["local-big"], s.models["sonnet"]
+    assert (local.kind, local.base_url, local.api_key, local.context_window_tokens) == (
+        "openai", "http://localhost:8000/v1", "sk-default", 200000)
+    assert (sonnet.kind, sonnet.base_url, sonnet.api_key) == ("anthropic", "https://api.anthropic.com/v1", "sk-ant")
+    assert sonnet.price.output == 15.0
+    assert s.api_keys() == ("sk-default", "sk-ant")
+    assert "sk-ant" not in repr(s)
+
+
+@pytest.mark.parametrize("table, message", [
+    ('[models.x]\ncontext_window_tokens = 10\n', "models.x.model is required"),
+    ('[models.x]\nmodel = "m"\nprovider = "gemini"\n', "models.x.provider must be one of"),
+    ('[models.x]\nmodel = "m"\nwindow = 3\n', "models.x: unknown field"),
+    ('[models.x]\nmodel = "m"\nprice = {input = 1}\n', "models.x.price.output is required"),
+])
+def test_a_bad_named_model_names_the_setting(tmp_path, table, message):
+    write_config(tmp_path, table)
+    with pytest.raises(ConfigError, match=message):
+        load_settings({"THREADLINE_HOME": str(tmp_path)})
+
+
+def test_the_default_provider_may_name_the_variable_holding_its_key(tmp_path):
+    write_config(tmp_path, '[provider]\nkind = "anthropic"\nmodel = "claude-sonnet-4-5"\napi_key_env = "ANTHROPIC_API_KEY"\n')
+    s = load_settings({"THREADLINE_HOME": str(tmp_path), "ANTHROPIC_API_KEY": "sk-ant"})
+    assert s.provider.api_key == "sk-ant"
+    assert load_settings({"THREADLINE_HOME": str(tmp_path), "ANTHROPIC_API_KEY": "sk-ant",
+                          "THREADLINE_API_KEY": "sk-env"}).provider.api_key == "sk-env"  # the environment wins
+
+
+def test_every_config_in_the_readme_loads(tmp_path):
+    """The README's config.toml examples (one per provider kind, named models) are real settings."""
+    import re
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```toml\n(.*?)```", readme, re.S)
+    assert len(blocks) >= 8
+    kinds = set()
+    for n, block in enumerate(blocks):
+        home = tmp_path / str(n)
+        write_config(home, block)
+        s = load_settings({"THREADLINE_HOME": str(home), "ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k",
+                           "DEEPSEEK_API_KEY": "k", "OPENROUTER_API_KEY": "k"})
+        kinds |= {s.provider.kind, *(m.kind for m in s.models.values())}
+        assert all(m.api_key for m in s.models.values() if m.kind != "openai" or m.base_url.startswith("https"))
+    assert kinds == {"openai", "anthropic", "openai-responses"}

@@ -30,6 +30,7 @@ from acp.schema import (
     SessionCloseCapabilities,
     SessionListCapabilities,
     SessionResumeCapabilities,
+    SetSessionConfigOptionResponse,
     SetSessionModeResponse,
 )
 
@@ -95,17 +96,20 @@ class ThreadlineAgent:
     @edge
     async def new_session(self, cwd: str, mcp_servers=None, **_: Any) -> NewSessionResponse:
         session = await sessions.new_session(self.rt, cwd, mcp_servers)
-        return NewSessionResponse(session_id=session.id, modes=sessions.modes(self.rt, session))
+        return NewSessionResponse(session_id=session.id, modes=sessions.modes(self.rt, session),
+                                  config_options=sessions.config_options(self.rt, session))
 
     @edge
     async def load_session(self, cwd: str, session_id: str, mcp_servers=None, **_: Any) -> LoadSessionResponse:
         session = await sessions.load_session(self.rt, session_id, mcp_servers)
-        return LoadSessionResponse(modes=sessions.modes(self.rt, session))
+        return LoadSessionResponse(modes=sessions.modes(self.rt, session),
+                                   config_options=sessions.config_options(self.rt, session))
 
     @edge
     async def resume_session(self, session_id: str, cwd: str, mcp_servers=None, **_: Any) -> ResumeSessionResponse:
         session = await sessions.open_session(self.rt, session_id, mcp_servers)
-        return ResumeSessionResponse(modes=sessions.modes(self.rt, session))
+        return ResumeSessionResponse(modes=sessions.modes(self.rt, session),
+                                     config_options=sessions.config_options(self.rt, session))
 
     @edge
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any):
@@ -120,6 +124,12 @@ class ThreadlineAgent:
     async def set_session_mode(self, mode_id: str, session_id: str, **_: Any) -> SetSessionModeResponse:
         await sessions.set_mode(self.rt, session_id, mode_id)
         return SetSessionModeResponse()
+
+    @edge
+    async def set_config_option(self, config_id: str, session_id: str, value: str | bool,
+                                **_: Any) -> SetSessionConfigOptionResponse:
+        options = await sessions.set_config_option(self.rt, session_id, config_id, value)
+        return SetSessionConfigOptionResponse(config_options=options)
 
     @edge
     async def prompt(self, prompt: list[Any], session_id: str, **_: Any) -> PromptResponse:

@@ -1,4 +1,5 @@
-"""Session lifecycle over the shared store: what ``session/new|load|resume|list|close|set_mode`` do.
+"""Session lifecycle over the shared store: what ``session/new|load|resume|list|close|set_mode`` and
+``session/set_config_option`` (the model) do.
 
 Thin services for the ACP handlers: a session here is a Threadline session (same store, same ids), so one made
 over ACP is listed by ``listSessions`` and one made over Threadline's protocol loads over ACP.
@@ -9,11 +10,21 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from acp.schema import CurrentModeUpdate, ListSessionsResponse, SessionInfo, SessionMode, SessionModeState
+from acp.schema import (
+    CurrentModeUpdate,
+    ListSessionsResponse,
+    SessionConfigOptionSelect,
+    SessionConfigSelectOption,
+    SessionInfo,
+    SessionMode,
+    SessionModeState,
+)
 
 from server import redaction
 from server.acp.replay import replay
 from server.acp.runtime import AcpRuntime
+from server.agent.models import checked_model_name, price_of, window_of
+from server.config import ProviderSettings
 from server.rpc import RequestError
 from server.transcript import Session
 from server.workspace import checked_folder
@@ -23,12 +34,44 @@ MODES = [
     SessionMode(id="autoEdit", name="Auto edit", description="Edit files without asking; ask before commands"),
     SessionMode(id="auto", name="Auto", description="Run edits and commands without asking"),
 ]
+MODEL_OPTION = "model"  # the config option that picks a session's [models.NAME]
+DEFAULT_MODEL = "default"  # its value for the server's default provider (config.py reserves the name)
 PAGE = 50
 
 
 def modes(rt: AcpRuntime, session: Session) -> SessionModeState:
     return SessionModeState(current_mode_id=session.approval_policy or rt.settings.approval_policy,
                             available_modes=MODES)
+
+
+def config_options(rt: AcpRuntime, session: Session) -> list[SessionConfigOptionSelect] | None:
+    """The model picker: the default provider and each ``[models.NAME]``; None when none are configured."""
+    if not rt.settings.models:
+        return None
+    choices = [_model_choice(DEFAULT_MODEL, f"Default ({rt.settings.provider.model or 'not configured'})",
+                             rt.settings.provider)]
+    choices += [_model_choice(name, name, p) for name, p in rt.settings.models.items()]
+    return [SessionConfigOptionSelect(type="select", id=MODEL_OPTION, name="Model", category="model",
+                                      description="The model this session talks to, from its next model call",
+                                      current_value=session.model or DEFAULT_MODEL, options=choices)]
+
+
+def _model_choice(value: str, name: str, p: ProviderSettings) -> SessionConfigSelectOption:
+    price = price_of(p)
+    cost = f", ${price.input:g}/${price.output:g} per Mtok in/out" if price else ""
+    return SessionConfigSelectOption(value=value, name=name,
+                                     description=f"{p.model} ({p.kind}), {window_of(p):,}-token window{cost}")
+
+
+async def set_config_option(rt: AcpRuntime, session_id: str, config_id: str,
+                            value: str | bool) -> list[SessionConfigOptionSelect]:
+    """``session/set_config_option`` for the model: stored with the session, used from its next model call."""
+    if config_id != MODEL_OPTION or not rt.settings.models:
+        raise RequestError("UnknownConfigOption", f"unknown config option {config_id!r}")
+    if not isinstance(value, str):
+        raise RequestError("InvalidParams", f"the {MODEL_OPTION} option takes a model name, got {value!r}")
+    await rt.store.set_model(session_id, checked_model_name(rt.settings, None if value == DEFAULT_MODEL else value))
+    return config_options(rt, await rt.store.get_session(session_id)) or []
 
 
 async def keep_mcp_servers(rt: AcpRuntime, session_id: str, servers: list[Any] | None) -> None:

@@ -26,6 +26,7 @@ from server.agent.approvals import Approvals
 from server.agent.diffs import proposed_diff
 from server.agent.emit import Emitter
 from server.agent.views import ViewBuilder, record_sent
+from server.context import ViewSettings
 from server.checkpoints import Checkpointer
 from server.providers.capabilities import Price
 from server.providers import ChatProvider, ChatResult, ProviderError, ReasoningDelta, Retrying, TextDelta
@@ -67,6 +68,16 @@ class TurnTotals:
     cost_usd: float | None = None  # None until a call had a known price
 
 
+@dataclass(frozen=True)
+class ModelChoice:
+    """What one model call uses, chosen just before it (``Turn.choose_model``)."""
+
+    provider: ChatProvider
+    settings: ViewSettings  # for this model's context window
+    price: Price | None
+    approval_policy: str
+
+
 @dataclass
 class Turn:
     store: Store
@@ -81,6 +92,9 @@ class Turn:
     session_tools: SessionTools | None = None  # the session's MCP tools, started on its turns (server.mcp)
     run_tool: ToolRunner = run_tool
     price: Price | None = None  # the model's price; None: no cost is reported
+    # Asked before each model call, so a model or policy switched mid-turn (updateSession) applies from the next
+    # call; None keeps what the turn was built with (a replay, a test's provider).
+    choose_model: Callable[[], Awaitable[ModelChoice | None]] | None = None
     turn_id: str = field(default_factory=lambda: new_id("turn_"))
     checkpoints: Checkpointer | None = None  # keeps what file writes replace (None in replay: nothing is written)
     take_steers: Callable[[], list[str]] = list  # texts sent with steerTurn since the last call
@@ -143,6 +157,12 @@ class Turn:
         self.tools = dataclasses.replace(self.tools, session_tools=tools)
         self.views.overhead_tokens = estimate_text_tokens(json.dumps(tool_specs(tools.values())))
 
+    async def _choose_model(self) -> None:
+        choice = await self.choose_model() if self.choose_model else None
+        if choice is None:
+            return
+        self.provider, self.price, self.approvals.policy = choice.provider, choice.price, choice.approval_policy
+        self.views.settings, self.views.model = choice.settings, choice.provider.model
     async def _deliver_steers(self, texts: list[str] | None = None) -> None:
         """Store what was steered in as user messages, after every result of the last answer's calls (a user
         message may not come between a call and its result), so the next request carries it."""
@@ -163,6 +183,7 @@ class Turn:
             log.exception("could not store the steered messages of turn %s", self.turn_id)
 
     async def _call_model(self) -> ChatResult:
+        await self._choose_model()
         view = await self.views.next_view(self.session_id)
         await self._announce(view)
         try:

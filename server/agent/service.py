@@ -18,34 +18,35 @@ from protocol.messages import (
 )
 from server.agent.approvals import Approvals
 from server.agent.emit import Emitter
-from server.agent.loop import Turn, TurnTotals
+from server.agent.loop import ModelChoice, Turn, TurnTotals
+from server.agent.models import price_of, provider_settings, window_of
 from server.agent.views import COMPACTION_EVENT, ViewBuilder, build_view, effective_settings, stored_compaction
 from server.checkpoints import Checkpointer
 from server.context import ViewSettings, estimate_text_tokens
 from server.frozen import read_frozen_context
 from server.config import ProviderSettings
 from server.mcp.service import load_frozen
-from server.providers import DEFAULT_CONTEXT_WINDOW, ChatProvider, OpenAICompatibleProvider, context_window_for
+from server.providers import ChatProvider, OpenAICompatibleProvider
 from server.providers.anthropic import AnthropicProvider
-from server.providers.capabilities import Price, price_for
+from server.providers.capabilities import price_for
 from server.providers.responses import ResponsesProvider
 from server.replay import ReplayProvider, replay_provider
 from server.tools import ToolContext, tool_specs
-from server.transcript import NewMessage, new_id
+from server.transcript import NewMessage, Session, new_id
 
 if TYPE_CHECKING:
     from server.runtime import Runtime
 
 
-def context_window(rt: Runtime) -> int:
-    p = rt.settings.provider
-    return p.context_window_tokens or (context_window_for(p.model) if p.model else None) or DEFAULT_CONTEXT_WINDOW
+def context_window(rt: Runtime, session: Session | None = None) -> int:
+    return window_of(provider_settings(rt.settings, session))
 
 
 def view_settings(rt: Runtime, window: int | None = None, ratio: float | None = None,
-                  keep: int | None = None) -> ViewSettings:
+                  keep: int | None = None, session: Session | None = None) -> ViewSettings:
+    """The pipeline's settings for ``session``'s model (its window), with a client's overrides."""
     s = rt.settings
-    return ViewSettings(window or context_window(rt), ratio if ratio is not None else s.threshold_ratio,
+    return ViewSettings(window or context_window(rt, session), ratio if ratio is not None else s.threshold_ratio,
                         keep if keep is not None else s.keep_recent_tokens, s.compact_target_ratio)
 
 
@@ -60,14 +61,14 @@ async def session_tool_overhead_tokens(rt: Runtime, session_id: str) -> int:
     return tool_overhead_tokens(frozen.specs() if frozen else None)
 
 
-def provider_for(rt: Runtime) -> ChatProvider | None:
+def provider_for(rt: Runtime, session: Session | None = None) -> ChatProvider | None:
     replay = replay_provider(rt)  # `threadline replay`: recorded answers, recorded tool results
     if replay is not None:
         return replay
-    p = rt.settings.provider
+    p = provider_settings(rt.settings, session)
     if not p.configured:
         return None
-    key = (p.kind, p.base_url, p.api_key, p.model)
+    key = (p.kind, p.base_url, p.api_key, p.model, p.max_output_tokens, p.thinking_budget_tokens)
     if key not in rt.providers:
         rt.providers[key] = new_provider(p, rt.settings.provider_read_timeout_seconds)
     return rt.providers[key]
@@ -85,16 +86,24 @@ def new_provider(p: ProviderSettings, read_timeout: float) -> ChatProvider:
     return OpenAICompatibleProvider(p.base_url, p.api_key, p.model, read_timeout=read_timeout)
 
 
-def model_price(rt: Runtime, model: str) -> Price | None:
-    """``[provider] price`` when set, else the table's list price for the model, else None (no cost shown)."""
-    return rt.settings.provider.price or price_for(model)
+async def choose_model(rt: Runtime, session_id: str) -> ModelChoice | None:
+    """Before each model call: the session's model and approval policy as stored now, so ``updateSession``
+    applies from the next call (the view is built for the new model's window). None: nothing configured."""
+    session = await rt.store.get_session(session_id)
+    provider = provider_for(rt, session)
+    if provider is None:
+        return None
+    p = provider_settings(rt.settings, session)
+    return ModelChoice(provider, view_settings(rt, session=session), price_of(p),
+                       session.approval_policy or rt.settings.approval_policy)
 
 
 async def submit_turn(rt: Runtime, params: SubmitTurnParams, provider: ChatProvider | None = None) -> SubmitTurnResult:
     session = await rt.store.get_session(params.session_id)
     if not params.queue:
         rt.turns.ensure_idle(session.id)
-    provider = provider or provider_for(rt)
+    chosen = provider is None  # a given provider (replay, tests) is kept for the whole turn
+    provider = provider or provider_for(rt, session)
     if provider is None:
         turn_id = new_id("turn_")
         emit = Emitter(rt.notify, session.id, turn_id)
@@ -114,7 +123,7 @@ async def submit_turn(rt: Runtime, params: SubmitTurnParams, provider: ChatProvi
     async def build_and_run() -> SubmitTurnResult:
         try:
             current = await rt.store.get_session(session.id)  # a queued turn starts from what the last one left
-            turn = await build_turn(rt, current, provider, turn_id)
+            turn = await build_turn(rt, current, provider, turn_id, chosen)
         except asyncio.CancelledError:
             return cancelled()
         return await turn.run(params.text, images)
@@ -129,14 +138,15 @@ def steer_turn(rt: Runtime, session_id: str, text: str) -> SteerTurnResult:
     return SteerTurnResult(turn_id=rt.turns.steer(session_id, text))
 
 
-async def build_turn(rt: Runtime, session, provider: ChatProvider, turn_id: str | None = None) -> Turn:
+async def build_turn(rt: Runtime, session: Session, provider: ChatProvider, turn_id: str | None = None,
+                     chosen: bool = False) -> Turn:
     cwd = Path(session.cwd)
     frozen = read_frozen_context(cwd, rt.settings.home) if session.message_count == 0 else None
     turn_id = turn_id or new_id("turn_")
     emit = Emitter(rt.notify, session.id, turn_id)
     always = await rt.remembered_approvals(session.id)
     policy = session.approval_policy or rt.settings.approval_policy
-    secrets = tuple(s for s in (rt.settings.provider.api_key,) if s)
+    secrets = rt.settings.api_keys()
     tools = ToolContext(session.id, turn_id, cwd, rt.settings, rt.store, rt.artifacts, secrets,
                         tuple(frozen.skill_roots) if frozen else (), rt.processes)
 
@@ -148,7 +158,7 @@ async def build_turn(rt: Runtime, session, provider: ChatProvider, turn_id: str 
             await rt.store.add_event(session.id, "notice", {"level": "warning", "message": notice}, turn_id)
         return [NewMessage("system", text) for text in frozen.messages]
 
-    views = ViewBuilder(rt.store, view_settings(rt), provider.model, rt.calibrations,
+    views = ViewBuilder(rt.store, view_settings(rt, session=session), provider.model, rt.calibrations,
                         overhead_tokens=tool_overhead_tokens())
 
     async def session_tools(turn_emit: Emitter):
@@ -161,20 +171,35 @@ async def build_turn(rt: Runtime, session, provider: ChatProvider, turn_id: str 
     return Turn(store=rt.store, provider=provider, tools=tools,
                 approvals=Approvals(rt.store, rt.ask_client, policy, always, cwd, rt.settings.home), emit=emit, views=views,
                 max_iterations=rt.settings.max_iterations,
-                totals=rt.session_totals.setdefault(session.id, TurnTotals()), price=model_price(rt, provider.model),
+                totals=await session_totals(rt, session.id),
+                price=(rt.settings.provider.price or price_for(provider.model)) if replaying
+                else price_of(provider_settings(rt.settings, session)),
+                choose_model=(lambda: choose_model(rt, session.id)) if chosen and not replaying else None,
                 first_messages=first_messages, turn_id=turn_id,
                 session_tools=None if replaying else session_tools,
                 take_steers=lambda: rt.turns.take_steers(session.id), **replayed)
 
 
+async def session_totals(rt: Runtime, session_id: str) -> TurnTotals:
+    """The session's running totals, started from what its stored usage events add up to (so a restarted server
+    goes on counting, and ``usage.totals`` agrees with ``listSessions``)."""
+    if session_id not in rt.session_totals:
+        stored = (await rt.store.usage_totals([session_id])).get(session_id)
+        rt.session_totals.setdefault(session_id, TurnTotals(
+            input_tokens=stored["inputTokens"], output_tokens=stored["outputTokens"],
+            cached_input_tokens=stored["cachedInputTokens"], cache_write_tokens=stored["cacheWriteTokens"],
+            cost_usd=stored["costUsd"]) if stored else TurnTotals())
+    return rt.session_totals[session_id]
+
+
 async def compact_session(rt: Runtime, session_id: str, focus: str | None) -> CompactSessionResult:
     """Compact now (``compactSession``): a summary compaction of the stored transcript, stored and announced like
     any other, so the next request starts from it (B-CACHE-2); ``focus`` goes verbatim into its Focus: section."""
-    await rt.store.get_session(session_id)
+    session = await rt.store.get_session(session_id)
     rt.turns.ensure_idle(session_id)  # a running turn carries its own compaction: compact between turns
-    model = rt.settings.provider.model or ""
-    settings = effective_settings(view_settings(rt), await session_tool_overhead_tokens(rt, session_id),
-                                  rt.calibrations.get(model))
+    model = provider_settings(rt.settings, session).model or ""
+    settings = effective_settings(view_settings(rt, session=session),
+                                  await session_tool_overhead_tokens(rt, session_id), rt.calibrations.get(model))
     view, tokens = await build_view(rt.store, session_id, await stored_compaction(rt.store, session_id),
                                     lambda state: (state.compact_now(settings, focus), state.tokens))
     if view is None or view.compaction is None:

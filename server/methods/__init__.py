@@ -11,6 +11,7 @@ from server.methods import (  # noqa: F401
     list_approvals,
     list_mcp_servers,
     list_checkpoints,
+    list_models,
     list_sessions,
     read_artifact,
     read_events,
@@ -21,4 +22,5 @@ from server.methods import (  # noqa: F401
     search_transcript,
     steer_turn,
     submit_turn,
+    update_session,
 )

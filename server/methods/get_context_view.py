@@ -1,6 +1,7 @@
 """``getContextView``: the request view the next model call would send now, without calling a model."""
 
 from protocol.messages import ContextViewResult, GetContextViewParams
+from server.agent.models import provider_settings
 from server.agent.service import session_tool_overhead_tokens, view_settings
 from server.agent.views import build_view, effective_settings, stable_prefix_tokens, stored_compaction
 from server.context import fit_to_window
@@ -16,11 +17,12 @@ async def get_context_view(rt: Runtime, params: GetContextViewParams) -> Context
         raise RequestError("InvalidParams", "thresholdRatio must be in (0, 1]")
     if params.keep_recent_tokens is not None and params.keep_recent_tokens < 0:
         raise RequestError("InvalidParams", "keepRecentTokens must be >= 0")
-    await rt.store.get_session(params.session_id)
-    settings = view_settings(rt, params.context_window_tokens, params.threshold_ratio, params.keep_recent_tokens)
+    session = await rt.store.get_session(params.session_id)
+    settings = view_settings(rt, params.context_window_tokens, params.threshold_ratio, params.keep_recent_tokens,
+                             session=session)  # the session's model's window unless overridden
     # The same budget the agent loop uses, so this is the view the next model call would really send.
     reserved = await session_tool_overhead_tokens(rt, params.session_id)
-    model = rt.settings.provider.model or ""
+    model = provider_settings(rt.settings, session).model or ""
     effective = effective_settings(settings, reserved, rt.calibrations.get(model))
     # B-INC-1, B-CACHE-1: the session's state and stored compaction, read only (nothing is stored or announced)
     compaction = await stored_compaction(rt.store, params.session_id)

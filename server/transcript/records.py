@@ -47,6 +47,7 @@ class Session:
     message_count: int
     parent_id: str | None = None
     approval_policy: str | None = None
+    model: str | None = None  # a ``[models.NAME]`` name; None: the server's default provider
 
 
 TOOL_STATUSES = ("ok", "error", "denied")

@@ -124,7 +124,14 @@ CREATE TABLE file_checkpoints (
 CREATE INDEX file_checkpoints_session ON file_checkpoints(session_id, id);
 """
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None] | str] = [V1, V2, V3, V4, V5_TOOL_STATUS, V6_FILE_CHECKPOINTS]
+# v7 (per-session model, issue 15): the name of the ``[models.NAME]`` a session talks to; NULL means the
+# server's default ``[provider]``. Only the name is stored: what it points at lives in config.toml.
+V7_SESSION_MODEL = """
+ALTER TABLE sessions ADD COLUMN model TEXT;
+"""
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None] | str] = [V1, V2, V3, V4, V5_TOOL_STATUS, V6_FILE_CHECKPOINTS,
+                                                                V7_SESSION_MODEL]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -44,6 +44,7 @@ MESSAGE_COLUMNS = (
     "seq, role, content, tool_calls, tool_call_id, name, reasoning, images, status, turn_id, created_at, tokens,"
     " reasoning_items, tool_status"
 )
+SESSION_COLUMNS = "id, title, cwd, created_at, updated_at, last_seq, parent_id, approval_policy, model"
 DEFAULT_PAGE = 200
 MAX_PAGE = 1000
 
@@ -144,26 +145,26 @@ class Store(CheckpointQueries):
     # --- sessions -----------------------------------------------------------------------------------
 
     async def create_session(self, cwd: str, title: str | None = None,
-                             approval_policy: str | None = None) -> Session:
+                             approval_policy: str | None = None, model: str | None = None) -> Session:
         sid, stamp = new_id("ses_"), now()
         title = title or "New session"
         async with self._write() as db:
             await db.execute(
-                "INSERT INTO sessions (id, title, cwd, created_at, updated_at, approval_policy) VALUES (?,?,?,?,?,?)",
-                (sid, title, cwd, stamp, stamp, approval_policy),
+                "INSERT INTO sessions (id, title, cwd, created_at, updated_at, approval_policy, model)"
+                " VALUES (?,?,?,?,?,?,?)",
+                (sid, title, cwd, stamp, stamp, approval_policy, model),
             )
-        return Session(sid, title, cwd, stamp, stamp, 0, None, approval_policy)
+        return Session(sid, title, cwd, stamp, stamp, 0, None, approval_policy, model)
 
     async def get_session(self, session_id: str) -> Session:
         rows = await self._read(
-            "SELECT id, title, cwd, created_at, updated_at, last_seq, parent_id, approval_policy"
-            " FROM sessions WHERE id = ?", (session_id,))
+            f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ?", (session_id,))
         if not rows:
             raise SessionNotFound(f"no session {session_id!r}")
         return Session(*rows[0])
 
     async def list_sessions(self, cwd: str | None = None, limit: int | None = None) -> list[Session]:
-        sql = "SELECT id, title, cwd, created_at, updated_at, last_seq, parent_id, approval_policy FROM sessions"
+        sql = f"SELECT {SESSION_COLUMNS} FROM sessions"
         args: list[Any] = []
         if cwd is not None:
             sql += " WHERE cwd = ?"
@@ -176,6 +177,13 @@ class Store(CheckpointQueries):
         """The session's approval policy (ACP's mode); None falls back to the server's setting."""
         async with self._write() as db:
             cur = await db.execute("UPDATE sessions SET approval_policy = ? WHERE id = ?", (policy, session_id))
+            if cur.rowcount == 0:
+                raise SessionNotFound(f"no session {session_id!r}")
+
+    async def set_model(self, session_id: str, model: str | None) -> None:
+        """The session's named model (``[models.NAME]``); None falls back to the server's default provider."""
+        async with self._write() as db:
+            cur = await db.execute("UPDATE sessions SET model = ? WHERE id = ?", (model, session_id))
             if cur.rowcount == 0:
                 raise SessionNotFound(f"no session {session_id!r}")
 
@@ -199,8 +207,8 @@ class Store(CheckpointQueries):
         async with self._write() as db:
             await db.execute(
                 "INSERT INTO sessions (id, title, cwd, created_at, updated_at, parent_id, forked_at_seq, last_seq,"
-                " approval_policy) VALUES (?,?,?,?,?,?,?,?,?)",
-                (sid, title, src.cwd, stamp, stamp, session_id, upto, max(upto, 0), src.approval_policy),
+                " approval_policy, model) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (sid, title, src.cwd, stamp, stamp, session_id, upto, max(upto, 0), src.approval_policy, src.model),
             )
             await db.execute(
                 f"INSERT INTO messages (session_id, {MESSAGE_COLUMNS}) SELECT ?, {MESSAGE_COLUMNS}"
@@ -213,7 +221,7 @@ class Store(CheckpointQueries):
                 " JOIN messages_fts f ON f.rowid = o.id WHERE n.session_id = ?",
                 (session_id, sid),
             )
-        return Session(sid, title, src.cwd, stamp, stamp, max(upto, 0), session_id, src.approval_policy)
+        return Session(sid, title, src.cwd, stamp, stamp, max(upto, 0), session_id, src.approval_policy, src.model)
 
     # --- messages -----------------------------------------------------------------------------------
 
@@ -365,6 +373,19 @@ class Store(CheckpointQueries):
             args += wanted
         rows = await self._read(sql + " ORDER BY id LIMIT ?", [*args, limit if limit and limit > 0 else -1])
         return [Event(r[0], r[1], r[2], loads(r[3]), r[4], r[5]) for r in rows]
+
+    async def usage_totals(self, session_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Each session's stored ``usage`` events summed (B-CACHE-5 figures and cost): what its model calls
+        have used and cost so far, across restarts. ``costUsd`` is None when no call had a price."""
+        if not session_ids:
+            return {}
+        fields = ("inputTokens", "outputTokens", "cachedInputTokens", "cacheWriteTokens", "costUsd")
+        sums = ", ".join(f"total(json_extract(payload, '$.{f}'))" for f in fields[:-1])
+        rows = await self._read(
+            f"SELECT session_id, {sums}, sum(json_extract(payload, '$.costUsd')) FROM events"
+            f" WHERE kind = 'usage' AND session_id IN ({', '.join('?' * len(session_ids))}) GROUP BY session_id",
+            list(session_ids))
+        return {r[0]: {**{f: int(v) for f, v in zip(fields[:-1], r[1:5])}, "costUsd": r[5]} for r in rows}
 
     async def latest_event(self, session_id: str, kind: str, having: str) -> Event | None:
         """The newest ``kind`` event whose payload has the top-level key ``having`` (e.g. the compaction a

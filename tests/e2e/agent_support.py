@@ -3,6 +3,10 @@
 Nothing here stands in for our code: the server is ``python -m server`` over stdio, the provider is the fake's real
 HTTP server (which validates every request as OpenAI does), and the store is a real SQLite file. A module shares
 one ``Agent`` (one server, one fake); each test uses its own sessions and folders and resets the fake's script.
+
+``THREADLINE_PROVIDER=anthropic`` (or ``openai-responses``) in the test run's environment runs the agent-loop
+tests against that kind: ``new_fake`` then starts the matching strict double, the server is configured for the
+kind, and ``request_messages`` reads each request back as Chat Completions messages, so assertions hold for all.
 """
 
 from __future__ import annotations
@@ -19,11 +23,33 @@ from typing import Any
 import pytest_asyncio
 
 from server.client import Client
+from tests.fakes import fake_anthropic, fake_responses
 from tests.fakes.fake_provider import FakeProvider
 
 REPO = Path(__file__).resolve().parents[2]
 API_KEY = "sk-threadline-e2e-SECRET-5f1c9a"
 MODEL = "fake-model"
+PROVIDER = os.environ.get("THREADLINE_PROVIDER") or "openai"  # the provider kind the agent-loop tests run against
+# Per kind: the double, the path its model calls arrive on, and how a request reads as Chat Completions messages.
+KINDS: dict[str, tuple[type, str, Any]] = {
+    "openai": (FakeProvider, "/v1/chat", lambda body: body["messages"]),
+    "anthropic": (fake_anthropic.FakeAnthropic, "/v1/messages", fake_anthropic.openai_messages),
+    "openai-responses": (fake_responses.FakeResponses, "/v1/responses", fake_responses.openai_messages),
+}
+NATIVE_OPTIONS = ("api_key", "context_window")  # what the native doubles take (the rest is Chat Completions')
+
+
+def new_fake(**options: Any):
+    """The double for ``PROVIDER``: FakeProvider with every option, a native double with those it knows."""
+    fake_class = KINDS[PROVIDER][0]
+    if PROVIDER != "openai":
+        options = {k: v for k, v in options.items() if k in NATIVE_OPTIONS}
+    return fake_class(**options)
+
+
+def kind_of(fake: Any) -> str:
+    """The provider kind a double speaks (a test module may start any double, whatever PROVIDER says)."""
+    return next(kind for kind, (fake_class, _, _) in KINDS.items() if isinstance(fake, fake_class))
 
 
 def server_env(home: Path, fake_url: str, **extra: str) -> dict[str, str]:
@@ -63,7 +89,7 @@ class Agent:
         return (await self.client.request("readTranscript", {"sessionId": sid}))["items"]
 
     def chat_requests(self) -> list[dict[str, Any]]:
-        return [r for r in self.fake.requests if r["path"].startswith("/v1/chat")]
+        return model_requests(self.fake)
 
     async def wait_for(self, predicate, timeout: float = 10) -> None:
         async with asyncio.timeout(timeout):
@@ -77,7 +103,7 @@ async def start_agent(home: Path, fake: FakeProvider, **env: str) -> Agent:
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "server", "--log-level", "DEBUG",
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=stderr,
-        env=server_env(home, fake.url, **env), cwd=str(REPO), limit=1 << 24)
+        env=server_env(home, fake.url, **{"THREADLINE_PROVIDER": kind_of(fake), **env}), cwd=str(REPO), limit=1 << 24)
     stderr.close()
     client = Client(proc)
     client.initialize_result = await client.request("initialize", {
@@ -92,7 +118,7 @@ def agent_fixture(**fake_options: Any):
     @pytest_asyncio.fixture(scope="module", loop_scope="module")
     async def agent(tmp_path_factory) -> AsyncIterator[Agent]:
         home = tmp_path_factory.mktemp("home")
-        with FakeProvider(api_key=API_KEY, **fake_options) as fake:
+        with new_fake(api_key=API_KEY, **fake_options) as fake:
             a = await start_agent(home, fake)
             try:
                 yield a
@@ -116,8 +142,28 @@ def events(home: Path, sid: str, kind: str) -> list[dict[str, Any]]:
                                                     "ORDER BY id", sid, kind)]
 
 
+def model_requests(fake: Any) -> list[dict[str, Any]]:
+    """The model calls the double received, in order."""
+    return [{**r, "kind": kind_of(fake)} for r in fake.requests if r["path"].startswith(KINDS[kind_of(fake)][1])]
+
+
 def request_messages(record: dict[str, Any]) -> list[dict[str, Any]]:
-    return record["body"]["messages"]
+    """What a model call sent, as Chat Completions messages whatever the provider kind (records from
+    ``model_requests``; a bare record is read as PROVIDER's)."""
+    return KINDS[record.get("kind", PROVIDER)][2](record["body"])
+
+
+def as_sent(messages: list[dict[str, Any]], kind: str = PROVIDER) -> list[dict[str, Any]]:
+    """Stored (OpenAI-shaped) view messages as ``request_messages`` reads them once ``kind``'s provider has
+    converted them for its API, so a view can be compared with a request of any kind."""
+    if kind == "anthropic":
+        from server.providers.anthropic_convert import convert_messages
+        system, turns = convert_messages(messages)
+        return fake_anthropic.openai_messages({"system": system, "messages": turns})
+    if kind == "openai-responses":
+        from server.providers.responses import input_items
+        return fake_responses.openai_messages({"input": input_items(messages)})
+    return messages
 
 
 def tool_messages(record: dict[str, Any]) -> list[dict[str, Any]]:

@@ -8,7 +8,7 @@ import pytest
 
 from server.client import RpcError
 from tests.e2e.agent_support import API_KEY, agent_fixture, events, start_agent, tool_messages
-from tests.fakes.fake_provider import FakeProvider
+from tests.e2e.agent_support import new_fake
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -103,7 +103,7 @@ async def test_R_SRC_1_approval_requests_and_decisions_are_stored_and_allowAlway
     """R-SRC-1: approval events are kept in the SQLite transcript (checked in the file after the server exits)."""
     home = tmp_path / "home"
     home.mkdir()
-    with FakeProvider(api_key=API_KEY) as fake:
+    with new_fake(api_key=API_KEY) as fake:
         fake.push(command_call("call_1", "echo a"), write_call("call_2", "w.txt"), {"content": "ok"})
         first = await start_agent(home, fake)
         answers = iter(["allowAlways", "reject"])
@@ -200,7 +200,7 @@ async def test_autoEdit_asks_before_writing_into_the_data_folder_even_inside_the
     home = folder / ".data"  # THREADLINE_HOME inside the session folder
     folder.mkdir()
     home.mkdir()
-    with FakeProvider(api_key=API_KEY) as fake:
+    with new_fake(api_key=API_KEY) as fake:
         fake.push(write_call("call_cfg", ".data/config.toml", 'approval_policy = "auto"\n'), {"content": "ok"})
         agent = await start_agent(home, fake)
         try:
@@ -227,7 +227,7 @@ async def test_remembered_approvals_are_scoped_to_a_folder_listed_and_revoked_ac
     was remembered. A file grant covers that tool under the folder of the file shown; ``listApprovals`` lists the
     grants with what each covers, ``revokeApproval`` forgets one (a stored event, so a restart keeps it forgotten)."""
     home = tmp_path / "home"
-    with FakeProvider(api_key=API_KEY) as fake:
+    with new_fake(api_key=API_KEY) as fake:
         fake.push(write_call("call_src", "src/a.txt"), write_call("call_deep", "src/deep/b.txt"),
                   write_call("call_top", "top.txt"), command_call("call_echo", "echo hi"), {"content": "ok"})
         first = await start_agent(home, fake)

@@ -18,9 +18,8 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from tests.e2e.agent_support import API_KEY, events, start_agent
+from tests.e2e.agent_support import API_KEY, as_sent, events, model_requests, new_fake, request_messages, start_agent
 from tests.fakes import openai_rules as rules
-from tests.fakes.fake_provider import FakeProvider
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -54,15 +53,15 @@ class Run:
     view_before_second: dict[str, Any]
 
 
-def _messages(fake: FakeProvider) -> list[list[dict[str, Any]]]:
-    return [r["body"]["messages"] for r in fake.requests if r["path"].startswith("/v1/chat")]
+def _messages(fake) -> list[list[dict[str, Any]]]:
+    return [request_messages(r) for r in model_requests(fake)]
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def run(tmp_path_factory) -> Run:
     home_a, home_b = tmp_path_factory.mktemp("home_a"), tmp_path_factory.mktemp("home_b")
     folder = tmp_path_factory.mktemp("ws")
-    with FakeProvider(api_key=API_KEY, context_window=WINDOW) as fake_a:
+    with new_fake(api_key=API_KEY, context_window=WINDOW) as fake_a:
         fake_a.push(*script(0, FIRST_STEPS), *script(FIRST_STEPS, SECOND_STEPS))
         agent = await start_agent(home_a, fake_a, THREADLINE_CONTEXT_WINDOW=str(WINDOW))
         try:
@@ -79,7 +78,7 @@ async def run(tmp_path_factory) -> Run:
             updates = agent.updates(sid)
         finally:
             await agent.client.close()
-    with FakeProvider(api_key=API_KEY, context_window=WINDOW) as fake_b:
+    with new_fake(api_key=API_KEY, context_window=WINDOW) as fake_b:
         fake_b.push(*script(FIRST_STEPS, SECOND_STEPS))
         agent = await start_agent(home_b, fake_b, THREADLINE_CONTEXT_WINDOW=str(WINDOW))
         try:
@@ -140,6 +139,6 @@ async def test_B_CACHE_1_getContextView_reports_the_stable_prefix_of_the_next_re
     view = run.view_before_second
     # After turn 1 the next request is the last one sent plus the final answer: all of it is a stable prefix.
     assert view["stablePrefixTokens"] > 0
-    assert view["messages"][: len(run.first[-1])] == run.first[-1]
+    assert as_sent(view["messages"])[: len(run.first[-1])] == run.first[-1]
     assert view["stablePrefixTokens"] < view["estimatedTokens"]
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.agent_support import API_KEY, agent_fixture, request_messages, start_agent
+from tests.e2e.agent_support import API_KEY, agent_fixture, as_sent, request_messages, start_agent
 from tests.fakes.fake_provider import FakeProvider
 from tests.fakes.openai_rules import PTL_STYLES
 
@@ -49,7 +49,9 @@ async def test_R_PTL_1_context_too_long_then_success_retries_once_with_the_fallb
     assert [m["content"] for m in systems[:2]] == ["system rule 0", "system rule 1"]
     assert len(systems) == 3 and systems[2]["content"].startswith(FALLBACK_MARK)
     conversation = [m["content"] for m in view if m["role"] != "system"]
-    assert conversation == ["answer 7", "question 8", "answer 8", "question 9", "answer 9", "the new question"]
+    kept = [{"role": "assistant" if n % 2 == 0 else "user", "content": text} for n, text in enumerate(
+        ["answer 7", "question 8", "answer 8", "question 9", "answer 9"])] + [{"role": "user", "content": "the new question"}]
+    assert conversation == [m["content"] for m in as_sent(kept)]  # as the provider's kind sends them
     assert [u["mode"] for u in agent.updates(sid, "contextCompacted")] == ["fallback"]
     # The transcript is untouched by the retry (R-SRC-2).
     assert len(await agent.transcript(sid)) == 3 + 20 + 2

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.agent_support import agent_fixture, tool_messages
+from tests.e2e.agent_support import agent_fixture, request_messages, tool_messages
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -68,7 +68,7 @@ async def test_parallel_tool_calls_in_one_assistant_message(agent, folder):
     assert (await agent.turn(sid, "read both"))["stopReason"] == "endTurn"
 
     second = agent.chat_requests()[1]
-    messages = second["body"]["messages"]
+    messages = request_messages(second)
     call_msg = next(m for m in messages if m.get("tool_calls"))
     after = messages[messages.index(call_msg) + 1: messages.index(call_msg) + 4]
     assert [m["tool_call_id"] for m in after] == ["call_a", "call_b", "call_ls"]
@@ -138,7 +138,7 @@ async def test_echo_turn_without_script_and_second_turn_sees_history(agent, fold
     sid = await agent.session(folder, policy="auto")
     assert (await agent.turn(sid, "first question"))["stopReason"] == "endTurn"
     assert (await agent.turn(sid, "second question"))["stopReason"] == "endTurn"
-    second = agent.chat_requests()[1]["body"]["messages"]
+    second = request_messages(agent.chat_requests()[1])
     texts = [(m["role"], m["content"]) for m in second if m["role"] != "system"]
     assert texts == [("user", "first question"), ("assistant", "Echo: first question"), ("user", "second question")]
 

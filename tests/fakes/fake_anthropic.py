@@ -2,7 +2,8 @@
 with its words, and simulating its prompt cache at the request's ``cache_control`` breakpoints.
 
 Script items: ``content``, ``thinking`` (streamed as thinking_delta, then a signature_delta), ``tool_calls``
-([{id, name, arguments: dict}]), ``ptl`` (answer "prompt is too long"), ``error`` ({status, type, message, headers?, in_stream?}), ``stop_reason``.
+([{id, name, arguments: dict or a raw string}]), ``ptl`` (answer "prompt is too long"), ``error`` ({status, type, message, headers?, in_stream?}), ``stop_reason``,
+``chunks``/``chunk_delay`` (stream the text in that many pieces, waiting between them). Unscripted: ``Echo: <text>``.
 
 Cache: the request is flattened into blocks (tools, system, then each message's content); a breakpoint caches
 the prefix ending at its block. A request reads the longest remembered prefix ending at or up to 20 blocks before
@@ -19,7 +20,7 @@ import json
 import uuid
 from typing import Any
 
-from tests.fakes.native_fake import NativeFake, Rejection, digest, tokens_of
+from tests.fakes.native_fake import NativeFake, Rejection, _raw_arguments, digest, echo, paced, tokens_of
 
 SECRET = b"fake-anthropic-signing-key"
 LOOKBACK = 20
@@ -112,14 +113,16 @@ class FakeAnthropic(NativeFake):
                        *[_delta(index, {"type": "thinking_delta", "thinking": part}) for part in _split(text)],
                        _delta(index, {"type": "signature_delta", "signature": sign(text)}), _stop(index)]
             index += 1
-        content = item.get("content", "" if item.get("tool_calls") else "Echo.")
+        content = item.get("content", "" if item.get("tool_calls") else echo(openai_messages(body)))
         if content:
             events += [("content_block_start", {"type": "content_block_start", "index": index,
                                                 "content_block": {"type": "text", "text": ""}}),
-                       *[_delta(index, {"type": "text_delta", "text": part}) for part in _split(content)], _stop(index)]
+                       *paced([_delta(index, {"type": "text_delta", "text": part})
+                               for part in _split(content, item.get("chunks", 3))], item.get("chunk_delay")),
+                       _stop(index)]
             index += 1
         for call in item.get("tool_calls") or ():
-            raw = json.dumps(call.get("arguments", {}))
+            raw = _raw_arguments(call.get("arguments", {}))
             events += [("content_block_start", {"type": "content_block_start", "index": index, "content_block": {
                 "type": "tool_use", "id": call.get("id") or f"toolu_{uuid.uuid4().hex[:20]}", "name": call["name"],
                 "input": {}}}), *[_delta(index, {"type": "input_json_delta", "partial_json": part})
@@ -215,3 +218,32 @@ def _stop(index: int) -> tuple[str, dict]:
 def _split(text: str, parts: int = 3) -> list[str]:
     step = max(1, -(-len(text) // parts))
     return [text[i:i + step] for i in range(0, len(text), step)] or [""]
+
+
+def openai_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The request as Chat Completions messages, for tests that read what the model saw whatever the kind: each
+    system block a system message, each ``tool_result`` a tool message, each user text or image a user message,
+    each assistant turn one assistant message (text, ``tool_use`` as tool_calls). Thinking and cache marks go."""
+    system = body.get("system") or []
+    out: list[dict[str, Any]] = [{"role": "system", "content": b["text"]}
+                                 for b in ([{"type": "text", "text": system}] if isinstance(system, str) else system)]
+    for msg in body.get("messages") or []:
+        blocks = _blocks(msg)
+        if msg.get("role") == "assistant":
+            answer: dict[str, Any] = {"role": "assistant",
+                                      "content": "".join(b["text"] for b in blocks if b.get("type") == "text")}
+            calls = [{"id": b["id"], "type": "function", "function": {"name": b["name"],
+                                                                      "arguments": json.dumps(b.get("input", {}))}}
+                     for b in blocks if b.get("type") == "tool_use"]
+            out.append({**answer, "tool_calls": calls} if calls else answer)
+            continue
+        for b in blocks:
+            if b.get("type") == "tool_result":
+                content = b.get("content")
+                text = content if isinstance(content, str) else "".join(p.get("text", "") for p in content or [])
+                out.append({"role": "tool", "tool_call_id": b["tool_use_id"], "content": text})
+            elif b.get("type") == "text":
+                out.append({"role": "user", "content": b["text"]})
+            else:
+                out.append({"role": "user", "content": [{k: v for k, v in b.items() if k != "cache_control"}]})
+    return out

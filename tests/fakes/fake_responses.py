@@ -1,7 +1,8 @@
 """A strict double of OpenAI Responses (``POST /v1/responses``, streamed), rejecting what the real API rejects.
 
 Script items: ``content``, ``reasoning`` (a summary, streamed, and an encrypted reasoning item), ``tool_calls``
-([{id, name, arguments: dict}]), ``error`` ({status, code?, message, in_stream?}).
+([{id, name, arguments: dict or a raw string}]), ``error`` ({status, code?, message, in_stream?}), ``ptl`` (refuse as
+over the window), ``chunks``/``chunk_delay`` (stream the text in that many pieces, waiting between them).
 
 With ``store: false`` nothing is kept between requests, so a reasoning item must come back with its
 ``encrypted_content`` (only sent when ``include`` asks for it), and a function call the model made after
@@ -16,7 +17,7 @@ import json
 import uuid
 from typing import Any
 
-from tests.fakes.native_fake import NativeFake, Rejection, digest, tokens_of
+from tests.fakes.native_fake import NativeFake, Rejection, _raw_arguments, digest, echo, paced, tokens_of
 
 ROLES = ("user", "assistant", "system", "developer")
 
@@ -79,6 +80,9 @@ class FakeResponses(NativeFake):
                           "again.", code="context_length_exceeded", param="input")
 
     def answer(self, body: dict[str, Any], item: dict[str, Any], record: dict[str, Any]) -> list[tuple[str, dict]]:
+        if item.get("ptl"):  # as a request over the model's window is refused
+            raise invalid("Your input exceeds the context window of this model. Please adjust your input and try "
+                          "again.", code="context_length_exceeded", param="input")
         error = item.get("error")
         if error and not error.get("in_stream"):
             raise Rejection(error["status"], {"error": {"message": error.get("message", ""), "type": "server_error",
@@ -104,22 +108,23 @@ class FakeResponses(NativeFake):
                                                                   "summary_index": 0, "delta": item["reasoning"]}),
                        _done(len(output), done)]
             output.append(done)
-        content = item.get("content", "" if item.get("tool_calls") else "Echo.")
+        content = item.get("content", "" if item.get("tool_calls") else echo(openai_messages(body)))
         if content:
             msg_id = f"msg_{uuid.uuid4().hex[:20]}"
             done = {"type": "message", "id": msg_id, "role": "assistant", "status": "completed",
                     "content": [{"type": "output_text", "text": content, "annotations": []}]}
             events += [_added(len(output), {**done, "status": "in_progress", "content": []}),
-                       *[("response.output_text.delta", {"type": "response.output_text.delta", "item_id": msg_id,
-                                                         "output_index": len(output), "content_index": 0,
-                                                         "delta": part}) for part in _split(content)],
+                       *paced([("response.output_text.delta", {"type": "response.output_text.delta",
+                                                               "item_id": msg_id, "output_index": len(output),
+                                                               "content_index": 0, "delta": part})
+                               for part in _split(content, item.get("chunks", 3))], item.get("chunk_delay")),
                        _done(len(output), done)]
             output.append(done)
         for call in item.get("tool_calls") or ():
             call_id = call.get("id") or f"call_{uuid.uuid4().hex[:20]}"
             if reasoning_id:
                 self._reasoned[call_id] = reasoning_id
-            raw = json.dumps(call.get("arguments", {}))
+            raw = _raw_arguments(call.get("arguments", {}))
             fc = {"type": "function_call", "id": f"fc_{uuid.uuid4().hex[:20]}", "call_id": call_id,
                   "name": call["name"], "arguments": raw, "status": "completed"}
             n = len(output)
@@ -163,3 +168,27 @@ def _done(index: int, item: dict[str, Any]) -> tuple[str, dict]:
 def _split(text: str, parts: int = 3) -> list[str]:
     step = max(1, -(-len(text) // parts))
     return [text[i:i + step] for i in range(0, len(text), step)] or [""]
+
+
+def openai_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The request as Chat Completions messages (see fake_anthropic.openai_messages): ``instructions`` and each
+    message item as a message, ``function_call`` items joined to the assistant message before them as tool_calls,
+    each ``function_call_output`` a tool message; reasoning items go."""
+    out: list[dict[str, Any]] = [{"role": "system", "content": body["instructions"]}] if body.get("instructions") else []
+    for item in body.get("input") or []:
+        kind = item.get("type", "message")
+        if kind == "message":
+            content = item.get("content")
+            if isinstance(content, list) and all(p.get("type") in ("input_text", "output_text") for p in content):
+                content = "".join(p.get("text", "") for p in content)
+            out.append({"role": "system" if item["role"] == "developer" else item["role"], "content": content})
+        elif kind == "function_call":
+            call = {"id": item["call_id"], "type": "function",
+                    "function": {"name": item["name"], "arguments": item["arguments"]}}
+            if out and out[-1]["role"] == "assistant":
+                out[-1].setdefault("tool_calls", []).append(call)
+            else:
+                out.append({"role": "assistant", "content": "", "tool_calls": [call]})
+        elif kind == "function_call_output":
+            out.append({"role": "tool", "tool_call_id": item["call_id"], "content": item.get("output", "")})
+    return out

@@ -8,9 +8,31 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import time
 from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+
+def echo(messages: list[dict[str, Any]]) -> str:
+    """An unscripted answer, as the Chat Completions fake gives: ``Echo: <the last user text>``."""
+    texts = [m["content"] for m in messages if m["role"] == "user" and isinstance(m.get("content"), str)]
+    return f"Echo: {texts[-1]}" if texts else "Echo."
+
+
+DELAY = "__delay__"  # a pseudo-event in an answer: the handler waits ``seconds`` before the next frame
+
+
+def paced(events: list[tuple[str, dict]], delay: float | None) -> list[tuple[str, dict]]:
+    """``events`` with a wait after each (a script item's ``chunk_delay``), so a test can cancel mid-stream."""
+    if not delay:
+        return events
+    return [e for event in events for e in (event, (DELAY, {"seconds": delay}))]
+
+
+def _raw_arguments(arguments: Any) -> str:
+    """A script's tool arguments as streamed: a dict as JSON, a string unchanged (so a test can send broken JSON)."""
+    return arguments if isinstance(arguments, str) else json.dumps(arguments)
 
 
 class Rejection(Exception):
@@ -67,6 +89,12 @@ class NativeFake:
     def push(self, *items: dict[str, Any]) -> None:
         with self._lock:
             self._queue.extend(items)
+
+    @property
+    def pending(self) -> int:
+        """Script items not yet answered."""
+        with self._lock:
+            return len(self._queue)
 
     @property
     def requests(self) -> list[dict[str, Any]]:
@@ -128,11 +156,18 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "text/event-stream; charset=utf-8")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
-        for name, data in events:
-            frame = f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
-            self.wfile.write(b"%x\r\n%s\r\n" % (len(frame), frame))
-        self.wfile.write(b"0\r\n\r\n")
-        self.wfile.flush()
+        try:
+            for name, data in events:
+                if name == DELAY:
+                    self.wfile.flush()
+                    time.sleep(data["seconds"])
+                    continue
+                frame = f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(frame), frame))
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except (ConnectionResetError, BrokenPipeError):  # the client hung up mid-stream (a cancelled turn)
+            record["disconnected"] = True
 
     def _send_json(self, status: int, body: Any, headers: dict[str, str]) -> None:
         data = json.dumps(body).encode()

@@ -5,5 +5,5 @@ export { splitCommandLine } from './rpc/command';
 export { METHOD_NAMES } from './rpc/protocol';
 export { buildWebviewHtml, makeNonce } from './sidebar/html';
 export { interleaveCompactions } from './webview/history';
-export { cachedShare } from './webview/meter';
+export { cachedShare, meterLabel, sessionCost } from './webview/meter';
 export { forkSeqBefore, planRewind, rewindDone } from './sidebar/rewind';

@@ -156,6 +156,27 @@ def test_read_tool_turn_streams_the_reply(nvim, provider: Provider):
     assert int(m.group(1)) == cached * 100 // ctx["input"]
 
 
+def test_the_statusline_shows_the_sessions_cost_when_the_model_has_a_price(nvim, provider: Provider, tmp_path):
+    (tmp_path / "home").mkdir(exist_ok=True)
+    (tmp_path / "home" / "config.toml").write_text("[provider]\nprice = { input = 2.0, output = 8.0 }\n")
+    provider.push({"content": "Hi."}, {"content": "Again."})
+    out = nvim("""
+      T.open()
+      T.tl.submit('hello')
+      T.wait('the reply', function() return T.find('Hi.') and T.tl.status().state == 'idle' end)
+      local first = T.tl.status().context.cost
+      T.tl.submit('and again')
+      T.wait('the second reply', function() return T.find('Again.') and T.tl.status().state == 'idle' end)
+      return { first = first, statusline = T.tl.statusline() }
+    """)
+    r, ctx = out["result"], out["status"]["context"]
+    requests = provider.requests()
+    spent = sum(q["usage"]["prompt_tokens"] * 2.0 + q["usage"]["completion_tokens"] * 8.0 for q in requests) / 1e6
+    assert ctx["cost"] == pytest.approx(spent, abs=1e-6) and 0 < r["first"] < ctx["cost"]  # the session's total
+    m = re.fullmatch(r"TL [\d.]+k?/64k(?: · \d+% cached)? · \$(\d+\.\d{4})", r["statusline"])
+    assert m and m.group(1) == f"{ctx['cost']:.4f}", r["statusline"]
+
+
 @pytest.mark.parametrize("provider", [("--cache-style", "none")], indirect=True)
 def test_B_CACHE_5_no_cached_share_when_the_provider_reports_none(nvim, provider: Provider):
     provider.push({"content": "Hi."})
@@ -167,6 +188,7 @@ def test_B_CACHE_5_no_cached_share_when_the_provider_reports_none(nvim, provider
     """)
     assert re.fullmatch(r"TL [\d.]+k?/64k", out["result"]["statusline"]), out["result"]["statusline"]
     assert "cached" not in out["status"]["context"]
+    assert "cost" not in out["status"]["context"]  # fake-model has no known price: no cost, never $0
 
 
 def test_approval_is_answered_through_vim_ui_select(nvim, provider: Provider, workdir: Path):

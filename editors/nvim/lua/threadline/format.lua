@@ -57,6 +57,16 @@ function M.cached_share(cached, input)
   return ('%d%% cached'):format(math.min(100, math.floor(cached * 100 / input)))
 end
 
+--- The session's cost: "$0.0123" under a dollar (four decimals), "$12.35" from there; nil when no price is
+--- known (the server then sends no cost: absent, never $0).
+function M.cost(usd)
+  usd = tonumber(M.val(usd))
+  if not usd or usd ~= usd or usd < 0 then
+    return nil
+  end
+  return usd >= 1 and ('$%.2f'):format(usd) or ('$%.4f'):format(usd)
+end
+
 --- 950 -> "950", 12345 -> "12.3k", 64000 -> "64k", 1250000 -> "1.25M".
 function M.tokens(n)
   n = tonumber(M.val(n))

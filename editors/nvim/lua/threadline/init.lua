@@ -245,6 +245,9 @@ function M.resume(session_id, opts, callback)
     return
   end
   s = new_session(session_id, opts.cwd)
+  if type(opts.totals) == 'table' then -- listSessions' stored totals, until the next usage update
+    updates.set_cost(s, opts.totals.costUsd)
+  end
   local items = {}
   local function page(after)
     M.request('readTranscript', { sessionId = session_id, afterSeq = after, limit = 200 }, function(err, r)
@@ -466,9 +469,10 @@ end
 
 -- --- status ------------------------------------------------------------------------------------------
 
---- status() -> { state = "idle"|"running"|"stopped", session_id, context = { used, size, cached?, input? } }
+--- status() -> { state = "idle"|"running"|"stopped", session_id, context = { used, size, cached?, input?, cost? } }
 --- context.used is the size of the last request sent to the model, never a cumulative count; cached and input
---- are that request's cached and total input tokens (B-CACHE-5; cached is nil when the provider reports none).
+--- are that request's cached and total input tokens (B-CACHE-5; cached is nil when the provider reports none);
+--- cost is the session's cost so far in USD (nil when no price is known).
 function M.status()
   local s = S.current
   local state = 'stopped'
@@ -483,12 +487,14 @@ function M.status()
       size = s and s.context.size or nil,
       cached = s and s.context.cached or nil,
       input = s and s.context.input or nil,
+      cost = s and s.context.cost or nil,
     },
   }
 end
 
 --- statusline() -> e.g. "TL 12.3k/64k", "TL 12.3k/64k · 42% cached" when the provider reports its prompt cache,
---- with " …" appended while a turn runs, or "TL stopped".
+--- "TL 12.3k/64k · 42% cached · $0.0123" once a priced call reported the session's cost, with " …" appended
+--- while a turn runs, or "TL stopped".
 function M.statusline()
   local st = M.status()
   if st.state == 'stopped' then
@@ -498,6 +504,10 @@ function M.statusline()
   local share = fmt.cached_share(st.context.cached, st.context.input)
   if share then
     s = s .. ' · ' .. share
+  end
+  local cost = fmt.cost(st.context.cost)
+  if cost then
+    s = s .. ' · ' .. cost
   end
   if st.state == 'running' then
     s = s .. ' …'

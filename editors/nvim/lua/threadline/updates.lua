@@ -24,6 +24,15 @@ function M.set_cache(s, cached, input)
   s.context.cached, s.context.input = tonumber(fmt.val(cached)), tonumber(fmt.val(input))
 end
 
+--- The session's cost so far in USD (usage totals.costUsd, or the stored totals of a resumed session); a figure
+--- that is absent (no price known) leaves what is there.
+function M.set_cost(s, usd)
+  usd = tonumber(fmt.val(usd))
+  if usd then
+    s.context.cost = usd
+  end
+end
+
 local UPDATE = {}
 
 function UPDATE.turnStarted(s, _, turn_id)
@@ -84,6 +93,7 @@ end
 function UPDATE.usage(s, u)
   M.set_usage(s, u.contextTokens, u.contextWindowTokens)
   M.set_cache(s, u.cachedInputTokens, u.inputTokens)
+  M.set_cost(s, type(fmt.val(u.totals)) == 'table' and u.totals.costUsd or nil)
 end
 
 function UPDATE.turnCompleted(s, u, turn_id)

@@ -83,7 +83,7 @@ function M.sessions(opts, callback)
         callback(nil, nil)
         return
       end
-      tl().resume(choice.sessionId, { cwd = fmt.val(choice.cwd) }, callback)
+      tl().resume(choice.sessionId, { cwd = fmt.val(choice.cwd), totals = fmt.val(choice.totals) }, callback)
     end)
   end)
 end

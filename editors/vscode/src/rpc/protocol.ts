@@ -32,6 +32,10 @@ export interface SessionInfo {
   updatedAt: string;
   messageCount: number;
   parentSessionId?: string;
+  model?: string;
+  approvalPolicy?: ApprovalPolicy;
+  /** The session's stored usage, summed; absent before its first model call. `costUsd` absent: no price known. */
+  totals?: { inputTokens: number; outputTokens: number; cachedInputTokens: number; cacheWriteTokens: number; costUsd?: number };
 }
 
 export interface TranscriptItem {
@@ -122,7 +126,9 @@ export type Update =
   | { kind: 'artifactCreated'; artifactId: string; toolCallId: string; totalBytes: number; totalLines: number }
   | { kind: 'contextCompacted'; mode: ViewMode; beforeTokens: number; afterTokens: number; summary: string }
   | { kind: 'usage'; contextTokens: number; contextWindowTokens: number; inputTokens: number; outputTokens: number;
-      cachedInputTokens?: number; totals?: { inputTokens: number; outputTokens: number; cachedInputTokens?: number } }
+      cachedInputTokens?: number; cacheWriteTokens?: number; costUsd?: number;
+      totals?: { inputTokens: number; outputTokens: number; cachedInputTokens?: number; cacheWriteTokens?: number;
+        costUsd?: number } }
   | { kind: 'turnCompleted'; stopReason: StopReason; error?: TurnError }
   | { kind: 'notice'; level: 'info' | 'warning' | 'error'; message: string }
   | { kind: 'mcpServerStatus'; name: string; state: McpServerState; transport: 'stdio' | 'http'; reason?: string;

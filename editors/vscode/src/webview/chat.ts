@@ -4,7 +4,7 @@ import type { FromWebview, ToWebview } from '../sidebar/messages';
 import type { EventItem, FileDiff, McpServerInfo, RequestApprovalParams, SessionInfo, TranscriptItem, Update } from '../rpc/protocol';
 import { clip, fmtBytes, fmtTokens, h, prettyArgs } from './dom';
 import { interleaveCompactions } from './history';
-import { cachedShare } from './meter';
+import { cachedShare, meterLabel, sessionCost } from './meter';
 import { renderMarkdown } from './markdown';
 
 type Post = (msg: FromWebview) => void;
@@ -19,6 +19,9 @@ interface AssistantBlock {
 
 export class Chat {
   private currentId: string | undefined;
+  private sessions: SessionInfo[] = [];
+  private cost: string | undefined; // the session's cost so far ("$0.0123"), shown next to the meter when known
+  private meterState: { tokens: number; windowTokens: number; estimated: boolean; cached?: string } | undefined;
   private running = false;
   private assistant: AssistantBlock | undefined;
   private readonly cards = new Map<string, HTMLElement>();
@@ -109,6 +112,7 @@ export class Chat {
   // --- sessions -----------------------------------------------------------------------------------------
 
   private setSessions(sessions: SessionInfo[], currentId?: string): void {
+    this.sessions = sessions;
     if (currentId !== undefined) this.currentId = currentId;
     this.sessionSelect.replaceChildren(
       ...(this.currentId && !sessions.some((s) => s.sessionId === this.currentId)
@@ -121,6 +125,9 @@ export class Chat {
 
   private loadSession(sessionId: string, history: TranscriptItem[], events: EventItem[]): void {
     this.currentId = sessionId;
+    // The stored totals until this session's next usage update brings its running ones
+    this.cost = sessionCost(this.sessions.find((s) => s.sessionId === sessionId)?.totals?.costUsd);
+    this.refreshMeterLabel();
     this.sessionSelect.value = sessionId;
     this.log.replaceChildren();
     this.cards.clear();
@@ -210,6 +217,7 @@ export class Chat {
         this.compaction(u.mode, u.beforeTokens, u.afterTokens, u.summary);
         break;
       case 'usage':
+        this.cost = sessionCost(u.totals?.costUsd) ?? this.cost;
         this.setMeter(u.contextTokens, u.contextWindowTokens, false, cachedShare(u.cachedInputTokens, u.inputTokens));
         break;
       case 'turnCompleted':
@@ -396,6 +404,7 @@ export class Chat {
   /** `cached` (B-CACHE-5) is the last request's cached share, shown only for a request the provider answered. */
   private setMeter(tokens: number, windowTokens: number, estimated = false, cached?: string): void {
     const pct = windowTokens > 0 ? Math.min(100, (tokens / windowTokens) * 100) : 0;
+    this.meterState = { tokens, windowTokens, estimated, cached };
     this.meter.dataset.tokens = String(tokens);
     if (cached) this.meter.dataset.cached = cached;
     else delete this.meter.dataset.cached;
@@ -404,9 +413,19 @@ export class Chat {
     this.meterFill.style.width = `${pct}%`;
     this.meter.classList.toggle('warn', pct >= 70 && pct < 90);
     this.meter.classList.toggle('full', pct >= 90);
-    this.meterLabel.textContent = (windowTokens > 0
-      ? `Context ${estimated ? '≈' : ''}${fmtTokens(tokens)} / ${fmtTokens(windowTokens)} tokens (${Math.round(pct)}%)`
-      : `Context ${fmtTokens(tokens)} tokens`) + (cached ? ` · ${cached}` : '');
+    this.refreshMeterLabel();
+  }
+
+  /** The label again, for the session's cost changing without a new request (a session loaded). */
+  private refreshMeterLabel(): void {
+    if (this.cost) this.meter.dataset.cost = this.cost;
+    else delete this.meter.dataset.cost;
+    const m = this.meterState;
+    if (!m) {
+      this.meterLabel.textContent = ['Context: no request yet', this.cost].filter(Boolean).join(' · ');
+      return;
+    }
+    this.meterLabel.textContent = meterLabel(m.tokens, m.windowTokens, fmtTokens, m.estimated, m.cached, this.cost);
   }
 
   private setMcpServers(servers: McpServerInfo[]): void {

@@ -6,3 +6,21 @@ export function cachedShare(cachedInputTokens: number | undefined, inputTokens: 
   if (typeof cachedInputTokens !== 'number' || typeof inputTokens !== 'number' || inputTokens <= 0) return undefined;
   return `${Math.min(100, Math.floor((cachedInputTokens * 100) / inputTokens))}% cached`;
 }
+
+/** The session's cost for the meter: "$0.0123" (four decimals under a dollar, two from there), from the usage
+ *  update's `totals.costUsd`; undefined when no price is known (the server then sends none: absent, never $0). */
+export function sessionCost(costUsd: number | undefined): string | undefined {
+  if (typeof costUsd !== 'number' || !Number.isFinite(costUsd) || costUsd < 0) return undefined;
+  return costUsd >= 1 ? `$${costUsd.toFixed(2)}` : `$${costUsd.toFixed(4)}`;
+}
+
+/** The meter's label: the last request against the window, then its cached share and the session's cost when
+ *  known, e.g. "Context 12.3k / 200k tokens (6%) · 42% cached · $0.0123". */
+export function meterLabel(tokens: number, windowTokens: number, fmt: (n: number) => string, estimated = false,
+                           cached?: string, cost?: string): string {
+  const pct = windowTokens > 0 ? Math.min(100, (tokens / windowTokens) * 100) : 0;
+  const base = windowTokens > 0
+    ? `Context ${estimated ? '≈' : ''}${fmt(tokens)} / ${fmt(windowTokens)} tokens (${Math.round(pct)}%)`
+    : `Context ${fmt(tokens)} tokens`;
+  return [base, cached, cost].filter(Boolean).join(' · ');
+}

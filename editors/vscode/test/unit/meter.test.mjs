@@ -1,9 +1,9 @@
-// The context meter's cached share (src/webview/meter.ts), B-CACHE-5.
+// The context meter's cached share (B-CACHE-5) and the session's cost beside it (src/webview/meter.ts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { lib } from '../support/harness.mjs';
 
-const { cachedShare } = lib;
+const { cachedShare, meterLabel, sessionCost } = lib;
 
 test('B-CACHE-5: the cached share is the floored percentage of the last request input', () => {
   assert.equal(cachedShare(520, 1234), '42% cached');
@@ -17,4 +17,26 @@ test('B-CACHE-5: no share when the provider reports no cache figure or there was
   assert.equal(cachedShare(undefined, 1234), undefined);
   assert.equal(cachedShare(0, 0), undefined);
   assert.equal(cachedShare(5, undefined), undefined);
+});
+
+test('the session cost reads in dollars: four decimals under a dollar, two from there', () => {
+  assert.equal(sessionCost(0.000684), '$0.0007');
+  assert.equal(sessionCost(0.1234567), '$0.1235');
+  assert.equal(sessionCost(12.345), '$12.35');
+  assert.equal(sessionCost(0), '$0.0000'); // a known price that came to nothing yet
+});
+
+test('no cost is shown when no price is known (the server sends none), never $0', () => {
+  assert.equal(sessionCost(undefined), undefined);
+  assert.equal(sessionCost(Number.NaN), undefined);
+  const fmt = (n) => String(n);
+  assert.equal(meterLabel(500, 1000, fmt, false, '42% cached'), 'Context 500 / 1000 tokens (50%) · 42% cached');
+});
+
+test('the meter label puts the cost after the window use and the cached share', () => {
+  const fmt = (n) => `${n / 1000}k`;
+  assert.equal(meterLabel(12000, 200000, fmt, false, '42% cached', '$0.0123'),
+    'Context 12k / 200k tokens (6%) · 42% cached · $0.0123');
+  assert.equal(meterLabel(3000, 6000, fmt, true, undefined, '$1.50'), 'Context ≈3k / 6k tokens (50%) · $1.50');
+  assert.equal(meterLabel(3000, 0, fmt), 'Context 3k tokens');
 });

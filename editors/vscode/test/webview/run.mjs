@@ -160,6 +160,21 @@ try {
     assert.doesNotMatch(await page.locator('#meter .meter-label').innerText(), /cached/);
   });
 
+  await step('the session cost sits next to the meter once a priced call reports it, and stays until the next one', async () => {
+    const last = recorded.messages.filter(isKind('usage')).pop();
+    const sid = last.params.sessionId;
+    const usage = { kind: 'usage', contextTokens: 1234, contextWindowTokens: 64000, inputTokens: 1234, outputTokens: 5 };
+    const totals = { inputTokens: 5000, outputTokens: 40, cachedInputTokens: 520, cacheWriteTokens: 0 };
+    await send(page, { type: 'update', params: { sessionId: sid, update: { ...usage, cachedInputTokens: 520, costUsd: 0.0041,
+      totals: { ...totals, costUsd: 0.012345 } } } });
+    await settle(page);
+    assert.equal(await page.locator('#meter').getAttribute('data-cost'), '$0.0123');
+    assert.match(await page.locator('#meter .meter-label').innerText(), /\(2%\) · 42% cached · \$0\.0123$/);
+    await send(page, { type: 'update', params: { sessionId: sid, update: { ...usage, totals } } });
+    await settle(page);
+    assert.match(await page.locator('#meter .meter-label').innerText(), /tokens \(2%\) · \$0\.0123$/);
+  });
+
   await step('keyboard: Enter submits, Escape cancels the running turn', async () => {
     await page.locator('#input').focus();
     await page.keyboard.type('one more thing');

@@ -1,0 +1,47 @@
+"""Which model a session talks to: a ``[models.NAME]`` from config.toml, or the server's default ``[provider]``.
+
+A session stores only the name (``sessions.model``); what the name points at (kind, server, window, price) is
+read from the settings at each model call, so ``updateSession`` applies from the next call.
+"""
+
+from __future__ import annotations
+
+from server.config import ProviderSettings, Settings
+from server.providers import DEFAULT_CONTEXT_WINDOW, context_window_for
+from server.providers.capabilities import Price, price_for
+from server.rpc import RequestError
+from server.transcript import Session
+
+
+class ModelNotFound(RequestError):
+    def __init__(self, name: str, settings: Settings):
+        known = ", ".join(sorted(settings.models)) or "none are configured ([models.NAME] in config.toml)"
+        super().__init__("ModelNotFound", f"unknown model {name!r}; configured models: {known}")
+
+
+def checked_model_name(settings: Settings, name: str | None) -> str | None:
+    """``name`` when it is a configured model (or None: the default provider), else ModelNotFound."""
+    if name is not None and name not in settings.models:
+        raise ModelNotFound(name, settings)
+    return name
+
+
+def provider_settings(settings: Settings, session: Session | None) -> ProviderSettings:
+    """The provider settings of ``session``'s model. A stored name no longer in config is ModelNotFound
+    (the session is not silently moved to another model, which might cost more or see less)."""
+    name = session.model if session is not None else None
+    if name is None:
+        return settings.provider
+    if name not in settings.models:
+        raise ModelNotFound(name, settings)
+    return settings.models[name]
+
+
+def window_of(p: ProviderSettings) -> int:
+    """R-PIPE-3: the configured window, else the table's for the model, else the default."""
+    return p.context_window_tokens or (context_window_for(p.model) if p.model else None) or DEFAULT_CONTEXT_WINDOW
+
+
+def price_of(p: ProviderSettings) -> Price | None:
+    """The configured price when set, else the table's list price for the model, else None (no cost shown)."""
+    return p.price or (price_for(p.model) if p.model else None)

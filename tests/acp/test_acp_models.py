@@ -1,0 +1,73 @@
+"""ACP's model picker: the configured ``[models.NAME]`` as a ``model`` config option, switched with
+``session/set_config_option`` from the next model call; every agent message checked against the ACP schema."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from acp import RequestError
+
+from tests.acp.support import AcpAgent, schema_errors, start_acp
+from tests.e2e.agent_support import API_KEY
+from tests.fakes.fake_provider import FakeProvider
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def acp(tmp_path_factory) -> AsyncIterator[AcpAgent]:
+    home = tmp_path_factory.mktemp("home")
+    (home / "config.toml").write_text('[models.small]\nmodel = "small-chat"\ncontext_window_tokens = 9000\n'
+                                      '[models.deepseek]\nmodel = "deepseek-chat"\n')
+    with FakeProvider(api_key=API_KEY) as fake:
+        async with start_acp(home, fake) as agent:
+            agent.init = await agent.conn.initialize(protocol_version=1)
+            yield agent
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    path = tmp_path / "ws"
+    path.mkdir()
+    return path
+
+
+def picker(options):
+    (option,) = options
+    return option.root if hasattr(option, "root") else option
+
+
+async def test_new_session_offers_the_configured_models_and_the_switch_applies_to_the_next_call(acp, folder):
+    acp.fake.reset()
+    created = await acp.conn.new_session(cwd=str(folder), mcp_servers=[])
+    option = picker(created.config_options)
+    assert (option.id, option.category, option.current_value) == ("model", "model", "default")
+    assert [o.value for o in option.options] == ["default", "small", "deepseek"]
+    assert "9,000-token window" in option.options[1].description
+    assert "$0.28/$0.42 per Mtok" in option.options[2].description  # the table's list price
+
+    answer = await acp.conn.set_config_option(config_id="model", session_id=created.session_id, value="small")
+    assert picker(answer.config_options).current_value == "small"
+    acp.fake.push({"content": "hi"})
+    assert (await acp.prompt(created.session_id, "hello")).stop_reason == "end_turn"
+    assert acp.fake.requests[-1]["body"]["model"] == "small-chat"
+    assert acp.editor.of(created.session_id, "usage_update")[-1].size == 9000
+
+    resumed = await acp.conn.resume_session(session_id=created.session_id, cwd=str(folder), mcp_servers=[])
+    assert picker(resumed.config_options).current_value == "small"  # stored with the session
+    assert schema_errors(acp.received, acp.sent_methods) == []
+
+
+async def test_an_unknown_model_or_option_is_an_error_and_changes_nothing(acp, folder):
+    sid = (await acp.conn.new_session(cwd=str(folder), mcp_servers=[])).session_id
+    with pytest.raises(RequestError) as exc:
+        await acp.conn.set_config_option(config_id="model", session_id=sid, value="gpt-9")
+    assert exc.value.code == -32602 and exc.value.data["code"] == "ModelNotFound"
+    with pytest.raises(RequestError) as exc:
+        await acp.conn.set_config_option(config_id="temperature", session_id=sid, value="hot")
+    assert exc.value.data["code"] == "UnknownConfigOption"
+    resumed = await acp.conn.resume_session(session_id=sid, cwd=str(folder), mcp_servers=[])
+    assert picker(resumed.config_options).current_value == "default"
