@@ -163,6 +163,7 @@ class Turn:
             return
         self.provider, self.price, self.approvals.policy = choice.provider, choice.price, choice.approval_policy
         self.views.settings, self.views.model = choice.settings, choice.provider.model
+
     async def _deliver_steers(self, texts: list[str] | None = None) -> None:
         """Store what was steered in as user messages, after every result of the last answer's calls (a user
         message may not come between a call and its result), so the next request carries it."""
