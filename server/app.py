@@ -14,6 +14,7 @@ import signal
 import sys
 import threading
 import time
+import uuid
 from typing import Any
 
 import msgspec
@@ -36,8 +37,7 @@ from server import __version__, redaction
 from server.config import Settings
 from server.rpc import HANDLERS, decode_params, encode_result, to_rpc_error
 from server.runtime import Runtime
-from server.tcp import PREAUTH_MAX_BYTES
-from server.transport import FrameError, read_messages
+from server.transport import PREAUTH_MAX_BYTES, FrameError, read_messages
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +100,7 @@ class ThreadlineServer(LanguageServer):
     def __init__(self, settings: Settings):
         super().__init__("threadline", __version__, protocol_cls=ThreadlineProtocol, converter_factory=_converter,
                          text_document_sync_kind=types.TextDocumentSyncKind.None_)
-        self.runtime = Runtime(settings, self)
+        self.runtime = Runtime(settings, notify=self.notify, ask=self.ask_client)
         self.initialized = False
         self.tcp_token: str | None = None
         self._exit: asyncio.Future[int] | None = None
@@ -150,6 +150,18 @@ class ThreadlineServer(LanguageServer):
         """Send a notification as a plain JSON-RPC object (pygls would type it from lsprotocol's table, which
         fails for ``$/cancelRequest`` with dict params and is work we do not need for our own messages)."""
         self.protocol._send_data({"jsonrpc": "2.0", "method": method, "params": params})
+
+    async def ask_client(self, method: str, params: Any) -> Any:
+        """A server -> client request. If the asker is cancelled (the turn ended), the client is told with
+        ``$/cancelRequest`` so it can withdraw the question (an approval prompt, say)."""
+        msg_id = str(uuid.uuid4())
+        future = self.protocol.send_request(method, params, msg_id=msg_id)
+        try:
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            self.protocol._request_futures.pop(msg_id, None)
+            self.notify("$/cancelRequest", {"id": msg_id})
+            raise
 
     # --- I/O --------------------------------------------------------------------------------------------
 

@@ -93,7 +93,7 @@ def _serve_with(args, run) -> int:
     from server.config import ConfigError, load_settings
     from server import redaction
     from server.secret_env import reexec_without_keys, take_keys
-    from server.transcript import StorageFailure
+    from server.errors import StorageFailure
 
     reexec_without_keys()  # so no command can read the key from /proc/<server pid>/environ
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import shutil
-import uuid
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from server.agent.remembered import RememberedApprovals, load_remembered
 from server.agent.turns import TurnManager
@@ -14,20 +13,27 @@ from server.agent.views import forget_view_state
 from server.artifacts import ArtifactStore
 from server.config import Settings
 from server.tools.processes import ProcessGroups
-from server.transcript import StorageFailure, Store
+from server.errors import StorageFailure
+from server.transcript import Store
 from server.transcript.drafts import Lease
-
-if TYPE_CHECKING:
-    from server.app import ThreadlineServer
 
 log = logging.getLogger(__name__)
 
+Notify = Callable[[str, Any], None]
+Ask = Callable[[str, Any], Awaitable[Any]]
+
+
+def _no_client(method: str, params: Any) -> Any:
+    raise RuntimeError(f"no client to send {method} to")
+
 
 class Runtime:
-    def __init__(self, settings: Settings, server: ThreadlineServer):
+    def __init__(self, settings: Settings, notify: Notify = _no_client, ask: Ask = _no_client):
+        """``notify`` and ``ask`` are the two ways out to the client (a notification, a request awaiting its
+        answer); the front end (pygls, ACP) supplies them."""
         self.base_settings = settings
         self.settings = settings
-        self.server = server
+        self._notify, self._ask = notify, ask
         self.turns = TurnManager()
         self.processes = ProcessGroups()
         self.providers: dict[tuple, Any] = {}
@@ -86,19 +92,11 @@ class Runtime:
         self.settings = self.base_settings.with_initialization_options(options)
 
     def notify(self, method: str, params: Any) -> None:
-        self.server.notify(method, params)
+        self._notify(method, params)
 
     async def ask_client(self, method: str, params: Any) -> Any:
-        """A server -> client request. If the asker is cancelled (the turn ended), the client is told with
-        ``$/cancelRequest`` so it can withdraw the question (an approval prompt, say)."""
-        msg_id = str(uuid.uuid4())
-        future = self.server.protocol.send_request(method, params, msg_id=msg_id)
-        try:
-            return await asyncio.wrap_future(future)
-        except asyncio.CancelledError:
-            self.server.protocol._request_futures.pop(msg_id, None)
-            self.server.notify("$/cancelRequest", {"id": msg_id})
-            raise
+        """A server -> client request; cancelling the asker withdraws the question (the front end's business)."""
+        return await self._ask(method, params)
 
     async def remembered_approvals(self, session_id: str) -> RememberedApprovals:
         """The session's "allow always" grants, loaded from its events once per connection."""

@@ -12,7 +12,7 @@ from acp.schema import CurrentModeUpdate, ListSessionsResponse, SessionInfo, Ses
 
 from server.acp.replay import replay
 from server.acp.runtime import AcpRuntime
-from server.rpc import RequestError
+from server.errors import InvalidParams
 from server.transcript import Session
 from server.workspace import checked_folder
 
@@ -82,7 +82,7 @@ async def close_session(rt: AcpRuntime, session_id: str) -> None:
 
 async def set_mode(rt: AcpRuntime, session_id: str, mode_id: str) -> None:
     if mode_id not in {m.id for m in MODES}:
-        raise RequestError("UnknownMode", f"unknown mode {mode_id!r}; modes: {', '.join(m.id for m in MODES)}")
+        raise InvalidParams(f"unknown mode {mode_id!r}; modes: {', '.join(m.id for m in MODES)}", code="UnknownMode")
     await rt.store.set_approval_policy(session_id, mode_id)
     rt.send_update(session_id, CurrentModeUpdate(session_update="current_mode_update", current_mode_id=mode_id))
     await rt.flush()
@@ -92,5 +92,5 @@ def _offset(cursor: str | None) -> int:
     if cursor is None:
         return 0
     if not cursor.isdigit():
-        raise RequestError("InvalidCursor", f"invalid cursor {cursor!r}: pass back a nextCursor from session/list")
+        raise InvalidParams(f"invalid cursor {cursor!r}: pass back a nextCursor from session/list", code="InvalidCursor")
     return int(cursor)

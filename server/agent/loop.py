@@ -22,11 +22,12 @@ from protocol.messages import OpenAIFunction, OpenAIToolCall, SubmitTurnResult, 
 from server.agent.approvals import Approvals
 from server.agent.emit import Emitter
 from server.agent.views import ViewBuilder, record_sent
+from server.errors import ThreadlineError
 from server.providers.capabilities import Price
 from server.providers import ChatProvider, ChatResult, ProviderError, ReasoningDelta, Retrying, TextDelta
 from server.tools import TOOLS, ToolContext, ToolOutcome, parse_arguments, run_tool, tool_specs
 from server.tools.base import ToolFailure
-from server.transcript import NewMessage, Store, StoreError, new_id
+from server.transcript import NewMessage, Store, new_id
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +93,7 @@ class Turn:
                 code="maxIterations", message=f"stopped after {self.max_iterations} model calls in one turn"))
         except TurnFailed as exc:
             return self._finish("error", TurnError(code=exc.code, message=exc.message))
-        except StoreError as exc:  # the disk refused a write (full, read-only): end the turn saying so
+        except ThreadlineError as exc:  # the disk refused a write (full, read-only): end the turn saying so
             log.warning("turn %s stopped: %s", self.turn_id, exc.message)
             return self._finish("error", TurnError(code=exc.code, message=exc.message))
         except asyncio.CancelledError:
@@ -162,7 +163,7 @@ class Turn:
         try:
             await self.store.save_draft(self.session_id, self.turn_id, "".join(self._partial),
                                         "".join(self._partial_reasoning) or None)
-        except StoreError as exc:  # a draft is insurance; the answer itself is still stored (or fails) at its end
+        except ThreadlineError as exc:  # a draft is insurance; the answer itself is still stored (or fails) at its end
             log.warning("could not save the draft of turn %s: %s", self.turn_id, exc)
 
     async def _account(self, view, result: ChatResult) -> None:

@@ -13,8 +13,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from protocol.messages import SubmitTurnResult
-from server.rpc import RequestError
-from server.transcript import SessionNotFound
+from server.errors import SessionNotFound, TurnAlreadyRunning
 
 
 class TurnManager:
@@ -29,7 +28,7 @@ class TurnManager:
         if session_id in self._deleted:
             raise SessionNotFound(f"no session {session_id!r}")
         if session_id in self._running:
-            raise RequestError("TurnAlreadyRunning", f"a turn is already running in session {session_id}")
+            raise TurnAlreadyRunning(f"a turn is already running in session {session_id}")
 
     def start(self, session_id: str, run: Callable[[], Coroutine[Any, Any, SubmitTurnResult]]) -> asyncio.Task:
         self.ensure_idle(session_id)

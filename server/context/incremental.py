@@ -420,3 +420,22 @@ class IncrementalView:
     def fallback_view(self, settings: ViewSettings) -> RequestView:
         """The fallback window (the single retry after a context-too-long answer, R-PTL-1)."""
         return self._fallback(self._base(settings))
+
+
+def build_request_view(
+    messages: Sequence[Mapping[str, Any]],
+    settings: ViewSettings,
+    *,
+    token_counts: Sequence[int] | None = None,
+    compaction: Compaction | None = None,
+    summarizer: Callable[[list[Message]], str] = summarize,
+) -> RequestView:
+    """The view to send for one model call over ``messages`` (the whole transcript so far).
+
+    ``compaction`` is the one the previous request was built on (B-CACHE-1): while repeating it stays under the
+    threshold, the view is that request plus what was appended. Feeds a fresh incremental state: callers that
+    build views repeatedly keep an ``IncrementalView`` instead (B-INC-1).
+    """
+    state = IncrementalView()
+    state.feed(messages, token_counts)
+    return state.view(settings, compaction, summarizer)

@@ -15,13 +15,13 @@ fresh dict.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .fallback import FALLBACK_SUMMARY, fallback_view
 from .repair import repair_with_origins
-from .summary import SummaryState, summarize
+from .summary import SummaryState
 from .tokens import estimate_message_tokens
 
 __all__ = [
@@ -189,27 +189,6 @@ class RequestView:
                 return "[microcompaction] 1 old tool output replaced with a placeholder"
             return f"[microcompaction] {n} old tool outputs replaced with placeholders"
         return self.summary
-
-
-def build_request_view(
-    messages: Sequence[Mapping[str, Any]],
-    settings: ViewSettings,
-    *,
-    token_counts: Sequence[int] | None = None,
-    compaction: Compaction | None = None,
-    summarizer: Callable[[list[Message]], str] = summarize,
-) -> RequestView:
-    """The view to send for one model call over ``messages`` (the whole transcript so far).
-
-    ``compaction`` is the one the previous request was built on (B-CACHE-1): while repeating it stays under the
-    threshold, the view is that request plus what was appended. Feeds a fresh incremental state: callers that
-    build views repeatedly keep an ``IncrementalView`` instead (B-INC-1).
-    """
-    from .incremental import IncrementalView  # the incremental module builds on the types above
-
-    state = IncrementalView()
-    state.feed(messages, token_counts)
-    return state.view(settings, compaction, summarizer)
 
 
 def fallback_request_view(

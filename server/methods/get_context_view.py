@@ -4,18 +4,19 @@ from protocol.messages import ContextViewResult, GetContextViewParams
 from server.agent.service import tool_overhead_tokens, view_settings
 from server.agent.views import build_view, effective_settings, stable_prefix_tokens, stored_compaction
 from server.context import fit_to_window
-from server.rpc import RequestError, method
+from server.errors import InvalidParams
+from server.rpc import method
 from server.runtime import Runtime
 
 
 @method("getContextView")
 async def get_context_view(rt: Runtime, params: GetContextViewParams) -> ContextViewResult:
     if params.context_window_tokens is not None and params.context_window_tokens <= 0:
-        raise RequestError("InvalidParams", "contextWindowTokens must be positive")
+        raise InvalidParams("contextWindowTokens must be positive")
     if params.threshold_ratio is not None and not 0 < params.threshold_ratio <= 1:
-        raise RequestError("InvalidParams", "thresholdRatio must be in (0, 1]")
+        raise InvalidParams("thresholdRatio must be in (0, 1]")
     if params.keep_recent_tokens is not None and params.keep_recent_tokens < 0:
-        raise RequestError("InvalidParams", "keepRecentTokens must be >= 0")
+        raise InvalidParams("keepRecentTokens must be >= 0")
     await rt.store.get_session(params.session_id)
     settings = view_settings(rt, params.context_window_tokens, params.threshold_ratio, params.keep_recent_tokens)
     # The same budget the agent loop uses, so this is the view the next model call would really send.

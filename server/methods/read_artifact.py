@@ -3,8 +3,7 @@
 import msgspec
 
 from protocol.messages import ReadArtifactParams, ReadArtifactResult
-from server.artifacts import InvalidArtifactRequest
-from server.rpc import RequestError, method
+from server.rpc import method
 from server.runtime import Runtime
 
 
@@ -18,8 +17,5 @@ async def read_artifact(rt: Runtime, params: ReadArtifactParams) -> ReadArtifact
         kwargs["line_range"] = (params.line_range.start, params.line_range.end)
     elif params.byte_range is not None:
         kwargs["byte_range"] = (params.byte_range.offset, params.byte_range.length)
-    try:
-        result = await rt.artifacts.read(params.session_id, params.artifact_id, **kwargs)
-    except InvalidArtifactRequest as exc:
-        raise RequestError("InvalidParams", str(exc)) from None
+    result = await rt.artifacts.read(params.session_id, params.artifact_id, **kwargs)
     return msgspec.convert(result, ReadArtifactResult)

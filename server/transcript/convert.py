@@ -7,7 +7,8 @@ import re
 import msgspec
 
 from protocol.messages import Image, OpenAIMessage, OpenAIToolCall, TranscriptItem
-from server.transcript.records import InvalidMessage, NewMessage, StoredMessage
+from server.errors import InvalidMessage
+from server.transcript.records import NewMessage, StoredMessage
 
 _DATA_URL = re.compile(r"^data:([\w.+-]+/[\w.+-]+);base64,(.*)$", re.S)
 

@@ -6,35 +6,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from server.errors import InvalidMessage
+
 ROLES = ("system", "user", "assistant", "tool")
-
-
-class StoreError(Exception):
-    """A failure a client should see with a stable code (mapped to JSON-RPC -32602 / -32603)."""
-
-    code = "StoreError"
-
-    def __init__(self, message: str):
-        super().__init__(message)
-        self.message = message
-
-
-class SessionNotFound(StoreError):
-    code = "SessionNotFound"
-
-
-class ArtifactNotFound(StoreError):
-    code = "ArtifactNotFound"
-
-
-class InvalidMessage(StoreError):
-    code = "InvalidMessage"
-
-
-class StorageFailure(StoreError):
-    """The disk refused a write or a read (read-only, full, corrupt). Nothing was half-written."""
-
-    code = "StorageFailure"
 
 
 @dataclass(frozen=True)

@@ -22,16 +22,14 @@ from typing import Any
 import aiosqlite
 
 from server.transcript import fts
+from server.errors import ArtifactNotFound, SessionNotFound, StorageFailure
 from server.transcript.records import (
     Artifact,
-    ArtifactNotFound,
     Event,
     NewMessage,
     Page,
     SearchHit,
     Session,
-    SessionNotFound,
-    StorageFailure,
     StoredMessage,
     dumps,
     loads,

@@ -1,0 +1,61 @@
+"""Domain errors: what went wrong, with the stable ``data.code`` a client sees.
+
+Modules below the edge raise these and know nothing of JSON-RPC; ``server.rpc.to_rpc_error`` (and
+``server.acp.errors`` for ACP) is the one place they become wire errors: ``internal`` ones -32603 (the server's
+fault), the rest -32602 (the request's fault), each with ``data.code``.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ArtifactNotFound", "InvalidCwd", "InvalidMessage", "InvalidParams", "SessionNotFound", "StorageFailure",
+    "ThreadlineError", "TurnAlreadyRunning",
+]
+
+
+class ThreadlineError(Exception):
+    """A failure a client should see; ``code`` is its ``data.code``, ``internal`` says whose fault it is."""
+
+    code = "ThreadlineError"
+    internal = False
+
+    def __init__(self, message: str, code: str | None = None):
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+
+
+class SessionNotFound(ThreadlineError):
+    code = "SessionNotFound"
+
+
+class ArtifactNotFound(ThreadlineError):
+    code = "ArtifactNotFound"
+
+
+class InvalidCwd(ThreadlineError):
+    code = "InvalidCwd"
+
+
+class TurnAlreadyRunning(ThreadlineError):
+    code = "TurnAlreadyRunning"
+
+
+class InvalidParams(ThreadlineError):
+    """A param the schema admits but the method refuses; ``code`` may name it more precisely (``InvalidImage``)."""
+
+    code = "InvalidParams"
+
+
+class InvalidMessage(InvalidParams):
+    """A message the store will not keep (a content part it cannot represent)."""
+
+    code = "InvalidMessage"
+
+
+class StorageFailure(ThreadlineError):
+    """The disk refused a write or a read (read-only, full, corrupt). Nothing was half-written."""
+
+    code = "StorageFailure"
+    internal = True
