@@ -72,6 +72,9 @@ class Runtime:
         self.store.owner = self._lease.id
         for msg in await self.store.recover_drafts(self._lease.owner_alive):
             log.warning("kept the partial answer of interrupted turn %s as message %d", msg.turn_id, msg.seq)
+        # What the commands of a server that died (SIGKILL, power loss) left running ends now (issue 12)
+        self.processes.own(self.settings.home, self._lease.id)
+        self.processes.reap_orphans(self._lease.owner_alive)
 
     async def close(self) -> None:
         try:

@@ -42,7 +42,7 @@ def replay(messages: Iterable[StoredMessage], cwd: Path) -> Iterator[Any]:
         elif msg.role == "tool" and msg.tool_call_id:
             name, args = open_calls.pop(msg.tool_call_id, (msg.name or "", None))
             text = msg.content or ""
-            status = tools.status_of(None, text)
+            status = tools.status_of(msg.tool_status, text)  # as the loop knew it; older rows by their text
             diff = tools.edit_diff(name, args, cwd, None, None) if status == "completed" else None
             yield tool_call_end(msg.tool_call_id, status, text, diff)
     for call_id in open_calls:  # a call whose result was never stored (a crash mid-call) ends failed

@@ -53,7 +53,8 @@ def file_text(path: Path | None) -> str | None:
 
 
 def status_of(result_status: str | None, text: str) -> str:
-    """ACP's final status: a live result carries its status; a stored one is judged by its text."""
+    """ACP's final status: from the call's status (live, or stored since schema v5); a result stored before that
+    is judged by its text."""
     if result_status is not None:
         return "completed" if result_status == "ok" else "failed"
     return "failed" if text.startswith(FAILED_PREFIXES) else "completed"

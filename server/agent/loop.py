@@ -248,7 +248,8 @@ class Turn:
             outcome = await self._approved_run(call, tool, args)
         kept = await self.tools.artifacts.keep(self.session_id, call.id, outcome.content)
         stored = await self.store.append_messages(
-            self.session_id, [NewMessage("tool", kept.text, tool_call_id=call.id, name=name)], self.turn_id)
+            self.session_id, [NewMessage("tool", kept.text, tool_call_id=call.id, name=name,
+                                         tool_status=outcome.status)], self.turn_id)
         if kept.artifact:
             self.emit(u.ArtifactCreated(artifact_id=kept.artifact.id, tool_call_id=call.id,
                                         total_bytes=kept.artifact.total_bytes, total_lines=kept.artifact.total_lines))
@@ -290,7 +291,8 @@ class Turn:
         try:
             await self._keep_partial(None)
             if pending:
-                results = [NewMessage("tool", INTERRUPTED_RESULT, tool_call_id=c.id, name=c.function.name)
+                results = [NewMessage("tool", INTERRUPTED_RESULT, tool_call_id=c.id, name=c.function.name,
+                                      tool_status="error")
                            for c in pending]
                 stored = await self.store.append_messages(self.session_id, results, self.turn_id)
                 for call, msg in zip(pending, stored):

@@ -121,7 +121,8 @@ async def run_command(ctx: ToolContext, args: dict[str, Any]) -> str:
     # The model may ask for more time, never for forever (1e308, inf): capped at MAX_TIMEOUT_SECONDS.
     timeout = min(float(timeout), MAX_TIMEOUT_SECONDS)
     proc = await asyncio.create_subprocess_exec(
-        "/bin/bash", "-c", command, cwd=ctx.cwd, env=scrubbed_env(ctx.secrets),
+        "/bin/bash", "-c", command, cwd=ctx.cwd,
+        env=scrubbed_env(ctx.secrets) | (ctx.processes.marker() if ctx.processes is not None else {}),
         stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
         start_new_session=True)
     if ctx.processes is not None:

@@ -1,23 +1,73 @@
-"""The process groups ``run_command`` started, so the server can end them when it exits.
+"""The process groups ``run_command`` started, so the server can end them when it exits, or after a crash.
 
 Each command runs in its own session (``start_new_session``), so its group id is the shell's pid and every
 process it starts in the background (``nohup server &``) stays in that group after the shell has returned. They
 may run on while the server lives (a dev server the model started); when the server exits, every group still
 alive is killed.
+
+A server killed with SIGKILL cannot do that. So every command also carries ``TL_RUN_OWNER=<home>:<lease>`` in its
+environment (the data folder's hash and the server's lease id, ``transcript.drafts.Lease``), and a server that
+starts kills the processes marked with a lease of its own data folder whose server is gone. A process id alone
+could have been reused by an unrelated program by then; the marker cannot, and a live server's commands (two
+editors on one data folder) are left alone.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import signal
+from collections.abc import Callable
+from pathlib import Path
 
 log = logging.getLogger(__name__)
+
+MARKER = "TL_RUN_OWNER"
 
 
 class ProcessGroups:
     def __init__(self) -> None:
         self._groups: set[int] = set()
+        self._home = ""  # hash of the data folder
+        self._owner = ""  # this server's lease id
+
+    def own(self, home: Path, lease_id: str) -> None:
+        """Mark this server's commands from now on (see the module doc)."""
+        self._home = hashlib.sha256(str(home.resolve()).encode()).hexdigest()[:16]
+        self._owner = lease_id
+
+    def marker(self) -> dict[str, str]:
+        """The environment entry every command carries, {} before ``own``."""
+        return {MARKER: f"{self._home}:{self._owner}"} if self._owner else {}
+
+    def reap_orphans(self, owner_alive: Callable[[str], bool], proc: Path = Path("/proc")) -> int:
+        """SIGKILL the processes an earlier server of this data folder left running when it died; returns how
+        many. Only processes of this user can be read, and only those carrying this data folder's marker with
+        a lease whose server is gone are touched."""
+        if not self._owner:
+            return 0
+        prefix = f"{MARKER}={self._home}:".encode()
+        killed = 0
+        for entry in proc.iterdir() if proc.is_dir() else ():
+            if not entry.name.isdigit() or int(entry.name) == os.getpid():
+                continue
+            try:
+                environ = (entry / "environ").read_bytes()
+            except OSError:  # not ours, or gone
+                continue
+            owner = next((v[len(prefix):].decode(errors="replace") for v in environ.split(b"\0")
+                          if v.startswith(prefix)), None)
+            if owner is None or owner == self._owner or owner_alive(owner):
+                continue
+            try:
+                os.kill(int(entry.name), signal.SIGKILL)
+                killed += 1
+            except (ProcessLookupError, PermissionError):
+                pass
+        if killed:
+            log.warning("killed %d process(es) that commands of a server that died had left running", killed)
+        return killed
 
     def add(self, pgid: int) -> None:
         self._groups = {g for g in self._groups if _alive(g)}  # forget ended groups, so their ids are never reused

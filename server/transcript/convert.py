@@ -50,7 +50,7 @@ def to_item(msg: StoredMessage) -> TranscriptItem:
         tool_call_id=msg.tool_call_id, name=msg.name, reasoning=msg.reasoning,
         images=[Image(mime_type=i["mimeType"], data=i["data"]) for i in msg.images] if msg.images else None,
         status=msg.status, turn_id=msg.turn_id,
-        tool_status=tool_status(msg.content or "") if msg.role == "tool" else None,
+        tool_status=(msg.tool_status or tool_status(msg.content or "")) if msg.role == "tool" else None,
     )
 
 

@@ -23,6 +23,9 @@ class Session:
     approval_policy: str | None = None
 
 
+TOOL_STATUSES = ("ok", "error", "denied")
+
+
 @dataclass
 class NewMessage:
     """A message about to be appended. ``tool_calls`` are OpenAI dicts; ``images`` are {mimeType, data}."""
@@ -36,12 +39,15 @@ class NewMessage:
     images: list[dict[str, str]] | None = None
     status: str = "complete"
     reasoning_items: list[dict[str, Any]] | None = None  # opaque, for the provider that made them
+    tool_status: str | None = None  # tool messages: ok, error or denied, as the loop knew it
 
     def validate(self, where: str = "message") -> None:
         if self.role not in ROLES:
             raise InvalidMessage(f"{where}.role: must be one of {', '.join(ROLES)}, got {self.role!r}")
         if self.role == "tool" and not self.tool_call_id:
             raise InvalidMessage(f"{where}.tool_call_id: a tool message needs the id of the call it answers")
+        if self.tool_status is not None and (self.role != "tool" or self.tool_status not in TOOL_STATUSES):
+            raise InvalidMessage(f"{where}.tool_status: only tool messages carry one, one of {', '.join(TOOL_STATUSES)}")
         if self.tool_calls and self.role != "assistant":
             raise InvalidMessage(f"{where}.tool_calls: only assistant messages carry tool calls")
         for i, call in enumerate(self.tool_calls or []):
@@ -68,6 +74,7 @@ class StoredMessage:
     turn_id: str | None = None
     tokens: int | None = None
     reasoning_items: list[dict[str, Any]] | None = None
+    tool_status: str | None = None
 
     def to_openai(self) -> dict[str, Any]:
         """The pipeline's input shape: OpenAI keys plus ``reasoning``/``seq``/``status``, never sent."""

@@ -94,7 +94,13 @@ V4 = """
 ALTER TABLE messages ADD COLUMN reasoning_items TEXT;
 """
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None] | str] = [V1, V2, V3, V4]
+# v5: how a tool call ended (ok, error, denied), as the loop knew it live, so a resumed session shows the same
+# status; NULL on older rows, which are read by their text (``convert.tool_status``).
+V5_TOOL_STATUS = """
+ALTER TABLE messages ADD COLUMN tool_status TEXT;
+"""
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None] | str] = [V1, V2, V3, V4, V5_TOOL_STATUS]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -39,7 +39,7 @@ from server.transcript.schema import migrate
 
 MESSAGE_COLUMNS = (
     "seq, role, content, tool_calls, tool_call_id, name, reasoning, images, status, turn_id, created_at, tokens,"
-    " reasoning_items"
+    " reasoning_items, tool_status"
 )
 DEFAULT_PAGE = 200
 MAX_PAGE = 1000
@@ -231,13 +231,13 @@ class Store:
                 seq += 1
                 record = StoredMessage(seq, msg.role, msg.content, stamp, msg.tool_calls, msg.tool_call_id,
                                        msg.name, msg.reasoning, msg.images, msg.status, turn_id,
-                                       reasoning_items=msg.reasoning_items)
+                                       reasoning_items=msg.reasoning_items, tool_status=msg.tool_status)
                 tokens = self._estimate(record.to_openai()) if self._estimate else None
                 cur = await db.execute(
-                    f"INSERT INTO messages (session_id, {MESSAGE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    f"INSERT INTO messages (session_id, {MESSAGE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     (session_id, seq, msg.role, msg.content, dumps(msg.tool_calls), msg.tool_call_id, msg.name,
                      msg.reasoning, dumps(msg.images), msg.status, turn_id, stamp, tokens,
-                     dumps(msg.reasoning_items)),
+                     dumps(msg.reasoning_items), msg.tool_status),
                 )
                 text = searchable_text(msg)
                 if text:
@@ -416,9 +416,9 @@ async def _connect(path: Path) -> aiosqlite.Connection:
 
 def _message(row: tuple) -> StoredMessage:
     (seq, role, content, tool_calls, tool_call_id, name, reasoning, images, status, turn_id, created_at,
-     tokens, reasoning_items) = row
+     tokens, reasoning_items, tool_status) = row
     return StoredMessage(seq, role, content, created_at, loads(tool_calls), tool_call_id, name, reasoning,
-                         loads(images), status, turn_id, tokens, loads(reasoning_items))
+                         loads(images), status, turn_id, tokens, loads(reasoning_items), tool_status)
 
 
 async def _to_completion(awaitable) -> Any:

@@ -59,3 +59,24 @@ async def test_background_process_of_run_command_is_killed_when_the_server_gets_
         assert await asyncio.wait_for(agent.client.proc.wait(), 30) == 128 + signal.SIGTERM
         await wait_gone(pid)
         await agent.client.close()
+
+
+async def test_background_process_of_a_server_killed_with_sigkill_is_killed_when_a_server_starts_again(tmp_path):
+    """SIGKILL gives the server no chance to clean up; the next server on the same data folder does it. A second
+    server running beside a live one leaves the live one's processes alone."""
+    with FakeProvider(api_key=API_KEY) as fake:
+        agent, pid = await start_background_command(tmp_path, fake)
+        beside = await start_agent(tmp_path / "home", fake)  # a live server's commands are not orphans
+        await beside.client.request("listSessions", {})
+        assert running(pid)
+        await beside.client.close()
+        agent.client.proc.send_signal(signal.SIGKILL)
+        await asyncio.wait_for(agent.client.proc.wait(), 30)
+        await asyncio.sleep(0.2)
+        assert running(pid), "nothing ended it yet: the server that started it was killed"
+        again = await start_agent(tmp_path / "home", fake)
+        try:
+            await wait_gone(pid)
+        finally:
+            await again.client.close()
+            await agent.client.close()

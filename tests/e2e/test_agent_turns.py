@@ -169,3 +169,23 @@ async def test_readTranscript_tells_how_each_tool_call_ended(agent, folder):
     status = {i["toolCallId"]: i["toolStatus"] for i in items if i["role"] == "tool"}
     assert status == {"call_ok": "ok", "call_err": "error", "call_deny": "denied"}
     assert all("toolStatus" not in i for i in items if i["role"] != "tool")
+
+
+async def test_the_live_and_resumed_status_of_a_tool_call_agree_whatever_its_output_says(agent, folder):
+    """Issue 12: a command that succeeded but printed "Permission denied ..." (ssh does) or "Tool failed" was
+    shown ok live and denied or error on resume, read from its text. The status the loop knew is stored."""
+    agent.fake.reset()
+    agent.fake.push(
+        {"tool_calls": [{"id": "call_ssh", "name": "run_command",
+                         "arguments": {"command": "printf 'Permission denied (publickey).\\n'"}},
+                        {"id": "call_echo", "name": "run_command",
+                         "arguments": {"command": "printf 'Tool failed: just words\\n'"}}]},
+        {"content": "done"},
+    )
+    sid = await agent.session(folder, policy="auto")
+    await agent.client.request("submitTurn", {"sessionId": sid, "text": "print things"})
+    live = {u["toolCallId"]: u["status"] for u in agent.updates(sid, "toolResult")}
+    items = await agent.transcript(sid)
+    resumed = {i["toolCallId"]: i["toolStatus"] for i in items if i["role"] == "tool"}
+    assert live == resumed, (live, resumed)
+    assert all(i["content"].startswith(("Permission denied", "Tool failed")) for i in items if i["role"] == "tool")
