@@ -3,6 +3,7 @@
 - the domain (agent, context, transcript, providers, tools, workspace, artifacts, frozen) never imports the
   JSON-RPC edge (app, rpc, methods, runtime, tcp);
 - no module imports a module that imports it back, directly or around a circle;
+- the server never imports the client (``server.cli``);
 - ``protocol`` imports nothing from ``server``.
 
 Imports under ``if TYPE_CHECKING:`` are type-only and do not count; imports inside functions do.
@@ -76,6 +77,13 @@ def _within(name: str, prefixes: tuple[str, ...]) -> bool:
 def test_the_domain_never_imports_the_edge():
     wrong = sorted(f"{m} imports {i}" for m, deps in GRAPH.items() if _within(m, DOMAIN)
                    for i in deps if _within(i, EDGE))
+    assert wrong == []
+
+
+def test_the_server_never_imports_the_client():
+    """``server.cli`` is the client side; only the entry points (``python -m server``) lead into it."""
+    wrong = sorted(f"{m} imports {i}" for m, deps in GRAPH.items() if not _within(m, ("server.cli", "server.__main__"))
+                   for i in deps if _within(i, ("server.cli",)))
     assert wrong == []
 
 

@@ -31,7 +31,6 @@ __all__ = [
     "CompactionHead",
     "RequestView",
     "ViewSettings",
-    "build_request_view",
     "fallback_request_view",
 ]
 

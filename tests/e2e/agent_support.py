@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest_asyncio
 
-from server.client import Client
+from server.cli.client import Client
 from tests.fakes.fake_provider import FakeProvider
 
 REPO = Path(__file__).resolve().parents[2]

@@ -17,7 +17,7 @@ import threading
 from pathlib import Path
 from typing import Any, TextIO
 
-from server.client import Client
+from server.cli.client import Client
 
 RESULT_LINES = 4
 DECISIONS = {"y": "allowOnce", "a": "allowAlways", "n": "reject"}
@@ -98,7 +98,8 @@ class Printer:
         elif kind == "toolCall":
             self.write(f"→ {u.get('title') or u['tool']}")
         elif kind == "toolResult":
-            mark = {"ok": "✓", "denied": "✗ denied", "error": "✗"}.get(u.get("status"), u.get("status"))
+            status = str(u.get("status"))
+            mark = {"ok": "✓", "denied": "✗ denied", "error": "✗"}.get(status, status)
             for n, row in enumerate(fold(u.get("content") or "")):
                 self.write(f"  {mark if n == 0 else ' ' * len(mark)} {row}")
         elif kind == "artifactCreated":
@@ -135,7 +136,7 @@ def _readline() -> asyncio.Future[str]:
         except (OSError, ValueError):
             line = ""
         try:
-            loop.call_soon_threadsafe(lambda: fut.done() or fut.set_result(line))
+            loop.call_soon_threadsafe(lambda: None if fut.done() else fut.set_result(line))
         except RuntimeError:  # the loop is already closed: nobody is waiting any more
             pass
 

@@ -10,8 +10,8 @@ import os
 import sys
 from pathlib import Path
 
-from server import cli_chat, cli_replay, cli_view
-from server.client import Client, RpcError
+from server.cli import chat as cli_chat, replay as cli_replay, view as cli_view
+from server.cli.client import Client, RpcError
 
 
 def main(argv: list[str] | None = None) -> int:
