@@ -177,7 +177,8 @@ class ThreadlineServer(LanguageServer):
             self._deliver(first)
         reading = asyncio.create_task(read_messages(reader, self._deliver, self._reject, self.max_message_bytes))
         try:
-            await asyncio.wait([reading, self._exit], return_when=asyncio.FIRST_COMPLETED)
+            either: list[asyncio.Future[Any]] = [reading, self._exit]
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
         finally:
             reading.cancel()
             await self.runtime.close()
@@ -277,7 +278,7 @@ def stdin_reader(loop: asyncio.AbstractEventLoop, fd: int = 0) -> asyncio.Stream
                 loop.call_soon_threadsafe(feed, chunk)
                 # StreamReader has no flow control for a thread feeding it; reading its buffer's length is safe.
                 # Queued callbacks count too: on a loaded machine they, not the buffer, would hold the bytes.
-                while in_flight[0] + len(reader._buffer) > STDIN_HIGH_WATER and not loop.is_closed():
+                while in_flight[0] + len(reader._buffer) > STDIN_HIGH_WATER and not loop.is_closed():  # type: ignore[attr-defined]
                     time.sleep(0.002)
         except RuntimeError:  # the loop closed under us (the server is exiting): nothing left to feed
             return

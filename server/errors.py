@@ -8,15 +8,15 @@ fault), the rest -32602 (the request's fault), each with ``data.code``.
 from __future__ import annotations
 
 __all__ = [
-    "ArtifactNotFound", "InvalidCwd", "InvalidMessage", "InvalidParams", "SessionNotFound", "StorageFailure",
-    "ThreadlineError", "TurnAlreadyRunning",
+    "ArtifactNotFound", "DomainError", "InvalidCwd", "InvalidMessage", "InvalidParams", "SessionNotFound",
+    "StorageFailure", "TurnAlreadyRunning",
 ]
 
 
-class ThreadlineError(Exception):
+class DomainError(Exception):
     """A failure a client should see; ``code`` is its ``data.code``, ``internal`` says whose fault it is."""
 
-    code = "ThreadlineError"
+    code = "InvalidParams"
     internal = False
 
     def __init__(self, message: str, code: str | None = None):
@@ -26,23 +26,23 @@ class ThreadlineError(Exception):
             self.code = code
 
 
-class SessionNotFound(ThreadlineError):
+class SessionNotFound(DomainError):
     code = "SessionNotFound"
 
 
-class ArtifactNotFound(ThreadlineError):
+class ArtifactNotFound(DomainError):
     code = "ArtifactNotFound"
 
 
-class InvalidCwd(ThreadlineError):
+class InvalidCwd(DomainError):
     code = "InvalidCwd"
 
 
-class TurnAlreadyRunning(ThreadlineError):
+class TurnAlreadyRunning(DomainError):
     code = "TurnAlreadyRunning"
 
 
-class InvalidParams(ThreadlineError):
+class InvalidParams(DomainError):
     """A param the schema admits but the method refuses; ``code`` may name it more precisely (``InvalidImage``)."""
 
     code = "InvalidParams"
@@ -54,7 +54,7 @@ class InvalidMessage(InvalidParams):
     code = "InvalidMessage"
 
 
-class StorageFailure(ThreadlineError):
+class StorageFailure(DomainError):
     """The disk refused a write or a read (read-only, full, corrupt). Nothing was half-written."""
 
     code = "StorageFailure"

@@ -14,7 +14,7 @@ import msgspec
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from protocol import METHODS
-from server.errors import InvalidParams, ThreadlineError
+from server.errors import DomainError, InvalidParams
 
 if TYPE_CHECKING:
     from server.runtime import Runtime
@@ -59,13 +59,13 @@ def to_rpc_error(exc: Exception) -> JsonRpcException:
     """Turn our exceptions into JSON-RPC errors; unexpected ones become -32603 without a traceback leak."""
     if isinstance(exc, JsonRpcException):
         return exc
-    if isinstance(exc, ThreadlineError):
+    if isinstance(exc, DomainError):
         return JsonRpcException(code=wire_code(exc), message=exc.message, data={"code": exc.code})
     return JsonRpcException(code=INTERNAL_ERROR, message=f"internal error: {type(exc).__name__}: {exc}",
                             data={"code": "InternalError"})
 
 
-def wire_code(exc: ThreadlineError) -> int:
+def wire_code(exc: DomainError) -> int:
     """The JSON-RPC code of a domain error: the server's fault is -32603, the request's -32602."""
     return INTERNAL_ERROR if exc.internal else INVALID_PARAMS
 

@@ -9,14 +9,14 @@ from __future__ import annotations
 from acp import RequestError
 
 from server.acp.prompt import UnsupportedContent
-from server.errors import ThreadlineError
+from server.errors import DomainError
 from server.rpc import INTERNAL_ERROR, INVALID_PARAMS, wire_code
 
 
 def to_acp_error(exc: Exception) -> RequestError:
     if isinstance(exc, RequestError):
         return exc
-    if isinstance(exc, ThreadlineError):
+    if isinstance(exc, DomainError):
         return RequestError(wire_code(exc), exc.message, {"code": exc.code})
     if isinstance(exc, UnsupportedContent):
         return RequestError(INVALID_PARAMS, str(exc), {"code": "UnsupportedContent"})

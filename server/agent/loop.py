@@ -13,16 +13,16 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 import msgspec
 
 from protocol import updates as u
-from protocol.messages import OpenAIFunction, OpenAIToolCall, SubmitTurnResult, TurnError, TurnUsage
+from protocol.messages import OpenAIFunction, OpenAIToolCall, StopReason, SubmitTurnResult, TurnError, TurnUsage
 from server.agent.approvals import Approvals
 from server.agent.emit import Emitter
 from server.agent.views import ViewBuilder, record_sent
-from server.errors import ThreadlineError
+from server.errors import DomainError
 from server.providers.capabilities import Price
 from server.providers import ChatProvider, ChatResult, ProviderError, ReasoningDelta, Retrying, TextDelta
 from server.tools import TOOLS, ToolContext, ToolOutcome, parse_arguments, run_tool, tool_specs
@@ -93,7 +93,7 @@ class Turn:
                 code="maxIterations", message=f"stopped after {self.max_iterations} model calls in one turn"))
         except TurnFailed as exc:
             return self._finish("error", TurnError(code=exc.code, message=exc.message))
-        except ThreadlineError as exc:  # the disk refused a write (full, read-only): end the turn saying so
+        except DomainError as exc:  # the disk refused a write (full, read-only): end the turn saying so
             log.warning("turn %s stopped: %s", self.turn_id, exc.message)
             return self._finish("error", TurnError(code=exc.code, message=exc.message))
         except asyncio.CancelledError:
@@ -151,6 +151,7 @@ class Turn:
         elif isinstance(event, Retrying):
             self.emit(u.Notice(level="warning", message=f"provider: {event.reason}; retrying in {event.delay:.1f} s "
                                                         f"(attempt {event.attempt})"))
+        return None
 
     def _maybe_save_draft(self) -> Awaitable[None] | None:
         """Keep the answer so far at most every ``DRAFT_INTERVAL`` s, so a killed server loses little of it."""
@@ -163,7 +164,7 @@ class Turn:
         try:
             await self.store.save_draft(self.session_id, self.turn_id, "".join(self._partial),
                                         "".join(self._partial_reasoning) or None)
-        except ThreadlineError as exc:  # a draft is insurance; the answer itself is still stored (or fails) at its end
+        except DomainError as exc:  # a draft is insurance; the answer itself is still stored (or fails) at its end
             log.warning("could not save the draft of turn %s: %s", self.turn_id, exc)
 
     async def _account(self, view, result: ChatResult) -> None:
@@ -235,6 +236,7 @@ class Turn:
 
     async def _run_call(self, call: OpenAIToolCall) -> None:
         name = call.function.name
+        outcome: ToolOutcome | None
         try:
             args = parse_arguments(call.function.arguments)
         except ToolFailure as exc:
@@ -301,11 +303,15 @@ class Turn:
         except Exception:  # the turn is ending anyway; the view's repair covers what could not be stored
             log.exception("could not record the interruption of turn %s", self.turn_id)
 
-    def _finish(self, stop: str, error: TurnError | None = None) -> SubmitTurnResult:
+    def _finish(self, stop: StopReason, error: TurnError | None = None) -> SubmitTurnResult:
         self.emit(u.TurnCompleted(stop_reason=stop, error=error))
         return SubmitTurnResult(turn_id=self.turn_id, stop_reason=stop, usage=self._usage, error=error)
 
 
+@overload
+def _cents(usd: float) -> float: ...
+@overload
+def _cents(usd: None) -> None: ...
 def _cents(usd: float | None) -> float | None:
     """Money on the wire to a millionth of a dollar: enough for one cheap call, without float noise."""
     return None if usd is None else round(usd, 6)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from server.errors import ThreadlineError
+from server.errors import DomainError
 
 if TYPE_CHECKING:
     from server.tools import Tool
@@ -41,7 +41,7 @@ class Remembered:
         return describe(self.scope)
 
 
-class ApprovalNotFound(ThreadlineError):
+class ApprovalNotFound(DomainError):
     code = "ApprovalNotFound"
 
 

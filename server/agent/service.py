@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from protocol import updates as u
 from protocol.messages import CompactSessionResult, SubmitTurnParams, SubmitTurnResult, TurnError, TurnUsage
@@ -124,7 +124,7 @@ async def build_turn(rt: Runtime, session, provider: ChatProvider) -> Turn:
 
     views = ViewBuilder(rt.store, view_settings(rt), provider.model, rt.calibrations,
                         overhead_tokens=tool_overhead_tokens())
-    replayed = {"run_tool": provider.run_tool} if isinstance(provider, ReplayProvider) else {}
+    replayed: dict[str, Any] = {"run_tool": provider.run_tool} if isinstance(provider, ReplayProvider) else {}
     return Turn(store=rt.store, provider=provider, tools=tools,
                 approvals=Approvals(rt.store, rt.ask_client, policy, always, cwd, rt.settings.home), emit=emit, views=views,
                 max_iterations=rt.settings.max_iterations,

@@ -87,13 +87,13 @@ async def build_view(store: Store, session_id: str, compaction: Compaction | Non
         return build(state)
     except PartialHistory:
         log.info("session %s: the view needs the history before the compaction; reading all of it", session_id)
-        _STATES.get(store, {}).pop(session_id, None)
+        _STATES.get(store, OrderedDict()).pop(session_id, None)
         return build(await session_view_state(store, session_id))
 
 
 def forget_view_state(store: Store, session_id: str) -> None:
-    _STATES.get(store, {}).pop(session_id, None)
-    _SENT.get(store, {}).pop(session_id, None)
+    _STATES.get(store, OrderedDict()).pop(session_id, None)
+    _SENT.get(store, OrderedDict()).pop(session_id, None)
 
 
 async def stored_compaction(store: Store, session_id: str) -> Compaction | None:
@@ -114,7 +114,7 @@ def record_sent(store: Store, session_id: str, messages: Sequence[dict[str, Any]
 def stable_prefix_tokens(store: Store, session_id: str, messages: Sequence[dict[str, Any]]) -> int:
     """Tokens of the longest run of leading ``messages`` identical to the last request sent in this process:
     what a provider's prompt cache could serve (B-CACHE-1). 0 when nothing was sent since the server started."""
-    digests, tokens = _SENT.get(store, {}).get(session_id, ([], []))
+    digests, tokens = _SENT.get(store, OrderedDict()).get(session_id, ([], []))
     total = 0
     for digest, count, msg in zip(digests, tokens, messages):
         if digest != msgspec.json.encode(msg):
@@ -176,7 +176,7 @@ class ViewBuilder:
         if view.new_compaction is None and key == self._last_announced and not force:
             return None  # the same fallback again within the turn
         self._last_announced = key
-        event = {"mode": view.mode, "beforeTokens": view.before_tokens, "afterTokens": view.estimated_tokens,
+        event: dict[str, Any] = {"mode": view.mode, "beforeTokens": view.before_tokens, "afterTokens": view.estimated_tokens,
                  "summary": view.event_summary or ""}
         if view.new_compaction is not None:
             event["compaction"] = view.new_compaction.to_json()
@@ -201,4 +201,5 @@ def effective_settings(settings: ViewSettings, overhead_tokens: int,
 
 
 def _counts(tokens: list[int | None]) -> list[int] | None:
-    return None if any(t is None for t in tokens) else tokens  # old rows (pre-v2) are estimated on the fly
+    counts = [t for t in tokens if t is not None]
+    return counts if len(counts) == len(tokens) else None  # old rows (pre-v2) are estimated on the fly

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
 from .fallback import FALLBACK_SUMMARY, fallback_view
 from .repair import repair_with_origins
@@ -101,11 +101,12 @@ class CompactionHead:
     def from_json(cls, data: Any) -> CompactionHead | None:
         if not isinstance(data, Mapping):
             return None
-        numbers = [data.get(k) for k in ("tokens", "savings", "replaceable", "maxKey")]
-        if not all(isinstance(v, int) and not isinstance(v, bool) for v in numbers):
+        numbers = [v for k in ("tokens", "savings", "replaceable", "maxKey") if _is_int(v := data.get(k))]
+        if len(numbers) != 4:
             return None
         fold = SummaryState.from_json(data.get("fold")) if isinstance(data.get("fold"), Mapping) else None
-        return cls(*numbers, fold) if fold is not None else None
+        tokens, savings, replaceable, max_key = numbers
+        return cls(tokens, savings, replaceable, max_key, fold) if fold is not None else None
 
 
 @dataclass(frozen=True)
@@ -141,7 +142,7 @@ class Compaction:
         if not isinstance(data, Mapping) or data.get("mode") not in ("microcompacted", "summarized"):
             return None
         tail, through, summary = data.get("tailSeq"), data.get("throughSeq"), data.get("summary")
-        if not all(isinstance(v, int) and not isinstance(v, bool) for v in (tail, through)):
+        if not (_is_int(tail) and _is_int(through)):
             return None
         if data["mode"] == "summarized" and not isinstance(summary, str):
             return None
@@ -188,6 +189,10 @@ class RequestView:
                 return "[microcompaction] 1 old tool output replaced with a placeholder"
             return f"[microcompaction] {n} old tool outputs replaced with placeholders"
         return self.summary
+
+
+def _is_int(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def fallback_request_view(

@@ -1,5 +1,7 @@
 """``readArtifact``: a stored tool output by byte range, line range or regex search (R-ART-2)."""
 
+from typing import Any
+
 import msgspec
 
 from protocol.messages import ReadArtifactParams, ReadArtifactResult
@@ -10,7 +12,7 @@ from server.runtime import Runtime
 @method("readArtifact")
 async def read_artifact(rt: Runtime, params: ReadArtifactParams) -> ReadArtifactResult:
     await rt.store.get_session(params.session_id)
-    kwargs = {}
+    kwargs: dict[str, Any] = {}
     if params.search is not None:
         kwargs["search"] = (params.search.pattern, params.search.max_matches)
     elif params.line_range is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from server.errors import InvalidMessage
 
@@ -24,6 +24,8 @@ class Session:
 
 
 TOOL_STATUSES = ("ok", "error", "denied")
+MessageStatus = Literal["complete", "interrupted"]
+ToolStatus = Literal["ok", "error", "denied"]
 
 
 @dataclass
@@ -37,9 +39,9 @@ class NewMessage:
     name: str | None = None
     reasoning: str | None = None
     images: list[dict[str, str]] | None = None
-    status: str = "complete"
+    status: MessageStatus = "complete"
     reasoning_items: list[dict[str, Any]] | None = None  # opaque, for the provider that made them
-    tool_status: str | None = None  # tool messages: ok, error or denied, as the loop knew it
+    tool_status: ToolStatus | None = None  # tool messages: ok, error or denied, as the loop knew it
 
     def validate(self, where: str = "message") -> None:
         if self.role not in ROLES:
@@ -70,11 +72,11 @@ class StoredMessage:
     name: str | None = None
     reasoning: str | None = None
     images: list[dict[str, str]] | None = None
-    status: str = "complete"
+    status: MessageStatus = "complete"
     turn_id: str | None = None
     tokens: int | None = None
     reasoning_items: list[dict[str, Any]] | None = None
-    tool_status: str | None = None
+    tool_status: ToolStatus | None = None
 
     def to_openai(self) -> dict[str, Any]:
         """The pipeline's input shape: OpenAI keys plus ``reasoning``/``seq``/``status``, never sent."""

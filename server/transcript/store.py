@@ -398,7 +398,7 @@ class Store:
 
     # --- plumbing -----------------------------------------------------------------------------------
 
-    async def _read(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
+    async def _read(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
         try:
             async with self._reader.execute(sql, args) as cur:
                 return list(await cur.fetchall())
