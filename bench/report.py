@@ -203,10 +203,8 @@ def cost_section(costs: dict, seconds: float) -> list[str]:
         "- *Threadline before*: the policy at commit b10667b, kept runnable in `bench/legacy/` (verbatim copies of "
         "`server/context/` then): the view rebuilt at every call, summary anchors carried within a user turn and "
         "reset at the next, clipped to the window.",
-        "- *Threadline now*: exactly the requests `--requests-out` recorded, i.e. what the current pipeline sent. "
-        f"**In this run \"now\" is the pipeline before the cache-stable change** (branch `bench` at b10667b's "
-        f"pipeline): {mismatches} of {calls} requests differ from \"before\". It is to be rerun after the "
-        "sticky-view work is merged.",
+        "- *Threadline now*: exactly the requests `--requests-out` recorded, i.e. what the current pipeline sent "
+        f"(sticky compactions, SPEC section 14): {mismatches} of {calls} requests differ from \"before\".",
         f"- *codex-style*: append until a request would pass 90% of the window, then system messages + one "
         f"{CODEX_SUMMARY_TOKENS:,}-token summary (charged as {CODEX_SUMMARY_TOKENS:,} output tokens at "
         f"{CODEX_OUTPUT_FACTOR}x the uncached input price) + the latest quarter-window of messages, not starting "

@@ -217,6 +217,18 @@ class SubmitTurnParams(Base):
     session_id: str
     text: str
     images: list[Image] | None = None
+    queue: bool = False  # while a turn runs: run right after it (and any queued before) instead of failing
+
+
+class SteerTurnParams(Base):
+    session_id: str
+    text: str
+
+
+class SteerTurnResult(Base):
+    """The text is stored as a user message of the running turn before its next model call."""
+
+    turn_id: str
 
 
 class TurnUsage(msgspec.Struct, rename="camel"):
@@ -341,3 +353,56 @@ class ReadArtifactResult(Base):
     content: str | None = None
     matches: list[ArtifactMatch] | None = None
     search_note: str | None = None  # set when the search stopped at its deadline or searched long lines in part
+
+
+# --- file checkpoints (issue 18) -------------------------------------------------------------------------
+
+FileChange = Literal["created", "modified"]
+RewindStatus = Literal["restored", "unchanged", "conflicted", "notRestorable"]
+
+
+class ListCheckpointsParams(Base):
+    session_id: str
+
+
+class CheckpointFile(Base):
+    path: str  # relative to the session folder
+    change: FileChange
+    restorable: bool
+    tool_call_id: str
+    note: str | None = None  # why it is not restorable
+
+
+class TurnCheckpoints(Base):
+    """A turn and the files its tool calls changed (in order; a file written twice is listed twice)."""
+
+    turn_id: str
+    seq: int  # the turn's first message (its user message); forkSession at seq - 1 drops the turn
+    created_at: str
+    files: list[CheckpointFile]
+
+
+class ListCheckpointsResult(Base):
+    turns: list[TurnCheckpoints]
+    note: str  # what checkpoints cannot cover (run_command)
+
+
+class RewindFilesParams(Base):
+    session_id: str
+    to_turn_id: str
+    tool_call_id: str | None = None  # rewind from this call of the turn on, instead of from the turn's start
+    dry_run: bool = False
+    force: bool = False  # overwrite files changed outside Threadline since (reported conflicted otherwise)
+
+
+class RewoundFile(Base):
+    path: str
+    status: RewindStatus  # in a dry run: what would happen
+    change: Literal["restored", "removed"] | None = None  # restored its old content, or removed a file a turn made
+    detail: str | None = None
+
+
+class RewindFilesResult(Base):
+    files: list[RewoundFile]
+    dry_run: bool = False
+    note: str = ""

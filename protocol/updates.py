@@ -23,6 +23,15 @@ class TurnStarted(Update, tag="turnStarted"):
 class UserMessage(Update, tag="userMessage"):
     text: str
     images: list[Image] | None = None
+    steered: bool = False  # sent with steerTurn into a running turn
+
+
+class FileDiff(Base):
+    """A file change as whole texts before and after (issue 18); ``oldText`` is empty for a new file."""
+
+    path: str
+    old_text: str
+    new_text: str
 
 
 class AssistantDelta(Update, tag="assistantDelta"):
@@ -56,6 +65,7 @@ class ToolResult(Update, tag="toolResult"):
     status: ToolStatus
     content: str
     artifact_id: str | None = None
+    diff: FileDiff | None = None  # an applied edit_file/write_file change
 
 
 class ArtifactCreated(Update, tag="artifactCreated"):
@@ -148,6 +158,7 @@ class RequestApprovalParams(Base):
     options: list[ApprovalOption] = msgspec.field(
         default_factory=lambda: ["allowOnce", "allowAlways", "reject"]
     )
+    diff: FileDiff | None = None  # edit_file/write_file: the proposed change, for a diff view with allow/reject
 
 
 class RequestApprovalResult(Base):

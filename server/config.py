@@ -57,6 +57,10 @@ class Settings:
     max_message_bytes: int = 64 * 1024 * 1024
     provider_read_timeout_seconds: float = 120.0  # silence on an open stream longer than this is a timeout
     pattern_timeout_seconds: float = 10.0  # an untrusted regex/glob job is killed after this (server.patterns)
+    # File checkpoints (issue 18): a previous content over the file cap, or one that would take the session's kept
+    # contents over the session cap, is recorded as not restorable instead of being kept.
+    checkpoint_max_file_bytes: int = 4 * 1024 * 1024
+    checkpoint_max_session_bytes: int = 256 * 1024 * 1024
 
     @property
     def database_path(self) -> Path:
@@ -65,6 +69,10 @@ class Settings:
     @property
     def artifacts_dir(self) -> Path:
         return self.home / "artifacts"
+
+    @property
+    def checkpoints_dir(self) -> Path:
+        return self.home / "checkpoints"
 
     def with_initialization_options(self, options: dict[str, Any] | None) -> Settings:
         """Apply a client's ``initializationOptions`` (already validated by the protocol types)."""
@@ -130,6 +138,12 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         or float(prov.get("read_timeout_seconds", Settings.provider_read_timeout_seconds)),
         pattern_timeout_seconds=_int(env.get("THREADLINE_PATTERN_TIMEOUT"), "THREADLINE_PATTERN_TIMEOUT")
         or float(data.get("pattern_timeout_seconds", Settings.pattern_timeout_seconds)),
+        checkpoint_max_file_bytes=_int(env.get("THREADLINE_CHECKPOINT_MAX_FILE_BYTES"),
+                                       "THREADLINE_CHECKPOINT_MAX_FILE_BYTES")
+        or int(data.get("checkpoint_max_file_bytes", Settings.checkpoint_max_file_bytes)),
+        checkpoint_max_session_bytes=_int(env.get("THREADLINE_CHECKPOINT_MAX_SESSION_BYTES"),
+                                          "THREADLINE_CHECKPOINT_MAX_SESSION_BYTES")
+        or int(data.get("checkpoint_max_session_bytes", Settings.checkpoint_max_session_bytes)),
     )
 
 

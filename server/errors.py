@@ -9,7 +9,7 @@ from __future__ import annotations
 
 __all__ = [
     "ArtifactNotFound", "DomainError", "InvalidCwd", "InvalidMessage", "InvalidParams", "SessionNotFound",
-    "StorageFailure", "TurnAlreadyRunning",
+    "StorageFailure", "TurnAlreadyRunning", "TurnNotFound", "TurnNotRunning",
 ]
 
 
@@ -59,3 +59,11 @@ class StorageFailure(DomainError):
 
     code = "StorageFailure"
     internal = True
+
+
+class TurnNotRunning(DomainError):
+    code = "TurnNotRunning"
+
+
+class TurnNotFound(DomainError):
+    code = "TurnNotFound"

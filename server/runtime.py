@@ -11,6 +11,7 @@ from server.agent.remembered import RememberedApprovals, load_remembered
 from server.agent.turns import TurnManager
 from server.agent.views import forget_view_state
 from server.artifacts import ArtifactStore
+from server.checkpoints import Blobs
 from server.config import Settings
 from server.tools.processes import ProcessGroups
 from server.errors import StorageFailure
@@ -43,6 +44,7 @@ class Runtime:
         self._store: Store | None = None
         self._artifacts: ArtifactStore | None = None
         self._lease: Lease | None = None
+        self.blobs = Blobs(settings.checkpoints_dir)  # file checkpoint contents (server.checkpoints)
 
     @property
     def store(self) -> Store:
@@ -120,6 +122,7 @@ class Runtime:
             self.turns.undelete(session_id)
             raise
         shutil.rmtree(self.settings.artifacts_dir / session_id, ignore_errors=True)
+        self.blobs.drop_session(session_id)
         # What this process kept of the session goes too (a new session never inherits it)
         forget_view_state(self.store, session_id)
         self._remembered.pop(session_id, None)

@@ -25,7 +25,8 @@ from typing import Any
 
 import msgspec
 
-from protocol.updates import RequestApprovalParams, RequestApprovalResult
+from protocol.updates import FileDiff, RequestApprovalParams, RequestApprovalResult
+from server.agent.diffs import unified
 from server.agent.remembered import RememberedApprovals, always_scope, describe
 from server.tools import Tool
 from server.transcript import Store
@@ -79,12 +80,17 @@ class Approvals:
                     return f"{raw} can change what runs or what the agent is told"
         return None
 
-    async def decide(self, session_id: str, turn_id: str, call_id: str, tool: Tool, args: dict[str, Any]) -> str:
+    async def decide(self, session_id: str, turn_id: str, call_id: str, tool: Tool, args: dict[str, Any],
+                     diff: FileDiff | None = None) -> str:
         """Ask the client; any failure to get a valid answer counts as a rejection (never a silent allow)."""
         scope = None if self.protected(tool, args) else always_scope(tool, args, self.cwd)
+        detail = f"{diff.path}\n{unified(diff).rstrip()}" if diff is not None else _detail(tool, args)
         params = RequestApprovalParams(session_id=session_id, turn_id=turn_id, tool_call_id=call_id, tool=tool.name,
-                                       title=tool.title(args), detail=_detail(tool, args) + _covers(tool, args, scope))
-        await self.store.add_event(session_id, "approvalRequested", msgspec.to_builtins(params), turn_id)
+                                       title=tool.title(args), detail=detail + _covers(tool, args, scope), diff=diff)
+        stored = msgspec.to_builtins(params)
+        if diff is not None:  # the whole texts are on disk and in the checkpoint; the event keeps the unified form
+            stored["diff"] = {"path": diff.path}
+        await self.store.add_event(session_id, "approvalRequested", stored, turn_id)
         try:
             raw = await self._ask("requestApproval", msgspec.to_builtins(params))
             decision = msgspec.convert(raw, RequestApprovalResult).decision

@@ -19,14 +19,17 @@ import msgspec
 
 from protocol import updates as u
 from protocol.messages import OpenAIFunction, OpenAIToolCall, StopReason, SubmitTurnResult, TurnError, TurnUsage
+from protocol.updates import FileDiff
 from server.agent.approvals import Approvals
+from server.agent.diffs import proposed_diff
 from server.agent.emit import Emitter
 from server.agent.views import ViewBuilder, record_sent
+from server.checkpoints import Checkpointer
 from server.errors import DomainError
 from server.providers.capabilities import Price
 from server.providers import ChatProvider, ChatResult, ProviderError, ReasoningDelta, Retrying, TextDelta
 from server.tools import TOOLS, ToolContext, ToolOutcome, parse_arguments, run_tool, tool_specs
-from server.tools.base import ToolFailure
+from server.tools.base import Status, ToolFailure
 from server.transcript import NewMessage, Store, new_id
 
 log = logging.getLogger(__name__)
@@ -41,6 +44,15 @@ class TurnFailed(Exception):
     def __init__(self, code: str, message: str):
         super().__init__(message)
         self.code, self.message = code, message
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """A tool's outcome with the change it proposed (edit_file/write_file), for the tool card."""
+
+    content: str
+    status: Status = "ok"
+    diff: FileDiff | None = None
 
 
 @dataclass
@@ -66,6 +78,8 @@ class Turn:
     run_tool: ToolRunner = run_tool
     price: Price | None = None  # the model's price; None: no cost is reported
     turn_id: str = field(default_factory=lambda: new_id("turn_"))
+    checkpoints: Checkpointer | None = None  # keeps what file writes replace (None in replay: nothing is written)
+    take_steers: Callable[[], list[str]] = list  # texts sent with steerTurn since the last call
     _partial: list[str] = field(default_factory=list)
     _partial_reasoning: list[str] = field(default_factory=list)
     _draft_at: float = 0.0
@@ -81,23 +95,30 @@ class Turn:
         try:
             await self._begin(text, images)
             for _ in range(self.max_iterations):
+                await self._deliver_steers()
                 result = await self._call_model()
                 calls = await self._store_answer(result)
-                if not calls:
+                if not calls and not (steered := self.take_steers()):
                     return self._finish("endTurn")
+                if not calls:  # steered while the answer streamed: the model hears it in this turn
+                    await self._deliver_steers(steered)
+                    continue
                 pending = list(calls)
                 while pending:
                     await self._run_call(pending[0])
                     pending.pop(0)
+            await self._keep_steers()
             return self._finish("maxIterations", TurnError(
                 code="maxIterations", message=f"stopped after {self.max_iterations} model calls in one turn"))
         except TurnFailed as exc:
+            await self._keep_steers()
             return self._finish("error", TurnError(code=exc.code, message=exc.message))
         except DomainError as exc:  # the disk refused a write (full, read-only): end the turn saying so
             log.warning("turn %s stopped: %s", self.turn_id, exc.message)
             return self._finish("error", TurnError(code=exc.code, message=exc.message))
         except asyncio.CancelledError:
             await self._record_interruption(pending)
+            await self._keep_steers()
             return self._finish("cancelled")
 
     # --- steps --------------------------------------------------------------------------------------
@@ -108,6 +129,25 @@ class Turn:
         stored = await self.store.append_messages(self.session_id, [*first, user], self.turn_id)
         self.emit(u.UserMessage(text=text, images=[u.Image(mime_type=i["mimeType"], data=i["data"])
                                                    for i in images] if images else None), seq=stored[-1].seq)
+
+    async def _deliver_steers(self, texts: list[str] | None = None) -> None:
+        """Store what was steered in as user messages, after every result of the last answer's calls (a user
+        message may not come between a call and its result), so the next request carries it."""
+        texts = texts if texts is not None else self.take_steers()
+        if not texts:
+            return
+        stored = await self.store.append_messages(self.session_id, [NewMessage("user", t) for t in texts],
+                                                  self.turn_id)
+        for text, msg in zip(texts, stored):
+            self.emit(u.UserMessage(text=text, steered=True), seq=msg.seq)
+
+    async def _keep_steers(self) -> None:
+        """A turn that ends before its next model call still keeps what was steered in (the next turn sends it)."""
+        try:
+            while texts := self.take_steers():
+                await self._deliver_steers(texts)
+        except Exception:  # the turn is ending anyway; the text reached the server but the disk refused it
+            log.exception("could not store the steered messages of turn %s", self.turn_id)
 
     async def _call_model(self) -> ChatResult:
         view = await self.views.next_view(self.session_id)
@@ -236,18 +276,18 @@ class Turn:
 
     async def _run_call(self, call: OpenAIToolCall) -> None:
         name = call.function.name
-        outcome: ToolOutcome | None
+        failure: ToolOutcome | None = None
         try:
             args = parse_arguments(call.function.arguments)
         except ToolFailure as exc:
-            args, outcome = {}, ToolOutcome(f"Tool failed: {exc}", "error")
-        else:
-            outcome = None
+            args, failure = {}, ToolOutcome(f"Tool failed: {exc}", "error")
         tool = TOOLS.get(name)
         self.emit(u.ToolCall(tool_call_id=call.id, tool=name, arguments=args or call.function.arguments,
                              title=tool.title(args) if tool else name))
-        if outcome is None:
+        if failure is None:
             outcome = await self._approved_run(call, tool, args)
+        else:
+            outcome = _Outcome(failure.content, failure.status)
         kept = await self.tools.artifacts.keep(self.session_id, call.id, outcome.content)
         stored = await self.store.append_messages(
             self.session_id, [NewMessage("tool", kept.text, tool_call_id=call.id, name=name,
@@ -259,14 +299,22 @@ class Turn:
             self.emit(u.Notice(level="warning", message=f"could not store a large tool output as an artifact "
                                                         f"({kept.storage_error}); the model got a truncated copy"))
         self.emit(u.ToolResult(tool_call_id=call.id, tool=name, status=outcome.status, content=kept.text,
-                               artifact_id=kept.artifact.id if kept.artifact else None), seq=stored[0].seq)
+                               artifact_id=kept.artifact.id if kept.artifact else None,
+                               diff=outcome.diff if outcome.status == "ok" else None), seq=stored[0].seq)
 
-    async def _approved_run(self, call: OpenAIToolCall, tool, args: dict[str, Any]) -> ToolOutcome:
+    async def _approved_run(self, call: OpenAIToolCall, tool, args: dict[str, Any]) -> _Outcome:
+        diff = await proposed_diff(self.tools.cwd, tool.name, args) if tool is not None else None
         if tool is not None and self.approvals.needed(tool, args):
-            decision = await self.approvals.decide(self.session_id, self.turn_id, call.id, tool, args)
+            decision = await self.approvals.decide(self.session_id, self.turn_id, call.id, tool, args, diff)
             if decision == "reject":
-                return ToolOutcome(f"Permission denied: the user rejected this {tool.name} call", "denied")
-        return await self.run_tool(self.tools, call.function.name, args)
+                return _Outcome(f"Permission denied: the user rejected this {tool.name} call", "denied")
+        if self.checkpoints is None or tool is None or not tool.writes_paths:
+            done = await self.run_tool(self.tools, call.function.name, args)
+            return _Outcome(done.content, done.status, diff)
+        kept = await self.checkpoints.before(call.id, tool, args)
+        done = await self.run_tool(self.tools, call.function.name, args)
+        notes = await self.checkpoints.after(kept, wrote=done.status == "ok")
+        return _Outcome("\n".join([done.content, *notes]), done.status, diff)
 
     # --- endings ------------------------------------------------------------------------------------
 

@@ -8,11 +8,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from protocol import updates as u
-from protocol.messages import CompactSessionResult, SubmitTurnParams, SubmitTurnResult, TurnError, TurnUsage
+from protocol.messages import (
+    CompactSessionResult,
+    SteerTurnResult,
+    SubmitTurnParams,
+    SubmitTurnResult,
+    TurnError,
+    TurnUsage,
+)
 from server.agent.approvals import Approvals
 from server.agent.emit import Emitter
 from server.agent.loop import Turn, TurnTotals
 from server.agent.views import COMPACTION_EVENT, ViewBuilder, build_view, effective_settings, stored_compaction
+from server.checkpoints import Checkpointer
 from server.context import ViewSettings, estimate_text_tokens
 from server.frozen import read_frozen_context
 from server.config import ProviderSettings
@@ -77,7 +85,8 @@ def model_price(rt: Runtime, model: str) -> Price | None:
 
 async def submit_turn(rt: Runtime, params: SubmitTurnParams, provider: ChatProvider | None = None) -> SubmitTurnResult:
     session = await rt.store.get_session(params.session_id)
-    rt.turns.ensure_idle(session.id)
+    if not params.queue:
+        rt.turns.ensure_idle(session.id)
     provider = provider or provider_for(rt)
     if provider is None:
         turn_id = new_id("turn_")
@@ -89,24 +98,34 @@ async def submit_turn(rt: Runtime, params: SubmitTurnParams, provider: ChatProvi
         emit(u.TurnCompleted(stop_reason="error", error=error))  # clients close a turn on this, as for any turn
         return SubmitTurnResult(turn_id=turn_id, stop_reason="error", usage=TurnUsage(), error=error)
     images = [{"mimeType": i.mime_type, "data": i.data} for i in params.images or []]
+    turn_id = new_id("turn_")
+
+    def cancelled() -> SubmitTurnResult:  # cancelled (or its session deleted) before it began: nothing was stored
+        Emitter(rt.notify, session.id, turn_id)(u.TurnCompleted(stop_reason="cancelled"))
+        return SubmitTurnResult(turn_id=turn_id, stop_reason="cancelled", usage=TurnUsage())
 
     async def build_and_run() -> SubmitTurnResult:
         try:
-            turn = await build_turn(rt, session, provider)
-        except asyncio.CancelledError:  # cancelled (or its session deleted) before it began: nothing was stored
-            turn_id = new_id("turn_")
-            Emitter(rt.notify, session.id, turn_id)(u.TurnCompleted(stop_reason="cancelled"))
-            return SubmitTurnResult(turn_id=turn_id, stop_reason="cancelled", usage=TurnUsage())
+            current = await rt.store.get_session(session.id)  # a queued turn starts from what the last one left
+            turn = await build_turn(rt, current, provider, turn_id)
+        except asyncio.CancelledError:
+            return cancelled()
         return await turn.run(params.text, images)
 
     # Registered before it is built, so a deleteSession or cancelTurn arriving meanwhile finds it.
-    return await rt.turns.wait(rt.turns.start(session.id, build_and_run))
+    return await rt.turns.wait(rt.turns.start(session.id, turn_id, build_and_run, queue=params.queue,
+                                              cancelled=cancelled))
 
 
-async def build_turn(rt: Runtime, session, provider: ChatProvider) -> Turn:
+def steer_turn(rt: Runtime, session_id: str, text: str) -> SteerTurnResult:
+    """``steerTurn``: the text waits for the running turn's next model call (``Turn._take_steers``)."""
+    return SteerTurnResult(turn_id=rt.turns.steer(session_id, text))
+
+
+async def build_turn(rt: Runtime, session, provider: ChatProvider, turn_id: str | None = None) -> Turn:
     cwd = Path(session.cwd)
     frozen = read_frozen_context(cwd, rt.settings.home) if session.message_count == 0 else None
-    turn_id = new_id("turn_")
+    turn_id = turn_id or new_id("turn_")
     emit = Emitter(rt.notify, session.id, turn_id)
     always = await rt.remembered_approvals(session.id)
     policy = session.approval_policy or rt.settings.approval_policy
@@ -124,12 +143,15 @@ async def build_turn(rt: Runtime, session, provider: ChatProvider) -> Turn:
 
     views = ViewBuilder(rt.store, view_settings(rt), provider.model, rt.calibrations,
                         overhead_tokens=tool_overhead_tokens())
-    replayed: dict[str, Any] = {"run_tool": provider.run_tool} if isinstance(provider, ReplayProvider) else {}
+    replayed: dict[str, Any] = {"run_tool": provider.run_tool} if isinstance(provider, ReplayProvider) else {
+        "checkpoints": Checkpointer(rt.store, rt.blobs, session.id, turn_id, cwd, rt.settings.checkpoint_max_file_bytes,
+                                    rt.settings.checkpoint_max_session_bytes)}
     return Turn(store=rt.store, provider=provider, tools=tools,
                 approvals=Approvals(rt.store, rt.ask_client, policy, always, cwd, rt.settings.home), emit=emit, views=views,
                 max_iterations=rt.settings.max_iterations,
                 totals=rt.session_totals.setdefault(session.id, TurnTotals()), price=model_price(rt, provider.model),
-                first_messages=first_messages, turn_id=turn_id, **replayed)
+                first_messages=first_messages, turn_id=turn_id,
+                take_steers=lambda: rt.turns.take_steers(session.id), **replayed)
 
 
 async def compact_session(rt: Runtime, session_id: str, focus: str | None) -> CompactSessionResult:

@@ -18,8 +18,6 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 from weakref import WeakKeyDictionary
 
-import msgspec
-
 from server.context import (
     Calibration,
     Compaction,
@@ -40,9 +38,10 @@ FEED_PAGE = 1000
 KEPT_SESSIONS = 16  # incremental states kept per store (least recently used first out)
 COMPACTION_EVENT = "contextCompacted"
 _STATES: WeakKeyDictionary[Store, OrderedDict[str, IncrementalView]] = WeakKeyDictionary()
-# The last request sent per session in this process, as (message digests, token estimates), for
-# ``stablePrefixTokens``; bounded like the view states. Not persisted: after a restart it starts empty.
-_SENT: WeakKeyDictionary[Store, OrderedDict[str, tuple[list[bytes], list[int]]]] = WeakKeyDictionary()
+# The last request sent per session in this process (the view's own list, kept by reference: no copy, no
+# encoding per call), for ``stablePrefixTokens``; bounded like the view states. Not persisted: after a restart it
+# starts empty.
+_SENT: WeakKeyDictionary[Store, OrderedDict[str, Sequence[dict[str, Any]]]] = WeakKeyDictionary()
 
 
 async def session_view_state(store: Store, session_id: str, compaction: Compaction | None = None) -> IncrementalView:
@@ -103,23 +102,23 @@ async def stored_compaction(store: Store, session_id: str) -> Compaction | None:
 
 
 def record_sent(store: Store, session_id: str, messages: Sequence[dict[str, Any]]) -> None:
-    """Remember what was just sent to the provider (for ``stable_prefix_tokens``)."""
+    """Remember what was just sent to the provider (for ``stable_prefix_tokens``). Costs nothing per call: the
+    request's list is kept as it is (the loop never changes a view after sending it)."""
     sent = _SENT.setdefault(store, OrderedDict())
-    sent[session_id] = ([msgspec.json.encode(m) for m in messages], [estimate_message_tokens(m) for m in messages])
+    sent[session_id] = messages
     sent.move_to_end(session_id)
     while len(sent) > KEPT_SESSIONS:
         sent.popitem(last=False)
 
 
 def stable_prefix_tokens(store: Store, session_id: str, messages: Sequence[dict[str, Any]]) -> int:
-    """Tokens of the longest run of leading ``messages`` identical to the last request sent in this process:
-    what a provider's prompt cache could serve (B-CACHE-1). 0 when nothing was sent since the server started."""
-    digests, tokens = _SENT.get(store, OrderedDict()).get(session_id, ([], []))
+    """Tokens of the longest run of leading ``messages`` equal to the last request sent in this process: what a
+    provider's prompt cache could serve (B-CACHE-1). 0 when nothing was sent since the server started."""
     total = 0
-    for digest, count, msg in zip(digests, tokens, messages):
-        if digest != msgspec.json.encode(msg):
+    for previous, msg in zip(_SENT.get(store, OrderedDict()).get(session_id, ()), messages):
+        if previous != msg:
             break
-        total += count
+        total += estimate_message_tokens(msg)
     return total
 
 

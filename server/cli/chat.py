@@ -3,7 +3,11 @@
 Prints streamed text, tool calls and their results (folded to a few lines), a context meter after each model call
 (B-METER-1: the last request's size, with the share of its input the provider served from its prompt cache when it
 says, B-CACHE-5) and compaction notices (R-OBS-1), and asks approvals at the prompt. With no
-TASK it reads tasks line by line until EOF; ``/compact [focus]`` compacts the session now (``compactSession``).
+TASK it reads tasks line by line until EOF; ``/compact [focus]`` compacts the session now (``compactSession``),
+``/rewind`` lists the turns and ``/rewind N [dry] [force]`` puts back the files they changed (``rewindFiles``).
+At a terminal, a line typed while a turn runs steers it (``steerTurn``: the model reads it after the tool running
+now) and ``/queue TEXT`` runs TEXT as a turn right after it (``submitTurn {queue: true}``); piped input is read as
+one task after another.
 Like every other command it is a JSON-RPC client of a server it starts.
 """
 
@@ -17,7 +21,7 @@ import threading
 from pathlib import Path
 from typing import Any, TextIO
 
-from server.cli.client import Client
+from server.cli.client import Client, RpcError
 
 RESULT_LINES = 4
 DECISIONS = {"y": "allowOnce", "a": "allowAlways", "n": "reject"}
@@ -151,7 +155,32 @@ def printable(text: str) -> str:
                    else f"\\u{ord(c):04x}" for c in text)
 
 
-async def ask_approval(printer: Printer, params: dict[str, Any]) -> dict[str, str]:
+class TurnInput:
+    """While a turn runs in the interactive chat, one reader takes every line: it answers the approval being
+    asked, if any, and otherwise steers the turn (two readers of stdin would each swallow lines)."""
+
+    def __init__(self) -> None:
+        self.answer: asyncio.Future[str | None] | None = None
+
+    async def read(self, prompt: str) -> str | None:
+        if sys.stdin.isatty():
+            sys.stdout.write(prompt)
+            sys.stdout.flush()
+        self.answer = asyncio.get_running_loop().create_future()
+        try:
+            return await self.answer
+        finally:
+            self.answer = None
+
+    def take(self, line: str | None) -> bool:
+        """Give ``line`` to the approval prompt waiting for it; False when none is."""
+        if self.answer is None or self.answer.done():
+            return False
+        self.answer.set_result(line)
+        return True
+
+
+async def ask_approval(printer: Printer, params: dict[str, Any], turn_input: TurnInput | None = None) -> dict[str, str]:
     """The whole request, nothing cut and nothing raw: what the user approves is exactly what they read."""
     printer.write(f"approval needed: {printable(str(params.get('title') or params.get('tool')))}")
     for row in printable(str(params.get("detail") or "")).splitlines() or [""]:
@@ -160,7 +189,8 @@ async def ask_approval(printer: Printer, params: dict[str, Any]) -> dict[str, st
         printer.write("  stdin is not a terminal, so this is rejected (use --policy to allow without asking)")
         return {"decision": "reject"}
     while True:
-        answer = await read_line("allow? [y] once, [a] always, [n] reject: ")
+        prompt = "allow? [y] once, [a] always, [n] reject: "
+        answer = await (turn_input.read(prompt) if turn_input else read_line(prompt))
         if answer is None:
             return {"decision": "reject"}
         decision = DECISIONS.get(answer.strip().lower()[:1])
@@ -181,13 +211,21 @@ async def chat_main(args: argparse.Namespace) -> int:
         client.on_notification = lambda method, p: (printer.update(p["update"])
                                                     if method == "sessionUpdate" and p.get("sessionId") == sid
                                                     else None)
-        client.on_request = lambda method, p: ask_approval(printer, p)
         if args.task:
+            client.on_request = lambda method, p: ask_approval(printer, p)
             return await run_turn(client, printer, sid, args.task)
-        status = 0
-        while (task := await read_line("> ")) is not None:
+        turn_input = TurnInput()
+        client.on_request = lambda method, p: ask_approval(printer, p, turn_input)
+        status, ahead = 0, None  # ahead: a line already being read when the last turn ended
+        while (task := await (ahead or read_line("> "))) is not None:
+            ahead = None
             if task.strip() == "/compact" or task.startswith("/compact "):
                 await compact(client, printer, sid, task[len("/compact"):].strip() or None)
+            elif task.strip() == "/rewind" or task.startswith("/rewind "):
+                await rewind(client, printer, sid, task.split()[1:])
+            elif task.strip() and sys.stdin.isatty():
+                code, ahead = await run_steerable(client, printer, sid, task, turn_input)
+                status = max(status, code)
             elif task.strip():
                 status = max(status, await run_turn(client, printer, sid, task))
         return status
@@ -205,7 +243,67 @@ async def compact(client: Client, printer: Printer, sid: str, focus: str | None)
     # A compaction is announced as a contextCompacted update, which the printer shows.
 
 
-async def run_turn(client: Client, printer: Printer, sid: str, text: str) -> int:
+async def rewind(client: Client, printer: Printer, sid: str, words: list[str]) -> None:
+    """``/rewind``: list the turns and the files each changed; ``/rewind N [dry] [force]``: put the files changed
+    by turn N and later ones back as they were before it (``dry``: only say what would happen)."""
+    turns = (await client.request("listCheckpoints", {"sessionId": sid}))["turns"]
+    numbers = [w for w in words if w.isdigit()]
+    if not numbers:
+        for i, t in enumerate(turns, 1):
+            files = ", ".join(("+" if f["change"] == "created" else "~") + f["path"]
+                              + ("" if f["restorable"] else " (not restorable)") for f in t["files"])
+            printer.write(f"  {i}. {t['createdAt'][:19].replace('T', ' ')}  {files or 'no file changes'}")
+        printer.write("— /rewind N [dry] [force]: files back to before turn N (run_command changes cannot be rewound)")
+        return
+    n = int(numbers[0])
+    if not 1 <= n <= len(turns):
+        printer.write(f"— no turn {n}; /rewind lists them")
+        return
+    params = {"sessionId": sid, "toTurnId": turns[n - 1]["turnId"], "dryRun": "dry" in words, "force": "force" in words}
+    result = await client.request("rewindFiles", params)
+    for f in result["files"]:
+        what = f["status"] if f["status"] != "restored" else f.get("change", "restored")
+        printer.write(f"  {f['path']}: {what}" + (f" ({f['detail']})" if f.get("detail") else ""))
+    printer.write(f"— {'dry run: nothing changed. ' if result.get('dryRun') else ''}{result['note']}")
+
+
+async def run_steerable(client: Client, printer: Printer, sid: str, text: str,
+                        turn_input: TurnInput) -> tuple[int, asyncio.Future[str | None] | None]:
+    """A turn during which each line typed answers an approval, steers the turn, or (``/queue TEXT``) queues a
+    turn after it. Returns the exit status and the read still under way when the turns ended."""
+    turns = [asyncio.ensure_future(run_turn(client, printer, sid, text))]
+    reader: asyncio.Future[str | None] | None = asyncio.ensure_future(read_line())
+    while not all(t.done() for t in turns):
+        assert reader is not None
+        waiting: set[asyncio.Future[Any]] = {reader, *turns}
+        await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+        if not reader.done():
+            continue
+        line = reader.result()
+        if line is None:  # end of input (a terminal's Ctrl-D is read once): the turns still finish, then the chat
+            turn_input.take(None)
+            await asyncio.gather(*turns)
+            break
+        reader = asyncio.ensure_future(read_line())
+        if turn_input.take(line) or not line.strip():
+            continue
+        if line.startswith("/") and not line.startswith("/queue "):
+            printer.write(f"— {line.split()[0]} waits for the turn to end; type it again then")
+            continue
+        if line.startswith("/queue "):
+            turns.append(asyncio.ensure_future(run_turn(client, printer, sid, line[len("/queue "):], queue=True)))
+            continue
+        try:
+            await client.request("steerTurn", {"sessionId": sid, "text": line})
+            printer.write("— steered into the running turn")
+        except RpcError as exc:
+            if (exc.data or {}).get("code") != "TurnNotRunning":
+                raise
+            turns.append(asyncio.ensure_future(run_turn(client, printer, sid, line, queue=True)))  # it just ended
+    return max(t.result() for t in turns), reader
+
+
+async def run_turn(client: Client, printer: Printer, sid: str, text: str, queue: bool = False) -> int:
     """One turn; Ctrl-C cancels it (the turn still ends normally, as ``cancelled``)."""
     loop = asyncio.get_running_loop()
 
@@ -217,7 +315,8 @@ async def run_turn(client: Client, printer: Printer, sid: str, text: str) -> int
     except (NotImplementedError, RuntimeError):  # not the main thread, or no signals here
         pass
     try:
-        result = await client.request("submitTurn", {"sessionId": sid, "text": text})
+        params: dict[str, Any] = {"sessionId": sid, "text": text, **({"queue": True} if queue else {})}
+        result = await client.request("submitTurn", params)
     finally:
         try:
             loop.remove_signal_handler(signal.SIGINT)

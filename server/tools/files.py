@@ -121,7 +121,7 @@ async def edit_file(ctx: ToolContext, args: dict[str, Any]) -> str:
         raise ToolFailure(f"old_string was not found in {_relative(ctx, path)}; read the file and copy the text exactly")
     if count > 1:
         raise ToolFailure(f"old_string occurs {count} times in {_relative(ctx, path)}; include more context so it is unique")
-    await asyncio.to_thread(_write_atomic, ctx.cwd, path, text.replace(old, new, 1))
+    await asyncio.to_thread(write_atomic, ctx.cwd, path, text.replace(old, new, 1))
     return f"Edited {_relative(ctx, path)}: replaced 1 occurrence ({len(old)} -> {len(new)} characters)"
 
 
@@ -131,12 +131,12 @@ async def write_file(ctx: ToolContext, args: dict[str, Any]) -> str:
     if path.is_dir():
         raise ToolFailure(f"{_relative(ctx, path)} is a directory")
     existed = path.exists()
-    await asyncio.to_thread(_write_atomic, ctx.cwd, path, content)
+    await asyncio.to_thread(write_atomic, ctx.cwd, path, content)
     verb = "Overwrote" if existed else "Created"
     return f"{verb} {_relative(ctx, path)} ({len(content.encode())} bytes)"
 
 
-def _write_atomic(root: Path, path: Path, text: str) -> None:
+def write_atomic(root: Path, path: Path, text: str | bytes) -> None:
     """Write through a fresh temp file, relative to a verified directory fd, then rename over ``path``.
 
     The temp file is made by ``mkstemp`` (``O_CREAT|O_EXCL``, a random name), so a planted
@@ -153,8 +153,8 @@ def _write_atomic(root: Path, path: Path, text: str) -> None:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".threadline-tmp", dir=f"/proc/self/fd/{dir_fd}")
         tmp_name = os.path.basename(tmp)
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(text if isinstance(text, bytes) else text.encode("utf-8"))
             try:  # keep an existing file's mode; a new one gets the usual 0666 & ~umask, not mkstemp's 0600
                 mode = os.stat(path.name, dir_fd=dir_fd, follow_symlinks=False).st_mode & 0o7777
             except FileNotFoundError:
@@ -167,6 +167,23 @@ def _write_atomic(root: Path, path: Path, text: str) -> None:
             except OSError:
                 pass
             raise
+    finally:
+        os.close(dir_fd)
+
+
+def remove_inside(root: Path, path: Path) -> None:
+    """Unlink ``path`` relative to its verified parent fd (as ``write_atomic`` writes), never through a link."""
+    try:
+        dir_fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return
+    try:
+        if not is_inside(root, Path(os.readlink(f"/proc/self/fd/{dir_fd}"))):
+            raise ToolDenied(f"Permission denied: {path.parent} moved outside the session folder {root}")
+        try:
+            os.unlink(path.name, dir_fd=dir_fd)
+        except FileNotFoundError:
+            pass
     finally:
         os.close(dir_fd)
 

@@ -100,7 +100,31 @@ V5_TOOL_STATUS = """
 ALTER TABLE messages ADD COLUMN tool_status TEXT;
 """
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None] | str] = [V1, V2, V3, V4, V5_TOOL_STATUS]
+# v6 (issue 18, file checkpoints): what each file-writing tool call found before it wrote (``before_hash``: the
+# content, stored as a blob under $THREADLINE_HOME/checkpoints, NULL when the file was absent or too large to keep)
+# and what it left (``after_hash``), so ``rewindFiles`` can restore it and tell an outside edit from ours. Rows of
+# kind 'rewind' record what a rewind left, so a later rewind does not take its own work for an outside edit.
+V6_FILE_CHECKPOINTS = """
+CREATE TABLE file_checkpoints (
+    id           INTEGER PRIMARY KEY,
+    session_id   TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    kind         TEXT NOT NULL DEFAULT 'tool' CHECK (kind IN ('tool', 'rewind')),
+    turn_id      TEXT,
+    tool_call_id TEXT,
+    path         TEXT NOT NULL,
+    change       TEXT NOT NULL,
+    before_hash  TEXT,
+    size         INTEGER NOT NULL DEFAULT 0,
+    restorable   INTEGER NOT NULL,
+    note         TEXT,
+    after_hash   TEXT,
+    done         INTEGER NOT NULL DEFAULT 0,
+    created_at   TEXT NOT NULL
+);
+CREATE INDEX file_checkpoints_session ON file_checkpoints(session_id, id);
+"""
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None] | str] = [V1, V2, V3, V4, V5_TOOL_STATUS, V6_FILE_CHECKPOINTS]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

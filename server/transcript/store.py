@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-import uuid
 from collections.abc import Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import replace
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +21,7 @@ import aiosqlite
 
 from server.transcript import fts
 from server.errors import ArtifactNotFound, SessionNotFound, StorageFailure
+from server.transcript.checkpoints import CheckpointQueries
 from server.transcript.records import (
     Artifact,
     Event,
@@ -33,6 +32,8 @@ from server.transcript.records import (
     StoredMessage,
     dumps,
     loads,
+    new_id,
+    now,
     searchable_text,
 )
 from server.transcript.schema import migrate
@@ -45,14 +46,6 @@ DEFAULT_PAGE = 200
 MAX_PAGE = 1000
 
 TokenEstimator = Callable[[dict[str, Any]], int]
-
-
-def now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def new_id(prefix: str) -> str:
-    return f"{prefix}{uuid.uuid4().hex}"
 
 
 def _refuse_empty_file(path: Path) -> None:
@@ -72,7 +65,7 @@ def _refuse_empty_file(path: Path) -> None:
                          "Restore it from a backup, or move it aside to start a new one")
 
 
-class Store:
+class Store(CheckpointQueries):
     """Async access to one transcript database. Open with ``await Store.open(path)``."""
 
     def __init__(self, path: Path, writer: aiosqlite.Connection, reader: aiosqlite.Connection,

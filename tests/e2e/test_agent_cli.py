@@ -175,3 +175,40 @@ def test_view_prints_mode_sizes_and_highlights_placeholders_and_the_summary(env,
 def test_view_of_an_unknown_session_fails_cleanly(env):
     run = threadline(env, "view", "ses_nope")
     assert run.returncode == 1 and run.stderr.startswith("threadline: ") and "Traceback" not in run.stderr
+
+
+def test_chat_rewind_lists_turns_and_puts_files_back(fake, env, folder):
+    """Issue 18: ``/rewind`` lists the turns with their files; ``/rewind N dry`` and ``/rewind N`` restore them."""
+    (folder / "keep.txt").write_text("original\n")
+    fake.push({"tool_calls": [{"id": "c1", "name": "write_file", "arguments": {"path": "keep.txt", "content": "agent\n"}}]},
+              {"tool_calls": [{"id": "c2", "name": "write_file", "arguments": {"path": "new.txt", "content": "n\n"}}]},
+              {"content": "Wrote both."})
+    run = threadline(env, "chat", "--cwd", str(folder), "--policy", "auto",
+                     stdin="write files\n/rewind\n/rewind 1 dry\n/rewind 1\n")
+    assert run.returncode == 0, run.stderr
+    out = run.stdout
+    assert re.search(r"^  1\. \d{4}-\d\d-\d\d \d\d:\d\d:\d\d  ~keep\.txt, \+new\.txt$", out, re.M), out
+    assert "  keep.txt: restored\n  new.txt: removed\n— dry run: nothing changed." in out
+    assert "cannot be rewound" in out
+    assert (folder / "keep.txt").read_text() == "original\n" and not (folder / "new.txt").exists()
+
+
+def test_chat_steers_a_running_turn_and_queues_one_after_it(fake, env, folder):
+    """Issue 18: at a terminal, a line typed while a turn runs steers it; ``/queue TEXT`` runs TEXT after it."""
+    fake.push({"content": "working", "delay": 1.5}, {"content": "answer"}, {"content": "answer"})
+    master, slave = pty.openpty()
+    try:  # a terminal (piped input is one task after another); Ctrl-D ends the input
+        os.write(master, b"start\nshorter please\n/queue then this\n\x04")
+        run = threadline(env, "chat", "--cwd", str(folder), "--policy", "auto", stdin=slave)
+    finally:
+        os.close(slave)
+        os.close(master)
+    assert run.returncode == 0, run.stderr
+    out = run.stdout
+    assert "— steered into the running turn" in out and out.count("— turn ended: endTurn") == 2, out
+    chats = [r for r in fake.requests if r["path"].startswith("/v1/chat")]
+    assert [m["content"] for m in chats[-1]["body"]["messages"] if m["role"] == "user"] == [
+        "start", "shorter please", "then this"]
+    # The steer reached the first turn (at its first or second model call, as the line arrived); the queued
+    # text came after it, as its own turn.
+    assert "— /queue" not in out and out.count("session ") == 1

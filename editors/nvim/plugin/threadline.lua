@@ -18,6 +18,26 @@ cmd('ThreadlineSend', function(o)
   tl().submit(o.args)
 end, { nargs = '+', desc = 'Threadline: send a message in the current session' })
 
+cmd('ThreadlineSteer', function(o)
+  tl().steer(o.args)
+end, { nargs = '+', desc = 'Threadline: add a message to the running turn (read after the current tool)' })
+
+cmd('ThreadlineQueue', function(o)
+  tl().queue(o.args)
+end, { nargs = '+', desc = 'Threadline: run a message as a turn right after the running one' })
+
+cmd('ThreadlineCompact', function(o)
+  tl().compact(o.args)
+end, { nargs = '?', desc = 'Threadline: compact now, keeping an optional focus verbatim' })
+
+cmd('ThreadlineRewind', function()
+  tl().rewind()
+end, { desc = 'Threadline: rewind files (or files and conversation) to before the turn under the cursor' })
+
+cmd('ThreadlineDiff', function(o)
+  tl().diff(o.args)
+end, { nargs = '?', desc = 'Threadline: show an applied edit as a diff (gR rewinds it)' })
+
 cmd('ThreadlineCancel', function()
   tl().cancel()
 end, { desc = 'Threadline: cancel the running turn' })

@@ -1,6 +1,7 @@
 // Activation: the server manager, the sidebar, the artifact documents, the context view and the commands.
 import * as vscode from 'vscode';
 import { ARTIFACT_SCHEME, ArtifactProvider } from './artifacts';
+import { DIFF_SCHEME, DiffDocuments } from './diffs';
 import { ServerManager } from './serverManager';
 import { ContextPanel } from './sidebar/contextPanel';
 import { SidebarProvider } from './sidebar/provider';
@@ -8,7 +9,8 @@ import { SidebarProvider } from './sidebar/provider';
 export function activate(context: vscode.ExtensionContext): void {
   const output = vscode.window.createOutputChannel('Threadline');
   const server = new ServerManager(context, output);
-  const sidebar = new SidebarProvider(context, server);
+  const diffs = new DiffDocuments();
+  const sidebar = new SidebarProvider(context, server, diffs);
   const artifacts = new ArtifactProvider(server);
 
   const requireSession = (): string | undefined => {
@@ -28,6 +30,7 @@ export function activate(context: vscode.ExtensionContext): void {
     output, server, sidebar,
     vscode.window.registerWebviewViewProvider(SidebarProvider.viewId, sidebar, { webviewOptions: { retainContextWhenHidden: true } }),
     vscode.workspace.registerTextDocumentContentProvider(ARTIFACT_SCHEME, artifacts),
+    diffs, vscode.workspace.registerTextDocumentContentProvider(DIFF_SCHEME, diffs),
     sidebar.onUpdate((p) => {
       if (p.update.kind === 'turnCompleted' || p.update.kind === 'contextCompacted') ContextPanel.refreshFor(p.sessionId);
     }),
@@ -44,6 +47,26 @@ export function activate(context: vscode.ExtensionContext): void {
       await sidebar.submit(input.trim());
     }),
     command('threadline.cancelTurn', () => sidebar.cancel()),
+    command('threadline.compactNow', () => requireSession() && sidebar.compactNow()),
+    command('threadline.steerTurn', async (text?: string) => {
+      const input = typeof text === 'string' ? text : await vscode.window.showInputBox({
+        title: 'Threadline: Steer the Running Turn', prompt: 'The model reads this after the tool that is running now', ignoreFocusOut: true,
+      });
+      if (input?.trim()) await sidebar.steer(input.trim());
+    }),
+    command('threadline.rewindFiles', async () => {
+      const sid = requireSession();
+      if (!sid) return;
+      const { turns } = await server.client.request('listCheckpoints', { sessionId: sid });
+      const pick = await vscode.window.showQuickPick([...turns].reverse().map((t) => ({
+        label: `Turn at message ${t.seq}`, description: t.createdAt.slice(0, 19).replace('T', ' '),
+        detail: t.files.length ? t.files.map((f) => `${f.change === 'created' ? '+' : '~'}${f.path}${f.restorable ? '' : ' (not restorable)'}`).join('  ') : 'no file changes',
+        turnId: t.turnId,
+      })), { title: 'Threadline: Rewind Files to Before a Turn' });
+      if (pick) await sidebar.rewindTurn(pick.turnId);
+    }),
+    command('threadline.allowEdit', () => sidebar.answerFromDiff(DiffDocuments.toolCallOf(vscode.window.activeTextEditor?.document.uri), 'allowOnce')),
+    command('threadline.rejectEdit', () => sidebar.answerFromDiff(DiffDocuments.toolCallOf(vscode.window.activeTextEditor?.document.uri), 'reject')),
     command('threadline.showContextView', () => {
       const id = requireSession();
       if (id) ContextPanel.show(context, server, id);

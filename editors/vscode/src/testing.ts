@@ -6,3 +6,4 @@ export { METHOD_NAMES } from './rpc/protocol';
 export { buildWebviewHtml, makeNonce } from './sidebar/html';
 export { interleaveCompactions } from './webview/history';
 export { cachedShare } from './webview/meter';
+export { forkSeqBefore, planRewind, rewindDone } from './sidebar/rewind';

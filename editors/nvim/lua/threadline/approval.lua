@@ -53,6 +53,18 @@ function M.ask(params, chat)
     end
   end
   M.pending[pending_id] = { session_id = fmt.val(params.sessionId), resolve = on_choice }
+  local close_diff
+  local diff = fmt.val(params.diff)
+  if type(diff) == 'table' and require('threadline.config').options.diff_review ~= false then
+    -- The proposed change side by side; its keys answer too (whichever answers first wins).
+    local ok_diff, close = pcall(require('threadline.checkpoints').show_diff, diff, 'proposed', {
+      ga = function() on_choice('allowOnce') end,
+      gA = function() on_choice('allowAlways') end,
+      gr = function() on_choice('reject') end,
+    })
+    close_diff = ok_diff and close or nil
+    M.last_diff = ok_diff and diff or nil
+  end
   local ok, err = pcall(vim.ui.select, options, {
     prompt = prompt,
     kind = 'threadline_approval',
@@ -76,6 +88,9 @@ function M.ask(params, chat)
     if o == choice then
       decision = o
     end
+  end
+  if close_diff then
+    pcall(close_diff)
   end
   if chat then
     chat:approval_decision(decision)

@@ -51,11 +51,17 @@ function M.new(session_id, cwd)
   bo.modifiable = false
   bo.filetype = 'threadline'
   vim.b[buf].threadline_session = session_id
+  -- A turn's menu: rewind its files (or files and conversation) to before the turn under the cursor.
+  vim.keymap.set('n', 'gR', function()
+    require('threadline').rewind()
+  end, { buffer = buf, desc = 'Threadline: rewind to before this turn' })
   local self = setmetatable({
     buf = buf,
     session_id = session_id,
     stream = nil, -- { kind = "assistant"|"reasoning", row = first row, text = accumulated }
     tools = {}, -- toolCallId -> { mark = extmark id, head = text of the line }
+    turns = {}, -- { mark = extmark on a turn's "## You" header, turn_id } in order (a turn's menu: :ThreadlineRewind)
+    unmarked = {}, -- headers of messages sent from here, waiting for their turn id: { mark, text }
     assistant_header = false,
     streamed = false, -- an assistantDelta arrived since the last assistantMessage
   }, Chat)
@@ -140,10 +146,40 @@ function Chat:_assistant_header()
   end
 end
 
-function Chat:user(text)
+--- A user message; turn_id marks the header as that turn's start (steered = sent into a running turn).
+function Chat:user(text, turn_id, steered)
   self.assistant_header = false
-  self:append({ '', '## You' })
+  self:append({ '', steered and '## You (steered into the running turn)' or '## You' })
+  local mark = vim.api.nvim_buf_set_extmark(self.buf, ns, vim.api.nvim_buf_line_count(self.buf) - 1, 0, {})
   self:append(fmt.lines(text))
+  if turn_id then
+    table.insert(self.turns, { mark = mark, turn_id = turn_id })
+  elseif not steered then
+    table.insert(self.unmarked, { mark = mark, text = fmt.str(text) })
+  end
+end
+
+--- The turn of a message shown when it was sent: its header becomes the turn's start.
+function Chat:mark_turn(text, turn_id)
+  for i, u in ipairs(self.unmarked) do
+    if u.text == text then
+      table.remove(self.unmarked, i)
+      table.insert(self.turns, { mark = u.mark, turn_id = turn_id })
+      return
+    end
+  end
+end
+
+--- The turn whose messages include buffer row (1-based), or nil.
+function Chat:turn_at(row)
+  local best, best_row
+  for _, t in ipairs(self.turns) do
+    local pos = vim.api.nvim_buf_get_extmark_by_id(self.buf, ns, t.mark, {})
+    if pos and pos[1] and pos[1] + 1 <= row and (not best_row or pos[1] > best_row) then
+      best, best_row = t.turn_id, pos[1]
+    end
+  end
+  return best
 end
 
 --- assistantMessage: the full text of one model answer (shown only when it was not streamed).
@@ -195,6 +231,9 @@ function Chat:tool_result(u)
   local artifact = fmt.val(u.artifactId)
   if artifact then
     self:append({ ('    full output: :ThreadlineArtifact %s'):format(artifact) })
+  end
+  if type(fmt.val(u.diff)) == 'table' and status == 'ok' then
+    self:append({ ('    diff: :ThreadlineDiff %s (gR there rewinds this edit)'):format(id) })
   end
 end
 
@@ -285,6 +324,7 @@ function Chat:transcript(items, events)
     table.insert(compactions[turn], fmt.val(ev.payload) or {})
   end
   local turn
+  local marked = {} -- turns whose first user message is shown (later ones of a turn were steered in)
   local function flush()
     for _, payload in ipairs(turn and compactions[turn] or {}) do
       self:compacted(payload)
@@ -298,7 +338,11 @@ function Chat:transcript(items, events)
       turn = item_turn
     end
     if role == 'user' then
-      self:user(it.content)
+      local first = item_turn and not marked[item_turn]
+      if item_turn then
+        marked[item_turn] = true
+      end
+      self:user(it.content, first and item_turn or nil, item_turn ~= nil and not first)
     elseif role == 'assistant' then
       local content = fmt.str(it.content)
       if content ~= '' then

@@ -22,6 +22,10 @@ M.defaults = {
   },
   -- Lines per readArtifact page in :ThreadlineArtifact.
   artifact_page_lines = 500,
+  -- Approvals of edit_file/write_file open the proposed change in a diff tab (ga allow, gA allow always, gr reject).
+  diff_review = true,
+  -- Typing while a turn runs: "ask" (vim.ui.select: Steer, the default, or Queue), "steer" or "queue".
+  while_running = 'ask',
   -- Milliseconds to wait for a clean shutdown when Neovim exits.
   shutdown_timeout = 1000,
 }

@@ -281,17 +281,47 @@ function M.submit(text, callback)
     return
   end
   if s.running then
-    s.chat:error({ message = 'a turn is already running; :ThreadlineCancel stops it', data = { code = 'TurnAlreadyRunning' } })
-    callback({ message = 'a turn is already running' })
+    -- Typing while a turn runs: steer it (the default) or queue a turn after it.
+    local mode = config.options.while_running
+    if mode == 'steer' or mode == 'queue' then
+      return (mode == 'steer' and M.steer or M.queue)(text, callback)
+    end
+    vim.ui.select({ 'steer', 'queue' }, {
+      prompt = 'Threadline: a turn is running',
+      kind = 'threadline_busy',
+      format_item = function(i)
+        return i == 'steer' and 'Steer: the model reads it after the current tool' or 'Queue: run it after this turn'
+      end,
+    }, function(choice)
+      if choice then
+        (choice == 'steer' and M.steer or M.queue)(text, callback)
+      else
+        callback({ message = 'not sent' })
+      end
+    end)
     return
   end
+  M._run_turn(s, text, false, callback)
+end
+
+--- The submitTurn request of a turn (queue: run after the running one).
+function M._run_turn(s, text, queue, callback)
   local token = {}
-  s.active, s.running, s.turn_id = token, true, nil
+  if not queue then
+    s.active, s.running, s.turn_id = token, true, nil
+  end
+  s.queued = (s.queued or 0) + (queue and 1 or 0)
   table.insert(s.pending_user, text)
   s.chat:user(text)
-  M.request('submitTurn', { sessionId = s.id, text = text }, function(err, r)
+  M.request('submitTurn', { sessionId = s.id, text = text, queue = queue or nil }, function(err, r)
+    if queue then
+      s.queued = s.queued - 1
+    end
     if s.active == token then
-      s.active, s.running = nil, false
+      s.active = nil
+      if s.queued == 0 then -- a queued turn keeps the session running (turnCompleted ends it)
+        s.running = false
+      end
     end
     if err then
       for i, p in ipairs(s.pending_user) do
@@ -319,6 +349,88 @@ function M.submit(text, callback)
     end
     callback(nil, r)
   end)
+end
+
+--- steer(text): add text to the running turn of the current session (read at its next model call).
+function M.steer(text, callback)
+  callback = callback or function() end
+  local s = S.current
+  if not s then
+    return callback({ message = 'no session' })
+  end
+  table.insert(s.pending_user, fmt.str(text))
+  s.chat:user(text, nil, true)
+  M.request('steerTurn', { sessionId = s.id, text = text }, function(err, r)
+    if err then
+      s.chat:error(err)
+    end
+    callback(err, r)
+  end)
+end
+
+--- queue(text): run a turn right after the running one (at once when idle).
+function M.queue(text, callback)
+  callback = callback or function() end
+  local s = S.current
+  if not s then
+    return M.submit(text, callback)
+  end
+  M._run_turn(s, fmt.str(text), s.running, callback)
+end
+
+--- compact(focus): compact now; focus (optional) is kept verbatim in the summary until the next compaction.
+function M.compact(focus, callback)
+  callback = callback or function() end
+  local s = S.current
+  if not s then
+    return callback({ message = 'no session' })
+  end
+  focus = focus and vim.trim(focus) or ''
+  M.request('compactSession', { sessionId = s.id, focus = focus ~= '' and focus or nil }, function(err, r)
+    if err then
+      s.chat:error(err)
+    elseif not r.compacted then
+      s.chat:append({ '', '── nothing to compact yet: all of it is in the recent tail' })
+    end
+    callback(err, r)
+  end)
+end
+
+--- rewind({ turn_id?, tool_call_id? }): rewind files (and, by choice, the conversation) to before a turn: the
+--- given one, the one under the cursor in the chat buffer, or one picked from listCheckpoints.
+function M.rewind(opts, callback)
+  opts = opts or {}
+  local s = S.current
+  if not s then
+    return (callback or function() end)({ message = 'no session' })
+  end
+  local cp = require('threadline.checkpoints')
+  local turn = opts.turn_id
+  if not turn and vim.api.nvim_get_current_buf() == s.chat.buf then
+    turn = s.chat:turn_at(vim.api.nvim_win_get_cursor(0)[1])
+  end
+  if turn then
+    return cp.rewind(M, s, turn, opts.tool_call_id, callback)
+  end
+  cp.pick_turn(M, s, function(picked)
+    cp.rewind(M, s, picked, nil, callback)
+  end)
+end
+
+--- diff(tool_call_id?): the applied change of an edit (default: the last one) in a diff tab; gR rewinds it.
+function M.diff(tool_call_id)
+  local s = S.current
+  local entry = s and s.diffs and s.diffs[tool_call_id ~= nil and tool_call_id ~= '' and tool_call_id or s.last_diff]
+  if not entry then
+    notify('no edit with a diff in this session yet', vim.log.levels.WARN)
+    return
+  end
+  local id = tool_call_id ~= nil and tool_call_id ~= '' and tool_call_id or s.last_diff
+  return require('threadline.checkpoints').show_diff(entry.diff, 'applied', {
+    gR = function()
+      M.rewind({ turn_id = entry.turn_id, tool_call_id = id })
+    end,
+  })
 end
 
 --- cancel(): cancels the running turn of the current session.

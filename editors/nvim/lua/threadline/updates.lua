@@ -31,16 +31,20 @@ function UPDATE.turnStarted(s, _, turn_id)
   s.turn_id = turn_id
 end
 
-function UPDATE.userMessage(s, u)
+function UPDATE.userMessage(s, u, turn_id)
   -- Turns submitted from here are already shown; render only text we did not send.
   local text = fmt.str(u.text)
+  local steered = fmt.val(u.steered) == true
   for i, pending in ipairs(s.pending_user) do
     if pending == text then
       table.remove(s.pending_user, i)
+      if turn_id and not steered then
+        s.chat:mark_turn(text, turn_id)
+      end
       return
     end
   end
-  s.chat:user(text)
+  s.chat:user(text, (not steered) and turn_id or nil, steered)
 end
 
 function UPDATE.assistantDelta(s, u)
@@ -59,7 +63,13 @@ function UPDATE.toolCall(s, u)
   s.chat:tool_call(u)
 end
 
-function UPDATE.toolResult(s, u)
+function UPDATE.toolResult(s, u, turn_id)
+  local diff = fmt.val(u.diff)
+  if type(diff) == 'table' then -- for :ThreadlineDiff and its one-key rewind
+    s.diffs = s.diffs or {}
+    s.diffs[fmt.str(u.toolCallId)] = { diff = diff, turn_id = turn_id }
+    s.last_diff = fmt.str(u.toolCallId)
+  end
   s.chat:tool_result(u)
 end
 

@@ -112,12 +112,13 @@ export interface ReadArtifactResult {
 
 export type Update =
   | { kind: 'turnStarted' }
-  | { kind: 'userMessage'; text: string }
+  | { kind: 'userMessage'; text: string; steered?: boolean }
   | { kind: 'assistantDelta'; text: string }
   | { kind: 'reasoningDelta'; text: string }
   | { kind: 'assistantMessage'; content: string; reasoning?: string; toolCalls?: OpenAIToolCall[]; interrupted?: boolean }
   | { kind: 'toolCall'; toolCallId: string; tool: string; arguments: unknown; title?: string }
-  | { kind: 'toolResult'; toolCallId: string; tool: string; status: 'ok' | 'error' | 'denied'; content: string; artifactId?: string }
+  | { kind: 'toolResult'; toolCallId: string; tool: string; status: 'ok' | 'error' | 'denied'; content: string; artifactId?: string;
+      diff?: FileDiff }
   | { kind: 'artifactCreated'; artifactId: string; toolCallId: string; totalBytes: number; totalLines: number }
   | { kind: 'contextCompacted'; mode: ViewMode; beforeTokens: number; afterTokens: number; summary: string }
   | { kind: 'usage'; contextTokens: number; contextWindowTokens: number; inputTokens: number; outputTokens: number;
@@ -132,6 +133,13 @@ export interface SessionUpdate {
   update: Update;
 }
 
+/** An edit_file/write_file change as whole texts (oldText is empty for a new file). */
+export interface FileDiff {
+  path: string;
+  oldText: string;
+  newText: string;
+}
+
 export interface RequestApprovalParams {
   sessionId: string;
   turnId: string;
@@ -140,7 +148,25 @@ export interface RequestApprovalParams {
   title: string;
   detail: string;
   options: ApprovalDecision[];
+  diff?: FileDiff;
 }
+
+/** listCheckpoints: each turn and the files its tool calls changed. */
+export interface TurnCheckpoints {
+  turnId: string;
+  seq: number;
+  createdAt: string;
+  files: Array<{ path: string; change: 'created' | 'modified'; restorable: boolean; toolCallId: string; note?: string }>;
+}
+
+export type RewindStatus = 'restored' | 'unchanged' | 'conflicted' | 'notRestorable';
+
+export interface RewindFilesResult {
+  files: Array<{ path: string; status: RewindStatus; change?: 'restored' | 'removed'; detail?: string }>;
+  dryRun?: boolean;
+  note: string;
+}
+
 
 /** A stored event (readEvents): compactions, approval requests and decisions, notices. */
 export interface EventItem {
@@ -169,8 +195,14 @@ export interface Methods {
     { hits: Array<{ sessionId: string; seq: number; role: string; snippet: string }> }];
   forkSession: [{ sessionId: string; atSeq?: number }, { sessionId: string }];
   deleteSession: [{ sessionId: string }, Record<string, never>];
-  submitTurn: [{ sessionId: string; text: string; images?: Array<{ mimeType: string; data: string }> }, SubmitTurnResult];
+  submitTurn: [{ sessionId: string; text: string; images?: Array<{ mimeType: string; data: string }>; queue?: boolean },
+    SubmitTurnResult];
   cancelTurn: [{ sessionId: string }, { cancelled: boolean }];
+  steerTurn: [{ sessionId: string; text: string }, { turnId: string }];
+  compactSession: [{ sessionId: string; focus?: string }, CompactSessionResult];
+  listCheckpoints: [{ sessionId: string }, { turns: TurnCheckpoints[]; note: string }];
+  rewindFiles: [{ sessionId: string; toTurnId: string; toolCallId?: string; dryRun?: boolean; force?: boolean },
+    RewindFilesResult];
   getContextView: [{ sessionId: string; contextWindowTokens?: number; thresholdRatio?: number; keepRecentTokens?: number },
     ContextViewResult];
   readArtifact: [ReadArtifactParams, ReadArtifactResult];
@@ -178,7 +210,6 @@ export interface Methods {
     { events: EventItem[]; nextId?: number }];
   listApprovals: [{ sessionId: string }, { approvals: RememberedApproval[] }];
   revokeApproval: [{ sessionId: string; id: string }, { revoked: RememberedApproval }];
-  compactSession: [{ sessionId: string; focus?: string }, CompactSessionResult];
 }
 
 export type MethodName = keyof Methods;
@@ -187,5 +218,5 @@ export type ResultOf<M extends MethodName> = Methods[M][1];
 export const METHOD_NAMES: MethodName[] = [
   'createSession', 'listSessions', 'readTranscript', 'searchTranscript', 'forkSession', 'deleteSession',
   'submitTurn', 'cancelTurn', 'getContextView', 'readArtifact', 'readEvents', 'listApprovals', 'revokeApproval',
-  'compactSession',
+  'compactSession', 'steerTurn', 'listCheckpoints', 'rewindFiles',
 ];

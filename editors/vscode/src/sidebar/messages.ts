@@ -24,11 +24,18 @@ export type ToWebview =
   | { type: 'meter'; contextTokens: number; contextWindowTokens: number; estimated?: boolean }
   | { type: 'error'; message: string }
   | { type: 'focusInput' }
+  | { type: 'prefill'; text: string }
   | { type: 'contextView'; view: ContextViewResult; sessionTitle?: string };
 
 export type FromWebview =
   | { type: 'ready' }
   | { type: 'submit'; text: string }
+  | { type: 'steer'; text: string }
+  | { type: 'queue'; text: string }
+  | { type: 'compact' }
+  | { type: 'rewindTurn'; turnId: string; text?: string }
+  | { type: 'rewindEdit'; turnId: string; toolCallId: string }
+  | { type: 'openDiff'; toolCallId: string }
   | { type: 'cancel' }
   | { type: 'newSession' }
   | { type: 'selectSession'; sessionId: string }

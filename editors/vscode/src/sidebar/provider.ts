@@ -2,9 +2,11 @@
 // server's sessionUpdate notifications and routes requestApproval to inline approval cards.
 import * as vscode from 'vscode';
 import type { ServerManager } from '../serverManager';
+import { DiffDocuments } from '../diffs';
 import type { ApprovalDecision, EventItem, RequestApprovalParams, SessionInfo, SessionUpdate, TranscriptItem } from '../rpc/protocol';
 import type { ThreadlineClient } from '../rpc/client';
 import { buildWebviewHtml, makeNonce } from './html';
+import { forkSeqBefore, planRewind, rewindDone } from './rewind';
 import type { FromWebview, ServerState, ToWebview } from './messages';
 
 const CURRENT_KEY = 'threadline.currentSession';
@@ -19,6 +21,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
   private view: vscode.WebviewView | undefined;
   private currentId: string | undefined;
   private running: string | undefined; // session id of the running turn
+  private turnsInFlight = 0; // submitTurn requests not answered yet (the running turn and queued ones)
   private readonly approvals = new Map<string, PendingApproval>();
   private readonly artifacts = new Map<string, Set<string>>(); // session -> artifact ids seen
   private readonly disposables: vscode.Disposable[] = [];
@@ -27,7 +30,8 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
   private readonly updateEmitter = new vscode.EventEmitter<SessionUpdate>();
   readonly onUpdate = this.updateEmitter.event;
 
-  constructor(private readonly context: vscode.ExtensionContext, private readonly server: ServerManager) {
+  constructor(private readonly context: vscode.ExtensionContext, private readonly server: ServerManager,
+    readonly diffs: DiffDocuments = new DiffDocuments()) {
     this.currentId = context.workspaceState.get<string>(CURRENT_KEY);
     this.attach(server.client);
     this.disposables.push(server.onDidChangeClient((c) => this.attach(c)));
@@ -65,21 +69,78 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
 
   // --- actions (from the webview or from commands) ----------------------------------------------------------
 
-  async submit(text: string): Promise<void> {
-    if (this.running) throw new Error('A turn is already running; cancel it first.');
+  /** Start a turn; with ``queue`` (a turn is running), run it right after the running one. */
+  async submit(text: string, queue = false): Promise<void> {
+    if (this.running && !queue) throw new Error('A turn is already running; steer it, queue this, or cancel it first.');
     const client = this.server.client;
-    const sessionId = this.currentId ?? (await this.createSession(text.slice(0, 60)));
+    const sessionId = this.running ?? this.currentId ?? (await this.createSession(text.slice(0, 60)));
     this.running = sessionId;
+    this.turnsInFlight++;
     this.post({ type: 'turn', running: true });
     try {
-      const result = await client.request('submitTurn', { sessionId, text });
-      this.post({ type: 'turn', running: false, result });
+      const result = await client.request('submitTurn', { sessionId, text, ...(queue ? { queue: true } : {}) });
+      this.post({ type: 'turn', running: this.turnsInFlight > 1, result });
     } catch (err) {
-      this.post({ type: 'turn', running: false, error: (err as Error).message });
+      this.post({ type: 'turn', running: this.turnsInFlight > 1, error: (err as Error).message });
     } finally {
-      this.running = undefined;
+      if (--this.turnsInFlight === 0) this.running = undefined;
       void this.refreshSessions();
     }
+  }
+
+  /** Add to the running turn (read at its next model call); idle, it starts a turn instead. */
+  async steer(text: string): Promise<void> {
+    if (!this.running) return this.submit(text);
+    await this.server.client.request('steerTurn', { sessionId: this.running, text });
+  }
+
+  /** Compact now, with an optional focus the summary keeps verbatim. */
+  async compactNow(): Promise<void> {
+    const sessionId = this.currentId;
+    if (!sessionId) return;
+    const focus = await vscode.window.showInputBox({
+      title: 'Threadline: Compact Now', prompt: 'Optional focus the summary keeps verbatim (e.g. "keep the API decisions")',
+      placeHolder: 'Leave empty for none', ignoreFocusOut: true,
+    });
+    if (focus === undefined) return;
+    const r = await this.server.client.request('compactSession', { sessionId, ...(focus.trim() ? { focus: focus.trim() } : {}) });
+    void vscode.window.showInformationMessage(r.compacted
+      ? `Threadline compacted the context: ${r.beforeTokens} → ${r.afterTokens} tokens.`
+      : 'Threadline: nothing to compact yet (all of it is in the recent tail).');
+    await this.estimateMeter(sessionId);
+  }
+
+  /** A turn's menu: rewind its files (and later turns'), optionally the conversation too (a fork before it). */
+  async rewindTurn(turnId: string, text?: string, toolCallId?: string): Promise<void> {
+    const sessionId = this.currentId;
+    if (!sessionId) return;
+    const client = this.server.client;
+    const scope = toolCallId ? { toolCallId } : {};
+    const plan = planRewind(await client.request('rewindFiles', { sessionId, toTurnId: turnId, dryRun: true, ...scope }));
+    const FILES = 'Rewind Files', BOTH = 'Rewind Files and Conversation', FORCE = 'Rewind, Overwriting Conflicts';
+    const choices = [FILES, ...(toolCallId ? [] : [BOTH]), ...(plan.conflicted ? [FORCE] : [])];
+    const pick = await vscode.window.showWarningMessage(toolCallId ? 'Rewind this edit?' : 'Rewind to before this turn?',
+      { modal: true, detail: plan.summary }, ...choices);
+    if (!pick) return;
+    const result = await client.request('rewindFiles', { sessionId, toTurnId: turnId, ...scope, ...(pick === FORCE ? { force: true } : {}) });
+    void vscode.window.showInformationMessage(rewindDone(result));
+    if (pick !== BOTH) return;
+    const { turns } = await client.request('listCheckpoints', { sessionId });
+    const turn = turns.find((t) => t.turnId === turnId);
+    if (!turn) return;
+    const { sessionId: forked } = await client.request('forkSession', { sessionId, atSeq: forkSeqBefore(turn) });
+    await this.selectSession(forked);
+    if (text) this.post({ type: 'prefill', text });
+  }
+
+  /** The diff of a proposed or applied edit, in VS Code's diff editor. */
+  async openDiff(toolCallId: string, label = 'Threadline edit'): Promise<void> {
+    if (!(await this.diffs.open(toolCallId, label))) void vscode.window.showInformationMessage('Threadline: this edit has no diff to show.');
+  }
+
+  /** The diff editor's title-bar Allow/Reject: answer the approval of the call shown there. */
+  answerFromDiff(toolCallId: string | undefined, decision: ApprovalDecision): void {
+    for (const [id, p] of this.approvals) if (p.params.toolCallId === toolCallId) this.answerApproval(id, decision);
   }
 
   async cancel(): Promise<void> {
@@ -136,6 +197,12 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     switch (m.type) {
       case 'ready': return this.onReady();
       case 'submit': return this.submit(m.text);
+      case 'steer': return this.steer(m.text);
+      case 'queue': return this.submit(m.text, true);
+      case 'compact': return this.compactNow();
+      case 'rewindTurn': return this.rewindTurn(m.turnId, m.text);
+      case 'rewindEdit': return this.rewindTurn(m.turnId, undefined, m.toolCallId);
+      case 'openDiff': return this.openDiff(m.toolCallId);
       case 'cancel': return this.cancel();
       case 'newSession': return this.newSession();
       case 'selectSession': return this.selectSession(m.sessionId);
@@ -213,6 +280,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
         const u = params.update;
         if (u.kind === 'artifactCreated') this.noteArtifact(params.sessionId, u.artifactId);
         if (u.kind === 'toolResult' && u.artifactId) this.noteArtifact(params.sessionId, u.artifactId);
+        if (u.kind === 'toolResult' && u.diff) this.diffs.remember(u.toolCallId, u.diff);
         if (u.kind === 'turnCompleted') this.withdrawApprovals(params.sessionId);
         this.post({ type: 'update', params });
         this.updateEmitter.fire(params);
@@ -241,6 +309,10 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
       return pick === 'Allow Once' ? 'allowOnce' : pick === 'Allow Always' ? 'allowAlways' : 'reject';
     }
     const requestId = `a${++this.approvalSeq}`;
+    if (params.diff) {
+      this.diffs.remember(params.toolCallId, params.diff);
+      void this.diffs.open(params.toolCallId, 'proposed: Allow or Reject in the title bar');
+    }
     return new Promise<ApprovalDecision>((resolve) => {
       this.approvals.set(requestId, { params, resolve });
       token.onCancellationRequested(() => {
@@ -269,6 +341,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     if (!pending) return;
     this.approvals.delete(requestId);
     pending.resolve(decision);
+    this.post({ type: 'approvalClosed', requestId, decision });
   }
 
   private post(msg: ToWebview): void {

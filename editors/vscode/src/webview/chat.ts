@@ -1,7 +1,7 @@
 // The chat sidebar: session bar, context meter, transcript (streamed text, reasoning, tool cards, approvals,
 // compaction notices) and the composer. It renders what the extension forwards; it never talks to the server.
 import type { FromWebview, ToWebview } from '../sidebar/messages';
-import type { EventItem, RequestApprovalParams, SessionInfo, TranscriptItem, Update } from '../rpc/protocol';
+import type { EventItem, FileDiff, RequestApprovalParams, SessionInfo, TranscriptItem, Update } from '../rpc/protocol';
 import { clip, fmtBytes, fmtTokens, h, prettyArgs } from './dom';
 import { interleaveCompactions } from './history';
 import { cachedShare } from './meter';
@@ -24,7 +24,7 @@ export class Chat {
   private readonly cards = new Map<string, HTMLElement>();
   private readonly approvals = new Map<string, HTMLElement>();
   private readonly artifactSizes = new Map<string, string>();
-  private pendingUser: HTMLElement | undefined;
+  private pendingUsers: HTMLElement[] = []; // sent, not yet confirmed by a userMessage update
 
   private readonly sessionSelect = h('select', { id: 'session', 'aria-label': 'Session' });
   private readonly banner = h('div', { id: 'banner', class: 'banner', role: 'status', hidden: true });
@@ -40,6 +40,7 @@ export class Chat {
   });
   private readonly sendBtn = h('button', { id: 'send', class: 'primary', title: 'Send (Enter)', text: 'Send' });
   private readonly cancelBtn = h('button', { id: 'cancel', title: 'Cancel the running turn (Escape)', text: 'Cancel', disabled: true });
+  private readonly queueBtn = h('button', { id: 'queue', title: 'Run this message right after the running turn', text: 'Queue', hidden: true });
 
   constructor(private readonly root: HTMLElement, private readonly post: Post) {
     const btn = (id: string, label: string, title: string, msg: FromWebview) => {
@@ -52,14 +53,17 @@ export class Chat {
       btn('new-session', '+ New', 'New session', { type: 'newSession' }),
       btn('fork-session', 'Fork', 'Fork this session', { type: 'forkSession' }),
       btn('delete-session', 'Delete', 'Delete this session', { type: 'deleteSession' }),
-      btn('context-view', 'Context', 'Show the context view', { type: 'showContextView' }));
-    const composer = h('footer', { class: 'composer' }, this.input, h('div', { class: 'composer-actions' }, this.cancelBtn, this.sendBtn));
+      btn('context-view', 'Context', 'Show the context view', { type: 'showContextView' }),
+      btn('compact-now', 'Compact', 'Compact now (optionally with a focus to keep)', { type: 'compact' }));
+    const composer = h('footer', { class: 'composer' }, this.input,
+      h('div', { class: 'composer-actions' }, this.cancelBtn, this.queueBtn, this.sendBtn));
     root.append(toolbar, this.meter, this.banner, this.log, composer);
 
     this.sessionSelect.addEventListener('change', () => {
       if (this.sessionSelect.value) this.post({ type: 'selectSession', sessionId: this.sessionSelect.value });
     });
     this.sendBtn.addEventListener('click', () => this.submit());
+    this.queueBtn.addEventListener('click', () => this.submit(true));
     this.cancelBtn.addEventListener('click', () => this.post({ type: 'cancel' }));
     this.input.addEventListener('keydown', (e) => {
       if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
@@ -73,6 +77,11 @@ export class Chat {
     this.log.addEventListener('click', (e) => {
       const target = (e.target as HTMLElement).closest('[data-artifact]') as HTMLElement | null;
       if (target) this.post({ type: 'openArtifact', artifactId: target.dataset.artifact! });
+      const action = (e.target as HTMLElement).closest('[data-action]') as HTMLElement | null;
+      const d = action?.dataset ?? {};
+      if (d.action === 'rewind-turn' && d.turn) this.post({ type: 'rewindTurn', turnId: d.turn, text: d.text });
+      if (d.action === 'rewind-edit' && d.turn && d.call) this.post({ type: 'rewindEdit', turnId: d.turn, toolCallId: d.call });
+      if (d.action === 'open-diff' && d.call) this.post({ type: 'openDiff', toolCallId: d.call });
     });
     this.renderEmpty();
   }
@@ -82,13 +91,16 @@ export class Chat {
       case 'server': return this.setServer(msg.state, msg.message);
       case 'sessions': return this.setSessions(msg.sessions, msg.currentId);
       case 'session': return this.loadSession(msg.session.sessionId, msg.history, msg.events ?? []);
-      case 'update': return msg.params.sessionId === this.currentId ? this.apply(msg.params.update) : undefined;
+      case 'update': return msg.params.sessionId === this.currentId ? this.apply(msg.params.update, msg.params.turnId) : undefined;
       case 'approval': return this.showApproval(msg.requestId, msg.params);
       case 'approvalClosed': return this.closeApproval(msg.requestId, msg.decision);
       case 'turn': return this.setTurn(msg.running, msg.result?.stopReason, msg.error ?? msg.result?.error?.message);
       case 'meter': return this.setMeter(msg.contextTokens, msg.contextWindowTokens, msg.estimated);
       case 'error': return void this.note('error', msg.message);
       case 'focusInput': return this.input.focus();
+      case 'prefill':
+        this.input.value = msg.text;
+        return this.input.focus();
     }
   }
 
@@ -112,9 +124,10 @@ export class Chat {
     this.cards.clear();
     this.approvals.clear();
     this.assistant = undefined;
-    this.pendingUser = undefined;
+    this.pendingUsers = [];
+    const seenTurns = new Set<string>();
     for (const entry of interleaveCompactions(history, events)) {
-      if ('item' in entry) this.renderHistoryItem(entry.item);
+      if ('item' in entry) this.renderHistoryItem(entry.item, seenTurns);
       else this.compaction(entry.compaction.mode, entry.compaction.beforeTokens, entry.compaction.afterTokens, entry.compaction.summary);
     }
     if (!history.length) this.renderEmpty();
@@ -125,10 +138,12 @@ export class Chat {
     this.log.append(h('div', { class: 'empty', text: 'Start by describing a task. Threadline reads, edits and runs things in this workspace, asking before writes and commands.' }));
   }
 
-  private renderHistoryItem(item: TranscriptItem): void {
+  private renderHistoryItem(item: TranscriptItem, seenTurns: Set<string>): void {
     const interrupted = item.status === 'interrupted';
     if (item.role === 'user') {
-      this.log.append(this.userBubble(item.content ?? ''));
+      const first = item.turnId !== undefined && !seenTurns.has(item.turnId); // a turn's own message, not a steer
+      if (item.turnId) seenTurns.add(item.turnId);
+      this.log.append(this.userBubble(item.content ?? '', first ? item.turnId : undefined));
     } else if (item.role === 'assistant') {
       const block = this.newAssistant();
       if (item.reasoning) this.appendReasoning(block, item.reasoning);
@@ -139,24 +154,27 @@ export class Chat {
       this.assistant = undefined;
     } else if (item.role === 'tool' && item.toolCallId) {
       const artifact = /^\[artifact ([\w.-]+)\]/.exec(item.content ?? '');
-      this.toolResult(item.toolCallId, item.name ?? 'tool', item.toolStatus ?? 'ok', item.content ?? '', artifact?.[1]);
+      this.toolResult(item.toolCallId, item.name ?? 'tool', item.toolStatus ?? 'ok', item.content ?? '', artifact?.[1], undefined, item.turnId);
     } // system items (the session's frozen prompt) are not part of the conversation shown to people
   }
 
   // --- live updates -------------------------------------------------------------------------------------
 
-  private apply(u: Update): void {
+  private apply(u: Update, turnId?: string): void {
     this.log.querySelector(':scope > .empty')?.remove();
     switch (u.kind) {
       case 'turnStarted':
         this.assistant = undefined;
         return this.setTurn(true);
-      case 'userMessage':
-        if (this.pendingUser) {
-          this.pendingUser.classList.remove('pending');
-          this.pendingUser = undefined;
-        } else this.log.append(this.userBubble(u.text));
+      case 'userMessage': {
+        const i = this.pendingUsers.findIndex((el) => el.querySelector('.text')?.textContent === u.text);
+        const bubble = i >= 0 ? this.pendingUsers.splice(i, 1)[0] : this.userBubble(u.text);
+        bubble.classList.remove('pending');
+        if (i < 0) this.log.append(bubble);
+        if (turnId && !u.steered) this.addRewind(bubble, turnId, u.text);
+        if (u.steered) bubble.classList.add('steered');
         break;
+      }
       case 'assistantDelta': {
         const block = this.assistant ?? this.newAssistant();
         block.text += u.text;
@@ -181,7 +199,7 @@ export class Chat {
         this.toolCard(u.toolCallId, u.tool, u.arguments, u.title);
         break;
       case 'toolResult':
-        this.toolResult(u.toolCallId, u.tool, u.status, u.content, u.artifactId);
+        this.toolResult(u.toolCallId, u.tool, u.status, u.content, u.artifactId, u.diff, turnId);
         break;
       case 'artifactCreated':
         this.artifactLink(u.toolCallId, u.artifactId, `${fmtBytes(u.totalBytes)}, ${fmtTokens(u.totalLines)} lines`);
@@ -202,8 +220,20 @@ export class Chat {
     this.scroll();
   }
 
-  private userBubble(text: string): HTMLElement {
-    return h('div', { class: 'msg user', 'aria-label': 'You' }, h('div', { class: 'who', text: 'You' }), h('div', { class: 'text', text }));
+  private userBubble(text: string, turnId?: string): HTMLElement {
+    const el = h('div', { class: 'msg user', 'aria-label': 'You' }, h('div', { class: 'who', text: 'You' }), h('div', { class: 'text', text }));
+    if (turnId) this.addRewind(el, turnId, text);
+    return el;
+  }
+
+  /** The turn's menu: rewind its file changes (and, by choice, the conversation) to before it. */
+  private addRewind(bubble: HTMLElement, turnId: string, text: string): void {
+    if (bubble.querySelector('[data-action="rewind-turn"]')) return;
+    bubble.dataset.turn = turnId;
+    bubble.querySelector('.who')!.append(h('button', {
+      class: 'icon turn-menu', 'data-action': 'rewind-turn', 'data-turn': turnId, 'data-text': text,
+      title: 'Rewind files (and optionally the conversation) to before this turn', 'aria-label': 'Rewind to before this turn', text: 'Rewind…',
+    }));
   }
 
   private newAssistant(): AssistantBlock {
@@ -252,7 +282,8 @@ export class Chat {
     return card;
   }
 
-  private toolResult(id: string, tool: string, status: string, content: string, artifactId?: string): void {
+  private toolResult(id: string, tool: string, status: string, content: string, artifactId?: string, diff?: FileDiff,
+    turnId?: string): void {
     const card = this.cards.get(id) ?? this.toolCard(id, tool, {});
     const badge = card.querySelector('.tool-status')!;
     badge.className = `tool-status ${status}`;
@@ -262,6 +293,12 @@ export class Chat {
     result.replaceChildren(h('details', { class: 'tool-output' },
       h('summary', { text: `Result (${fmtTokens(lines)} lines)` }), h('pre', { text: clip(content) })));
     if (artifactId) this.artifactLink(id, artifactId);
+    if (diff && status === 'ok') {
+      result.append(h('div', { class: 'edit-actions' },
+        h('button', { class: 'diff-link', 'data-action': 'open-diff', 'data-call': id, title: 'Open the applied change in a diff editor', text: `Show diff of ${diff.path}` }),
+        ...(turnId ? [h('button', { class: 'rewind-edit', 'data-action': 'rewind-edit', 'data-turn': turnId, 'data-call': id,
+          title: 'Put the file back as it was before this edit (and later ones)', text: 'Rewind this edit' })] : [])));
+    }
   }
 
   private artifactLink(toolCallId: string, artifactId: string, size?: string): void {
@@ -283,7 +320,9 @@ export class Chat {
     const buttons = h('div', { class: 'approval-actions' });
     const card = h('section', { class: 'approval', role: 'group', 'aria-label': `Approval: ${p.title}`, 'data-request': requestId },
       h('div', { class: 'approval-title' }, h('span', { class: 'approval-icon', text: '?' }), h('span', { text: p.title || p.tool })),
-      h('pre', { class: 'approval-detail', text: p.detail }), buttons);
+      h('pre', { class: 'approval-detail', text: p.detail }),
+      ...(p.diff ? [h('button', { class: 'diff-link', 'data-action': 'open-diff', 'data-call': p.toolCallId, text: `Review diff of ${p.diff.path}` })] : []),
+      buttons);
     for (const option of p.options?.length ? p.options : ['allowOnce', 'allowAlways', 'reject'] as const) {
       const b = h('button', { class: option === 'reject' ? 'danger' : option === 'allowOnce' ? 'primary' : '', 'data-decision': option, text: labels[option] ?? option });
       b.addEventListener('click', () => {
@@ -333,7 +372,9 @@ export class Chat {
     const was = this.running;
     this.running = running;
     this.cancelBtn.disabled = !running;
-    this.sendBtn.disabled = running;
+    this.queueBtn.hidden = !running;
+    this.sendBtn.textContent = running ? 'Steer' : 'Send';
+    this.sendBtn.title = running ? 'Add this to the running turn: the model reads it after the current tool (Enter)' : 'Send (Enter)';
     this.root.classList.toggle('running', running);
     if (running || !was) return;
     this.assistant = undefined;
@@ -372,16 +413,19 @@ export class Chat {
     this.banner.className = `banner ${state}`;
   }
 
-  private submit(): void {
+  /** Idle: start a turn. While a turn runs: steer it (the default) or, with ``queue``, run after it. */
+  private submit(queue = false): void {
     const text = this.input.value.trim();
-    if (!text || this.running) return;
+    if (!text) return;
     this.input.value = '';
     this.log.querySelector(':scope > .empty')?.remove();
-    this.pendingUser = this.userBubble(text);
-    this.pendingUser.classList.add('pending');
-    this.log.append(this.pendingUser);
-    this.setTurn(true);
+    const bubble = this.userBubble(text);
+    bubble.classList.add('pending');
+    this.pendingUsers.push(bubble);
+    this.log.append(bubble);
     this.scroll(true);
+    if (this.running) return this.post({ type: queue ? 'queue' : 'steer', text });
+    this.setTurn(true);
     this.post({ type: 'submit', text });
   }
 

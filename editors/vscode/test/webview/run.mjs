@@ -170,6 +170,49 @@ try {
     assert.ok((await posted(page)).some((m) => m.type === 'cancel'));
   });
 
+  await step('issue 18: while a turn runs Enter steers and Queue queues; Compact posts compactSession', async () => {
+    assert.equal(await page.locator('#send').innerText(), 'Steer');
+    assert.equal(await page.locator('#queue').isHidden(), false);
+    await page.locator('#input').focus();
+    await page.keyboard.type('keep it short');
+    await page.keyboard.press('Enter');
+    await page.keyboard.type('then write the docs');
+    await page.locator('#queue').click();
+    await page.locator('#compact-now').click();
+    const sent = await posted(page);
+    assert.ok(sent.some((m) => m.type === 'steer' && m.text === 'keep it short'));
+    assert.ok(sent.some((m) => m.type === 'queue' && m.text === 'then write the docs'));
+    assert.ok(sent.some((m) => m.type === 'compact'));
+    const pending = await page.locator('.msg.user.pending .text').allInnerTexts();
+    assert.ok(pending.includes('keep it short') && pending.includes('then write the docs'), 'shown until the server confirms them');
+  });
+
+  await step('issue 18: diffs in approvals and tool cards, a rewind per edit and per turn', async () => {
+    const sid = recorded.messages.filter(isKind('usage')).pop().params.sessionId;
+    const diff = { path: 'app.py', oldText: "print('hello')\n", newText: "print('bonjour')\n" };
+    const upd = (update) => send(page, { type: 'update', params: { sessionId: sid, turnId: 'turn_d', update } });
+    await upd({ kind: 'userMessage', text: 'keep it short', steered: true });
+    await upd({ kind: 'toolCall', toolCallId: 'call_d', tool: 'edit_file', arguments: { path: 'app.py' }, title: 'edit_file: app.py' });
+    await send(page, { type: 'approval', requestId: 'a9', params: { sessionId: sid, turnId: 'turn_d', toolCallId: 'call_d', tool: 'edit_file',
+      title: 'edit_file: app.py', detail: 'app.py\n--- a/app.py', options: ['allowOnce', 'allowAlways', 'reject'], diff } });
+    await settle(page);
+    assert.equal(await page.locator('.msg.user.steered').count(), 1);
+    await page.locator('.approval[data-request="a9"] .diff-link').click();
+    await upd({ kind: 'toolResult', toolCallId: 'call_d', tool: 'edit_file', status: 'ok', content: 'Edited app.py', diff });
+    await settle(page);
+    const card = page.locator('.tool-card[data-tool-call="call_d"]');
+    await card.locator('summary').first().click();
+    await card.locator('.rewind-edit').click();
+    await card.locator('.diff-link').click();
+    await send(page, { type: 'update', params: { sessionId: sid, turnId: 'turn_e', update: { kind: 'userMessage', text: 'fresh turn' } } });
+    await settle(page);
+    await page.locator('.msg.user[data-turn="turn_e"] .turn-menu').click();
+    const sent = await posted(page);
+    assert.equal(sent.filter((m) => m.type === 'openDiff' && m.toolCallId === 'call_d').length, 2);
+    assert.ok(sent.some((m) => m.type === 'rewindEdit' && m.turnId === 'turn_d' && m.toolCallId === 'call_d'));
+    assert.ok(sent.some((m) => m.type === 'rewindTurn' && m.turnId === 'turn_e' && m.text === 'fresh turn'));
+  });
+
   await step('no CSP violations and no page errors', async () => {
     assert.deepEqual(await page.evaluate(() => window.__cspViolations), []);
   });
@@ -191,6 +234,7 @@ try {
     await send(page, { type: 'session', session: { sessionId: 'ses_old', title: 'old' }, history, events });
     await settle(page);
     assert.equal(await page.locator('.msg.user').count(), 2);
+    assert.equal(await page.locator('.msg.user[data-turn="turn_b"] .turn-menu').count(), 1, 'each turn has its rewind menu');
     assert.equal(await page.locator('#log', { hasText: 'system prompt' }).count(), 0);
     assert.equal(await page.locator('.msg.assistant em', { hasText: 'answer' }).count(), 1);
     assert.equal(await page.locator('.tool-card[data-tool-call="h1"] [data-artifact="artifact-old"]').count(), 1);

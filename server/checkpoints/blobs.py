@@ -1,0 +1,73 @@
+"""Checkpoint contents on disk: ``<root>/<sessionId>/<sha256>``, written once per distinct content."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import stat
+import tempfile
+from pathlib import Path
+
+CHUNK = 1 << 20
+
+
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def file_digest(path: Path) -> str | None:
+    """sha256 of a regular file (streamed, never following a link), or None when there is no file at ``path``.
+    Anything else there (a folder, a FIFO, a link) hashes to a marker no content can have."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"unreadable:{exc.errno}"
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return "not-a-regular-file"
+        h = hashlib.sha256()
+        while chunk := os.read(fd, CHUNK):
+            h.update(chunk)
+        return h.hexdigest()
+    finally:
+        os.close(fd)
+
+
+class Blobs:
+    def __init__(self, root: Path):
+        self.root = root
+
+    def _path(self, session_id: str, key: str) -> Path:
+        return self.root / session_id / key
+
+    def has(self, session_id: str, key: str) -> bool:
+        return self._path(session_id, key).exists()
+
+    def put(self, session_id: str, data: bytes) -> str:
+        """Keep ``data`` (once per content); returns its digest."""
+        key = digest(data)
+        target = self._path(session_id, key)
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".blob.")
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(data)
+                os.replace(tmp, target)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+        return key
+
+    def get(self, session_id: str, key: str) -> bytes | None:
+        try:
+            data = self._path(session_id, key).read_bytes()
+        except FileNotFoundError:
+            return None
+        return data if digest(data) == key else None  # a damaged blob is not restored
+
+    def drop_session(self, session_id: str) -> None:
+        shutil.rmtree(self.root / session_id, ignore_errors=True)

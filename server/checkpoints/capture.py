@@ -1,0 +1,88 @@
+"""Before a tool writes a file: keep what is there (or that nothing is); after: note what the write left.
+
+Keyed by session, turn and tool call. A content over the per-file cap, or one that would take the session's kept
+contents over its cap, is recorded as not restorable, and the tool result says so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from server.checkpoints.blobs import Blobs, digest, file_digest
+from server.tools import Tool
+from server.transcript import Store
+from server.workspace import NotRegularFile, OutsideWorkspace, read_regular_file, resolve_inside
+
+
+@dataclass(frozen=True)
+class Pending:
+    id: int
+    path: Path
+    note: str | None
+
+
+@dataclass
+class Checkpointer:
+    store: Store
+    blobs: Blobs
+    session_id: str
+    turn_id: str
+    cwd: Path
+    max_file_bytes: int
+    max_session_bytes: int
+
+    async def before(self, call_id: str, tool: Tool, args: dict[str, Any]) -> list[Pending]:
+        pending = []
+        for key in tool.writes_paths:
+            raw = args.get(key)
+            try:
+                path = resolve_inside(self.cwd, raw) if isinstance(raw, str) else None
+            except OutsideWorkspace:
+                path = None  # the tool refuses it: nothing will be written
+            if path is not None and (p := await self._keep(call_id, path)) is not None:
+                pending.append(p)
+        return pending
+
+    async def after(self, pending: list[Pending], wrote: bool) -> list[str]:
+        """Record what each write left; a call that failed wrote nothing, so its rows go. Returns the notes for
+        the tool result (contents that cannot be restored)."""
+        for p in pending:
+            if wrote:
+                await self.store.finish_checkpoint(p.id, await asyncio.to_thread(file_digest, p.path))
+            else:
+                await self.store.drop_checkpoint(p.id)
+        return [p.note for p in pending if wrote and p.note]
+
+    async def _keep(self, call_id: str, path: Path) -> Pending | None:
+        rel = path.relative_to(self.cwd.resolve()).as_posix()
+        try:
+            data, size = await asyncio.to_thread(read_regular_file, path, self.max_file_bytes + 1)
+        except FileNotFoundError:
+            row = await self.store.add_checkpoint(self.session_id, kind="tool", turn_id=self.turn_id,
+                                                  tool_call_id=call_id, path=rel, change="created",
+                                                  before_hash=None, size=0, restorable=True)
+            return Pending(row, path, None)
+        except (NotRegularFile, OSError):
+            return None  # a folder, FIFO or unreadable file: the tool fails on it
+        note = None
+        if size > self.max_file_bytes:
+            note = (f"[checkpoint: {rel} was {size} bytes, over the {self.max_file_bytes}-byte checkpoint cap per "
+                    "file; this change is recorded but rewindFiles cannot restore it]")
+            key = await asyncio.to_thread(file_digest, path)
+        else:
+            key = digest(data)
+            used = await self.store.checkpoint_bytes(self.session_id)
+            kept = await asyncio.to_thread(self.blobs.has, self.session_id, key)  # a known content costs nothing
+            if not kept and used + size > self.max_session_bytes:
+                note = (f"[checkpoint: keeping {rel} ({size} bytes) would take this session's checkpoints over "
+                        f"their {self.max_session_bytes}-byte cap; this change is recorded but rewindFiles cannot "
+                        "restore it]")
+            else:
+                await asyncio.to_thread(self.blobs.put, self.session_id, data)
+        row = await self.store.add_checkpoint(self.session_id, kind="tool", turn_id=self.turn_id,
+                                              tool_call_id=call_id, path=rel, change="modified", before_hash=key,
+                                              size=size, restorable=note is None, note=note)
+        return Pending(row, path, note)
