@@ -7,12 +7,14 @@ import shutil
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from server.agent.loop import TurnTotals
 from server.agent.remembered import RememberedApprovals, load_remembered
+from server.agent.totals import load_totals
 from server.agent.turns import TurnManager
-from server.agent.views import forget_view_state
 from server.artifacts import ArtifactStore
 from server.checkpoints import Blobs
 from server.config import Settings
+from server.sessions import Sessions
 from server.tools.processes import ProcessGroups
 from server.errors import StorageFailure
 from server.transcript import Store
@@ -39,8 +41,7 @@ class Runtime:
         self.processes = ProcessGroups()
         self.providers: dict[tuple, Any] = {}
         self.calibrations: dict[str, Any] = {}
-        self._remembered: dict[str, RememberedApprovals] = {}  # "allow always" grants, per session
-        self.session_totals: dict[str, Any] = {}
+        self.sessions = Sessions(busy=self.turns.is_running)  # each session's live state, bounded (server.sessions)
         self._store: Store | None = None
         self._artifacts: ArtifactStore | None = None
         self._lease: Lease | None = None
@@ -104,11 +105,26 @@ class Runtime:
         return await self._ask(method, params)
 
     async def remembered_approvals(self, session_id: str) -> RememberedApprovals:
-        """The session's "allow always" grants, loaded from its events once per connection."""
-        if session_id not in self._remembered:
+        """The session's "allow always" grants, loaded from its events while the session is held in memory."""
+        if self.sessions.get(session_id).approvals is None:
             loaded = await load_remembered(self.store, session_id)
-            self._remembered.setdefault(session_id, loaded)
-        return self._remembered[session_id]
+            held = self.sessions.get(session_id)
+            if held.approvals is None:  # a concurrent load may have won: keep the first
+                held.approvals = loaded
+        approvals = self.sessions.get(session_id).approvals
+        assert approvals is not None
+        return approvals
+
+    async def session_totals(self, session_id: str) -> TurnTotals:
+        """The session's running usage totals, summed from its stored ``usage`` events when first needed."""
+        if self.sessions.get(session_id).totals is None:
+            loaded = await load_totals(self.store, session_id)
+            held = self.sessions.get(session_id)
+            if held.totals is None:
+                held.totals = loaded
+        totals = self.sessions.get(session_id).totals
+        assert totals is not None
+        return totals
 
     async def delete_session(self, session_id: str) -> None:
         """Remove the session's rows, then its artifact files (R-SRC-1's one exception: an explicit delete).
@@ -124,6 +140,4 @@ class Runtime:
         shutil.rmtree(self.settings.artifacts_dir / session_id, ignore_errors=True)
         self.blobs.drop_session(session_id)
         # What this process kept of the session goes too (a new session never inherits it)
-        forget_view_state(self.store, session_id)
-        self._remembered.pop(session_id, None)
-        self.session_totals.pop(session_id, None)
+        self.sessions.forget(session_id)

@@ -23,7 +23,7 @@ from protocol.updates import FileDiff
 from server.agent.approvals import Approvals
 from server.agent.diffs import proposed_diff
 from server.agent.emit import Emitter
-from server.agent.views import ViewBuilder, record_sent
+from server.agent.views import ViewBuilder
 from server.checkpoints import Checkpointer
 from server.errors import DomainError
 from server.providers.capabilities import Price
@@ -174,7 +174,7 @@ class Turn:
         self._partial.clear()
         self._partial_reasoning.clear()
         self._draft_at = 0.0
-        record_sent(self.store, self.session_id, view.messages)  # for getContextView's stablePrefixTokens
+        self.views.record_sent(self.session_id, view.messages)  # for getContextView's stablePrefixTokens
         result = await self.provider.stream_chat(view.messages, tool_specs(), self._on_event, cache_key=self.session_id)
         await self._account(view, result)
         return result

@@ -18,7 +18,7 @@ from protocol.messages import (
 )
 from server.agent.approvals import Approvals
 from server.agent.emit import Emitter
-from server.agent.loop import Turn, TurnTotals
+from server.agent.loop import Turn
 from server.agent.views import COMPACTION_EVENT, ViewBuilder, build_view, effective_settings, stored_compaction
 from server.checkpoints import Checkpointer
 from server.context import ViewSettings, estimate_text_tokens
@@ -142,14 +142,14 @@ async def build_turn(rt: Runtime, session, provider: ChatProvider, turn_id: str 
         return [NewMessage("system", text) for text in frozen.messages]
 
     views = ViewBuilder(rt.store, view_settings(rt), provider.model, rt.calibrations,
-                        overhead_tokens=tool_overhead_tokens())
+                        overhead_tokens=tool_overhead_tokens(), sessions=rt.sessions)
     replayed: dict[str, Any] = {"run_tool": provider.run_tool} if isinstance(provider, ReplayProvider) else {
         "checkpoints": Checkpointer(rt.store, rt.blobs, session.id, turn_id, cwd, rt.settings.checkpoint_max_file_bytes,
                                     rt.settings.checkpoint_max_session_bytes)}
     return Turn(store=rt.store, provider=provider, tools=tools,
                 approvals=Approvals(rt.store, rt.ask_client, policy, always, cwd, rt.settings.home), emit=emit, views=views,
                 max_iterations=rt.settings.max_iterations,
-                totals=rt.session_totals.setdefault(session.id, TurnTotals()), price=model_price(rt, provider.model),
+                totals=await rt.session_totals(session.id), price=model_price(rt, provider.model),
                 first_messages=first_messages, turn_id=turn_id,
                 take_steers=lambda: rt.turns.take_steers(session.id), **replayed)
 
@@ -161,7 +161,7 @@ async def compact_session(rt: Runtime, session_id: str, focus: str | None) -> Co
     rt.turns.ensure_idle(session_id)  # a running turn carries its own compaction: compact between turns
     model = rt.settings.provider.model or ""
     settings = effective_settings(view_settings(rt), tool_overhead_tokens(), rt.calibrations.get(model))
-    view, tokens = await build_view(rt.store, session_id, await stored_compaction(rt.store, session_id),
+    view, tokens = await build_view(rt.store, rt.sessions, session_id, await stored_compaction(rt.store, session_id),
                                     lambda state: (state.compact_now(settings, focus), state.tokens))
     if view is None or view.compaction is None:
         return CompactSessionResult(compacted=False, mode="full", before_tokens=tokens, after_tokens=tokens)

@@ -25,7 +25,7 @@ async def get_context_view(rt: Runtime, params: GetContextViewParams) -> Context
     effective = effective_settings(settings, reserved, rt.calibrations.get(model))
     # B-INC-1, B-CACHE-1: the session's state and stored compaction, read only (nothing is stored or announced)
     compaction = await stored_compaction(rt.store, params.session_id)
-    view = fit_to_window(await build_view(rt.store, params.session_id, compaction,
+    view = fit_to_window(await build_view(rt.store, rt.sessions, params.session_id, compaction,
                                           lambda state: state.view(effective, compaction)))
     return ContextViewResult(
         messages=view.messages, estimated_tokens=view.estimated_tokens, threshold_tokens=view.threshold_tokens,
@@ -34,4 +34,4 @@ async def get_context_view(rt: Runtime, params: GetContextViewParams) -> Context
         mode=view.mode, compacted_tool_outputs=view.compacted_tool_outputs,
         transcript_messages=view.transcript_messages, before_tokens=view.before_tokens, summary=view.summary,
         compact_target_tokens=effective.target_tokens,
-        stable_prefix_tokens=stable_prefix_tokens(rt.store, params.session_id, view.messages))
+        stable_prefix_tokens=stable_prefix_tokens(rt.sessions, params.session_id, view.messages))
