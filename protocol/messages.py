@@ -52,10 +52,29 @@ class OpenAIMessage(msgspec.Struct, omit_defaults=True):
 ApprovalPolicy = Literal["ask", "autoEdit", "auto"]
 
 
+class NameValue(Base):
+    name: str
+    value: str
+
+
+class McpServerParam(Base):
+    """An MCP server a client passes to ``createSession`` (the Agent Client Protocol shape): stdio
+    ``{name, command, args, env}`` or ``{type: "http", name, url, headers}``. Kept in memory, never stored."""
+
+    name: str
+    type: Literal["stdio", "http"] | None = None
+    command: str | None = None
+    args: list[str] | None = None
+    env: list[NameValue] | None = None
+    url: str | None = None
+    headers: list[NameValue] | None = None
+
+
 class CreateSessionParams(Base):
     cwd: str
     title: str | None = None
     approval_policy: ApprovalPolicy | None = None
+    mcp_servers: list[McpServerParam] | None = None
 
 
 class CreateSessionResult(Base):
@@ -406,3 +425,44 @@ class RewindFilesResult(Base):
     files: list[RewoundFile]
     dry_run: bool = False
     note: str = ""
+# --- MCP servers -----------------------------------------------------------------------------------------
+
+McpServerState = Literal["stopped", "starting", "ready", "failed", "needsApproval"]
+
+
+class ListMcpServersParams(Base):
+    session_id: str | None = None
+
+
+class McpToolInfo(Base):
+    name: str  # as the MCP server names it
+    model_name: str  # mcp__<server>__<tool>, what the model calls
+    description: str | None = None
+
+
+class McpServerInfo(Base):
+    """``origin``: ``user`` (config.toml), ``project`` (.mcp.json) or ``client`` (createSession)."""
+
+    name: str
+    origin: Literal["user", "project", "client"]
+    transport: Literal["stdio", "http"]
+    state: McpServerState
+    command_line: str
+    tools: list[McpToolInfo]
+    reason: str | None = None
+    restarts: int = 0
+
+
+class ListMcpServersResult(Base):
+    servers: list[McpServerInfo]
+
+
+class RevokeMcpServerApprovalParams(Base):
+    """Forget the "allow always" given to a project's ``.mcp.json`` server: it asks again before its next start."""
+
+    cwd: str
+    name: str
+
+
+class RevokeMcpServerApprovalResult(Base):
+    revoked: bool

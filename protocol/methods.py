@@ -39,6 +39,8 @@ METHODS: dict[str, MethodSpec] = {
         MethodSpec("compactSession", m.CompactSessionParams, m.CompactSessionResult, "Compact now: the next request starts from a fresh summary, with an optional focus kept verbatim."),
         MethodSpec("listApprovals", m.ListApprovalsParams, m.ListApprovalsResult, "List a session's remembered \"allow always\" approvals."),
         MethodSpec("revokeApproval", m.RevokeApprovalParams, m.RevokeApprovalResult, "Forget one remembered \"allow always\" approval."),
+        MethodSpec("listMcpServers", m.ListMcpServersParams, m.ListMcpServersResult, "List MCP servers with their state, transport and tools; with sessionId, that session's servers (starting them)."),
+        MethodSpec("revokeMcpServerApproval", m.RevokeMcpServerApprovalParams, m.RevokeMcpServerApprovalResult, "Forget a project's remembered approval of one of its .mcp.json servers."),
         MethodSpec("readArtifact", m.ReadArtifactParams, m.ReadArtifactResult, "Read a stored tool-output artifact by bytes, lines or search."),
     ]
 }

@@ -122,6 +122,16 @@ class Notice(Update, tag="notice"):
     message: str
 
 
+class McpServerStatus(Update, tag="mcpServerStatus"):
+    """An MCP server of the session changed state (``reason`` says why it failed)."""
+
+    name: str
+    state: Literal["stopped", "starting", "ready", "failed", "needsApproval"]
+    transport: Literal["stdio", "http"]
+    reason: str | None = None
+    tools: list[str] | None = None  # the model names of its tools, when ready
+
+
 AnyUpdate = (
     TurnStarted
     | UserMessage
@@ -135,6 +145,7 @@ AnyUpdate = (
     | Usage
     | TurnCompleted
     | Notice
+    | McpServerStatus
 )
 
 

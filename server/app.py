@@ -192,6 +192,8 @@ class ThreadlineServer(LanguageServer):
             return
         if data.get("method") == types.INITIALIZE:
             note_secrets(data.get("params"))  # before anything (pygls at DEBUG) can log the message
+        elif data.get("method") == "createSession":
+            note_mcp_secrets(data.get("params"))
         try:
             message = self.protocol.structure_message(data)
         except JsonRpcException as exc:
@@ -216,6 +218,17 @@ def note_secrets(params: Any) -> None:
             redaction.add_secret(provider["apiKey"])
         if isinstance(provider.get("baseUrl"), str):
             redaction.add_url_secrets(provider["baseUrl"])
+
+
+def note_mcp_secrets(params: Any) -> None:
+    """Register the ``env`` and ``headers`` values of ``createSession {mcpServers}`` for redaction."""
+    servers = params.get("mcpServers") if isinstance(params, dict) else None
+    for entry in servers if isinstance(servers, list) else []:
+        for key in ("env", "headers"):
+            pairs = entry.get(key) if isinstance(entry, dict) else None
+            for pair in pairs if isinstance(pairs, list) else []:
+                if isinstance(pair, dict) and isinstance(pair.get("value"), str):
+                    redaction.add_secret(pair["value"])
 
 
 def _feature(name: str, handler):

@@ -14,6 +14,7 @@ from typing import Any
 
 import platformdirs
 
+from server.mcp.config import McpConfigError, McpServerConfig, parse_user_servers
 from server.providers.capabilities import Price
 
 APPROVAL_POLICIES = ("ask", "autoEdit", "auto")
@@ -57,6 +58,7 @@ class Settings:
     max_message_bytes: int = 64 * 1024 * 1024
     provider_read_timeout_seconds: float = 120.0  # silence on an open stream longer than this is a timeout
     pattern_timeout_seconds: float = 10.0  # an untrusted regex/glob job is killed after this (server.patterns)
+    mcp_servers: tuple[McpServerConfig, ...] = ()  # [mcp_servers.NAME] (server.mcp.config)
     # File checkpoints (issue 18): a previous content over the file cap, or one that would take the session's kept
     # contents over the session cap, is recorded as not restorable instead of being kept.
     checkpoint_max_file_bytes: int = 4 * 1024 * 1024
@@ -121,8 +123,13 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
     policy = env.get("THREADLINE_APPROVAL_POLICY") or data.get("approval_policy") or "ask"
     if policy not in APPROVAL_POLICIES:
         raise ConfigError(f"approval_policy must be one of {', '.join(APPROVAL_POLICIES)}, got {policy!r}")
+    try:
+        mcp_servers = parse_user_servers(data.get("mcp_servers"))
+    except McpConfigError as exc:
+        raise ConfigError(f"{home / 'config.toml'}: mcp_servers: {exc}") from None
     return Settings(
         home=home,
+        mcp_servers=mcp_servers,
         provider=provider,
         approval_policy=policy,
         threshold_ratio=_ratio(env.get("THREADLINE_THRESHOLD_RATIO") or ctx.get("threshold_ratio", 0.8)),

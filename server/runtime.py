@@ -14,6 +14,7 @@ from server.agent.turns import TurnManager
 from server.artifacts import ArtifactStore
 from server.checkpoints import Blobs
 from server.config import Settings
+from server.mcp.service import McpService
 from server.sessions import Sessions
 from server.tools.processes import ProcessGroups
 from server.errors import StorageFailure
@@ -42,6 +43,7 @@ class Runtime:
         self.providers: dict[tuple, Any] = {}
         self.calibrations: dict[str, Any] = {}
         self.sessions = Sessions(busy=self.turns.is_running)  # each session's live state, bounded (server.sessions)
+        self.mcp = McpService(settings.home, settings.mcp_servers, self.notify)  # shared MCP servers (server.mcp)
         self._store: Store | None = None
         self._artifacts: ArtifactStore | None = None
         self._lease: Lease | None = None
@@ -84,6 +86,7 @@ class Runtime:
             await self.turns.cancel_all()
         finally:
             self.processes.kill_all()  # what commands left running in the background ends with the server
+            await self.mcp.close()  # and every MCP server (the SDK kills each stdio server's process group)
         for provider in self.providers.values():
             await provider.aclose()
         if self._store is not None:
@@ -141,3 +144,4 @@ class Runtime:
         self.blobs.drop_session(session_id)
         # What this process kept of the session goes too (a new session never inherits it)
         self.sessions.forget(session_id)
+        self.mcp.forget_session(session_id)

@@ -8,9 +8,11 @@ if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
-# The official ACP TypeScript SDK, for the second ACP client test (tests/acp/test_acp_node.py)
+# The official ACP TypeScript SDK, for the second ACP client test (tests/acp/test_acp_node.py), and the MCP
+# servers from the npm registry that the MCP tests run (tests/fakes/npm_servers.py; without npm they fail saying so)
 if command -v npm >/dev/null; then
   (cd tests/acp/node && npm ci --no-audit --no-fund --silent)
+  npm install --no-audit --no-fund --silent --prefix tests/fakes/npm
 fi
 
 status=0

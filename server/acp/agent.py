@@ -80,7 +80,7 @@ class ThreadlineAgent:
         capabilities = AgentCapabilities(
             load_session=True,
             prompt_capabilities=PromptCapabilities(image=True, audio=False, embedded_context=True),
-            mcp_capabilities=McpCapabilities(http=False, sse=False),  # until the MCP client exists
+            mcp_capabilities=McpCapabilities(http=True, sse=False),  # stdio and streamable HTTP (server.mcp)
             session_capabilities=SessionCapabilities(list=SessionListCapabilities(),
                                                      resume=SessionResumeCapabilities(),
                                                      close=SessionCloseCapabilities()))

@@ -50,6 +50,7 @@ class AcpRuntime(Runtime):
     def close_session(self, session_id: str) -> None:
         self.live.pop(session_id, None)
         self.rejected.pop(session_id, None)
+        self.mcp.forget_session(session_id)  # its MCP servers stop unless another session uses them
 
     # --- the two exits -------------------------------------------------------------------------------
 

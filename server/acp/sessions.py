@@ -6,10 +6,12 @@ over ACP is listed by ``listSessions`` and one made over Threadline's protocol l
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from acp.schema import CurrentModeUpdate, ListSessionsResponse, SessionInfo, SessionMode, SessionModeState
 
+from server import redaction
 from server.acp.replay import replay
 from server.acp.runtime import AcpRuntime
 from server.errors import InvalidParams
@@ -21,7 +23,6 @@ MODES = [
     SessionMode(id="autoEdit", name="Auto edit", description="Edit files without asking; ask before commands"),
     SessionMode(id="auto", name="Auto", description="Run edits and commands without asking"),
 ]
-MCP_SERVERS_EVENT = "mcpServers"  # the servers a client handed over, for the MCP client to start
 PAGE = 50
 
 
@@ -31,10 +32,20 @@ def modes(rt: AcpRuntime, session: Session) -> SessionModeState:
 
 
 async def keep_mcp_servers(rt: AcpRuntime, session_id: str, servers: list[Any] | None) -> None:
-    """Store the client's MCP servers with the session (nothing is started here)."""
-    if servers:
-        dumped = [s.model_dump(mode="json", by_alias=True, exclude_none=True) for s in servers]
-        await rt.store.add_event(session_id, MCP_SERVERS_EVENT, {"servers": dumped})
+    """Hand the client's MCP servers to the MCP client (started on the session's turns). Kept in memory only:
+    their ``env`` and ``headers`` may hold secrets, so they are never stored (clients send them on every
+    ``session/new|load|resume``)."""
+    if not servers:
+        return
+    session = await rt.store.get_session(session_id)
+    dumped = [s.model_dump(mode="json", by_alias=True, exclude_none=True) for s in servers]
+    for server in dumped:
+        for pair in [*(server.get("env") or []), *(server.get("headers") or [])]:
+            redaction.add_secret(pair.get("value"))
+    try:
+        rt.mcp.set_client_servers(session_id, dumped, Path(session.cwd))
+    except ValueError as exc:
+        raise InvalidParams(str(exc)) from None
 
 
 async def new_session(rt: AcpRuntime, cwd: str, servers: list[Any] | None) -> Session:

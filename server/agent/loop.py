@@ -9,6 +9,8 @@ stored since (B-CACHE-1), across turns and restarts (B-CACHE-3).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -28,7 +30,8 @@ from server.checkpoints import Checkpointer
 from server.errors import DomainError
 from server.providers.capabilities import Price
 from server.providers import ChatProvider, ChatResult, ProviderError, ReasoningDelta, Retrying, TextDelta
-from server.tools import TOOLS, ToolContext, ToolOutcome, parse_arguments, run_tool, tool_specs
+from server.context import estimate_text_tokens
+from server.tools import TOOLS, Tool, ToolContext, ToolOutcome, parse_arguments, run_tool, tool_specs
 from server.tools.base import Status, ToolFailure
 from server.transcript import NewMessage, Store, new_id
 
@@ -38,6 +41,7 @@ INTERRUPTED_RESULT = "Tool call interrupted: the turn was cancelled before this 
 DRAFT_INTERVAL = 0.25  # seconds between saves of a streaming answer's draft (what a crash can lose at most)
 
 ToolRunner = Callable[[ToolContext, str, dict[str, Any]], Awaitable[ToolOutcome]]
+SessionTools = Callable[["Emitter"], Awaitable[dict[str, Tool]]]
 
 
 class TurnFailed(Exception):
@@ -75,6 +79,7 @@ class Turn:
     max_iterations: int
     totals: TurnTotals  # the session's running totals, shared across its turns
     first_messages: Callable[[], Awaitable[list[NewMessage]]] | None = None  # frozen context (R-FRZ-1)
+    session_tools: SessionTools | None = None  # the session's MCP tools, started on its turns (server.mcp)
     run_tool: ToolRunner = run_tool
     price: Price | None = None  # the model's price; None: no cost is reported
     turn_id: str = field(default_factory=lambda: new_id("turn_"))
@@ -129,6 +134,15 @@ class Turn:
         stored = await self.store.append_messages(self.session_id, [*first, user], self.turn_id)
         self.emit(u.UserMessage(text=text, images=[u.Image(mime_type=i["mimeType"], data=i["data"])
                                                    for i in images] if images else None), seq=stored[-1].seq)
+        if self.session_tools is not None:
+            await self._add_session_tools(await self.session_tools(self.emit))
+
+    async def _add_session_tools(self, tools: dict[str, Tool]) -> None:
+        """The session's MCP tools join the request's tools; their definitions are reserved in the budget."""
+        if not tools:
+            return
+        self.tools = dataclasses.replace(self.tools, session_tools=tools)
+        self.views.overhead_tokens = estimate_text_tokens(json.dumps(tool_specs(tools.values())))
 
     async def _deliver_steers(self, texts: list[str] | None = None) -> None:
         """Store what was steered in as user messages, after every result of the last answer's calls (a user
@@ -175,7 +189,8 @@ class Turn:
         self._partial_reasoning.clear()
         self._draft_at = 0.0
         self.views.record_sent(self.session_id, view.messages)  # for getContextView's stablePrefixTokens
-        result = await self.provider.stream_chat(view.messages, tool_specs(), self._on_event, cache_key=self.session_id)
+        result = await self.provider.stream_chat(view.messages, tool_specs(self.tools.session_tools.values()),
+                                                 self._on_event, cache_key=self.session_id)
         await self._account(view, result)
         return result
 
@@ -281,7 +296,7 @@ class Turn:
             args = parse_arguments(call.function.arguments)
         except ToolFailure as exc:
             args, failure = {}, ToolOutcome(f"Tool failed: {exc}", "error")
-        tool = TOOLS.get(name)
+        tool = self.tools.session_tools.get(name) or TOOLS.get(name)
         self.emit(u.ToolCall(tool_call_id=call.id, tool=name, arguments=args or call.function.arguments,
                              title=tool.title(args) if tool else name))
         if failure is None:

@@ -24,6 +24,7 @@ from server.checkpoints import Checkpointer
 from server.context import ViewSettings, estimate_text_tokens
 from server.frozen import read_frozen_context
 from server.config import ProviderSettings
+from server.mcp.service import load_frozen
 from server.providers import DEFAULT_CONTEXT_WINDOW, ChatProvider, OpenAICompatibleProvider, context_window_for
 from server.providers.anthropic import AnthropicProvider
 from server.providers.capabilities import Price, price_for
@@ -48,9 +49,15 @@ def view_settings(rt: Runtime, window: int | None = None, ratio: float | None = 
                         keep if keep is not None else s.keep_recent_tokens, s.compact_target_ratio)
 
 
-def tool_overhead_tokens() -> int:
-    """What the tool definitions add to every request (they are not part of the message view)."""
-    return estimate_text_tokens(json.dumps(tool_specs()))
+def tool_overhead_tokens(extra_specs: list[dict] | None = None) -> int:
+    """What the tool definitions add to every request (they are not part of the message view): the built-in
+    tools', plus a session's frozen MCP tools' when given."""
+    return estimate_text_tokens(json.dumps(tool_specs() + (extra_specs or [])))
+
+
+async def session_tool_overhead_tokens(rt: Runtime, session_id: str) -> int:
+    frozen = await load_frozen(rt.store, session_id)
+    return tool_overhead_tokens(frozen.specs() if frozen else None)
 
 
 def provider_for(rt: Runtime) -> ChatProvider | None:
@@ -143,6 +150,11 @@ async def build_turn(rt: Runtime, session, provider: ChatProvider, turn_id: str 
 
     views = ViewBuilder(rt.store, view_settings(rt), provider.model, rt.calibrations,
                         overhead_tokens=tool_overhead_tokens(), sessions=rt.sessions)
+
+    async def session_tools(turn_emit: Emitter):
+        return await rt.mcp.session_tools(rt.store, session.id, cwd, turn_emit, rt.ask_client)
+
+    replaying = isinstance(provider, ReplayProvider)
     replayed: dict[str, Any] = {"run_tool": provider.run_tool} if isinstance(provider, ReplayProvider) else {
         "checkpoints": Checkpointer(rt.store, rt.blobs, session.id, turn_id, cwd, rt.settings.checkpoint_max_file_bytes,
                                     rt.settings.checkpoint_max_session_bytes)}
@@ -151,6 +163,7 @@ async def build_turn(rt: Runtime, session, provider: ChatProvider, turn_id: str 
                 max_iterations=rt.settings.max_iterations,
                 totals=await rt.session_totals(session.id), price=model_price(rt, provider.model),
                 first_messages=first_messages, turn_id=turn_id,
+                session_tools=None if replaying else session_tools,
                 take_steers=lambda: rt.turns.take_steers(session.id), **replayed)
 
 
@@ -160,7 +173,8 @@ async def compact_session(rt: Runtime, session_id: str, focus: str | None) -> Co
     await rt.store.get_session(session_id)
     rt.turns.ensure_idle(session_id)  # a running turn carries its own compaction: compact between turns
     model = rt.settings.provider.model or ""
-    settings = effective_settings(view_settings(rt), tool_overhead_tokens(), rt.calibrations.get(model))
+    settings = effective_settings(view_settings(rt), await session_tool_overhead_tokens(rt, session_id),
+                                  rt.calibrations.get(model))
     view, tokens = await build_view(rt.store, rt.sessions, session_id, await stored_compaction(rt.store, session_id),
                                     lambda state: (state.compact_now(settings, focus), state.tokens))
     if view is None or view.compaction is None:

@@ -117,6 +117,19 @@ class Printer:
                        f"{tokens(u['afterTokens'])} tokens")
         elif kind == "notice":
             self.write(f"[{u.get('level', 'info')}] {u.get('message', '')}")
+        elif kind == "mcpServerStatus":
+            tools = f", {len(u['tools'])} tools" if u.get("tools") is not None else ""
+            self.write(f"mcp {u['name']}: {u['state']}{tools}" + (f" ({u['reason']})" if u.get("reason") else ""))
+
+
+def server_lines(servers: list[dict[str, Any]]) -> list[str]:
+    """``threadline chat``'s start: each MCP server with its transport, origin, state and tools."""
+    lines = []
+    for s in servers:
+        tools = f", {len(s['tools'])} tools" if s.get("tools") else ""
+        reason = f" ({s['reason']})" if s.get("reason") else ""
+        lines.append(f"mcp {s['name']} [{s['transport']}, {s['origin']}]: {s['state']}{tools}{reason}")
+    return lines
 
 
 async def read_line(prompt: str | None = None) -> str | None:
@@ -208,6 +221,8 @@ async def chat_main(args: argparse.Namespace) -> int:
             params["approvalPolicy"] = args.policy
         sid = (await client.request("createSession", params))["sessionId"]
         printer.write(f"session {sid} in {cwd}")
+        for line in server_lines((await client.request("listMcpServers", {"sessionId": sid}))["servers"]):
+            printer.write(line)
         client.on_notification = lambda method, p: (printer.update(p["update"])
                                                     if method == "sessionUpdate" and p.get("sessionId") == sid
                                                     else None)

@@ -1,6 +1,9 @@
-"""``createSession {cwd, title?, approvalPolicy?}`` -> ``{sessionId}``."""
+"""``createSession {cwd, title?, approvalPolicy?, mcpServers?}`` -> ``{sessionId}``."""
+
+import msgspec
 
 from protocol.messages import CreateSessionParams, CreateSessionResult
+from server.errors import InvalidParams
 from server.rpc import method
 from server.runtime import Runtime
 from server.workspace import checked_folder
@@ -9,5 +12,11 @@ from server.workspace import checked_folder
 @method("createSession")
 async def create_session(rt: Runtime, params: CreateSessionParams) -> CreateSessionResult:
     cwd = checked_folder(params.cwd)
+    servers = [msgspec.to_builtins(s) for s in params.mcp_servers or []]
+    try:
+        rt.mcp.check_client_servers(servers, cwd)
+    except ValueError as exc:
+        raise InvalidParams(str(exc)) from None
     session = await rt.store.create_session(str(cwd), params.title, params.approval_policy)
+    rt.mcp.set_client_servers(session.id, servers, cwd)
     return CreateSessionResult(session_id=session.id)

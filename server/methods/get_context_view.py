@@ -1,7 +1,7 @@
 """``getContextView``: the request view the next model call would send now, without calling a model."""
 
 from protocol.messages import ContextViewResult, GetContextViewParams
-from server.agent.service import tool_overhead_tokens, view_settings
+from server.agent.service import session_tool_overhead_tokens, view_settings
 from server.agent.views import build_view, effective_settings, stable_prefix_tokens, stored_compaction
 from server.context import fit_to_window
 from server.errors import InvalidParams
@@ -20,7 +20,7 @@ async def get_context_view(rt: Runtime, params: GetContextViewParams) -> Context
     await rt.store.get_session(params.session_id)
     settings = view_settings(rt, params.context_window_tokens, params.threshold_ratio, params.keep_recent_tokens)
     # The same budget the agent loop uses, so this is the view the next model call would really send.
-    reserved = tool_overhead_tokens()
+    reserved = await session_tool_overhead_tokens(rt, params.session_id)
     model = rt.settings.provider.model or ""
     effective = effective_settings(settings, reserved, rt.calibrations.get(model))
     # B-INC-1, B-CACHE-1: the session's state and stored compaction, read only (nothing is stored or announced)

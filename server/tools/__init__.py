@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from server.tools import command, files, memory, recall
@@ -11,8 +12,9 @@ from server.tools.base import Tool, ToolContext, ToolDenied, ToolFailure, ToolOu
 TOOLS: dict[str, Tool] = {t.name: t for t in [*files.TOOLS, *command.TOOLS, *recall.TOOLS, *memory.TOOLS]}
 
 
-def tool_specs() -> list[dict[str, Any]]:
-    return [t.spec() for t in TOOLS.values()]
+def tool_specs(extra: Iterable[Tool] = ()) -> list[dict[str, Any]]:
+    """The built-in tools' definitions, then a session's own (its MCP tools)."""
+    return [t.spec() for t in [*TOOLS.values(), *extra]]
 
 
 def parse_arguments(raw: str) -> dict[str, Any]:
@@ -26,9 +28,10 @@ def parse_arguments(raw: str) -> dict[str, Any]:
 
 
 async def run_tool(ctx: ToolContext, name: str, args: dict[str, Any]) -> ToolOutcome:
-    tool = TOOLS.get(name)
+    tool = ctx.session_tools.get(name) or TOOLS.get(name)
     if tool is None:
-        return ToolOutcome(f"Tool failed: unknown tool {name!r}; available: {', '.join(TOOLS)}", "error")
+        available = ", ".join([*TOOLS, *ctx.session_tools])
+        return ToolOutcome(f"Tool failed: unknown tool {name!r}; available: {available}", "error")
     try:
         return ToolOutcome(await tool.run(ctx, args), "ok")
     except ToolDenied as exc:

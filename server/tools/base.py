@@ -6,7 +6,7 @@ Tool errors are results the model sees (``Tool failed: ...``), never crashes; bo
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -40,6 +40,7 @@ class ToolContext:
     secrets: tuple[str, ...] = ()
     read_roots: tuple[Path, ...] = ()  # outside cwd but readable (skill folders)
     processes: ProcessGroups | None = None  # where run_command registers its groups, killed at server exit
+    session_tools: Mapping[str, Tool] = field(default_factory=dict)  # the session's MCP tools, by model name
 
 
 @dataclass(frozen=True)

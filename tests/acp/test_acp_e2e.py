@@ -6,15 +6,16 @@ Every message the agent sends is checked against the official ACP v1 JSON schema
 from __future__ import annotations
 
 import asyncio
+import sys
 from pathlib import Path
 
 import pytest
 from acp import RequestError, text_block
-from acp.schema import McpServerStdio
+from acp.schema import EnvVariable, McpServerStdio
 
 from server.cli.client import Client
 from tests.acp.support import acp_fixture, command_call, schema_errors, write_call
-from tests.e2e.agent_support import events, server_env
+from tests.e2e.agent_support import REPO, events, server_env
 from tests.fakes.fake_provider import FakeProvider
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -49,11 +50,22 @@ async def new(acp, folder: Path) -> str:
     return (await acp.conn.new_session(cwd=str(folder), mcp_servers=[])).session_id
 
 
-async def test_new_session_keeps_the_mcp_servers_for_the_mcp_client(acp, folder):
-    server = McpServerStdio(name="files", command="/usr/bin/mcp-files", args=["--root", "."], env=[])
+async def test_the_clients_mcp_servers_give_the_model_their_tools_and_are_never_stored(acp, folder):
+    secret = "acp-mcp-secret-51e0"
+    server = McpServerStdio(name="editor", command=sys.executable, args=["-m", "tests.fakes.mcp_server"],
+                            env=[EnvVariable(name="PYTHONPATH", value=str(REPO)),
+                                 EnvVariable(name="EDITOR_TOKEN", value=secret)])
     sid = (await acp.conn.new_session(cwd=str(folder), mcp_servers=[server])).session_id
-    [kept] = events(acp.home, sid, "mcpServers")
-    assert kept["servers"] == [{"name": "files", "command": "/usr/bin/mcp-files", "args": ["--root", "."], "env": []}]
+    acp.fake.push({"tool_calls": [{"id": "call_m1", "name": "mcp__editor__echo", "arguments": {"text": "via ACP"}}]},
+                  {"content": "done"})
+    assert (await acp.prompt(sid, "use the editor's server", timeout=60)).stop_reason == "end_turn"
+    chats = [r for r in acp.fake.requests if r["path"].startswith("/v1/chat")]
+    assert "mcp__editor__echo" in [t["function"]["name"] for t in chats[0]["body"]["tools"]]
+    assert [m["content"] for m in chats[1]["body"]["messages"] if m["role"] == "tool"] == ["via ACP"]
+    assert [p.tool_call_id for p in acp.editor.permissions] == ["call_m1"]  # asked like a command
+    assert events(acp.home, sid, "mcpServers") == []
+    for path in acp.home.glob("threadline.db*"):
+        assert secret.encode() not in path.read_bytes(), path
 
 
 async def test_initialize_advertises_protocol_1_and_the_capabilities(acp):

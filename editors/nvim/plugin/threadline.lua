@@ -54,6 +54,10 @@ cmd('ThreadlineArtifact', function(o)
   require('threadline.views').artifact(o.args)
 end, { nargs = 1, desc = 'Threadline: open a tool-output artifact read-only' })
 
+cmd('ThreadlineMcp', function()
+  require('threadline.views').mcp()
+end, { desc = "Threadline: the session's MCP servers and their state (listMcpServers)" })
+
 cmd('ThreadlineStop', function()
   tl().stop(false)
 end, { desc = 'Threadline: stop the server' })

@@ -509,3 +509,33 @@ def test_R_OBS_2_a_resumed_session_shows_its_past_compactions(nvim, provider: Pr
     assert row, "\n".join(chat)
     before = "\n".join(chat[: row - 1])
     assert "Read the three files" in before and "Read all three." in before
+
+
+def test_mcp_servers_and_their_state_are_shown(nvim, provider: Provider, tmp_path: Path):
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    (home / "config.toml").write_text(f"""
+[mcp_servers.fake]
+command = {json.dumps(sys.executable)}
+args = ["-m", "tests.fakes.mcp_server"]
+cwd = {json.dumps(str(REPO))}
+
+[mcp_servers.broken]
+command = "/nonexistent/mcp-server"
+""")
+    out = nvim("""
+      T.open()
+      local s = T.tl.current()
+      T.wait('the MCP servers settled', function()
+        return s.mcp and s.mcp.fake and s.mcp.fake.state == 'ready' and s.mcp.broken
+          and s.mcp.broken.state == 'failed'
+      end)
+      local buf
+      require('threadline.views').mcp(function(err, b) buf = b end)
+      T.wait('the MCP view', function() return buf ~= nil end)
+      return { lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false), ft = vim.bo[buf].filetype }
+    """)
+    lines = out["result"]["lines"]
+    assert out["result"]["ft"] == "threadline_mcp"
+    assert any(line.startswith("fake [stdio, user]: ready, ") and "tools" in line for line in lines), lines
+    assert any(line.startswith("broken [stdio, user]: failed (") for line in lines), lines

@@ -174,6 +174,17 @@ local function load_context_size(s)
   end)
 end
 
+--- Ask for the session's MCP servers (which starts them); their later changes arrive as mcpServerStatus.
+function M.load_mcp_servers(s, callback)
+  callback = callback or function() end
+  M.request('listMcpServers', { sessionId = s.id }, function(err, r)
+    if not err and type(r) == 'table' then
+      updates.set_mcp_servers(s, r.servers)
+    end
+    callback(err, s.mcp)
+  end)
+end
+
 --- Show the current session's chat buffer (and the input window) according to config.chat.position.
 function M.show(s)
   s = s or S.current
@@ -216,6 +227,7 @@ function M.open(opts, callback)
     local s = new_session(r.sessionId, cwd)
     activate(s, opts.show)
     load_context_size(s)
+    M.load_mcp_servers(s)
     callback(nil, s.id)
   end)
 end

@@ -104,6 +104,38 @@ function UPDATE.notice(s, u)
   end
 end
 
+--- An MCP server of the session changed state: kept in s.mcp[name] for :ThreadlineMcp and the statusline.
+function UPDATE.mcpServerStatus(s, u)
+  s.mcp = s.mcp or {}
+  local name = fmt.str(u.name)
+  local known = s.mcp[name] or {}
+  local tools = fmt.val(u.tools)
+  s.mcp[name] = {
+    name = name,
+    state = fmt.str(u.state),
+    transport = fmt.str(u.transport),
+    origin = known.origin,
+    reason = fmt.val(u.reason),
+    tools = tools and #tools or known.tools,
+  }
+end
+
+--- listMcpServers' answer for session s (replaces what was known).
+function M.set_mcp_servers(s, servers)
+  s.mcp = {}
+  for _, srv in ipairs(fmt.val(servers) or {}) do
+    local name = fmt.str(srv.name)
+    s.mcp[name] = {
+      name = name,
+      state = fmt.str(srv.state),
+      transport = fmt.str(srv.transport),
+      origin = fmt.val(srv.origin),
+      reason = fmt.val(srv.reason),
+      tools = #(fmt.val(srv.tools) or {}),
+    }
+  end
+end
+
 --- Apply one update ({kind, ...}) to session s; unknown kinds are ignored (the protocol may add some).
 function M.apply(s, u, turn_id)
   local handler = UPDATE[fmt.str(u.kind)]

@@ -1,5 +1,5 @@
---- Read-only views: the session list (:ThreadlineSessions), the context view (:ThreadlineContext) and
---- artifacts (:ThreadlineArtifact).
+--- Read-only views: the session list (:ThreadlineSessions), the context view (:ThreadlineContext),
+--- artifacts (:ThreadlineArtifact) and MCP servers (:ThreadlineMcp).
 local fmt = require('threadline.format')
 
 local M = {}
@@ -227,6 +227,48 @@ function M.artifact(artifact_id, callback)
     callback(err, b)
   end)
   return buf
+end
+
+-- --- :ThreadlineMcp -------------------------------------------------------------------------------------
+
+--- One line per MCP server: name, transport, origin, state, tool count and the reason of a failure.
+function M.mcp_lines(servers)
+  local names = vim.tbl_keys(servers or {})
+  table.sort(names)
+  if #names == 0 then
+    return { 'no MCP servers for this session' }
+  end
+  local lines = {}
+  for _, name in ipairs(names) do
+    local srv = servers[name]
+    local line = ('%s [%s%s]: %s'):format(name, srv.transport or '?', srv.origin and (', ' .. srv.origin) or '', srv.state)
+    if srv.tools and srv.tools > 0 then
+      line = line .. (', %d tools'):format(srv.tools)
+    end
+    if srv.reason then
+      line = line .. ' (' .. fmt.str(srv.reason) .. ')'
+    end
+    lines[#lines + 1] = line
+  end
+  return lines
+end
+
+function M.mcp(callback)
+  callback = callback or function() end
+  local s = need_session()
+  if not s then
+    return callback({ message = 'no session' })
+  end
+  tl().load_mcp_servers(s, function(err, servers)
+    if err then
+      vim.notify('threadline: listMcpServers failed: ' .. fmt.str(err.message), vim.log.levels.ERROR)
+      return callback(err)
+    end
+    local buf = scratch('threadline-mcp://' .. s.id, 'threadline_mcp')
+    set_lines(buf, 0, -1, M.mcp_lines(servers))
+    show_buf(buf)
+    callback(nil, buf)
+  end)
 end
 
 return M

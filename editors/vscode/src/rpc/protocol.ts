@@ -124,7 +124,23 @@ export type Update =
   | { kind: 'usage'; contextTokens: number; contextWindowTokens: number; inputTokens: number; outputTokens: number;
       cachedInputTokens?: number; totals?: { inputTokens: number; outputTokens: number; cachedInputTokens?: number } }
   | { kind: 'turnCompleted'; stopReason: StopReason; error?: TurnError }
-  | { kind: 'notice'; level: 'info' | 'warning' | 'error'; message: string };
+  | { kind: 'notice'; level: 'info' | 'warning' | 'error'; message: string }
+  | { kind: 'mcpServerStatus'; name: string; state: McpServerState; transport: 'stdio' | 'http'; reason?: string;
+      tools?: string[] };
+
+export type McpServerState = 'stopped' | 'starting' | 'ready' | 'failed' | 'needsApproval';
+
+/** One MCP server (listMcpServers). */
+export interface McpServerInfo {
+  name: string;
+  origin: 'user' | 'project' | 'client';
+  transport: 'stdio' | 'http';
+  state: McpServerState;
+  commandLine: string;
+  tools: Array<{ name: string; modelName: string; description?: string }>;
+  reason?: string;
+  restarts?: number;
+}
 
 export interface SessionUpdate {
   sessionId: string;
@@ -210,6 +226,8 @@ export interface Methods {
     { events: EventItem[]; nextId?: number }];
   listApprovals: [{ sessionId: string }, { approvals: RememberedApproval[] }];
   revokeApproval: [{ sessionId: string; id: string }, { revoked: RememberedApproval }];
+  listMcpServers: [{ sessionId?: string }, { servers: McpServerInfo[] }];
+  revokeMcpServerApproval: [{ cwd: string; name: string }, { revoked: boolean }];
 }
 
 export type MethodName = keyof Methods;
@@ -218,5 +236,5 @@ export type ResultOf<M extends MethodName> = Methods[M][1];
 export const METHOD_NAMES: MethodName[] = [
   'createSession', 'listSessions', 'readTranscript', 'searchTranscript', 'forkSession', 'deleteSession',
   'submitTurn', 'cancelTurn', 'getContextView', 'readArtifact', 'readEvents', 'listApprovals', 'revokeApproval',
-  'compactSession', 'steerTurn', 'listCheckpoints', 'rewindFiles',
+  'compactSession', 'steerTurn', 'listCheckpoints', 'rewindFiles', 'listMcpServers', 'revokeMcpServerApproval',
 ];

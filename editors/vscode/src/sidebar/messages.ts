@@ -3,6 +3,7 @@ import type {
   ApprovalDecision,
   ContextViewResult,
   EventItem,
+  McpServerInfo,
   RequestApprovalParams,
   SessionInfo,
   SessionUpdate,
@@ -24,6 +25,7 @@ export type ToWebview =
   | { type: 'meter'; contextTokens: number; contextWindowTokens: number; estimated?: boolean }
   | { type: 'error'; message: string }
   | { type: 'focusInput' }
+  | { type: 'mcpServers'; servers: McpServerInfo[] }
   | { type: 'prefill'; text: string }
   | { type: 'contextView'; view: ContextViewResult; sessionTitle?: string };
 

@@ -160,6 +160,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     this.post({ type: 'session', session: { sessionId, title: title ?? 'New session' }, history: [] });
     this.post({ type: 'meter', contextTokens: 0, contextWindowTokens: 0 });
     await this.refreshSessions();
+    await this.showMcpServers(sessionId);
     return sessionId;
   }
 
@@ -170,6 +171,17 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     this.post({ type: 'session', session: { sessionId, title: '' }, history, events });
     await this.refreshSessions();
     await this.estimateMeter(sessionId);
+    await this.showMcpServers(sessionId);
+  }
+
+  /** The session's MCP servers and their state (listing them starts them); later changes come as updates. */
+  private async showMcpServers(sessionId: string): Promise<void> {
+    try {
+      const { servers } = await this.server.client.request('listMcpServers', { sessionId });
+      this.post({ type: 'mcpServers', servers });
+    } catch {
+      this.post({ type: 'mcpServers', servers: [] }); // a server without MCP support
+    }
   }
 
   private async fork(atSeq?: number): Promise<void> {

@@ -1,7 +1,7 @@
 // The chat sidebar: session bar, context meter, transcript (streamed text, reasoning, tool cards, approvals,
 // compaction notices) and the composer. It renders what the extension forwards; it never talks to the server.
 import type { FromWebview, ToWebview } from '../sidebar/messages';
-import type { EventItem, FileDiff, RequestApprovalParams, SessionInfo, TranscriptItem, Update } from '../rpc/protocol';
+import type { EventItem, FileDiff, McpServerInfo, RequestApprovalParams, SessionInfo, TranscriptItem, Update } from '../rpc/protocol';
 import { clip, fmtBytes, fmtTokens, h, prettyArgs } from './dom';
 import { interleaveCompactions } from './history';
 import { cachedShare } from './meter';
@@ -28,6 +28,7 @@ export class Chat {
 
   private readonly sessionSelect = h('select', { id: 'session', 'aria-label': 'Session' });
   private readonly banner = h('div', { id: 'banner', class: 'banner', role: 'status', hidden: true });
+  private readonly mcp = h('div', { id: 'mcp-servers', class: 'mcp-servers', 'aria-label': 'MCP servers', hidden: true });
   private readonly meterFill = h('div', { class: 'meter-fill' });
   private readonly meterLabel = h('span', { class: 'meter-label', text: 'Context: no request yet' });
   private readonly meter = h('div', {
@@ -57,7 +58,7 @@ export class Chat {
       btn('compact-now', 'Compact', 'Compact now (optionally with a focus to keep)', { type: 'compact' }));
     const composer = h('footer', { class: 'composer' }, this.input,
       h('div', { class: 'composer-actions' }, this.cancelBtn, this.queueBtn, this.sendBtn));
-    root.append(toolbar, this.meter, this.banner, this.log, composer);
+    root.append(toolbar, this.meter, this.mcp, this.banner, this.log, composer);
 
     this.sessionSelect.addEventListener('change', () => {
       if (this.sessionSelect.value) this.post({ type: 'selectSession', sessionId: this.sessionSelect.value });
@@ -98,6 +99,7 @@ export class Chat {
       case 'meter': return this.setMeter(msg.contextTokens, msg.contextWindowTokens, msg.estimated);
       case 'error': return void this.note('error', msg.message);
       case 'focusInput': return this.input.focus();
+      case 'mcpServers': return this.setMcpServers(msg.servers);
       case 'prefill':
         this.input.value = msg.text;
         return this.input.focus();
@@ -216,6 +218,9 @@ export class Chat {
       case 'notice':
         this.note(u.level, u.message);
         break;
+      case 'mcpServerStatus':
+        this.setMcpServer(u.name, u.state, u.transport, u.reason, u.tools?.length);
+        return; // a status strip, not a log entry
     }
     this.scroll();
   }
@@ -402,6 +407,26 @@ export class Chat {
     this.meterLabel.textContent = (windowTokens > 0
       ? `Context ${estimated ? '≈' : ''}${fmtTokens(tokens)} / ${fmtTokens(windowTokens)} tokens (${Math.round(pct)}%)`
       : `Context ${fmtTokens(tokens)} tokens`) + (cached ? ` · ${cached}` : '');
+  }
+
+  private setMcpServers(servers: McpServerInfo[]): void {
+    this.mcp.replaceChildren();
+    for (const s of servers) this.setMcpServer(s.name, s.state, s.transport, s.reason, s.tools.length);
+    this.mcp.hidden = servers.length === 0;
+  }
+
+  /** One chip per server: its name and state, the reason and tool count in the tooltip. */
+  private setMcpServer(name: string, state: string, transport: string, reason?: string, tools?: number): void {
+    let chip = Array.from(this.mcp.children).find((c) => (c as HTMLElement).dataset.server === name) as HTMLElement | undefined;
+    if (!chip) {
+      chip = h('span', { class: 'mcp-server', 'data-server': name });
+      this.mcp.append(chip);
+    }
+    chip.dataset.state = state;
+    chip.textContent = `${name}: ${state}`;
+    chip.title = [`MCP server ${name} (${transport})`, tools !== undefined ? `${tools} tools` : '', reason ?? '']
+      .filter(Boolean).join('\n');
+    this.mcp.hidden = false;
   }
 
   private setServer(state: string, message?: string): void {

@@ -170,6 +170,23 @@ try {
     assert.ok((await posted(page)).some((m) => m.type === 'cancel'));
   });
 
+  await step('MCP servers: a strip with each server and its state, updated by mcpServerStatus', async () => {
+    const sid = recorded.messages.filter(isKind('usage')).pop().params.sessionId;
+    await send(page, { type: 'mcpServers', servers: [
+      { name: 'time', origin: 'user', transport: 'stdio', state: 'ready', commandLine: 'uvx mcp-server-time',
+        tools: [{ name: 'get_current_time', modelName: 'mcp__time__get_current_time' }] },
+      { name: 'proj', origin: 'project', transport: 'stdio', state: 'needsApproval', commandLine: 'node s.js', tools: [] }] });
+    const chip = page.locator('#mcp-servers .mcp-server[data-server="time"]');
+    await chip.waitFor();
+    assert.equal(await chip.innerText(), 'time: ready');
+    assert.match(await chip.getAttribute('title'), /1 tools/);
+    await send(page, { type: 'update', params: { sessionId: sid, update: { kind: 'mcpServerStatus', name: 'time',
+      state: 'failed', transport: 'stdio', reason: 'the server closed the connection; restarting in 0.5 s' } } });
+    await page.waitForFunction(() => document.querySelector('#mcp-servers [data-server="time"]')?.dataset.state === 'failed');
+    assert.match(await chip.getAttribute('title'), /restarting/);
+    await page.locator('#mcp-servers').screenshot({ path: path.join(SHOTS, 'webview-6-mcp-servers.png') });
+  });
+
   await step('issue 18: while a turn runs Enter steers and Queue queues; Compact posts compactSession', async () => {
     assert.equal(await page.locator('#send').innerText(), 'Steer');
     assert.equal(await page.locator('#queue').isHidden(), false);

@@ -1,0 +1,229 @@
+"""MCP for sessions: which servers a session gets, the project-server approval, and its frozen tool list.
+
+A session's MCP tools are frozen on its first turn (R-FRZ-1, like the rest of the session context): the servers
+that came up within their start-up timeout give their tools, and the list is stored as an ``mcpToolsFrozen``
+event (names, descriptions and schemas only), so later turns, restarts and the budget see the same definitions.
+Servers that fail are ``notice``s and ``mcpServerStatus`` updates, never a failed turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from protocol import updates as u
+from protocol.messages import McpServerInfo, McpToolInfo
+from server.agent.emit import Emitter, Notify
+from server.mcp.config import McpConfigError, McpServerConfig, client_server, read_project_servers
+from server.mcp.connection import McpCallFailed, McpConnection
+from server.mcp.manager import McpManager
+from server.mcp.names import model_tool_name
+from server.mcp.results import result_text
+from server.mcp.trust import ProjectTrust
+from server.tools.base import Tool, ToolContext, ToolFailure
+
+log = logging.getLogger(__name__)
+
+FROZEN_EVENT = "mcpToolsFrozen"
+Ask = Callable[[str, dict[str, Any]], Awaitable[Any]]
+
+
+@dataclass(frozen=True)
+class FrozenTool:
+    name: str  # the model's name for it
+    server: str
+    tool: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass
+class FrozenTools:
+    servers: list[str] = field(default_factory=list)
+    tools: list[FrozenTool] = field(default_factory=list)
+
+    def specs(self) -> list[dict[str, Any]]:
+        return [{"type": "function", "function": {"name": t.name, "description": t.description,
+                                                  "parameters": t.parameters}} for t in self.tools]
+
+
+async def load_frozen(store, session_id: str) -> FrozenTools | None:
+    events = await store.list_events(session_id, FROZEN_EVENT)
+    if not events:
+        return None
+    payload = events[-1].payload
+    return FrozenTools(list(payload.get("servers", [])), [FrozenTool(**t) for t in payload.get("tools", [])])
+
+
+class McpService:
+    def __init__(self, home: Path, user_servers: tuple[McpServerConfig, ...], notify: Notify):
+        self.manager = McpManager(home / "mcp-logs", self._status)
+        self.trust = ProjectTrust(home)
+        self.user_servers = user_servers
+        self._notify = notify
+        self._client: dict[str, list[McpServerConfig]] = {}
+        self._decided: dict[str, dict[str, bool]] = {}  # session -> project server -> allowed (this session)
+
+    # --- configuration -------------------------------------------------------------------------------
+
+    @staticmethod
+    def check_client_servers(raw: list[dict[str, Any]], cwd: Path) -> list[McpServerConfig]:
+        """``ValueError`` naming the bad entry of ``createSession {mcpServers}``."""
+        try:
+            return [client_server(r, cwd) for r in raw]
+        except McpConfigError as exc:
+            raise ValueError(f"mcpServers: {exc}") from None
+
+    def set_client_servers(self, session_id: str, raw: list[dict[str, Any]], cwd: Path) -> None:
+        """``createSession {mcpServers}``: kept in memory only (their env and headers may hold secrets)."""
+        configs = self.check_client_servers(raw, cwd)
+        if configs:
+            self._client[session_id] = configs
+
+    def configs(self, session_id: str, cwd: Path) -> tuple[list[McpServerConfig], list[str]]:
+        """User servers, then the project's, then the client's; a later one of the same name wins."""
+        project, problems = read_project_servers(cwd)
+        by_name = {c.name: c for c in [*self.user_servers, *project, *self._client.get(session_id, [])]}
+        return [c for c in by_name.values() if c.enabled], problems
+
+    def forget_session(self, session_id: str) -> None:
+        self.manager.release(session_id)
+        self._client.pop(session_id, None)
+        self._decided.pop(session_id, None)
+
+    # --- a turn's tools ------------------------------------------------------------------------------
+
+    async def session_tools(self, store, session_id: str, cwd: Path, emit: Emitter, ask: Ask) -> dict[str, Tool]:
+        """Start the session's servers (asking before project ones) and return its MCP tools by model name."""
+        frozen = await load_frozen(store, session_id)
+        configs, problems = self.configs(session_id, cwd)
+        if frozen is not None:
+            configs = [c for c in configs if c.name in frozen.servers]
+        else:
+            for problem in problems:
+                emit(u.Notice(level="warning", message=problem))
+        allowed = [c for c in configs if c.origin != "project" or await self._approved(session_id, cwd, c, emit, ask)]
+        connections = self.manager.use(session_id, allowed)
+        if frozen is None and not configs:
+            return {}  # nothing configured: nothing to freeze (a server added later joins a later turn's freeze)
+        if frozen is None:
+            await asyncio.gather(*(c.wait_settled(c.config.startup_timeout_s + 2) for c in connections))
+            frozen = _freeze(connections)
+            await store.add_event(session_id, FROZEN_EVENT, {
+                "servers": frozen.servers, "tools": [msgspec.to_builtins(t) for t in frozen.tools]}, emit.turn_id)
+        return {t.name: self._tool(t) for t in frozen.tools}
+
+    async def _approved(self, session_id: str, cwd: Path, config: McpServerConfig, emit: Emitter, ask: Ask) -> bool:
+        """A project server starts only once the user allowed it (PROTOCOL.md ``requestApproval``)."""
+        if self.trust.allowed(cwd, config):
+            return True
+        decided = self._decided.setdefault(session_id, {})
+        if config.name in decided:
+            return decided[config.name]
+        params = u.RequestApprovalParams(
+            session_id=session_id, turn_id=emit.turn_id or "", tool_call_id=f"mcp_server_{config.name}",
+            tool="mcpServer", title=f"Start MCP server {config.name!r} from .mcp.json?",
+            detail=f"{config.command_line}\n\n[\"Allow always\" covers this server, as configured now, in {cwd}]")
+        try:
+            raw = await ask("requestApproval", msgspec.to_builtins(params))
+            decision = msgspec.convert(raw, u.RequestApprovalResult).decision
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # no valid answer: never a silent allow
+            decision = "reject"
+        if decision == "allowAlways":
+            self.trust.allow(cwd, config)
+        decided[config.name] = decision != "reject"
+        if decision == "reject":
+            emit(u.Notice(level="info", message=f"MCP server {config.name!r} from .mcp.json was not started "
+                                                "(not approved)"))
+        return decided[config.name]
+
+    def _tool(self, frozen: FrozenTool) -> Tool:
+        async def run(ctx: ToolContext, args: dict[str, Any]) -> str:
+            conn = self.manager.connection(ctx.session_id, frozen.server)
+            if conn is None:
+                raise ToolFailure(f"MCP server {frozen.server!r} is not available in this session")
+            try:
+                result = await conn.call(frozen.tool, args)
+            except McpCallFailed as exc:
+                raise ToolFailure(str(exc)) from None
+            return result_text(result)
+
+        return Tool(frozen.name, frozen.description, frozen.parameters, run, approval="command")
+
+    # --- visibility ----------------------------------------------------------------------------------
+
+    async def list(self, store, session_id: str | None, cwd: Path | None) -> list[McpServerInfo]:
+        """With a session: its servers (starting the approved ones; once its tools are frozen, the servers they
+        came from); without: every running or configured user-level one."""
+        if session_id is not None and cwd is not None:
+            configs, _ = self.configs(session_id, cwd)
+            frozen = await load_frozen(store, session_id)
+            if frozen is not None:
+                configs = [c for c in configs if c.name in frozen.servers]
+            waiting = [c for c in configs if c.origin == "project" and not self.trust.allowed(cwd, c)
+                       and not self._decided.get(session_id, {}).get(c.name)]
+            running = self.manager.use(session_id, [c for c in configs if c not in waiting])
+            return [*(_info(c) for c in running), *(_config_info(c, "needsApproval") for c in waiting)]
+        running = self.manager.all()
+        keys = {c.config.key for c in running}
+        return [*(_info(c) for c in running),
+                *(_config_info(c, "stopped") for c in self.user_servers if c.key not in keys)]
+
+    def _status(self, conn: McpConnection, sessions: Sequence[str]) -> None:
+        tools = [model_tool_name(conn.config.name, t.name) for t in conn.tools] if conn.state == "ready" else None
+        update = u.McpServerStatus(name=conn.config.name, state=conn.state, transport=conn.config.transport,
+                                   reason=conn.reason, tools=tools)
+        for sid in sessions:
+            emit = Emitter(self._notify, sid, None)
+            emit(update)
+            if conn.state == "failed":
+                emit(u.Notice(level="warning", message=f"MCP server {conn.config.name!r} failed: {conn.reason}"))
+        if conn.state == "failed":
+            log.warning("MCP server %s failed: %s", conn.config.name, conn.reason)
+
+    async def close(self) -> None:
+        await self.manager.close()
+
+
+def _freeze(connections: list[McpConnection]) -> FrozenTools:
+    frozen, taken = FrozenTools(), set()
+    for conn in connections:
+        if conn.state != "ready":
+            continue
+        frozen.servers.append(conn.config.name)
+        for tool in conn.tools:
+            name = model_tool_name(conn.config.name, tool.name)
+            if name in taken:
+                continue
+            taken.add(name)
+            description = (tool.description or tool.name) + f" (from MCP server {conn.config.name})"
+            frozen.tools.append(FrozenTool(name, conn.config.name, tool.name, description, _object_schema(tool.input_schema)))
+    return frozen
+
+
+def _object_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """Providers want an object schema; MCP requires one, but a server may still send ``{}``."""
+    if not isinstance(schema, dict) or schema.get("type") != "object":
+        return {"type": "object", "properties": {}}
+    return schema
+
+
+def _info(conn: McpConnection) -> McpServerInfo:
+    c = conn.config
+    return McpServerInfo(name=c.name, origin=c.origin, transport=c.transport, state=conn.state,
+                         command_line=c.command_line, reason=conn.reason, restarts=conn.restarts,
+                         tools=[McpToolInfo(name=t.name, model_name=model_tool_name(c.name, t.name),
+                                            description=t.description or None) for t in conn.tools])
+
+
+def _config_info(c: McpServerConfig, state: str) -> McpServerInfo:
+    return McpServerInfo(name=c.name, origin=c.origin, transport=c.transport, state=state,  # type: ignore[arg-type]
+                         command_line=c.command_line, tools=[])
