@@ -22,7 +22,7 @@ from typing import Any
 
 from server.agent.service import tool_overhead_tokens
 from server.context import estimate_message_tokens
-from server.replay_run import replay_file
+from server.cli.replay_run import replay_file
 
 from bench.legacy.policy import legacy_requests
 from bench.tokens import _trackables, _view_text

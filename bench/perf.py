@@ -16,7 +16,7 @@ from server.agent.loop import Turn, TurnTotals
 from server.agent.service import tool_overhead_tokens
 from server.agent.views import ViewBuilder
 from server.artifacts import ArtifactStore
-from server.client import Client
+from server.cli.client import Client
 from server.config import Settings
 from server.context import ViewSettings, estimate_message_tokens
 from server.providers import ChatResult, ToolCall

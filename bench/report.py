@@ -6,7 +6,7 @@ import os
 import platform
 import time
 
-from server.plot import BLUE, GRAY, GREEN, ORANGE, BarChart
+from server.cli.plot import BLUE, GRAY, GREEN, ORANGE, BarChart
 
 from bench.common import BENCH, SIZES, WINDOWS, MASK_TEXT
 from bench.cost import (BREAK_RATIO, CODEX_OUTPUT_FACTOR, CODEX_SUMMARY_TOKENS, COST_WINDOWS, PRICES, STRATEGIES,

@@ -11,7 +11,7 @@ from server.context import ViewSettings, estimate_message_tokens, fit_to_window,
 from server.context.incremental import IncrementalView
 from server.context.micro import content_text, evidence_match
 from server.context.summary import _failure_excerpt, _one_line
-from server.replay_run import replay_file
+from server.cli.replay_run import replay_file
 
 from bench.common import MASK_KEEP, MASK_TEXT
 

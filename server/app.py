@@ -14,6 +14,7 @@ import signal
 import sys
 import threading
 import time
+import uuid
 from typing import Any
 
 import msgspec
@@ -36,8 +37,7 @@ from server import __version__, redaction
 from server.config import Settings
 from server.rpc import HANDLERS, decode_params, encode_result, to_rpc_error
 from server.runtime import Runtime
-from server.tcp import PREAUTH_MAX_BYTES
-from server.transport import FrameError, read_messages
+from server.transport import PREAUTH_MAX_BYTES, FrameError, read_messages
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +100,7 @@ class ThreadlineServer(LanguageServer):
     def __init__(self, settings: Settings):
         super().__init__("threadline", __version__, protocol_cls=ThreadlineProtocol, converter_factory=_converter,
                          text_document_sync_kind=types.TextDocumentSyncKind.None_)
-        self.runtime = Runtime(settings, self)
+        self.runtime = Runtime(settings, notify=self.notify, ask=self.ask_client)
         self.initialized = False
         self.tcp_token: str | None = None
         self._exit: asyncio.Future[int] | None = None
@@ -151,6 +151,18 @@ class ThreadlineServer(LanguageServer):
         fails for ``$/cancelRequest`` with dict params and is work we do not need for our own messages)."""
         self.protocol._send_data({"jsonrpc": "2.0", "method": method, "params": params})
 
+    async def ask_client(self, method: str, params: Any) -> Any:
+        """A server -> client request. If the asker is cancelled (the turn ended), the client is told with
+        ``$/cancelRequest`` so it can withdraw the question (an approval prompt, say)."""
+        msg_id = str(uuid.uuid4())
+        future = self.protocol.send_request(method, params, msg_id=msg_id)
+        try:
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            self.protocol._request_futures.pop(msg_id, None)
+            self.notify("$/cancelRequest", {"id": msg_id})
+            raise
+
     # --- I/O --------------------------------------------------------------------------------------------
 
     async def serve(self, reader: asyncio.StreamReader, write: Any, first: dict[str, Any] | None = None) -> int:
@@ -165,7 +177,8 @@ class ThreadlineServer(LanguageServer):
             self._deliver(first)
         reading = asyncio.create_task(read_messages(reader, self._deliver, self._reject, self.max_message_bytes))
         try:
-            await asyncio.wait([reading, self._exit], return_when=asyncio.FIRST_COMPLETED)
+            either: list[asyncio.Future[Any]] = [reading, self._exit]
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
         finally:
             reading.cancel()
             await self.runtime.close()
@@ -210,9 +223,9 @@ def note_secrets(params: Any) -> None:
 def note_mcp_secrets(params: Any) -> None:
     """Register the ``env`` and ``headers`` values of ``createSession {mcpServers}`` for redaction."""
     servers = params.get("mcpServers") if isinstance(params, dict) else None
-    for server in servers if isinstance(servers, list) else []:
+    for entry in servers if isinstance(servers, list) else []:
         for key in ("env", "headers"):
-            pairs = server.get(key) if isinstance(server, dict) else None
+            pairs = entry.get(key) if isinstance(entry, dict) else None
             for pair in pairs if isinstance(pairs, list) else []:
                 if isinstance(pair, dict) and isinstance(pair.get("value"), str):
                     redaction.add_secret(pair["value"])
@@ -278,7 +291,7 @@ def stdin_reader(loop: asyncio.AbstractEventLoop, fd: int = 0) -> asyncio.Stream
                 loop.call_soon_threadsafe(feed, chunk)
                 # StreamReader has no flow control for a thread feeding it; reading its buffer's length is safe.
                 # Queued callbacks count too: on a loaded machine they, not the buffer, would hold the bytes.
-                while in_flight[0] + len(reader._buffer) > STDIN_HIGH_WATER and not loop.is_closed():
+                while in_flight[0] + len(reader._buffer) > STDIN_HIGH_WATER and not loop.is_closed():  # type: ignore[attr-defined]
                     time.sleep(0.002)
         except RuntimeError:  # the loop closed under us (the server is exiting): nothing left to feed
             return

@@ -1,20 +1,64 @@
-"""Domain errors with a stable ``data.code``; only ``server.rpc.to_rpc_error`` turns them into JSON-RPC errors."""
+"""Domain errors: what went wrong, with the stable ``data.code`` a client sees.
+
+Modules below the edge raise these and know nothing of JSON-RPC; ``server.rpc.to_rpc_error`` (and
+``server.acp.errors`` for ACP) is the one place they become wire errors: ``internal`` ones -32603 (the server's
+fault), the rest -32602 (the request's fault), each with ``data.code``.
+"""
 
 from __future__ import annotations
 
+__all__ = [
+    "ArtifactNotFound", "DomainError", "InvalidCwd", "InvalidMessage", "InvalidParams", "SessionNotFound",
+    "StorageFailure", "TurnAlreadyRunning", "TurnNotFound", "TurnNotRunning",
+]
+
 
 class DomainError(Exception):
-    """Something the client asked for cannot be done; answered -32602 with ``data.code`` = ``code``."""
+    """A failure a client should see; ``code`` is its ``data.code``, ``internal`` says whose fault it is."""
 
     code = "InvalidParams"
+    internal = False
 
-    def __init__(self, message: str):
+    def __init__(self, message: str, code: str | None = None):
         super().__init__(message)
         self.message = message
+        if code is not None:
+            self.code = code
+
+
+class SessionNotFound(DomainError):
+    code = "SessionNotFound"
+
+
+class ArtifactNotFound(DomainError):
+    code = "ArtifactNotFound"
+
+
+class InvalidCwd(DomainError):
+    code = "InvalidCwd"
 
 
 class TurnAlreadyRunning(DomainError):
     code = "TurnAlreadyRunning"
+
+
+class InvalidParams(DomainError):
+    """A param the schema admits but the method refuses; ``code`` may name it more precisely (``InvalidImage``)."""
+
+    code = "InvalidParams"
+
+
+class InvalidMessage(InvalidParams):
+    """A message the store will not keep (a content part it cannot represent)."""
+
+    code = "InvalidMessage"
+
+
+class StorageFailure(DomainError):
+    """The disk refused a write or a read (read-only, full, corrupt). Nothing was half-written."""
+
+    code = "StorageFailure"
+    internal = True
 
 
 class TurnNotRunning(DomainError):

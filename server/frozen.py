@@ -15,6 +15,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from server.prompt import SYSTEM_PROMPT
 from server.workspace import NotRegularFile, is_inside, read_regular_file
@@ -37,9 +38,9 @@ def read_frozen_context(cwd: Path, home: Path) -> FrozenContext:
     ctx = FrozenContext(messages=[SYSTEM_PROMPT])
     agents = [_labelled(ctx, p, f"Project instructions ({name})", cwd)
               for name, p in (("AGENTS.md", cwd / "AGENTS.md"), (".threadline/AGENTS.md", cwd / ".threadline" / "AGENTS.md"))]
-    agents = [a for a in agents if a]
-    if agents:
-        ctx.messages.append("\n\n".join(agents))
+    found = [a for a in agents if a]
+    if found:
+        ctx.messages.append("\n\n".join(found))
     policy = _validation_policy(ctx, cwd / ".threadline" / "project.json", cwd)
     if policy:
         ctx.messages.append(policy)
@@ -108,7 +109,8 @@ def _validation_policy(ctx: FrozenContext, path: Path, boundary: Path) -> str | 
         ctx.notices.append(f"{path} must hold a JSON object; its validation policy is ignored")
         return None
     unknown = sorted(set(data) - PROJECT_KEYS)
-    validation = data.get("validation") if isinstance(data.get("validation"), dict) else {}
+    raw = data.get("validation")
+    validation: dict[str, Any] = raw if isinstance(raw, dict) else {}
     unknown += sorted(f"validation.{k}" for k in set(validation) - VALIDATION_KEYS)
     if unknown:
         ctx.notices.append(f"{path}: unknown keys ignored: {', '.join(unknown)}")

@@ -1,7 +1,8 @@
 """JSON-RPC plumbing between pygls and our handlers: decode params with msgspec, encode results, map errors.
 
 Handlers are plain ``async def handler(rt: Runtime, params: ParamsStruct) -> ResultStruct`` functions registered
-with ``@method("name")``; they know nothing about framing, pygls or error codes.
+with ``@method("name")``; they know nothing about framing, pygls or error codes: they and the services below
+raise ``server.errors`` domain errors, which ``to_rpc_error`` maps here and nowhere else.
 """
 
 from __future__ import annotations
@@ -13,8 +14,7 @@ import msgspec
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from protocol import METHODS
-from server.errors import DomainError
-from server.transcript import StorageFailure, StoreError
+from server.errors import DomainError, InvalidParams
 
 if TYPE_CHECKING:
     from server.runtime import Runtime
@@ -26,12 +26,11 @@ Handler = Callable[["Runtime", Any], Awaitable[Any]]
 HANDLERS: dict[str, Handler] = {}
 
 
-class RequestError(Exception):
-    """A client-facing error with a stable ``data.code`` (e.g. ``TurnAlreadyRunning``)."""
+def RequestError(code: str, message: str) -> InvalidParams:  # noqa: N802  (the old class's name)
+    """Deprecated: raise ``server.errors.InvalidParams(message, code=...)`` (or a narrower domain error).
 
-    def __init__(self, code: str, message: str, rpc_code: int = INVALID_PARAMS):
-        super().__init__(message)
-        self.code, self.message, self.rpc_code = code, message, rpc_code
+    Kept so handlers written before ``server.errors`` (on branches still to merge) raise the same -32602."""
+    return InvalidParams(message, code=code)
 
 
 def method(name: str) -> Callable[[Handler], Handler]:
@@ -60,16 +59,15 @@ def to_rpc_error(exc: Exception) -> JsonRpcException:
     """Turn our exceptions into JSON-RPC errors; unexpected ones become -32603 without a traceback leak."""
     if isinstance(exc, JsonRpcException):
         return exc
-    if isinstance(exc, RequestError):
-        return JsonRpcException(code=exc.rpc_code, message=exc.message, data={"code": exc.code})
     if isinstance(exc, DomainError):
-        return JsonRpcException(code=INVALID_PARAMS, message=exc.message, data={"code": exc.code})
-    if isinstance(exc, StorageFailure):
-        return JsonRpcException(code=INTERNAL_ERROR, message=exc.message, data={"code": exc.code})
-    if isinstance(exc, StoreError):
-        return JsonRpcException(code=INVALID_PARAMS, message=exc.message, data={"code": exc.code})
+        return JsonRpcException(code=wire_code(exc), message=exc.message, data={"code": exc.code})
     return JsonRpcException(code=INTERNAL_ERROR, message=f"internal error: {type(exc).__name__}: {exc}",
                             data={"code": "InternalError"})
+
+
+def wire_code(exc: DomainError) -> int:
+    """The JSON-RPC code of a domain error: the server's fault is -32603, the request's -32602."""
+    return INTERNAL_ERROR if exc.internal else INVALID_PARAMS
 
 
 def encode_result(result: Any) -> Any:

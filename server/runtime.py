@@ -2,40 +2,47 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import shutil
-import uuid
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import Any
 
+from server.agent.loop import TurnTotals
 from server.agent.remembered import RememberedApprovals, load_remembered
+from server.agent.totals import load_totals
 from server.agent.turns import TurnManager
-from server.agent.views import forget_view_state
 from server.artifacts import ArtifactStore
 from server.checkpoints import Blobs
 from server.config import Settings
 from server.mcp.service import McpService
+from server.sessions import Sessions
 from server.tools.processes import ProcessGroups
-from server.transcript import StorageFailure, Store
+from server.errors import StorageFailure
+from server.transcript import Store
 from server.transcript.drafts import Lease
-
-if TYPE_CHECKING:
-    from server.app import ThreadlineServer
 
 log = logging.getLogger(__name__)
 
+Notify = Callable[[str, Any], None]
+Ask = Callable[[str, Any], Awaitable[Any]]
+
+
+def _no_client(method: str, params: Any) -> Any:
+    raise RuntimeError(f"no client to send {method} to")
+
 
 class Runtime:
-    def __init__(self, settings: Settings, server: ThreadlineServer):
+    def __init__(self, settings: Settings, notify: Notify = _no_client, ask: Ask = _no_client):
+        """``notify`` and ``ask`` are the two ways out to the client (a notification, a request awaiting its
+        answer); the front end (pygls, ACP) supplies them."""
         self.base_settings = settings
         self.settings = settings
-        self.server = server
+        self._notify, self._ask = notify, ask
         self.turns = TurnManager()
         self.processes = ProcessGroups()
         self.providers: dict[tuple, Any] = {}
         self.calibrations: dict[str, Any] = {}
-        self._remembered: dict[str, RememberedApprovals] = {}  # "allow always" grants, per session
-        self.session_totals: dict[str, Any] = {}
+        self.sessions = Sessions(busy=self.turns.is_running)  # each session's live state, bounded (server.sessions)
         self.mcp = McpService(settings.home, settings.mcp_servers, self.notify)  # shared MCP servers (server.mcp)
         self._store: Store | None = None
         self._artifacts: ArtifactStore | None = None
@@ -94,26 +101,33 @@ class Runtime:
         self.settings = self.base_settings.with_initialization_options(options)
 
     def notify(self, method: str, params: Any) -> None:
-        self.server.notify(method, params)
+        self._notify(method, params)
 
     async def ask_client(self, method: str, params: Any) -> Any:
-        """A server -> client request. If the asker is cancelled (the turn ended), the client is told with
-        ``$/cancelRequest`` so it can withdraw the question (an approval prompt, say)."""
-        msg_id = str(uuid.uuid4())
-        future = self.server.protocol.send_request(method, params, msg_id=msg_id)
-        try:
-            return await asyncio.wrap_future(future)
-        except asyncio.CancelledError:
-            self.server.protocol._request_futures.pop(msg_id, None)
-            self.server.notify("$/cancelRequest", {"id": msg_id})
-            raise
+        """A server -> client request; cancelling the asker withdraws the question (the front end's business)."""
+        return await self._ask(method, params)
 
     async def remembered_approvals(self, session_id: str) -> RememberedApprovals:
-        """The session's "allow always" grants, loaded from its events once per connection."""
-        if session_id not in self._remembered:
+        """The session's "allow always" grants, loaded from its events while the session is held in memory."""
+        if self.sessions.get(session_id).approvals is None:
             loaded = await load_remembered(self.store, session_id)
-            self._remembered.setdefault(session_id, loaded)
-        return self._remembered[session_id]
+            held = self.sessions.get(session_id)
+            if held.approvals is None:  # a concurrent load may have won: keep the first
+                held.approvals = loaded
+        approvals = self.sessions.get(session_id).approvals
+        assert approvals is not None
+        return approvals
+
+    async def session_totals(self, session_id: str) -> TurnTotals:
+        """The session's running usage totals, summed from its stored ``usage`` events when first needed."""
+        if self.sessions.get(session_id).totals is None:
+            loaded = await load_totals(self.store, session_id)
+            held = self.sessions.get(session_id)
+            if held.totals is None:
+                held.totals = loaded
+        totals = self.sessions.get(session_id).totals
+        assert totals is not None
+        return totals
 
     async def delete_session(self, session_id: str) -> None:
         """Remove the session's rows, then its artifact files (R-SRC-1's one exception: an explicit delete).
@@ -129,7 +143,5 @@ class Runtime:
         shutil.rmtree(self.settings.artifacts_dir / session_id, ignore_errors=True)
         self.blobs.drop_session(session_id)
         # What this process kept of the session goes too (a new session never inherits it)
-        forget_view_state(self.store, session_id)
-        self._remembered.pop(session_id, None)
-        self.session_totals.pop(session_id, None)
+        self.sessions.forget(session_id)
         self.mcp.forget_session(session_id)

@@ -25,14 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from server.config import Settings
-from server.transcript import StorageFailure
-from server.transport import EOF_, INVALID_REQUEST, FrameError, frame, read_message
+from server.errors import StorageFailure
+from server.transport import EOF_, INVALID_REQUEST, PREAUTH_MAX_BYTES, FrameError, frame, read_message
 
 log = logging.getLogger(__name__)
 
 HOST = "127.0.0.1"
 AUTH_TIMEOUT = 5.0  # seconds a new connection has to send initialize with the token
-PREAUTH_MAX_BYTES = 64 * 1024  # before authentication, initialize is all a client may send
 PREAUTH_MAX_MESSAGES = 32
 
 

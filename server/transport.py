@@ -24,6 +24,7 @@ INTERNAL_ERROR = -32603
 _HEADER = re.compile(rb"^([A-Za-z-]+):[ \t]*(.*?)\r?\n$")
 _MAX_HEADER_LINE = 8192
 _DISCARD_CHUNK = 1 << 16
+PREAUTH_MAX_BYTES = 64 * 1024  # TCP, before authentication: initialize is all a client may send
 
 
 class FrameError(Exception):

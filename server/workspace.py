@@ -11,7 +11,7 @@ import os
 import stat
 from pathlib import Path
 
-from server.rpc import RequestError
+from server.errors import InvalidCwd
 
 
 class OutsideWorkspace(Exception):
@@ -56,19 +56,19 @@ def read_regular_file(path: Path, max_bytes: int) -> tuple[bytes, int]:
 
 def normalized_folder(cwd: str) -> Path:
     if not cwd or "\x00" in cwd:
-        raise RequestError("InvalidCwd", "cwd must be a non-empty path")
+        raise InvalidCwd("cwd must be a non-empty path")
     return Path(os.path.abspath(os.path.expanduser(cwd)))
 
 
 def checked_folder(cwd: str) -> Path:
-    """An existing directory, absolute and with links resolved, or a clear -32602 error."""
+    """An existing directory, absolute and with links resolved, or ``InvalidCwd`` saying why not."""
     path = normalized_folder(cwd)
     try:
         if not path.is_dir():
-            raise RequestError("InvalidCwd", f"cwd {cwd[:300]!r} is not an existing folder")
+            raise InvalidCwd(f"cwd {cwd[:300]!r} is not an existing folder")
         return path.resolve()
     except OSError as exc:  # ENAMETOOLONG, EACCES, ELOOP ...: a bad cwd, not a server fault
-        raise RequestError("InvalidCwd", f"cwd is not a usable folder: {exc.strerror or exc}") from None
+        raise InvalidCwd(f"cwd is not a usable folder: {exc.strerror or exc}") from None
 
 
 def resolve_inside(root: Path, path: str) -> Path:

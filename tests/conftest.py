@@ -1,4 +1,4 @@
-"""Shared fixtures: a temp ``THREADLINE_HOME``, a real server subprocess behind ``server.client.Client``, and a
+"""Shared fixtures: a temp ``THREADLINE_HOME``, a real server subprocess behind ``server.cli.client.Client``, and a
 raw-bytes connection for framing tests.
 
 Nothing here mocks our code: every server is ``python -m server`` talking JSON-RPC over stdio to a real SQLite file.
@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from server.client import Client
+from server.cli.client import Client
 
 pytest_plugins = ["tests.fakes.plugin"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from typing import Any
+from typing import Any, Literal
 
 from acp import PROTOCOL_VERSION, RequestError
 from acp.interfaces import Client
@@ -46,7 +46,7 @@ from server.rpc import HANDLERS, decode_params, encode_result
 
 log = logging.getLogger(__name__)
 
-STOP_REASONS = {"endTurn": "end_turn", "cancelled": "cancelled", "maxIterations": "max_turn_requests"}
+STOP_REASONS: dict[str, Literal["end_turn", "cancelled", "max_turn_requests"]] = {"endTurn": "end_turn", "cancelled": "cancelled", "maxIterations": "max_turn_requests"}
 EXTENSIONS = ("getContextView", "readArtifact", "searchTranscript", "compactSession")
 AUTH_NOTE = ("Threadline needs no sign-in: the model provider's key comes from THREADLINE_API_KEY (or "
              "$THREADLINE_HOME/config.toml) in the agent's environment")

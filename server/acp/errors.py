@@ -10,23 +10,14 @@ from acp import RequestError
 
 from server.acp.prompt import UnsupportedContent
 from server.errors import DomainError
-from server.rpc import RequestError as DomainRequestError
-from server.transcript import StorageFailure, StoreError
-
-INVALID_PARAMS, INTERNAL_ERROR = -32602, -32603
+from server.rpc import INTERNAL_ERROR, INVALID_PARAMS, wire_code
 
 
 def to_acp_error(exc: Exception) -> RequestError:
     if isinstance(exc, RequestError):
         return exc
-    if isinstance(exc, DomainRequestError):
-        return RequestError(exc.rpc_code, exc.message, {"code": exc.code})
     if isinstance(exc, DomainError):
-        return RequestError(INVALID_PARAMS, exc.message, {"code": exc.code})
-    if isinstance(exc, StorageFailure):
-        return RequestError(INTERNAL_ERROR, exc.message, {"code": exc.code})
-    if isinstance(exc, StoreError):
-        return RequestError(INVALID_PARAMS, exc.message, {"code": exc.code})
+        return RequestError(wire_code(exc), exc.message, {"code": exc.code})
     if isinstance(exc, UnsupportedContent):
         return RequestError(INVALID_PARAMS, str(exc), {"code": "UnsupportedContent"})
     return RequestError(INTERNAL_ERROR, f"internal error: {type(exc).__name__}: {exc}", {"code": "InternalError"})

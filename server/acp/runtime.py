@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 
 class AcpRuntime(Runtime):
     def __init__(self, settings: Settings):
-        super().__init__(settings, None)  # type: ignore[arg-type]  # no pygls server: the exits are overridden
+        super().__init__(settings)  # the two exits are the methods below
         self.client: Client | None = None
         self.transport: LineTransport | None = None  # withdraws permission requests nobody waits for any more
         self.live: dict[str, LiveSession] = {}  # the sessions this connection has opened, with their mapping state

@@ -40,11 +40,13 @@ async def _main(settings: Settings, out) -> int:
     rt.transport = LineTransport(reader, writer)
     await rt.open()
     main = asyncio.current_task()
+    assert main is not None  # run from asyncio.run
     for signum in (signal.SIGTERM, signal.SIGHUP):  # end as EOF does: turns cancelled, commands' groups killed
         loop.add_signal_handler(signum, main.cancel)
     try:
         # resume/close are stable in ACP v1 (schema 1.19); this SDK still routes them only with the unstable flag
-        await run_agent(ThreadlineAgent(rt), rt.transport, use_unstable_protocol=True)
+        # ThreadlineAgent implements what it advertises; the SDK protocol also lists fork/config methods
+        await run_agent(ThreadlineAgent(rt), rt.transport, use_unstable_protocol=True)  # type: ignore[arg-type]
     except asyncio.CancelledError:
         pass
     finally:

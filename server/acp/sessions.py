@@ -13,6 +13,7 @@ from typing import Any
 from acp.schema import (
     CurrentModeUpdate,
     ListSessionsResponse,
+    SessionConfigOptionBoolean,
     SessionConfigOptionSelect,
     SessionConfigSelectOption,
     SessionInfo,
@@ -25,7 +26,7 @@ from server.acp.replay import replay
 from server.acp.runtime import AcpRuntime
 from server.agent.models import checked_model_name, price_of, window_of
 from server.config import ProviderSettings
-from server.rpc import RequestError
+from server.errors import InvalidParams
 from server.transcript import Session
 from server.workspace import checked_folder
 
@@ -44,7 +45,10 @@ def modes(rt: AcpRuntime, session: Session) -> SessionModeState:
                             available_modes=MODES)
 
 
-def config_options(rt: AcpRuntime, session: Session) -> list[SessionConfigOptionSelect] | None:
+ConfigOptions = list[SessionConfigOptionSelect | SessionConfigOptionBoolean]
+
+
+def config_options(rt: AcpRuntime, session: Session) -> ConfigOptions | None:
     """The model picker: the default provider and each ``[models.NAME]``; None when none are configured."""
     if not rt.settings.models:
         return None
@@ -64,12 +68,12 @@ def _model_choice(value: str, name: str, p: ProviderSettings) -> SessionConfigSe
 
 
 async def set_config_option(rt: AcpRuntime, session_id: str, config_id: str,
-                            value: str | bool) -> list[SessionConfigOptionSelect]:
+                            value: str | bool) -> ConfigOptions:
     """``session/set_config_option`` for the model: stored with the session, used from its next model call."""
     if config_id != MODEL_OPTION or not rt.settings.models:
-        raise RequestError("UnknownConfigOption", f"unknown config option {config_id!r}")
+        raise InvalidParams(f"unknown config option {config_id!r}", code="UnknownConfigOption")
     if not isinstance(value, str):
-        raise RequestError("InvalidParams", f"the {MODEL_OPTION} option takes a model name, got {value!r}")
+        raise InvalidParams(f"the {MODEL_OPTION} option takes a model name, got {value!r}")
     await rt.store.set_model(session_id, checked_model_name(rt.settings, None if value == DEFAULT_MODEL else value))
     return config_options(rt, await rt.store.get_session(session_id)) or []
 
@@ -88,7 +92,7 @@ async def keep_mcp_servers(rt: AcpRuntime, session_id: str, servers: list[Any] |
     try:
         rt.mcp.set_client_servers(session_id, dumped, Path(session.cwd))
     except ValueError as exc:
-        raise RequestError("InvalidParams", str(exc)) from None
+        raise InvalidParams(str(exc)) from None
 
 
 async def new_session(rt: AcpRuntime, cwd: str, servers: list[Any] | None) -> Session:
@@ -136,7 +140,7 @@ async def close_session(rt: AcpRuntime, session_id: str) -> None:
 
 async def set_mode(rt: AcpRuntime, session_id: str, mode_id: str) -> None:
     if mode_id not in {m.id for m in MODES}:
-        raise RequestError("UnknownMode", f"unknown mode {mode_id!r}; modes: {', '.join(m.id for m in MODES)}")
+        raise InvalidParams(f"unknown mode {mode_id!r}; modes: {', '.join(m.id for m in MODES)}", code="UnknownMode")
     await rt.store.set_approval_policy(session_id, mode_id)
     rt.send_update(session_id, CurrentModeUpdate(session_update="current_mode_update", current_mode_id=mode_id))
     await rt.flush()
@@ -146,5 +150,5 @@ def _offset(cursor: str | None) -> int:
     if cursor is None:
         return 0
     if not cursor.isdigit():
-        raise RequestError("InvalidCursor", f"invalid cursor {cursor!r}: pass back a nextCursor from session/list")
+        raise InvalidParams(f"invalid cursor {cursor!r}: pass back a nextCursor from session/list", code="InvalidCursor")
     return int(cursor)

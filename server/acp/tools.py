@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from acp.schema import ContentToolCallContent, FileEditToolCallContent, TextContentBlock, ToolCallLocation
 
-KINDS = {"read_file": "read", "read_artifact": "read", "list_files": "search", "search_files": "search",
+ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"]
+ToolStatus = Literal["pending", "in_progress", "completed", "failed"]
+
+KINDS: dict[str, ToolKind] = {"read_file": "read", "read_artifact": "read", "list_files": "search", "search_files": "search",
          "search_transcript": "search", "edit_file": "edit", "write_file": "edit", "save_memory": "edit",
          "run_command": "execute"}
 EDIT_TOOLS = ("edit_file", "write_file")
@@ -20,7 +23,7 @@ DIFF_MAX_BYTES = 1 << 20  # an editor renders a diff of at most this much; large
 FAILED_PREFIXES = ("Tool failed", "Permission denied", "Forbidden", "Tool call interrupted")
 
 
-def tool_kind(name: str) -> str:
+def tool_kind(name: str) -> ToolKind:
     return KINDS.get(name, "fetch" if "fetch" in name else "other")
 
 
@@ -52,7 +55,7 @@ def file_text(path: Path | None) -> str | None:
         return None
 
 
-def status_of(result_status: str | None, text: str) -> str:
+def status_of(result_status: str | None, text: str) -> ToolStatus:
     """ACP's final status: from the call's status (live, or stored since schema v5); a result stored before that
     is judged by its text."""
     if result_status is not None:

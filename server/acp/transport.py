@@ -23,7 +23,7 @@ PERMISSION = "session/request_permission"
 class LineTransport:
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
         self._reader, self._writer = reader, writer
-        self._permission_ids: dict[tuple[str, str], Any] = {}  # (sessionId, toolCallId) -> request id
+        self._permission_ids: dict[tuple[Any, Any], Any] = {}  # (sessionId, toolCallId) -> request id
 
     async def send(self, message: dict[str, Any]) -> None:
         if message.get("method") == PERMISSION and "id" in message:

@@ -95,13 +95,13 @@ def agent_text(text: str, meta: dict[str, Any] | None = None) -> AgentMessageChu
 
 
 def tool_call_start(call_id: str, name: str, args: Any, title: str | None, cwd: Path,
-                    status: str = "pending") -> ToolCallStart:
+                    status: tools.ToolStatus = "pending") -> ToolCallStart:
     return ToolCallStart(session_update="tool_call", tool_call_id=call_id, title=title or name,
                          kind=tools.tool_kind(name), status=status, raw_input=args,
                          locations=tools.locations(name, args, cwd))
 
 
-def tool_call_end(call_id: str, status: str, text: str, diff: Any | None) -> ToolCallProgress:
+def tool_call_end(call_id: str, status: tools.ToolStatus, text: str, diff: Any | None) -> ToolCallProgress:
     content = [diff, tools.text_content(text)] if diff is not None else [tools.text_content(text)]
     return ToolCallProgress(session_update="tool_call_update", tool_call_id=call_id, status=status,
                             content=content, raw_output=text)

@@ -97,7 +97,7 @@ class Approvals:
             note = None
         except Exception as exc:  # client error, bad answer, disconnected client
             decision, note = "reject", f"no valid answer from the client: {exc}"
-        payload = {"toolCallId": call_id, "tool": tool.name, "decision": decision}
+        payload: dict[str, Any] = {"toolCallId": call_id, "tool": tool.name, "decision": decision}
         granted = decision == "allowAlways" and scope is not None
         if granted:
             payload["scope"] = scope
@@ -106,7 +106,7 @@ class Approvals:
         if note:
             payload["note"] = note
         event = await self.store.add_event(session_id, "approvalDecided", payload, turn_id)
-        if granted:
+        if granted and scope is not None:
             self.always.add(scope, tool.name, event)
         return decision
 

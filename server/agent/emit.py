@@ -7,7 +7,7 @@ from typing import Any
 
 import msgspec
 
-from protocol.updates import SessionUpdate, Update
+from protocol.updates import AnyUpdate, SessionUpdate
 
 Notify = Callable[[str, Any], None]
 
@@ -18,6 +18,6 @@ class Emitter:
         self.session_id = session_id
         self.turn_id = turn_id
 
-    def __call__(self, update: Update, seq: int | None = None) -> None:
+    def __call__(self, update: AnyUpdate, seq: int | None = None) -> None:
         message = SessionUpdate(session_id=self.session_id, update=update, turn_id=self.turn_id, seq=seq)
         self._notify("sessionUpdate", msgspec.to_builtins(message))

@@ -15,25 +15,26 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 import msgspec
 
 from protocol import updates as u
-from protocol.messages import OpenAIFunction, OpenAIToolCall, SubmitTurnResult, TurnError, TurnUsage
+from protocol.messages import OpenAIFunction, OpenAIToolCall, StopReason, SubmitTurnResult, TurnError, TurnUsage
 from protocol.updates import FileDiff
 from server.agent.approvals import Approvals
 from server.agent.diffs import proposed_diff
 from server.agent.emit import Emitter
-from server.agent.views import ViewBuilder, record_sent
+from server.agent.views import ViewBuilder
 from server.context import ViewSettings
 from server.checkpoints import Checkpointer
+from server.errors import DomainError
 from server.providers.capabilities import Price
 from server.providers import ChatProvider, ChatResult, ProviderError, ReasoningDelta, Retrying, TextDelta
 from server.context import estimate_text_tokens
 from server.tools import TOOLS, Tool, ToolContext, ToolOutcome, parse_arguments, run_tool, tool_specs
-from server.tools.base import ToolFailure
-from server.transcript import NewMessage, Store, StoreError, new_id
+from server.tools.base import Status, ToolFailure
+from server.transcript import NewMessage, Store, new_id
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +56,7 @@ class _Outcome:
     """A tool's outcome with the change it proposed (edit_file/write_file), for the tool card."""
 
     content: str
-    status: str = "ok"
+    status: Status = "ok"
     diff: FileDiff | None = None
 
 
@@ -131,7 +132,7 @@ class Turn:
         except TurnFailed as exc:
             await self._keep_steers()
             return self._finish("error", TurnError(code=exc.code, message=exc.message))
-        except StoreError as exc:  # the disk refused a write (full, read-only): end the turn saying so
+        except DomainError as exc:  # the disk refused a write (full, read-only): end the turn saying so
             log.warning("turn %s stopped: %s", self.turn_id, exc.message)
             return self._finish("error", TurnError(code=exc.code, message=exc.message))
         except asyncio.CancelledError:
@@ -209,7 +210,7 @@ class Turn:
         self._partial.clear()
         self._partial_reasoning.clear()
         self._draft_at = 0.0
-        record_sent(self.store, self.session_id, view.messages)  # for getContextView's stablePrefixTokens
+        self.views.record_sent(self.session_id, view.messages)  # for getContextView's stablePrefixTokens
         result = await self.provider.stream_chat(view.messages, tool_specs(self.tools.session_tools.values()),
                                                  self._on_event, cache_key=self.session_id)
         await self._account(view, result)
@@ -227,6 +228,7 @@ class Turn:
         elif isinstance(event, Retrying):
             self.emit(u.Notice(level="warning", message=f"provider: {event.reason}; retrying in {event.delay:.1f} s "
                                                         f"(attempt {event.attempt})"))
+        return None
 
     def _maybe_save_draft(self) -> Awaitable[None] | None:
         """Keep the answer so far at most every ``DRAFT_INTERVAL`` s, so a killed server loses little of it."""
@@ -239,7 +241,7 @@ class Turn:
         try:
             await self.store.save_draft(self.session_id, self.turn_id, "".join(self._partial),
                                         "".join(self._partial_reasoning) or None)
-        except StoreError as exc:  # a draft is insurance; the answer itself is still stored (or fails) at its end
+        except DomainError as exc:  # a draft is insurance; the answer itself is still stored (or fails) at its end
             log.warning("could not save the draft of turn %s: %s", self.turn_id, exc)
 
     async def _account(self, view, result: ChatResult) -> None:
@@ -311,19 +313,18 @@ class Turn:
 
     async def _run_call(self, call: OpenAIToolCall) -> None:
         name = call.function.name
+        failure: ToolOutcome | None = None
         try:
             args = parse_arguments(call.function.arguments)
         except ToolFailure as exc:
-            args, outcome = {}, ToolOutcome(f"Tool failed: {exc}", "error")
-        else:
-            outcome = None
+            args, failure = {}, ToolOutcome(f"Tool failed: {exc}", "error")
         tool = self.tools.session_tools.get(name) or TOOLS.get(name)
         self.emit(u.ToolCall(tool_call_id=call.id, tool=name, arguments=args or call.function.arguments,
                              title=tool.title(args) if tool else name))
-        if outcome is None:
+        if failure is None:
             outcome = await self._approved_run(call, tool, args)
         else:
-            outcome = _Outcome(outcome.content, outcome.status)
+            outcome = _Outcome(failure.content, failure.status)
         kept = await self.tools.artifacts.keep(self.session_id, call.id, outcome.content)
         stored = await self.store.append_messages(
             self.session_id, [NewMessage("tool", kept.text, tool_call_id=call.id, name=name,
@@ -387,11 +388,15 @@ class Turn:
         except Exception:  # the turn is ending anyway; the view's repair covers what could not be stored
             log.exception("could not record the interruption of turn %s", self.turn_id)
 
-    def _finish(self, stop: str, error: TurnError | None = None) -> SubmitTurnResult:
+    def _finish(self, stop: StopReason, error: TurnError | None = None) -> SubmitTurnResult:
         self.emit(u.TurnCompleted(stop_reason=stop, error=error))
         return SubmitTurnResult(turn_id=self.turn_id, stop_reason=stop, usage=self._usage, error=error)
 
 
+@overload
+def _cents(usd: float) -> float: ...
+@overload
+def _cents(usd: None) -> None: ...
 def _cents(usd: float | None) -> float | None:
     """Money on the wire to a millionth of a dollar: enough for one cheap call, without float noise."""
     return None if usd is None else round(usd, 6)

@@ -9,14 +9,16 @@ from __future__ import annotations
 from server.config import ProviderSettings, Settings
 from server.providers import DEFAULT_CONTEXT_WINDOW, context_window_for
 from server.providers.capabilities import Price, price_for
-from server.rpc import RequestError
+from server.errors import DomainError
 from server.transcript import Session
 
 
-class ModelNotFound(RequestError):
+class ModelNotFound(DomainError):
+    code = "ModelNotFound"
+
     def __init__(self, name: str, settings: Settings):
         known = ", ".join(sorted(settings.models)) or "none are configured ([models.NAME] in config.toml)"
-        super().__init__("ModelNotFound", f"unknown model {name!r}; configured models: {known}")
+        super().__init__(f"unknown model {name!r}; configured models: {known}")
 
 
 def checked_model_name(settings: Settings, name: str | None) -> str | None:

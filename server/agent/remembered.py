@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from server.errors import DomainError
+
 if TYPE_CHECKING:
     from server.tools import Tool
     from server.transcript import Event, Store
@@ -39,8 +41,8 @@ class Remembered:
         return describe(self.scope)
 
 
-class ApprovalNotFound(LookupError):
-    pass
+class ApprovalNotFound(DomainError):
+    code = "ApprovalNotFound"
 
 
 class RememberedApprovals:

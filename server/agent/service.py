@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from protocol import updates as u
 from protocol.messages import (
@@ -18,7 +18,7 @@ from protocol.messages import (
 )
 from server.agent.approvals import Approvals
 from server.agent.emit import Emitter
-from server.agent.loop import ModelChoice, Turn, TurnTotals
+from server.agent.loop import ModelChoice, Turn
 from server.agent.models import price_of, provider_settings, window_of
 from server.agent.views import COMPACTION_EVENT, ViewBuilder, build_view, effective_settings, stored_compaction
 from server.checkpoints import Checkpointer
@@ -159,37 +159,25 @@ async def build_turn(rt: Runtime, session: Session, provider: ChatProvider, turn
         return [NewMessage("system", text) for text in frozen.messages]
 
     views = ViewBuilder(rt.store, view_settings(rt, session=session), provider.model, rt.calibrations,
-                        overhead_tokens=tool_overhead_tokens())
+                        overhead_tokens=tool_overhead_tokens(), sessions=rt.sessions)
 
     async def session_tools(turn_emit: Emitter):
         return await rt.mcp.session_tools(rt.store, session.id, cwd, turn_emit, rt.ask_client)
 
     replaying = isinstance(provider, ReplayProvider)
-    replayed = {"run_tool": provider.run_tool} if replaying else {
+    replayed: dict[str, Any] = {"run_tool": provider.run_tool} if isinstance(provider, ReplayProvider) else {
         "checkpoints": Checkpointer(rt.store, rt.blobs, session.id, turn_id, cwd, rt.settings.checkpoint_max_file_bytes,
                                     rt.settings.checkpoint_max_session_bytes)}
     return Turn(store=rt.store, provider=provider, tools=tools,
                 approvals=Approvals(rt.store, rt.ask_client, policy, always, cwd, rt.settings.home), emit=emit, views=views,
                 max_iterations=rt.settings.max_iterations,
-                totals=await session_totals(rt, session.id),
+                totals=await rt.session_totals(session.id),
                 price=(rt.settings.provider.price or price_for(provider.model)) if replaying
                 else price_of(provider_settings(rt.settings, session)),
                 choose_model=(lambda: choose_model(rt, session.id)) if chosen and not replaying else None,
                 first_messages=first_messages, turn_id=turn_id,
                 session_tools=None if replaying else session_tools,
                 take_steers=lambda: rt.turns.take_steers(session.id), **replayed)
-
-
-async def session_totals(rt: Runtime, session_id: str) -> TurnTotals:
-    """The session's running totals, started from what its stored usage events add up to (so a restarted server
-    goes on counting, and ``usage.totals`` agrees with ``listSessions``)."""
-    if session_id not in rt.session_totals:
-        stored = (await rt.store.usage_totals([session_id])).get(session_id)
-        rt.session_totals.setdefault(session_id, TurnTotals(
-            input_tokens=stored["inputTokens"], output_tokens=stored["outputTokens"],
-            cached_input_tokens=stored["cachedInputTokens"], cache_write_tokens=stored["cacheWriteTokens"],
-            cost_usd=stored["costUsd"]) if stored else TurnTotals())
-    return rt.session_totals[session_id]
 
 
 async def compact_session(rt: Runtime, session_id: str, focus: str | None) -> CompactSessionResult:
@@ -200,7 +188,7 @@ async def compact_session(rt: Runtime, session_id: str, focus: str | None) -> Co
     model = provider_settings(rt.settings, session).model or ""
     settings = effective_settings(view_settings(rt, session=session),
                                   await session_tool_overhead_tokens(rt, session_id), rt.calibrations.get(model))
-    view, tokens = await build_view(rt.store, session_id, await stored_compaction(rt.store, session_id),
+    view, tokens = await build_view(rt.store, rt.sessions, session_id, await stored_compaction(rt.store, session_id),
                                     lambda state: (state.compact_now(settings, focus), state.tokens))
     if view is None or view.compaction is None:
         return CompactSessionResult(compacted=False, mode="full", before_tokens=tokens, after_tokens=tokens)

@@ -15,10 +15,10 @@ import asyncio
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from protocol.messages import SubmitTurnResult
-from server.errors import TurnAlreadyRunning, TurnNotRunning
-from server.transcript import SessionNotFound
+from server.errors import SessionNotFound, TurnAlreadyRunning, TurnNotRunning
 
 
 @dataclass
@@ -33,6 +33,9 @@ class TurnManager:
         self._running: dict[str, _Running] = {}
         self._tasks: dict[str, list[asyncio.Task[SubmitTurnResult]]] = {}  # running and queued, in order
         self._deleted: set[str] = set()  # a turn may not start in these, whatever it read before the delete
+        # The result of a turn cancelled before its task took its first step (its body, and so its own
+        # ``except CancelledError``, never ran): a deleteSession handled right after the submitTurn.
+        self._unstarted: WeakKeyDictionary[asyncio.Task, Callable[[], SubmitTurnResult]] = WeakKeyDictionary()
 
     def is_running(self, session_id: str) -> bool:
         return bool(self._tasks.get(session_id))
@@ -70,6 +73,8 @@ class TurnManager:
         if ahead is None:
             self._running[session_id] = _Running(task, turn_id)
         task.add_done_callback(lambda t: self._ended(session_id, t))
+        if cancelled is not None:
+            self._unstarted[task] = cancelled
         return task
 
     def _ended(self, session_id: str, task: asyncio.Task) -> None:
@@ -88,7 +93,12 @@ class TurnManager:
             return await asyncio.shield(task)
         except asyncio.CancelledError:
             task.cancel()
-            return await task
+            try:
+                return await task
+            except asyncio.CancelledError:
+                if (unstarted := self._unstarted.get(task)) is None:
+                    raise
+                return unstarted()
 
     def steer(self, session_id: str, text: str) -> str:
         """Leave ``text`` for the running turn's next model call; returns that turn's id."""

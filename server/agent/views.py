@@ -5,18 +5,17 @@ from the store at the start of a turn and stored with the ``contextCompacted`` e
 turns and restarts repeat it (B-CACHE-3); the per-model calibration learned from the provider's reported prompt
 tokens (B-TOK-3); and the last fallback announced, so it is announced once (R-OBS-1).
 
-B-INC-1: each session's incremental view state (``server.context.incremental``) is kept per store and fed only
-the messages stored since it last looked, so a view costs O(new messages + view), not O(transcript).
+B-INC-1: each session's incremental view state (``server.context.incremental``) is kept in its
+``server.sessions.SessionState`` and fed only the messages stored since it last looked, so a view costs
+O(new messages + view), not O(transcript).
 """
 
 from __future__ import annotations
 
 import logging
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
-from weakref import WeakKeyDictionary
 
 from server.context import (
     Calibration,
@@ -29,33 +28,26 @@ from server.context import (
     fit_to_window,
 )
 from server.context.incremental import IncrementalView, PartialHistory
+from server.sessions import Sessions
 from server.transcript import Store
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 FEED_PAGE = 1000
-KEPT_SESSIONS = 16  # incremental states kept per store (least recently used first out)
 COMPACTION_EVENT = "contextCompacted"
-_STATES: WeakKeyDictionary[Store, OrderedDict[str, IncrementalView]] = WeakKeyDictionary()
-# The last request sent per session in this process (the view's own list, kept by reference: no copy, no
-# encoding per call), for ``stablePrefixTokens``; bounded like the view states. Not persisted: after a restart it
-# starts empty.
-_SENT: WeakKeyDictionary[Store, OrderedDict[str, Sequence[dict[str, Any]]]] = WeakKeyDictionary()
 
 
-async def session_view_state(store: Store, session_id: str, compaction: Compaction | None = None) -> IncrementalView:
+async def session_view_state(store: Store, sessions: Sessions, session_id: str,
+                             compaction: Compaction | None = None) -> IncrementalView:
     """The session's incremental view state, fed with every message stored since it last looked (B-INC-1).
 
     A first look with a summarized ``compaction`` that carries its head resumes from the compaction's tail: only
     the system messages before it and the messages since are read and held (cold start, B-CACHE-3)."""
-    states = _STATES.setdefault(store, OrderedDict())
-    state = states.get(session_id)
+    state = sessions.get(session_id).view
     if state is None:
-        state = states[session_id] = await _resumed_state(store, session_id, compaction) or IncrementalView()
-    states.move_to_end(session_id)
-    while len(states) > KEPT_SESSIONS:
-        states.popitem(last=False)
+        state = await _resumed_state(store, session_id, compaction) or IncrementalView()
+        sessions.get(session_id).view = state
     while True:  # page by page: a long history's first load never holds all its rows at once
         page = await store.read_messages(session_id, after_seq=state.last_seq, limit=FEED_PAGE)
         new = [m for m in page.items if m.seq > state.last_seq]  # a concurrent reader may have fed some already
@@ -77,22 +69,23 @@ async def _resumed_state(store: Store, session_id: str, compaction: Compaction |
     return state
 
 
-async def build_view(store: Store, session_id: str, compaction: Compaction | None,
+async def build_view(store: Store, sessions: Sessions, session_id: str, compaction: Compaction | None,
                      build: Callable[[IncrementalView], T]) -> T:
     """``build(state)`` on the session's state; when a state resumed from a compaction's tail turns out to need
     the older history, it is replaced by a full one, once."""
-    state = await session_view_state(store, session_id, compaction)
+    state = await session_view_state(store, sessions, session_id, compaction)
     try:
         return build(state)
     except PartialHistory:
         log.info("session %s: the view needs the history before the compaction; reading all of it", session_id)
-        _STATES.get(store, {}).pop(session_id, None)
-        return build(await session_view_state(store, session_id))
+        sessions.get(session_id).view = None
+        return build(await session_view_state(store, sessions, session_id))
 
 
-def forget_view_state(store: Store, session_id: str) -> None:
-    _STATES.get(store, {}).pop(session_id, None)
-    _SENT.get(store, {}).pop(session_id, None)
+def forget_view_state(sessions: Sessions, session_id: str) -> None:
+    held = sessions.peek(session_id)
+    if held is not None:
+        held.view = held.sent = None
 
 
 async def stored_compaction(store: Store, session_id: str) -> Compaction | None:
@@ -101,21 +94,19 @@ async def stored_compaction(store: Store, session_id: str) -> Compaction | None:
     return Compaction.from_json(event.payload.get("compaction")) if event else None
 
 
-def record_sent(store: Store, session_id: str, messages: Sequence[dict[str, Any]]) -> None:
+def record_sent(sessions: Sessions, session_id: str, messages: Sequence[dict[str, Any]]) -> None:
     """Remember what was just sent to the provider (for ``stable_prefix_tokens``). Costs nothing per call: the
-    request's list is kept as it is (the loop never changes a view after sending it)."""
-    sent = _SENT.setdefault(store, OrderedDict())
-    sent[session_id] = messages
-    sent.move_to_end(session_id)
-    while len(sent) > KEPT_SESSIONS:
-        sent.popitem(last=False)
+    request's list is kept as it is (the loop never changes a view after sending it). Not persisted: after a
+    restart (or once the session is dropped from memory) it starts empty."""
+    sessions.get(session_id).sent = messages
 
 
-def stable_prefix_tokens(store: Store, session_id: str, messages: Sequence[dict[str, Any]]) -> int:
+def stable_prefix_tokens(sessions: Sessions, session_id: str, messages: Sequence[dict[str, Any]]) -> int:
     """Tokens of the longest run of leading ``messages`` equal to the last request sent in this process: what a
     provider's prompt cache could serve (B-CACHE-1). 0 when nothing was sent since the server started."""
+    held = sessions.peek(session_id)
     total = 0
-    for previous, msg in zip(_SENT.get(store, {}).get(session_id, ()), messages):
+    for previous, msg in zip((held.sent or ()) if held is not None else (), messages):
         if previous != msg:
             break
         total += estimate_message_tokens(msg)
@@ -130,6 +121,7 @@ class ViewBuilder:
     calibrations: dict[str, Calibration] = field(default_factory=dict)  # per model, owned by the runtime
     overhead_tokens: int = 0  # sent with every request but not part of the view: the tool definitions
     compaction: Compaction | None = None  # what the session's requests are built on (B-CACHE-1)
+    sessions: Sessions = field(default_factory=Sessions)  # where the view state lives (the runtime's registry)
     _loaded: bool = False
     _last_announced: tuple | None = None
 
@@ -150,11 +142,11 @@ class ViewBuilder:
             self.compaction = await stored_compaction(self.store, session_id)
             self._loaded = True
         try:
-            view = await build_view(self.store, session_id, self.compaction,
+            view = await build_view(self.store, self.sessions, session_id, self.compaction,
                                     lambda state: state.view(settings, self.compaction))
         except Exception:  # R-FALL-1: a failing compressor never stops the turn
             log.exception("building the request view failed; using the fallback window")
-            forget_view_state(self.store, session_id)
+            forget_view_state(self.sessions, session_id)
             messages, tokens = await self._load(session_id)
             view = fallback_request_view(messages, settings, token_counts=_counts(tokens))
         if view.new_compaction is not None:
@@ -163,8 +155,11 @@ class ViewBuilder:
 
     async def fallback_view(self, session_id: str) -> RequestView:
         settings = self.effective_settings()
-        return fit_to_window(await build_view(self.store, session_id, self.compaction,
+        return fit_to_window(await build_view(self.store, self.sessions, session_id, self.compaction,
                                               lambda state: state.fallback_view(settings)))
+
+    def record_sent(self, session_id: str, messages: Sequence[dict[str, Any]]) -> None:
+        record_sent(self.sessions, session_id, messages)
 
     def compaction_event(self, view: RequestView, force: bool = False) -> dict | None:
         """The ``contextCompacted`` payload for a view that compacts anew (R-OBS-1), else None. A new compaction
@@ -175,7 +170,7 @@ class ViewBuilder:
         if view.new_compaction is None and key == self._last_announced and not force:
             return None  # the same fallback again within the turn
         self._last_announced = key
-        event = {"mode": view.mode, "beforeTokens": view.before_tokens, "afterTokens": view.estimated_tokens,
+        event: dict[str, Any] = {"mode": view.mode, "beforeTokens": view.before_tokens, "afterTokens": view.estimated_tokens,
                  "summary": view.event_summary or ""}
         if view.new_compaction is not None:
             event["compaction"] = view.new_compaction.to_json()
@@ -200,4 +195,5 @@ def effective_settings(settings: ViewSettings, overhead_tokens: int,
 
 
 def _counts(tokens: list[int | None]) -> list[int] | None:
-    return None if any(t is None for t in tokens) else tokens  # old rows (pre-v2) are estimated on the fly
+    counts = [t for t in tokens if t is not None]
+    return counts if len(counts) == len(tokens) else None  # old rows (pre-v2) are estimated on the fly

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal
 
 from protocol.messages import (
     CheckpointFile,
@@ -100,7 +101,7 @@ async def _one(store: Store, blobs: Blobs, session_id: str, cwd: Path, first: Ch
         why = ("the last write to it was interrupted, so its content is unknown" if not last.done
                else "it was changed outside Threadline since")
         return RewoundFile(path=first.path, status="conflicted", detail=f"{why}; pass force to overwrite it")
-    change = "removed" if data is None else "restored"
+    change: Literal["removed", "restored"] = "removed" if data is None else "restored"
     if not dry_run:
         try:
             if data is None:

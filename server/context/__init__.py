@@ -20,7 +20,8 @@ from .tokens import (
     estimate_messages_tokens,
     estimate_text_tokens,
 )
-from .view import Compaction, RequestView, ViewSettings, build_request_view, fallback_request_view
+from .incremental import build_request_view
+from .view import Compaction, RequestView, ViewSettings, fallback_request_view
 
 __all__ = [
     "clip_to_budget",

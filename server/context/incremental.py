@@ -107,7 +107,7 @@ class IncrementalView:
         self._max_idx = array("q", [-1])  # the same for input indices
         self._order = array("q")  # transcript order: i >= 0 is _conv[i], -1 - i is _systems[i]
         self._conv_pos = array("q")  # where _conv[i] sits in _order
-        self._open: list[tuple[Message, int]] = []  # raw open segment: (message, input index)
+        self._open: list[tuple[Mapping[str, Any], int]] = []  # raw open segment: (message, input index)
         self._open_from = 0  # where the open segment's items start in _conv
         self._open_order = 0  # where they start in _order
         self._folds: dict[int, SummaryState] = {}  # n -> the summary fold over _conv[:n]
@@ -223,6 +223,13 @@ class IncrementalView:
         """The estimate of every message fed, as repaired (a view's ``before_tokens``)."""
         return self._system_tokens + self._conv_tokens[-1]
 
+    def _real_key(self, item: _Item) -> int:
+        """The key of an item that came from the input: a system message or a tail's first message, which repair
+        never synthesises."""
+        key = self._key(item)
+        assert key is not None, "a synthetic item where only input messages can be"
+        return key
+
     @property
     def last_key(self) -> int:
         """The key of the newest message fed (what a compaction made now has seen)."""
@@ -280,12 +287,13 @@ class IncrementalView:
         if self._replaceable[tail] and micro_tokens <= settings.threshold_tokens \
                 and replaced - micro_tokens >= MICRO_MIN_FREED_RATIO * replaced:
             self._needs_older("a microcompacted view holds the whole transcript")
-            made = Compaction("microcompacted", self._key(self._conv[tail]), self.last_key)
-            return self._compacted(made, tail, base, sticky=False)
+            micro = Compaction("microcompacted", self._real_key(self._conv[tail]), self.last_key)
+            return self._compacted(micro, tail, base, sticky=False)
         made = self._summary_compaction(settings, summarizer)
         if made is None:
             return self._fallback(base)
-        view = self._compacted(*made, base, sticky=False)
+        summary, start = made
+        view = self._compacted(summary, start, base, sticky=False)
         if view.estimated_tokens > settings.threshold_tokens or before - view.estimated_tokens < MIN_FREED_RATIO * before:
             return self._fallback(base)  # B-LOOP-1: never hand back a view that will compact again at once.
         return view
@@ -318,7 +326,7 @@ class IncrementalView:
         if fold is not None and self.all_seq:
             head = CompactionHead(self._conv_tokens[tail], self._savings[tail], self._replaceable[tail],
                                   self._max_seq[tail], fold)
-        return Compaction("summarized", self._key(self._conv[tail]), self.last_key, text, head=head), tail
+        return Compaction("summarized", self._real_key(self._conv[tail]), self.last_key, text, head=head), tail
 
     def compact_now(self, settings: ViewSettings, focus: str | None = None,
                     summarizer: Callable[[list[Message]], str] = summarize) -> RequestView | None:
@@ -356,14 +364,14 @@ class IncrementalView:
                                compaction=compaction, sticky=sticky, **base)
         through = compaction.through_key
         text = compaction.summary or ""
-        view = [_copy(it.msg) for it in self._systems if self._key(it) <= through]  # system items are never synthetic
+        view = [_copy(it.msg) for it in self._systems if self._real_key(it) <= through]
         view.append({"role": "system", "content": text})
         for entry in self._order[self._conv_pos[start]:]:
             if entry >= 0:
                 view.append(_copy(self._conv[entry].msg))
             else:
                 item = self._systems[-1 - entry]
-                if self._key(item) > through:
+                if self._real_key(item) > through:
                     view.append(_copy(item.msg))
         tokens = self._system_tokens + self._summary_message_tokens(text)
         tokens += self._conv_tokens[-1] - self._conv_tokens[start]
@@ -420,3 +428,22 @@ class IncrementalView:
     def fallback_view(self, settings: ViewSettings) -> RequestView:
         """The fallback window (the single retry after a context-too-long answer, R-PTL-1)."""
         return self._fallback(self._base(settings))
+
+
+def build_request_view(
+    messages: Sequence[Mapping[str, Any]],
+    settings: ViewSettings,
+    *,
+    token_counts: Sequence[int] | None = None,
+    compaction: Compaction | None = None,
+    summarizer: Callable[[list[Message]], str] = summarize,
+) -> RequestView:
+    """The view to send for one model call over ``messages`` (the whole transcript so far).
+
+    ``compaction`` is the one the previous request was built on (B-CACHE-1): while repeating it stays under the
+    threshold, the view is that request plus what was appended. Feeds a fresh incremental state: callers that
+    build views repeatedly keep an ``IncrementalView`` instead (B-INC-1).
+    """
+    state = IncrementalView()
+    state.feed(messages, token_counts)
+    return state.view(settings, compaction, summarizer)

@@ -15,13 +15,13 @@ fresh dict.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
 from .fallback import FALLBACK_SUMMARY, fallback_view
 from .repair import repair_with_origins
-from .summary import SummaryState, summarize
+from .summary import SummaryState
 from .tokens import estimate_message_tokens
 
 __all__ = [
@@ -31,7 +31,6 @@ __all__ = [
     "CompactionHead",
     "RequestView",
     "ViewSettings",
-    "build_request_view",
     "fallback_request_view",
 ]
 
@@ -102,11 +101,12 @@ class CompactionHead:
     def from_json(cls, data: Any) -> CompactionHead | None:
         if not isinstance(data, Mapping):
             return None
-        numbers = [data.get(k) for k in ("tokens", "savings", "replaceable", "maxKey")]
-        if not all(isinstance(v, int) and not isinstance(v, bool) for v in numbers):
+        numbers = [v for k in ("tokens", "savings", "replaceable", "maxKey") if _is_int(v := data.get(k))]
+        if len(numbers) != 4:
             return None
         fold = SummaryState.from_json(data.get("fold")) if isinstance(data.get("fold"), Mapping) else None
-        return cls(*numbers, fold) if fold is not None else None
+        tokens, savings, replaceable, max_key = numbers
+        return cls(tokens, savings, replaceable, max_key, fold) if fold is not None else None
 
 
 @dataclass(frozen=True)
@@ -142,7 +142,7 @@ class Compaction:
         if not isinstance(data, Mapping) or data.get("mode") not in ("microcompacted", "summarized"):
             return None
         tail, through, summary = data.get("tailSeq"), data.get("throughSeq"), data.get("summary")
-        if not all(isinstance(v, int) and not isinstance(v, bool) for v in (tail, through)):
+        if not (_is_int(tail) and _is_int(through)):
             return None
         if data["mode"] == "summarized" and not isinstance(summary, str):
             return None
@@ -191,25 +191,8 @@ class RequestView:
         return self.summary
 
 
-def build_request_view(
-    messages: Sequence[Mapping[str, Any]],
-    settings: ViewSettings,
-    *,
-    token_counts: Sequence[int] | None = None,
-    compaction: Compaction | None = None,
-    summarizer: Callable[[list[Message]], str] = summarize,
-) -> RequestView:
-    """The view to send for one model call over ``messages`` (the whole transcript so far).
-
-    ``compaction`` is the one the previous request was built on (B-CACHE-1): while repeating it stays under the
-    threshold, the view is that request plus what was appended. Feeds a fresh incremental state: callers that
-    build views repeatedly keep an ``IncrementalView`` instead (B-INC-1).
-    """
-    from .incremental import IncrementalView  # the incremental module builds on the types above
-
-    state = IncrementalView()
-    state.feed(messages, token_counts)
-    return state.view(settings, compaction, summarizer)
+def _is_int(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def fallback_request_view(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -177,7 +177,7 @@ class McpService:
         return [*(_info(c) for c in running),
                 *(_config_info(c, "stopped") for c in self.user_servers if c.key not in keys)]
 
-    def _status(self, conn: McpConnection, sessions: list[str]) -> None:
+    def _status(self, conn: McpConnection, sessions: Sequence[str]) -> None:
         tools = [model_tool_name(conn.config.name, t.name) for t in conn.tools] if conn.state == "ready" else None
         update = u.McpServerStatus(name=conn.config.name, state=conn.state, transport=conn.config.transport,
                                    reason=conn.reason, tools=tools)

@@ -5,7 +5,8 @@ import msgspec
 
 from protocol.messages import CreateSessionParams, CreateSessionResult
 from server.agent.models import checked_model_name
-from server.rpc import RequestError, method
+from server.errors import InvalidParams
+from server.rpc import method
 from server.runtime import Runtime
 from server.workspace import checked_folder
 
@@ -18,7 +19,7 @@ async def create_session(rt: Runtime, params: CreateSessionParams) -> CreateSess
     try:
         rt.mcp.check_client_servers(servers, cwd)
     except ValueError as exc:
-        raise RequestError("InvalidParams", str(exc)) from None
+        raise InvalidParams(str(exc)) from None
     session = await rt.store.create_session(str(cwd), params.title, params.approval_policy, model)
     rt.mcp.set_client_servers(session.id, servers, cwd)
     return CreateSessionResult(session_id=session.id)

@@ -5,18 +5,19 @@ from server.agent.models import provider_settings
 from server.agent.service import session_tool_overhead_tokens, view_settings
 from server.agent.views import build_view, effective_settings, stable_prefix_tokens, stored_compaction
 from server.context import fit_to_window
-from server.rpc import RequestError, method
+from server.errors import InvalidParams
+from server.rpc import method
 from server.runtime import Runtime
 
 
 @method("getContextView")
 async def get_context_view(rt: Runtime, params: GetContextViewParams) -> ContextViewResult:
     if params.context_window_tokens is not None and params.context_window_tokens <= 0:
-        raise RequestError("InvalidParams", "contextWindowTokens must be positive")
+        raise InvalidParams("contextWindowTokens must be positive")
     if params.threshold_ratio is not None and not 0 < params.threshold_ratio <= 1:
-        raise RequestError("InvalidParams", "thresholdRatio must be in (0, 1]")
+        raise InvalidParams("thresholdRatio must be in (0, 1]")
     if params.keep_recent_tokens is not None and params.keep_recent_tokens < 0:
-        raise RequestError("InvalidParams", "keepRecentTokens must be >= 0")
+        raise InvalidParams("keepRecentTokens must be >= 0")
     session = await rt.store.get_session(params.session_id)
     settings = view_settings(rt, params.context_window_tokens, params.threshold_ratio, params.keep_recent_tokens,
                              session=session)  # the session's model's window unless overridden
@@ -26,7 +27,7 @@ async def get_context_view(rt: Runtime, params: GetContextViewParams) -> Context
     effective = effective_settings(settings, reserved, rt.calibrations.get(model))
     # B-INC-1, B-CACHE-1: the session's state and stored compaction, read only (nothing is stored or announced)
     compaction = await stored_compaction(rt.store, params.session_id)
-    view = fit_to_window(await build_view(rt.store, params.session_id, compaction,
+    view = fit_to_window(await build_view(rt.store, rt.sessions, params.session_id, compaction,
                                           lambda state: state.view(effective, compaction)))
     return ContextViewResult(
         messages=view.messages, estimated_tokens=view.estimated_tokens, threshold_tokens=view.threshold_tokens,
@@ -35,4 +36,4 @@ async def get_context_view(rt: Runtime, params: GetContextViewParams) -> Context
         mode=view.mode, compacted_tool_outputs=view.compacted_tool_outputs,
         transcript_messages=view.transcript_messages, before_tokens=view.before_tokens, summary=view.summary,
         compact_target_tokens=effective.target_tokens,
-        stable_prefix_tokens=stable_prefix_tokens(rt.store, params.session_id, view.messages))
+        stable_prefix_tokens=stable_prefix_tokens(rt.sessions, params.session_id, view.messages))

@@ -3,6 +3,7 @@
 import msgspec
 
 from protocol.messages import ListSessionsParams, ListSessionsResult, SessionInfo, SessionTotals
+from server.methods.update_session import policy
 from server.rpc import method
 from server.runtime import Runtime
 from server.workspace import normalized_folder
@@ -16,7 +17,7 @@ async def list_sessions(rt: Runtime, params: ListSessionsParams) -> ListSessions
     return ListSessionsResult(sessions=[
         SessionInfo(session_id=s.id, title=s.title, cwd=s.cwd, created_at=s.created_at, updated_at=s.updated_at,
                     message_count=s.message_count, parent_session_id=s.parent_id, model=s.model,
-                    approval_policy=s.approval_policy, totals=_totals(totals.get(s.id)))
+                    approval_policy=policy(s.approval_policy), totals=_totals(totals.get(s.id)))
         for s in sessions
     ])
 

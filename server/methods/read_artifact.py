@@ -1,25 +1,23 @@
 """``readArtifact``: a stored tool output by byte range, line range or regex search (R-ART-2)."""
 
+from typing import Any
+
 import msgspec
 
 from protocol.messages import ReadArtifactParams, ReadArtifactResult
-from server.artifacts import InvalidArtifactRequest
-from server.rpc import RequestError, method
+from server.rpc import method
 from server.runtime import Runtime
 
 
 @method("readArtifact")
 async def read_artifact(rt: Runtime, params: ReadArtifactParams) -> ReadArtifactResult:
     await rt.store.get_session(params.session_id)
-    kwargs = {}
+    kwargs: dict[str, Any] = {}
     if params.search is not None:
         kwargs["search"] = (params.search.pattern, params.search.max_matches)
     elif params.line_range is not None:
         kwargs["line_range"] = (params.line_range.start, params.line_range.end)
     elif params.byte_range is not None:
         kwargs["byte_range"] = (params.byte_range.offset, params.byte_range.length)
-    try:
-        result = await rt.artifacts.read(params.session_id, params.artifact_id, **kwargs)
-    except InvalidArtifactRequest as exc:
-        raise RequestError("InvalidParams", str(exc)) from None
+    result = await rt.artifacts.read(params.session_id, params.artifact_id, **kwargs)
     return msgspec.convert(result, ReadArtifactResult)

@@ -2,13 +2,14 @@
 
 from protocol.messages import SteerTurnParams, SteerTurnResult
 from server.agent.service import steer_turn as steer
-from server.rpc import RequestError, method
+from server.errors import InvalidParams
+from server.rpc import method
 from server.runtime import Runtime
 
 
 @method("steerTurn")
 async def steer_turn(rt: Runtime, params: SteerTurnParams) -> SteerTurnResult:
     if not params.text.strip():
-        raise RequestError("InvalidParams", "text must not be empty")
+        raise InvalidParams("text must not be empty")
     await rt.store.get_session(params.session_id)
     return steer(rt, params.session_id, params.text)

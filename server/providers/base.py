@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Protocol, Union, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 
 @dataclass(frozen=True)
@@ -58,9 +59,9 @@ class Retrying:
     reason: str
 
 
-StreamEvent = Union[TextDelta, ReasoningDelta, Retrying]
+StreamEvent = TextDelta | ReasoningDelta | Retrying
 # Sync or async; an awaitable return value is awaited before streaming continues.
-OnEvent = Callable[[StreamEvent], Union[Awaitable[Any], Any]]
+OnEvent = Callable[[StreamEvent], Awaitable[Any] | Any]
 
 
 @runtime_checkable

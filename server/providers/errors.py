@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
-from typing import Any, Mapping
+from typing import Any
 
 from .base import ChatResult
 

@@ -28,7 +28,9 @@ from .sse import TooLarge, sse_data
 
 class Assembler(Protocol):
     finished: bool  # the provider said the answer is complete
-    produced: bool  # some text, reasoning or tool call arrived
+
+    @property
+    def produced(self) -> bool: ...  # some text, reasoning or tool call arrived
 
     def add_event(self, event: dict[str, Any]) -> list[StreamEvent]: ...
 

@@ -124,7 +124,8 @@ class ResponseAssembler:
 
     def add_event(self, event: dict[str, Any]) -> list[StreamEvent]:
         kind = str(event.get("type", ""))
-        index = event.get("output_index") if isinstance(event.get("output_index"), int) else -1
+        raw_index = event.get("output_index")
+        index = raw_index if isinstance(raw_index, int) else -1
         out: list[StreamEvent] = []
         piece = ""
         if kind == "response.output_text.delta":

@@ -12,10 +12,6 @@ from server.tools.base import Tool, ToolContext, ToolDenied, ToolFailure, ToolOu
 TOOLS: dict[str, Tool] = {t.name: t for t in [*files.TOOLS, *command.TOOLS, *recall.TOOLS, *memory.TOOLS]}
 
 
-def register(tool: Tool) -> None:
-    TOOLS[tool.name] = tool
-
-
 def tool_specs(extra: Iterable[Tool] = ()) -> list[dict[str, Any]]:
     """The built-in tools' definitions, then a session's own (its MCP tools)."""
     return [t.spec() for t in [*TOOLS.values(), *extra]]
@@ -46,4 +42,4 @@ async def run_tool(ctx: ToolContext, name: str, args: dict[str, Any]) -> ToolOut
         return ToolOutcome(f"Tool failed: {type(exc).__name__}: {exc}", "error")
 
 
-__all__ = ["TOOLS", "Tool", "ToolContext", "ToolOutcome", "parse_arguments", "register", "run_tool", "tool_specs"]
+__all__ = ["TOOLS", "Tool", "ToolContext", "ToolOutcome", "parse_arguments", "run_tool", "tool_specs"]

@@ -55,9 +55,9 @@ def forbidden_reason(command: str) -> str | None:
         if pattern.search(command):
             return reason
     for argv in _simple_commands(command):
-        reason = _judge(argv)
-        if reason:
-            return reason
+        verdict = _judge(argv)
+        if verdict:
+            return verdict
     return None
 
 
@@ -130,7 +130,7 @@ async def run_command(ctx: ToolContext, args: dict[str, Any]) -> str:
     try:
         output = await asyncio.wait_for(_read_capped(proc), timeout=float(timeout))
         code = await proc.wait()
-    except asyncio.TimeoutError:
+    except TimeoutError:
         _kill_group(proc)
         await proc.wait()
         raise ToolFailure(f"command timed out after {timeout:g} s and was killed: {command[:200]}") from None

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from server.transcript.records import now
+
 
 @dataclass(frozen=True)
 class CheckpointRow:
@@ -44,8 +46,6 @@ class CheckpointQueries:
     async def add_checkpoint(self, session_id: str, *, kind: str, turn_id: str | None, tool_call_id: str | None,
                              path: str, change: str, before_hash: str | None, size: int, restorable: bool,
                              note: str | None = None, after_hash: str | None = None, done: bool = False) -> int:
-        from server.transcript.store import now
-
         async with self._write() as db:  # type: ignore[attr-defined]
             cur = await db.execute(
                 "INSERT INTO file_checkpoints (session_id, kind, turn_id, tool_call_id, path, change, before_hash,"

@@ -7,7 +7,8 @@ import re
 import msgspec
 
 from protocol.messages import Image, OpenAIMessage, OpenAIToolCall, TranscriptItem
-from server.transcript.records import InvalidMessage, NewMessage, StoredMessage
+from server.errors import InvalidMessage
+from server.transcript.records import NewMessage, StoredMessage, ToolStatus
 
 _DATA_URL = re.compile(r"^data:([\w.+-]+/[\w.+-]+);base64,(.*)$", re.S)
 
@@ -53,7 +54,7 @@ def to_item(msg: StoredMessage) -> TranscriptItem:
     )
 
 
-def tool_status(content: str) -> str:
+def tool_status(content: str) -> ToolStatus:
     """How a stored tool call ended, read from the result's own words: tools write failures as
     ``Tool failed: ...``, refusals as ``Permission denied: ...`` / ``Forbidden: ...``, and an interrupted call as
     ``Tool call interrupted: ...`` (the same words the model reads, so the transcript needs no second field)."""

@@ -3,38 +3,22 @@
 from __future__ import annotations
 
 import json
+import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from server.errors import InvalidMessage
 
 ROLES = ("system", "user", "assistant", "tool")
 
 
-class StoreError(Exception):
-    """A failure a client should see with a stable code (mapped to JSON-RPC -32602 / -32603)."""
-
-    code = "StoreError"
-
-    def __init__(self, message: str):
-        super().__init__(message)
-        self.message = message
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-class SessionNotFound(StoreError):
-    code = "SessionNotFound"
-
-
-class ArtifactNotFound(StoreError):
-    code = "ArtifactNotFound"
-
-
-class InvalidMessage(StoreError):
-    code = "InvalidMessage"
-
-
-class StorageFailure(StoreError):
-    """The disk refused a write or a read (read-only, full, corrupt). Nothing was half-written."""
-
-    code = "StorageFailure"
+def new_id(prefix: str) -> str:
+    return f"{prefix}{uuid.uuid4().hex}"
 
 
 @dataclass(frozen=True)
@@ -51,6 +35,8 @@ class Session:
 
 
 TOOL_STATUSES = ("ok", "error", "denied")
+MessageStatus = Literal["complete", "interrupted"]
+ToolStatus = Literal["ok", "error", "denied"]
 
 
 @dataclass
@@ -64,9 +50,9 @@ class NewMessage:
     name: str | None = None
     reasoning: str | None = None
     images: list[dict[str, str]] | None = None
-    status: str = "complete"
+    status: MessageStatus = "complete"
     reasoning_items: list[dict[str, Any]] | None = None  # opaque, for the provider that made them
-    tool_status: str | None = None  # tool messages: ok, error or denied, as the loop knew it
+    tool_status: ToolStatus | None = None  # tool messages: ok, error or denied, as the loop knew it
 
     def validate(self, where: str = "message") -> None:
         if self.role not in ROLES:
@@ -97,11 +83,11 @@ class StoredMessage:
     name: str | None = None
     reasoning: str | None = None
     images: list[dict[str, str]] | None = None
-    status: str = "complete"
+    status: MessageStatus = "complete"
     turn_id: str | None = None
     tokens: int | None = None
     reasoning_items: list[dict[str, Any]] | None = None
-    tool_status: str | None = None
+    tool_status: ToolStatus | None = None
 
     def to_openai(self) -> dict[str, Any]:
         """The pipeline's input shape: OpenAI keys plus ``reasoning``/``seq``/``status``, never sent."""

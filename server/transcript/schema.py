@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-from server.transcript.records import StorageFailure
+from server.errors import StorageFailure
 
 V1 = """
 CREATE TABLE sessions (

@@ -11,31 +11,29 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-import uuid
 from collections.abc import Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import replace
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import aiosqlite
 
 from server.transcript import fts
+from server.errors import ArtifactNotFound, SessionNotFound, StorageFailure
 from server.transcript.checkpoints import CheckpointQueries
 from server.transcript.records import (
     Artifact,
-    ArtifactNotFound,
     Event,
     NewMessage,
     Page,
     SearchHit,
     Session,
-    SessionNotFound,
-    StorageFailure,
     StoredMessage,
     dumps,
     loads,
+    new_id,
+    now,
     searchable_text,
 )
 from server.transcript.schema import migrate
@@ -49,14 +47,6 @@ DEFAULT_PAGE = 200
 MAX_PAGE = 1000
 
 TokenEstimator = Callable[[dict[str, Any]], int]
-
-
-def now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def new_id(prefix: str) -> str:
-    return f"{prefix}{uuid.uuid4().hex}"
 
 
 def _refuse_empty_file(path: Path) -> None:
@@ -422,7 +412,7 @@ class Store(CheckpointQueries):
 
     # --- plumbing -----------------------------------------------------------------------------------
 
-    async def _read(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
+    async def _read(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
         try:
             async with self._reader.execute(sql, args) as cur:
                 return list(await cur.fetchall())

@@ -13,7 +13,7 @@ import pytest
 from acp import RequestError, text_block
 from acp.schema import EnvVariable, McpServerStdio
 
-from server.client import Client
+from server.cli.client import Client
 from tests.acp.support import acp_fixture, command_call, schema_errors, write_call
 from tests.e2e.agent_support import REPO, events, server_env
 from tests.fakes.fake_provider import FakeProvider

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import io
 
-from server.cli_chat import Printer, ask_approval
+from server.cli.chat import Printer, ask_approval
 
 
 async def test_the_approval_prompt_shows_the_whole_command_and_no_raw_escape_sequences():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from server.cli_chat import Printer, server_lines
+from server.cli.chat import Printer, server_lines
 
 
 def test_servers_are_listed_with_transport_origin_state_and_tools():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from server.cli_chat import Printer, cached_share
+from server.cli.chat import Printer, cached_share
 
 
 def meter(update: dict) -> str:

@@ -254,8 +254,8 @@ def test_B_SUM_6_every_write_tool_the_server_defines_is_covered():
     assert {"edit_file", "write_file"} <= set(writers)
     missing = sorted(name for name in writers if name.lower() not in WRITE_TOOLS)
     assert missing == [], "add these write tools to server/context/summary.py WRITE_TOOLS"
-    for name, tool in writers.items():
-        for key in tool.writes_paths:
+    for name, writer in writers.items():
+        for key in writer.writes_paths:
             assert write_paths(name, json.dumps({key: "src/x.py"})) == ["src/x.py"], (name, key)
 
 

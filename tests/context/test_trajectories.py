@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -31,7 +31,7 @@ def _files() -> list[Path]:
     return files
 
 
-@lru_cache(maxsize=None)
+@cache
 def _load(name: str) -> tuple:
     data = json.loads((TRAJECTORIES / name).read_text(encoding="utf-8"))
     msgs = data if isinstance(data, list) else data.get("messages")  # a list, or an object holding one

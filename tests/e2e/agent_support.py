@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest_asyncio
 
-from server.client import Client
+from server.cli.client import Client
 from tests.fakes import fake_anthropic, fake_responses
 from tests.fakes.fake_provider import FakeProvider
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from server.client import RpcError
+from server.cli.client import RpcError
 from tests.e2e.agent_support import API_KEY, agent_fixture, events, start_agent, tool_messages
 from tests.e2e.agent_support import new_fake
 
@@ -152,7 +152,7 @@ async def test_R_OBS_1_readEvents_returns_approvals_and_compactions_in_order_pag
 
 
 async def test_readEvents_on_an_unknown_session_is_SessionNotFound(agent):
-    from server.client import RpcError
+    from server.cli.client import RpcError
 
     with pytest.raises(RpcError) as err:
         await agent.client.request("readEvents", {"sessionId": "ses_nope"})

@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from server.client import RpcError
+from server.cli.client import RpcError
 from tests.e2e.agent_support import agent_fixture
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

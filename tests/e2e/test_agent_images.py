@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from server.client import RpcError
+from server.cli.client import RpcError
 from tests.e2e.agent_support import agent_fixture
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

@@ -5,7 +5,6 @@ HTTP 400 forever. The view repair makes every stored call sendable (R-REP-1, R-R
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 

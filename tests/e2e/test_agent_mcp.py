@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from tests.e2e.agent_support import API_KEY, REPO, events, read_db, start_agent, tool_messages
+from tests.e2e.agent_support import API_KEY, REPO, read_db, start_agent, tool_messages
 from tests.fakes.fake_provider import FakeProvider
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

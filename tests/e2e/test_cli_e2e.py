@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from server.client import Client
+from server.cli.client import Client
 from tests.conftest import KIMI, MINI_SWE, REPO, server_env
 
 THREADLINE = REPO / ".venv" / "bin" / "threadline"

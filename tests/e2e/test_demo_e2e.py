@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import subprocess
 
-from server.plot import PURPLE
+from server.cli.plot import PURPLE
 from tests.conftest import REPO, server_env
-from tests.test_plot import decode_png
+from tests.cli.test_plot import decode_png
 
 THREADLINE = REPO / ".venv" / "bin" / "threadline"
 

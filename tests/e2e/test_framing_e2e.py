@@ -16,7 +16,7 @@ import pytest
 import pytest_asyncio
 
 from protocol import METHODS
-from server.client import Client
+from server.cli.client import Client
 from tests.conftest import REPO, RawConnection, server_env
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from server.client import Client, RpcError
+from server.cli.client import Client, RpcError
 from tests.conftest import KIMI, MINI_SWE, load_trajectory, spawn_client
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

@@ -80,7 +80,7 @@ class FakeProvider:
         self._thread: threading.Thread | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------------
-    def start(self) -> "FakeProvider":
+    def start(self) -> FakeProvider:
         self._stopping.clear()
         server = ThreadingHTTPServer(self._address, _Handler)
         server.daemon_threads = True
@@ -98,7 +98,7 @@ class FakeProvider:
             self._server.server_close()
             self._server = None
 
-    def __enter__(self) -> "FakeProvider":
+    def __enter__(self) -> FakeProvider:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -62,7 +62,7 @@ class FakeResponses(NativeFake):
                 reasoning_before.add(item.get("id", ""))
             elif kind == "function_call":
                 if not isinstance(item.get("arguments"), str):
-                    raise invalid("Invalid type for 'input[%d].arguments': expected a string." % i)
+                    raise invalid(f"Invalid type for 'input[{i}].arguments': expected a string.")
                 needed = self._reasoned.get(item.get("call_id", ""))
                 if needed and needed not in reasoning_before:
                     raise invalid(f"Item '{item.get('call_id')}' of type 'function_call' was provided without its "

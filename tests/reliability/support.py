@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from server.client import Client
+from server.cli.client import Client
 from tests.context.protocol_check import is_protocol_valid
 
 REPO = Path(__file__).resolve().parents[2]

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from server.client import Client, RpcError
+from server.cli.client import Client, RpcError
 from tests.fakes.fake_provider import FakeProvider
 from tests.reliability.support import API_KEY, log_path, start, transcript, turn, updates
 

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 import pytest
 import pytest_asyncio
 
-from server.client import Client
+from server.cli.client import Client
 from tests.fakes.fake_provider import FakeProvider
 from tests.reliability.support import API_KEY, assert_view_valid, start, transcript, turn, updates, wait_for
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from server.client import RpcError
+from server.cli.client import RpcError
 from tests.reliability.support import REPO, server_env, start, transcript, turn, updates
 
 

@@ -80,7 +80,7 @@ async def test_listens_on_loopback_only_with_a_private_token(tcp_server):
     assert stat.S_IMODE(token_file.stat().st_mode) == 0o600 and len(token_file.read_text()) >= 32
     listening = [line.split() for line in Path("/proc/net/tcp").read_text().splitlines()[1:]]
     ours = [cols[1] for cols in listening if cols[3] == "0A" and int(cols[1].split(":")[1], 16) == port]
-    assert ours == ["0100007F:%04X" % port], ours  # 127.0.0.1, nothing else (no 0.0.0.0)
+    assert ours == [f"0100007F:{port:04X}"], ours  # 127.0.0.1, nothing else (no 0.0.0.0)
     assert not any(int(cols[1].split(":")[1], 16) == port for cols in
                    (line.split() for line in Path("/proc/net/tcp6").read_text().splitlines()[1:]))
     other = _non_loopback_address()

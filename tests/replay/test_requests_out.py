@@ -8,10 +8,10 @@ import subprocess
 from pathlib import Path
 
 from server.agent.service import tool_overhead_tokens
-from server.client import Client
+from server.cli.client import Client
 from server.context import estimate_message_tokens
-from server.demo import draw
-from server.replay_run import ReplayReport, Step, cache_breaks
+from server.cli.demo import draw
+from server.cli.replay_run import ReplayReport, Step, cache_breaks
 from tests.conftest import KIMI, REPO, load_trajectory, server_env
 from tests.e2e.agent_support import server_env as agent_env
 from tests.fakes.fake_provider import FakeProvider

@@ -25,7 +25,7 @@ async def test_read_file_numbers_lines_and_pages_with_offset_and_limit(ctx):
     assert whole.status == "ok" and whole.content.splitlines()[0] == "     1\tline 1"
     assert "of 10" not in whole.content
     page = await run_tool(ctx, "read_file", {"path": "a.txt", "offset": 4, "limit": 3})
-    assert [l.split("\t")[1] for l in page.content.splitlines()[:3]] == ["line 4", "line 5", "line 6"]
+    assert [line.split("\t")[1] for line in page.content.splitlines()[:3]] == ["line 4", "line 5", "line 6"]
     assert "[lines 4-6 of 10; pass offset/limit to read more]" in page.content
 
 

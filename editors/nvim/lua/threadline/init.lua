@@ -13,7 +13,6 @@ local S = {
   current = nil,
   configured = false,
 }
-M._state = S
 
 local function notify(msg, level)
   vim.notify('threadline: ' .. msg, level or vim.log.levels.INFO)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from server.client import Client
+from server.cli.client import Client
 from server.context import estimate_message_tokens
 from server.replay import REPLAY_ENV, REQUESTS_OUT_ENV, load_recording, plan_replay
 from server.transcript.records import StoredMessage

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from server.agent.service import tool_overhead_tokens
 from server.context import ViewSettings
-from server.plot import BLUE, GREEN, ORANGE, PURPLE, RED, LineChart
-from server.replay_run import ReplayReport
+from server.cli.plot import BLUE, GREEN, ORANGE, PURPLE, RED, LineChart
+from server.cli.replay_run import ReplayReport
 
 DEMO_WINDOW = 16_000
 DEMO_SESSION = "kimi-cli-session.json"

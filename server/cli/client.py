@@ -80,10 +80,11 @@ class Client:
                 await asyncio.wait_for(self.request("shutdown"), timeout)
                 self.notify("exit")
                 await asyncio.wait_for(self.proc.wait(), timeout)
-        except (asyncio.TimeoutError, ConnectionError, RpcError):
+        except (TimeoutError, ConnectionError, RpcError):
             self.proc.kill()
             await self.proc.wait()
         self._reader.cancel()
+        assert self.proc.returncode is not None  # the process has been waited for
         return self.proc.returncode
 
     async def _read_loop(self) -> None:

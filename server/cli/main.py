@@ -10,8 +10,8 @@ import os
 import sys
 from pathlib import Path
 
-from server import cli_chat, cli_replay, cli_view
-from server.client import Client, RpcError
+from server.cli import chat as cli_chat, replay as cli_replay, view as cli_view
+from server.cli.client import Client, RpcError
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -93,7 +93,7 @@ def _serve_with(args, run) -> int:
     from server.config import ConfigError, load_settings
     from server import redaction
     from server.secret_env import reexec_without_keys, take_keys
-    from server.transcript import StorageFailure
+    from server.errors import StorageFailure
 
     reexec_without_keys()  # so no command can read the key from /proc/<server pid>/environ
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,

@@ -25,7 +25,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
 
 def _replay(args) -> int:
-    from server.replay_run import print_report, replay_file
+    from server.cli.replay_run import print_report, replay_file
 
     try:
         report = asyncio.run(replay_file(args.file, args.context_window, args.keep_recent,
@@ -40,8 +40,8 @@ def _replay(args) -> int:
 def _demo(args) -> int:
     import tempfile
 
-    from server.demo import DEFAULT_PICTURE, DEMO_WINDOW, demo_session, draw, threshold_for
-    from server.replay_run import cache_breaks, print_report, replay_file
+    from server.cli.demo import DEFAULT_PICTURE, DEMO_WINDOW, demo_session, draw, threshold_for
+    from server.cli.replay_run import cache_breaks, print_report, replay_file
 
     window = args.context_window or DEMO_WINDOW
     out = (args.out or DEFAULT_PICTURE).resolve()

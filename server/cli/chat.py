@@ -21,7 +21,7 @@ import threading
 from pathlib import Path
 from typing import Any, TextIO
 
-from server.client import Client, RpcError
+from server.cli.client import Client, RpcError
 
 RESULT_LINES = 4
 DECISIONS = {"y": "allowOnce", "a": "allowAlways", "n": "reject"}
@@ -102,7 +102,8 @@ class Printer:
         elif kind == "toolCall":
             self.write(f"→ {u.get('title') or u['tool']}")
         elif kind == "toolResult":
-            mark = {"ok": "✓", "denied": "✗ denied", "error": "✗"}.get(u.get("status"), u.get("status"))
+            status = str(u.get("status"))
+            mark = {"ok": "✓", "denied": "✗ denied", "error": "✗"}.get(status, status)
             for n, row in enumerate(fold(u.get("content") or "")):
                 self.write(f"  {mark if n == 0 else ' ' * len(mark)} {row}")
         elif kind == "artifactCreated":
@@ -152,7 +153,7 @@ def _readline() -> asyncio.Future[str]:
         except (OSError, ValueError):
             line = ""
         try:
-            loop.call_soon_threadsafe(lambda: fut.done() or fut.set_result(line))
+            loop.call_soon_threadsafe(lambda: None if fut.done() else fut.set_result(line))
         except RuntimeError:  # the loop is already closed: nobody is waiting any more
             pass
 
@@ -289,7 +290,8 @@ async def run_steerable(client: Client, printer: Printer, sid: str, text: str,
     reader: asyncio.Future[str | None] | None = asyncio.ensure_future(read_line())
     while not all(t.done() for t in turns):
         assert reader is not None
-        await asyncio.wait({reader, *turns}, return_when=asyncio.FIRST_COMPLETED)
+        waiting: set[asyncio.Future[Any]] = {reader, *turns}
+        await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
         if not reader.done():
             continue
         line = reader.result()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import struct
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 __all__ = ["BLUE", "GRAY", "GREEN", "ORANGE", "PURPLE", "RED", "BarChart", "LineChart", "encode_png"]
@@ -157,7 +157,7 @@ class _Frame:
     def plot_box(self) -> tuple[int, int, int, int]:
         return self.left, self.top, self.width - self.right, self.height - self.bottom
 
-    def draw_frame(self, canvas: Canvas, ymax: float, xticks: list[tuple[float, str]], xpos) -> callable:
+    def draw_frame(self, canvas: Canvas, ymax: float, xticks: list[tuple[float, str]], xpos) -> Callable[[float], float]:
         x0, y0, x1, y1 = self.plot_box()
         step = nice_step(ymax)
         top_value = max(step * math.ceil(ymax / step), step)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import struct
 import zlib
 
-from server.plot import BLUE, FONT, ORANGE, RED, BarChart, Canvas, LineChart, encode_png, nice_step, short_number
+from server.cli.plot import BLUE, FONT, ORANGE, RED, BarChart, Canvas, LineChart, encode_png, nice_step, short_number
 
 
 def decode_png(data: bytes) -> tuple[int, int, bytes]:

@@ -11,8 +11,8 @@ import json
 import sys
 from typing import Any, TextIO
 
-from server.cli_chat import tokens
-from server.client import Client
+from server.cli.chat import tokens
+from server.cli.client import Client
 from server.context import estimate_message_tokens
 
 PLACEHOLDER_PREFIX = "[old tool output compacted"
@@ -53,7 +53,7 @@ def print_view(view: dict[str, Any], out: TextIO) -> None:
 
 
 def _label(msg: dict[str, Any]) -> str:
-    content = msg.get("content") if isinstance(msg.get("content"), str) else ""
+    content = msg["content"] if isinstance(msg.get("content"), str) else ""
     if msg["role"] == "system" and content.startswith(SUMMARY_PREFIX):
         return "system ** SUMMARY **"
     if msg["role"] == "tool" and content.startswith(PLACEHOLDER_PREFIX):
