@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from server.client import RpcError
+from server.cli.client import RpcError
 from tests.e2e.agent_support import API_KEY, Agent, start_agent
 from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.fakes.fake_provider import FakeProvider
