@@ -47,6 +47,7 @@ export function activate(context: vscode.ExtensionContext): void {
       await sidebar.submit(input.trim());
     }),
     command('threadline.cancelTurn', () => sidebar.cancel()),
+    command('threadline.pickModel', () => sidebar.pickModel()),
     command('threadline.compactNow', () => requireSession() && sidebar.compactNow()),
     command('threadline.steerTurn', async (text?: string) => {
       const input = typeof text === 'string' ? text : await vscode.window.showInputBox({

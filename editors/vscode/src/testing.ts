@@ -7,3 +7,4 @@ export { buildWebviewHtml, makeNonce } from './sidebar/html';
 export { interleaveCompactions } from './webview/history';
 export { cachedShare, meterLabel, sessionCost } from './webview/meter';
 export { forkSeqBefore, planRewind, rewindDone } from './sidebar/rewind';
+export { modelButtonLabel, modelPickItems, priceText, windowText } from './models';

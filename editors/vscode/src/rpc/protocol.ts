@@ -208,9 +208,41 @@ export interface RememberedApproval {
   createdAt: string;
 }
 
+/** USD per million tokens; `cachedInput` and `cacheWrite` absent mean the input rate. */
+export interface ModelPrice {
+  input: number;
+  output: number;
+  cachedInput?: number | null;
+  cacheWrite?: number | null;
+}
+
+/** A configured model (listModels); `name` is null for the server's default provider. */
+export interface ModelInfo {
+  name: string | null;
+  provider: string;
+  model: string;
+  contextWindowTokens: number;
+  price?: ModelPrice | null;
+}
+
+export interface ListModelsResult {
+  models: ModelInfo[];
+  default?: ModelInfo | null;
+}
+
+/** The session's settings after updateSession; absent fields mean the server's defaults. */
+export interface UpdateSessionResult {
+  sessionId: string;
+  model?: string | null;
+  approvalPolicy?: ApprovalPolicy | null;
+  contextWindowTokens: number;
+}
+
 /** Client -> server methods: params and result of each. */
 export interface Methods {
-  createSession: [{ cwd: string; title?: string; approvalPolicy?: ApprovalPolicy }, { sessionId: string }];
+  createSession: [{ cwd: string; title?: string; approvalPolicy?: ApprovalPolicy; model?: string }, { sessionId: string }];
+  updateSession: [{ sessionId: string; model?: string | null; approvalPolicy?: ApprovalPolicy | null }, UpdateSessionResult];
+  listModels: [Record<string, never>, ListModelsResult];
   listSessions: [{ cwd?: string; limit?: number }, { sessions: SessionInfo[] }];
   readTranscript: [{ sessionId: string; afterSeq?: number; limit?: number }, { items: TranscriptItem[]; nextSeq?: number }];
   searchTranscript: [{ query: string; sessionId?: string; limit?: number },
@@ -243,4 +275,5 @@ export const METHOD_NAMES: MethodName[] = [
   'createSession', 'listSessions', 'readTranscript', 'searchTranscript', 'forkSession', 'deleteSession',
   'submitTurn', 'cancelTurn', 'getContextView', 'readArtifact', 'readEvents', 'listApprovals', 'revokeApproval',
   'compactSession', 'steerTurn', 'listCheckpoints', 'rewindFiles', 'listMcpServers', 'revokeMcpServerApproval',
+  'updateSession', 'listModels',
 ];

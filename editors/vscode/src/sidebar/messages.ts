@@ -27,6 +27,7 @@ export type ToWebview =
   | { type: 'focusInput' }
   | { type: 'mcpServers'; servers: McpServerInfo[] }
   | { type: 'prefill'; text: string }
+  | { type: 'model'; label: string }
   | { type: 'contextView'; view: ContextViewResult; sessionTitle?: string };
 
 export type FromWebview =
@@ -46,4 +47,5 @@ export type FromWebview =
   | { type: 'approve'; requestId: string; decision: ApprovalDecision }
   | { type: 'openArtifact'; artifactId: string }
   | { type: 'showContextView' }
+  | { type: 'pickModel' }
   | { type: 'refreshContextView' };

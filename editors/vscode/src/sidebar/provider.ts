@@ -5,6 +5,7 @@ import type { ServerManager } from '../serverManager';
 import { DiffDocuments } from '../diffs';
 import type { ApprovalDecision, EventItem, RequestApprovalParams, SessionInfo, SessionUpdate, TranscriptItem } from '../rpc/protocol';
 import type { ThreadlineClient } from '../rpc/client';
+import { modelButtonLabel, modelPickItems } from '../models';
 import { buildWebviewHtml, makeNonce } from './html';
 import { forkSeqBefore, planRewind, rewindDone } from './rewind';
 import type { FromWebview, ServerState, ToWebview } from './messages';
@@ -27,6 +28,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
   private readonly disposables: vscode.Disposable[] = [];
   private clientDisposables: vscode.Disposable[] = [];
   private approvalSeq = 0;
+  private nextModel: string | null | undefined; // picked with no session yet: the next createSession's model
   private readonly updateEmitter = new vscode.EventEmitter<SessionUpdate>();
   readonly onUpdate = this.updateEmitter.event;
 
@@ -143,6 +145,39 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     for (const [id, p] of this.approvals) if (p.params.toolCallId === toolCallId) this.answerApproval(id, decision);
   }
 
+  /** The model picker: listModels' models with window and prices; the pick applies to the current session from its
+   *  next model call (updateSession), or to the next session created when there is none yet. */
+  async pickModel(): Promise<void> {
+    const client = this.server.client;
+    const sessionId = this.currentId;
+    const current = sessionId ? await this.sessionModel(sessionId) : this.nextModel;
+    const listed = await client.request('listModels', {});
+    const items = modelPickItems(listed, current);
+    if (!items.length) {
+      void vscode.window.showInformationMessage('Threadline: no models configured. Add [models.NAME] to config.toml.');
+      return;
+    }
+    const pick = await vscode.window.showQuickPick(items, {
+      title: 'Threadline: Pick the Model', placeHolder: sessionId ? 'Applies from the next model call' : 'For the next session',
+    });
+    if (!pick) return;
+    if (!sessionId) {
+      this.nextModel = pick.name;
+      this.post({ type: 'model', label: modelButtonLabel(pick.name) });
+      return;
+    }
+    const r = await client.request('updateSession', { sessionId, model: pick.name });
+    this.post({ type: 'model', label: modelButtonLabel(r.model) });
+    await this.refreshSessions();
+    await this.estimateMeter(sessionId); // the window is the new model's from now on
+  }
+
+  private async sessionModel(sessionId: string): Promise<string | null> {
+    const cwd = this.server.workspaceFolder();
+    const { sessions } = await this.server.client.request('listSessions', { ...(cwd ? { cwd } : {}), limit: 100 });
+    return sessions.find((s) => s.sessionId === sessionId)?.model ?? null;
+  }
+
   async cancel(): Promise<void> {
     if (!this.running) return;
     await this.server.client.request('cancelTurn', { sessionId: this.running });
@@ -155,10 +190,14 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
 
   private async createSession(title?: string): Promise<string> {
     const cwd = this.server.workspaceFolder() ?? process.cwd();
-    const { sessionId } = await this.server.client.request('createSession', { cwd, ...(title ? { title } : {}) });
+    const model = this.nextModel;
+    const { sessionId } = await this.server.client.request('createSession', {
+      cwd, ...(title ? { title } : {}), ...(typeof model === 'string' ? { model } : {}) });
+    this.nextModel = undefined;
     await this.setCurrent(sessionId);
     this.post({ type: 'session', session: { sessionId, title: title ?? 'New session' }, history: [] });
     this.post({ type: 'meter', contextTokens: 0, contextWindowTokens: 0 });
+    this.post({ type: 'model', label: modelButtonLabel(model) });
     await this.refreshSessions();
     await this.showMcpServers(sessionId);
     return sessionId;
@@ -169,7 +208,8 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     const history = await this.readHistory(sessionId);
     const events = await this.readCompactions(sessionId);
     this.post({ type: 'session', session: { sessionId, title: '' }, history, events });
-    await this.refreshSessions();
+    const sessions = await this.refreshSessions();
+    this.post({ type: 'model', label: modelButtonLabel(sessions.find((s) => s.sessionId === sessionId)?.model) });
     await this.estimateMeter(sessionId);
     await this.showMcpServers(sessionId);
   }
@@ -224,6 +264,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
       case 'openArtifact':
         return void vscode.commands.executeCommand('threadline.openArtifact', this.currentId, m.artifactId);
       case 'showContextView': return void vscode.commands.executeCommand('threadline.showContextView');
+      case 'pickModel': return this.pickModel();
     }
   }
 

@@ -38,6 +38,9 @@ export class Chat {
     id: 'meter', class: 'meter', role: 'meter', 'aria-label': 'Context window use', 'aria-valuemin': 0, 'aria-valuemax': 100,
     'aria-valuenow': 0, tabindex: 0,
   }, h('div', { class: 'meter-track' }, this.meterFill), this.meterLabel);
+  private readonly modelBtn = h('button', {
+    id: 'model-picker', class: 'model-picker', title: 'Pick the model for this session (listModels)', text: 'Model: default',
+  });
   private readonly log = h('main', { id: 'log', class: 'log', role: 'log', 'aria-label': 'Conversation', tabindex: 0 });
   private readonly input = h('textarea', {
     id: 'input', rows: 3, placeholder: 'Ask Threadline… (Enter to send, Shift+Enter for a new line)', 'aria-label': 'Message',
@@ -61,7 +64,8 @@ export class Chat {
       btn('compact-now', 'Compact', 'Compact now (optionally with a focus to keep)', { type: 'compact' }));
     const composer = h('footer', { class: 'composer' }, this.input,
       h('div', { class: 'composer-actions' }, this.cancelBtn, this.queueBtn, this.sendBtn));
-    root.append(toolbar, this.meter, this.mcp, this.banner, this.log, composer);
+    root.append(toolbar, h('div', { class: 'meter-row' }, this.meter, this.modelBtn), this.mcp, this.banner, this.log, composer);
+    this.modelBtn.addEventListener('click', () => this.post({ type: 'pickModel' }));
 
     this.sessionSelect.addEventListener('change', () => {
       if (this.sessionSelect.value) this.post({ type: 'selectSession', sessionId: this.sessionSelect.value });
@@ -103,6 +107,7 @@ export class Chat {
       case 'error': return void this.note('error', msg.message);
       case 'focusInput': return this.input.focus();
       case 'mcpServers': return this.setMcpServers(msg.servers);
+      case 'model': return void (this.modelBtn.textContent = msg.label);
       case 'prefill':
         this.input.value = msg.text;
         return this.input.focus();

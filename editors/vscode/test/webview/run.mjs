@@ -245,6 +245,18 @@ try {
     assert.ok(sent.some((m) => m.type === 'rewindTurn' && m.turnId === 'turn_e' && m.text === 'fresh turn'));
   });
 
+  await step('issue 15: a model control beside the meter opens the picker and shows the session model', async () => {
+    const btn = page.locator('#model-picker');
+    assert.equal(await btn.innerText(), 'Model: default');
+    const box = await btn.boundingBox(), meter = await page.locator('#meter').boundingBox();
+    assert.ok(Math.abs(box.y + box.height / 2 - (meter.y + meter.height / 2)) < meter.height, 'on the meter row');
+    await btn.click();
+    assert.ok((await posted(page)).some((m) => m.type === 'pickModel'));
+    await send(page, { type: 'model', label: 'Model: claude' });
+    await settle(page);
+    assert.equal(await btn.innerText(), 'Model: claude');
+  });
+
   await step('no CSP violations and no page errors', async () => {
     assert.deepEqual(await page.evaluate(() => window.__cspViolations), []);
   });
