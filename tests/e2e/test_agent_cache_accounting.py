@@ -1,21 +1,55 @@
 """B-CACHE-5 end to end: the provider's cached-token figures reach the ``usage`` update, the totals, the
 ``submitTurn`` result and the stored events. The real server over stdio; the fake provider caches message
-prefixes the way OpenAI and DeepSeek do (see tests/fakes/fake_provider.py) and reports them in either's field."""
+prefixes the way OpenAI and DeepSeek do (see tests/fakes/fake_provider.py) and reports them in either's field.
+Under ``THREADLINE_PROVIDER=anthropic`` (or ``openai-responses``) the first test runs against that kind's double,
+which reports ``cache_read_input_tokens`` (or ``input_tokens_details.cached_tokens``); the DeepSeek field and a
+provider reporting no cache figures are Chat Completions cases, so those two always run against its double."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+import pytest_asyncio
 
-from tests.e2e.agent_support import Agent, agent_fixture
+from tests.e2e.agent_support import API_KEY, Agent, agent_fixture, request_messages, start_agent
+from tests.fakes.fake_provider import FakeProvider
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 agent = agent_fixture()
-deepseek_agent = agent_fixture(cache_style="deepseek")
-silent_agent = agent_fixture(cache_style="none")
+
+
+def chat_completions_fixture(**fake_options: Any):
+    """A module-scoped agent on the Chat Completions double whatever THREADLINE_PROVIDER says."""
+
+    @pytest_asyncio.fixture(scope="module", loop_scope="module")
+    async def fixture(tmp_path_factory) -> AsyncIterator[Agent]:
+        home = tmp_path_factory.mktemp("home")
+        with FakeProvider(api_key=API_KEY, **fake_options) as fake:
+            a = await start_agent(home, fake)
+            try:
+                yield a
+            finally:
+                await a.client.close()
+
+    return fixture
+
+
+deepseek_agent = chat_completions_fixture(cache_style="deepseek")
+silent_agent = chat_completions_fixture(cache_style="none")
+
+
+def cached_reported(record: dict[str, Any]) -> int:
+    """The cached-input figure the double reported for one model call, in its kind's own field."""
+    usage = record["usage"]
+    if record["kind"] == "anthropic":
+        return usage["cache_read_input_tokens"]
+    if record["kind"] == "openai-responses":
+        return usage["input_tokens_details"]["cached_tokens"]
+    return usage["prompt_tokens_details"]["cached_tokens"]
 
 READ = {"tool_calls": [{"id": "call_read", "name": "read_file", "arguments": {"path": "notes.txt"}}]}
 
@@ -35,14 +69,14 @@ async def two_call_turn(a: Agent, folder: Path) -> tuple[str, dict[str, Any], li
     sid = await a.session(folder, policy="auto")
     result = await a.turn(sid, "what do the notes say?")
     assert result["stopReason"] == "endTurn", result
-    first, second = (r["body"]["messages"] for r in a.chat_requests())
+    first, second = (request_messages(r) for r in a.chat_requests())
     assert second[:len(first)] == first  # the second request extends the first
     return sid, result, a.updates(sid, "usage")
 
 
 async def test_B_CACHE_5_the_second_call_reports_the_cached_prefix_the_provider_reported(agent, folder):
     sid, result, usages = await two_call_turn(agent, folder)
-    reported = [r["usage"]["prompt_tokens_details"]["cached_tokens"] for r in agent.chat_requests()]
+    reported = [cached_reported(r) for r in agent.chat_requests()]
     assert len(usages) == 2 and reported[0] == 0 and reported[1] > 0
     assert [u["cachedInputTokens"] for u in usages] == reported
     assert usages[1]["cachedInputTokens"] < usages[1]["inputTokens"]
@@ -60,7 +94,7 @@ async def test_B_CACHE_5_the_second_call_reports_the_cached_prefix_the_provider_
     agent.fake.push({"content": "Nothing else."})
     await agent.turn(sid, "anything else?")
     third = agent.updates(sid, "usage")[-1]
-    assert third["cachedInputTokens"] == agent.chat_requests()[-1]["usage"]["prompt_tokens_details"]["cached_tokens"]
+    assert third["cachedInputTokens"] == cached_reported(agent.chat_requests()[-1])
     assert third["cachedInputTokens"] > reported[1]
     assert third["totals"]["cachedInputTokens"] == sum(reported) + third["cachedInputTokens"]
 
