@@ -58,6 +58,10 @@ cmd('ThreadlineMcp', function()
   require('threadline.views').mcp()
 end, { desc = "Threadline: the session's MCP servers and their state (listMcpServers)" })
 
+cmd('ThreadlineModel', function(o)
+  require('threadline.models').pick(o.args)
+end, { nargs = '?', desc = "Threadline: pick the session's model (listModels; applies from the next model call)" })
+
 cmd('ThreadlineStop', function()
   tl().stop(false)
 end, { desc = 'Threadline: stop the server' })

@@ -215,7 +215,8 @@ function M.open(opts, callback)
     callback(nil, cur.id)
     return
   end
-  M.request('createSession', { cwd = cwd, title = opts.title, approvalPolicy = config.options.approval_policy }, function(err, r)
+  local model = require('threadline.models').take_next() -- picked by :ThreadlineModel before any session
+  M.request('createSession', { cwd = cwd, title = opts.title, approvalPolicy = config.options.approval_policy, model = model }, function(err, r)
     if err then
       local data = fmt.val(err.data)
       if not (type(data) == 'table' and data.code == require('threadline.transport').SERVER_EXITED) then
@@ -225,6 +226,7 @@ function M.open(opts, callback)
       return
     end
     local s = new_session(r.sessionId, cwd)
+    s.model = model
     activate(s, opts.show)
     load_context_size(s)
     M.load_mcp_servers(s)
