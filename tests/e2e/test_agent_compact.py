@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.agent_support import agent_fixture, events
+from tests.e2e.agent_support import agent_fixture, events, request_messages
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -28,7 +28,7 @@ async def test_compactSession_makes_the_next_request_start_from_a_summary_with_t
     assert stored["requested"] is True and stored["focus"] == FOCUS and stored["compaction"]["summary"] == result["summary"]
     before = len(agent.chat_requests())
     assert (await agent.turn(sid, "goal 3: now write it"))["stopReason"] == "endTurn"
-    sent = agent.chat_requests()[before]["body"]["messages"]
+    sent = request_messages(agent.chat_requests()[before])
     summaries = [m for m in sent if m["role"] == "system" and m["content"] == result["summary"]]
     assert len(summaries) == 1  # the window is large: without the request, this would have been a full view
     assert sent[-1] == {"role": "user", "content": "goal 3: now write it"}

@@ -1,12 +1,17 @@
 """The HTTP half of the native-API doubles (fake_anthropic.py, fake_responses.py): a real local server, a script
 queue, recorded requests and SSE writing. Each double supplies ``path``, ``check`` (reject as the real API does)
 and ``answer`` (the event stream). Stdlib only.
+
+A script item with ``hang: true`` (any double) is answered with the stream's headers and then nothing until the
+client goes away, as a stalled upstream would (a test holds a turn open with it, then cancels it).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import select
+import socket
 import threading
 import time
 from collections import deque
@@ -60,6 +65,7 @@ class NativeFake:
         self._queue: deque[dict[str, Any]] = deque()
         self._requests: list[dict[str, Any]] = []
         self._server: ThreadingHTTPServer | None = None
+        self._stopping = threading.Event()  # ends hangs
 
     def start(self) -> NativeFake:
         server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
@@ -70,6 +76,7 @@ class NativeFake:
         return self
 
     def stop(self) -> None:
+        self._stopping.set()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -148,7 +155,8 @@ class _Handler(BaseHTTPRequestHandler):
                 raise Rejection(400, {"error": {"type": "invalid_request_error",
                                                 "message": "There was an error parsing the body"}}) from None
             fake.check(headers, body)
-            events = fake.answer(body, fake.next_item(), record)
+            item = fake.next_item()
+            events = [] if item.get("hang") else fake.answer(body, item, record)
         except Rejection as rejection:
             record.update(rejected=True, status=rejection.status, error=rejection.body)
             return self._send_json(rejection.status, rejection.body, rejection.headers)
@@ -156,6 +164,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "text/event-stream; charset=utf-8")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
+        if item.get("hang"):
+            self.wfile.flush()
+            self._wait_until_client_gone(fake._stopping)
+            record["disconnected"] = True
+            self.close_connection = True
+            return
         try:
             for name, data in events:
                 if name == DELAY:
@@ -168,6 +182,18 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
         except (ConnectionResetError, BrokenPipeError):  # the client hung up mid-stream (a cancelled turn)
             record["disconnected"] = True
+
+    def _wait_until_client_gone(self, stopping: threading.Event) -> None:
+        while not stopping.is_set():
+            readable, _, _ = select.select([self.connection], [], [], 0.05)
+            if not readable:
+                continue
+            try:
+                if not self.connection.recv(1, socket.MSG_PEEK):
+                    return
+            except OSError:
+                return
+            time.sleep(0.05)  # the client sent more bytes; not an EOF, avoid spinning
 
     def _send_json(self, status: int, body: Any, headers: dict[str, str]) -> None:
         data = json.dumps(body).encode()
