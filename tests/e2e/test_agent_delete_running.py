@@ -8,7 +8,7 @@ import asyncio
 import pytest
 
 from server.cli.client import RpcError
-from tests.e2e.agent_support import agent_fixture
+from tests.e2e.agent_support import agent_fixture, request_messages
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -37,7 +37,7 @@ async def test_deleteSession_right_after_submitTurn_cancels_the_turn_and_the_mod
     agent.fake.push({"content": "a later turn elsewhere"})  # the server is fine, and nothing reached the model
     other = await agent.session(tmp_path, policy="auto")
     assert (await agent.turn(other, "hi"))["stopReason"] == "endTurn"
-    assert [r["body"]["messages"][-1]["content"] for r in agent.chat_requests()] == ["hi"]
+    assert [request_messages(r)[-1]["content"] for r in agent.chat_requests()] == ["hi"]
 
 
 async def test_deleteSession_during_a_streaming_turn_cancels_it_before_deleting(agent, tmp_path):
