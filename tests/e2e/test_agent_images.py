@@ -45,5 +45,22 @@ async def test_a_valid_image_reaches_the_provider(agent, tmp_path: Path):
     result = await agent.client.request("submitTurn", {"sessionId": sid, "text": "look",
                                                        "images": [{"mimeType": "image/png", "data": PNG}]})
     assert result["stopReason"] == "endTurn"
-    user = [m for m in agent.chat_requests()[-1]["body"]["messages"] if m["role"] == "user"][-1]
-    assert any(p.get("type") == "image_url" and PNG in p["image_url"]["url"] for p in user["content"])
+    assert sent_image(agent.chat_requests()[-1]) == ("image/png", PNG)
+
+
+def sent_image(record: dict) -> tuple[str, str] | None:
+    """The (media type, base64 data) of the image in the request's last user turn, in its kind's own shape."""
+    body = record["body"]
+    if record["kind"] == "anthropic":  # {"type": "image", "source": {"type": "base64", "media_type", "data"}}
+        blocks = [b for b in body["messages"][-1]["content"] if b.get("type") == "image"]
+        return (blocks[0]["source"]["media_type"], blocks[0]["source"]["data"]) if blocks else None
+    if record["kind"] == "openai-responses":  # {"type": "input_image", "image_url": "data:...;base64,..."}
+        user = [i for i in body["input"] if i.get("role") == "user"][-1]
+        urls = [p["image_url"] for p in user["content"] if p.get("type") == "input_image"]
+    else:  # {"type": "image_url", "image_url": {"url": "data:...;base64,..."}}
+        user = [m for m in body["messages"] if m["role"] == "user"][-1]
+        urls = [p["image_url"]["url"] for p in user["content"] if p.get("type") == "image_url"]
+    if not urls or not urls[0].startswith("data:"):
+        return None
+    media, _, data = urls[0][len("data:"):].partition(";base64,")
+    return media, data
