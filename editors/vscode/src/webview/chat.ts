@@ -1,10 +1,12 @@
-// The chat sidebar: session bar, context meter, transcript (streamed text, reasoning, tool cards, approvals,
-// compaction notices) and the composer. It renders what the extension forwards; it never talks to the server.
+// The chat sidebar: session bar, the context strip (contextStrip.ts: meter, model, MCP servers), transcript
+// (streamed text, reasoning, tool cards, approvals, compaction notices) and the composer. It renders what the
+// extension forwards; it never talks to the server.
 import type { FromWebview, ToWebview } from '../sidebar/messages';
-import type { EventItem, FileDiff, McpServerInfo, RequestApprovalParams, SessionInfo, TranscriptItem, Update } from '../rpc/protocol';
+import type { EventItem, FileDiff, RequestApprovalParams, SessionInfo, TranscriptItem, Update } from '../rpc/protocol';
+import { ContextStrip } from './contextStrip';
 import { clip, fmtBytes, fmtTokens, h, prettyArgs } from './dom';
 import { interleaveCompactions } from './history';
-import { cachedShare, meterLabel, sessionCost } from './meter';
+import { cachedShare, sessionCost } from './meter';
 import { renderMarkdown } from './markdown';
 
 type Post = (msg: FromWebview) => void;
@@ -20,8 +22,6 @@ interface AssistantBlock {
 export class Chat {
   private currentId: string | undefined;
   private sessions: SessionInfo[] = [];
-  private cost: string | undefined; // the session's cost so far ("$0.0123"), shown next to the meter when known
-  private meterState: { tokens: number; windowTokens: number; estimated: boolean; cached?: string } | undefined;
   private running = false;
   private assistant: AssistantBlock | undefined;
   private readonly cards = new Map<string, HTMLElement>();
@@ -31,16 +31,7 @@ export class Chat {
 
   private readonly sessionSelect = h('select', { id: 'session', 'aria-label': 'Session' });
   private readonly banner = h('div', { id: 'banner', class: 'banner', role: 'status', hidden: true });
-  private readonly mcp = h('div', { id: 'mcp-servers', class: 'mcp-servers', 'aria-label': 'MCP servers', hidden: true });
-  private readonly meterFill = h('div', { class: 'meter-fill' });
-  private readonly meterLabel = h('span', { class: 'meter-label', text: 'Context: no request yet' });
-  private readonly meter = h('div', {
-    id: 'meter', class: 'meter', role: 'meter', 'aria-label': 'Context window use', 'aria-valuemin': 0, 'aria-valuemax': 100,
-    'aria-valuenow': 0, tabindex: 0,
-  }, h('div', { class: 'meter-track' }, this.meterFill), this.meterLabel);
-  private readonly modelBtn = h('button', {
-    id: 'model-picker', class: 'model-picker', title: 'Pick the model for this session (listModels)', text: 'Model: default',
-  });
+  private readonly strip: ContextStrip;
   private readonly log = h('main', { id: 'log', class: 'log', role: 'log', 'aria-label': 'Conversation', tabindex: 0 });
   private readonly input = h('textarea', {
     id: 'input', rows: 3, placeholder: 'Ask Threadline… (Enter to send, Shift+Enter for a new line)', 'aria-label': 'Message',
@@ -50,6 +41,7 @@ export class Chat {
   private readonly queueBtn = h('button', { id: 'queue', title: 'Run this message right after the running turn', text: 'Queue', hidden: true });
 
   constructor(private readonly root: HTMLElement, private readonly post: Post) {
+    this.strip = new ContextStrip(post);
     const btn = (id: string, label: string, title: string, msg: FromWebview) => {
       const b = h('button', { id, class: 'icon', title, 'aria-label': title, text: label });
       b.addEventListener('click', () => this.post(msg));
@@ -64,8 +56,7 @@ export class Chat {
       btn('compact-now', 'Compact', 'Compact now (optionally with a focus to keep)', { type: 'compact' }));
     const composer = h('footer', { class: 'composer' }, this.input,
       h('div', { class: 'composer-actions' }, this.cancelBtn, this.queueBtn, this.sendBtn));
-    root.append(toolbar, h('div', { class: 'meter-row' }, this.meter, this.modelBtn), this.mcp, this.banner, this.log, composer);
-    this.modelBtn.addEventListener('click', () => this.post({ type: 'pickModel' }));
+    root.append(toolbar, ...this.strip.elements, this.banner, this.log, composer);
 
     this.sessionSelect.addEventListener('change', () => {
       if (this.sessionSelect.value) this.post({ type: 'selectSession', sessionId: this.sessionSelect.value });
@@ -103,11 +94,11 @@ export class Chat {
       case 'approval': return this.showApproval(msg.requestId, msg.params);
       case 'approvalClosed': return this.closeApproval(msg.requestId, msg.decision);
       case 'turn': return this.setTurn(msg.running, msg.result?.stopReason, msg.error ?? msg.result?.error?.message);
-      case 'meter': return this.setMeter(msg.contextTokens, msg.contextWindowTokens, msg.estimated);
+      case 'meter': return this.strip.setMeter(msg.contextTokens, msg.contextWindowTokens, msg.estimated);
       case 'error': return void this.note('error', msg.message);
       case 'focusInput': return this.input.focus();
-      case 'mcpServers': return this.setMcpServers(msg.servers);
-      case 'model': return void (this.modelBtn.textContent = msg.label);
+      case 'mcpServers': return this.strip.setMcpServers(msg.servers);
+      case 'model': return this.strip.setModel(msg.label);
       case 'prefill':
         this.input.value = msg.text;
         return this.input.focus();
@@ -131,8 +122,7 @@ export class Chat {
   private loadSession(sessionId: string, history: TranscriptItem[], events: EventItem[]): void {
     this.currentId = sessionId;
     // The stored totals until this session's next usage update brings its running ones
-    this.cost = sessionCost(this.sessions.find((s) => s.sessionId === sessionId)?.totals?.costUsd);
-    this.refreshMeterLabel();
+    this.strip.setCost(sessionCost(this.sessions.find((s) => s.sessionId === sessionId)?.totals?.costUsd));
     this.sessionSelect.value = sessionId;
     this.log.replaceChildren();
     this.cards.clear();
@@ -222,8 +212,8 @@ export class Chat {
         this.compaction(u.mode, u.beforeTokens, u.afterTokens, u.summary);
         break;
       case 'usage':
-        this.cost = sessionCost(u.totals?.costUsd) ?? this.cost;
-        this.setMeter(u.contextTokens, u.contextWindowTokens, false, cachedShare(u.cachedInputTokens, u.inputTokens));
+        this.strip.setCost(sessionCost(u.totals?.costUsd), true);
+        this.strip.setMeter(u.contextTokens, u.contextWindowTokens, false, cachedShare(u.cachedInputTokens, u.inputTokens));
         break;
       case 'turnCompleted':
         this.setTurn(false, u.stopReason, u.error?.message);
@@ -232,7 +222,7 @@ export class Chat {
         this.note(u.level, u.message);
         break;
       case 'mcpServerStatus':
-        this.setMcpServer(u.name, u.state, u.transport, u.reason, u.tools?.length);
+        this.strip.setMcpServer(u.name, u.state, u.transport, u.reason, u.tools?.length);
         return; // a status strip, not a log entry
     }
     this.scroll();
@@ -370,11 +360,7 @@ export class Chat {
       h('summary', {}, h('strong', { text: 'Context compacted' }), ` (${mode}): ${fmtTokens(before)} → ${fmtTokens(after)} tokens`),
       h('pre', { class: 'summary', text: summary || '(no summary: older tool outputs were replaced by placeholders)' }));
     this.log.append(el);
-    const windowTokens = Number(this.meter.dataset.window || 0);
-    if (windowTokens) this.setMeter(after, windowTokens, true);
-    this.meter.classList.remove('dropped');
-    void this.meter.offsetWidth; // restart the animation
-    this.meter.classList.add('dropped');
+    this.strip.dropTo(after);
   }
 
   private note(level: string, message: string): HTMLElement {
@@ -384,7 +370,7 @@ export class Chat {
     return el;
   }
 
-  // --- turn, meter, server ------------------------------------------------------------------------------
+  // --- turn, server ------------------------------------------------------------------------------
 
   private setTurn(running: boolean, stopReason?: string, error?: string): void {
     const was = this.running;
@@ -404,53 +390,6 @@ export class Chat {
     if (stopReason === 'cancelled') this.note('warning', 'Turn cancelled.');
     else if (stopReason === 'maxIterations') this.note('warning', 'Stopped: the turn reached its iteration limit.');
     else if (stopReason === 'error' || error) this.note('error', `Turn failed: ${error ?? 'unknown error'}`);
-  }
-
-  /** `cached` (B-CACHE-5) is the last request's cached share, shown only for a request the provider answered. */
-  private setMeter(tokens: number, windowTokens: number, estimated = false, cached?: string): void {
-    const pct = windowTokens > 0 ? Math.min(100, (tokens / windowTokens) * 100) : 0;
-    this.meterState = { tokens, windowTokens, estimated, cached };
-    this.meter.dataset.tokens = String(tokens);
-    if (cached) this.meter.dataset.cached = cached;
-    else delete this.meter.dataset.cached;
-    this.meter.dataset.window = String(windowTokens);
-    this.meter.setAttribute('aria-valuenow', String(Math.round(pct)));
-    this.meterFill.style.width = `${pct}%`;
-    this.meter.classList.toggle('warn', pct >= 70 && pct < 90);
-    this.meter.classList.toggle('full', pct >= 90);
-    this.refreshMeterLabel();
-  }
-
-  /** The label again, for the session's cost changing without a new request (a session loaded). */
-  private refreshMeterLabel(): void {
-    if (this.cost) this.meter.dataset.cost = this.cost;
-    else delete this.meter.dataset.cost;
-    const m = this.meterState;
-    if (!m) {
-      this.meterLabel.textContent = ['Context: no request yet', this.cost].filter(Boolean).join(' · ');
-      return;
-    }
-    this.meterLabel.textContent = meterLabel(m.tokens, m.windowTokens, fmtTokens, m.estimated, m.cached, this.cost);
-  }
-
-  private setMcpServers(servers: McpServerInfo[]): void {
-    this.mcp.replaceChildren();
-    for (const s of servers) this.setMcpServer(s.name, s.state, s.transport, s.reason, s.tools.length);
-    this.mcp.hidden = servers.length === 0;
-  }
-
-  /** One chip per server: its name and state, the reason and tool count in the tooltip. */
-  private setMcpServer(name: string, state: string, transport: string, reason?: string, tools?: number): void {
-    let chip = Array.from(this.mcp.children).find((c) => (c as HTMLElement).dataset.server === name) as HTMLElement | undefined;
-    if (!chip) {
-      chip = h('span', { class: 'mcp-server', 'data-server': name });
-      this.mcp.append(chip);
-    }
-    chip.dataset.state = state;
-    chip.textContent = `${name}: ${state}`;
-    chip.title = [`MCP server ${name} (${transport})`, tools !== undefined ? `${tools} tools` : '', reason ?? '']
-      .filter(Boolean).join('\n');
-    this.mcp.hidden = false;
   }
 
   private setServer(state: string, message?: string): void {
