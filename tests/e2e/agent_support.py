@@ -166,5 +166,17 @@ def as_sent(messages: list[dict[str, Any]], kind: str = PROVIDER) -> list[dict[s
     return messages
 
 
+def request_tools(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tool specs a model call offered, as Chat Completions ``{"type": "function", "function": {name,
+    description, parameters}}`` whatever the kind (Anthropic's ``input_schema``, Responses' flat function tools)."""
+    tools = record["body"].get("tools") or []
+    kind = record.get("kind", PROVIDER)
+    if kind == "openai":
+        return tools
+    schema = "input_schema" if kind == "anthropic" else "parameters"
+    return [{"type": "function", "function": {"name": t["name"], "description": t.get("description", ""),
+                                              "parameters": t[schema]}} for t in tools]
+
+
 def tool_messages(record: dict[str, Any]) -> list[dict[str, Any]]:
     return [m for m in request_messages(record) if m["role"] == "tool"]

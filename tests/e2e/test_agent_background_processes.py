@@ -7,11 +7,11 @@ from __future__ import annotations
 import asyncio
 import signal
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.e2e.agent_support import API_KEY, start_agent
-from tests.fakes.fake_provider import FakeProvider
+from tests.e2e.agent_support import API_KEY, new_fake, start_agent
 
 pytestmark = pytest.mark.asyncio
 
@@ -26,7 +26,7 @@ def running(pid: int) -> bool:
     return state != "Z"  # a killed orphan may wait as a zombie for its reaper
 
 
-async def start_background_command(tmp_path: Path, fake: FakeProvider):
+async def start_background_command(tmp_path: Path, fake: Any):
     folder = tmp_path / "ws"
     folder.mkdir()
     agent = await start_agent(tmp_path / "home", fake)
@@ -46,14 +46,14 @@ async def wait_gone(pid: int) -> None:
 
 
 async def test_background_process_of_run_command_is_killed_when_the_server_exits(tmp_path):
-    with FakeProvider(api_key=API_KEY) as fake:
+    with new_fake(api_key=API_KEY) as fake:
         agent, pid = await start_background_command(tmp_path, fake)
         assert await agent.client.close() == 0
         await wait_gone(pid)
 
 
 async def test_background_process_of_run_command_is_killed_when_the_server_gets_sigterm(tmp_path):
-    with FakeProvider(api_key=API_KEY) as fake:
+    with new_fake(api_key=API_KEY) as fake:
         agent, pid = await start_background_command(tmp_path, fake)
         agent.client.proc.send_signal(signal.SIGTERM)
         assert await asyncio.wait_for(agent.client.proc.wait(), 30) == 128 + signal.SIGTERM
@@ -64,7 +64,7 @@ async def test_background_process_of_run_command_is_killed_when_the_server_gets_
 async def test_background_process_of_a_server_killed_with_sigkill_is_killed_when_a_server_starts_again(tmp_path):
     """SIGKILL gives the server no chance to clean up; the next server on the same data folder does it. A second
     server running beside a live one leaves the live one's processes alone."""
-    with FakeProvider(api_key=API_KEY) as fake:
+    with new_fake(api_key=API_KEY) as fake:
         agent, pid = await start_background_command(tmp_path, fake)
         beside = await start_agent(tmp_path / "home", fake)  # a live server's commands are not orphans
         await beside.client.request("listSessions", {})

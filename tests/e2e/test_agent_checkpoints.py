@@ -14,8 +14,7 @@ import pytest
 import pytest_asyncio
 
 from server.cli.client import RpcError
-from tests.e2e.agent_support import API_KEY, Agent, events, start_agent
-from tests.fakes.fake_provider import FakeProvider
+from tests.e2e.agent_support import API_KEY, Agent, events, new_fake, start_agent
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -25,7 +24,7 @@ FILE_CAP, SESSION_CAP = 200, 600
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def agent(tmp_path_factory) -> AsyncIterator[Agent]:
     home = tmp_path_factory.mktemp("home")
-    with FakeProvider(api_key=API_KEY) as fake:
+    with new_fake(api_key=API_KEY) as fake:
         a = await start_agent(home, fake, THREADLINE_CHECKPOINT_MAX_FILE_BYTES=str(FILE_CAP),
                               THREADLINE_CHECKPOINT_MAX_SESSION_BYTES=str(SESSION_CAP))
         try:

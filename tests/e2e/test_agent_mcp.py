@@ -16,8 +16,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from tests.e2e.agent_support import API_KEY, REPO, read_db, start_agent, tool_messages
-from tests.fakes.fake_provider import FakeProvider
+from tests.e2e.agent_support import API_KEY, REPO, new_fake, read_db, request_tools, start_agent, tool_messages
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -65,7 +64,7 @@ async def agent(tmp_path_factory):
     home = tmp_path_factory.mktemp("home")
     pidfile = home.parent / "mcp-pids.txt"
     (home / "config.toml").write_text(config_toml(pidfile))
-    with FakeProvider(api_key=API_KEY) as fake:
+    with new_fake(api_key=API_KEY) as fake:
         a = await start_agent(home, fake, MCP_TEST_SECRET=SECRET)
         a.pidfile = pidfile
         try:
@@ -93,7 +92,7 @@ def call(call_id: str, tool: str, **arguments) -> dict:
 
 
 def tool_names(record: dict) -> list[str]:
-    return [t["function"]["name"] for t in record["body"].get("tools", [])]
+    return [t["function"]["name"] for t in request_tools(record)]
 
 
 async def test_mcp_tools_are_offered_approved_and_answered(agent, folder):
@@ -107,7 +106,7 @@ async def test_mcp_tools_are_offered_approved_and_answered(agent, folder):
     assert {"mcp__fake__echo", "mcp__fake__big", "mcp__fake__fail", "mcp__time__get_current_time"} <= set(names)
     assert "mcp__fake__pid" not in names  # disabled_tools
     assert not any(n.startswith(("mcp__broken__", "mcp__sleepy__", "mcp__off__")) for n in names)
-    echo = next(t for t in first["body"]["tools"] if t["function"]["name"] == "mcp__fake__echo")
+    echo = next(t for t in request_tools(first) if t["function"]["name"] == "mcp__fake__echo")
     assert echo["function"]["parameters"]["properties"]["text"]["type"] == "string"
 
     [asked] = agent.approvals
@@ -120,7 +119,7 @@ async def test_mcp_tools_are_offered_approved_and_answered(agent, folder):
     fresh = await agent.session(folder)
     view = await agent.client.request("getContextView", {"sessionId": sid})
     bare = await agent.client.request("getContextView", {"sessionId": fresh})
-    mcp_specs = [t for t in first["body"]["tools"] if t["function"]["name"].startswith("mcp__")]
+    mcp_specs = [t for t in request_tools(first) if t["function"]["name"].startswith("mcp__")]
     assert view["reservedTokens"] - bare["reservedTokens"] >= len(json.dumps(mcp_specs)) // 5
 
 

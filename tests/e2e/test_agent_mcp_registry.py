@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from tests.e2e.agent_support import API_KEY, start_agent, tool_messages
-from tests.fakes.fake_provider import FakeProvider
+from tests.e2e.agent_support import API_KEY, new_fake, request_tools, start_agent, tool_messages
 from tests.fakes.npm_servers import ensure_installed
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -53,7 +52,7 @@ headers = {{ Authorization = "Bearer ${{MCP_TEST_SECRET}}" }}
         except OSError:
             await asyncio.sleep(0.1)
     try:
-        with FakeProvider(api_key=API_KEY) as fake:
+        with new_fake(api_key=API_KEY) as fake:
             a = await start_agent(home, fake, MCP_TEST_SECRET=SECRET)
             try:
                 yield a
@@ -84,7 +83,7 @@ async def test_everything_over_stdio_and_http(agent, folder):
                     {"content": "done"})
     sid = await agent.session(folder, policy="auto")
     assert (await agent.turn(sid, "use everything", timeout=60))["stopReason"] == "endTurn"
-    names = [t["function"]["name"] for t in agent.chat_requests()[0]["body"]["tools"]]
+    names = [t["function"]["name"] for t in request_tools(agent.chat_requests()[0])]
     assert "mcp__everything__echo" in names and "mcp__everything_http__get-sum" in names
     results = {m["tool_call_id"]: m["content"] for m in tool_messages(agent.chat_requests()[-1])}
     assert "hi there" in results["c1"]
