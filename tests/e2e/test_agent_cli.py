@@ -11,15 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.agent_support import API_KEY, REPO, server_env
-from tests.fakes.fake_provider import FakeProvider
+from tests.e2e.agent_support import API_KEY, REPO, kind_of, model_requests, new_fake, request_messages, server_env
 
 THREADLINE = REPO / ".venv" / "bin" / "threadline"
 
 
 @pytest.fixture(scope="module")
 def fake():
-    with FakeProvider(api_key=API_KEY) as f:
+    with new_fake(api_key=API_KEY) as f:
         yield f
 
 
@@ -28,7 +27,7 @@ def env(fake, tmp_path: Path) -> dict[str, str]:
     fake.reset()
     home = tmp_path / "home"
     home.mkdir()
-    return server_env(home, fake.url, THREADLINE_CONTEXT_WINDOW="64000")
+    return server_env(home, fake.url, THREADLINE_CONTEXT_WINDOW="64000", THREADLINE_PROVIDER=kind_of(fake))
 
 
 @pytest.fixture
@@ -102,8 +101,8 @@ def test_chat_without_a_task_reads_tasks_until_eof_in_one_session(fake, env, fol
     assert run.returncode == 0, run.stderr
     assert "Echo: first task" in run.stdout and "Echo: second task" in run.stdout
     assert run.stdout.count("— turn ended: endTurn") == 2
-    second = [r for r in fake.requests if r["path"].startswith("/v1/chat")][1]
-    assert [m["content"] for m in second["body"]["messages"] if m["role"] == "user"] == ["first task", "second task"]
+    second = request_messages(model_requests(fake)[1])
+    assert [m["content"] for m in second if m["role"] == "user"] == ["first task", "second task"]
 
 
 def test_chat_compact_with_a_focus_compacts_the_session_now(fake, env, folder):
@@ -112,7 +111,7 @@ def test_chat_compact_with_a_focus_compacts_the_session_now(fake, env, folder):
     assert run.returncode == 0, run.stderr
     assert "nothing to compact yet" in run.stdout  # before any message
     assert run.stdout.count("— turn ended: endTurn") == 2
-    second = [r for r in fake.requests if r["path"].startswith("/v1/chat")][1]["body"]["messages"]
+    second = request_messages(model_requests(fake)[1])
     summary = next(m["content"] for m in second if m["role"] == "system" and "Focus:" in m["content"])
     assert "Focus:\nkeep the API decisions" in summary and "- first task" in summary
     assert second[-1] == {"role": "user", "content": "second task"}
@@ -206,8 +205,8 @@ def test_chat_steers_a_running_turn_and_queues_one_after_it(fake, env, folder):
     assert run.returncode == 0, run.stderr
     out = run.stdout
     assert "— steered into the running turn" in out and out.count("— turn ended: endTurn") == 2, out
-    chats = [r for r in fake.requests if r["path"].startswith("/v1/chat")]
-    assert [m["content"] for m in chats[-1]["body"]["messages"] if m["role"] == "user"] == [
+    chats = model_requests(fake)
+    assert [m["content"] for m in request_messages(chats[-1]) if m["role"] == "user"] == [
         "start", "shorter please", "then this"]
     # The steer reached the first turn (at its first or second model call, as the line arrived); the queued
     # text came after it, as its own turn.

@@ -3,7 +3,8 @@ queue, recorded requests and SSE writing. Each double supplies ``path``, ``check
 and ``answer`` (the event stream). Stdlib only.
 
 A script item with ``hang: true`` (any double) is answered with the stream's headers and then nothing until the
-client goes away, as a stalled upstream would (a test holds a turn open with it, then cancels it).
+client goes away, as a stalled upstream would (a test holds a turn open with it, then cancels it); ``delay:
+seconds`` waits that long before the answer starts, as a slow first token does (a client hanging up ends it).
 """
 
 from __future__ import annotations
@@ -157,6 +158,9 @@ class _Handler(BaseHTTPRequestHandler):
             fake.check(headers, body)
             item = fake.next_item()
             events = [] if item.get("hang") else fake.answer(body, item, record)
+            if item.get("delay") and self._wait_until_client_gone(fake._stopping, float(item["delay"])):
+                record["disconnected"] = True
+                return
         except Rejection as rejection:
             record.update(rejected=True, status=rejection.status, error=rejection.body)
             return self._send_json(rejection.status, rejection.body, rejection.headers)
@@ -183,17 +187,23 @@ class _Handler(BaseHTTPRequestHandler):
         except (ConnectionResetError, BrokenPipeError):  # the client hung up mid-stream (a cancelled turn)
             record["disconnected"] = True
 
-    def _wait_until_client_gone(self, stopping: threading.Event) -> None:
+    def _wait_until_client_gone(self, stopping: threading.Event, timeout: float | None = None) -> bool:
+        """Wait up to ``timeout`` seconds (None: for ever); True as soon as the client hangs up or we stop."""
+        deadline = None if timeout is None else time.monotonic() + timeout
         while not stopping.is_set():
-            readable, _, _ = select.select([self.connection], [], [], 0.05)
+            left = 0.05 if deadline is None else min(0.05, deadline - time.monotonic())
+            if left <= 0:
+                return False
+            readable, _, _ = select.select([self.connection], [], [], left)
             if not readable:
                 continue
             try:
                 if not self.connection.recv(1, socket.MSG_PEEK):
-                    return
+                    return True
             except OSError:
-                return
-            time.sleep(0.05)  # the client sent more bytes; not an EOF, avoid spinning
+                return True
+            time.sleep(left)  # the client sent more bytes; not an EOF, avoid spinning
+        return True
 
     def _send_json(self, status: int, body: Any, headers: dict[str, str]) -> None:
         data = json.dumps(body).encode()
