@@ -15,9 +15,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from tests.e2e.agent_support import API_KEY, events, read_db, start_agent, tool_messages
-from tests.fakes import openai_rules as rules
-from tests.fakes.fake_provider import FakeProvider
+from tests.e2e.agent_support import API_KEY, events, new_fake, read_db, request_messages, start_agent, tool_messages
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -47,7 +45,7 @@ class Run:
 async def run(tmp_path_factory) -> Run:
     home = tmp_path_factory.mktemp("home")
     folder = tmp_path_factory.mktemp("ws")
-    with FakeProvider(api_key=API_KEY, context_window=WINDOW) as fake:
+    with new_fake(api_key=API_KEY, context_window=WINDOW) as fake:
         fake.push(*[{"tool_calls": [{"id": f"call_{n:02d}", "name": "run_command",
                                      "arguments": {"command": step_command(n)}}]} for n in range(STEPS)],
                   {"content": "all steps done"})
@@ -64,6 +62,17 @@ async def run(tmp_path_factory) -> Run:
         finally:
             await agent.client.close()
     return Run(home, agent.stderr_path.read_text(), sid, first, later, updates, requests, transcript, view)
+
+
+def reported_prompt(record: dict[str, Any]) -> int:
+    """The prompt size the double reported for a call, in its kind's fields (Anthropic's ``input_tokens`` leaves
+    out what was read from or written to the cache, so the prompt is all three)."""
+    usage = record["usage"]
+    if record["kind"] == "anthropic":
+        return usage["input_tokens"] + usage["cache_read_input_tokens"] + usage["cache_creation_input_tokens"]
+    if record["kind"] == "openai-responses":
+        return usage["input_tokens"]
+    return usage["prompt_tokens"]
 
 
 def turn_slices(updates: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
@@ -92,8 +101,8 @@ async def test_R_PIPE_2_one_turn_compacts_several_times(run):
 async def test_B_METER_1_usage_is_the_last_request_size_not_cumulative(run):
     usages = [u for u in run.updates if u["kind"] == "usage"]
     assert len(usages) == len(run.requests)
-    # The fake reports prompt_tokens as its own count of that request's messages.
-    sizes = [rules.estimate_prompt_tokens(r["body"]["messages"]) for r in run.requests]
+    # Each double reports the prompt as its own count of that request (see reported_prompt)
+    sizes = [reported_prompt(r) for r in run.requests]
     assert [u["contextTokens"] for u in usages] == sizes
     assert all(u["contextWindowTokens"] == WINDOW for u in usages)
     assert all(u["contextTokens"] <= WINDOW for u in usages)
@@ -130,7 +139,7 @@ async def test_R_OBS_1_compaction_updates_carry_before_after_summary_and_the_met
 async def test_R_SRC_2_the_transcript_keeps_every_original_message_after_compaction(run):
     roles = [i["role"] for i in run.transcript if i["role"] != "system"]
     assert roles == ["user"] + ["assistant", "tool"] * STEPS + ["assistant"] + ["user", "assistant"] * LATER_TURNS
-    last_view = run.requests[-1]["body"]["messages"]
+    last_view = request_messages(run.requests[-1])
     assert len(last_view) < len(run.transcript)
     # Each tool output is stored exactly as the model first saw it, though later requests compacted it.
     first_seen: dict[str, str] = {}
