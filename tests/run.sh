@@ -23,8 +23,16 @@ status=0
 .venv/bin/python -m pytest -q -p no:cacheprovider "$@" || status=$?
 # The agent-loop tests again against each native provider kind's strict double (tests/e2e/agent_support.py)
 if [ $# -eq 0 ]; then
-  AGENT_LOOP=(tests/e2e/test_agent_turns.py tests/e2e/test_agent_cache.py tests/e2e/test_agent_approvals.py
-              tests/e2e/test_agent_artifacts.py tests/e2e/test_agent_cancellation.py tests/e2e/test_agent_provider_errors.py)
+  # Every tests/e2e/test_agent_*.py but those that pick their doubles themselves, so run the same under any kind:
+  # test_agent_models (a Chat Completions and an Anthropic model side by side), test_agent_native_providers (both
+  # native doubles, directly) and test_agent_cache_replay (the Anthropic double's breakpoint cache).
+  AGENT_LOOP=()
+  for f in tests/e2e/test_agent_*.py; do
+    case $f in
+      */test_agent_models.py|*/test_agent_native_providers.py|*/test_agent_cache_replay.py) ;;
+      *) AGENT_LOOP+=("$f") ;;
+    esac
+  done
   for kind in anthropic openai-responses; do
     THREADLINE_PROVIDER=$kind .venv/bin/python -m pytest -q -p no:cacheprovider "${AGENT_LOOP[@]}" || status=$?
   done
