@@ -196,7 +196,28 @@ try {
   while (fs.readFileSync(appPy, 'utf8') !== original && Date.now() < end) await page.waitForTimeout(200);
   assert.equal(fs.readFileSync(appPy, 'utf8'), original, 'rewound: the file is back on disk');
   await page.locator('.notifications-toasts', { hasText: 'Rewound files: 1 restored' }).waitFor({ timeout: 15000 });
-  log('rewind files: app.py restored; ALL OK');
+  log('rewind files: app.py restored');
+
+  // 8. after a server restart, the resumed session's tool card still shows the applied edit as a diff (the
+  // server stored it as a fileDiff event; the webview's cards are rebuilt from readTranscript + readEvents)
+  const sid = await chat.locator('#session').inputValue();
+  await palette('Threadline: Restart Server');
+  await chat.locator('[data-server]:not([data-server="running"])').waitFor({ timeout: 5000 }).catch(() => {});
+  await chat.locator('[data-server="running"]').waitFor({ timeout: 60000 });
+  await chat.locator('#new-session').click();
+  await chat.locator('#log .empty').waitFor({ timeout: 30000 });
+  await chat.locator('#session').selectOption(sid);
+  const resumed = chat.locator('.tool-card[data-tool-call="call_edit_allowed"]');
+  await resumed.locator('.tool-status', { hasText: 'ok' }).waitFor({ timeout: 30000 });
+  await resumed.locator('summary').first().click();
+  await resumed.locator('.rewind-edit').waitFor();
+  assert.equal(await chat.locator('.tool-card[data-tool-call="call_edit_rejected"] .diff-link').count(), 0, 'a rejected edit has no diff');
+  await palette('View: Close All Editors');
+  await resumed.locator('.diff-link', { hasText: 'Show diff of app.py' }).click();
+  await diffEditor.locator('.editor.modified .view-lines', { hasText: 'print("bonjour")' }).waitFor({ timeout: 30000 });
+  await diffEditor.locator('.editor.original .view-lines', { hasText: 'print("hello")' }).waitFor();
+  await shot('e2e-8-resumed-diff.png');
+  log('after a restart: the resumed tool card opens the stored diff; ALL OK');
 } catch (err) {
   await shot('e2e-failure.png').catch(() => {});
   throw err;
