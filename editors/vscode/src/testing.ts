@@ -4,7 +4,7 @@ export type { CrashInfo, ClientOptions } from './rpc/client';
 export { splitCommandLine } from './rpc/command';
 export { METHOD_NAMES } from './rpc/protocol';
 export { buildWebviewHtml, makeNonce } from './sidebar/html';
-export { interleaveCompactions } from './webview/history';
+export { interleaveCompactions, storedDiffs } from './webview/history';
 export { cachedShare, meterLabel, sessionCost } from './webview/meter';
 export { forkSeqBefore, planRewind, rewindDone } from './sidebar/rewind';
 export { modelButtonLabel, modelPickItems, priceText, windowText } from './models';
