@@ -254,7 +254,7 @@ class Turn:
         written = usage.cache_write_tokens if usage and usage.cache_write_tokens else None
         cost = self.price.cost(prompt, completion, cached or 0, written or 0) if self.price else None
         if usage:
-            self.views.observe_usage(view.estimated_tokens, usage.prompt_tokens)
+            await self.views.observe_usage(view.estimated_tokens, usage.prompt_tokens)
         self.totals.input_tokens += prompt
         self.totals.output_tokens += completion
         self.totals.cached_input_tokens += cached or 0
