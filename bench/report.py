@@ -222,7 +222,7 @@ def cost_section(costs: dict, seconds: float) -> list[str]:
         "cost vs naive (OpenAI-like) | cache breaks | over window |",
         "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
-    for window in COST_WINDOWS:
+    for window in _cost_windows(costs):
         per = [p[window]["strategies"] for p in costs.values() if window in p]
         if not per:
             continue
@@ -262,10 +262,15 @@ def cost_section(costs: dict, seconds: float) -> list[str]:
     return lines
 
 
+def _cost_windows(costs: dict) -> list[int]:
+    """The windows the run measured, in order (COST_WINDOWS unless ``run.py --only cost --windows`` chose)."""
+    return sorted({w for per in costs.values() for w in per}) or list(COST_WINDOWS)
+
+
 def _cost_targets(costs: dict) -> list[str]:
     """Issue 13's cost targets for "now": at or under codex-style everywhere, at most half of "before" at 16k/32k."""
     checks = []
-    for window in COST_WINDOWS:
+    for window in _cost_windows(costs):
         for model in PRICES:
             now, codex, before = (pooled(costs, window, k, model) for k in ("now", "codex", "before"))
             checks.append((f"{window // 1000}k {model}-like: now {now:.2f} <= codex-style {codex:.2f}", now <= codex))
