@@ -7,7 +7,7 @@ import shutil
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from server.agent.loop import TurnTotals
+from server.agent.totals import TurnTotals
 from server.agent.remembered import RememberedApprovals, load_remembered
 from server.agent.totals import load_totals
 from server.agent.turns import TurnManager
