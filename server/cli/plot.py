@@ -96,7 +96,9 @@ class _Frame:
         out.append("</g>")
         out.append(f'<g class="title">{_text(self.width / 2, 28, self.title, "middle", 18)}</g>')
         out.append(f'<g class="xlabel">{_text((x0 + x1) / 2, self.height - 16, self.xlabel, "middle")}</g>')
-        out.append(f'<g class="ylabel">{_text(8, y0 - 12, self.ylabel)}</g>')
+        mid = (y0 + y1) / 2  # along the y axis, clear of the legend above the plot
+        out.append(f'<g class="ylabel" transform="rotate(-90 20 {mid:.1f})">'
+                   f'{_text(20, mid, self.ylabel, "middle")}</g>')
         out.append('<g class="legend">')
         lx = float(x1)
         for label, color in reversed(self.legend):
