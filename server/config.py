@@ -14,6 +14,7 @@ from typing import Any
 
 import platformdirs
 
+from protocol.updates import InitializationOptions, ProviderOptions
 from server.mcp.config import McpConfigError, McpServerConfig, parse_user_servers
 from server.providers.capabilities import Price
 
@@ -84,23 +85,20 @@ class Settings:
     def checkpoints_dir(self) -> Path:
         return self.home / "checkpoints"
 
-    def with_initialization_options(self, options: dict[str, Any] | None) -> Settings:
-        """Apply a client's ``initializationOptions`` (already validated by the protocol types)."""
-        if not options:
+    def with_initialization_options(self, options: InitializationOptions | None) -> Settings:
+        """Apply a client's ``initializationOptions``, decoded and validated by the protocol types."""
+        if options is None:
             return self
+        given = options.provider or ProviderOptions()
         provider = self.provider
-        for key, attr in (("baseUrl", "base_url"), ("apiKey", "api_key"), ("model", "model"),
-                          ("contextWindowTokens", "context_window_tokens"), ("kind", "kind")):
-            value = (options.get("provider") or {}).get(key)
+        for attr in ("base_url", "api_key", "model", "context_window_tokens", "kind"):
+            value = getattr(given, attr)
             if value not in (None, ""):
                 provider = replace(provider, **{attr: value})
         if provider.kind != self.provider.kind:
-            provider = replace(provider, kind=_kind(provider.kind, "initializationOptions.provider.kind"))
             if self.provider.base_url is None or self.provider.base_url == DEFAULT_BASE_URLS.get(self.provider.kind):
-                base = (options.get("provider") or {}).get("baseUrl") or DEFAULT_BASE_URLS.get(provider.kind)
-                provider = replace(provider, base_url=base)
-        policy = options.get("approvalPolicy") or self.approval_policy
-        return replace(self, provider=provider, approval_policy=policy)
+                provider = replace(provider, base_url=given.base_url or DEFAULT_BASE_URLS.get(provider.kind))
+        return replace(self, provider=provider, approval_policy=options.approval_policy or self.approval_policy)
 
 
 def default_home() -> Path:

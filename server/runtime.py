@@ -8,6 +8,7 @@ import shutil
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from protocol.updates import InitializationOptions
 from server.agent.models import ModelSource
 from server.agent.remembered import RememberedApprovals, load_remembered
 from server.agent.service import LiveModels
@@ -101,7 +102,7 @@ class Runtime:
             self._lease.release()
             self._lease = None
 
-    def configure(self, options: dict[str, Any]) -> None:
+    def configure(self, options: InitializationOptions) -> None:
         """Apply ``initializationOptions`` to this connection's settings."""
         self.settings = self.base_settings.with_initialization_options(options)
 

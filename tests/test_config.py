@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from protocol.updates import InitializationOptions, ProviderOptions
 from server.config import ConfigError, load_settings
 
 
@@ -31,8 +32,8 @@ def test_config_toml_then_environment_then_initialization_options(tmp_path):
                        "THREADLINE_KEEP_RECENT_TOKENS": "300", "THREADLINE_THRESHOLD_RATIO": "0.6"})
     assert (s.provider.model, s.keep_recent_tokens, s.threshold_ratio) == ("env-model", 300, 0.6)
     assert s.provider.api_key == "toml-key"
-    s = s.with_initialization_options({"provider": {"model": "client-model", "apiKey": "client-key"},
-                                       "approvalPolicy": "auto"})
+    s = s.with_initialization_options(InitializationOptions(
+        provider=ProviderOptions(model="client-model", api_key="client-key"), approval_policy="auto"))
     assert (s.provider.model, s.provider.api_key, s.approval_policy) == ("client-model", "client-key", "auto")
     assert s.provider.base_url == "http://toml/v1"
 
@@ -108,7 +109,7 @@ def test_a_configured_price_is_read_per_million_tokens_and_a_bad_one_is_refused(
 
 def test_initialization_options_may_switch_the_provider_kind(tmp_path):
     s = load_settings({"THREADLINE_HOME": str(tmp_path)}).with_initialization_options(
-        {"provider": {"kind": "anthropic", "model": "claude-sonnet-4-5"}})
+        InitializationOptions(provider=ProviderOptions(kind="anthropic", model="claude-sonnet-4-5")))
     assert (s.provider.kind, s.provider.base_url) == ("anthropic", "https://api.anthropic.com/v1")
 
 

@@ -16,8 +16,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from protocol import updates as u
-from protocol.messages import OpenAIFunction, OpenAIToolCall, StopReason, SubmitTurnResult, TurnError, TurnUsage
+from protocol.messages import Image, OpenAIFunction, OpenAIToolCall, StopReason, SubmitTurnResult, TurnError, TurnUsage
 from protocol.updates import FileDiff
 from server.agent.approvals import Approvals
 from server.agent.diffs import proposed_diff
@@ -98,7 +100,7 @@ class Turn:
     def session_id(self) -> str:
         return self.tools.session_id
 
-    async def run(self, text: str, images: list[dict[str, str]] | None) -> SubmitTurnResult:
+    async def run(self, text: str, images: list[Image] | None) -> SubmitTurnResult:
         self.emit(u.TurnStarted())
         pending: list[OpenAIToolCall] = []
         try:
@@ -132,12 +134,12 @@ class Turn:
 
     # --- steps --------------------------------------------------------------------------------------
 
-    async def _begin(self, text: str, images: list[dict[str, str]] | None) -> None:
+    async def _begin(self, text: str, images: list[Image] | None) -> None:
         first = await self.first_messages() if self.first_messages else []
-        user = NewMessage("user", text, images=images or None)
+        # The wire's images go to the client as they came; the store keeps their JSON ({mimeType, data})
+        user = NewMessage("user", text, images=msgspec.to_builtins(images) if images else None)
         stored = await self.store.append_messages(self.session_id, [*first, user], self.turn_id)
-        self.emit(u.UserMessage(text=text, images=[u.Image(mime_type=i["mimeType"], data=i["data"])
-                                                   for i in images] if images else None), seq=stored[-1].seq)
+        self.emit(u.UserMessage(text=text, images=images or None), seq=stored[-1].seq)
         if self.session_tools is not None:
             await self._add_session_tools(await self.session_tools(self.emit))
 
@@ -229,12 +231,12 @@ class Turn:
                                      after_tokens=event["afterTokens"], summary=event["summary"]))
 
     async def _store_answer(self, result: ChatResult) -> list[OpenAIToolCall]:
-        calls = [OpenAIToolCall(id=c.id or new_id("call_")[:29], function=OpenAIFunction(name=c.name,
-                                                                                           arguments=c.arguments or "{}"))
+        calls = [OpenAIToolCall(id=c.id or new_id("call_")[:29],
+                                function=OpenAIFunction(name=c.name, arguments=c.arguments or "{}"))
                  for c in result.tool_calls]
-        wire = [{"id": c.id, "type": "function", "function": {"name": c.function.name,
-                                                              "arguments": c.function.arguments}} for c in calls]
-        msg = NewMessage("assistant", result.content or ("" if not calls else None), tool_calls=wire or None,
+        # One shape from here on: the wire's call, sent to the client as is and stored as its JSON
+        msg = NewMessage("assistant", result.content or ("" if not calls else None),
+                         tool_calls=msgspec.to_builtins(calls) or None,
                          reasoning=result.reasoning or None, reasoning_items=result.reasoning_items or None)
         stored = await self.store.append_messages(self.session_id, [msg], self.turn_id)
         self._answer.clear()

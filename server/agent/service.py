@@ -126,7 +126,6 @@ async def submit_turn(rt: Runtime, params: SubmitTurnParams) -> SubmitTurnResult
         emit(u.Notice(level="error", message=message))
         emit(u.TurnCompleted(stop_reason="error", error=error))  # clients close a turn on this, as for any turn
         return SubmitTurnResult(turn_id=turn_id, stop_reason="error", usage=TurnUsage(), error=error)
-    images = [{"mimeType": i.mime_type, "data": i.data} for i in params.images or []]
     turn_id = new_id("turn_")
 
     def cancelled() -> SubmitTurnResult:  # cancelled (or its session deleted) before it began: nothing was stored
@@ -139,7 +138,7 @@ async def submit_turn(rt: Runtime, params: SubmitTurnParams) -> SubmitTurnResult
             turn = await build_turn(rt, current, provider, turn_id)
         except asyncio.CancelledError:
             return cancelled()
-        return await turn.run(params.text, images)
+        return await turn.run(params.text, params.images)
 
     # Registered before it is built, so a deleteSession or cancelTurn arriving meanwhile finds it.
     return await rt.turns.wait(rt.turns.start(session.id, turn_id, build_and_run, queue=params.queue,
