@@ -209,7 +209,7 @@ class Turn:
     async def _account(self, view, result: ChatResult) -> None:
         """B-CACHE-5: each call's figures, cached input tokens included, are stored as a ``usage`` event."""
         if result.usage:
-            self.views.observe_usage(view.estimated_tokens, result.usage.prompt_tokens)
+            await self.views.observe_usage(view.estimated_tokens, result.usage.prompt_tokens)
         call = account_call(result.usage, view.estimated_tokens, self.views.settings.context_window_tokens,
                             self.price, self.totals, self._usage)
         self._usage = call.turn

@@ -22,6 +22,7 @@ import aiosqlite
 from server.transcript import fts
 from server.errors import SessionNotFound, StorageFailure
 from server.transcript.artifact_rows import ArtifactQueries
+from server.transcript.calibrations import CalibrationQueries
 from server.transcript.checkpoints import CheckpointQueries
 from server.transcript.drafts import DraftQueries
 from server.transcript.events import EventQueries
@@ -68,7 +69,7 @@ def _refuse_empty_file(path: Path) -> None:
                          "Restore it from a backup, or move it aside to start a new one")
 
 
-class Store(DraftQueries, EventQueries, ArtifactQueries, CheckpointQueries):
+class Store(DraftQueries, EventQueries, ArtifactQueries, CheckpointQueries, CalibrationQueries):
     """Async access to one transcript database. Open with ``await Store.open(path)``."""
 
     def __init__(self, path: Path, writer: aiosqlite.Connection, reader: aiosqlite.Connection,
