@@ -22,7 +22,7 @@ from protocol import updates as u
 from protocol.messages import Image, OpenAIFunction, OpenAIToolCall, StopReason, SubmitTurnResult, TurnError, TurnUsage
 from protocol.updates import FileDiff
 from server.agent.approvals import Approvals
-from server.agent.diffs import proposed_diff
+from server.agent.diffs import proposed_diff, stored_diff
 from server.agent.emit import Emitter
 from server.agent.partial import PartialAnswer
 from server.agent.totals import USAGE_EVENT, TurnTotals, account_call
@@ -262,6 +262,9 @@ class Turn:
         stored = await self.store.append_messages(
             self.session_id, [NewMessage("tool", kept.text, tool_call_id=call.id, name=name,
                                          tool_status=outcome.status)], self.turn_id)
+        applied = outcome.diff if outcome.status == "ok" else None
+        if applied is not None:  # kept for a resumed session's tool card (readEvents), before the live update
+            await self.store.add_event(self.session_id, "fileDiff", stored_diff(call.id, name, applied), self.turn_id)
         if kept.artifact:
             self.emit(u.ArtifactCreated(artifact_id=kept.artifact.id, tool_call_id=call.id,
                                         total_bytes=kept.artifact.total_bytes, total_lines=kept.artifact.total_lines))
@@ -270,7 +273,7 @@ class Turn:
                                                         f"({kept.storage_error}); the model got a truncated copy"))
         self.emit(u.ToolResult(tool_call_id=call.id, tool=name, status=outcome.status, content=kept.text,
                                artifact_id=kept.artifact.id if kept.artifact else None,
-                               diff=outcome.diff if outcome.status == "ok" else None), seq=stored[0].seq)
+                               diff=applied), seq=stored[0].seq)
 
     async def _approved_run(self, call: OpenAIToolCall, tool, args: dict[str, Any]) -> _Outcome:
         diff = await proposed_diff(self.tools.cwd, tool.name, args) if tool is not None else None
