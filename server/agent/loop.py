@@ -39,7 +39,7 @@ from server.transcript import NewMessage, Store, new_id
 
 log = logging.getLogger(__name__)
 
-INTERRUPTED_RESULT = "Tool call interrupted: the turn was cancelled before this tool finished."
+CANCELLED_RESULT = "Tool call interrupted: the turn was cancelled before this tool finished."
 
 ToolRunner = Callable[[ToolContext, str, dict[str, Any]], Awaitable[ToolOutcome]]
 SessionTools = Callable[["Emitter"], Awaitable[dict[str, Tool]]]
@@ -296,13 +296,13 @@ class Turn:
         try:
             await self._answer.keep(None)
             if pending:
-                results = [NewMessage("tool", INTERRUPTED_RESULT, tool_call_id=c.id, name=c.function.name,
+                results = [NewMessage("tool", CANCELLED_RESULT, tool_call_id=c.id, name=c.function.name,
                                       tool_status="error")
                            for c in pending]
                 stored = await self.store.append_messages(self.session_id, results, self.turn_id)
                 for call, msg in zip(pending, stored):
                     self.emit(u.ToolResult(tool_call_id=call.id, tool=call.function.name, status="error",
-                                           content=INTERRUPTED_RESULT), seq=msg.seq)
+                                           content=CANCELLED_RESULT), seq=msg.seq)
         except Exception:  # the turn is ending anyway; the view's repair covers what could not be stored
             log.exception("could not record the interruption of turn %s", self.turn_id)
 
