@@ -1,4 +1,4 @@
-"""Threadline benchmarks: one command writes bench/RESULTS.md and bench/*.png.
+"""Threadline benchmarks: one command writes bench/RESULTS.md and bench/*.svg.
 
     .venv/bin/python bench/run.py [--quick]
 
