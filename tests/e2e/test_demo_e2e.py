@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 
 from server.cli.plot import PURPLE
-from tests.conftest import REPO, server_env
+from tests.harness import REPO, server_env
 from tests.cli.test_plot import decode_png
 
 THREADLINE = REPO / ".venv" / "bin" / "threadline"
