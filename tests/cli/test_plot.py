@@ -30,7 +30,8 @@ def decode_png(data: bytes) -> tuple[int, int, bytes]:
 
 def pixel(rgb: bytes, width: int, x: int, y: int) -> tuple[int, int, int]:
     i = (y * width + x) * 3
-    return tuple(rgb[i:i + 3])
+    r, g, b = rgb[i:i + 3]
+    return r, g, b
 
 
 def test_encode_png_round_trips_pixels():

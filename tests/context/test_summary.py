@@ -60,7 +60,9 @@ def test_R_SUM_2_empty_sections_say_none_recorded():
 
 
 def _goals(text: str) -> list[str]:
-    return re.search(r"Goals:\n(.*?)\nFiles", text, re.S).group(1).splitlines()
+    match = re.search(r"Goals:\n(.*?)\nFiles", text, re.S)
+    assert match, text
+    return match.group(1).splitlines()
 
 
 def test_B_SUM_7_every_goal_in_order_latest_four_within_240_older_within_80():
@@ -135,7 +137,7 @@ def test_R_SUM_3_state_is_immutable():
     summary_feed(state, user("goal"))
     assert state == SummaryState()
     with pytest.raises(AttributeError):
-        state.goals = ("x",)  # type: ignore[misc]
+        state.goals = ("x",)
 
 
 def _long_session(rounds: int, start: int = 0):
