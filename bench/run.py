@@ -1,4 +1,4 @@
-"""Threadline benchmarks: one command writes bench/RESULTS.md and bench/*.png.
+"""Threadline benchmarks: one command writes bench/RESULTS.md and bench/*.svg.
 
     .venv/bin/python bench/run.py [--quick]
 
@@ -10,6 +10,11 @@
 5. The token estimator's accuracy (bench/estimator/RESULTS.md).
 6. Cost under a prompt-prefix cache at 16k, 32k and 128k: naive resend, Threadline before (b10667b, bench/legacy),
    Threadline now (the requests `threadline replay --requests-out` records) and a codex-style baseline.
+
+    .venv/bin/python bench/run.py --only cost [--windows 16000,32000]
+
+runs section 6 alone and prints it (to check a policy change) without touching RESULTS.md or results.json;
+bench/offline.py gives the same figures in about a minute a window.
 
 Benchmarks are not tests: figures live in RESULTS.md. Sessions are built through the store's own API.
 """
@@ -29,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a scri
 from bench.common import BENCH, SIZES, TRAJECTORIES, WINDOWS  # noqa: E402
 from bench.cost import COST_WINDOWS, bench_costs  # noqa: E402
 from bench.perf import bench_context_view, bench_iteration_overhead  # noqa: E402
-from bench.report import write_plots, write_results  # noqa: E402
+from bench.report import cost_section, write_plots, write_results  # noqa: E402
 from bench.tokens import bench_tokens  # noqa: E402
 
 
@@ -44,8 +49,15 @@ async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller runs, for trying the script out")
     parser.add_argument("--from-json", action="store_true", help="rewrite RESULTS.md and plots from results.json")
+    parser.add_argument("--only", choices=["cost"], help="run one section and print it; RESULTS.md is kept")
+    parser.add_argument("--windows", help="with --only cost: comma-separated windows (default 16000,32000,128000)")
     args = parser.parse_args()
     started = time.perf_counter()
+    if args.only == "cost":
+        windows = tuple(int(w) for w in args.windows.split(",")) if args.windows else COST_WINDOWS
+        costs = bench_costs(sorted(TRAJECTORIES.glob("*.json")), windows)
+        print("\n".join(cost_section(costs, time.perf_counter() - started)))
+        return 0
     if args.from_json:
         saved = _int_keys(json.loads((BENCH / "results.json").read_text(encoding="utf-8")))
         (BENCH / "RESULTS.md").write_text(write_results(saved["views"], saved["loop"], saved["tokens"],

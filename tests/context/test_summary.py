@@ -105,6 +105,20 @@ def test_R_SUM_2_failures_latest_four_bounded_and_state_500():
     assert len(state.last_state) <= 500
 
 
+def test_R_SUM_2_failures_are_the_latest_four_distinct():
+    """A failure repeated word for word (the same check failing again) takes one slot, at its latest place, so
+    an older distinct failure is not pushed out by copies of a newer one."""
+    msgs = []
+    for i, text in enumerate(["Exit code 1 lint A", "Exit code 1 tests B", "Exit code 1 build C",
+                              "Exit code 1 tests B", "Exit code 1 deploy D", "Exit code 1 tests B"]):
+        msgs += [assistant(None, call(f"c{i}", "bash")), tool(f"c{i}", text)]
+    state = SummaryState()
+    for m in msgs:
+        state = summary_feed(state, m)
+    assert [f.split()[-1] for f in state.failures] == ["A", "C", "D", "B"]
+    assert summarize(msgs).count("tests B") == 1
+
+
 def test_R_SUM_2_paths_deduplicated_in_first_seen_order_and_total_bounded():
     msgs = []
     for i in range(100):

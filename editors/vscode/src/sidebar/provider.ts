@@ -8,6 +8,7 @@ import type { ThreadlineClient } from '../rpc/client';
 import { buildWebviewHtml, makeNonce } from './html';
 import { forkSeqBefore, planRewind, rewindDone } from './rewind';
 import type { FromWebview, ServerState, ToWebview } from './messages';
+import { storedDiffs } from '../webview/history';
 
 const CURRENT_KEY = 'threadline.currentSession';
 
@@ -111,8 +112,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
   }
 
   /** A turn's menu: rewind its files (and later turns'), optionally the conversation too (a fork before it). */
-  async rewindTurn(turnId: string, text?: string, toolCallId?: string): Promise<void> {
-    const sessionId = this.currentId;
+  async rewindTurn(turnId: string, text?: string, toolCallId?: string, sessionId = this.currentId): Promise<void> {
     if (!sessionId) return;
     const client = this.server.client;
     const scope = toolCallId ? { toolCallId } : {};
@@ -134,13 +134,19 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
   }
 
   /** The diff of a proposed or applied edit, in VS Code's diff editor. */
-  async openDiff(toolCallId: string, label = 'Threadline edit'): Promise<void> {
-    if (!(await this.diffs.open(toolCallId, label))) void vscode.window.showInformationMessage('Threadline: this edit has no diff to show.');
+  async openDiff(toolCallId: string): Promise<void> {
+    if (!(await this.diffs.open(toolCallId))) void vscode.window.showInformationMessage('Threadline: this edit has no diff to show.');
   }
 
   /** The diff editor's title-bar Allow/Reject: answer the approval of the call shown there. */
   answerFromDiff(toolCallId: string | undefined, decision: ApprovalDecision): void {
     for (const [id, p] of this.approvals) if (p.params.toolCallId === toolCallId) this.answerApproval(id, decision);
+  }
+
+  /** An applied diff's title-bar "Rewind This Edit": the same as its tool card's button (of the edit's own session). */
+  async rewindFromDiff(toolCallId: string | undefined): Promise<void> {
+    const edit = this.diffs.appliedEdit(toolCallId);
+    if (edit && toolCallId) await this.rewindTurn(edit.turnId, undefined, toolCallId, edit.sessionId);
   }
 
   async cancel(): Promise<void> {
@@ -167,7 +173,9 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
   async selectSession(sessionId: string): Promise<void> {
     await this.setCurrent(sessionId);
     const history = await this.readHistory(sessionId);
-    const events = await this.readCompactions(sessionId);
+    const events = await this.readStoredEvents(sessionId);
+    const turnOf = new Map(events.filter((e) => e.kind === 'fileDiff').map((e) => [String(e.payload.toolCallId), e.turnId]));
+    for (const [id, diff] of storedDiffs(events)) this.diffs.remember(id, diff, sessionId, turnOf.get(id) ?? undefined); // "Show diff" on resumed cards
     this.post({ type: 'session', session: { sessionId, title: '' }, history, events });
     await this.refreshSessions();
     await this.estimateMeter(sessionId);
@@ -244,14 +252,22 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     return sessions;
   }
 
-  /** Past compactions, shown in the resumed chat after their turn; a server without readEvents gives none. */
-  private async readCompactions(sessionId: string): Promise<EventItem[]> {
+  /** Past compactions (shown in the resumed chat after their turn) and applied edits' diffs (fileDiff, on their
+   *  tool cards); a server without readEvents gives none. */
+  private async readStoredEvents(sessionId: string): Promise<EventItem[]> {
+    const events: EventItem[] = [];
     try {
-      const r = await this.server.client.request('readEvents', { sessionId, kinds: ['contextCompacted'], limit: 1000 });
-      return r.events;
+      let afterId: number | undefined;
+      for (let page = 0; page < 50; page++) {
+        const r = await this.server.client.request('readEvents', { sessionId, kinds: ['contextCompacted', 'fileDiff'], limit: 1000, ...(afterId !== undefined ? { afterId } : {}) });
+        events.push(...r.events);
+        if (r.nextId === undefined || r.nextId === null) break;
+        afterId = r.nextId;
+      }
     } catch {
-      return [];
+      /* what was read so far */
     }
+    return events;
   }
 
   private async readHistory(sessionId: string): Promise<TranscriptItem[]> {
@@ -292,7 +308,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
         const u = params.update;
         if (u.kind === 'artifactCreated') this.noteArtifact(params.sessionId, u.artifactId);
         if (u.kind === 'toolResult' && u.artifactId) this.noteArtifact(params.sessionId, u.artifactId);
-        if (u.kind === 'toolResult' && u.diff) this.diffs.remember(u.toolCallId, u.diff);
+        if (u.kind === 'toolResult' && u.diff) this.diffs.remember(u.toolCallId, u.diff, params.sessionId, params.turnId ?? undefined);
         if (u.kind === 'turnCompleted') this.withdrawApprovals(params.sessionId);
         this.post({ type: 'update', params });
         this.updateEmitter.fire(params);
@@ -300,8 +316,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
       client.onStateChange((state) => {
         this.post({ type: 'server', state: toServerState(state) });
         if (state === 'crashed') {
-          for (const [id, p] of this.approvals) p.resolve('reject'), this.post({ type: 'approvalClosed', requestId: id });
-          this.approvals.clear();
+          for (const [id, p] of this.approvals) this.closeApproval(id, p, 'reject', undefined);
         }
       }),
       client.onRestart(() => void this.refreshSessions().catch(() => undefined)),
@@ -322,16 +337,14 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     }
     const requestId = `a${++this.approvalSeq}`;
     if (params.diff) {
-      this.diffs.remember(params.toolCallId, params.diff);
-      void this.diffs.open(params.toolCallId, 'proposed: Allow or Reject in the title bar');
+      this.diffs.propose(params.toolCallId, params.diff);
+      void this.diffs.open(params.toolCallId);
     }
     return new Promise<ApprovalDecision>((resolve) => {
       this.approvals.set(requestId, { params, resolve });
       token.onCancellationRequested(() => {
-        if (this.approvals.delete(requestId)) {
-          this.post({ type: 'approvalClosed', requestId });
-          resolve('reject');
-        }
+        const pending = this.approvals.get(requestId);
+        if (pending) this.closeApproval(requestId, pending, 'reject', undefined);
       });
       this.post({ type: 'approval', requestId, params });
       if (!this.view?.visible) void this.reveal();
@@ -341,19 +354,21 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
   /** The turn ended (e.g. cancelled) with approvals still open: they no longer matter. */
   private withdrawApprovals(sessionId: string): void {
     for (const [id, p] of this.approvals) {
-      if (p.params.sessionId !== sessionId) continue;
-      this.approvals.delete(id);
-      p.resolve('reject');
-      this.post({ type: 'approvalClosed', requestId: id });
+      if (p.params.sessionId === sessionId) this.closeApproval(id, p, 'reject', undefined);
     }
   }
 
   private answerApproval(requestId: string, decision: ApprovalDecision): void {
     const pending = this.approvals.get(requestId);
-    if (!pending) return;
+    if (pending) this.closeApproval(requestId, pending, decision, decision);
+  }
+
+  /** Every way an approval ends: the server gets its decision, the card closes, its diff loses Allow/Reject. */
+  private closeApproval(requestId: string, pending: PendingApproval, decision: ApprovalDecision, shown: ApprovalDecision | undefined): void {
     this.approvals.delete(requestId);
+    this.diffs.settle(pending.params.toolCallId);
     pending.resolve(decision);
-    this.post({ type: 'approvalClosed', requestId, decision });
+    this.post({ type: 'approvalClosed', requestId, ...(shown ? { decision: shown } : {}) });
   }
 
   private post(msg: ToWebview): void {
