@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
@@ -18,12 +17,12 @@ from server.context import (
     summary_feed,
     write_paths,
 )
+from tests.conftest import TRAJECTORIES
+from tests.harness import REPO
 
 from .helpers import assistant, call, sized, system, text_of_tokens, tool, user
 from .protocol_check import is_protocol_valid
 
-REPO = Path(__file__).resolve().parents[2]
-TRAJECTORIES = REPO.parent / "shared" / "data" / "trajectories"
 
 
 def _history():
