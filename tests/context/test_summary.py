@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
@@ -18,12 +17,12 @@ from server.context import (
     summary_feed,
     write_paths,
 )
+from tests.conftest import TRAJECTORIES
+from tests.harness import REPO
 
 from .helpers import assistant, call, sized, system, text_of_tokens, tool, user
 from .protocol_check import is_protocol_valid
 
-REPO = Path(__file__).resolve().parents[2]
-TRAJECTORIES = REPO.parent / "shared" / "data" / "trajectories"
 
 
 def _history():
@@ -60,7 +59,9 @@ def test_R_SUM_2_empty_sections_say_none_recorded():
 
 
 def _goals(text: str) -> list[str]:
-    return re.search(r"Goals:\n(.*?)\nFiles", text, re.S).group(1).splitlines()
+    match = re.search(r"Goals:\n(.*?)\nFiles", text, re.S)
+    assert match, text
+    return match.group(1).splitlines()
 
 
 def test_B_SUM_7_every_goal_in_order_latest_four_within_240_older_within_80():
@@ -149,7 +150,7 @@ def test_R_SUM_3_state_is_immutable():
     summary_feed(state, user("goal"))
     assert state == SummaryState()
     with pytest.raises(AttributeError):
-        state.goals = ("x",)  # type: ignore[misc]
+        state.goals = ("x",)
 
 
 def _long_session(rounds: int, start: int = 0):

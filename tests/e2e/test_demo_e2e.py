@@ -7,7 +7,7 @@ import re
 import subprocess
 
 from tests.cli.test_plot import parse, series, texts
-from tests.conftest import REPO, server_env
+from tests.harness import REPO, server_env
 
 THREADLINE = REPO / ".venv" / "bin" / "threadline"
 

@@ -214,7 +214,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     const history = await this.readHistory(sessionId);
     const events = await this.readStoredEvents(sessionId);
     const turnOf = new Map(events.filter((e) => e.kind === 'fileDiff').map((e) => [String(e.payload.toolCallId), e.turnId]));
-    for (const [id, diff] of storedDiffs(events)) this.diffs.remember(id, diff, sessionId, turnOf.get(id)); // "Show diff" on resumed cards
+    for (const [id, diff] of storedDiffs(events)) this.diffs.remember(id, diff, sessionId, turnOf.get(id) ?? undefined); // "Show diff" on resumed cards
     this.post({ type: 'session', session: { sessionId, title: '' }, history, events });
     const sessions = await this.refreshSessions();
     this.post({ type: 'model', label: modelButtonLabel(sessions.find((s) => s.sessionId === sessionId)?.model) });
@@ -349,7 +349,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
         const u = params.update;
         if (u.kind === 'artifactCreated') this.noteArtifact(params.sessionId, u.artifactId);
         if (u.kind === 'toolResult' && u.artifactId) this.noteArtifact(params.sessionId, u.artifactId);
-        if (u.kind === 'toolResult' && u.diff) this.diffs.remember(u.toolCallId, u.diff, params.sessionId, params.turnId);
+        if (u.kind === 'toolResult' && u.diff) this.diffs.remember(u.toolCallId, u.diff, params.sessionId, params.turnId ?? undefined);
         if (u.kind === 'turnCompleted') this.withdrawApprovals(params.sessionId);
         this.post({ type: 'update', params });
         this.updateEmitter.fire(params);

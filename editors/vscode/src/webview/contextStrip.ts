@@ -72,7 +72,7 @@ export class ContextStrip {
 
   setMcpServers(servers: McpServerInfo[]): void {
     this.mcp.replaceChildren();
-    for (const s of servers) this.setMcpServer(s.name, s.state, s.transport, s.reason, s.tools.length);
+    for (const s of servers) this.setMcpServer(s.name, s.state, s.transport, s.reason ?? undefined, s.tools.length);
     this.mcp.hidden = servers.length === 0;
   }
 
