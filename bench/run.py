@@ -1,6 +1,7 @@
 """Threadline benchmarks: one command writes bench/RESULTS.md and bench/*.png.
 
     .venv/bin/python bench/run.py [--quick]
+    .venv/bin/python bench/run.py --only overhead   # or views: one section, printed as JSON, nothing written
 
 1. getContextView warm latency at 1k, 10k and 100k stored messages (real server, real JSON-RPC).
 2. Server overhead per model iteration beyond provider time (instant provider, 1k-message session, real loop).
@@ -44,8 +45,18 @@ async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller runs, for trying the script out")
     parser.add_argument("--from-json", action="store_true", help="rewrite RESULTS.md and plots from results.json")
+    parser.add_argument("--only", choices=("views", "overhead"),
+                        help="run one section (1+3: views, 2: overhead), print its figures; writes no file")
     args = parser.parse_args()
     started = time.perf_counter()
+    if args.only:
+        with tempfile.TemporaryDirectory(prefix="threadline-bench-") as tmp:
+            if args.only == "views":
+                only = await bench_context_view(Path(tmp), SIZES, 10 if args.quick else 50)
+            else:
+                only = await bench_iteration_overhead(Path(tmp), 50 if args.quick else 200)
+        print(json.dumps(only, indent=1, default=str))
+        return 0
     if args.from_json:
         saved = _int_keys(json.loads((BENCH / "results.json").read_text(encoding="utf-8")))
         (BENCH / "RESULTS.md").write_text(write_results(saved["views"], saved["loop"], saved["tokens"],
