@@ -32,7 +32,7 @@ from typing import Any
 from .fallback import FALLBACK_KEEP_MESSAGES, FALLBACK_KEEP_SYSTEM, FALLBACK_SUMMARY, _fallback_start
 from .micro import _replaceable
 from .repair import SYSTEM_ROLES, repair_with_origins
-from .summary import SummaryState, render_summary, summarize, summary_feed, with_focus
+from .summary import SummaryState, render_summary, summarize, summary_feed, summary_skip, with_focus
 from .tail import safe_tail_start
 from .tokens import estimate_message_tokens
 from .view import MICRO_MIN_FREED_RATIO, MIN_FREED_RATIO, Compaction, CompactionHead, RequestView, ViewSettings
@@ -408,7 +408,7 @@ class IncrementalView:
         start = max((n for n in self._folds if n <= end), default=0)
         state = self._folds.get(start, self._base_fold)
         for item in self._conv[start:end]:
-            state = summary_feed(state, item.msg)
+            state = summary_feed(state, item.msg) if item.placeholder is None else summary_skip(state)
         self._folds[end] = state
         if len(self._folds) > 8:
             self._folds.pop(next(iter(self._folds)))

@@ -97,7 +97,13 @@ class SummaryState:
             return None
 
 
-def _one_line(text: str) -> str:
+def _one_line(text: str, clip: int | None = None) -> str:
+    """``text`` on one line. With ``clip``, only what ``_clip(..., clip)`` keeps of it is exact (a long text's
+    tail is not rewritten): a prefix longer than ``clip + 1`` characters is a prefix of the whole line."""
+    if clip is not None and len(text) > 2 * clip:
+        head = _SPACE.sub(" ", text[:2 * clip]).lstrip()
+        if len(head) > clip + 1:
+            return head
     return _SPACE.sub(" ", text).strip()
 
 
@@ -138,7 +144,7 @@ def _feed_assistant(state: SummaryState, msg: Mapping[str, Any]) -> SummaryState
         for path in write_paths(name, function.get("arguments")):
             if path not in files:
                 files.append(path)
-    text = _one_line(content_text(msg.get("content")))
+    text = _one_line(content_text(msg.get("content")), STATE_CHARS)
     return replace(
         state,
         files=tuple(files),
@@ -151,7 +157,7 @@ def _failure_excerpt(match: re.Match[str]) -> str:
     # Start at the line holding the evidence when it is not near the top: that line says what went wrong.
     text = match.string
     start = text.rfind("\n", 0, match.start()) + 1 if match.start() > 120 else 0
-    return _one_line(text[start:])
+    return _one_line(text[start:], FAILURE_CHARS)  # only ever clipped to FAILURE_CHARS, after the tool name
 
 
 def _feed_tool(state: SummaryState, msg: Mapping[str, Any]) -> SummaryState:
@@ -168,13 +174,19 @@ def summary_feed(state: SummaryState, msg: Mapping[str, Any]) -> SummaryState:
     """Fold one transcript message into the state (R-SUM-2). System messages are not history: skipped."""
     role = msg.get("role")
     if role == "user":
-        text = _one_line(content_text(msg.get("content")))
+        text = _one_line(content_text(msg.get("content")), GOAL_CHARS)
         if text:
             state = replace(state, goals=(state.goals + (_clip(text, GOAL_CHARS),))[-MAX_STORED_GOALS:])
     elif role == "assistant":
         state = _feed_assistant(state, msg)
     elif role == "tool":
         state = _feed_tool(state, msg)
+    return replace(state, fed=state.fed + 1)
+
+
+def summary_skip(state: SummaryState) -> SummaryState:
+    """``summary_feed`` of a tool output known to carry no error evidence (a microcompactable one, R-MICRO-2):
+    it records nothing, so its text need not be searched again."""
     return replace(state, fed=state.fed + 1)
 
 
