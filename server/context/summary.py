@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from .micro import PLACEHOLDER_PREFIX, content_text, evidence_match
@@ -135,7 +135,7 @@ def write_paths(tool_name: str, arguments: Any) -> list[str]:
 
 
 def _feed_assistant(state: SummaryState, msg: Mapping[str, Any]) -> SummaryState:
-    files = list(state.files)
+    files = state.files
     calls = []
     for call in msg.get("tool_calls") or ():
         function = call.get("function") or {}
@@ -143,14 +143,10 @@ def _feed_assistant(state: SummaryState, msg: Mapping[str, Any]) -> SummaryState
         calls.append((str(call.get("id", "")), name))
         for path in write_paths(name, function.get("arguments")):
             if path not in files:
-                files.append(path)
+                files = (*files, path)
     text = _one_line(content_text(msg.get("content")), STATE_CHARS)
-    return replace(
-        state,
-        files=tuple(files),
-        open_calls=tuple(calls) if calls else state.open_calls,
-        last_state=_clip(text, STATE_CHARS) if text else state.last_state,
-    )
+    return SummaryState(state.goals, files, state.failures, _clip(text, STATE_CHARS) if text else state.last_state,
+                        tuple(calls) if calls else state.open_calls, state.fed + 1)
 
 
 def _failure_excerpt(match: re.Match[str]) -> str:
@@ -164,30 +160,33 @@ def _feed_tool(state: SummaryState, msg: Mapping[str, Any]) -> SummaryState:
     text = content_text(msg.get("content"))
     match = None if text.startswith(PLACEHOLDER_PREFIX) else evidence_match(text)
     if match is None:
-        return state
+        return summary_skip(state)
     name = dict(state.open_calls).get(str(msg.get("tool_call_id")), "tool")
     failure = _clip(f"{name}: {_failure_excerpt(match)}", FAILURE_CHARS)
-    return replace(state, failures=(state.failures + (failure,))[-MAX_FAILURES:])
+    return SummaryState(state.goals, state.files, (state.failures + (failure,))[-MAX_FAILURES:], state.last_state,
+                        state.open_calls, state.fed + 1)
 
 
 def summary_feed(state: SummaryState, msg: Mapping[str, Any]) -> SummaryState:
-    """Fold one transcript message into the state (R-SUM-2). System messages are not history: skipped."""
+    """Fold one transcript message into the state (R-SUM-2). System messages are not history: skipped. Each
+    step builds the next state once (with the count of messages fed), not once per changed field."""
     role = msg.get("role")
     if role == "user":
         text = _one_line(content_text(msg.get("content")), GOAL_CHARS)
         if text:
-            state = replace(state, goals=(state.goals + (_clip(text, GOAL_CHARS),))[-MAX_STORED_GOALS:])
+            return SummaryState((state.goals + (_clip(text, GOAL_CHARS),))[-MAX_STORED_GOALS:], state.files,
+                                state.failures, state.last_state, state.open_calls, state.fed + 1)
     elif role == "assistant":
-        state = _feed_assistant(state, msg)
+        return _feed_assistant(state, msg)
     elif role == "tool":
-        state = _feed_tool(state, msg)
-    return replace(state, fed=state.fed + 1)
+        return _feed_tool(state, msg)
+    return summary_skip(state)
 
 
 def summary_skip(state: SummaryState) -> SummaryState:
     """``summary_feed`` of a tool output known to carry no error evidence (a microcompactable one, R-MICRO-2):
     it records nothing, so its text need not be searched again."""
-    return replace(state, fed=state.fed + 1)
+    return SummaryState(state.goals, state.files, state.failures, state.last_state, state.open_calls, state.fed + 1)
 
 
 def _section(title: str, lines: Iterable[str]) -> list[str]:
