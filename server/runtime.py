@@ -62,9 +62,12 @@ class Runtime:
         return self._artifacts
 
     async def open(self) -> None:
-        from server.context import estimate_message_tokens
+        from server.context import Calibration, estimate_message_tokens
 
         self._store = await Store.open(self.settings.database_path, estimate=estimate_message_tokens)
+        # B-TOK-3 calibrations as the last server left them, so a restart plans with the same window (B-CACHE-3)
+        self.calibrations = {model: Calibration(model, factor, samples)
+                             for model, factor, samples in await self._store.load_calibrations()}
         self._artifacts = ArtifactStore(self.settings.artifacts_dir, self._store, self.settings.pattern_timeout_seconds)
         await self._recover_drafts()
 

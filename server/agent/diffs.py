@@ -17,6 +17,9 @@ from server.workspace import NotRegularFile, OutsideWorkspace, read_regular_file
 
 MAX_DIFF_BYTES = 1024 * 1024  # per side; larger files are approved from the text detail alone
 MAX_UNIFIED_CHARS = 4000
+# An applied change is stored as a ``fileDiff`` event so a resumed session can show it: both texts together at
+# most this many characters; over it, the event keeps the path and a note (the old content is in the checkpoint).
+MAX_STORED_DIFF_CHARS = 256 * 1024
 
 
 async def proposed_diff(cwd: Path, tool: str, args: dict[str, Any]) -> FileDiff | None:
@@ -37,6 +40,19 @@ async def proposed_diff(cwd: Path, tool: str, args: dict[str, Any]) -> FileDiff 
     if old is None or not isinstance(find, str) or not isinstance(replace, str) or not find or old.count(find) != 1:
         return None  # the tool will fail and say why
     return FileDiff(path=raw, old_text=old, new_text=old.replace(find, replace, 1))
+
+
+def stored_diff(call_id: str, tool: str, diff: FileDiff) -> dict[str, Any]:
+    """The ``fileDiff`` event's payload: ``{toolCallId, tool, path, diff}``, or ``note`` instead of ``diff`` when the
+    texts are over ``MAX_STORED_DIFF_CHARS``."""
+    payload: dict[str, Any] = {"toolCallId": call_id, "tool": tool, "path": diff.path}
+    size = len(diff.old_text) + len(diff.new_text)
+    if size <= MAX_STORED_DIFF_CHARS:
+        payload["diff"] = {"path": diff.path, "oldText": diff.old_text, "newText": diff.new_text}
+    else:
+        payload["note"] = (f"diff not kept: {size} characters, over the {MAX_STORED_DIFF_CHARS} stored "
+                           "(the file's earlier content is in its checkpoint)")
+    return payload
 
 
 def unified(diff: FileDiff) -> str:

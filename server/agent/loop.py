@@ -23,7 +23,7 @@ from protocol import updates as u
 from protocol.messages import OpenAIFunction, OpenAIToolCall, StopReason, SubmitTurnResult, TurnError, TurnUsage
 from protocol.updates import FileDiff
 from server.agent.approvals import Approvals
-from server.agent.diffs import proposed_diff
+from server.agent.diffs import proposed_diff, stored_diff
 from server.agent.emit import Emitter
 from server.agent.views import ViewBuilder
 from server.context import ViewSettings
@@ -254,7 +254,7 @@ class Turn:
         written = usage.cache_write_tokens if usage and usage.cache_write_tokens else None
         cost = self.price.cost(prompt, completion, cached or 0, written or 0) if self.price else None
         if usage:
-            self.views.observe_usage(view.estimated_tokens, usage.prompt_tokens)
+            await self.views.observe_usage(view.estimated_tokens, usage.prompt_tokens)
         self.totals.input_tokens += prompt
         self.totals.output_tokens += completion
         self.totals.cached_input_tokens += cached or 0
@@ -329,6 +329,9 @@ class Turn:
         stored = await self.store.append_messages(
             self.session_id, [NewMessage("tool", kept.text, tool_call_id=call.id, name=name,
                                          tool_status=outcome.status)], self.turn_id)
+        applied = outcome.diff if outcome.status == "ok" else None
+        if applied is not None:  # kept for a resumed session's tool card (readEvents), before the live update
+            await self.store.add_event(self.session_id, "fileDiff", stored_diff(call.id, name, applied), self.turn_id)
         if kept.artifact:
             self.emit(u.ArtifactCreated(artifact_id=kept.artifact.id, tool_call_id=call.id,
                                         total_bytes=kept.artifact.total_bytes, total_lines=kept.artifact.total_lines))
@@ -337,7 +340,7 @@ class Turn:
                                                         f"({kept.storage_error}); the model got a truncated copy"))
         self.emit(u.ToolResult(tool_call_id=call.id, tool=name, status=outcome.status, content=kept.text,
                                artifact_id=kept.artifact.id if kept.artifact else None,
-                               diff=outcome.diff if outcome.status == "ok" else None), seq=stored[0].seq)
+                               diff=applied), seq=stored[0].seq)
 
     async def _approved_run(self, call: OpenAIToolCall, tool, args: dict[str, Any]) -> _Outcome:
         diff = await proposed_diff(self.tools.cwd, tool.name, args) if tool is not None else None

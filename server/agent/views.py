@@ -176,9 +176,16 @@ class ViewBuilder:
             event["compaction"] = view.new_compaction.to_json()
         return event
 
-    def observe_usage(self, estimated: int, reported: int) -> None:
-        """B-TOK-3: learn this model's ratio of reported to estimated prompt tokens."""
-        self.calibrations[self.model] = calibrate(self.calibration, estimated + self.overhead_tokens, reported)
+    async def observe_usage(self, estimated: int, reported: int) -> None:
+        """B-TOK-3: learn this model's ratio of reported to estimated prompt tokens, and keep it (schema v8), so a
+        restarted server plans with the same window (B-CACHE-3)."""
+        before = self.calibration
+        learned = calibrate(before, estimated + self.overhead_tokens, reported)
+        self.calibrations[self.model] = learned
+        # Written only when the factor moves or on the first sample: the common case (our estimate over-counts, the
+        # factor stays at its floor of 1) costs no write per call; ``samples`` matters only as zero or not.
+        if before is None or before.samples == 0 or learned.factor != before.factor:
+            await self.store.save_calibration(self.model, learned.factor, learned.samples)
 
 
 def effective_settings(settings: ViewSettings, overhead_tokens: int,

@@ -5,6 +5,8 @@ Prints streamed text, tool calls and their results (folded to a few lines), a co
 says, B-CACHE-5) and compaction notices (R-OBS-1), and asks approvals at the prompt. With no
 TASK it reads tasks line by line until EOF; ``/compact [focus]`` compacts the session now (``compactSession``),
 ``/rewind`` lists the turns and ``/rewind N [dry] [force]`` puts back the files they changed (``rewindFiles``).
+Approvals of file edits show the change as a diff; an edit applied without asking (``--policy autoEdit``) prints
+its diff after the fact, and ``/undo`` rewinds the last applied edit (``rewindFiles`` with its ``toolCallId``).
 At a terminal, a line typed while a turn runs steers it (``steerTurn``: the model reads it after the tool running
 now) and ``/queue TEXT`` runs TEXT as a turn right after it (``submitTurn {queue: true}``); piped input is read as
 one task after another.
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import difflib
 import signal
 import sys
 import threading
@@ -24,6 +27,7 @@ from typing import Any, TextIO
 from server.cli.client import Client, RpcError
 
 RESULT_LINES = 4
+DIFF_LINES = 40  # an applied edit's diff, printed after the fact, is cut after this many lines
 DECISIONS = {"y": "allowOnce", "a": "allowAlways", "n": "reject"}
 
 
@@ -75,6 +79,8 @@ class Printer:
         self.out = out
         self.streaming = False  # inside streamed assistant text (no newline yet)
         self.streamed = False  # this answer's text already arrived as deltas
+        self.asked: set[str] = set()  # tool calls whose approval (with its diff) was shown at the prompt
+        self.last_edit: tuple[str, str, str] | None = None  # (turnId, toolCallId, path) of the last applied edit
 
     def write(self, line: str) -> None:
         self.end_stream()
@@ -86,7 +92,7 @@ class Printer:
             self.out.write("\n")
             self.streaming = False
 
-    def update(self, u: dict[str, Any]) -> None:
+    def update(self, u: dict[str, Any], turn_id: str | None = None) -> None:
         kind = u.get("kind")
         if kind == "assistantDelta":
             self.out.write(u["text"])
@@ -106,6 +112,9 @@ class Printer:
             mark = {"ok": "✓", "denied": "✗ denied", "error": "✗"}.get(status, status)
             for n, row in enumerate(fold(u.get("content") or "")):
                 self.write(f"  {mark if n == 0 else ' ' * len(mark)} {row}")
+            diff = u.get("diff")
+            if status == "ok" and isinstance(diff, dict) and turn_id:
+                self.applied(turn_id, u["toolCallId"], diff)
         elif kind == "artifactCreated":
             self.write(f"  [artifact {u['artifactId']}: {u['totalBytes']} bytes, {u['totalLines']} lines]")
         elif kind == "usage":
@@ -120,6 +129,21 @@ class Printer:
         elif kind == "mcpServerStatus":
             tools = f", {len(u['tools'])} tools" if u.get("tools") is not None else ""
             self.write(f"mcp {u['name']}: {u['state']}{tools}" + (f" ({u['reason']})" if u.get("reason") else ""))
+
+
+    def applied(self, turn_id: str, call_id: str, diff: dict[str, Any]) -> None:
+        """An applied edit: its diff when no approval showed it first, and how to undo it."""
+        self.last_edit = (turn_id, call_id, str(diff.get("path")))
+        if call_id not in self.asked:
+            for row in diff_lines(diff):
+                self.write(f"    {printable(row)}")
+        self.write("    (/undo rewinds this edit)")
+
+
+def diff_lines(diff: dict[str, Any], limit: int = DIFF_LINES) -> list[str]:
+    rows = list(difflib.unified_diff(str(diff.get("oldText", "")).splitlines(), str(diff.get("newText", "")).splitlines(),
+                                     f"a/{diff.get('path')}", f"b/{diff.get('path')}", lineterm=""))
+    return rows if len(rows) <= limit else [*rows[:limit], f"… {len(rows) - limit} more diff lines"]
 
 
 def server_lines(servers: list[dict[str, Any]]) -> list[str]:
@@ -195,6 +219,8 @@ class TurnInput:
 
 async def ask_approval(printer: Printer, params: dict[str, Any], turn_input: TurnInput | None = None) -> dict[str, str]:
     """The whole request, nothing cut and nothing raw: what the user approves is exactly what they read."""
+    if params.get("diff"):
+        printer.asked.add(str(params.get("toolCallId")))
     printer.write(f"approval needed: {printable(str(params.get('title') or params.get('tool')))}")
     for row in printable(str(params.get("detail") or "")).splitlines() or [""]:
         printer.write(f"  | {row}")
@@ -223,7 +249,7 @@ async def chat_main(args: argparse.Namespace) -> int:
         printer.write(f"session {sid} in {cwd}")
         for line in server_lines((await client.request("listMcpServers", {"sessionId": sid}))["servers"]):
             printer.write(line)
-        client.on_notification = lambda method, p: (printer.update(p["update"])
+        client.on_notification = lambda method, p: (printer.update(p["update"], p.get("turnId"))
                                                     if method == "sessionUpdate" and p.get("sessionId") == sid
                                                     else None)
         if args.task:
@@ -238,6 +264,8 @@ async def chat_main(args: argparse.Namespace) -> int:
                 await compact(client, printer, sid, task[len("/compact"):].strip() or None)
             elif task.strip() == "/rewind" or task.startswith("/rewind "):
                 await rewind(client, printer, sid, task.split()[1:])
+            elif task.strip() == "/undo":
+                await undo(client, printer, sid)
             elif task.strip() and sys.stdin.isatty():
                 code, ahead = await run_steerable(client, printer, sid, task, turn_input)
                 status = max(status, code)
@@ -276,10 +304,26 @@ async def rewind(client: Client, printer: Printer, sid: str, words: list[str]) -
         return
     params = {"sessionId": sid, "toTurnId": turns[n - 1]["turnId"], "dryRun": "dry" in words, "force": "force" in words}
     result = await client.request("rewindFiles", params)
+    rewound(printer, result)
+    printer.write(f"— {'dry run: nothing changed. ' if result.get('dryRun') else ''}{result['note']}")
+
+
+def rewound(printer: Printer, result: dict[str, Any]) -> None:
     for f in result["files"]:
         what = f["status"] if f["status"] != "restored" else f.get("change", "restored")
         printer.write(f"  {f['path']}: {what}" + (f" ({f['detail']})" if f.get("detail") else ""))
-    printer.write(f"— {'dry run: nothing changed. ' if result.get('dryRun') else ''}{result['note']}")
+
+
+async def undo(client: Client, printer: Printer, sid: str) -> None:
+    """``/undo``: put back the file the last applied edit changed (and any later edits), as before that edit."""
+    if printer.last_edit is None:
+        printer.write("— no edit to undo in this chat yet (/rewind lists the turns)")
+        return
+    turn_id, call_id, path = printer.last_edit
+    result = await client.request("rewindFiles", {"sessionId": sid, "toTurnId": turn_id, "toolCallId": call_id})
+    rewound(printer, result)
+    printer.write(f"— undid the edit of {path}. {result['note']}")
+    printer.last_edit = None
 
 
 async def run_steerable(client: Client, printer: Printer, sid: str, text: str,

@@ -130,8 +130,20 @@ V7_SESSION_MODEL = """
 ALTER TABLE sessions ADD COLUMN model TEXT;
 """
 
+# v8 (B-TOK-3 with B-CACHE-3): each model's learned ratio of reported to estimated prompt tokens. The ratio shrinks
+# the window the pipeline plans with, so a restarted server must start from the one the old server had learned, or
+# it would compact at other points than the old one would have (and send other requests).
+V8_CALIBRATIONS = """
+CREATE TABLE calibrations (
+    model      TEXT PRIMARY KEY,
+    factor     REAL NOT NULL,
+    samples    INTEGER NOT NULL,
+    updated_at TEXT NOT NULL
+);
+"""
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None] | str] = [V1, V2, V3, V4, V5_TOOL_STATUS, V6_FILE_CHECKPOINTS,
-                                                                V7_SESSION_MODEL]
+                                                                V7_SESSION_MODEL, V8_CALIBRATIONS]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -21,6 +21,7 @@ import aiosqlite
 
 from server.transcript import fts
 from server.errors import ArtifactNotFound, SessionNotFound, StorageFailure
+from server.transcript.calibrations import CalibrationQueries
 from server.transcript.checkpoints import CheckpointQueries
 from server.transcript.records import (
     Artifact,
@@ -66,7 +67,7 @@ def _refuse_empty_file(path: Path) -> None:
                          "Restore it from a backup, or move it aside to start a new one")
 
 
-class Store(CheckpointQueries):
+class Store(CheckpointQueries, CalibrationQueries):
     """Async access to one transcript database. Open with ``await Store.open(path)``."""
 
     def __init__(self, path: Path, writer: aiosqlite.Connection, reader: aiosqlite.Connection,

@@ -136,8 +136,9 @@ async def test_R_OBS_1_readEvents_returns_approvals_and_compactions_in_order_pag
     await agent.turn(sid, "write two files")
     everything = (await agent.client.request("readEvents", {"sessionId": sid}))["events"]
     kinds = [e["kind"] for e in everything]
-    # each model call stores its usage (B-CACHE-5) before the answer's tool calls are approved
-    assert kinds == ["usage", "approvalRequested", "approvalDecided", "usage", "approvalRequested",
+    # each model call stores its usage (B-CACHE-5) before the answer's tool calls are approved; the allowed
+    # write stores its applied diff (issue 18), the rejected one none
+    assert kinds == ["usage", "approvalRequested", "approvalDecided", "fileDiff", "usage", "approvalRequested",
                      "approvalDecided", "usage"]
     assert [e["payload"]["decision"] for e in everything if e["kind"] == "approvalDecided"] == ["allowOnce", "reject"]
     assert all(e["turnId"] and e["createdAt"] for e in everything)

@@ -32,10 +32,13 @@ def step_command(n: int) -> str:
     return f"python3 -c \"print(''.join('step {n} row %04d ' % i + 'y' * 40 + chr(10) for i in range(20)))\""
 
 
-def script(first: int, steps: int) -> list[dict[str, Any]]:
+def script(first: int, steps: int, reported: int | None = None) -> list[dict[str, Any]]:
+    """``reported``: the prompt tokens the provider reports for the last call, as a tokenizer counting more than
+    our estimate does (B-TOK-3: the server learns a calibration factor above 1 from it)."""
+    usage = {"usage": {"prompt_tokens": reported}} if reported else {}
     return [*({"tool_calls": [{"id": f"call_{n:02d}", "name": "run_command",
                                "arguments": {"command": step_command(n)}}]} for n in range(first, first + steps)),
-            {"content": f"steps {first}..{first + steps - 1} done"}]
+            {"content": f"steps {first}..{first + steps - 1} done", **usage}]
 
 
 SECOND_TURN = "now run the next steps, and keep the earlier findings in mind"
@@ -51,6 +54,7 @@ class Run:
     restarted_log: str
     updates: list[dict[str, Any]]
     view_before_second: dict[str, Any]
+    restarted_view: dict[str, Any]  # server B's getContextView before its first model call
 
 
 def _messages(fake) -> list[list[dict[str, Any]]]:
@@ -62,7 +66,7 @@ async def run(tmp_path_factory) -> Run:
     home_a, home_b = tmp_path_factory.mktemp("home_a"), tmp_path_factory.mktemp("home_b")
     folder = tmp_path_factory.mktemp("ws")
     with new_fake(api_key=API_KEY, context_window=WINDOW) as fake_a:
-        fake_a.push(*script(0, FIRST_STEPS), *script(FIRST_STEPS, SECOND_STEPS))
+        fake_a.push(*script(0, FIRST_STEPS, reported=WINDOW - 500), *script(FIRST_STEPS, SECOND_STEPS))
         agent = await start_agent(home_a, fake_a, THREADLINE_CONTEXT_WINDOW=str(WINDOW))
         try:
             sid = await agent.session(folder, policy="auto")
@@ -82,12 +86,13 @@ async def run(tmp_path_factory) -> Run:
         fake_b.push(*script(FIRST_STEPS, SECOND_STEPS))
         agent = await start_agent(home_b, fake_b, THREADLINE_CONTEXT_WINDOW=str(WINDOW))
         try:
+            restarted_view = await agent.client.request("getContextView", {"sessionId": sid})
             turn = await agent.turn(sid, SECOND_TURN, timeout=180)
             assert turn["stopReason"] == "endTurn", turn
             restarted = _messages(fake_b)
         finally:
             await agent.client.close()
-    return Run(home_a, sid, first, second, restarted, agent.stderr_path.read_text(), updates, view)
+    return Run(home_a, sid, first, second, restarted, agent.stderr_path.read_text(), updates, view, restarted_view)
 
 
 def _extends(previous: list[dict[str, Any]], request: list[dict[str, Any]]) -> bool:
@@ -126,6 +131,17 @@ async def test_B_CACHE_3_a_restarted_server_sends_exactly_the_requests_the_runni
     # ... and it got there without reading the conversation the stored summary covers (cold start)
     assert "resumed from the compaction at seq" in run.restarted_log
     assert "reading all of it" not in run.restarted_log
+
+
+async def test_B_CACHE_3_a_restarted_server_plans_with_the_calibration_the_old_one_learned(run):
+    """B-TOK-3's learned ratio (reported / estimated prompt tokens) shrinks the window the pipeline plans with. The
+    double counts JSON characters, more than our estimate, so server A learned a factor above 1; server B, before
+    any model call of its own, must plan with that same budget, or it would compact at other points."""
+    before, after = run.view_before_second, run.restarted_view
+    assert before["thresholdTokens"] < int((WINDOW - before["reservedTokens"]) * 0.8)  # a factor above 1 was learned
+    for key in ("thresholdTokens", "compactTargetTokens", "estimatedTokens", "mode"):
+        assert after[key] == before[key], key
+    assert after["messages"] == before["messages"]
 
 
 async def test_B_CACHE_4_no_request_is_over_the_window(run):

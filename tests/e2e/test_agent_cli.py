@@ -212,3 +212,35 @@ def test_chat_steers_a_running_turn_and_queues_one_after_it(fake, env, folder):
     # The steer reached the first turn (at its first or second model call, as the line arrived); the queued
     # text came after it, as its own turn.
     assert "— /queue" not in out and out.count("session ") == 1
+
+
+def test_chat_autoEdit_prints_the_applied_diff_and_undo_rewinds_that_edit(fake, env, folder):
+    """Issue 18: with policy autoEdit an edit is applied without asking, so its diff is printed after the fact,
+    and ``/undo`` rewinds that one edit (``rewindFiles`` with its toolCallId) while an earlier one stays."""
+    (folder / "a.txt").write_text("hello\n")
+    (folder / "b.txt").write_text("one\n")
+    fake.push({"tool_calls": [{"id": "c1", "name": "edit_file", "arguments": {
+                  "path": "b.txt", "old_string": "one", "new_string": "two"}}]},
+              {"tool_calls": [{"id": "c2", "name": "edit_file", "arguments": {
+                  "path": "a.txt", "old_string": "hello", "new_string": "bonjour"}}]},
+              {"content": "Edited."})
+    run = threadline(env, "chat", "--cwd", str(folder), "--policy", "autoEdit", stdin="edit them\n/undo\n/undo\n")
+    assert run.returncode == 0, run.stderr
+    out = run.stdout
+    assert "    --- a/a.txt\n    +++ b/a.txt\n    @@ -1 +1 @@\n    -hello\n    +bonjour\n    (/undo rewinds this edit)" in out
+    assert "  a.txt: restored\n— undid the edit of a.txt." in out and "cannot be rewound" in out
+    assert "— no edit to undo in this chat yet" in out, "one /undo per applied edit shown last"
+    assert (folder / "a.txt").read_text() == "hello\n" and (folder / "b.txt").read_text() == "two\n"
+
+
+def test_chat_approval_of_an_edit_shows_its_diff_once(fake, env, folder):
+    """Issue 18: under policy ask the approval's detail is the diff the user reviews; the result does not repeat
+    it. Piped input rejects, so the file is unchanged and there is nothing to undo."""
+    (folder / "a.txt").write_text("hello\n")
+    fake.push({"tool_calls": [{"id": "c1", "name": "edit_file", "arguments": {
+                  "path": "a.txt", "old_string": "hello", "new_string": "bonjour"}}]}, {"content": "Ok."})
+    run = threadline(env, "chat", "--cwd", str(folder), "--policy", "ask", stdin="edit\n")
+    assert run.returncode == 0, run.stderr
+    out = run.stdout
+    assert "  | -hello\n  | +bonjour" in out and out.count("+bonjour") == 1, out
+    assert (folder / "a.txt").read_text() == "hello\n"

@@ -205,3 +205,21 @@ async def test_a_cancelled_write_never_leaves_a_transaction_open_at_any_await_po
     stored = [m.content for m in await store.all_messages(session.id)]
     assert [c for c in stored if c.startswith("after")] == after
     assert all(c.startswith(("after step", "cancelled at step")) for c in stored)
+
+
+async def test_B_TOK_3_calibrations_are_kept_per_model_and_the_last_write_wins(tmp_path):
+    """The learned calibration outlives the store (schema v8), one row per model, updated in place."""
+    path = tmp_path / "t.db"
+    store = await Store.open(path)
+    try:
+        assert await store.load_calibrations() == []
+        await store.save_calibration("m-a", 1.25, 1)
+        await store.save_calibration("m-b", 1.0, 3)
+        await store.save_calibration("m-a", 1.5, 2)
+    finally:
+        await store.close()
+    reopened = await Store.open(path)
+    try:
+        assert await reopened.load_calibrations() == [("m-a", 1.5, 2), ("m-b", 1.0, 3)]
+    finally:
+        await reopened.close()

@@ -4,6 +4,6 @@ export type { CrashInfo, ClientOptions } from './rpc/client';
 export { splitCommandLine } from './rpc/command';
 export { METHOD_NAMES } from './rpc/protocol';
 export { buildWebviewHtml, makeNonce } from './sidebar/html';
-export { interleaveCompactions } from './webview/history';
+export { interleaveCompactions, storedDiffs } from './webview/history';
 export { cachedShare, meterLabel, sessionCost } from './webview/meter';
 export { forkSeqBefore, planRewind, rewindDone } from './sidebar/rewind';

@@ -125,3 +125,57 @@ def test_autoEdit_diff_after_the_fact_and_its_one_key_rewind(nvim, provider: Pro
     assert any("applied" in n for n in r["names"]) and len(r["names"]) == 2
     assert r["selects"][0]["items"] == ["files"], "one edit: no conversation rewind"
     assert (workdir / "a.txt").read_text() == "hello from a.txt\nsecond line\n"
+
+
+def test_edit_rejected_with_the_diff_tabs_key_leaves_the_file_unchanged(nvim, provider: Provider, workdir: Path):
+    provider.push(EDIT, {"content": "Left alone."})
+    out = nvim("""
+      T.open()
+      vim.ui.select = function() end -- a picker nobody answers: the diff tab's keys do
+      T.tl.submit('French please')
+      T.wait('the diff tab', function() return #vim.api.nvim_list_tabpages() == 2 end)
+      local diffed = {}
+      for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do table.insert(diffed, vim.wo[w].diff) end
+      local before = io.open(T.workdir .. '/a.txt'):read('*a')
+      vim.api.nvim_feedkeys('gr', 'x', false)
+      T.wait('the turn to end', function() return T.find('Left alone.') and T.tl.status().state == 'idle' end)
+      return { diffed = diffed, before = before, tabs = #vim.api.nvim_list_tabpages() }
+    """)
+    r, chat = out["result"], "\n".join(out["chat"])
+    assert r["diffed"] == [True, True] and r["tabs"] == 1, "answered in the diff; tab closed"
+    assert r["before"] == "hello from a.txt\nsecond line\n"
+    assert (workdir / "a.txt").read_text() == "hello from a.txt\nsecond line\n", "rejected: nothing written"
+    assert "denied" in chat and ":ThreadlineDiff" not in chat, chat
+
+
+def test_applied_diff_of_a_resumed_session_after_a_restart_and_its_rewind(nvim, provider: Provider, workdir: Path):
+    """A new Neovim (so a new server) resumes the session: the stored fileDiff gives the tool result its
+    :ThreadlineDiff line, the diff tab shows old | new, and gR there rewinds the edit on disk."""
+    provider.push(EDIT, {"content": "Changed."})
+    first = nvim("""
+      local id = T.open()
+      T.turn('French')
+      return { id = id }
+    """, TL_POLICY="autoEdit")
+    sid = first["result"]["id"]
+    assert (workdir / "a.txt").read_text() == "bonjour from a.txt\nsecond line\n"
+    out = nvim(f"""
+      T.tl.resume('{sid}', {{ cwd = T.workdir }})
+      T.wait('the resumed session', function() return T.find('resumed:') ~= nil end)
+      vim.cmd('ThreadlineDiff call_e')
+      local sides = {{}}
+      for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+        local b = vim.api.nvim_win_get_buf(w)
+        table.insert(sides, {{ diff = vim.wo[w].diff,
+                               text = table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), '\\n') }})
+      end
+      T.stub_select(function(items) return items[1] end)
+      vim.api.nvim_feedkeys('gR', 'x', false)
+      T.wait('the rewind', function() return T.find('files rewound') end)
+      return {{ sides = sides }}
+    """, TL_POLICY="autoEdit")
+    r, chat = out["result"], "\n".join(out["chat"])
+    assert ":ThreadlineDiff call_e" in chat, chat
+    assert [s["diff"] for s in r["sides"]] == [True, True]
+    assert sorted(s["text"] for s in r["sides"]) == ["bonjour from a.txt\nsecond line", "hello from a.txt\nsecond line"]
+    assert (workdir / "a.txt").read_text() == "hello from a.txt\nsecond line\n"

@@ -313,15 +313,22 @@ function Chat:notice(level, message)
   self:append(lines)
 end
 
---- History from readTranscript items, with each turn's stored compactions (readEvents) after its messages.
+--- History from readTranscript items, with each turn's stored compactions (readEvents) after its messages and a
+--- :ThreadlineDiff line on each tool result whose applied diff was stored (fileDiff).
 function Chat:transcript(items, events)
   local open = {} -- toolCallId -> tool name
   local seen_system = false
   local compactions = {} -- turnId -> { payload, ... }
+  local diffs = {} -- toolCallId -> true when its applied diff was stored (fileDiff)
   for _, ev in ipairs(events or {}) do
-    local turn = fmt.str(ev.turnId)
-    compactions[turn] = compactions[turn] or {}
-    table.insert(compactions[turn], fmt.val(ev.payload) or {})
+    local payload = fmt.val(ev.payload) or {}
+    if fmt.str(ev.kind) == 'fileDiff' then
+      diffs[fmt.str(payload.toolCallId)] = type(fmt.val(payload.diff)) == 'table' or nil
+    else
+      local turn = fmt.str(ev.turnId)
+      compactions[turn] = compactions[turn] or {}
+      table.insert(compactions[turn], payload)
+    end
   end
   local turn
   local marked = {} -- turns whose first user message is shown (later ones of a turn were steered in)
@@ -363,6 +370,9 @@ function Chat:transcript(items, events)
       self:append({ ('  ↳ %s result%s'):format(name ~= '' and name or 'tool', status and ('  ' .. status) or '') })
       local body = fmt.prefixed(fmt.FOLD, it.content)
       self:append(#body > 0 and body or { fmt.FOLD })
+      if diffs[fmt.str(it.toolCallId)] then
+        self:append({ ('    diff: :ThreadlineDiff %s (gR there rewinds this edit)'):format(fmt.str(it.toolCallId)) })
+      end
     elseif role == 'system' then
       self:append({ seen_system and '── system message' or '── system prompt' })
       seen_system = true

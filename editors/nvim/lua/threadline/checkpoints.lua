@@ -72,6 +72,20 @@ function M.show_diff(diff, label, keys)
   return close
 end
 
+--- A resumed session's applied edits (readEvents fileDiff: {toolCallId, path, diff?}) for :ThreadlineDiff and its
+--- one-key rewind, as live toolResult updates would have left them. An edit too large to have been kept has no diff.
+function M.remember_stored(s, events)
+  for _, ev in ipairs(events or {}) do
+    local p = fmt.val(ev.payload) or {}
+    local diff = fmt.val(p.diff)
+    if fmt.str(ev.kind) == 'fileDiff' and type(diff) == 'table' then
+      s.diffs = s.diffs or {}
+      s.diffs[fmt.str(p.toolCallId)] = { diff = diff, turn_id = fmt.str(ev.turnId) }
+      s.last_diff = fmt.str(p.toolCallId)
+    end
+  end
+end
+
 --- Rewind session s from turn_id on (tool_call_id: from that edit on). A dry run first: vim.ui.select
 --- (kind "threadline_rewind") offers files, files and conversation (not for one edit), overwriting conflicts.
 --- Calls back with (err, result, choice); choice "conversation" also forks and resumes the fork.

@@ -261,9 +261,11 @@ function M.resume(session_id, opts, callback)
         page(next_seq)
         return
       end
-      -- Past compactions come from the stored events; without them the history still renders.
-      M.request('readEvents', { sessionId = session_id, kinds = { 'contextCompacted' }, limit = 1000 }, function(e, ev)
-        s.chat:transcript(items, (not e and fmt.val(ev.events)) or {})
+      -- Past compactions and applied edits' diffs come from the stored events; without them the history still renders.
+      M.request('readEvents', { sessionId = session_id, kinds = { 'contextCompacted', 'fileDiff' }, limit = 1000 }, function(e, ev)
+        local events = (not e and fmt.val(ev.events)) or {}
+        require('threadline.checkpoints').remember_stored(s, events)
+        s.chat:transcript(items, events)
         s.chat:append({ '', ('── resumed: %d messages loaded'):format(#items) })
         load_context_size(s)
         callback(nil, s.id)

@@ -8,6 +8,7 @@ import type { ThreadlineClient } from '../rpc/client';
 import { buildWebviewHtml, makeNonce } from './html';
 import { forkSeqBefore, planRewind, rewindDone } from './rewind';
 import type { FromWebview, ServerState, ToWebview } from './messages';
+import { storedDiffs } from '../webview/history';
 
 const CURRENT_KEY = 'threadline.currentSession';
 
@@ -167,7 +168,8 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
   async selectSession(sessionId: string): Promise<void> {
     await this.setCurrent(sessionId);
     const history = await this.readHistory(sessionId);
-    const events = await this.readCompactions(sessionId);
+    const events = await this.readStoredEvents(sessionId);
+    for (const [id, diff] of storedDiffs(events)) this.diffs.remember(id, diff); // "Show diff" on resumed cards
     this.post({ type: 'session', session: { sessionId, title: '' }, history, events });
     await this.refreshSessions();
     await this.estimateMeter(sessionId);
@@ -244,14 +246,22 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     return sessions;
   }
 
-  /** Past compactions, shown in the resumed chat after their turn; a server without readEvents gives none. */
-  private async readCompactions(sessionId: string): Promise<EventItem[]> {
+  /** Past compactions (shown in the resumed chat after their turn) and applied edits' diffs (fileDiff, on their
+   *  tool cards); a server without readEvents gives none. */
+  private async readStoredEvents(sessionId: string): Promise<EventItem[]> {
+    const events: EventItem[] = [];
     try {
-      const r = await this.server.client.request('readEvents', { sessionId, kinds: ['contextCompacted'], limit: 1000 });
-      return r.events;
+      let afterId: number | undefined;
+      for (let page = 0; page < 50; page++) {
+        const r = await this.server.client.request('readEvents', { sessionId, kinds: ['contextCompacted', 'fileDiff'], limit: 1000, ...(afterId !== undefined ? { afterId } : {}) });
+        events.push(...r.events);
+        if (r.nextId === undefined || r.nextId === null) break;
+        afterId = r.nextId;
+      }
     } catch {
-      return [];
+      /* what was read so far */
     }
+    return events;
   }
 
   private async readHistory(sessionId: string): Promise<TranscriptItem[]> {

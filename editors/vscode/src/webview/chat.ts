@@ -3,7 +3,7 @@
 import type { FromWebview, ToWebview } from '../sidebar/messages';
 import type { EventItem, FileDiff, McpServerInfo, RequestApprovalParams, SessionInfo, TranscriptItem, Update } from '../rpc/protocol';
 import { clip, fmtBytes, fmtTokens, h, prettyArgs } from './dom';
-import { interleaveCompactions } from './history';
+import { interleaveCompactions, storedDiffs } from './history';
 import { cachedShare, meterLabel, sessionCost } from './meter';
 import { renderMarkdown } from './markdown';
 
@@ -25,6 +25,7 @@ export class Chat {
   private running = false;
   private assistant: AssistantBlock | undefined;
   private readonly cards = new Map<string, HTMLElement>();
+  private historyDiffs = new Map<string, FileDiff>(); // a resumed session's applied edits (fileDiff events)
   private readonly approvals = new Map<string, HTMLElement>();
   private readonly artifactSizes = new Map<string, string>();
   private pendingUsers: HTMLElement[] = []; // sent, not yet confirmed by a userMessage update
@@ -135,6 +136,7 @@ export class Chat {
     this.assistant = undefined;
     this.pendingUsers = [];
     const seenTurns = new Set<string>();
+    this.historyDiffs = storedDiffs(events);
     for (const entry of interleaveCompactions(history, events)) {
       if ('item' in entry) this.renderHistoryItem(entry.item, seenTurns);
       else this.compaction(entry.compaction.mode, entry.compaction.beforeTokens, entry.compaction.afterTokens, entry.compaction.summary);
@@ -163,7 +165,8 @@ export class Chat {
       this.assistant = undefined;
     } else if (item.role === 'tool' && item.toolCallId) {
       const artifact = /^\[artifact ([\w.-]+)\]/.exec(item.content ?? '');
-      this.toolResult(item.toolCallId, item.name ?? 'tool', item.toolStatus ?? 'ok', item.content ?? '', artifact?.[1], undefined, item.turnId);
+      this.toolResult(item.toolCallId, item.name ?? 'tool', item.toolStatus ?? 'ok', item.content ?? '', artifact?.[1],
+        this.historyDiffs.get(item.toolCallId), item.turnId);
     } // system items (the session's frozen prompt) are not part of the conversation shown to people
   }
 

@@ -1,6 +1,6 @@
 // Ordering a resumed session: stored messages with each turn's compactions after that turn's messages
 // (R-OBS-2: compaction notices sit beside the history, they never replace it). Pure: no DOM, no vscode.
-import type { EventItem, TranscriptItem } from '../rpc/protocol';
+import type { EventItem, FileDiff, TranscriptItem } from '../rpc/protocol';
 
 export interface CompactionEntry {
   mode: string;
@@ -32,5 +32,18 @@ export function interleaveCompactions(history: TranscriptItem[], events: EventIt
     out.push({ item });
   }
   flush();
+  return out;
+}
+
+/** Applied edits of a resumed session by tool call, from its stored fileDiff events (an edit too large to have
+ *  been kept, or one from before diffs were stored, has none: its card shows the text result only). */
+export function storedDiffs(events: EventItem[]): Map<string, FileDiff> {
+  const out = new Map<string, FileDiff>();
+  for (const ev of events) {
+    const p = ev.payload as { toolCallId?: string; diff?: FileDiff };
+    if (ev.kind === 'fileDiff' && p.toolCallId && p.diff && typeof p.diff.oldText === 'string' && typeof p.diff.newText === 'string') {
+      out.set(p.toolCallId, p.diff);
+    }
+  }
   return out;
 }

@@ -1,10 +1,11 @@
 // Drives the whole task inside code-server: sidebar, streamed reply, tool card, approvals, artifact editor,
-// palette Submit, compaction notice with the meter dropping, context view. Screenshots as it goes.
+// palette Submit, compaction notice with the meter dropping, context view, an edit reviewed in the native diff
+// editor (rejected, then allowed) and rewound from its turn's menu. Screenshots as it goes.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
-import { FILLER_TURNS, TURNS } from '../support/scenario.mjs';
+import { EDIT_TURNS, FILLER_TURNS, TURNS } from '../support/scenario.mjs';
 
 const { CS_URL, FAKE_BASE, WS } = process.env;
 const SHOT = process.env.SHOT_DIR;
@@ -135,7 +136,88 @@ try {
   assert.ok(await cv.locator('.cv-row').count() > 2);
   assert.ok(['full', 'microcompacted', 'summarized', 'fallback'].includes(await cv.locator('#cv-mode').innerText()));
   await shot('e2e-5-context-view.png');
-  log('context view shown; ALL OK');
+  log('context view shown');
+
+  // 6. diff review: the approval of an edit_file opens VS Code's diff editor (read-only virtual documents, old |
+  // new); its title bar's Reject leaves the file alone, and on a second proposal Allow writes it
+  const appPy = path.join(WS, 'app.py');
+  const original = fs.readFileSync(appPy, 'utf8');
+  const diffEditor = page.locator('.monaco-diff-editor');
+  async function reviewEdit(turn, action) {
+    // Close every tab by its own button (the palette's focus click would land in the context view's webview)
+    for (let i = 0; i < 20 && await page.locator('.tabs-container .tab').count(); i++) {
+      await page.locator('.tabs-container .tab .tab-actions .action-label').first().click();
+      await page.waitForTimeout(200);
+    }
+    await diffEditor.waitFor({ state: 'detached', timeout: 15000 });
+    await push(turn.script);
+    await chat.locator('#input').fill(turn.text);
+    await chat.locator('#input').press('Enter');
+    await diffEditor.waitFor({ timeout: 30000 });
+    await diffEditor.locator('.editor.original .view-lines', { hasText: 'print("hello")' }).waitFor({ timeout: 15000 });
+    await diffEditor.locator('.editor.modified .view-lines', { hasText: 'print("bonjour")' }).waitFor({ timeout: 15000 });
+    const tab = page.locator('.tabs-container .tab.active');
+    assert.match(await tab.innerText(), /app\.py \(proposed/);
+    assert.ok(await chat.locator('.approval:not(.answered)', { hasText: 'edit_file' }).count(), 'the chat shows the approval too');
+    assert.equal(fs.readFileSync(appPy, 'utf8'), original, 'nothing written before the answer');
+    const button = page.locator(`.editor-actions .action-label[aria-label^="${action}"]`);
+    await button.waitFor({ timeout: 15000 });
+    return button;
+  }
+  const reject = await reviewEdit(EDIT_TURNS[0], 'Reject Edit');
+  await shot('e2e-6-diff-review.png');
+  await reject.click();
+  const rejected = chat.locator('.tool-card[data-tool-call="call_edit_rejected"]');
+  await rejected.locator('.tool-status', { hasText: 'denied' }).waitFor({ timeout: 30000 });
+  await chat.locator('#send:not([disabled])').waitFor({ timeout: 30000 });
+  assert.equal(fs.readFileSync(appPy, 'utf8'), original, 'rejected: the file is unchanged on disk');
+  log('diff editor: rejected, app.py unchanged');
+
+  const allow = await reviewEdit(EDIT_TURNS[1], 'Allow Edit');
+  await allow.click();
+  const allowed = chat.locator('.tool-card[data-tool-call="call_edit_allowed"]');
+  await allowed.locator('.tool-status', { hasText: 'ok' }).waitFor({ timeout: 30000 });
+  await chat.locator('#send:not([disabled])').waitFor({ timeout: 30000 });
+  assert.equal(fs.readFileSync(appPy, 'utf8'), 'print("bonjour")\n', 'allowed: the file is changed on disk');
+  await allowed.locator('summary').first().click();
+  await allowed.locator('.diff-link', { hasText: 'Show diff of app.py' }).waitFor();
+  log('diff editor: allowed, app.py changed');
+
+  // 7. the turn's menu: "Rewind files" puts app.py back as it was before that turn
+  const bubble = chat.locator('.msg.user', { hasText: EDIT_TURNS[1].text });
+  await bubble.locator('.turn-menu').click();
+  const dialog = page.locator('.monaco-dialog-box');
+  await dialog.waitFor({ timeout: 15000 });
+  assert.match(await dialog.innerText(), /app\.py: restore/);
+  assert.match(await dialog.innerText(), /run_command/);
+  await shot('e2e-7-rewind.png');
+  await dialog.locator('.monaco-button', { hasText: /^Rewind Files$/ }).click();
+  const end = Date.now() + 30000;
+  while (fs.readFileSync(appPy, 'utf8') !== original && Date.now() < end) await page.waitForTimeout(200);
+  assert.equal(fs.readFileSync(appPy, 'utf8'), original, 'rewound: the file is back on disk');
+  await page.locator('.notifications-toasts', { hasText: 'Rewound files: 1 restored' }).waitFor({ timeout: 15000 });
+  log('rewind files: app.py restored');
+
+  // 8. after a server restart, the resumed session's tool card still shows the applied edit as a diff (the
+  // server stored it as a fileDiff event; the webview's cards are rebuilt from readTranscript + readEvents)
+  const sid = await chat.locator('#session').inputValue();
+  await palette('Threadline: Restart Server');
+  await chat.locator('[data-server]:not([data-server="running"])').waitFor({ timeout: 5000 }).catch(() => {});
+  await chat.locator('[data-server="running"]').waitFor({ timeout: 60000 });
+  await chat.locator('#new-session').click();
+  await chat.locator('#log .empty').waitFor({ timeout: 30000 });
+  await chat.locator('#session').selectOption(sid);
+  const resumed = chat.locator('.tool-card[data-tool-call="call_edit_allowed"]');
+  await resumed.locator('.tool-status', { hasText: 'ok' }).waitFor({ timeout: 30000 });
+  await resumed.locator('summary').first().click();
+  await resumed.locator('.rewind-edit').waitFor();
+  assert.equal(await chat.locator('.tool-card[data-tool-call="call_edit_rejected"] .diff-link').count(), 0, 'a rejected edit has no diff');
+  await palette('View: Close All Editors');
+  await resumed.locator('.diff-link', { hasText: 'Show diff of app.py' }).click();
+  await diffEditor.locator('.editor.modified .view-lines', { hasText: 'print("bonjour")' }).waitFor({ timeout: 30000 });
+  await diffEditor.locator('.editor.original .view-lines', { hasText: 'print("hello")' }).waitFor();
+  await shot('e2e-8-resumed-diff.png');
+  log('after a restart: the resumed tool card opens the stored diff; ALL OK');
 } catch (err) {
   await shot('e2e-failure.png').catch(() => {});
   throw err;

@@ -28,3 +28,11 @@ export const FILLER_TURNS = Array.from({ length: 8 }, (_, i) => ({
   text: `Continue with step ${i + 1}. ${'Please keep the earlier context in mind. '.repeat(10)}`,
   script: [{ content: filler(i + 1), chunks: 4 }],
 }));
+
+// Issue 18: an edit_file proposed twice, reviewed in VS Code's diff editor (rejected, then allowed), then rewound
+// from its turn's menu. app.py starts as print("hello").
+const edit = (id) => ({ content: 'Proposing an edit to app.py.', tool_calls: [{ id, name: 'edit_file', arguments: { path: 'app.py', old_string: 'hello', new_string: 'bonjour' } }] });
+export const EDIT_TURNS = [
+  { text: 'Say bonjour in app.py.', script: [edit('call_edit_rejected'), { content: 'Understood, app.py stays as it is.' }] },
+  { text: 'Please do change app.py to bonjour.', script: [edit('call_edit_allowed'), { content: 'app.py now says bonjour.' }] },
+];

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { lib } from '../support/harness.mjs';
 
-const { interleaveCompactions } = lib;
+const { interleaveCompactions, storedDiffs } = lib;
 
 test('R-OBS-2: compactions sit after their turn, every message stays, other events are ignored', () => {
   const history = [
@@ -24,4 +24,14 @@ test('R-OBS-2: compactions sit after their turn, every message stays, other even
 test('with no events the history comes back unchanged', () => {
   const history = [{ seq: 1, role: 'user', content: 'x' }];
   assert.deepEqual(interleaveCompactions(history, []), [{ item: history[0] }]);
+});
+
+test('issue 18: a resumed session gets each applied edit\'s stored diff by tool call; one kept without texts has none', () => {
+  const diff = { path: 'a.txt', oldText: 'one\n', newText: 'two\n' };
+  const events = [
+    { id: 1, kind: 'fileDiff', turnId: 't1', createdAt: '', payload: { toolCallId: 'c1', tool: 'edit_file', path: 'a.txt', diff } },
+    { id: 2, kind: 'fileDiff', turnId: 't1', createdAt: '', payload: { toolCallId: 'c2', tool: 'write_file', path: 'big.txt', note: 'diff not kept' } },
+    { id: 3, kind: 'contextCompacted', turnId: 't1', createdAt: '', payload: { mode: 'summarized' } },
+  ];
+  assert.deepEqual([...storedDiffs(events)], [['c1', diff]]);
 });
