@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import platform
 import time
+from pathlib import Path
 
 from server.cli.plot import BLUE, GRAY, GREEN, ORANGE, BarChart
 
@@ -67,7 +68,7 @@ def write_results(views: dict, loop: dict, tokens: dict, costs: dict, started: f
                      f"{s['mode']} | {s['view_messages']} |")
     lines += [
         "",
-        f"Ratios: 10k/1k = {ratio_10k:.2f}x, 100k/10k = {ratio_100k:.2f}x. ![latency](latency.png)",
+        f"Ratios: 10k/1k = {ratio_10k:.2f}x, 100k/10k = {ratio_100k:.2f}x. ![latency](latency.svg)",
         "",
         "## 2. Server overhead per model iteration",
         "",
@@ -137,7 +138,7 @@ def write_results(views: dict, loop: dict, tokens: dict, costs: dict, started: f
         lines += ["No Threadline request went over the window: a fallback view whose recent messages are themselves "
                   "larger than the window (R-FALL-1 keeps six verbatim) has its oversized messages cut to a head and "
                   "a tail in the request (`server/context/clip.py`); the transcript keeps them whole."]
-    lines += ["", " ".join(f"![tokens at {w // 1000}k](tokens-{w // 1000}k.png)" for w in WINDOWS), ""]
+    lines += ["", " ".join(f"![tokens at {w // 1000}k](tokens-{w // 1000}k.svg)" for w in WINDOWS), ""]
     lines += ["## 5. Token estimator accuracy", "",
               "From [`bench/estimator/RESULTS.md`](estimator/RESULTS.md) (`node`-based js-tiktoken comparison; rerun "
               "with `python bench/estimator/run.py`):", ""]
@@ -170,7 +171,7 @@ def write_plots(views: dict, tokens: dict) -> None:
     chart = BarChart(title="getContextView warm latency", xlabel="stored messages", ylabel="ms (median)",
                      categories=[f"{n // 1000}K" for n in SIZES])
     chart.bars([views["sizes"][n]["median_ms"] for n in SIZES], BLUE, "warm median")
-    (BENCH / "latency.png").write_bytes(chart.png())
+    _write_chart(BENCH / "latency.svg", chart.svg())
     for window in WINDOWS:
         names = [n for n in tokens if window in tokens[n]]
         chart = BarChart(title=f"tokens sent over a whole replay, {window // 1000}K window", xlabel="trajectory",
@@ -178,7 +179,13 @@ def write_plots(views: dict, tokens: dict) -> None:
         for key, color, label in (("naive", GRAY, "naive resend"), ("masking", ORANGE, "observation masking"),
                                   ("threadline", GREEN, "threadline")):
             chart.bars([tokens[n][window]["tokens"][key] for n in names], color, label)
-        (BENCH / f"tokens-{window // 1000}k.png").write_bytes(chart.png())
+        _write_chart(BENCH / f"tokens-{window // 1000}k.svg", chart.svg())
+
+
+def _write_chart(path: Path, svg: str) -> None:
+    """Write one chart; the PNG an older report wrote in its place goes (charts are SVG since issue 14)."""
+    path.write_text(svg, encoding="utf-8")
+    path.with_suffix(".png").unlink(missing_ok=True)
 
 
 def cost_section(costs: dict, seconds: float) -> list[str]:
@@ -222,7 +229,7 @@ def cost_section(costs: dict, seconds: float) -> list[str]:
         "cost vs naive (OpenAI-like) | cache breaks | over window |",
         "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
-    for window in COST_WINDOWS:
+    for window in _cost_windows(costs):
         per = [p[window]["strategies"] for p in costs.values() if window in p]
         if not per:
             continue
@@ -262,10 +269,15 @@ def cost_section(costs: dict, seconds: float) -> list[str]:
     return lines
 
 
+def _cost_windows(costs: dict) -> list[int]:
+    """The windows the run measured, in order (COST_WINDOWS unless ``run.py --only cost --windows`` chose)."""
+    return sorted({w for per in costs.values() for w in per}) or list(COST_WINDOWS)
+
+
 def _cost_targets(costs: dict) -> list[str]:
     """Issue 13's cost targets for "now": at or under codex-style everywhere, at most half of "before" at 16k/32k."""
     checks = []
-    for window in COST_WINDOWS:
+    for window in _cost_windows(costs):
         for model in PRICES:
             now, codex, before = (pooled(costs, window, k, model) for k in ("now", "codex", "before"))
             checks.append((f"{window // 1000}k {model}-like: now {now:.2f} <= codex-style {codex:.2f}", now <= codex))

@@ -1,7 +1,7 @@
-"""Threadline benchmarks: one command writes bench/RESULTS.md and bench/*.png.
+"""Threadline benchmarks: one command writes bench/RESULTS.md and bench/*.svg.
 
     .venv/bin/python bench/run.py [--quick]
-    .venv/bin/python bench/run.py --only overhead   # or views: one section, printed as JSON, nothing written
+    .venv/bin/python bench/run.py --only overhead   # or views (printed as JSON), or cost: one section, no file
 
 1. getContextView warm latency at 1k, 10k and 100k stored messages (real server, real JSON-RPC).
 2. Server overhead per model iteration beyond provider time (instant provider, 1k-message session, real loop).
@@ -11,6 +11,11 @@
 5. The token estimator's accuracy (bench/estimator/RESULTS.md).
 6. Cost under a prompt-prefix cache at 16k, 32k and 128k: naive resend, Threadline before (b10667b, bench/legacy),
    Threadline now (the requests `threadline replay --requests-out` records) and a codex-style baseline.
+
+    .venv/bin/python bench/run.py --only cost [--windows 16000,32000]
+
+runs section 6 alone and prints it (to check a policy change) without touching RESULTS.md or results.json;
+bench/offline.py gives the same figures in about a minute a window.
 
 Benchmarks are not tests: figures live in RESULTS.md. Sessions are built through the store's own API.
 """
@@ -30,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a scri
 from bench.common import BENCH, SIZES, TRAJECTORIES, WINDOWS  # noqa: E402
 from bench.cost import COST_WINDOWS, bench_costs  # noqa: E402
 from bench.perf import bench_context_view, bench_iteration_overhead  # noqa: E402
-from bench.report import write_plots, write_results  # noqa: E402
+from bench.report import cost_section, write_plots, write_results  # noqa: E402
 from bench.tokens import bench_tokens  # noqa: E402
 
 
@@ -45,10 +50,16 @@ async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller runs, for trying the script out")
     parser.add_argument("--from-json", action="store_true", help="rewrite RESULTS.md and plots from results.json")
-    parser.add_argument("--only", choices=("views", "overhead"),
-                        help="run one section (1+3: views, 2: overhead), print its figures; writes no file")
+    parser.add_argument("--only", choices=["cost", "views", "overhead"],
+                        help="run one section (6: cost, 1+3: views, 2: overhead) and print it; RESULTS.md is kept")
+    parser.add_argument("--windows", help="with --only cost: comma-separated windows (default 16000,32000,128000)")
     args = parser.parse_args()
     started = time.perf_counter()
+    if args.only == "cost":
+        windows = tuple(int(w) for w in args.windows.split(",")) if args.windows else COST_WINDOWS
+        costs = bench_costs(sorted(TRAJECTORIES.glob("*.json")), windows)
+        print("\n".join(cost_section(costs, time.perf_counter() - started)))
+        return 0
     if args.only:
         with tempfile.TemporaryDirectory(prefix="threadline-bench-") as tmp:
             if args.only == "views":

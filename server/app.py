@@ -118,7 +118,7 @@ class ThreadlineServer(LanguageServer):
             asyncio.get_running_loop().call_soon(self.request_exit, 1)
             raise JsonRpcException(code=-32001, message="unauthorized: initializationOptions.token is missing or wrong",
                                    data={"code": "Unauthorized"})
-        self.runtime.configure(msgspec.to_builtins(options))
+        self.runtime.configure(options)
         self.initialized = True
 
     def gate(self, message: Any) -> JsonRpcException | None:

@@ -7,26 +7,24 @@ is held here and handed only to the provider client; it is never logged, stored 
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import platformdirs
 
+from protocol.updates import InitializationOptions, ProviderOptions
+from server.config_file import ConfigError, ModelTable, PriceTable, read_config
 from server.mcp.config import McpConfigError, McpServerConfig, parse_user_servers
 from server.providers.capabilities import Price
+
+N = TypeVar("N", int, float)
 
 APPROVAL_POLICIES = ("ask", "autoEdit", "auto")
 # Each kind is one module under server/providers/; "openai" is Chat Completions (any compatible server).
 PROVIDER_KINDS = ("openai", "anthropic", "openai-responses")
 # Where a native kind lives when no base URL is configured (an "openai" server has no such default).
 DEFAULT_BASE_URLS = {"anthropic": "https://api.anthropic.com/v1", "openai-responses": "https://api.openai.com/v1"}
-PRICE_FIELDS = ("input", "cached_input", "cache_write", "output")
-
-
-class ConfigError(Exception):
-    pass
 
 
 @dataclass(frozen=True)
@@ -84,23 +82,20 @@ class Settings:
     def checkpoints_dir(self) -> Path:
         return self.home / "checkpoints"
 
-    def with_initialization_options(self, options: dict[str, Any] | None) -> Settings:
-        """Apply a client's ``initializationOptions`` (already validated by the protocol types)."""
-        if not options:
+    def with_initialization_options(self, options: InitializationOptions | None) -> Settings:
+        """Apply a client's ``initializationOptions``, decoded and validated by the protocol types."""
+        if options is None:
             return self
+        given = options.provider or ProviderOptions()
         provider = self.provider
-        for key, attr in (("baseUrl", "base_url"), ("apiKey", "api_key"), ("model", "model"),
-                          ("contextWindowTokens", "context_window_tokens"), ("kind", "kind")):
-            value = (options.get("provider") or {}).get(key)
+        for attr in ("base_url", "api_key", "model", "context_window_tokens", "kind"):
+            value = getattr(given, attr)
             if value not in (None, ""):
                 provider = replace(provider, **{attr: value})
         if provider.kind != self.provider.kind:
-            provider = replace(provider, kind=_kind(provider.kind, "initializationOptions.provider.kind"))
             if self.provider.base_url is None or self.provider.base_url == DEFAULT_BASE_URLS.get(self.provider.kind):
-                base = (options.get("provider") or {}).get("baseUrl") or DEFAULT_BASE_URLS.get(provider.kind)
-                provider = replace(provider, base_url=base)
-        policy = options.get("approvalPolicy") or self.approval_policy
-        return replace(self, provider=provider, approval_policy=policy)
+                provider = replace(provider, base_url=given.base_url or DEFAULT_BASE_URLS.get(provider.kind))
+        return replace(self, provider=provider, approval_policy=options.approval_policy or self.approval_policy)
 
 
 def default_home() -> Path:
@@ -108,33 +103,31 @@ def default_home() -> Path:
 
 
 def load_settings(env: dict[str, str] | None = None) -> Settings:
-    """Read config.toml under the home folder, then let the environment override it."""
+    """Read config.toml under the home folder (``server.config_file``), then let the environment override it."""
     env = dict(os.environ if env is None else env)
     home = Path(env.get("THREADLINE_HOME") or default_home()).expanduser()
-    data = _read_toml(home / "config.toml")
-    prov = data.get("provider", {}) if isinstance(data.get("provider", {}), dict) else {}
-    kind = _kind(env.get("THREADLINE_PROVIDER") or prov.get("kind") or "openai",
+    config = read_config(home / "config.toml")
+    prov, ctx = config.provider, config.context
+    kind = _kind(env.get("THREADLINE_PROVIDER") or prov.kind or "openai",
                  "THREADLINE_PROVIDER" if env.get("THREADLINE_PROVIDER") else "provider.kind")
     provider = ProviderSettings(
         kind=kind,
-        base_url=env.get("THREADLINE_BASE_URL") or prov.get("base_url") or prov.get("baseUrl")
-        or DEFAULT_BASE_URLS.get(kind),
-        max_output_tokens=_int(prov.get("max_output_tokens"), "provider.max_output_tokens"),
-        thinking_budget_tokens=_int(prov.get("thinking_budget_tokens"), "provider.thinking_budget_tokens"),
-        price=_price(prov.get("price"), "provider.price"),
-        api_key=env.get("THREADLINE_API_KEY") or prov.get("api_key") or prov.get("apiKey")
-        or (env.get(prov["api_key_env"]) if isinstance(prov.get("api_key_env"), str) else None),
-        model=env.get("THREADLINE_MODEL") or prov.get("model"),
+        base_url=env.get("THREADLINE_BASE_URL") or prov.base_url or prov.baseUrl or DEFAULT_BASE_URLS.get(kind),
+        max_output_tokens=prov.max_output_tokens,
+        thinking_budget_tokens=prov.thinking_budget_tokens,
+        price=_price(prov.price),
+        api_key=env.get("THREADLINE_API_KEY") or prov.api_key or prov.apiKey
+        or (env.get(prov.api_key_env) if prov.api_key_env else None),
+        model=env.get("THREADLINE_MODEL") or prov.model,
         context_window_tokens=_int(env.get("THREADLINE_CONTEXT_WINDOW"), "THREADLINE_CONTEXT_WINDOW")
-        or _int(prov.get("context_window_tokens") or prov.get("contextWindowTokens"), "provider.context_window_tokens"),
+        or prov.context_window_tokens or prov.contextWindowTokens,
     )
-    ctx = data.get("context", {}) if isinstance(data.get("context"), dict) else {}
-    models = _models(data.get("models"), provider, env)
-    policy = env.get("THREADLINE_APPROVAL_POLICY") or data.get("approval_policy") or "ask"
+    models = _models(config.models, provider, env)
+    policy = env.get("THREADLINE_APPROVAL_POLICY") or config.approval_policy or "ask"
     if policy not in APPROVAL_POLICIES:
         raise ConfigError(f"approval_policy must be one of {', '.join(APPROVAL_POLICIES)}, got {policy!r}")
     try:
-        mcp_servers = parse_user_servers(data.get("mcp_servers"))
+        mcp_servers = parse_user_servers(config.mcp_servers)
     except McpConfigError as exc:
         raise ConfigError(f"{home / 'config.toml'}: mcp_servers: {exc}") from None
     return Settings(
@@ -142,78 +135,59 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         mcp_servers=mcp_servers,
         provider=provider,
         approval_policy=policy,
-        threshold_ratio=_ratio(env.get("THREADLINE_THRESHOLD_RATIO") or ctx.get("threshold_ratio", 0.8)),
+        threshold_ratio=_ratio(env.get("THREADLINE_THRESHOLD_RATIO") or _given(ctx.threshold_ratio, 0.8)),
         compact_target_ratio=_ratio(env.get("THREADLINE_COMPACT_TARGET_RATIO")
-                                    or ctx.get("compact_target_ratio", 0.5), "compact_target_ratio"),
+                                    or _given(ctx.compact_target_ratio, 0.5), "compact_target_ratio"),
         keep_recent_tokens=_int(env.get("THREADLINE_KEEP_RECENT_TOKENS"), "THREADLINE_KEEP_RECENT_TOKENS")
-        or int(ctx.get("keep_recent_tokens", 8000)),
-        max_iterations=int(data.get("max_iterations", 50)),
-        command_timeout_seconds=float(data.get("command_timeout_seconds", 120.0)),
+        or _given(ctx.keep_recent_tokens, Settings.keep_recent_tokens),
+        max_iterations=config.max_iterations or Settings.max_iterations,
+        command_timeout_seconds=config.command_timeout_seconds or Settings.command_timeout_seconds,
         max_message_bytes=_int(env.get("THREADLINE_MAX_MESSAGE_BYTES"), "THREADLINE_MAX_MESSAGE_BYTES")
         or Settings.max_message_bytes,
         provider_read_timeout_seconds=_int(env.get("THREADLINE_READ_TIMEOUT"), "THREADLINE_READ_TIMEOUT")
-        or float(prov.get("read_timeout_seconds", Settings.provider_read_timeout_seconds)),
+        or prov.read_timeout_seconds or Settings.provider_read_timeout_seconds,
         pattern_timeout_seconds=_int(env.get("THREADLINE_PATTERN_TIMEOUT"), "THREADLINE_PATTERN_TIMEOUT")
-        or float(data.get("pattern_timeout_seconds", Settings.pattern_timeout_seconds)),
+        or config.pattern_timeout_seconds or Settings.pattern_timeout_seconds,
         checkpoint_max_file_bytes=_int(env.get("THREADLINE_CHECKPOINT_MAX_FILE_BYTES"),
                                        "THREADLINE_CHECKPOINT_MAX_FILE_BYTES")
-        or int(data.get("checkpoint_max_file_bytes", Settings.checkpoint_max_file_bytes)),
+        or _given(config.checkpoint_max_file_bytes, Settings.checkpoint_max_file_bytes),
         checkpoint_max_session_bytes=_int(env.get("THREADLINE_CHECKPOINT_MAX_SESSION_BYTES"),
                                           "THREADLINE_CHECKPOINT_MAX_SESSION_BYTES")
-        or int(data.get("checkpoint_max_session_bytes", Settings.checkpoint_max_session_bytes)),
+        or _given(config.checkpoint_max_session_bytes, Settings.checkpoint_max_session_bytes),
         models=models,
     )
 
 
-MODEL_FIELDS = ("provider", "kind", "base_url", "api_key", "api_key_env", "model", "context_window_tokens",
-                "max_output_tokens", "thinking_budget_tokens", "price")
+def _given(value: N | None, default: N) -> N:
+    """config.toml's value when it has one (0 included), else the default."""
+    return default if value is None else value
 
 
-def _models(value: Any, default: ProviderSettings, env: dict[str, str]) -> dict[str, ProviderSettings]:
+def _models(tables: dict[str, ModelTable], default: ProviderSettings, env: dict[str, str]) -> dict[str, ProviderSettings]:
     """``[models.NAME]`` tables. A model of the default provider's kind without its own ``base_url`` shares the
     default's server and key; any other names its ``base_url`` (or the kind's public one) and its key, given
     as ``api_key`` or, better, ``api_key_env`` (the environment variable holding it)."""
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise ConfigError("models must be tables like [models.NAME]")
     models: dict[str, ProviderSettings] = {}
-    for name, table in value.items():
+    for name, table in tables.items():
         where = f"models.{name}"
         if name == "default":  # what clients (the ACP model picker) call the [provider] model
             raise ConfigError("models.default: the name 'default' is reserved for the [provider] model; pick another")
-        if not isinstance(table, dict):
-            raise ConfigError(f"{where} must be a table")
-        unknown = sorted(set(table) - set(MODEL_FIELDS))
-        if unknown:
-            raise ConfigError(f"{where}: unknown field(s) {', '.join(unknown)}; known: {', '.join(MODEL_FIELDS)}")
-        if not isinstance(table.get("model"), str) or not table["model"]:
+        if not table.model:
             raise ConfigError(f"{where}.model is required (the provider's model name)")
-        kind = _kind(table.get("provider") or table.get("kind") or default.kind, f"{where}.provider")
-        shares = kind == default.kind and not table.get("base_url")
-        key_env = table.get("api_key_env")
-        key = table.get("api_key") or (env.get(key_env) if isinstance(key_env, str) else None)
+        kind = _kind(table.provider or table.kind or default.kind, f"{where}.provider")
+        shares = kind == default.kind and not table.base_url
+        key = table.api_key or (env.get(table.api_key_env) if table.api_key_env else None)
         models[name] = ProviderSettings(
             kind=kind,
-            base_url=table.get("base_url") or (default.base_url if shares else DEFAULT_BASE_URLS.get(kind)),
+            base_url=table.base_url or (default.base_url if shares else DEFAULT_BASE_URLS.get(kind)),
             api_key=key or (default.api_key if shares else None),
-            model=table["model"],
-            context_window_tokens=_int(table.get("context_window_tokens"), f"{where}.context_window_tokens"),
-            max_output_tokens=_int(table.get("max_output_tokens"), f"{where}.max_output_tokens"),
-            thinking_budget_tokens=_int(table.get("thinking_budget_tokens"), f"{where}.thinking_budget_tokens"),
-            price=_price(table.get("price"), f"{where}.price"),
+            model=table.model,
+            context_window_tokens=table.context_window_tokens,
+            max_output_tokens=table.max_output_tokens,
+            thinking_budget_tokens=table.thinking_budget_tokens,
+            price=_price(table.price),
         )
     return models
-
-
-def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except FileNotFoundError:
-        return {}
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"cannot read {path}: {exc}") from exc
 
 
 def _kind(value: Any, name: str) -> str:
@@ -222,24 +196,11 @@ def _kind(value: Any, name: str) -> str:
     return value
 
 
-def _price(value: Any, name: str) -> Price | None:
-    """``{input, cached_input?, cache_write?, output}`` in USD per million tokens."""
-    if value is None:
+def _price(table: PriceTable | None) -> Price | None:
+    if table is None:
         return None
-    if not isinstance(value, dict):
-        raise ConfigError(f"{name} must be a table like {{input = 3.0, output = 15.0}}, got {value!r}")
-    unknown = sorted(set(value) - set(PRICE_FIELDS))
-    if unknown:
-        raise ConfigError(f"{name}: unknown field(s) {', '.join(unknown)}; known: {', '.join(PRICE_FIELDS)}")
-    for required in ("input", "output"):
-        if required not in value:
-            raise ConfigError(f"{name}.{required} is required (USD per million tokens)")
-    numbers: dict[str, float] = {}
-    for key, raw in value.items():
-        if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not 0 <= raw < float("inf"):
-            raise ConfigError(f"{name}.{key} must be a non-negative number (USD per million tokens), got {raw!r}")
-        numbers[key] = float(raw)
-    return Price(**numbers)
+    return Price(input=table.input, output=table.output, **{k: v for k in ("cached_input", "cache_write")
+                                                             if (v := getattr(table, k)) is not None})
 
 
 def _ratio(value: Any, name: str = "threshold_ratio") -> float:

@@ -1,8 +1,8 @@
 """Replaying a recorded session through the real server and loop (``threadline replay``, ``threadline demo``).
 
-``threadline replay`` starts an ordinary server with ``THREADLINE_REPLAY_FILE`` set. Then ``provider_for``
-returns a ``ReplayProvider`` that answers each model call with the next recorded assistant message, and each
-turn's tool runner hands back the recorded result of the call: no model is asked and no tool runs. Everything
+``threadline replay`` starts an ordinary server with ``THREADLINE_REPLAY_FILE`` set. Its runtime then takes its
+models from ``ReplayModels`` (chosen once, at start): a ``ReplayProvider`` answers each model call with the next
+recorded assistant message, and each turn's tool runner hands back the recorded result of the call: no model is asked and no tool runs. Everything
 between (request views, compaction, events, storage, notifications) is exactly what a live run does.
 
 A recording is an OpenAI message list. Leading system messages become the session's start; each user message
@@ -15,92 +15,25 @@ from __future__ import annotations
 
 import inspect
 import json
-import os
 from collections import deque
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from server.context.micro import content_text as content_text_of, is_error_evidence
+from server.context.micro import is_error_evidence
 from server.providers import ChatResult, TextDelta, ToolCall
+from server.providers.capabilities import Price, price_for
+from server.recording import REPLAY_ENV, REQUESTS_OUT_ENV, Answer, ReplayPlan, load_recording, plan_replay
 from server.tools import ToolContext, ToolOutcome
 
 if TYPE_CHECKING:
-    from server.runtime import Runtime
+    from server.config import Settings
+    from server.transcript import Session
 
-__all__ = ["REPLAY_ENV", "REQUESTS_OUT_ENV", "Answer", "ReplayPlan", "ReplayProvider", "load_recording", "plan_replay",
-           "replay_provider"]
+__all__ = ["REPLAY_ENV", "REQUESTS_OUT_ENV", "Answer", "ReplayPlan", "ReplayModels", "ReplayProvider", "load_recording",
+           "plan_replay", "replay_models"]
 
-REPLAY_ENV = "THREADLINE_REPLAY_FILE"
-REQUESTS_OUT_ENV = "THREADLINE_REPLAY_REQUESTS_OUT"  # with it, every request is written out (--requests-out)
 NO_RESULT = "[no tool result recorded]"
-
-
-@dataclass(frozen=True)
-class Answer:
-    """One recorded assistant message and the recorded results of its tool calls (by call id)."""
-
-    content: str
-    tool_calls: tuple[ToolCall, ...] = ()
-    results: Mapping[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class ReplayPlan:
-    systems: list[str]  # leading system messages: imported as the session's start
-    turns: list[tuple[str, list[Answer]]]  # (user text, answers) per user message
-    skipped: int = 0  # messages the replay cannot place (a system message mid-way, answers before any user)
-
-
-def load_recording(path: Path) -> list[dict[str, Any]]:
-    """An OpenAI-message JSON file: a list of messages, or an object with a ``messages`` list."""
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
-    if isinstance(data, dict):
-        data = data.get("messages")
-    if not isinstance(data, list) or not all(isinstance(m, dict) for m in data):
-        raise ValueError(f"{path} holds no list of messages")
-    return data
-
-
-def _tool_calls(msg: Mapping[str, Any]) -> tuple[ToolCall, ...]:
-    calls = []
-    for call in msg.get("tool_calls") or ():
-        fn = call.get("function") or {}
-        args = fn.get("arguments")
-        calls.append(ToolCall(str(call.get("id") or ""), str(fn.get("name") or ""),
-                              args if isinstance(args, str) else json.dumps(args or {})))
-    return tuple(calls)
-
-
-def plan_replay(messages: Sequence[Mapping[str, Any]]) -> ReplayPlan:
-    """Split a recording into the session's start and one (user text, answers) pair per user message."""
-    systems: list[str] = []
-    turns: list[tuple[str, list[Answer]]] = []
-    skipped = 0
-    i = 0
-    while i < len(messages) and messages[i].get("role") in ("system", "developer"):
-        systems.append(content_text_of(messages[i].get("content")))
-        i += 1
-    for j in range(i, len(messages)):
-        msg = messages[j]
-        role = msg.get("role")
-        if role == "user":
-            turns.append((content_text_of(msg.get("content")), []))
-        elif role == "assistant" and turns:
-            calls = _tool_calls(msg)
-            ids = {c.id for c in calls}
-            results: dict[str, str] = {}
-            for later in messages[j + 1:]:
-                if later.get("role") != "tool":
-                    break
-                call_id = later.get("tool_call_id")
-                if call_id in ids and call_id not in results:
-                    results[call_id] = content_text_of(later.get("content"))
-            turns[-1][1].append(Answer(content_text_of(msg.get("content")), calls, results))
-        elif role != "tool":
-            skipped += 1  # tool results travel with their answer; anything else has no place in a replay
-    return ReplayPlan(systems, turns, skipped)
 
 
 def _arg_key(name: str, args: Any) -> tuple[str, str]:
@@ -149,7 +82,8 @@ class ReplayProvider:
             sent = on_event(TextDelta(answer.content))
             if inspect.isawaitable(sent):
                 await sent
-        return ChatResult(content=answer.content, tool_calls=list(answer.tool_calls),
+        return ChatResult(content=answer.content, tool_calls=[ToolCall(c.id, c.name, c.arguments)
+                                                              for c in answer.tool_calls],
                           finish_reason="tool_calls" if answer.tool_calls else "stop")
 
     async def run_tool(self, ctx: ToolContext, name: str, args: dict[str, Any]) -> ToolOutcome:
@@ -162,13 +96,32 @@ class ReplayProvider:
         return None
 
 
-def replay_provider(rt: Runtime) -> ReplayProvider | None:
-    """The server's replay provider when it was started with ``THREADLINE_REPLAY_FILE``, else None."""
-    path = os.environ.get(REPLAY_ENV)
+class ReplayModels:
+    """The model source of a replaying server (``server.agent.models.ModelSource``): one recording answers every
+    call of every session, and its tool runner hands back the recorded results."""
+
+    def __init__(self, provider: ReplayProvider):
+        self.replay = provider
+
+    @property
+    def run_tool(self):
+        return self.replay.run_tool
+
+    def provider(self, settings: Settings, session: Session | None) -> ReplayProvider:
+        return self.replay
+
+    def price(self, settings: Settings, session: Session | None) -> Price | None:
+        return settings.provider.price or price_for(self.replay.model)
+
+    async def aclose(self) -> None:
+        await self.replay.aclose()
+
+
+def replay_models(env: Mapping[str, str]) -> ReplayModels | None:
+    """A replaying server's model source when it was started with ``THREADLINE_REPLAY_FILE``, else None. Read
+    once, when the server starts (``Runtime``)."""
+    path = env.get(REPLAY_ENV)
     if not path:
         return None
-    key = ("replay", path)
-    if key not in rt.providers:
-        out = os.environ.get(REQUESTS_OUT_ENV)
-        rt.providers[key] = ReplayProvider(plan_replay(load_recording(Path(path))), Path(out) if out else None)
-    return rt.providers[key]
+    out = env.get(REQUESTS_OUT_ENV)
+    return ReplayModels(ReplayProvider(plan_replay(load_recording(Path(path))), Path(out) if out else None))

@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from server.agent.loop import TurnTotals
+from protocol.updates import InitializationOptions
+from server.agent.models import ModelSource
 from server.agent.remembered import RememberedApprovals, load_remembered
-from server.agent.totals import load_totals
+from server.agent.service import LiveModels
+from server.agent.totals import TurnTotals, load_totals
 from server.agent.turns import TurnManager
 from server.artifacts import ArtifactStore
 from server.checkpoints import Blobs
 from server.config import Settings
 from server.mcp.service import McpService
+from server.replay import replay_models
 from server.sessions import Sessions
 from server.tools.processes import ProcessGroups
 from server.errors import StorageFailure
@@ -32,15 +36,18 @@ def _no_client(method: str, params: Any) -> Any:
 
 
 class Runtime:
-    def __init__(self, settings: Settings, notify: Notify = _no_client, ask: Ask = _no_client):
+    def __init__(self, settings: Settings, notify: Notify = _no_client, ask: Ask = _no_client,
+                 models: ModelSource | None = None):
         """``notify`` and ``ask`` are the two ways out to the client (a notification, a request awaiting its
-        answer); the front end (pygls, ACP) supplies them."""
+        answer); the front end (pygls, ACP) supplies them. ``models`` is where turns get their model, chosen
+        once here: given, else a replay when the server was started with ``THREADLINE_REPLAY_FILE``
+        (``threadline replay``), else the live providers the settings name."""
         self.base_settings = settings
         self.settings = settings
         self._notify, self._ask = notify, ask
         self.turns = TurnManager()
         self.processes = ProcessGroups()
-        self.providers: dict[tuple, Any] = {}
+        self.models: ModelSource = models or replay_models(os.environ) or LiveModels()
         self.calibrations: dict[str, Any] = {}
         self.sessions = Sessions(busy=self.turns.is_running)  # each session's live state, bounded (server.sessions)
         self.mcp = McpService(settings.home, settings.mcp_servers, self.notify)  # shared MCP servers (server.mcp)
@@ -90,8 +97,7 @@ class Runtime:
         finally:
             self.processes.kill_all()  # what commands left running in the background ends with the server
             await self.mcp.close()  # and every MCP server (the SDK kills each stdio server's process group)
-        for provider in self.providers.values():
-            await provider.aclose()
+        await self.models.aclose()
         if self._store is not None:
             await self._store.close()
             self._store = None
@@ -99,7 +105,7 @@ class Runtime:
             self._lease.release()
             self._lease = None
 
-    def configure(self, options: dict[str, Any]) -> None:
+    def configure(self, options: InitializationOptions) -> None:
         """Apply ``initializationOptions`` to this connection's settings."""
         self.settings = self.base_settings.with_initialization_options(options)
 

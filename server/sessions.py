@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from server.agent.loop import TurnTotals
+    from server.agent.totals import TurnTotals
     from server.agent.remembered import RememberedApprovals
     from server.context.incremental import IncrementalView
 

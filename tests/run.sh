@@ -17,7 +17,7 @@ fi
 
 status=0
 # Static checks first (settings in pyproject.toml): ruff lints server/, protocol/, tests/ and bench/; mypy types
-# server/ and protocol/
+# server/, protocol/ and tests/
 .venv/bin/python -m ruff check server protocol tests bench || status=$?
 .venv/bin/python -m mypy || status=$?
 .venv/bin/python -m pytest -q -p no:cacheprovider "$@" || status=$?

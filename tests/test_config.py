@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from protocol.updates import InitializationOptions, ProviderOptions
 from server.config import ConfigError, load_settings
 
 
@@ -31,8 +32,8 @@ def test_config_toml_then_environment_then_initialization_options(tmp_path):
                        "THREADLINE_KEEP_RECENT_TOKENS": "300", "THREADLINE_THRESHOLD_RATIO": "0.6"})
     assert (s.provider.model, s.keep_recent_tokens, s.threshold_ratio) == ("env-model", 300, 0.6)
     assert s.provider.api_key == "toml-key"
-    s = s.with_initialization_options({"provider": {"model": "client-model", "apiKey": "client-key"},
-                                       "approvalPolicy": "auto"})
+    s = s.with_initialization_options(InitializationOptions(
+        provider=ProviderOptions(model="client-model", api_key="client-key"), approval_policy="auto"))
     assert (s.provider.model, s.provider.api_key, s.approval_policy) == ("client-model", "client-key", "auto")
     assert s.provider.base_url == "http://toml/v1"
 
@@ -108,7 +109,7 @@ def test_a_configured_price_is_read_per_million_tokens_and_a_bad_one_is_refused(
 
 def test_initialization_options_may_switch_the_provider_kind(tmp_path):
     s = load_settings({"THREADLINE_HOME": str(tmp_path)}).with_initialization_options(
-        {"provider": {"kind": "anthropic", "model": "claude-sonnet-4-5"}})
+        InitializationOptions(provider=ProviderOptions(kind="anthropic", model="claude-sonnet-4-5")))
     assert (s.provider.kind, s.provider.base_url) == ("anthropic", "https://api.anthropic.com/v1")
 
 
@@ -173,3 +174,24 @@ def test_every_config_in_the_readme_loads(tmp_path):
         kinds |= {s.provider.kind, *(m.kind for m in s.models.values())}
         assert all(m.api_key for m in s.models.values() if m.kind != "openai" or m.base_url.startswith("https"))
     assert kinds == {"openai", "anthropic", "openai-responses"}
+
+
+@pytest.mark.parametrize("text, message", [
+    ('[provider]\nmax_output_tokens = "5"\n', r"provider.max_output_tokens must be a whole number, got a string"),
+    ("max_iterations = 0\n", r"max_iterations must be a positive whole number"),
+    ("provider = 3\n", r"provider must be a table"),
+    ('[models.fast]\nmodel = "m"\nprice = {input = -1, output = 2}\n', r"models.fast.price.input must be a non-negative"),
+    ("[models]\nx = 3\n", r"models.x must be a table"),
+    ("[provider]\nprice = {input = inf, output = 2}\n", r"provider.price.input must be a non-negative number"),
+])
+def test_issue_14_config_toml_is_decoded_into_typed_tables_and_a_bad_value_names_its_setting(tmp_path, text, message):
+    write_config(tmp_path, text)
+    with pytest.raises(ConfigError, match=message) as raised:
+        load_settings({"THREADLINE_HOME": str(tmp_path)})
+    assert str(raised.value).startswith(str(tmp_path / "config.toml"))  # and the file
+
+
+def test_issue_14_zero_is_a_value_not_a_missing_setting(tmp_path):
+    write_config(tmp_path, "checkpoint_max_file_bytes = 0\n[context]\nkeep_recent_tokens = 0\n")
+    s = load_settings({"THREADLINE_HOME": str(tmp_path)})
+    assert (s.checkpoint_max_file_bytes, s.keep_recent_tokens) == (0, 0)

@@ -4,6 +4,8 @@
   JSON-RPC edge (app, rpc, methods, runtime, tcp);
 - no module imports a module that imports it back, directly or around a circle;
 - the server never imports the client (``server.cli``);
+- the client (``server.cli``) imports only ``protocol``, itself and a short list of pure helpers; only ``serve``
+  leads into the server (``server.serve``);
 - ``protocol`` imports nothing from ``server``.
 
 Imports under ``if TYPE_CHECKING:`` are type-only and do not count; imports inside functions do.
@@ -84,6 +86,29 @@ def test_the_server_never_imports_the_client():
     """``server.cli`` is the client side; only the entry points (``python -m server``) lead into it."""
     wrong = sorted(f"{m} imports {i}" for m, deps in GRAPH.items() if not _within(m, ("server.cli", "server.__main__"))
                    for i in deps if _within(i, ("server.cli",)))
+    assert wrong == []
+
+
+# What the client may import besides ``protocol`` and ``server.cli``, and why. Each is pure: it imports only the
+# standard library and others on this list, so the client shares the server's reading without its machinery.
+CLIENT_PURE = {
+    "server.context.tokens": "the token estimate (R-TOK-1): the client sizes messages exactly as the server does",
+    "server.context.micro": "content_text, which server.recording reads a recording's messages with",
+    "server.recording": "a recording's plan: the client submits its user messages, the server replays its answers",
+}
+# The one way into the server in process: ``threadline serve`` / ``threadline acp`` start it (server.cli.main).
+CLIENT_STARTS_SERVER = {"server.cli.main": {"server.serve"}}
+
+
+def test_the_client_imports_only_protocol_itself_and_pure_helpers():
+    allowed = ("protocol", "server.cli", *CLIENT_PURE)
+    wrong = sorted(f"{m} imports {i}" for m, deps in GRAPH.items() if _within(m, ("server.cli",))
+                   for i in deps if not _within(i, allowed) and i not in CLIENT_STARTS_SERVER.get(m, ()))
+    assert wrong == []
+
+
+def test_the_clients_pure_helpers_import_only_each_other():
+    wrong = sorted(f"{m} imports {i}" for m in CLIENT_PURE for i in GRAPH[m] if i not in CLIENT_PURE)
     assert wrong == []
 
 

@@ -12,25 +12,26 @@ import asyncio
 import dataclasses
 import json
 import logging
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, overload
+from typing import Any
 
 import msgspec
 
 from protocol import updates as u
-from protocol.messages import OpenAIFunction, OpenAIToolCall, StopReason, SubmitTurnResult, TurnError, TurnUsage
+from protocol.messages import Image, OpenAIFunction, OpenAIToolCall, StopReason, SubmitTurnResult, TurnError, TurnUsage
 from protocol.updates import FileDiff
 from server.agent.approvals import Approvals
 from server.agent.diffs import proposed_diff, stored_diff
 from server.agent.emit import Emitter
+from server.agent.partial import PartialAnswer
+from server.agent.totals import USAGE_EVENT, TurnTotals, account_call
 from server.agent.views import ViewBuilder
 from server.context import ViewSettings
 from server.checkpoints import Checkpointer
 from server.errors import DomainError
 from server.providers.capabilities import Price
-from server.providers import ChatProvider, ChatResult, ProviderError, ReasoningDelta, Retrying, TextDelta
+from server.providers import ChatProvider, ChatResult, ProviderError
 from server.context import estimate_text_tokens
 from server.tools import TOOLS, Tool, ToolContext, ToolOutcome, parse_arguments, run_tool, tool_specs
 from server.tools.base import Status, ToolFailure
@@ -38,8 +39,7 @@ from server.transcript import NewMessage, Store, new_id
 
 log = logging.getLogger(__name__)
 
-INTERRUPTED_RESULT = "Tool call interrupted: the turn was cancelled before this tool finished."
-DRAFT_INTERVAL = 0.25  # seconds between saves of a streaming answer's draft (what a crash can lose at most)
+CANCELLED_RESULT = "Tool call interrupted: the turn was cancelled before this tool finished."
 
 ToolRunner = Callable[[ToolContext, str, dict[str, Any]], Awaitable[ToolOutcome]]
 SessionTools = Callable[["Emitter"], Awaitable[dict[str, Tool]]]
@@ -58,15 +58,6 @@ class _Outcome:
     content: str
     status: Status = "ok"
     diff: FileDiff | None = None
-
-
-@dataclass
-class TurnTotals:
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cached_input_tokens: int = 0
-    cache_write_tokens: int = 0
-    cost_usd: float | None = None  # None until a call had a known price
 
 
 @dataclass(frozen=True)
@@ -99,16 +90,17 @@ class Turn:
     turn_id: str = field(default_factory=lambda: new_id("turn_"))
     checkpoints: Checkpointer | None = None  # keeps what file writes replace (None in replay: nothing is written)
     take_steers: Callable[[], list[str]] = list  # texts sent with steerTurn since the last call
-    _partial: list[str] = field(default_factory=list)
-    _partial_reasoning: list[str] = field(default_factory=list)
-    _draft_at: float = 0.0
     _usage: TurnUsage = field(default_factory=TurnUsage)
+    _answer: PartialAnswer = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._answer = PartialAnswer(self.store, self.session_id, self.turn_id, self.emit)
 
     @property
     def session_id(self) -> str:
         return self.tools.session_id
 
-    async def run(self, text: str, images: list[dict[str, str]] | None) -> SubmitTurnResult:
+    async def run(self, text: str, images: list[Image] | None) -> SubmitTurnResult:
         self.emit(u.TurnStarted())
         pending: list[OpenAIToolCall] = []
         try:
@@ -142,12 +134,12 @@ class Turn:
 
     # --- steps --------------------------------------------------------------------------------------
 
-    async def _begin(self, text: str, images: list[dict[str, str]] | None) -> None:
+    async def _begin(self, text: str, images: list[Image] | None) -> None:
         first = await self.first_messages() if self.first_messages else []
-        user = NewMessage("user", text, images=images or None)
+        # The wire's images go to the client as they came; the store keeps their JSON ({mimeType, data})
+        user = NewMessage("user", text, images=msgspec.to_builtins(images) if images else None)
         stored = await self.store.append_messages(self.session_id, [*first, user], self.turn_id)
-        self.emit(u.UserMessage(text=text, images=[u.Image(mime_type=i["mimeType"], data=i["data"])
-                                                   for i in images] if images else None), seq=stored[-1].seq)
+        self.emit(u.UserMessage(text=text, images=images or None), seq=stored[-1].seq)
         if self.session_tools is not None:
             await self._add_session_tools(await self.session_tools(self.emit))
 
@@ -192,7 +184,7 @@ class Turn:
             return await self._stream(view)
         except ProviderError as exc:
             if exc.kind != "context_too_long":
-                await self._keep_partial(exc)
+                await self._answer.keep(exc)
                 raise TurnFailed(exc.kind, exc.message) from None
         # R-PTL-1: exactly one retry with the fallback view; a second failure ends the turn.
         fallback = await self.views.fallback_view(self.session_id)
@@ -200,88 +192,29 @@ class Turn:
         try:
             return await self._stream(fallback)
         except ProviderError as exc:
-            await self._keep_partial(exc)
+            await self._answer.keep(exc)
             if exc.kind == "context_too_long":
                 raise TurnFailed("contextTooLong", f"the provider still rejects the request as too long after "
                                  f"falling back to the last messages: {exc.message}") from None
             raise TurnFailed(exc.kind, exc.message) from None
 
     async def _stream(self, view) -> ChatResult:
-        self._partial.clear()
-        self._partial_reasoning.clear()
-        self._draft_at = 0.0
+        self._answer.start()
         self.views.record_sent(self.session_id, view.messages)  # for getContextView's stablePrefixTokens
         result = await self.provider.stream_chat(view.messages, tool_specs(self.tools.session_tools.values()),
-                                                 self._on_event, cache_key=self.session_id)
+                                                 self._answer.on_event, cache_key=self.session_id)
         await self._account(view, result)
         return result
 
-    def _on_event(self, event: Any) -> Awaitable[None] | None:
-        if isinstance(event, TextDelta):
-            self._partial.append(event.text)
-            self.emit(u.AssistantDelta(text=event.text))
-            return self._maybe_save_draft()
-        elif isinstance(event, ReasoningDelta):
-            self._partial_reasoning.append(event.text)
-            self.emit(u.ReasoningDelta(text=event.text))
-            return self._maybe_save_draft()
-        elif isinstance(event, Retrying):
-            self.emit(u.Notice(level="warning", message=f"provider: {event.reason}; retrying in {event.delay:.1f} s "
-                                                        f"(attempt {event.attempt})"))
-        return None
-
-    def _maybe_save_draft(self) -> Awaitable[None] | None:
-        """Keep the answer so far at most every ``DRAFT_INTERVAL`` s, so a killed server loses little of it."""
-        if time.monotonic() - self._draft_at < DRAFT_INTERVAL:
-            return None
-        self._draft_at = time.monotonic()
-        return self._save_draft()
-
-    async def _save_draft(self) -> None:
-        try:
-            await self.store.save_draft(self.session_id, self.turn_id, "".join(self._partial),
-                                        "".join(self._partial_reasoning) or None)
-        except DomainError as exc:  # a draft is insurance; the answer itself is still stored (or fails) at its end
-            log.warning("could not save the draft of turn %s: %s", self.turn_id, exc)
-
     async def _account(self, view, result: ChatResult) -> None:
-        """B-METER-1: the meter shows the last request's size; session totals are reported separately.
-        B-CACHE-5: each call's figures, cached input tokens included, are stored as a ``usage`` event."""
-        usage = result.usage
-        prompt = usage.prompt_tokens if usage else view.estimated_tokens
-        completion = usage.completion_tokens if usage else 0
-        cached = usage.cached_tokens if usage and usage.reports_cache else None
-        written = usage.cache_write_tokens if usage and usage.cache_write_tokens else None
-        cost = self.price.cost(prompt, completion, cached or 0, written or 0) if self.price else None
-        if usage:
-            await self.views.observe_usage(view.estimated_tokens, usage.prompt_tokens)
-        self.totals.input_tokens += prompt
-        self.totals.output_tokens += completion
-        self.totals.cached_input_tokens += cached or 0
-        self.totals.cache_write_tokens += written or 0
-        if cost is not None:
-            self.totals.cost_usd = (self.totals.cost_usd or 0.0) + cost
-        window = self.views.settings.context_window_tokens
-        so_far = self._usage.cost_usd if isinstance(self._usage.cost_usd, float) else 0.0
-        turn_cost = None if cost is None else so_far + cost
-        self._usage = TurnUsage(input_tokens=self._usage.input_tokens + prompt,
-                                output_tokens=self._usage.output_tokens + completion,
-                                context_tokens=prompt, context_window_tokens=window,
-                                cached_input_tokens=self._usage.cached_input_tokens + (cached or 0),
-                                cache_write_tokens=self._usage.cache_write_tokens + (written or 0),
-                                cost_usd=_cents(turn_cost) if turn_cost is not None else self._usage.cost_usd)
-        total_cost = _cents(self.totals.cost_usd)
-        update = u.Usage(context_tokens=prompt, context_window_tokens=window, input_tokens=prompt,
-                         output_tokens=completion, cached_input_tokens=cached, cache_write_tokens=written,
-                         cost_usd=_cents(cost),
-                         totals=u.TokenTotals(input_tokens=self.totals.input_tokens,
-                                              output_tokens=self.totals.output_tokens,
-                                              cached_input_tokens=self.totals.cached_input_tokens,
-                                              cache_write_tokens=self.totals.cache_write_tokens,
-                                              cost_usd=msgspec.UNSET if total_cost is None else total_cost))
-        call = {key: value for key, value in msgspec.to_builtins(update).items() if key not in ("kind", "totals")}
-        await self.store.add_event(self.session_id, "usage", call, self.turn_id)
-        self.emit(update)
+        """B-CACHE-5: each call's figures, cached input tokens included, are stored as a ``usage`` event."""
+        if result.usage:
+            await self.views.observe_usage(view.estimated_tokens, result.usage.prompt_tokens)
+        call = account_call(result.usage, view.estimated_tokens, self.views.settings.context_window_tokens,
+                            self.price, self.totals, self._usage)
+        self._usage = call.turn
+        await self.store.add_event(self.session_id, USAGE_EVENT, call.event, self.turn_id)
+        self.emit(call.update)
 
     async def _announce(self, view, force: bool = False) -> None:
         """R-OBS-1: each new compaction is stored as an event and sent to the client."""
@@ -298,15 +231,15 @@ class Turn:
                                      after_tokens=event["afterTokens"], summary=event["summary"]))
 
     async def _store_answer(self, result: ChatResult) -> list[OpenAIToolCall]:
-        calls = [OpenAIToolCall(id=c.id or new_id("call_")[:29], function=OpenAIFunction(name=c.name,
-                                                                                           arguments=c.arguments or "{}"))
+        calls = [OpenAIToolCall(id=c.id or new_id("call_")[:29],
+                                function=OpenAIFunction(name=c.name, arguments=c.arguments or "{}"))
                  for c in result.tool_calls]
-        wire = [{"id": c.id, "type": "function", "function": {"name": c.function.name,
-                                                              "arguments": c.function.arguments}} for c in calls]
-        msg = NewMessage("assistant", result.content or ("" if not calls else None), tool_calls=wire or None,
+        # One shape from here on: the wire's call, sent to the client as is and stored as its JSON
+        msg = NewMessage("assistant", result.content or ("" if not calls else None),
+                         tool_calls=msgspec.to_builtins(calls) or None,
                          reasoning=result.reasoning or None, reasoning_items=result.reasoning_items or None)
         stored = await self.store.append_messages(self.session_id, [msg], self.turn_id)
-        self._partial.clear()
+        self._answer.clear()
         self.emit(u.AssistantMessage(content=result.content or "", reasoning=result.reasoning or None,
                                      tool_calls=calls or None), seq=stored[0].seq)
         return calls
@@ -358,48 +291,21 @@ class Turn:
 
     # --- endings ------------------------------------------------------------------------------------
 
-    async def _keep_partial(self, failure: ProviderError | None) -> None:
-        """Store the answer so far as ``interrupted``; an answer stopped for its size leaves nothing behind."""
-        if failure is not None and failure.kind == "too_large":
-            self._partial.clear()
-            self._partial_reasoning.clear()
-            await self.store.discard_draft(self.session_id, self.turn_id)
-            return
-        partial = failure.partial if failure is not None else None
-        text = "".join(self._partial) or (partial.content if partial else "")
-        reasoning = "".join(self._partial_reasoning) or (partial.reasoning if partial else "")
-        if text or reasoning:
-            msg = NewMessage("assistant", text, reasoning=reasoning or None, status="interrupted")
-            stored = await self.store.append_messages(self.session_id, [msg], self.turn_id)
-            self.emit(u.AssistantMessage(content=text, reasoning=reasoning or None, interrupted=True),
-                      seq=stored[0].seq)
-        self._partial.clear()
-        self._partial_reasoning.clear()
-
     async def _record_interruption(self, pending: list[OpenAIToolCall]) -> None:
         """Keep the partial answer (marked interrupted) and close every call that never got its result."""
         try:
-            await self._keep_partial(None)
+            await self._answer.keep(None)
             if pending:
-                results = [NewMessage("tool", INTERRUPTED_RESULT, tool_call_id=c.id, name=c.function.name,
+                results = [NewMessage("tool", CANCELLED_RESULT, tool_call_id=c.id, name=c.function.name,
                                       tool_status="error")
                            for c in pending]
                 stored = await self.store.append_messages(self.session_id, results, self.turn_id)
                 for call, msg in zip(pending, stored):
                     self.emit(u.ToolResult(tool_call_id=call.id, tool=call.function.name, status="error",
-                                           content=INTERRUPTED_RESULT), seq=msg.seq)
+                                           content=CANCELLED_RESULT), seq=msg.seq)
         except Exception:  # the turn is ending anyway; the view's repair covers what could not be stored
             log.exception("could not record the interruption of turn %s", self.turn_id)
 
     def _finish(self, stop: StopReason, error: TurnError | None = None) -> SubmitTurnResult:
         self.emit(u.TurnCompleted(stop_reason=stop, error=error))
         return SubmitTurnResult(turn_id=self.turn_id, stop_reason=stop, usage=self._usage, error=error)
-
-
-@overload
-def _cents(usd: float) -> float: ...
-@overload
-def _cents(usd: None) -> None: ...
-def _cents(usd: float | None) -> float | None:
-    """Money on the wire to a millionth of a dollar: enough for one cheap call, without float noise."""
-    return None if usd is None else round(usd, 6)

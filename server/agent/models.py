@@ -6,11 +6,37 @@ read from the settings at each model call, so ``updateSession`` applies from the
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
 from server.config import ProviderSettings, Settings
 from server.providers import DEFAULT_CONTEXT_WINDOW, context_window_for
 from server.providers.capabilities import Price, price_for
 from server.errors import DomainError
 from server.transcript import Session
+
+if TYPE_CHECKING:
+    from server.providers import ChatProvider
+    from server.tools import ToolContext, ToolOutcome
+
+ToolRunner = Callable[["ToolContext", str, dict[str, Any]], Awaitable["ToolOutcome"]]
+
+
+class ModelSource(Protocol):
+    """Where a server's turns get their model, chosen once when the server starts: the live providers the
+    settings name (``service.LiveModels``) or a recording (``server.replay.ReplayModels``)."""
+
+    @property
+    def run_tool(self) -> ToolRunner | None:
+        """What runs a tool call instead of the tool itself (a replay hands back recorded results); None: tools
+        run for real, with file checkpoints and the session's MCP tools, and the model is chosen before each call."""
+
+    def provider(self, settings: Settings, session: Session | None) -> ChatProvider | None:
+        """The provider for ``session``'s model; None when nothing is configured."""
+
+    def price(self, settings: Settings, session: Session | None) -> Price | None: ...
+
+    async def aclose(self) -> None: ...
 
 
 class ModelNotFound(DomainError):

@@ -24,13 +24,12 @@ from server.agent.views import COMPACTION_EVENT, ViewBuilder, build_view, effect
 from server.checkpoints import Checkpointer
 from server.context import ViewSettings, estimate_text_tokens
 from server.frozen import read_frozen_context
-from server.config import ProviderSettings
+from server.config import ProviderSettings, Settings
 from server.mcp.service import load_frozen
 from server.providers import ChatProvider, OpenAICompatibleProvider
 from server.providers.anthropic import AnthropicProvider
-from server.providers.capabilities import price_for
+from server.providers.capabilities import Price
 from server.providers.responses import ResponsesProvider
-from server.replay import ReplayProvider, replay_provider
 from server.tools import ToolContext, tool_specs
 from server.transcript import NewMessage, Session, new_id
 
@@ -62,16 +61,32 @@ async def session_tool_overhead_tokens(rt: Runtime, session_id: str) -> int:
 
 
 def provider_for(rt: Runtime, session: Session | None = None) -> ChatProvider | None:
-    replay = replay_provider(rt)  # `threadline replay`: recorded answers, recorded tool results
-    if replay is not None:
-        return replay
-    p = provider_settings(rt.settings, session)
-    if not p.configured:
-        return None
-    key = (p.kind, p.base_url, p.api_key, p.model, p.max_output_tokens, p.thinking_budget_tokens)
-    if key not in rt.providers:
-        rt.providers[key] = new_provider(p, rt.settings.provider_read_timeout_seconds)
-    return rt.providers[key]
+    return rt.models.provider(rt.settings, session)
+
+
+class LiveModels:
+    """The live providers: one client per distinct configuration of a session's model, built on first use."""
+
+    run_tool = None  # tools run for real
+
+    def __init__(self) -> None:
+        self._built: dict[tuple, Any] = {}  # ChatProviders, each with an aclose()
+
+    def provider(self, settings: Settings, session: Session | None) -> ChatProvider | None:
+        p = provider_settings(settings, session)
+        if not p.configured:
+            return None
+        key = (p.kind, p.base_url, p.api_key, p.model, p.max_output_tokens, p.thinking_budget_tokens)
+        if key not in self._built:
+            self._built[key] = new_provider(p, settings.provider_read_timeout_seconds)
+        return self._built[key]
+
+    def price(self, settings: Settings, session: Session | None) -> Price | None:
+        return price_of(provider_settings(settings, session))
+
+    async def aclose(self) -> None:
+        for provider in self._built.values():
+            await provider.aclose()
 
 
 def new_provider(p: ProviderSettings, read_timeout: float) -> ChatProvider:
@@ -93,17 +108,15 @@ async def choose_model(rt: Runtime, session_id: str) -> ModelChoice | None:
     provider = provider_for(rt, session)
     if provider is None:
         return None
-    p = provider_settings(rt.settings, session)
-    return ModelChoice(provider, view_settings(rt, session=session), price_of(p),
+    return ModelChoice(provider, view_settings(rt, session=session), rt.models.price(rt.settings, session),
                        session.approval_policy or rt.settings.approval_policy)
 
 
-async def submit_turn(rt: Runtime, params: SubmitTurnParams, provider: ChatProvider | None = None) -> SubmitTurnResult:
+async def submit_turn(rt: Runtime, params: SubmitTurnParams) -> SubmitTurnResult:
     session = await rt.store.get_session(params.session_id)
     if not params.queue:
         rt.turns.ensure_idle(session.id)
-    chosen = provider is None  # a given provider (replay, tests) is kept for the whole turn
-    provider = provider or provider_for(rt, session)
+    provider = provider_for(rt, session)
     if provider is None:
         turn_id = new_id("turn_")
         emit = Emitter(rt.notify, session.id, turn_id)
@@ -113,7 +126,6 @@ async def submit_turn(rt: Runtime, params: SubmitTurnParams, provider: ChatProvi
         emit(u.Notice(level="error", message=message))
         emit(u.TurnCompleted(stop_reason="error", error=error))  # clients close a turn on this, as for any turn
         return SubmitTurnResult(turn_id=turn_id, stop_reason="error", usage=TurnUsage(), error=error)
-    images = [{"mimeType": i.mime_type, "data": i.data} for i in params.images or []]
     turn_id = new_id("turn_")
 
     def cancelled() -> SubmitTurnResult:  # cancelled (or its session deleted) before it began: nothing was stored
@@ -123,10 +135,10 @@ async def submit_turn(rt: Runtime, params: SubmitTurnParams, provider: ChatProvi
     async def build_and_run() -> SubmitTurnResult:
         try:
             current = await rt.store.get_session(session.id)  # a queued turn starts from what the last one left
-            turn = await build_turn(rt, current, provider, turn_id, chosen)
+            turn = await build_turn(rt, current, provider, turn_id)
         except asyncio.CancelledError:
             return cancelled()
-        return await turn.run(params.text, images)
+        return await turn.run(params.text, params.images)
 
     # Registered before it is built, so a deleteSession or cancelTurn arriving meanwhile finds it.
     return await rt.turns.wait(rt.turns.start(session.id, turn_id, build_and_run, queue=params.queue,
@@ -138,8 +150,7 @@ def steer_turn(rt: Runtime, session_id: str, text: str) -> SteerTurnResult:
     return SteerTurnResult(turn_id=rt.turns.steer(session_id, text))
 
 
-async def build_turn(rt: Runtime, session: Session, provider: ChatProvider, turn_id: str | None = None,
-                     chosen: bool = False) -> Turn:
+async def build_turn(rt: Runtime, session: Session, provider: ChatProvider, turn_id: str | None = None) -> Turn:
     cwd = Path(session.cwd)
     frozen = read_frozen_context(cwd, rt.settings.home) if session.message_count == 0 else None
     turn_id = turn_id or new_id("turn_")
@@ -164,20 +175,20 @@ async def build_turn(rt: Runtime, session: Session, provider: ChatProvider, turn
     async def session_tools(turn_emit: Emitter):
         return await rt.mcp.session_tools(rt.store, session.id, cwd, turn_emit, rt.ask_client)
 
-    replaying = isinstance(provider, ReplayProvider)
-    replayed: dict[str, Any] = {"run_tool": provider.run_tool} if isinstance(provider, ReplayProvider) else {
+    # A replay's runner hands back recorded results: nothing is written (no checkpoints), no MCP server starts,
+    # and its one provider answers every call (the model is not chosen again).
+    replayed = rt.models.run_tool
+    extra: dict[str, Any] = {"run_tool": replayed} if replayed is not None else {
         "checkpoints": Checkpointer(rt.store, rt.blobs, session.id, turn_id, cwd, rt.settings.checkpoint_max_file_bytes,
-                                    rt.settings.checkpoint_max_session_bytes)}
+                                    rt.settings.checkpoint_max_session_bytes),
+        "choose_model": lambda: choose_model(rt, session.id), "session_tools": session_tools}
     return Turn(store=rt.store, provider=provider, tools=tools,
                 approvals=Approvals(rt.store, rt.ask_client, policy, always, cwd, rt.settings.home), emit=emit, views=views,
                 max_iterations=rt.settings.max_iterations,
                 totals=await rt.session_totals(session.id),
-                price=(rt.settings.provider.price or price_for(provider.model)) if replaying
-                else price_of(provider_settings(rt.settings, session)),
-                choose_model=(lambda: choose_model(rt, session.id)) if chosen and not replaying else None,
+                price=rt.models.price(rt.settings, session),
                 first_messages=first_messages, turn_id=turn_id,
-                session_tools=None if replaying else session_tools,
-                take_steers=lambda: rt.turns.take_steers(session.id), **replayed)
+                take_steers=lambda: rt.turns.take_steers(session.id), **extra)
 
 
 async def compact_session(rt: Runtime, session_id: str, focus: str | None) -> CompactSessionResult:

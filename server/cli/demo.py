@@ -11,14 +11,12 @@ from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 
-from server.agent.service import tool_overhead_tokens
-from server.context import ViewSettings
 from server.cli.plot import BLUE, GREEN, ORANGE, PURPLE, RED, LineChart
 from server.cli.replay_run import ReplayReport
 
 DEMO_WINDOW = 16_000
 DEMO_SESSION = "kimi-cli-session.json"
-DEFAULT_PICTURE = Path("threadline-demo.png")
+DEFAULT_PICTURE = Path("threadline-demo.svg")
 
 
 def demo_session() -> Path:
@@ -26,9 +24,9 @@ def demo_session() -> Path:
     return Path(str(resources.files("server") / "demo_data" / DEMO_SESSION))
 
 
-def draw(report: ReplayReport, threshold: int, title: str, breaks: Sequence[int] = ()) -> bytes:
+def draw(report: ReplayReport, threshold: int, title: str, breaks: Sequence[int] = ()) -> str:
     """Transcript size vs request-view size per step, the threshold, the compactions and, along the x axis, the
-    calls that broke the prompt cache (``breaks``: steps from 1, see ``replay_run.cache_breaks``), as a PNG."""
+    calls that broke the prompt cache (``breaks``: steps from 1, see ``replay_run.cache_breaks``), as SVG."""
     chart = LineChart(title=title, xlabel="model call (step)", ylabel="tokens")
     steps = list(enumerate(report.steps, 1))
     chart.line([(i, s.transcript_tokens) for i, s in steps], BLUE, "transcript (naive resend)")
@@ -37,9 +35,4 @@ def draw(report: ReplayReport, threshold: int, title: str, breaks: Sequence[int]
     chart.markers([(i, s.view_tokens) for i, s in steps if s.compacted], PURPLE, "compaction")
     if breaks:  # a rug on the axis: most breaks are compactions, whose markers would hide them on the line
         chart.markers([(i, 0) for i in breaks], GREEN, "cache break (cached prefix < half the last request)")
-    return chart.png()
-
-
-def threshold_for(window: int) -> int:
-    """The threshold the loop applies: the window less the tool definitions, times the ratio (R-PIPE-3)."""
-    return ViewSettings(window - tool_overhead_tokens()).threshold_tokens
+    return chart.svg()

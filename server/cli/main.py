@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import logging
-import os
 import sys
 from pathlib import Path
 
@@ -67,48 +65,15 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _serve(args) -> int:
-    def run(settings) -> int:
-        if args.tcp:
-            from server.tcp import serve_tcp
+    from server.serve import serve  # the one way into the server in this process
 
-            return serve_tcp(settings, args.port)
-        from server.app import serve_stdio
-
-        return serve_stdio(settings)
-
-    return _serve_with(args, run)
+    return serve(args.tcp, args.port, args.log_level)
 
 
 def _acp(args) -> int:
-    def run(settings) -> int:
-        from server.acp import serve_acp
+    from server.serve import serve_acp
 
-        return serve_acp(settings)
-
-    return _serve_with(args, run)
-
-
-def _serve_with(args, run) -> int:
-    """Start a server front end: keys off the environment block, logs to stderr with secrets masked."""
-    from server.config import ConfigError, load_settings
-    from server import redaction
-    from server.secret_env import reexec_without_keys, take_keys
-    from server.errors import StorageFailure
-
-    reexec_without_keys()  # so no command can read the key from /proc/<server pid>/environ
-    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    try:
-        redaction.install()
-        settings = load_settings({**os.environ, **take_keys()})
-        for key in settings.api_keys():
-            redaction.add_secret(key)
-        for provider in (settings.provider, *settings.models.values()):
-            redaction.add_url_secrets(provider.base_url)
-        return run(settings)
-    except (ConfigError, StorageFailure) as exc:
-        print(f"threadline: {exc}", file=sys.stderr)
-        return 2
+    return serve_acp(args.log_level)
 
 
 def _client_run(command, args) -> int:

@@ -19,7 +19,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     replay.set_defaults(run=_replay)
 
     demo = sub.add_parser("demo", help="replay a bundled real session at a small window and draw a picture of it")
-    demo.add_argument("--out", type=Path, help="where to write the PNG (default ./threadline-demo.png)")
+    demo.add_argument("--out", type=Path, help="where to write the SVG picture (default ./threadline-demo.svg)")
     demo.add_argument("--context-window", type=int, default=None, help="context window in tokens (default 16000)")
     demo.set_defaults(run=_demo)
 
@@ -40,7 +40,7 @@ def _replay(args) -> int:
 def _demo(args) -> int:
     import tempfile
 
-    from server.cli.demo import DEFAULT_PICTURE, DEMO_WINDOW, demo_session, draw, threshold_for
+    from server.cli.demo import DEFAULT_PICTURE, DEMO_WINDOW, demo_session, draw
     from server.cli.replay_run import cache_breaks, print_report, replay_file
 
     window = args.context_window or DEMO_WINDOW
@@ -54,10 +54,11 @@ def _demo(args) -> int:
     print_report(report, sys.stdout)
     print(f"{len(breaks)} of {len(report.steps)} model calls broke the prompt cache (their unchanged prefix was "
           "under half of the previous request)")
-    picture = draw(report, threshold_for(window), f"kimi-cli session replayed at a {window // 1000}K window",
+    threshold = report.threshold_tokens or window  # the server's threshold at this window (getContextView)
+    picture = draw(report, threshold, f"kimi-cli session replayed at a {window // 1000}K window",
                    breaks)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_bytes(picture)
+    out.write_text(picture, encoding="utf-8")
     print(f"\npicture: {out}")
     print("next: point THREADLINE_BASE_URL, THREADLINE_MODEL and THREADLINE_API_KEY at a provider, then run "
           "`threadline chat --cwd DIR \"your task\"`")

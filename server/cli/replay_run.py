@@ -19,9 +19,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from server.cli.client import Client
-from server.context import estimate_message_tokens
-from server.replay import REPLAY_ENV, REQUESTS_OUT_ENV, load_recording, plan_replay
-from server.transcript.records import StoredMessage
+from server.context.tokens import estimate_message_tokens
+from server.recording import REPLAY_ENV, REQUESTS_OUT_ENV, load_recording, plan_replay
 
 __all__ = ["BREAK_RATIO", "ReplayReport", "Step", "cache_breaks", "print_report", "replay_file"]
 
@@ -48,6 +47,7 @@ class ReplayReport:
     errors: list[str] = field(default_factory=list)
     skipped: int = 0
     transcript: list[dict[str, Any]] = field(default_factory=list)  # the stored session, as the pipeline reads it
+    threshold_tokens: int | None = None  # the server's compaction threshold for the session (getContextView)
 
     @property
     def tokens_sent(self) -> int:
@@ -114,13 +114,32 @@ async def _transcript(client: Client, session_id: str) -> list[dict[str, Any]]:
     while True:
         page = await client.request("readTranscript", {"sessionId": session_id, "afterSeq": after, "limit": 1000})
         for item in page["items"]:
-            msg = StoredMessage(item["seq"], item["role"], item.get("content"), item["createdAt"],
-                                item.get("toolCalls"), item.get("toolCallId"), item.get("name"),
-                                item.get("reasoning"), item.get("images"), item.get("status", "complete"))
-            messages.append(msg.to_openai())
+            messages.append(pipeline_message(item))
             after = item["seq"]
         if page.get("nextSeq") is None:
             return messages
+
+
+def pipeline_message(item: dict[str, Any]) -> dict[str, Any]:
+    """A ``readTranscript`` item in the shape the server's pipeline reads and estimates a stored message
+    (``StoredMessage.to_openai``), so its token estimate is the one the store made."""
+    msg: dict[str, Any] = {"role": item["role"], "content": item.get("content")}
+    if item.get("images"):
+        parts: list[dict[str, Any]] = [{"type": "text", "text": item["content"]}] if item.get("content") else []
+        parts += [{"type": "image_url", "image_url": {"url": f"data:{i['mimeType']};base64,{i['data']}"}}
+                  for i in item["images"]]
+        msg["content"] = parts
+    if item.get("toolCalls"):
+        msg["tool_calls"] = item["toolCalls"]
+    for key, wire in (("tool_call_id", "toolCallId"), ("name", "name")):
+        if item.get(wire) is not None:
+            msg[key] = item[wire]
+    if item.get("reasoning"):
+        msg["reasoning"] = item["reasoning"]
+    msg["seq"] = item["seq"]
+    if item.get("status", "complete") != "complete":
+        msg["status"] = item["status"]
+    return msg
 
 
 async def replay_file(path: Path, context_window: int | None = None, keep_recent: int | None = None,
@@ -169,6 +188,8 @@ async def replay_file(path: Path, context_window: int | None = None, keep_recent
                     for step in report.steps[before:]:
                         on_step(step)
             report.transcript = await _transcript(client, sid)
+            view = await client.request("getContextView", {"sessionId": sid})
+            report.threshold_tokens = view["thresholdTokens"]
         finally:
             await client.close()
     tokens = [estimate_message_tokens(m) for m in report.transcript]  # as the store computes them at write

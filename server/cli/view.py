@@ -13,7 +13,7 @@ from typing import Any, TextIO
 
 from server.cli.chat import tokens
 from server.cli.client import Client
-from server.context import estimate_message_tokens
+from server.context.tokens import estimate_message_tokens
 
 PLACEHOLDER_PREFIX = "[old tool output compacted"
 SUMMARY_PREFIX = "[compressed conversation context]"

@@ -163,7 +163,10 @@ def _feed_tool(state: SummaryState, msg: Mapping[str, Any]) -> SummaryState:
         return summary_skip(state)
     name = dict(state.open_calls).get(str(msg.get("tool_call_id")), "tool")
     failure = _clip(f"{name}: {_failure_excerpt(match)}", FAILURE_CHARS)
-    return SummaryState(state.goals, state.files, (state.failures + (failure,))[-MAX_FAILURES:], state.last_state,
+    # The latest MAX_FAILURES distinct failures (R-SUM-2): a failure repeated word for word (the same test run
+    # failing again) is one failure to avoid; it moves to its latest place instead of taking a second slot.
+    earlier = tuple(f for f in state.failures if f != failure)
+    return SummaryState(state.goals, state.files, (earlier + (failure,))[-MAX_FAILURES:], state.last_state,
                         state.open_calls, state.fed + 1)
 
 

@@ -8,14 +8,15 @@ share a data folder.
 
 from __future__ import annotations
 
+from server.transcript.queries import Queries
 from server.transcript.records import now
 
 
-class CalibrationQueries:
+class CalibrationQueries(Queries):
     """``Store`` methods for ``calibrations``; ``_write``/``_read`` are the store's own transaction helpers."""
 
     async def save_calibration(self, model: str, factor: float, samples: int) -> None:
-        async with self._write() as db:  # type: ignore[attr-defined]
+        async with self._write() as db:
             await db.execute(
                 "INSERT INTO calibrations (model, factor, samples, updated_at) VALUES (?,?,?,?)"
                 " ON CONFLICT(model) DO UPDATE SET factor = excluded.factor, samples = excluded.samples,"
@@ -23,5 +24,5 @@ class CalibrationQueries:
 
     async def load_calibrations(self) -> list[tuple[str, float, int]]:
         """Every model's ``(model, factor, samples)``."""
-        rows = await self._read("SELECT model, factor, samples FROM calibrations ORDER BY model")  # type: ignore[attr-defined]
+        rows = await self._read("SELECT model, factor, samples FROM calibrations ORDER BY model")
         return [(str(m), float(f), int(n)) for m, f, n in rows]

@@ -11,7 +11,12 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from server.transcript.queries import Queries
+from server.transcript.records import NewMessage, StoredMessage, now
 
 try:
     import fcntl
@@ -56,3 +61,37 @@ class Lease:
             os.close(fd)
         path.unlink(missing_ok=True)  # its owner is gone; tidy up
         return False
+
+
+class DraftQueries(Queries):
+    """``Store`` methods for ``drafts``: the text so far of a streaming answer (not a message)."""
+
+    owner: str  # who this process's drafts belong to (a ``Lease`` id)
+
+    if TYPE_CHECKING:  # the store's own
+        async def append_messages(self, session_id: str, messages: Sequence[NewMessage],
+                                  turn_id: str | None = None) -> list[StoredMessage]: ...
+
+    async def save_draft(self, session_id: str, turn_id: str, content: str, reasoning: str | None) -> None:
+        """Replace the turn's draft; ``append_messages`` of the answer removes it."""
+        async with self._write() as db:
+            await db.execute(
+                "INSERT OR REPLACE INTO drafts (session_id, turn_id, owner, content, reasoning, updated_at)"
+                " VALUES (?,?,?,?,?,?)", (session_id, turn_id, self.owner, content, reasoning, now()))
+
+    async def discard_draft(self, session_id: str, turn_id: str) -> None:
+        """Forget the turn's draft without appending it (an answer that must not be kept)."""
+        async with self._write() as db:
+            await db.execute("DELETE FROM drafts WHERE session_id = ? AND turn_id = ?", (session_id, turn_id))
+
+    async def recover_drafts(self, owner_alive: Callable[[str], bool]) -> list[StoredMessage]:
+        """Each draft of a dead owner becomes an ``interrupted`` assistant message, appended with the draft's
+        removal in one transaction. Returns the messages appended."""
+        rows = await self._read("SELECT session_id, turn_id, owner, content, reasoning FROM drafts ORDER BY rowid")
+        recovered: list[StoredMessage] = []
+        for session_id, turn_id, owner, content, reasoning in rows:
+            if owner_alive(owner):
+                continue
+            msg = NewMessage("assistant", content, reasoning=reasoning or None, status="interrupted")
+            recovered.extend(await self.append_messages(session_id, [msg], turn_id))
+        return recovered

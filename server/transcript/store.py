@@ -20,12 +20,14 @@ from typing import Any
 import aiosqlite
 
 from server.transcript import fts
-from server.errors import ArtifactNotFound, SessionNotFound, StorageFailure
+from server.errors import SessionNotFound, StorageFailure
+from server.transcript.artifact_rows import ArtifactQueries
 from server.transcript.calibrations import CalibrationQueries
 from server.transcript.checkpoints import CheckpointQueries
+from server.transcript.drafts import DraftQueries
+from server.transcript.events import EventQueries
 from server.transcript.records import (
     Artifact,
-    Event,
     NewMessage,
     Page,
     SearchHit,
@@ -67,7 +69,7 @@ def _refuse_empty_file(path: Path) -> None:
                          "Restore it from a backup, or move it aside to start a new one")
 
 
-class Store(CheckpointQueries, CalibrationQueries):
+class Store(DraftQueries, EventQueries, ArtifactQueries, CheckpointQueries, CalibrationQueries):
     """Async access to one transcript database. Open with ``await Store.open(path)``."""
 
     def __init__(self, path: Path, writer: aiosqlite.Connection, reader: aiosqlite.Connection,
@@ -315,101 +317,6 @@ class Store(CheckpointQueries, CalibrationQueries):
             args.append(session_id)
         rows = await self._read(sql + " ORDER BY m.id DESC LIMIT ?", [*args, size])
         return [SearchHit(sid, seq, role, fts.snippet_around(text, needle)) for sid, seq, role, text in rows]
-
-    # --- drafts (the text so far of a streaming answer; not messages) ---------------------------------
-
-    async def save_draft(self, session_id: str, turn_id: str, content: str, reasoning: str | None) -> None:
-        """Replace the turn's draft; ``append_messages`` of the answer removes it."""
-        async with self._write() as db:
-            await db.execute(
-                "INSERT OR REPLACE INTO drafts (session_id, turn_id, owner, content, reasoning, updated_at)"
-                " VALUES (?,?,?,?,?,?)", (session_id, turn_id, self.owner, content, reasoning, now()))
-
-    async def discard_draft(self, session_id: str, turn_id: str) -> None:
-        """Forget the turn's draft without appending it (an answer that must not be kept)."""
-        async with self._write() as db:
-            await db.execute("DELETE FROM drafts WHERE session_id = ? AND turn_id = ?", (session_id, turn_id))
-
-    async def recover_drafts(self, owner_alive: Callable[[str], bool]) -> list[StoredMessage]:
-        """Each draft of a dead owner becomes an ``interrupted`` assistant message, appended with the draft's
-        removal in one transaction. Returns the messages appended."""
-        rows = await self._read("SELECT session_id, turn_id, owner, content, reasoning FROM drafts ORDER BY rowid")
-        recovered: list[StoredMessage] = []
-        for session_id, turn_id, owner, content, reasoning in rows:
-            if owner_alive(owner):
-                continue
-            msg = NewMessage("assistant", content, reasoning=reasoning or None, status="interrupted")
-            recovered.extend(await self.append_messages(session_id, [msg], turn_id))
-        return recovered
-
-    # --- events -------------------------------------------------------------------------------------
-
-    async def add_event(self, session_id: str, kind: str, payload: dict[str, Any],
-                        turn_id: str | None = None) -> Event:
-        stamp = now()
-        async with self._write() as db:
-            cur = await db.execute(
-                "INSERT INTO events (session_id, turn_id, kind, payload, created_at) VALUES (?,?,?,?,?)",
-                (session_id, turn_id, kind, dumps(payload), stamp))
-        return Event(cur.lastrowid, session_id, kind, payload, stamp, turn_id)
-
-    async def list_events(self, session_id: str, kind: str | None = None, *, kinds: Sequence[str] = (),
-                          after_id: int = 0, limit: int | None = None) -> list[Event]:
-        """Events in the order they happened; ``kind``/``kinds`` filter, ``after_id``/``limit`` page."""
-        sql = "SELECT id, session_id, kind, payload, created_at, turn_id FROM events WHERE session_id = ? AND id > ?"
-        args: list[Any] = [session_id, after_id]
-        wanted = [kind] if kind is not None else list(kinds)
-        if wanted:
-            sql += f" AND kind IN ({', '.join('?' * len(wanted))})"
-            args += wanted
-        rows = await self._read(sql + " ORDER BY id LIMIT ?", [*args, limit if limit and limit > 0 else -1])
-        return [Event(r[0], r[1], r[2], loads(r[3]), r[4], r[5]) for r in rows]
-
-    async def usage_totals(self, session_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """Each session's stored ``usage`` events summed (B-CACHE-5 figures and cost): what its model calls
-        have used and cost so far, across restarts. ``costUsd`` is None when no call had a price."""
-        if not session_ids:
-            return {}
-        fields = ("inputTokens", "outputTokens", "cachedInputTokens", "cacheWriteTokens", "costUsd")
-        sums = ", ".join(f"total(json_extract(payload, '$.{f}'))" for f in fields[:-1])
-        rows = await self._read(
-            f"SELECT session_id, {sums}, sum(json_extract(payload, '$.costUsd')) FROM events"
-            f" WHERE kind = 'usage' AND session_id IN ({', '.join('?' * len(session_ids))}) GROUP BY session_id",
-            list(session_ids))
-        return {r[0]: {**{f: int(v) for f, v in zip(fields[:-1], r[1:5])}, "costUsd": r[5]} for r in rows}
-
-    async def latest_event(self, session_id: str, kind: str, having: str) -> Event | None:
-        """The newest ``kind`` event whose payload has the top-level key ``having`` (e.g. the compaction a
-        session's requests are built on, B-CACHE-3)."""
-        rows = await self._read(
-            "SELECT id, session_id, kind, payload, created_at, turn_id FROM events WHERE session_id = ? AND kind = ?"
-            " AND json_extract(payload, ?) IS NOT NULL ORDER BY id DESC LIMIT 1", [session_id, kind, f"$.{having}"])
-        return Event(rows[0][0], rows[0][1], rows[0][2], loads(rows[0][3]), rows[0][4], rows[0][5]) if rows else None
-
-    # --- artifacts ----------------------------------------------------------------------------------
-
-    async def add_artifact(self, artifact: Artifact) -> None:
-        async with self._write() as db:
-            await db.execute(
-                "INSERT INTO artifacts (id, session_id, tool_call_id, path, total_bytes, total_lines, created_at)"
-                " VALUES (?,?,?,?,?,?,?)",
-                (artifact.id, artifact.session_id, artifact.tool_call_id, artifact.path, artifact.total_bytes,
-                 artifact.total_lines, artifact.created_at))
-
-    async def get_artifact(self, session_id: str, artifact_id: str) -> Artifact:
-        """Artifacts are session-isolated: another session's id is simply not found."""
-        rows = await self._read(
-            "SELECT id, session_id, path, total_bytes, total_lines, created_at, tool_call_id FROM artifacts"
-            " WHERE id = ? AND session_id = ?", (artifact_id, session_id))
-        if not rows:
-            raise ArtifactNotFound(f"no artifact {artifact_id!r} in session {session_id!r}")
-        return Artifact(*rows[0])
-
-    async def list_artifacts(self, session_id: str) -> list[Artifact]:
-        rows = await self._read(
-            "SELECT id, session_id, path, total_bytes, total_lines, created_at, tool_call_id FROM artifacts"
-            " WHERE session_id = ?", (session_id,))
-        return [Artifact(*r) for r in rows]
 
     # --- plumbing -----------------------------------------------------------------------------------
 

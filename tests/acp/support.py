@@ -20,7 +20,7 @@ from acp import spawn_agent_process, text_block
 from acp.connection import StreamDirection, StreamEvent
 from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
 
-from tests.e2e.agent_support import API_KEY, REPO, server_env
+from tests.harness import API_KEY, REPO, log_path, server_env, watch_log
 from tests.fakes.fake_provider import FakeProvider
 
 SCHEMA = json.loads((Path(__file__).parent / "acp_schema_v1.json").read_text(encoding="utf-8"))
@@ -97,6 +97,7 @@ class AcpAgent:
         self.conn, self.proc, self.editor, self.fake, self.home = conn, proc, editor, fake, home
         self.received: list[dict[str, Any]] = []  # every message the agent wrote
         self.sent_methods: dict[Any, str] = {}  # id -> method of the requests the client sent
+        self.init: Any = None  # the initialize response, once the fixture has sent it
 
     def observe(self, event: StreamEvent) -> None:
         if event.direction == StreamDirection.INCOMING:
@@ -116,14 +117,16 @@ class AcpAgent:
 @contextlib.asynccontextmanager
 async def start_acp(home: Path, fake: FakeProvider, **env: str) -> AsyncIterator[AcpAgent]:
     editor = Editor()
-    stderr = open(home.parent / f"{home.name}-acp-stderr.log", "wb")
+    stderr = open(log_path(home), "ab")
     holder: list[AcpAgent] = []
-    async with spawn_agent_process(editor, sys.executable, "-m", "server", "acp", "--log-level", "DEBUG",
+    # Editor implements only the Client methods these tests need, so it is not a full acp.Client to mypy.
+    async with spawn_agent_process(editor, sys.executable, "-m", "server", "acp", "--log-level", "DEBUG",  # type: ignore[arg-type]
                                    env=server_env(home, fake.url, **env), cwd=str(REPO),
                                    transport_kwargs={"stderr": stderr.fileno(), "limit": 1 << 24},
                                    observers=[lambda e: holder[0].observe(e) if holder else None]) as (conn, proc):
         agent = AcpAgent(conn, proc, editor, fake, home)
         holder.append(agent)
+        watch_log(log_path(home), lambda: proc.returncode is None)
         try:
             yield agent
         finally:

@@ -13,21 +13,14 @@ import pytest
 from acp import RequestError, text_block
 from acp.schema import EnvVariable, McpServerStdio
 
-from server.cli.client import Client
 from tests.acp.support import acp_fixture, command_call, schema_errors, write_call
-from tests.e2e.agent_support import REPO, events, server_env
+from tests.e2e.agent_support import events
 from tests.fakes.fake_provider import FakeProvider
+from tests.harness import REPO, start_client
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 acp = acp_fixture()
-
-
-@pytest.fixture
-def folder(tmp_path: Path) -> Path:
-    path = tmp_path / "ws"
-    path.mkdir()
-    return path
 
 
 @pytest.fixture(autouse=True)
@@ -205,7 +198,7 @@ async def test_a_prompt_with_an_image_and_resources_becomes_one_user_message(acp
 
 async def test_load_replays_a_session_made_over_threadlines_protocol(acp, folder):
     acp.fake.push(command_call("call_l1", "echo replayed"), {"content": "all done"})
-    rpc = await Client.spawn(env=server_env(acp.home, acp.fake.url, THREADLINE_APPROVAL_POLICY="auto"))
+    rpc = await start_client(acp.home, acp.fake.url, THREADLINE_APPROVAL_POLICY="auto")
     try:
         sid = (await rpc.request("createSession", {"cwd": str(folder)}))["sessionId"]
         assert (await rpc.request("submitTurn", {"sessionId": sid, "text": "run it"}))["stopReason"] == "endTurn"
@@ -280,7 +273,7 @@ async def test_lines_that_are_not_requests_are_answered_and_the_agent_keeps_runn
 
 async def test_too_many_model_calls_stop_with_max_turn_requests(tmp_path, folder):
     from tests.acp.support import start_acp
-    from tests.e2e.agent_support import API_KEY
+    from tests.harness import API_KEY
 
     home = tmp_path / "home"
     home.mkdir()
@@ -299,7 +292,7 @@ async def test_a_compaction_is_an_agent_message_marked_in_meta(acp, folder):
     for i in range(60):
         messages += [{"role": "user", "content": f"question {i} " + "words " * 400},
                      {"role": "assistant", "content": f"answer {i} " + "prose " * 400}]
-    rpc = await Client.spawn(env=server_env(acp.home, acp.fake.url))
+    rpc = await start_client(acp.home, acp.fake.url)
     try:
         sid = (await rpc.request("importSession", {"cwd": str(folder), "messages": messages}))["sessionId"]
     finally:
@@ -314,7 +307,7 @@ async def test_a_compaction_is_an_agent_message_marked_in_meta(acp, folder):
 
 
 async def test_the_provider_key_is_not_in_the_agents_environment_block(acp):
-    from tests.e2e.agent_support import API_KEY
+    from tests.harness import API_KEY
 
     environ = Path(f"/proc/{acp.proc.pid}/environ").read_bytes()
     assert API_KEY.encode() not in environ and b"THREADLINE_API_KEY" not in environ

@@ -4,14 +4,13 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 import pytest_asyncio
 from acp import RequestError
 
 from tests.acp.support import AcpAgent, schema_errors, start_acp
-from tests.e2e.agent_support import API_KEY
+from tests.harness import API_KEY
 from tests.fakes.fake_provider import FakeProvider
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -26,13 +25,6 @@ async def acp(tmp_path_factory) -> AsyncIterator[AcpAgent]:
         async with start_acp(home, fake) as agent:
             agent.init = await agent.conn.initialize(protocol_version=1)
             yield agent
-
-
-@pytest.fixture
-def folder(tmp_path: Path) -> Path:
-    path = tmp_path / "ws"
-    path.mkdir()
-    return path
 
 
 def picker(options):

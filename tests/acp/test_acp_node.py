@@ -14,19 +14,16 @@ from pathlib import Path
 import pytest
 
 from tests.acp.support import write_call
-from tests.e2e.agent_support import API_KEY, REPO, server_env
+from tests.harness import API_KEY, REPO, server_env
 from tests.fakes.fake_provider import FakeProvider
 
 NODE_DIR = Path(__file__).parent / "node"
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="Node.js is not installed")
-async def test_the_typescript_sdk_client_drives_a_prompt_with_permissions(tmp_path: Path):
+async def test_the_typescript_sdk_client_drives_a_prompt_with_permissions(home: Path, folder: Path):
     assert (NODE_DIR / "node_modules" / "@agentclientprotocol" / "sdk").is_dir(), \
         "run `npm ci` in tests/acp/node (tests/run.sh does)"
-    home, folder = tmp_path / "home", tmp_path / "ws"
-    home.mkdir()
-    folder.mkdir()
     with FakeProvider(api_key=API_KEY) as fake:
         fake.push(write_call("call_a", "a.txt", "a\n"), {"content": "wrote a", "chunks": 2},
                   write_call("call_b", "b.txt", "b\n"), {"content": "could not write b"})

@@ -32,7 +32,7 @@ def _run_problems(msgs: Sequence[Mapping[str, Any]], i: int) -> tuple[list[str],
     """Check the assistant at ``i`` and its run of tool results; return problems and the run's end."""
     ids = [c.get("id") for c in msgs[i].get("tool_calls") or ()]
     end = i + 1
-    answered: list[str] = []
+    answered: list[Any] = []
     problems = []
     while end < len(msgs) and msgs[end].get("role") == "tool":
         call_id = msgs[end].get("tool_call_id")

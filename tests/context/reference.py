@@ -54,6 +54,12 @@ def _items(messages: Sequence[Mapping[str, Any]], token_counts: Sequence[int] | 
     return items, last_key
 
 
+def _key(item: _Item) -> int:
+    """An input message's key (repair makes up tool results only: never a tail's start nor a system message)."""
+    assert item.key is not None, item
+    return item.key
+
+
 def _system(item: _Item) -> bool:
     return item.msg.get("role") in SYSTEM_ROLES
 
@@ -67,7 +73,7 @@ def reference_view(
     summarizer: Callable[[list[Message]], str] = summarize,
 ) -> RequestView:
     items, last_key = _items(messages, token_counts)
-    base = {"before_tokens": sum(it.tokens for it in items), "threshold_tokens": settings.threshold_tokens,
+    base: dict[str, Any] = {"before_tokens": sum(it.tokens for it in items), "threshold_tokens": settings.threshold_tokens,
             "context_window_tokens": settings.context_window_tokens,
             "keep_recent_tokens": settings.keep_recent_tokens, "transcript_messages": len(messages)}
     before = base["before_tokens"]
@@ -87,7 +93,7 @@ def reference_view(
     conv_msgs = [it.msg for it in conversation]
     conv_tokens = [it.tokens for it in conversation]
     tail = safe_tail_start(conv_msgs, settings.tail_budget_tokens, conv_tokens)
-    micro = Compaction("microcompacted", conversation[tail].key, last_key) if tail < len(conversation) else None
+    micro = Compaction("microcompacted", _key(conversation[tail]), last_key) if tail < len(conversation) else None
     if micro is not None:
         view = _compacted(items, conversation, micro, tail, base, sticky=False)
         if view.compacted_tool_outputs and view.estimated_tokens <= settings.threshold_tokens \
@@ -112,7 +118,7 @@ def reference_view(
         budget = max(0, min(budget, tail_tokens) - (tokens - target) - 1)
     if text is None or tokens > settings.threshold_tokens or before - tokens < MIN_FREED_RATIO * before:
         return _fallback(messages, base)
-    made = Compaction("summarized", conversation[tail].key, last_key, text)
+    made = Compaction("summarized", _key(conversation[tail]), last_key, text)
     return _compacted(items, conversation, made, tail, base, sticky=False)
 
 
@@ -131,8 +137,8 @@ def _compacted(items: list[_Item], conversation: list[_Item], compaction: Compac
     through, text = compaction.through_key, compaction.summary or ""
     summary_msg = {"role": "system", "content": text}
     first = next(i for i, it in enumerate(items) if it is conversation[start])
-    leading = [it for it in items if _system(it) and it.key <= through]
-    later = [it for it in items[first:] if not _system(it) or it.key > through]
+    leading = [it for it in items if _system(it) and _key(it) <= through]
+    later = [it for it in items[first:] if not _system(it) or _key(it) > through]
     view = [*(it.msg for it in leading), summary_msg, *(it.msg for it in later)]
     tokens = sum(it.tokens for it in leading) + estimate_message_tokens(summary_msg) + sum(it.tokens for it in later)
     return RequestView(messages=view, mode="summarized", estimated_tokens=tokens, summary=text,

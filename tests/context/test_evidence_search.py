@@ -5,14 +5,12 @@ random texts built from the evidence words and the characters around them."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from server.context.micro import ERROR_EVIDENCE, _search, content_text
-
-TRAJECTORIES = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "trajectories"
+from tests.conftest import TRAJECTORIES
 
 FRAGMENTS = ["fail", "FAILED", "0 failed", "Tool failed", "Permission denied", "denied", "error", "Error", "ERROR",
              "ValueError", "Exception", "fatal", "panic", "exit code 2", "exited with code 1", "exit status=0",
@@ -32,7 +30,9 @@ def _old(text: str):
 
 def _same(text: str) -> None:
     new, old = _search(text), _old(text)
-    assert (new.span(), new.group()) == (old.span(), old.group()) if old else new is None, text
+    found = (new.span(), new.group()) if new is not None else None
+    expected = (old.span(), old.group()) if old is not None else None
+    assert found == expected, text
 
 
 def test_R_MICRO_2_evidence_search_equals_the_full_regex_on_real_tool_outputs():

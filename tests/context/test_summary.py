@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
@@ -18,12 +17,12 @@ from server.context import (
     summary_feed,
     write_paths,
 )
+from tests.conftest import TRAJECTORIES
+from tests.harness import REPO
 
 from .helpers import assistant, call, sized, system, text_of_tokens, tool, user
 from .protocol_check import is_protocol_valid
 
-REPO = Path(__file__).resolve().parents[2]
-TRAJECTORIES = REPO.parent / "shared" / "data" / "trajectories"
 
 
 def _history():
@@ -60,7 +59,9 @@ def test_R_SUM_2_empty_sections_say_none_recorded():
 
 
 def _goals(text: str) -> list[str]:
-    return re.search(r"Goals:\n(.*?)\nFiles", text, re.S).group(1).splitlines()
+    match = re.search(r"Goals:\n(.*?)\nFiles", text, re.S)
+    assert match, text
+    return match.group(1).splitlines()
 
 
 def test_B_SUM_7_every_goal_in_order_latest_four_within_240_older_within_80():
@@ -103,6 +104,20 @@ def test_R_SUM_2_failures_latest_four_bounded_and_state_500():
     assert len(state.last_state) <= 500
 
 
+def test_R_SUM_2_failures_are_the_latest_four_distinct():
+    """A failure repeated word for word (the same check failing again) takes one slot, at its latest place, so
+    an older distinct failure is not pushed out by copies of a newer one."""
+    msgs = []
+    for i, text in enumerate(["Exit code 1 lint A", "Exit code 1 tests B", "Exit code 1 build C",
+                              "Exit code 1 tests B", "Exit code 1 deploy D", "Exit code 1 tests B"]):
+        msgs += [assistant(None, call(f"c{i}", "bash")), tool(f"c{i}", text)]
+    state = SummaryState()
+    for m in msgs:
+        state = summary_feed(state, m)
+    assert [f.split()[-1] for f in state.failures] == ["A", "C", "D", "B"]
+    assert summarize(msgs).count("tests B") == 1
+
+
 def test_R_SUM_2_paths_deduplicated_in_first_seen_order_and_total_bounded():
     msgs = []
     for i in range(100):
@@ -135,7 +150,7 @@ def test_R_SUM_3_state_is_immutable():
     summary_feed(state, user("goal"))
     assert state == SummaryState()
     with pytest.raises(AttributeError):
-        state.goals = ("x",)  # type: ignore[misc]
+        state.goals = ("x",)
 
 
 def _long_session(rounds: int, start: int = 0):

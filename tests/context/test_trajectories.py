@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from server.context import ViewSettings, build_request_view, estimate_message_tokens
+from tests.conftest import TRAJECTORIES
 
 from .protocol_check import is_protocol_valid
 from .test_properties import check_view
 
-TRAJECTORIES = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "trajectories"
 WINDOWS = [8_000, 16_000, 32_000, 128_000]
 
 

@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import sqlite3
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -25,37 +23,11 @@ import pytest_asyncio
 from server.cli.client import Client
 from tests.fakes import fake_anthropic, fake_responses
 from tests.fakes.fake_provider import FakeProvider
+from tests.harness import (API_KEY, KINDS, MODEL, PROVIDER, REPO, initialize, kind_of, log_path, new_fake,
+                           server_env, start_server)
 
-REPO = Path(__file__).resolve().parents[2]
-API_KEY = "sk-threadline-e2e-SECRET-5f1c9a"
-MODEL = "fake-model"
-PROVIDER = os.environ.get("THREADLINE_PROVIDER") or "openai"  # the provider kind the agent-loop tests run against
-# Per kind: the double, the path its model calls arrive on, and how a request reads as Chat Completions messages.
-KINDS: dict[str, tuple[type, str, Any]] = {
-    "openai": (FakeProvider, "/v1/chat", lambda body: body["messages"]),
-    "anthropic": (fake_anthropic.FakeAnthropic, "/v1/messages", fake_anthropic.openai_messages),
-    "openai-responses": (fake_responses.FakeResponses, "/v1/responses", fake_responses.openai_messages),
-}
-NATIVE_OPTIONS = ("api_key", "context_window")  # what the native doubles take (the rest is Chat Completions')
-
-
-def new_fake(**options: Any):
-    """The double for ``PROVIDER``: FakeProvider with every option, a native double with those it knows."""
-    fake_class = KINDS[PROVIDER][0]
-    if PROVIDER != "openai":
-        options = {k: v for k, v in options.items() if k in NATIVE_OPTIONS}
-    return fake_class(**options)
-
-
-def kind_of(fake: Any) -> str:
-    """The provider kind a double speaks (a test module may start any double, whatever PROVIDER says)."""
-    return next(kind for kind, (fake_class, _, _) in KINDS.items() if isinstance(fake, fake_class))
-
-
-def server_env(home: Path, fake_url: str, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("THREADLINE_")}
-    return {**env, "THREADLINE_HOME": str(home), "THREADLINE_BASE_URL": fake_url, "THREADLINE_MODEL": MODEL,
-            "THREADLINE_API_KEY": API_KEY, **extra}
+__all__ = ["API_KEY", "MODEL", "PROVIDER", "REPO", "Agent", "agent_fixture", "as_sent", "events", "kind_of",
+           "model_requests", "new_fake", "read_db", "request_messages", "server_env", "start_agent", "tool_messages"]
 
 
 class Agent:
@@ -97,19 +69,11 @@ class Agent:
                 await asyncio.sleep(0.02)
 
 
-async def start_agent(home: Path, fake: FakeProvider, **env: str) -> Agent:
-    stderr_path = home.parent / f"{home.name}-stderr.log"
-    stderr = open(stderr_path, "wb")
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "server", "--log-level", "DEBUG",
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=stderr,
-        env=server_env(home, fake.url, **{"THREADLINE_PROVIDER": kind_of(fake), **env}), cwd=str(REPO), limit=1 << 24)
-    stderr.close()
-    client = Client(proc)
-    client.initialize_result = await client.request("initialize", {
-        "processId": os.getpid(), "capabilities": {}, "rootUri": None, "initializationOptions": {}})
-    client.notify("initialized", {})
-    return Agent(client, fake, home, stderr_path)
+async def start_agent(home: Path, fake: Any, **env: str) -> Agent:
+    """A server on ``home`` (DEBUG log in ``log_path(home)``) configured for ``fake``'s provider kind."""
+    proc = await start_server(home, "--log-level", "DEBUG",
+                              env=server_env(home, fake.url, **{"THREADLINE_PROVIDER": kind_of(fake), **env}))
+    return Agent(await initialize(Client(proc)), fake, home, log_path(home))
 
 
 def agent_fixture(**fake_options: Any):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
@@ -13,13 +12,6 @@ from tests.e2e.agent_support import new_fake
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 agent = agent_fixture()
-
-
-@pytest.fixture
-def folder(tmp_path: Path) -> Path:
-    path = tmp_path / "ws"
-    path.mkdir()
-    return path
 
 
 def write_call(call_id: str, path: str, content: str = "x\n") -> dict:

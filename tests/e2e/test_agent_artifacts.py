@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
@@ -17,13 +16,6 @@ agent = agent_fixture()
 LINES = 4000
 BIG_COMMAND = f"python3 -c \"for i in range({LINES}): print(f'line {{i:05d}} ' + 'x' * 20)\""
 BIG_OUTPUT = "".join(f"line {i:05d} {'x' * 20}\n" for i in range(LINES)) + "\n[exit code 0]"  # run_command's text
-
-
-@pytest.fixture
-def folder(tmp_path: Path) -> Path:
-    path = tmp_path / "ws"
-    path.mkdir()
-    return path
 
 
 async def big_turn(agent, folder) -> tuple[str, dict]:

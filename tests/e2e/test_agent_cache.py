@@ -48,9 +48,9 @@ SECOND_TURN = "now run the next steps, and keep the earlier findings in mind"
 class Run:
     home: Path
     sid: str
-    first: list[dict[str, Any]]  # request bodies' messages of turn 1 (server A)
-    second: list[dict[str, Any]]  # turn 2 on server A, which kept running
-    restarted: list[dict[str, Any]]  # turn 2 on server B, started cold on a copy of A's database
+    first: list[list[dict[str, Any]]]  # request bodies' messages of turn 1 (server A)
+    second: list[list[dict[str, Any]]]  # turn 2 on server A, which kept running
+    restarted: list[list[dict[str, Any]]]  # turn 2 on server B, started cold on a copy of A's database
     restarted_log: str
     updates: list[dict[str, Any]]
     view_before_second: dict[str, Any]

@@ -21,9 +21,9 @@ READ = {"tool_calls": [{"id": "call_read", "name": "read_file", "arguments": {"p
 
 
 @pytest.fixture
-def folder(tmp_path: Path) -> Path:
-    path = tmp_path / "ws"
-    path.mkdir()
+def folder(folder: Path) -> Path:
+    """The harness's workspace, with files to read."""
+    path = folder
     (path / "notes.txt").write_text("the cache keeps prefixes\n" * 40)
     return path
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-from pathlib import Path
 
 import pytest
 
@@ -18,13 +17,6 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 agent = agent_fixture()
 
 SLOW_TEXT = "This answer arrives one slow piece at a time and will be cut off part way through."
-
-
-@pytest.fixture
-def folder(tmp_path: Path) -> Path:
-    path = tmp_path / "ws"
-    path.mkdir()
-    return path
 
 
 async def start_slow_turn(agent, folder) -> tuple[str, int, asyncio.Future]:

@@ -8,7 +8,6 @@ restore (over the size caps, run_command, sessions without checkpoints).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 import pytest_asyncio
@@ -37,13 +36,6 @@ async def agent(tmp_path_factory) -> AsyncIterator[Agent]:
 @pytest.fixture(autouse=True)
 def fresh(agent):
     agent.fake.reset()
-
-
-@pytest.fixture
-def folder(tmp_path: Path) -> Path:
-    path = tmp_path / "ws"
-    path.mkdir()
-    return path
 
 
 def call(call_id: str, name: str, **arguments) -> dict:

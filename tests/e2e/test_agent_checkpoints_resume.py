@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,7 +38,7 @@ async def test_applied_diffs_survive_a_restart_and_an_oversized_one_keeps_its_pa
                       {"content": "done"})
             result = await agent.turn(sid, "edit")
             assert result["stopReason"] == "endTurn", result
-            live = {u["toolCallId"]: u.get("diff") for u in agent.updates(sid, "toolResult")}
+            live: dict[str, Any] = {u["toolCallId"]: u.get("diff") for u in agent.updates(sid, "toolResult")}
         finally:
             await agent.client.close()
         assert live["c1"] == {"path": "a.txt", "oldText": "hello\nworld\n", "newText": "bonjour\nworld\n"}

@@ -8,10 +8,11 @@ import pty
 import re
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.e2e.agent_support import API_KEY, REPO, server_env
+from tests.harness import API_KEY, REPO, server_env
 from tests.fakes.fake_provider import FakeProvider
 
 THREADLINE = REPO / ".venv" / "bin" / "threadline"
@@ -29,13 +30,6 @@ def env(fake, tmp_path: Path) -> dict[str, str]:
     home = tmp_path / "home"
     home.mkdir()
     return server_env(home, fake.url, THREADLINE_CONTEXT_WINDOW="64000")
-
-
-@pytest.fixture
-def folder(tmp_path: Path) -> Path:
-    path = tmp_path / "ws"
-    path.mkdir()
-    return path
 
 
 def threadline(env: dict[str, str], *args: str, stdin: str | int | None = "") -> subprocess.CompletedProcess[str]:
@@ -127,7 +121,7 @@ def test_chat_turn_error_is_printed_and_exits_nonzero(env, folder):
 
 
 def imported_session(env: dict[str, str], folder: Path, tmp_path: Path) -> str:
-    messages = [{"role": "system", "content": "You are a careful agent."}]
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "You are a careful agent."}]
     for n in range(8):
         messages += [{"role": "user", "content": f"step {n}: please run the tests"},
                      {"role": "assistant", "content": None, "tool_calls": [

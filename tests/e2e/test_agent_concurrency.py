@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 import pytest
 
@@ -13,13 +12,6 @@ from tests.e2e.agent_support import agent_fixture
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 agent = agent_fixture()
-
-
-@pytest.fixture
-def folder(tmp_path: Path) -> Path:
-    path = tmp_path / "ws"
-    path.mkdir()
-    return path
 
 
 async def hanging_turn(agent, folder) -> tuple[str, asyncio.Future]:

@@ -74,13 +74,6 @@ async def agent(tmp_path_factory):
             await a.client.close()
 
 
-@pytest.fixture
-def folder(tmp_path: Path) -> Path:
-    path = tmp_path / "ws"
-    path.mkdir()
-    return path
-
-
 @pytest.fixture(autouse=True)
 def fresh(agent):
     agent.fake.reset()

@@ -8,7 +8,6 @@ import asyncio
 import json
 import os
 import socket
-from pathlib import Path
 
 import pytest
 import pytest_asyncio
@@ -62,13 +61,6 @@ headers = {{ Authorization = "Bearer ${{MCP_TEST_SECRET}}" }}
     finally:
         http.kill()
         await http.wait()
-
-
-@pytest.fixture
-def folder(tmp_path: Path) -> Path:
-    path = tmp_path / "ws"
-    path.mkdir()
-    return path
 
 
 def call(call_id: str, tool: str, **arguments) -> dict:

@@ -51,9 +51,9 @@ model = "claude-sonnet-4-5"
 
 
 @pytest.fixture
-def folder(tmp_path: Path) -> Path:
-    path = tmp_path / "ws"
-    path.mkdir()
+def folder(folder: Path) -> Path:
+    """The harness's workspace, with files to read."""
+    path = folder
     (path / "notes.txt").write_text("notes\n")
     return path
 

@@ -42,9 +42,9 @@ async def codex(tmp_path_factory) -> AsyncIterator[Agent]:
 
 
 @pytest.fixture
-def folder(tmp_path: Path) -> Path:
-    path = tmp_path / "ws"
-    path.mkdir()
+def folder(folder: Path) -> Path:
+    """The harness's workspace, with files to read."""
+    path = folder
     (path / "notes.txt").write_text("the cache keeps prefixes\n" * 40)
     (path / "b.txt").write_text("bee\n")
     return path

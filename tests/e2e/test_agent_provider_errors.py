@@ -17,13 +17,6 @@ agent = agent_fixture()
 FALLBACK_MARK = "[compressed conversation context]"
 
 
-@pytest.fixture
-def folder(tmp_path: Path) -> Path:
-    path = tmp_path / "ws"
-    path.mkdir()
-    return path
-
-
 async def imported_session(agent, folder: Path) -> str:
     """Three system messages and ten exchanges, stored without a model call."""
     messages = [{"role": "system", "content": f"system rule {n}"} for n in range(3)]

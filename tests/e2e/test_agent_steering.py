@@ -5,7 +5,6 @@ running turn; edit approvals and results carry the change as a diff."""
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 import pytest
 
@@ -15,13 +14,6 @@ from tests.e2e.agent_support import agent_fixture, request_messages
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 agent = agent_fixture()
-
-
-@pytest.fixture
-def folder(tmp_path: Path) -> Path:
-    path = tmp_path / "ws"
-    path.mkdir()
-    return path
 
 
 @pytest.fixture(autouse=True)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 import pytest
 
@@ -13,13 +12,6 @@ from tests.e2e.agent_support import agent_fixture, request_messages, tool_messag
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 agent = agent_fixture()
-
-
-@pytest.fixture
-def folder(tmp_path: Path) -> Path:
-    path = tmp_path / "ws"
-    path.mkdir()
-    return path
 
 
 async def test_read_edit_write_and_command_turn_changes_real_files(agent, folder):

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from server.cli.client import Client
-from tests.conftest import KIMI, MINI_SWE, REPO, server_env
+from tests.conftest import KIMI, MINI_SWE
+from tests.harness import REPO, server_env
 
 THREADLINE = REPO / ".venv" / "bin" / "threadline"
 
@@ -23,18 +24,18 @@ def threadline(home: Path, *args: str, cwd: Path = REPO) -> subprocess.Completed
                           text=True, timeout=60)
 
 
-def test_cli_import_sessions_search_against_a_temp_home(home, workdir):
+def test_cli_import_sessions_search_against_a_temp_home(home, folder):
     empty = threadline(home, "sessions")
     assert empty.returncode == 0 and "no sessions yet" in empty.stdout
 
-    imported = threadline(home, "import", str(MINI_SWE), "--cwd", str(workdir), "--title", "astroid 1333")
+    imported = threadline(home, "import", str(MINI_SWE), "--cwd", str(folder), "--title", "astroid 1333")
     assert imported.returncode == 0, imported.stderr
     match = re.fullmatch(r"imported (\d+) messages as (ses_\w+)\n", imported.stdout)
     assert match and int(match.group(1)) == len(json.loads(MINI_SWE.read_text()))
     sid = match.group(2)
-    other = threadline(home, "import", str(KIMI), "--cwd", str(workdir)).stdout.split()[-1]
+    other = threadline(home, "import", str(KIMI), "--cwd", str(folder)).stdout.split()[-1]
 
-    listed = threadline(home, "sessions", "--cwd", str(workdir))
+    listed = threadline(home, "sessions", "--cwd", str(folder))
     assert listed.returncode == 0
     lines = listed.stdout.splitlines()
     assert len(lines) == 2 and other in lines[0] and sid in lines[1]
@@ -61,11 +62,11 @@ def test_cli_import_of_invalid_messages_fails_cleanly_and_stores_nothing(home, t
 
 
 @pytest.mark.asyncio
-async def test_python_m_server_behaves_as_threadline_serve(home, workdir):
+async def test_python_m_server_behaves_as_threadline_serve(home, folder):
     """Same initialize answer, same store: a session made through one is read through the other."""
     via_module = await Client.spawn(env=server_env(home), cwd=str(REPO), args=[sys.executable, "-m", "server"])
     try:
-        sid = (await via_module.request("importSession", {"cwd": str(workdir), "messages": [
+        sid = (await via_module.request("importSession", {"cwd": str(folder), "messages": [
             {"role": "user", "content": "hello from python -m server"}]}))["sessionId"]
     finally:
         assert await via_module.close() == 0

@@ -1,12 +1,13 @@
-"""``threadline demo`` on a machine with no provider: replays the bundled session and writes a valid PNG."""
+"""``threadline demo`` on a machine with no provider: replays the bundled session and writes an SVG picture that
+shows the compactions and where the prompt cache broke (issues 13 and 14)."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 
-from server.cli.plot import PURPLE
-from tests.conftest import REPO, server_env
-from tests.cli.test_plot import decode_png
+from tests.cli.test_plot import parse, series, texts
+from tests.harness import REPO, server_env
 
 THREADLINE = REPO / ".venv" / "bin" / "threadline"
 
@@ -17,10 +18,17 @@ def test_demo_draws_its_picture_without_a_provider(tmp_path):
     result = subprocess.run([str(THREADLINE), "demo"], env=server_env(tmp_path / "home"), cwd=cwd,
                             capture_output=True, text=True, timeout=90)
     assert result.returncode == 0, result.stderr
-    picture = cwd / "threadline-demo.png"
+    picture = cwd / "threadline-demo.svg"
     assert f"picture: {picture}" in result.stdout
     assert "compactions" in result.stdout and "threadline chat" in result.stdout
-    width, height, rgb = decode_png(picture.read_bytes())
-    assert (width, height) == (960, 540)
-    assert bytes(PURPLE) in rgb  # compactions are marked
+    root = parse(picture.read_text(encoding="utf-8"))
+    assert (root.get("width"), root.get("height")) == ("960", "540")
+    drawn = series(root)
+    assert {"transcript (naive resend)", "request view sent", "threshold", "compaction"} <= set(drawn)
+    compactions = int(re.search(r"; (\d+) compactions", result.stdout).group(1))
+    assert len(list(drawn["compaction"])) == compactions > 0  # every compaction is marked
+    breaks = int(re.search(r"(\d+) of \d+ model calls broke the prompt cache", result.stdout).group(1))
+    cache = [label for label in drawn if label.startswith("cache break")]
+    assert breaks > 0 and len(cache) == 1 and len(list(drawn[cache[0]])) == breaks  # where the cache broke
+    assert cache[0] in texts(root)  # and the legend says so
     assert not (tmp_path / "home").exists()  # the demo's server used a throwaway home

@@ -16,8 +16,7 @@ import pytest
 import pytest_asyncio
 
 from protocol import METHODS
-from server.cli.client import Client
-from tests.conftest import REPO, RawConnection, server_env
+from tests.harness import RawConnection, start_client
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -77,7 +76,7 @@ async def test_invalid_initialization_options_are_invalid_params(home):
 
 
 async def test_shutdown_then_exit_ends_the_process_with_code_0(home):
-    client = await Client.spawn(env=server_env(home), cwd=str(REPO))
+    client = await start_client(home)
     assert await client.close() == 0
 
 

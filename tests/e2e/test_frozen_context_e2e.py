@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from server.prompt import SYSTEM_PROMPT
-from tests.conftest import spawn_client
+from server.cli.client import Client
+from tests.harness import start_client
 
 
 def system_texts(request: dict) -> list[str]:
@@ -51,8 +52,8 @@ def user_home(home: Path) -> Path:
     return home
 
 
-async def start(home: Path, fake) -> object:
-    return await spawn_client(home, THREADLINE_BASE_URL=fake.url, THREADLINE_MODEL="fake-model")
+async def start(home: Path, fake) -> Client:
+    return await start_client(home, THREADLINE_BASE_URL=fake.url, THREADLINE_MODEL="fake-model")
 
 
 async def first_turn_notices(home: Path, fake, cwd: Path) -> list[str]:
@@ -168,7 +169,7 @@ async def test_R_FRZ_2_save_memory_writes_the_file_and_only_the_next_session_see
                          "arguments": {"scope": "project", "text": "The build uses MARKER-SAVED"}}]},
         {"content": "noted"},
     )
-    client = await spawn_client(home, THREADLINE_BASE_URL=fake_provider.url, THREADLINE_MODEL="fake-model",
+    client = await start_client(home, THREADLINE_BASE_URL=fake_provider.url, THREADLINE_MODEL="fake-model",
                                 THREADLINE_APPROVAL_POLICY="auto")
     try:
         sid = await new_turn(client, root, "remember the build")

@@ -10,7 +10,8 @@ import subprocess
 
 import pytest
 
-from tests.conftest import REPO, TRAJECTORIES, server_env
+from tests.conftest import TRAJECTORIES
+from tests.harness import REPO, server_env
 
 THREADLINE = REPO / ".venv" / "bin" / "threadline"
 WINDOW = 16_000

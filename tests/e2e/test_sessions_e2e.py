@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from server.cli.client import Client, RpcError
-from tests.conftest import KIMI, MINI_SWE, load_trajectory, spawn_client
+from tests.conftest import KIMI, MINI_SWE, load_trajectory
+from tests.harness import start_client
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -301,14 +302,14 @@ async def test_import_with_invalid_role_or_shape_is_invalid_params_and_stores_no
 
 async def test_R_SRC_1_sessions_and_messages_survive_a_server_restart(home, tmp_path):
     messages = load_trajectory(KIMI)[:30]
-    first = await spawn_client(home)
+    first = await start_client(home)
     try:
         sid = await import_messages(first, tmp_path, messages, "before restart")
         fork = (await first.request("forkSession", {"sessionId": sid, "atSeq": 10}))["sessionId"]
         before = await read_all(first, sid)
     finally:
         assert await first.close() == 0
-    second = await spawn_client(home)
+    second = await start_client(home)
     try:
         assert await read_all(second, sid) == before
         assert len(await read_all(second, fork)) == 10

@@ -11,7 +11,7 @@ import threading
 import time
 from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 
 def echo(messages: list[dict[str, Any]]) -> str:
@@ -61,7 +61,7 @@ class NativeFake:
         self._requests: list[dict[str, Any]] = []
         self._server: ThreadingHTTPServer | None = None
 
-    def start(self) -> NativeFake:
+    def start(self) -> Self:
         server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         server.daemon_threads = True
         server.fake = self  # type: ignore[attr-defined]
@@ -75,7 +75,7 @@ class NativeFake:
             self._server.server_close()
             self._server = None
 
-    def __enter__(self) -> NativeFake:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -11,8 +11,8 @@ import pytest
 
 from server.mcp.config import parse_user_servers
 from server.mcp.manager import McpManager
+from tests.harness import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 
 
 def fake_config(name: str = "fake"):

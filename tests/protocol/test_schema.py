@@ -9,7 +9,7 @@ import sys
 import msgspec
 
 from protocol import METHODS, NOTIFICATIONS, SERVER_REQUESTS, messages, schema, updates
-from tests.conftest import REPO
+from tests.harness import REPO
 
 # PROTOCOL.md's fixed names: every method with the params and result fields it promises.
 PROTOCOL_MD = {

@@ -5,7 +5,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.fakes.fake_provider import FakeProvider
-from tests.reliability.support import API_KEY
+from tests.harness import API_KEY
 
 
 @pytest.fixture

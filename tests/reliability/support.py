@@ -3,53 +3,32 @@ double, that a test can SIGKILL and start again on the same folder.
 
 Nothing here stands in for our code: the server is ``python -m server serve`` over stdio, the store a real SQLite
 file, the provider the fake's real HTTP server. The server's stderr goes to ``<home>.log`` next to the folder,
-so key-leak tests can grep the logs too.
+so key-leak tests can grep the logs too (``tests/harness.py`` starts it).
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from server.cli.client import Client
 from tests.context.protocol_check import is_protocol_valid
-
-REPO = Path(__file__).resolve().parents[2]
-API_KEY = "sk-reliability-SECRET-7d2e91c4"
-MODEL = "fake-model"
-
-
-def server_env(home: Path, fake_url: str | None, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("THREADLINE_")}
-    env.update(THREADLINE_HOME=str(home), THREADLINE_APPROVAL_POLICY="auto")
-    if fake_url:
-        env.update(THREADLINE_BASE_URL=fake_url, THREADLINE_MODEL=MODEL, THREADLINE_API_KEY=API_KEY)
-    return {**env, **extra}
-
-
-def log_path(home: Path) -> Path:
-    return home.parent / f"{home.name}.log"
+from tests.harness import API_KEY as API_KEY  # re-exported for older imports; new code imports tests.harness
+from tests.harness import REPO as REPO
+from tests.harness import initialize, server_env, start_server
+from tests.harness import log_path as log_path
 
 
 async def start(home: Path, fake_url: str | None = None, *, args: tuple[str, ...] = (),
                 options: dict | None = None, **env: str) -> Client:
     """An initialized client of a fresh server on ``home`` (approvals: auto; any request is allowed once)."""
-    with open(log_path(home), "ab") as err:
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "server", "serve", "--log-level", "INFO", *args,
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=err,
-            env=server_env(home, fake_url, **env), cwd=str(REPO), limit=1 << 24)
+    proc = await start_server(home, "serve", "--log-level", "INFO", *args,
+                              env=server_env(home, fake_url, **{"THREADLINE_APPROVAL_POLICY": "auto", **env}))
     client = Client(proc)
     client.on_request = lambda method, params: {"decision": "allowOnce"}
-    client.initialize_result = await asyncio.wait_for(client.request("initialize", {
-        "processId": os.getpid(), "capabilities": {}, "rootUri": None,
-        "initializationOptions": options or {}}), 30)
-    client.notify("initialized", {})
-    return client
+    return await initialize(client, options)
 
 
 async def sigkill(client: Client) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -17,14 +17,15 @@ import pytest_asyncio
 
 from server.cli.client import Client, RpcError
 from tests.fakes.fake_provider import FakeProvider
-from tests.reliability.support import API_KEY, log_path, start, transcript, turn, updates
+from tests.harness import API_KEY, log_path
+from tests.reliability.support import start, transcript, turn, updates
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 SECRET = "TOP-SECRET-CONTENT-41c7"
 
 
 @pytest.fixture(scope="module")
-def fake() -> FakeProvider:
+def fake() -> Iterator[FakeProvider]:
     with FakeProvider(api_key=API_KEY) as provider:
         yield provider
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import asyncio
 import json
 
-from tests.reliability.support import assert_view_valid, log_path, start, transcript, updates
+from tests.harness import log_path
+from tests.reliability.support import assert_view_valid, start, transcript, updates
 
 SESSIONS = 8
 

@@ -150,12 +150,15 @@ async def test_sigkill_at_random_moments_of_a_busy_turn_loses_nothing(home, work
     fake.push(*script)
     client = await start(home, fake.url)
     sid = (await client.request("createSession", {"cwd": str(work)}))["sessionId"]
-    started = time.monotonic()
     client.start_request("submitTurn", {"sessionId": sid, "text": "do the busy thing"})
-    await asyncio.sleep(rng.uniform(0.05, 1.6))
+    # The random moment counts from the stored user message (its update follows the commit), not from the request:
+    # on a loaded machine the request may not even be read within the first second.
+    await wait_for(lambda: updates(client, sid, "userMessage"), timeout=60, what="the user message to be stored")
+    started = time.monotonic()
+    await asyncio.sleep(rng.uniform(0.0, 1.5))
     killed_after = time.monotonic() - started
     items = await crash_then_check(home, work, fake, client, sid)
-    assert any(i["role"] == "user" for i in items), f"killed after {killed_after:.2f} s"
+    assert any(i["role"] == "user" for i in items), f"killed {killed_after:.2f} s after the user message was stored"
 
 
 async def test_a_second_server_on_the_same_folder_never_takes_a_live_draft(home, work, fake):

@@ -11,8 +11,6 @@ from __future__ import annotations
 import json
 import os
 import queue
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -26,7 +24,7 @@ from hypothesis import strategies as st
 
 from protocol import METHODS
 from server.transport import recover_id
-from tests.reliability.support import REPO, server_env
+from tests.harness import frame, popen_server, read_frame, server_env
 
 MAX_MESSAGE = 1_000_000  # THREADLINE_MAX_MESSAGE_BYTES for this module's server
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
@@ -36,36 +34,27 @@ class Wire:
     """A server process and blocking, framed access to its stdio."""
 
     def __init__(self, home: Path):
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=open(home.parent / "hostile.log", "ab"), cwd=REPO,
-            env=server_env(home, None, THREADLINE_MAX_MESSAGE_BYTES=str(MAX_MESSAGE)))
+        self.home = home
+        self.proc = popen_server(home, env=server_env(home, None, THREADLINE_MAX_MESSAGE_BYTES=str(MAX_MESSAGE)))
         self.inbox: queue.Queue[dict | None] = queue.Queue()
         self._ids = iter(range(1, 1 << 30))
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
-        out = self.proc.stdout
+        assert self.proc.stdout is not None
         while True:
-            length = None
-            while True:
-                line = out.readline()
-                if not line:
-                    self.inbox.put(None)
-                    return
-                if line in (b"\r\n", b"\n"):
-                    break
-                name, _, value = line.decode("ascii").partition(":")
-                if name.lower() == "content-length":
-                    length = int(value)
-            self.inbox.put(json.loads(out.read(length)))
+            message = read_frame(self.proc.stdout)
+            self.inbox.put(message)
+            if message is None:
+                return
 
     def write(self, data: bytes) -> None:
+        assert self.proc.stdin is not None
         self.proc.stdin.write(data)
         self.proc.stdin.flush()
 
     def send_body(self, body: bytes) -> None:
-        self.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.write(frame(body))
 
     def request(self, method: Any, params: Any = None, *, with_params: bool = True) -> int:
         msg_id = next(self._ids)
@@ -98,9 +87,9 @@ def wire(tmp_path_factory) -> Iterator[Wire]:
     home.mkdir()
     w = Wire(home)
     assert "result" in w.call("initialize", {"processId": os.getpid(), "capabilities": {}, "rootUri": None})
-    w.write(b'Content-Length: 40\r\n\r\n{"jsonrpc":"2.0","method":"initialized"}')
-    w.home = home
+    w.send_body(b'{"jsonrpc":"2.0","method":"initialized"}')
     yield w
+    assert w.proc.stdin is not None
     w.proc.stdin.close()
     w.proc.kill()
     w.proc.wait()

@@ -8,14 +8,15 @@ from __future__ import annotations
 import asyncio
 import socket
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
 import pytest_asyncio
 
 from server.cli.client import Client
 from tests.fakes.fake_provider import FakeProvider
-from tests.reliability.support import API_KEY, assert_view_valid, start, transcript, turn, updates, wait_for
+from tests.harness import API_KEY
+from tests.reliability.support import assert_view_valid, start, transcript, turn, updates, wait_for
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -24,7 +25,7 @@ NO_HANG = 45  # generous bound on any turn here
 
 
 @pytest.fixture(scope="module")
-def fake() -> FakeProvider:
+def fake() -> Iterator[FakeProvider]:
     with FakeProvider(api_key=API_KEY) as provider:
         yield provider
 

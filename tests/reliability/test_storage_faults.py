@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from server.cli.client import RpcError
-from tests.reliability.support import REPO, server_env, start, transcript, turn, updates
+from tests.harness import REPO, server_env
+from tests.reliability.support import start, transcript, turn, updates
 
 
 def mount_tmpfs(path: Path, size: str, *options: str) -> None:
@@ -29,7 +30,7 @@ def mount_tmpfs(path: Path, size: str, *options: str) -> None:
 
 
 @pytest.fixture
-def tmpfs(tmp_path) -> Iterator[Path]:
+def tmpfs(tmp_path) -> Iterator[Callable[..., Path]]:
     mounted: list[Path] = []
 
     def make(name: str, size: str, *options: str) -> Path:

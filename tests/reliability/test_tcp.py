@@ -4,18 +4,17 @@ refuses any client without it before a single method runs."""
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import socket
 import stat
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import pytest_asyncio
 
-from tests.reliability.support import REPO, server_env
+from tests.harness import RawConnection, server_env, start_server
 
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -24,9 +23,8 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def tcp_server(tmp_path_factory) -> AsyncIterator[tuple[int, Path]]:
     home = tmp_path_factory.mktemp("tcp") / "home"
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "server", "serve", "--tcp", "--port", "0", stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL, env=server_env(home, None), cwd=str(REPO))
+    proc = await start_server(home, "serve", "--tcp", "--port", "0", env=server_env(home), stdin=None)
+    assert proc.stdout is not None
     line = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode().strip()
     assert line.startswith("THREADLINE_TCP_PORT="), line
     yield int(line.split("=", 1)[1]), home
@@ -34,39 +32,14 @@ async def tcp_server(tmp_path_factory) -> AsyncIterator[tuple[int, Path]]:
     await proc.wait()
 
 
-class Conn:
-    def __init__(self, reader, writer):
-        self.reader, self.writer, self.next_id = reader, writer, 0
-
-    @classmethod
-    async def open(cls, port: int) -> Conn:
-        return cls(*await asyncio.open_connection("127.0.0.1", port))
-
-    async def call(self, method: str, params=None) -> dict | None:
-        """The response, or None when the server closed the connection instead."""
-        self.next_id += 1
-        body = json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}).encode()
-        self.writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-        return await self.receive()
-
-    async def receive(self) -> dict | None:
-        """The next message the server sends, or None when it closed the connection."""
-        length = None
-        while True:
-            try:
-                line = await asyncio.wait_for(self.reader.readline(), 15)
-            except ConnectionResetError:  # the server closed first and our unread bytes made the kernel reset
-                return None
-            if not line:
-                return None
-            if line == b"\r\n":
-                break
-            if line.lower().startswith(b"content-length:"):
-                length = int(line.split(b":")[1])
-        return json.loads(await self.reader.readexactly(length))
-
-    def close(self) -> None:
-        self.writer.close()
+async def call(conn: RawConnection, method: str, params: Any = None) -> dict[str, Any] | None:
+    """The next message after a request (its response: answers come in order), or None when the server closed
+    the connection instead."""
+    conn.request(method, params)
+    try:
+        return await conn.receive()
+    except EOFError:
+        return None
 
 
 def initialize(token: str | None) -> dict:
@@ -92,33 +65,33 @@ async def test_listens_on_loopback_only_with_a_private_token(tcp_server):
 @pytest.mark.parametrize("token", [None, "", "wrong", "x" * 10_000])
 async def test_a_client_without_the_token_is_refused_before_any_method_runs(tcp_server, token, tmp_path):
     port, home = tcp_server
-    conn = await Conn.open(port)
-    early = await conn.call("createSession", {"cwd": str(tmp_path)})
+    conn = await RawConnection.open(port)
+    early = await call(conn, "createSession", {"cwd": str(tmp_path)})
     assert early["error"]["code"] == -32002  # nothing runs before initialize
-    refused = await conn.call("initialize", initialize(token))
+    refused = await call(conn, "initialize", initialize(token))
     assert refused["error"]["code"] == -32001 and refused["error"]["data"]["code"] == "Unauthorized"
     for _ in range(20):  # a request racing the close is refused too; then the connection is gone
-        answer = await conn.call("createSession", {"cwd": str(tmp_path)})
+        answer = await call(conn, "createSession", {"cwd": str(tmp_path)})
         if answer is None:
             break
         assert answer["error"]["code"] == -32002, answer
         await asyncio.sleep(0.05)
     else:
         raise AssertionError("the connection stayed open after a refused initialize")
-    conn.close()
-    good = await Conn.open(port)  # the refused client changed nothing
-    assert "result" in await good.call("initialize", initialize((home / "tcp-token").read_text()))
-    assert (await good.call("listSessions", {"cwd": str(tmp_path)}))["result"]["sessions"] == []
-    good.close()
+    await conn.close()
+    good = await RawConnection.open(port)  # the refused client changed nothing
+    assert "result" in await call(good, "initialize", initialize((home / "tcp-token").read_text()))
+    assert (await call(good, "listSessions", {"cwd": str(tmp_path)}))["result"]["sessions"] == []
+    await good.close()
 
 
 async def test_the_right_token_serves_every_method(tcp_server, tmp_path):
     port, home = tcp_server
-    conn = await Conn.open(port)
-    assert "result" in await conn.call("initialize", initialize((home / "tcp-token").read_text()))
-    sid = (await conn.call("createSession", {"cwd": str(tmp_path)}))["result"]["sessionId"]
-    assert (await conn.call("readTranscript", {"sessionId": sid}))["result"]["items"] == []
-    conn.close()
+    conn = await RawConnection.open(port)
+    assert "result" in await call(conn, "initialize", initialize((home / "tcp-token").read_text()))
+    sid = (await call(conn, "createSession", {"cwd": str(tmp_path)}))["result"]["sessionId"]
+    assert (await call(conn, "readTranscript", {"sessionId": sid}))["result"]["items"] == []
+    await conn.close()
 
 
 def _non_loopback_address() -> str | None:
@@ -133,44 +106,39 @@ def _non_loopback_address() -> str | None:
 
 # --- the token cannot be bypassed (issue 12) ------------------------------------------------------------------
 
-def _send(conn: Conn, message: dict) -> None:
-    body = json.dumps(message).encode()
-    conn.writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-
-
 async def test_notifications_and_null_id_requests_before_the_token_run_nothing(tcp_server, tmp_path):
     """The attack: ``createSession`` as a notification, and as a request with ``"id": null``, before initialize."""
     port, home = tcp_server
-    stranger = await Conn.open(port)
+    stranger = await RawConnection.open(port)
     for method, params in (("createSession", {"cwd": str(tmp_path), "approvalPolicy": "auto"}),
                            ("importSession", {"cwd": str(tmp_path), "messages": [{"role": "user", "content": "x"}]})):
-        _send(stranger, {"jsonrpc": "2.0", "method": method, "params": params})
-        _send(stranger, {"jsonrpc": "2.0", "id": None, "method": method, "params": params})
+        stranger.send({"jsonrpc": "2.0", "method": method, "params": params})
+        stranger.send({"jsonrpc": "2.0", "id": None, "method": method, "params": params})
     nulls = [await stranger.receive() for _ in range(2)]  # the two null-id requests: invalid, never run
     assert [m["error"]["code"] for m in nulls] == [-32600, -32600], nulls
-    early = await stranger.call("listSessions", {})  # answered in order: the earlier messages were handled first
+    early = await call(stranger, "listSessions", {})  # answered in order: the earlier messages were handled first
     assert early["error"]["code"] == -32002, early
-    stranger.close()
-    good = await Conn.open(port)
-    assert "result" in await good.call("initialize", initialize((home / "tcp-token").read_text()))
-    assert (await good.call("listSessions", {"cwd": str(tmp_path)}))["result"]["sessions"] == []
-    good.close()
+    await stranger.close()
+    good = await RawConnection.open(port)
+    assert "result" in await call(good, "initialize", initialize((home / "tcp-token").read_text()))
+    assert (await call(good, "listSessions", {"cwd": str(tmp_path)}))["result"]["sessions"] == []
+    await good.close()
 
 
 async def test_an_unauthenticated_client_cannot_send_a_large_message(tcp_server):
     port, _home = tcp_server
-    stranger = await Conn.open(port)
-    answer = await stranger.call("initialize", {**initialize(None), "padding": "p" * (256 * 1024)})
+    stranger = await RawConnection.open(port)
+    answer = await call(stranger, "initialize", {**initialize(None), "padding": "p" * (256 * 1024)})
     assert answer is not None and answer["error"]["code"] == -32600 and "exceeds the limit" in answer["error"]["message"]
-    stranger.close()
+    await stranger.close()
 
 
 async def test_a_non_ascii_token_is_refused_cleanly(tcp_server):
     port, _home = tcp_server
-    stranger = await Conn.open(port)
-    refused = await stranger.call("initialize", initialize("jeton-é-\u6f22"))
+    stranger = await RawConnection.open(port)
+    refused = await call(stranger, "initialize", initialize("jeton-é-\u6f22"))
     assert refused["error"]["code"] == -32001 and refused["error"]["data"]["code"] == "Unauthorized", refused
-    stranger.close()
+    await stranger.close()
 
 
 async def test_idle_unauthenticated_sockets_do_not_lock_out_the_real_client(tcp_server, tmp_path):
@@ -178,16 +146,16 @@ async def test_idle_unauthenticated_sockets_do_not_lock_out_the_real_client(tcp_
     slot: the real client with the token is admitted and served at once, and each stranger is closed at the
     pre-auth deadline."""
     port, home = tcp_server
-    idle = [await Conn.open(port) for _ in range(6)]
+    idle = [await RawConnection.open(port) for _ in range(6)]
     idle[0].writer.write(b"Content-Length: 5")  # half a header, never finished
     idle[1].writer.write(b"Content-Length: 60000\r\n\r\n{")  # a body that never arrives
-    good = await Conn.open(port)
-    assert "result" in await good.call("initialize", initialize((home / "tcp-token").read_text()))
-    sid = (await good.call("createSession", {"cwd": str(tmp_path)}))["result"]["sessionId"]
-    assert (await good.call("readTranscript", {"sessionId": sid}))["result"]["items"] == []
+    good = await RawConnection.open(port)
+    assert "result" in await call(good, "initialize", initialize((home / "tcp-token").read_text()))
+    sid = (await call(good, "createSession", {"cwd": str(tmp_path)}))["result"]["sessionId"]
+    assert (await call(good, "readTranscript", {"sessionId": sid}))["result"]["items"] == []
     assert not any(conn.reader.at_eof() for conn in idle), "the real client was served only after the strangers left"
     for conn in idle:  # closed by the server at its deadline (a few seconds), without a word
         assert await asyncio.wait_for(conn.reader.read(), 60) == b""
-        conn.close()
-    assert (await good.call("listSessions", {"cwd": str(tmp_path)}))["result"]["sessions"][0]["sessionId"] == sid
-    good.close()
+        await conn.close()
+    assert (await call(good, "listSessions", {"cwd": str(tmp_path)}))["result"]["sessions"][0]["sessionId"] == sid
+    await good.close()

@@ -8,12 +8,11 @@ import subprocess
 from pathlib import Path
 
 from server.agent.service import tool_overhead_tokens
-from server.cli.client import Client
 from server.context import estimate_message_tokens
 from server.cli.demo import draw
 from server.cli.replay_run import ReplayReport, Step, cache_breaks
-from tests.conftest import KIMI, REPO, load_trajectory, server_env
-from tests.e2e.agent_support import server_env as agent_env
+from tests.conftest import KIMI, load_trajectory
+from tests.harness import REPO, server_env, start_client
 from tests.fakes.fake_provider import FakeProvider
 
 THREADLINE = REPO / ".venv" / "bin" / "threadline"
@@ -70,8 +69,8 @@ async def _real_run(recording: list[dict], window: int, home: Path, work: Path) 
         for msg in recording:
             if msg["role"] == "assistant":  # prompt_tokens 1: no calibration, as in a replay (no usage)
                 fake.push({"content": msg["content"], "usage": {"prompt_tokens": 1}})
-        env = agent_env(home, fake.url, THREADLINE_CONTEXT_WINDOW=str(window), THREADLINE_APPROVAL_POLICY="auto")
-        client = await Client.spawn(env=env, cwd=str(REPO))
+        client = await start_client(home, fake.url, THREADLINE_CONTEXT_WINDOW=str(window),
+                                    THREADLINE_APPROVAL_POLICY="auto")
         try:
             sid = (await client.request("createSession", {"cwd": str(work)}))["sessionId"]
             for msg in recording:

@@ -66,6 +66,7 @@ export function activate(context: vscode.ExtensionContext): void {
       if (pick) await sidebar.rewindTurn(pick.turnId);
     }),
     command('threadline.allowEdit', () => sidebar.answerFromDiff(DiffDocuments.toolCallOf(vscode.window.activeTextEditor?.document.uri), 'allowOnce')),
+    command('threadline.rewindEdit', () => sidebar.rewindFromDiff(DiffDocuments.toolCallOf(vscode.window.activeTextEditor?.document.uri))),
     command('threadline.rejectEdit', () => sidebar.answerFromDiff(DiffDocuments.toolCallOf(vscode.window.activeTextEditor?.document.uri), 'reject')),
     command('threadline.showContextView', () => {
       const id = requireSession();

@@ -7,3 +7,4 @@ export { buildWebviewHtml, makeNonce } from './sidebar/html';
 export { interleaveCompactions, storedDiffs } from './webview/history';
 export { cachedShare, meterLabel, sessionCost } from './webview/meter';
 export { forkSeqBefore, planRewind, rewindDone } from './sidebar/rewind';
+export { APPLIED_EDITS_KEY, DiffStates, PENDING_REVIEWS_KEY, diffSidePath, toolCallOfPath } from './diffKeys';

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[3]
+from tests.harness import REPO, server_env
+
 HERE = Path(__file__).resolve().parent
 FAKE = REPO / "tests" / "fakes" / "fake_provider.py"
 SERVER = REPO / ".venv" / "bin" / "threadline"
@@ -45,6 +46,7 @@ class Provider:
         if context_window:
             args += ["--context-window", str(context_window)]
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        assert self.proc.stdout is not None
         line = self.proc.stdout.readline().strip()
         assert line.startswith("FAKE_PROVIDER_URL="), line
         self.url = line.split("=", 1)[1]
@@ -72,20 +74,19 @@ def provider(request):
 
 
 @pytest.fixture
-def workdir(tmp_path: Path) -> Path:
-    d = tmp_path / "work"
-    d.mkdir()
+def workdir(folder: Path) -> Path:
+    """The harness's workspace with a file to read."""
+    d = folder
     (d / "a.txt").write_text("hello from a.txt\nsecond line\n")
     return d
 
 
 @pytest.fixture
-def nvim(tmp_path: Path, provider: Provider, workdir: Path):
+def nvim(tmp_path: Path, home: Path, provider: Provider, workdir: Path):
     """run(body_lua, **env) -> the JSON the Lua body produced (see helpers.lua)."""
     binary, runtime = _neovim()
     if not SERVER.exists():
         pytest.fail(f"{SERVER} is missing; run the README's set-up command")
-    home = tmp_path / "home"
     runs = iter(range(1000))
 
     def run(body: str, timeout: float = 60, **env: str) -> dict:
@@ -93,7 +94,7 @@ def nvim(tmp_path: Path, provider: Provider, workdir: Path):
         script, result = tmp_path / f"test{n}.lua", tmp_path / f"result{n}.json"
         script.write_text(f"local T = dofile({json.dumps(str(HERE / 'helpers.lua'))})\n"
                           f"T.run(function(T)\n{body}\nend)\n")
-        full_env = {k: v for k, v in os.environ.items() if not k.startswith(("THREADLINE_", "NVIM"))}
+        full_env = {k: v for k, v in server_env(home).items() if not k.startswith("NVIM")}
         full_env.update(VIMRUNTIME=str(runtime), TL_REPO=str(REPO), TL_WORKDIR=str(workdir), TL_HOME=str(home),
                         TL_PROVIDER_URL=provider.url, TL_RESULT=str(result),
                         XDG_STATE_HOME=str(tmp_path / "state"), XDG_DATA_HOME=str(tmp_path / "data"),

@@ -112,8 +112,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
   }
 
   /** A turn's menu: rewind its files (and later turns'), optionally the conversation too (a fork before it). */
-  async rewindTurn(turnId: string, text?: string, toolCallId?: string): Promise<void> {
-    const sessionId = this.currentId;
+  async rewindTurn(turnId: string, text?: string, toolCallId?: string, sessionId = this.currentId): Promise<void> {
     if (!sessionId) return;
     const client = this.server.client;
     const scope = toolCallId ? { toolCallId } : {};
@@ -135,13 +134,19 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
   }
 
   /** The diff of a proposed or applied edit, in VS Code's diff editor. */
-  async openDiff(toolCallId: string, label = 'Threadline edit'): Promise<void> {
-    if (!(await this.diffs.open(toolCallId, label))) void vscode.window.showInformationMessage('Threadline: this edit has no diff to show.');
+  async openDiff(toolCallId: string): Promise<void> {
+    if (!(await this.diffs.open(toolCallId))) void vscode.window.showInformationMessage('Threadline: this edit has no diff to show.');
   }
 
   /** The diff editor's title-bar Allow/Reject: answer the approval of the call shown there. */
   answerFromDiff(toolCallId: string | undefined, decision: ApprovalDecision): void {
     for (const [id, p] of this.approvals) if (p.params.toolCallId === toolCallId) this.answerApproval(id, decision);
+  }
+
+  /** An applied diff's title-bar "Rewind This Edit": the same as its tool card's button (of the edit's own session). */
+  async rewindFromDiff(toolCallId: string | undefined): Promise<void> {
+    const edit = this.diffs.appliedEdit(toolCallId);
+    if (edit && toolCallId) await this.rewindTurn(edit.turnId, undefined, toolCallId, edit.sessionId);
   }
 
   async cancel(): Promise<void> {
@@ -169,7 +174,8 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     await this.setCurrent(sessionId);
     const history = await this.readHistory(sessionId);
     const events = await this.readStoredEvents(sessionId);
-    for (const [id, diff] of storedDiffs(events)) this.diffs.remember(id, diff); // "Show diff" on resumed cards
+    const turnOf = new Map(events.filter((e) => e.kind === 'fileDiff').map((e) => [String(e.payload.toolCallId), e.turnId]));
+    for (const [id, diff] of storedDiffs(events)) this.diffs.remember(id, diff, sessionId, turnOf.get(id) ?? undefined); // "Show diff" on resumed cards
     this.post({ type: 'session', session: { sessionId, title: '' }, history, events });
     await this.refreshSessions();
     await this.estimateMeter(sessionId);
@@ -302,7 +308,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
         const u = params.update;
         if (u.kind === 'artifactCreated') this.noteArtifact(params.sessionId, u.artifactId);
         if (u.kind === 'toolResult' && u.artifactId) this.noteArtifact(params.sessionId, u.artifactId);
-        if (u.kind === 'toolResult' && u.diff) this.diffs.remember(u.toolCallId, u.diff);
+        if (u.kind === 'toolResult' && u.diff) this.diffs.remember(u.toolCallId, u.diff, params.sessionId, params.turnId ?? undefined);
         if (u.kind === 'turnCompleted') this.withdrawApprovals(params.sessionId);
         this.post({ type: 'update', params });
         this.updateEmitter.fire(params);
@@ -310,8 +316,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
       client.onStateChange((state) => {
         this.post({ type: 'server', state: toServerState(state) });
         if (state === 'crashed') {
-          for (const [id, p] of this.approvals) p.resolve('reject'), this.post({ type: 'approvalClosed', requestId: id });
-          this.approvals.clear();
+          for (const [id, p] of this.approvals) this.closeApproval(id, p, 'reject', undefined);
         }
       }),
       client.onRestart(() => void this.refreshSessions().catch(() => undefined)),
@@ -332,16 +337,14 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     }
     const requestId = `a${++this.approvalSeq}`;
     if (params.diff) {
-      this.diffs.remember(params.toolCallId, params.diff);
-      void this.diffs.open(params.toolCallId, 'proposed: Allow or Reject in the title bar');
+      this.diffs.propose(params.toolCallId, params.diff);
+      void this.diffs.open(params.toolCallId);
     }
     return new Promise<ApprovalDecision>((resolve) => {
       this.approvals.set(requestId, { params, resolve });
       token.onCancellationRequested(() => {
-        if (this.approvals.delete(requestId)) {
-          this.post({ type: 'approvalClosed', requestId });
-          resolve('reject');
-        }
+        const pending = this.approvals.get(requestId);
+        if (pending) this.closeApproval(requestId, pending, 'reject', undefined);
       });
       this.post({ type: 'approval', requestId, params });
       if (!this.view?.visible) void this.reveal();
@@ -351,19 +354,21 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
   /** The turn ended (e.g. cancelled) with approvals still open: they no longer matter. */
   private withdrawApprovals(sessionId: string): void {
     for (const [id, p] of this.approvals) {
-      if (p.params.sessionId !== sessionId) continue;
-      this.approvals.delete(id);
-      p.resolve('reject');
-      this.post({ type: 'approvalClosed', requestId: id });
+      if (p.params.sessionId === sessionId) this.closeApproval(id, p, 'reject', undefined);
     }
   }
 
   private answerApproval(requestId: string, decision: ApprovalDecision): void {
     const pending = this.approvals.get(requestId);
-    if (!pending) return;
+    if (pending) this.closeApproval(requestId, pending, decision, decision);
+  }
+
+  /** Every way an approval ends: the server gets its decision, the card closes, its diff loses Allow/Reject. */
+  private closeApproval(requestId: string, pending: PendingApproval, decision: ApprovalDecision, shown: ApprovalDecision | undefined): void {
     this.approvals.delete(requestId);
+    this.diffs.settle(pending.params.toolCallId);
     pending.resolve(decision);
-    this.post({ type: 'approvalClosed', requestId, decision });
+    this.post({ type: 'approvalClosed', requestId, ...(shown ? { decision: shown } : {}) });
   }
 
   private post(msg: ToWebview): void {

@@ -96,7 +96,7 @@ export class Chat {
       case 'server': return this.setServer(msg.state, msg.message);
       case 'sessions': return this.setSessions(msg.sessions, msg.currentId);
       case 'session': return this.loadSession(msg.session.sessionId, msg.history, msg.events ?? []);
-      case 'update': return msg.params.sessionId === this.currentId ? this.apply(msg.params.update, msg.params.turnId) : undefined;
+      case 'update': return msg.params.sessionId === this.currentId ? this.apply(msg.params.update, msg.params.turnId ?? undefined) : undefined;
       case 'approval': return this.showApproval(msg.requestId, msg.params);
       case 'approvalClosed': return this.closeApproval(msg.requestId, msg.decision);
       case 'turn': return this.setTurn(msg.running, msg.result?.stopReason, msg.error ?? msg.result?.error?.message);
@@ -152,9 +152,9 @@ export class Chat {
   private renderHistoryItem(item: TranscriptItem, seenTurns: Set<string>): void {
     const interrupted = item.status === 'interrupted';
     if (item.role === 'user') {
-      const first = item.turnId !== undefined && !seenTurns.has(item.turnId); // a turn's own message, not a steer
+      const first = item.turnId != null && !seenTurns.has(item.turnId); // a turn's own message, not a steer
       if (item.turnId) seenTurns.add(item.turnId);
-      this.log.append(this.userBubble(item.content ?? '', first ? item.turnId : undefined));
+      this.log.append(this.userBubble(item.content ?? '', first ? item.turnId ?? undefined : undefined));
     } else if (item.role === 'assistant') {
       const block = this.newAssistant();
       if (item.reasoning) this.appendReasoning(block, item.reasoning);
@@ -166,7 +166,7 @@ export class Chat {
     } else if (item.role === 'tool' && item.toolCallId) {
       const artifact = /^\[artifact ([\w.-]+)\]/.exec(item.content ?? '');
       this.toolResult(item.toolCallId, item.name ?? 'tool', item.toolStatus ?? 'ok', item.content ?? '', artifact?.[1],
-        this.historyDiffs.get(item.toolCallId), item.turnId);
+        this.historyDiffs.get(item.toolCallId), item.turnId ?? undefined);
     } // system items (the session's frozen prompt) are not part of the conversation shown to people
   }
 
@@ -208,10 +208,10 @@ export class Chat {
       }
       case 'toolCall':
         this.assistant = undefined;
-        this.toolCard(u.toolCallId, u.tool, u.arguments, u.title);
+        this.toolCard(u.toolCallId, u.tool, u.arguments, u.title ?? undefined);
         break;
       case 'toolResult':
-        this.toolResult(u.toolCallId, u.tool, u.status, u.content, u.artifactId, u.diff, turnId);
+        this.toolResult(u.toolCallId, u.tool, u.status, u.content, u.artifactId ?? undefined, u.diff ?? undefined, turnId);
         break;
       case 'artifactCreated':
         this.artifactLink(u.toolCallId, u.artifactId, `${fmtBytes(u.totalBytes)}, ${fmtTokens(u.totalLines)} lines`);
@@ -221,7 +221,7 @@ export class Chat {
         break;
       case 'usage':
         this.cost = sessionCost(u.totals?.costUsd) ?? this.cost;
-        this.setMeter(u.contextTokens, u.contextWindowTokens, false, cachedShare(u.cachedInputTokens, u.inputTokens));
+        this.setMeter(u.contextTokens, u.contextWindowTokens, false, cachedShare(u.cachedInputTokens ?? undefined, u.inputTokens));
         break;
       case 'turnCompleted':
         this.setTurn(false, u.stopReason, u.error?.message);
@@ -230,7 +230,7 @@ export class Chat {
         this.note(u.level, u.message);
         break;
       case 'mcpServerStatus':
-        this.setMcpServer(u.name, u.state, u.transport, u.reason, u.tools?.length);
+        this.setMcpServer(u.name, u.state, u.transport, u.reason ?? undefined, u.tools?.length);
         return; // a status strip, not a log entry
     }
     this.scroll();
@@ -433,7 +433,7 @@ export class Chat {
 
   private setMcpServers(servers: McpServerInfo[]): void {
     this.mcp.replaceChildren();
-    for (const s of servers) this.setMcpServer(s.name, s.state, s.transport, s.reason, s.tools.length);
+    for (const s of servers) this.setMcpServer(s.name, s.state, s.transport, s.reason ?? undefined, s.tools.length);
     this.mcp.hidden = servers.length === 0;
   }
 

@@ -24,7 +24,7 @@ export class ContextView {
     fill.style.width = `${pct}%`;
     const mark = h('div', { class: 'meter-threshold', title: `Compaction threshold ${fmtTokens(v.thresholdTokens)}` });
     mark.style.left = `${thresholdPct}%`;
-    const rows = v.messages.map((m, i) => this.row(i, m, v.summary));
+    const rows = v.messages.map((m, i) => this.row(i, m, v.summary ?? undefined));
     this.root.replaceChildren(
       h('header', { class: 'cv-header' },
         h('h1', { text: `Context view${title ? ` · ${title}` : ''}` }),

@@ -22,6 +22,16 @@ const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', hea
 const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
 page.on('console', (m) => { if (m.type() === 'error' && /threadline/i.test(m.text())) log('[console.error]', m.text().slice(0, 200)); });
 const shot = (name) => page.screenshot({ path: path.join(SHOT, name) });
+// The diff editor's title-bar action of that name (Allow Edit, Reject Edit, Rewind This Edit)
+const titleAction = (name) => page.locator(`.editor-actions .action-label[aria-label^="${name}"]`);
+/** Which of the review actions the active diff editor's title bar shows (after they settled). */
+async function reviewActions(expected) {
+  const names = ['Allow Edit', 'Reject Edit', 'Rewind This Edit'];
+  for (const n of names) await titleAction(n).first().waitFor({ state: expected.includes(n) ? 'visible' : 'detached', timeout: 15000 });
+  const shown = [];
+  for (const n of names) if (await titleAction(n).count()) shown.push(n);
+  assert.deepEqual(shown, expected, 'the diff editor title bar');
+}
 
 async function findFrame(selector, ms = 30000) {
   const end = Date.now() + ms;
@@ -160,9 +170,8 @@ try {
     assert.match(await tab.innerText(), /app\.py \(proposed/);
     assert.ok(await chat.locator('.approval:not(.answered)', { hasText: 'edit_file' }).count(), 'the chat shows the approval too');
     assert.equal(fs.readFileSync(appPy, 'utf8'), original, 'nothing written before the answer');
-    const button = page.locator(`.editor-actions .action-label[aria-label^="${action}"]`);
-    await button.waitFor({ timeout: 15000 });
-    return button;
+    await reviewActions(['Allow Edit', 'Reject Edit']); // pending: Allow/Reject, no Rewind
+    return titleAction(action);
   }
   const reject = await reviewEdit(EDIT_TURNS[0], 'Reject Edit');
   await shot('e2e-6-diff-review.png');
@@ -171,6 +180,8 @@ try {
   await rejected.locator('.tool-status', { hasText: 'denied' }).waitFor({ timeout: 30000 });
   await chat.locator('#send:not([disabled])').waitFor({ timeout: 30000 });
   assert.equal(fs.readFileSync(appPy, 'utf8'), original, 'rejected: the file is unchanged on disk');
+  await diffEditor.waitFor();
+  await reviewActions([]); // answered: the still-open proposal keeps no Allow/Reject (and was never applied)
   log('diff editor: rejected, app.py unchanged');
 
   const allow = await reviewEdit(EDIT_TURNS[1], 'Allow Edit');
@@ -180,8 +191,13 @@ try {
   await chat.locator('#send:not([disabled])').waitFor({ timeout: 30000 });
   assert.equal(fs.readFileSync(appPy, 'utf8'), 'print("bonjour")\n', 'allowed: the file is changed on disk');
   await allowed.locator('summary').first().click();
-  await allowed.locator('.diff-link', { hasText: 'Show diff of app.py' }).waitFor();
-  log('diff editor: allowed, app.py changed');
+  await diffEditor.waitFor();
+  await reviewActions([]); // the answered proposal's editor: nothing to click any more
+  await allowed.locator('.diff-link', { hasText: 'Show diff of app.py' }).click();
+  await page.locator('.tabs-container .tab.active', { hasText: 'app.py (Threadline edit)' }).waitFor({ timeout: 30000 });
+  await diffEditor.locator('.editor.modified .view-lines', { hasText: 'print("bonjour")' }).waitFor({ timeout: 30000 });
+  await reviewActions(['Rewind This Edit']); // the tool card's "Show diff": an applied edit has no Allow/Reject
+  log('diff editor: allowed, app.py changed; the applied diff offers Rewind only');
 
   // 7. the turn's menu: "Rewind files" puts app.py back as it was before that turn
   const bubble = chat.locator('.msg.user', { hasText: EDIT_TURNS[1].text });
@@ -216,7 +232,14 @@ try {
   await resumed.locator('.diff-link', { hasText: 'Show diff of app.py' }).click();
   await diffEditor.locator('.editor.modified .view-lines', { hasText: 'print("bonjour")' }).waitFor({ timeout: 30000 });
   await diffEditor.locator('.editor.original .view-lines', { hasText: 'print("hello")' }).waitFor();
+  await reviewActions(['Rewind This Edit']); // a stored fileDiff: applied, so no Allow/Reject either
   await shot('e2e-8-resumed-diff.png');
+  await titleAction('Rewind This Edit').click();
+  await dialog.waitFor({ timeout: 15000 });
+  assert.match(await dialog.innerText(), /Rewind this edit\?/);
+  assert.match(await dialog.innerText(), /app\.py/);
+  await page.keyboard.press('Escape');
+  await dialog.waitFor({ state: 'detached', timeout: 15000 });
   log('after a restart: the resumed tool card opens the stored diff; ALL OK');
 } catch (err) {
   await shot('e2e-failure.png').catch(() => {});

@@ -1,0 +1,175 @@
+"""Sessions: create, list, update, models, import, fork, delete, and the approvals remembered for them."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from protocol.base import Base, OpenAIMessage, SafeInt
+
+# --- sessions --------------------------------------------------------------------------------------------
+
+ApprovalPolicy = Literal["ask", "autoEdit", "auto"]
+
+
+class NameValue(Base):
+    name: str
+    value: str
+
+
+class McpServerParam(Base):
+    """An MCP server a client passes to ``createSession`` (the Agent Client Protocol shape): stdio
+    ``{name, command, args, env}`` or ``{type: "http", name, url, headers}``. Kept in memory, never stored."""
+
+    name: str
+    type: Literal["stdio", "http"] | None = None
+    command: str | None = None
+    args: list[str] | None = None
+    env: list[NameValue] | None = None
+    url: str | None = None
+    headers: list[NameValue] | None = None
+
+
+class CreateSessionParams(Base):
+    cwd: str
+    title: str | None = None
+    approval_policy: ApprovalPolicy | None = None
+    mcp_servers: list[McpServerParam] | None = None
+    model: str | None = None  # a configured model's name (listModels); absent: the server's default provider
+
+
+class CreateSessionResult(Base):
+    session_id: str
+
+
+class ListSessionsParams(Base):
+    cwd: str | None = None
+    limit: SafeInt | None = None
+
+
+class SessionTotals(msgspec.Struct, rename="camel"):
+    """A session's stored usage, summed over every model call (the ``usage`` events), across restarts; sent whole,
+    as ``usage.totals`` is."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_input_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: float | msgspec.UnsetType = msgspec.UNSET  # absent when no call had a known price (never zero)
+
+
+class SessionInfo(Base):
+    session_id: str
+    title: str
+    cwd: str
+    created_at: str
+    updated_at: str
+    message_count: int
+    parent_session_id: str | None = None
+    model: str | None = None  # the session's named model; absent: the server's default provider
+    approval_policy: ApprovalPolicy | None = None  # absent: the server's default policy
+    totals: SessionTotals | None = None  # what its model calls used and cost; absent before the first call
+
+
+class ListSessionsResult(Base):
+    sessions: list[SessionInfo]
+
+
+class UpdateSessionParams(Base):
+    """Fields left out are unchanged; ``model: null`` (or ``approvalPolicy: null``) goes back to the server's
+    default. Applies from the session's next model call, a running turn's included."""
+
+    session_id: str
+    model: str | None | msgspec.UnsetType = msgspec.UNSET
+    approval_policy: ApprovalPolicy | None | msgspec.UnsetType = msgspec.UNSET
+
+
+class UpdateSessionResult(Base):
+    """The session's settings now; absent fields mean the server's defaults."""
+
+    session_id: str
+    model: str | None = None
+    approval_policy: ApprovalPolicy | None = None
+    context_window_tokens: int = 0  # the window the next request is built for
+
+
+class ListModelsParams(Base):
+    pass
+
+
+class ModelPrice(Base):
+    """USD per million tokens; ``cachedInput`` and ``cacheWrite`` absent mean the input rate."""
+
+    input: float
+    output: float
+    cached_input: float | None = None
+    cache_write: float | None = None
+
+
+class ModelInfo(Base):
+    name: str | None  # the ``[models.NAME]``; null for the server's default provider
+    provider: str  # the provider kind: "openai", "anthropic" or "openai-responses"
+    model: str
+    context_window_tokens: int
+    price: ModelPrice | None = None  # absent when no price is known (no cost is shown)
+
+
+class ListModelsResult(Base):
+    models: list[ModelInfo]  # the configured ``[models.NAME]``, in config order
+    default: ModelInfo | None = None  # what a session without a model uses; absent when none is configured
+
+
+class ImportSessionParams(Base):
+    cwd: str
+    messages: list[OpenAIMessage]
+    title: str | None = None
+
+
+class ImportSessionResult(Base):
+    session_id: str
+    message_count: int
+
+
+class ForkSessionParams(Base):
+    session_id: str
+    at_seq: SafeInt | None = None
+
+
+class ForkSessionResult(Base):
+    session_id: str
+
+
+class DeleteSessionParams(Base):
+    session_id: str
+
+
+class EmptyResult(Base):
+    pass
+
+
+class ListApprovalsParams(Base):
+    session_id: str
+
+
+class RememberedApproval(Base):
+    """One remembered "allow always": ``scope`` is what it matches, ``covers`` says so in words."""
+
+    id: str
+    tool: str
+    scope: str
+    covers: str
+    created_at: str
+
+
+class ListApprovalsResult(Base):
+    approvals: list[RememberedApproval]
+
+
+class RevokeApprovalParams(Base):
+    session_id: str
+    id: str
+
+
+class RevokeApprovalResult(Base):
+    revoked: RememberedApproval

@@ -1,0 +1,116 @@
+"""Turns (``submitTurn``, ``steerTurn``, ``cancelTurn``) and the request view (``getContextView``,
+``compactSession``)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+from protocol.base import Base, SafeInt
+from protocol.transcript import Image
+
+# --- turns -----------------------------------------------------------------------------------------------
+
+StopReason = Literal["endTurn", "cancelled", "maxIterations", "error"]
+
+
+class SubmitTurnParams(Base):
+    session_id: str
+    text: str
+    images: list[Image] | None = None
+    queue: bool = False  # while a turn runs: run right after it (and any queued before) instead of failing
+
+
+class SteerTurnParams(Base):
+    session_id: str
+    text: str
+
+
+class SteerTurnResult(Base):
+    """The text is stored as a user message of the running turn before its next model call."""
+
+    turn_id: str
+
+
+class TurnUsage(msgspec.Struct, rename="camel"):
+    """Always sent whole: a client reads zeros, never missing fields."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    context_tokens: int = 0
+    context_window_tokens: int = 0
+    cached_input_tokens: int = 0  # B-CACHE-5: of input_tokens, what the provider served from its prompt cache
+    cache_write_tokens: int = 0  # of input_tokens, what the provider wrote to its prompt cache (Anthropic)
+    # The turn's model calls at the model's price; absent (never zero) when no price is known.
+    cost_usd: float | msgspec.UnsetType = msgspec.UNSET
+
+
+class TurnError(Base):
+    code: str
+    message: str
+
+
+class SubmitTurnResult(Base):
+    turn_id: str
+    stop_reason: StopReason
+    usage: TurnUsage
+    error: TurnError | None = None
+
+
+class CancelTurnParams(Base):
+    session_id: str
+
+
+class CancelTurnResult(Base):
+    cancelled: bool
+
+
+# --- context view ----------------------------------------------------------------------------------------
+
+ViewMode = Literal["full", "microcompacted", "summarized", "fallback"]
+
+
+class GetContextViewParams(Base):
+    session_id: str
+    context_window_tokens: SafeInt | None = None
+    threshold_ratio: float | None = None
+    keep_recent_tokens: SafeInt | None = None
+
+
+class ContextViewResult(Base):
+    messages: list[dict[str, Any]]
+    estimated_tokens: int
+    threshold_tokens: int
+    context_window_tokens: int
+    keep_recent_tokens: int
+    mode: ViewMode
+    compacted_tool_outputs: int
+    transcript_messages: int
+    before_tokens: int = 0
+    summary: str | None = None
+    # Tokens every request carries besides its messages (the tool definitions). ``thresholdTokens`` is the
+    # messages' share: floor((contextWindowTokens - reservedTokens) * thresholdRatio), further scaled down when
+    # the provider's reported usage shows the estimate runs low for this model (B-TOK-3).
+    reserved_tokens: int = 0
+    # B-CACHE-2: what a summary-path view aims at (floor(usable window * compactTargetRatio), at most the
+    # threshold), so a compaction leaves room for many calls before the next one.
+    compact_target_tokens: int = 0
+    # B-CACHE-1: tokens of the leading messages identical to the last request this server process sent for the
+    # session, i.e. what a provider's prompt cache could serve. 0 before the first call since the server started.
+    stable_prefix_tokens: int = 0
+
+
+class CompactSessionParams(Base):
+    session_id: str
+    focus: str | None = None  # kept verbatim in the summary's Focus: section until the next compaction
+
+
+class CompactSessionResult(Base):
+    """``compacted`` is false when there was nothing older than the recent tail to summarize."""
+
+    compacted: bool
+    mode: ViewMode  # "summarized", or "full" when nothing changed
+    before_tokens: int
+    after_tokens: int
+    summary: str | None = None
