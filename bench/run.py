@@ -1,6 +1,7 @@
 """Threadline benchmarks: one command writes bench/RESULTS.md and bench/*.svg.
 
     .venv/bin/python bench/run.py [--quick]
+    .venv/bin/python bench/run.py --only overhead   # or views (printed as JSON), or cost: one section, no file
 
 1. getContextView warm latency at 1k, 10k and 100k stored messages (real server, real JSON-RPC).
 2. Server overhead per model iteration beyond provider time (instant provider, 1k-message session, real loop).
@@ -49,7 +50,8 @@ async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller runs, for trying the script out")
     parser.add_argument("--from-json", action="store_true", help="rewrite RESULTS.md and plots from results.json")
-    parser.add_argument("--only", choices=["cost"], help="run one section and print it; RESULTS.md is kept")
+    parser.add_argument("--only", choices=["cost", "views", "overhead"],
+                        help="run one section (6: cost, 1+3: views, 2: overhead) and print it; RESULTS.md is kept")
     parser.add_argument("--windows", help="with --only cost: comma-separated windows (default 16000,32000,128000)")
     args = parser.parse_args()
     started = time.perf_counter()
@@ -57,6 +59,14 @@ async def main() -> int:
         windows = tuple(int(w) for w in args.windows.split(",")) if args.windows else COST_WINDOWS
         costs = bench_costs(sorted(TRAJECTORIES.glob("*.json")), windows)
         print("\n".join(cost_section(costs, time.perf_counter() - started)))
+        return 0
+    if args.only:
+        with tempfile.TemporaryDirectory(prefix="threadline-bench-") as tmp:
+            if args.only == "views":
+                only = await bench_context_view(Path(tmp), SIZES, 10 if args.quick else 50)
+            else:
+                only = await bench_iteration_overhead(Path(tmp), 50 if args.quick else 200)
+        print(json.dumps(only, indent=1, default=str))
         return 0
     if args.from_json:
         saved = _int_keys(json.loads((BENCH / "results.json").read_text(encoding="utf-8")))

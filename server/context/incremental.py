@@ -2,15 +2,10 @@
 
 The one production path. A full rebuild would re-read and re-scan the whole transcript on every call (the tests
 keep one, ``tests/context/reference.py``, as the oracle this must equal). Here the per-session state is fed only
-the messages appended since the last call and keeps what a rebuild recomputes:
-
-- the repaired messages so far. Repair is local: a non-tool message and the tool run after it form a segment
-  that nothing later changes once the next non-tool message arrives, so only the last (open) segment is
-  repaired again on a feed;
-- each message's token estimate (the store's, written with the message), and running prefix sums of tokens,
-  of microcompaction savings and of replaceable outputs, so the "fits after microcompaction?" test is O(1);
-- the summary's extraction state (goals, paths, failures, last assistant state) folded up to a few positions,
-  so a new summary feeds only the messages between the nearest earlier fold and the new tail.
+the messages appended since the last call (``server.context.fed``: the repaired messages, their token prefix
+sums, what a resumed state starts from) and keeps what a rebuild recomputes besides: the summary's extraction
+state (goals, paths, failures, last assistant state) folded up to a few positions, so a new summary feeds only
+the messages between the nearest earlier fold and the new tail.
 
 A view is built in one of three ways. Under the threshold: the whole transcript (R-PIPE-1). Given the compaction
 the previous request was built on, and repeating it stays under the threshold: that request plus what was
@@ -21,40 +16,22 @@ fallback window, which is never sticky (B-CACHE-4). The property test ``tests/co
 checks byte-for-byte equality with the reference.
 """
 
+
 from __future__ import annotations
 
-from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from .fallback import FALLBACK_KEEP_MESSAGES, FALLBACK_KEEP_SYSTEM, FALLBACK_SUMMARY, _fallback_start
-from .micro import _replaceable
-from .repair import SYSTEM_ROLES, repair_with_origins
-from .summary import SummaryState, render_summary, summarize, summary_feed, with_focus
+from .fed import FedTranscript, Message, PartialHistory, _Item
+from .summary import render_summary, summarize, summary_feed, summary_skip, with_focus
 from .tail import safe_tail_start
 from .tokens import estimate_message_tokens
 from .view import MICRO_MIN_FREED_RATIO, MIN_FREED_RATIO, Compaction, CompactionHead, RequestView, ViewSettings
 
 __all__ = ["IncrementalView", "PartialHistory"]
-
-
-class PartialHistory(Exception):
-    """A state resumed from a compaction's tail (``IncrementalView.resume``) was asked for a view that needs the
-    older conversation it does not hold; build a full state instead."""
-
-Message = dict[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class _Item:
-    msg: Message
-    tokens: int
-    origin: int | None  # index of the input message it came from; None for a synthetic result
-    seq: int | None
-    placeholder: str | None = None  # the microcompaction text, when this is a replaceable tool output
-    saving: int = 0  # tokens the placeholder saves
 
 
 class _Lazy(Sequence):
@@ -73,10 +50,6 @@ class _Lazy(Sequence):
         return item.tokens if self._tokens else item.msg
 
 
-def _has_seq(msg: Mapping[str, Any]) -> bool:
-    return isinstance(msg.get("seq"), int) and not isinstance(msg.get("seq"), bool)
-
-
 def _copy(msg: Message) -> Message:
     """A fresh dict in the same key order: a caller editing a view cannot reach the state."""
     out = dict(msg)
@@ -88,152 +61,8 @@ def _copy(msg: Message) -> Message:
     return out
 
 
-class IncrementalView:
+class IncrementalView(FedTranscript):
     """The view-building state of one transcript. ``feed`` new messages, then ``view`` as often as needed."""
-
-    def __init__(self) -> None:
-        self.fed = 0  # input messages fed so far
-        self.all_seq = True  # every message fed carries a seq (then compaction keys are seqs, else indices)
-        self.last_seq = 0
-        self.monotone = True  # seqs strictly increase (as the store's do): the last key of a range is its max
-        self._systems: list[_Item] = []
-        self._system_tokens = 0
-        self._conv: list[_Item] = []  # conversation items, the open segment's at the end
-        # Per-message numbers in machine-int arrays: a 100k-message history costs 8 bytes a number, not 36.
-        self._conv_tokens = array("q", [0])  # prefix sums over _conv
-        self._savings = array("q", [0])  # prefix sums of microcompaction savings over _conv
-        self._replaceable = array("q", [0])  # prefix counts of replaceable outputs over _conv
-        self._max_seq = array("q", [-1])  # running max key (seq) over _conv; index i+1 covers _conv[:i+1]
-        self._max_idx = array("q", [-1])  # the same for input indices
-        self._order = array("q")  # transcript order: i >= 0 is _conv[i], -1 - i is _systems[i]
-        self._conv_pos = array("q")  # where _conv[i] sits in _order
-        self._open: list[tuple[Mapping[str, Any], int]] = []  # raw open segment: (message, input index)
-        self._open_from = 0  # where the open segment's items start in _conv
-        self._open_order = 0  # where they start in _order
-        self._folds: dict[int, SummaryState] = {}  # n -> the summary fold over _conv[:n]
-        self._summary_tokens: dict[str, int] = {}  # estimate of a summary message, by text (last few)
-        self._head: CompactionHead | None = None  # set when resumed from a compaction's tail: older items absent
-        self._base_fold = SummaryState()  # the fold over what precedes _conv[0]
-
-    @classmethod
-    def resume(cls, head: CompactionHead, older_messages: int) -> IncrementalView:
-        """A state that holds only what follows a summarized compaction's tail: feed it the transcript's system
-        messages before the tail, then ``skip_to`` the tail's seq and feed from there. ``older_messages`` is how
-        many stored messages precede the tail besides those system messages. Views it can build are the ones a
-        full state builds (the property the cold-start test checks); for anything that needs the older
-        conversation it raises ``PartialHistory``."""
-        state = cls()
-        state._head, state._base_fold = head, head.fold
-        state.fed = older_messages
-        for prefix, value in ((state._conv_tokens, head.tokens), (state._savings, head.savings),
-                              (state._replaceable, head.replaceable), (state._max_seq, head.max_key)):
-            prefix[0] = value
-        return state
-
-    def skip_to(self, seq: int) -> None:
-        """Continue after ``seq`` (a resumed state's older non-system messages are summarized by its head)."""
-        self.last_seq = max(self.last_seq, seq)
-
-    def _needs_older(self, why: str) -> None:
-        if self._head is not None:
-            raise PartialHistory(why)
-
-    # --- feeding ---------------------------------------------------------------------------------------
-
-    def feed(self, messages: Sequence[Mapping[str, Any]], token_counts: Sequence[int | None] | None = None) -> None:
-        """Append transcript messages (with the store's token estimates when known)."""
-        for k, msg in enumerate(messages):
-            index = self.fed
-            self.fed += 1
-            if _has_seq(msg):
-                self.monotone = self.monotone and msg["seq"] > self.last_seq
-                self.last_seq = max(self.last_seq, msg["seq"])
-            else:
-                self.all_seq = False
-                self._needs_older("a message without a seq")
-            tokens = token_counts[k] if token_counts is not None else None
-            raw = (dict(msg, _tokens=tokens) if tokens is not None else msg, index)
-            if msg.get("role") == "tool":
-                if self._open:
-                    self._open.append(raw)  # a result joins the open segment (an orphan is dropped by repair)
-                continue
-            self._rebuild_open()  # the segment this message closes may have gained results in this batch
-            self._close_open()
-            self._open = [raw]
-        self._rebuild_open()
-
-    def _close_open(self) -> None:
-        self._open_from = len(self._conv)
-        self._open_order = len(self._order)
-        self._open = []
-
-    def _rebuild_open(self) -> None:
-        """Drop the open segment's items and repair it again (the only part a later message can change)."""
-        del self._conv[self._open_from:]
-        for prefix in (self._conv_tokens, self._savings, self._replaceable, self._max_seq, self._max_idx):
-            del prefix[self._open_from + 1:]
-        for entry in self._order[self._open_order:]:
-            if entry < 0:
-                item = self._systems.pop()
-                self._system_tokens -= item.tokens
-        del self._order[self._open_order:]
-        del self._conv_pos[self._open_from:]
-        self._folds = {n: state for n, state in self._folds.items() if n <= self._open_from}
-        if not self._open:
-            return
-        msgs = [m for m, _ in self._open]
-        for cleaned, origin in repair_with_origins(msgs):
-            if origin is None:
-                self._append(cleaned, estimate_message_tokens(cleaned), None, None)
-                continue
-            raw, index = self._open[origin]
-            tokens = raw.get("_tokens")
-            if tokens is None:
-                tokens = estimate_message_tokens(cleaned)
-            self._append(cleaned, tokens, index, raw["seq"] if _has_seq(raw) else None)
-
-    def _append(self, msg: Message, tokens: int, origin: int | None, seq: int | None) -> None:
-        if msg.get("role") in SYSTEM_ROLES:
-            self._order.append(-1 - len(self._systems))
-            self._systems.append(_Item(msg, tokens, origin, seq))
-            self._system_tokens += tokens
-            return
-        placeholder = _replaceable(msg)
-        saving = None
-        if placeholder is not None:
-            saving = tokens - estimate_message_tokens(dict(msg, content=placeholder))
-        self._order.append(len(self._conv))
-        self._conv_pos.append(len(self._order) - 1)
-        self._conv.append(_Item(msg, tokens, origin, seq, placeholder, saving or 0))
-        self._conv_tokens.append(self._conv_tokens[-1] + tokens)
-        self._savings.append(self._savings[-1] + (saving or 0))
-        self._replaceable.append(self._replaceable[-1] + (placeholder is not None))
-        self._max_seq.append(max(self._max_seq[-1], seq if seq is not None and origin is not None else -1))
-        self._max_idx.append(max(self._max_idx[-1], origin if origin is not None else -1))
-
-    # --- building --------------------------------------------------------------------------------------
-
-    def _key(self, item: _Item) -> int | None:
-        if item.origin is None:
-            return None
-        return item.seq if self.all_seq else item.origin
-
-    @property
-    def tokens(self) -> int:
-        """The estimate of every message fed, as repaired (a view's ``before_tokens``)."""
-        return self._system_tokens + self._conv_tokens[-1]
-
-    def _real_key(self, item: _Item) -> int:
-        """The key of an item that came from the input: a system message or a tail's first message, which repair
-        never synthesises."""
-        key = self._key(item)
-        assert key is not None, "a synthetic item where only input messages can be"
-        return key
-
-    @property
-    def last_key(self) -> int:
-        """The key of the newest message fed (what a compaction made now has seen)."""
-        return self.last_seq if self.all_seq else self.fed - 1
 
     def _base(self, settings: ViewSettings) -> dict[str, Any]:
         return {"before_tokens": self.tokens,
@@ -408,7 +237,7 @@ class IncrementalView:
         start = max((n for n in self._folds if n <= end), default=0)
         state = self._folds.get(start, self._base_fold)
         for item in self._conv[start:end]:
-            state = summary_feed(state, item.msg)
+            state = summary_feed(state, item.msg) if item.placeholder is None else summary_skip(state)
         self._folds[end] = state
         if len(self._folds) > 8:
             self._folds.pop(next(iter(self._folds)))

@@ -59,11 +59,60 @@ _EVIDENCE_WORDS = (
 )
 
 
+# Where, relative to one of those words, a match of ERROR_EVIDENCE can start: at the word, or a fixed number of
+# characters before it ("Tool failed", "Permission denied", "<tool_use_error>", "<returncode>", "[no tool
+# result recorded"). The two line-shaped branches ("^\s*FooError:", "(...): error") start further back, over
+# characters of _LEAD only: a line start, a ")" or a ":" within that run.
+_WORD_OFFSETS = {"fail": (0, 5), "denied": (0, 11), "error": (10,), "exception": (), "fatal": (), "panic": (),
+                 "returncode": (1,), "no tool result": (1,)}
+_LINE_WORDS = frozenset(("fail", "error", "exception", "fatal", "panic"))
+_LEAD = re.compile(r"[\w\s):]*")
+_LEAD_MARKS = re.compile(r"\n|[):]")
+# The only characters the regex's case folding matches to an ASCII letter that str.lower does not map to one
+# (dotless i, long s), or maps to two characters (dotted capital I); the Kelvin sign lowers to "k".
+_ODD_CASE = ("\u0131", "\u017f", "\u0130")
+
+
 def _search(text: str) -> re.Match[str] | None:
     lowered = text.lower()
-    if not any(word in lowered for word in _EVIDENCE_WORDS):
+    found = [(word, at) for word in _EVIDENCE_WORDS if (at := lowered.find(word)) >= 0]
+    if not found:
         return None
-    return ERROR_EVIDENCE.search(text)
+    if not text.isascii() and any(c in text for c in _ODD_CASE):
+        return ERROR_EVIDENCE.search(text)  # ``lowered`` would miss a match or shift positions: search it all
+    return _search_candidates(text, lowered, found)
+
+
+def _search_candidates(text: str, lowered: str, found: list[tuple[str, int]]) -> re.Match[str] | None:
+    """ERROR_EVIDENCE.search(text), trying only the positions a match can start at (see _WORD_OFFSETS): its many
+    alternatives cost the regex engine about a microsecond per character, and most outputs have few candidates.
+    ``match(text, pos)`` sees the text around ``pos`` (``^``, ``\\b``, look-behind) exactly as ``search`` does,
+    so the first candidate that matches is the leftmost match, and the same match. ``found``: each evidence word
+    in ``lowered`` with its first position."""
+    starts: set[int] = set()
+    reversed_text: str | None = None
+    scanned: dict[int, int] = {}  # a run of _LEAD characters (by its first position) -> how far it was scanned
+    for word, at in found:
+        offsets = _WORD_OFFSETS.get(word, (0,))
+        line_shaped = word in _LINE_WORDS
+        while at >= 0:
+            starts.update(at - k for k in offsets if at >= k)
+            if line_shaped:
+                if reversed_text is None:
+                    reversed_text = text[::-1]
+                lead = _LEAD.match(reversed_text, len(text) - at)
+                first = at - (lead.end() - lead.start()) if lead else at
+                if first == 0:
+                    starts.add(0)
+                for mark in _LEAD_MARKS.finditer(text, scanned.get(first, first), at + 1):
+                    starts.add(mark.end() if mark.group() == "\n" else mark.start())
+                scanned[first] = max(scanned.get(first, first), at + 1)
+            at = lowered.find(word, at + 1)
+    for pos in sorted(starts):
+        match = ERROR_EVIDENCE.match(text, pos)
+        if match is not None:
+            return match
+    return None
 
 
 def evidence_match(text: str) -> re.Match[str] | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from .micro import PLACEHOLDER_PREFIX, content_text, evidence_match
@@ -97,7 +97,13 @@ class SummaryState:
             return None
 
 
-def _one_line(text: str) -> str:
+def _one_line(text: str, clip: int | None = None) -> str:
+    """``text`` on one line. With ``clip``, only what ``_clip(..., clip)`` keeps of it is exact (a long text's
+    tail is not rewritten): a prefix longer than ``clip + 1`` characters is a prefix of the whole line."""
+    if clip is not None and len(text) > 2 * clip:
+        head = _SPACE.sub(" ", text[:2 * clip]).lstrip()
+        if len(head) > clip + 1:
+            return head
     return _SPACE.sub(" ", text).strip()
 
 
@@ -129,7 +135,7 @@ def write_paths(tool_name: str, arguments: Any) -> list[str]:
 
 
 def _feed_assistant(state: SummaryState, msg: Mapping[str, Any]) -> SummaryState:
-    files = list(state.files)
+    files = state.files
     calls = []
     for call in msg.get("tool_calls") or ():
         function = call.get("function") or {}
@@ -137,48 +143,53 @@ def _feed_assistant(state: SummaryState, msg: Mapping[str, Any]) -> SummaryState
         calls.append((str(call.get("id", "")), name))
         for path in write_paths(name, function.get("arguments")):
             if path not in files:
-                files.append(path)
-    text = _one_line(content_text(msg.get("content")))
-    return replace(
-        state,
-        files=tuple(files),
-        open_calls=tuple(calls) if calls else state.open_calls,
-        last_state=_clip(text, STATE_CHARS) if text else state.last_state,
-    )
+                files = (*files, path)
+    text = _one_line(content_text(msg.get("content")), STATE_CHARS)
+    return SummaryState(state.goals, files, state.failures, _clip(text, STATE_CHARS) if text else state.last_state,
+                        tuple(calls) if calls else state.open_calls, state.fed + 1)
 
 
 def _failure_excerpt(match: re.Match[str]) -> str:
     # Start at the line holding the evidence when it is not near the top: that line says what went wrong.
     text = match.string
     start = text.rfind("\n", 0, match.start()) + 1 if match.start() > 120 else 0
-    return _one_line(text[start:])
+    return _one_line(text[start:], FAILURE_CHARS)  # only ever clipped to FAILURE_CHARS, after the tool name
 
 
 def _feed_tool(state: SummaryState, msg: Mapping[str, Any]) -> SummaryState:
     text = content_text(msg.get("content"))
     match = None if text.startswith(PLACEHOLDER_PREFIX) else evidence_match(text)
     if match is None:
-        return state
+        return summary_skip(state)
     name = dict(state.open_calls).get(str(msg.get("tool_call_id")), "tool")
     failure = _clip(f"{name}: {_failure_excerpt(match)}", FAILURE_CHARS)
     # The latest MAX_FAILURES distinct failures (R-SUM-2): a failure repeated word for word (the same test run
     # failing again) is one failure to avoid; it moves to its latest place instead of taking a second slot.
     earlier = tuple(f for f in state.failures if f != failure)
-    return replace(state, failures=(earlier + (failure,))[-MAX_FAILURES:])
+    return SummaryState(state.goals, state.files, (earlier + (failure,))[-MAX_FAILURES:], state.last_state,
+                        state.open_calls, state.fed + 1)
 
 
 def summary_feed(state: SummaryState, msg: Mapping[str, Any]) -> SummaryState:
-    """Fold one transcript message into the state (R-SUM-2). System messages are not history: skipped."""
+    """Fold one transcript message into the state (R-SUM-2). System messages are not history: skipped. Each
+    step builds the next state once (with the count of messages fed), not once per changed field."""
     role = msg.get("role")
     if role == "user":
-        text = _one_line(content_text(msg.get("content")))
+        text = _one_line(content_text(msg.get("content")), GOAL_CHARS)
         if text:
-            state = replace(state, goals=(state.goals + (_clip(text, GOAL_CHARS),))[-MAX_STORED_GOALS:])
+            return SummaryState((state.goals + (_clip(text, GOAL_CHARS),))[-MAX_STORED_GOALS:], state.files,
+                                state.failures, state.last_state, state.open_calls, state.fed + 1)
     elif role == "assistant":
-        state = _feed_assistant(state, msg)
+        return _feed_assistant(state, msg)
     elif role == "tool":
-        state = _feed_tool(state, msg)
-    return replace(state, fed=state.fed + 1)
+        return _feed_tool(state, msg)
+    return summary_skip(state)
+
+
+def summary_skip(state: SummaryState) -> SummaryState:
+    """``summary_feed`` of a tool output known to carry no error evidence (a microcompactable one, R-MICRO-2):
+    it records nothing, so its text need not be searched again."""
+    return SummaryState(state.goals, state.files, state.failures, state.last_state, state.open_calls, state.fed + 1)
 
 
 def _section(title: str, lines: Iterable[str]) -> list[str]:
