@@ -16,9 +16,11 @@ if command -v npm >/dev/null; then
 fi
 
 status=0
-# Static checks first (settings in pyproject.toml): ruff lints server/, protocol/, tests/ and bench/; mypy types
+# Static checks first (settings in pyproject.toml): ruff lints server/, protocol/, tests/ and bench/ and checks their
+# formatting; mypy types
 # server/, protocol/ and tests/
 .venv/bin/python -m ruff check server protocol tests bench || status=$?
+.venv/bin/python -m ruff format --check server protocol tests bench || status=$?
 .venv/bin/python -m mypy || status=$?
 .venv/bin/python -m pytest -q -p no:cacheprovider "$@" || status=$?
 # The agent-loop tests again against each native provider kind's strict double (tests/e2e/agent_support.py)
