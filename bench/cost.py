@@ -20,12 +20,11 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from server.agent.service import tool_overhead_tokens
-from server.context import estimate_message_tokens
-from server.cli.replay_run import replay_file
-
 from bench.legacy.policy import legacy_requests
 from bench.tokens import _trackables, _view_text
+from server.agent.service import tool_overhead_tokens
+from server.cli.replay_run import replay_file
+from server.context import estimate_message_tokens
 
 COST_WINDOWS = (16_000, 32_000, 128_000)
 STRATEGIES = ("naive", "before", "now", "codex")
@@ -81,17 +80,24 @@ class Meter:
         return self.cached * cached_price + (self.sent - self.cached) * uncached_price + summaries
 
     def result(self) -> dict[str, Any]:
-        return {"requests": self.requests, "sent": self.sent, "cached": self.cached, "breaks": self.breaks,
-                "over_window": self.over, "summaries": self.summaries,
-                "cost": {m: round(self.cost(m)) for m in PRICES}}
+        return {
+            "requests": self.requests,
+            "sent": self.sent,
+            "cached": self.cached,
+            "breaks": self.breaks,
+            "over_window": self.over,
+            "summaries": self.summaries,
+            "cost": {m: round(self.cost(m)) for m in PRICES},
+        }
 
 
 def _sent(msg: dict[str, Any]) -> dict[str, Any]:
     return {k: msg[k] for k in SENT_KEYS if k in msg}
 
 
-def codex_requests(transcript: Sequence[dict[str, Any]], keys: Keyed, uptos: Sequence[int], usable_window: int,
-                   meter: Meter) -> Iterator[tuple[list[int], Keyed]]:
+def codex_requests(
+    transcript: Sequence[dict[str, Any]], keys: Keyed, uptos: Sequence[int], usable_window: int, meter: Meter
+) -> Iterator[tuple[list[int], Keyed]]:
     """Codex-style: append until 90% of the window, then system messages + one 2,000-token summary + the latest
     quarter-window of conversation (not starting at a tool result); append again. Yields (verbatim message
     indices, keyed request); the summary is a stand-in of the right size (its text is the model's)."""
@@ -103,8 +109,10 @@ def codex_requests(transcript: Sequence[dict[str, Any]], keys: Keyed, uptos: Seq
         kept += [i for i in range(fed, upto) if transcript[i]["role"] not in ("system", "developer")]
         fed = upto
         live = [i for i in systems if i < upto]
-        if sum(keys[i][1] for i in live) + sum(t for _, t in summary) + sum(keys[i][1] for i in kept) \
-                > CODEX_TRIGGER * usable_window:
+        if (
+            sum(keys[i][1] for i in live) + sum(t for _, t in summary) + sum(keys[i][1] for i in kept)
+            > CODEX_TRIGGER * usable_window
+        ):
             meter.summaries += 1
             summary = [(b"codex-summary-%d" % meter.summaries, CODEX_SUMMARY_TOKENS)]
             budget, start = usable_window // 4, len(kept)
@@ -145,8 +153,9 @@ class Retention:
                     self.kept["paths"] += path in text
 
 
-def analyse_costs(transcript: list[dict[str, Any]], steps: list[tuple[int, int]], now_out: Path,
-                  window: int) -> dict[str, Any]:
+def analyse_costs(
+    transcript: list[dict[str, Any]], steps: list[tuple[int, int]], now_out: Path, window: int
+) -> dict[str, Any]:
     """Every strategy's requests for one replay, priced; ``steps`` are (user turn, transcript seq) per call."""
     usable = window - tool_overhead_tokens()  # every request also carries the tool definitions (not counted)
     sent = [_sent(m) for m in transcript]
@@ -197,8 +206,9 @@ def _run_one(args: tuple[Path, int]) -> tuple[str, int, dict[str, Any]]:
     return path.name, window, asyncio.run(_one(path, window))
 
 
-def bench_costs(files: list[Path], windows: tuple[int, ...] = COST_WINDOWS,
-                workers: int = 2) -> dict[str, dict[int, dict[str, Any]]]:
+def bench_costs(
+    files: list[Path], windows: tuple[int, ...] = COST_WINDOWS, workers: int = 2
+) -> dict[str, dict[int, dict[str, Any]]]:
     """Every trajectory at every window, ``workers`` replays at a time (each replay is its own server)."""
     jobs = [(path, window) for path in files for window in windows]
     out: dict[str, dict[int, dict[str, Any]]] = {}
@@ -206,11 +216,14 @@ def bench_costs(files: list[Path], windows: tuple[int, ...] = COST_WINDOWS,
         for name, window, result in pool.map(_run_one, jobs):
             out.setdefault(name, {})[window] = result
             s = result["strategies"]
-            print(f"  {name} at {window:,}: cost vs naive (anthropic) before "
-                  f"{s['before']['cost']['anthropic'] / s['naive']['cost']['anthropic']:.2f}, now "
-                  f"{s['now']['cost']['anthropic'] / s['naive']['cost']['anthropic']:.2f}, codex "
-                  f"{s['codex']['cost']['anthropic'] / s['naive']['cost']['anthropic']:.2f} "
-                  f"({result['seconds']:.0f} s)", flush=True)
+            print(
+                f"  {name} at {window:,}: cost vs naive (anthropic) before "
+                f"{s['before']['cost']['anthropic'] / s['naive']['cost']['anthropic']:.2f}, now "
+                f"{s['now']['cost']['anthropic'] / s['naive']['cost']['anthropic']:.2f}, codex "
+                f"{s['codex']['cost']['anthropic'] / s['naive']['cost']['anthropic']:.2f} "
+                f"({result['seconds']:.0f} s)",
+                flush=True,
+            )
     return {name: dict(sorted(per.items())) for name, per in sorted(out.items())}
 
 

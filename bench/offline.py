@@ -24,15 +24,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from anywhere
 
-from server.agent.service import tool_overhead_tokens  # noqa: E402
-from server.cli.replay_run import replay_file  # noqa: E402
-from server.context import ViewSettings, fit_to_window  # noqa: E402
-from server.context.incremental import IncrementalView  # noqa: E402
-
 from bench.common import BENCH, TRAJECTORIES  # noqa: E402
 from bench.cost import COST_WINDOWS, PRICES, Meter, Retention, _sent, codex_requests, keyed  # noqa: E402
 from bench.legacy.policy import legacy_requests  # noqa: E402
 from bench.tokens import _view_text  # noqa: E402
+from server.agent.service import tool_overhead_tokens  # noqa: E402
+from server.cli.replay_run import replay_file  # noqa: E402
+from server.context import ViewSettings, fit_to_window  # noqa: E402
+from server.context.incremental import IncrementalView  # noqa: E402
 
 CACHE = BENCH / ".cache"
 OVERRIDES: dict[str, float] = {}  # ViewSettings fields to try (--set)
@@ -49,8 +48,9 @@ async def _capture(path: Path) -> dict[str, Any]:
     return data
 
 
-def _baselines(name: str, transcript: list[dict[str, Any]], steps: list[tuple[int, int]],
-               window: int) -> dict[str, Any]:
+def _baselines(
+    name: str, transcript: list[dict[str, Any]], steps: list[tuple[int, int]], window: int
+) -> dict[str, Any]:
     """naive, before and codex-style for one trajectory and window (cached: none depends on the policy)."""
     out = CACHE / f"{name}.{window}.baselines.json"
     if out.exists():
@@ -83,7 +83,7 @@ def now_requests(transcript: list[dict[str, Any]], steps: list[tuple[int, int]],
     state, compaction = IncrementalView(), None
     for _, upto in steps:
         upto = min(upto, len(transcript))
-        state.feed(transcript[state.fed:upto])
+        state.feed(transcript[state.fed : upto])
         view = fit_to_window(state.view(settings, compaction))
         compaction = view.compaction or compaction
         yield upto, view
@@ -115,8 +115,13 @@ async def main() -> int:
     parser.add_argument("--windows", default=",".join(str(w) for w in COST_WINDOWS))
     parser.add_argument("--only", help="trajectories whose file name contains this")
     parser.add_argument("--breakdown", action="store_true", help="uncached tokens of 'now' by cause")
-    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                        help="try a setting: a ViewSettings field or a constant of server.context.incremental")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="try a setting: a ViewSettings field or a constant of server.context.incremental",
+    )
     args = parser.parse_args()
     for item in args.set:
         name, _, value = item.partition("=")
@@ -124,6 +129,7 @@ async def main() -> int:
             OVERRIDES[name] = float(value)
         else:
             import server.context.incremental as incremental
+
             setattr(incremental, name, float(value))
     windows = [int(w) for w in args.windows.split(",")]
     files = [p for p in sorted(TRAJECTORIES.glob("*.json")) if not args.only or args.only in p.name]
@@ -136,23 +142,34 @@ async def main() -> int:
             base = _baselines(name, d["transcript"], steps, window)
             now = evaluate(d["transcript"], steps, window, args.breakdown)
             total = base["total"]
-            for strategy, r in (("naive", base["naive"]), ("before", base["before"]), ("now", now),
-                                ("codex", base["codex"])):
+            for strategy, r in (
+                ("naive", base["naive"]),
+                ("before", base["before"]),
+                ("now", now),
+                ("codex", base["codex"]),
+            ):
                 for model in PRICES:
                     pooled.setdefault(strategy, {}).setdefault(model, 0.0)
                     pooled[strategy][model] += r["exact"][model]
-            line = "  ".join(f"{s} f{_pct(r['kept'], total, 'failures')} g{_pct(r['kept'], total, 'goals')} "
-                             f"p{_pct(r['kept'], total, 'paths')}" for s, r in (("before", base["before"]),
-                                                                                 ("now", now)))
-            print(f"{window:>6} {name[:24]:24} now/before {now['exact']['anthropic'] / base['before']['exact']['anthropic']:.3f}"
-                  f" breaks {now['breaks']:3}  over {now['over_window']}  {line}")
+            line = "  ".join(
+                f"{s} f{_pct(r['kept'], total, 'failures')} g{_pct(r['kept'], total, 'goals')} "
+                f"p{_pct(r['kept'], total, 'paths')}"
+                for s, r in (("before", base["before"]), ("now", now))
+            )
+            print(
+                f"{window:>6} {name[:24]:24} now/before {now['exact']['anthropic'] / base['before']['exact']['anthropic']:.3f}"
+                f" breaks {now['breaks']:3}  over {now['over_window']}  {line}"
+            )
             if args.breakdown:
                 print("        ", {k: v for k, v in now["causes"].items()})
         naive = pooled["naive"]
-        figures = "  ".join(f"{model}: before {pooled['before'][model] / naive[model]:.4f} now "
-                            f"{pooled['now'][model] / naive[model]:.4f} (half-before "
-                            f"{pooled['before'][model] / naive[model] / 2:.4f}) codex "
-                            f"{pooled['codex'][model] / naive[model]:.4f}" for model in PRICES)
+        figures = "  ".join(
+            f"{model}: before {pooled['before'][model] / naive[model]:.4f} now "
+            f"{pooled['now'][model] / naive[model]:.4f} (half-before "
+            f"{pooled['before'][model] / naive[model] / 2:.4f}) codex "
+            f"{pooled['codex'][model] / naive[model]:.4f}"
+            for model in PRICES
+        )
         print(f"{window:>6} POOLED {figures}", flush=True)
     print(f"({time.perf_counter() - t0:.0f} s)")
     return 0

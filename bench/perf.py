@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.common import REPO, TRAJECTORIES
 from server.agent.approvals import Approvals
 from server.agent.emit import Emitter
 from server.agent.loop import Turn, TurnTotals
@@ -23,17 +24,16 @@ from server.providers import ChatResult, ToolCall
 from server.tools import ToolContext, ToolOutcome
 from server.transcript import NewMessage, Store
 
-from bench.common import REPO, TRAJECTORIES
-
-
 # --- sessions of any size, built through the store's API --------------------------------------------------
 
 
 def _source_messages() -> list[dict[str, Any]]:
     """Real messages to cycle through: the kimi-cli and mini-swe-agent trajectories."""
     out = []
-    for name in ("kimi-cli-entire__29_77bc73228c_1__full.json",
-                 "mini-swe-agent-pr816__deepseek_chat_dev_rerun__pylint-dev__astroid-1333.json"):
+    for name in (
+        "kimi-cli-entire__29_77bc73228c_1__full.json",
+        "mini-swe-agent-pr816__deepseek_chat_dev_rerun__pylint-dev__astroid-1333.json",
+    ):
         out += json.loads((TRAJECTORIES / name).read_text(encoding="utf-8"))
     return [m for m in out if m["role"] != "system"]
 
@@ -92,10 +92,14 @@ async def bench_context_view(tmp: Path, sizes: tuple[int, ...], repeats: int) ->
                 t0 = time.perf_counter()
                 await client.request("getContextView", params)
                 times.append(time.perf_counter() - t0)
-            out["sizes"][n] = {"cold_ms": cold * 1000, "median_ms": statistics.median(times) * 1000,
-                               "p90_ms": sorted(times)[int(0.9 * (len(times) - 1))] * 1000,
-                               "mode": first["mode"], "view_messages": len(first["messages"]),
-                               "transcript_messages": first["transcriptMessages"]}
+            out["sizes"][n] = {
+                "cold_ms": cold * 1000,
+                "median_ms": statistics.median(times) * 1000,
+                "p90_ms": sorted(times)[int(0.9 * (len(times) - 1))] * 1000,
+                "mode": first["mode"],
+                "view_messages": len(first["messages"]),
+                "transcript_messages": first["transcriptMessages"],
+            }
             print(f"  getContextView at {n:,}: median {out['sizes'][n]['median_ms']:.2f} ms", flush=True)
         out["rss_all_mb"] = _rss_mb(client.proc.pid)
         # The largest session gets a stored compaction, as any session the agent loop has run on has (here made
@@ -154,17 +158,32 @@ async def bench_iteration_overhead(tmp: Path, iterations: int) -> dict[str, Any]
     turn_id = "turn_bench"
     tools = ToolContext(sid, turn_id, tmp, settings, store, ArtifactStore(home / "artifacts", store))
     views = ViewBuilder(store, ViewSettings(128_000), provider.model, {}, overhead_tokens=tool_overhead_tokens())
-    turn = Turn(store=store, provider=provider, tools=tools, approvals=Approvals(store, None, "auto", set()),
-                emit=Emitter(lambda method, params: None, sid, turn_id), views=views,
-                max_iterations=iterations + 1, totals=TurnTotals(), run_tool=instant_tool, turn_id=turn_id)
+    turn = Turn(
+        store=store,
+        provider=provider,
+        tools=tools,
+        approvals=Approvals(store, None, "auto", set()),
+        emit=Emitter(lambda method, params: None, sid, turn_id),
+        views=views,
+        max_iterations=iterations + 1,
+        totals=TurnTotals(),
+        run_tool=instant_tool,
+        turn_id=turn_id,
+    )
     t0 = time.perf_counter()
     result = await turn.run("benchmark the loop", None)
     total = time.perf_counter() - t0
     await store.close()
     gaps = [(b - a) * 1000 for a, b in zip(provider.stamps, provider.stamps[1:])]
-    return {"iterations": len(provider.stamps), "stop": result.stop_reason, "median_ms": statistics.median(gaps),
-            "p90_ms": sorted(gaps)[int(0.9 * (len(gaps) - 1))], "first_ms": gaps[0], "total_s": total,
-            "window": 128_000}
+    return {
+        "iterations": len(provider.stamps),
+        "stop": result.stop_reason,
+        "median_ms": statistics.median(gaps),
+        "p90_ms": sorted(gaps)[int(0.9 * (len(gaps) - 1))],
+        "first_ms": gaps[0],
+        "total_s": total,
+        "window": 128_000,
+    }
 
 
 # --- 4: tokens and what stays in view ---------------------------------------------------------------------

@@ -7,22 +7,23 @@ import platform
 import time
 from pathlib import Path
 
+from bench.common import BENCH, MASK_TEXT, SIZES, WINDOWS
+from bench.cost import BREAK_RATIO, CODEX_OUTPUT_FACTOR, CODEX_SUMMARY_TOKENS, COST_WINDOWS, PRICES, STRATEGIES, pooled
 from server.cli.plot import BLUE, GRAY, GREEN, ORANGE, BarChart
 
-from bench.common import BENCH, SIZES, WINDOWS, MASK_TEXT
-from bench.cost import (BREAK_RATIO, CODEX_OUTPUT_FACTOR, CODEX_SUMMARY_TOKENS, COST_WINDOWS, PRICES, STRATEGIES,
-                        pooled)
-
-STRATEGY_NAMES = {"naive": "naive resend", "before": "Threadline before (b10667b)", "now": "Threadline now",
-                  "codex": "codex-style"}
+STRATEGY_NAMES = {
+    "naive": "naive resend",
+    "before": "Threadline before (b10667b)",
+    "now": "Threadline now",
+    "codex": "codex-style",
+}
 
 
 def _pct(part: int, whole: int) -> str:
     return f"{100 * part / whole:.0f}%" if whole else "n/a"
 
 
-def write_results(views: dict, loop: dict, tokens: dict, costs: dict, started: float,
-                  cost_seconds: float = 0.0) -> str:
+def write_results(views: dict, loop: dict, tokens: dict, costs: dict, started: float, cost_seconds: float = 0.0) -> str:
     sizes = views["sizes"]
     small, mid, big = (sizes[n]["median_ms"] for n in SIZES)
     ratio_10k, ratio_100k = mid / small, big / mid
@@ -44,9 +45,14 @@ def write_results(views: dict, loop: dict, tokens: dict, costs: dict, started: f
         f"| {'yes' if loop['median_ms'] < 10 else 'no'} |",
         f"| server RSS after views on a 100k-message session < 300 MB (issue 13: < 150 MB) | {rss:.0f} MB "
         f"| {'yes' if rss < 150 else ('< 300 only' if rss < 300 else 'no')} |",
-        *([f"| first getContextView after a restart, 100k messages with a stored compaction < 1 s "
-           f"| {views['restart_cold_ms']:.0f} ms | {'yes' if views['restart_cold_ms'] < 1000 else 'no'} |"]
-          if "restart_cold_ms" in views else []),
+        *(
+            [
+                f"| first getContextView after a restart, 100k messages with a stored compaction < 1 s "
+                f"| {views['restart_cold_ms']:.0f} ms | {'yes' if views['restart_cold_ms'] < 1000 else 'no'} |"
+            ]
+            if "restart_cold_ms" in views
+            else []
+        ),
         "",
         *_not_met(ratio_100k, ratio_10k, loop["median_ms"], rss),
         "## 1. getContextView warm latency (B-INC-1)",
@@ -64,8 +70,10 @@ def write_results(views: dict, loop: dict, tokens: dict, costs: dict, started: f
     ]
     for n in SIZES:
         s = sizes[n]
-        lines.append(f"| {n:,} | {s['cold_ms']:.0f} ms | {s['median_ms']:.2f} ms | {s['p90_ms']:.2f} ms | "
-                     f"{s['mode']} | {s['view_messages']} |")
+        lines.append(
+            f"| {n:,} | {s['cold_ms']:.0f} ms | {s['median_ms']:.2f} ms | {s['p90_ms']:.2f} ms | "
+            f"{s['mode']} | {s['view_messages']} |"
+        )
     lines += [
         "",
         f"Ratios: 10k/1k = {ratio_10k:.2f}x, 100k/10k = {ratio_100k:.2f}x. ![latency](latency.svg)",
@@ -95,7 +103,7 @@ def write_results(views: dict, loop: dict, tokens: dict, costs: dict, started: f
         "",
         "Every shared trajectory replayed through the real server and loop (`threadline replay`) at each window. "
         "*Naive* resends the whole transcript each call. *Masking* is the observation-masking baseline of "
-        "\"The Complexity Trap\" (JetBrains, 2025): the latest 10 tool observations verbatim, older ones replaced "
+        '"The Complexity Trap" (JetBrains, 2025): the latest 10 tool observations verbatim, older ones replaced '
         f"by `{MASK_TEXT}`. *Threadline* is what the pipeline actually sent (its views are rebuilt offline from "
         "the stored transcript with the incremental builder and checked against the replay's reported sizes: "
         "mismatches column). *Over window* counts model calls whose request would not fit the window at all.",
@@ -122,26 +130,41 @@ def write_results(views: dict, loop: dict, tokens: dict, costs: dict, started: f
                 f"{_pct(k['masking']['failures'], tot['failures'])} / "
                 f"{_pct(k['threadline']['failures'], tot['failures'])} | "
                 f"{_pct(k['masking']['paths'], tot['paths'])} / {_pct(k['threadline']['paths'], tot['paths'])} | "
-                f"{r['mismatches']} |")
-    over = [(n.split("__")[0], w, r["over_window"]["threadline"]) for n, pw in tokens.items() for w, r in pw.items()
-            if r["over_window"]["threadline"]]
-    lines += ["", "Reading it: masking keeps every goal and path but drops most failures and, on long sessions, "
-              "still sends requests larger than the window at most steps. Threadline sends far less and keeps "
-              "failures in its summary and in everything appended since its last compaction; the summary lists "
-              "every goal (B-SUM-7: older ones shortened, the oldest dropped only past max(600, 5% of the window) "
-              "tokens), and its Failures section keeps the latest 4 (R-SUM-2). *Compactions* counts the "
-              "compactions announced (each new one breaks the prompt cache once; repeated views do not)."]
+                f"{r['mismatches']} |"
+            )
+    over = [
+        (n.split("__")[0], w, r["over_window"]["threadline"])
+        for n, pw in tokens.items()
+        for w, r in pw.items()
+        if r["over_window"]["threadline"]
+    ]
+    lines += [
+        "",
+        "Reading it: masking keeps every goal and path but drops most failures and, on long sessions, "
+        "still sends requests larger than the window at most steps. Threadline sends far less and keeps "
+        "failures in its summary and in everything appended since its last compaction; the summary lists "
+        "every goal (B-SUM-7: older ones shortened, the oldest dropped only past max(600, 5% of the window) "
+        "tokens), and its Failures section keeps the latest 4 (R-SUM-2). *Compactions* counts the "
+        "compactions announced (each new one breaks the prompt cache once; repeated views do not).",
+    ]
     if over:
-        lines += ["Threadline requests over the window: " + ", ".join(f"{n} at {w // 1000}k: {c}" for n, w, c in over)
-                  + "."]
+        lines += [
+            "Threadline requests over the window: " + ", ".join(f"{n} at {w // 1000}k: {c}" for n, w, c in over) + "."
+        ]
     else:
-        lines += ["No Threadline request went over the window: a fallback view whose recent messages are themselves "
-                  "larger than the window (R-FALL-1 keeps six verbatim) has its oversized messages cut to a head and "
-                  "a tail in the request (`server/context/clip.py`); the transcript keeps them whole."]
+        lines += [
+            "No Threadline request went over the window: a fallback view whose recent messages are themselves "
+            "larger than the window (R-FALL-1 keeps six verbatim) has its oversized messages cut to a head and "
+            "a tail in the request (`server/context/clip.py`); the transcript keeps them whole."
+        ]
     lines += ["", " ".join(f"![tokens at {w // 1000}k](tokens-{w // 1000}k.svg)" for w in WINDOWS), ""]
-    lines += ["## 5. Token estimator accuracy", "",
-              "From [`bench/estimator/RESULTS.md`](estimator/RESULTS.md) (`node`-based js-tiktoken comparison; rerun "
-              "with `python bench/estimator/run.py`):", ""]
+    lines += [
+        "## 5. Token estimator accuracy",
+        "",
+        "From [`bench/estimator/RESULTS.md`](estimator/RESULTS.md) (`node`-based js-tiktoken comparison; rerun "
+        "with `python bench/estimator/run.py`):",
+        "",
+    ]
     estimator = (BENCH / "estimator" / "RESULTS.md").read_text(encoding="utf-8").splitlines()
     lines += estimator[1:]
     if costs:
@@ -153,8 +176,10 @@ def _not_met(ratio_100k: float, ratio_10k: float, loop_ms: float, rss: float) ->
     """Plain words for each target this run missed."""
     notes = []
     if max(ratio_100k, ratio_10k) >= 1.5:
-        notes.append("- **Latency ratio not met.** Warm views read only new messages, so the remaining growth is "
-                     "noise on a 2-core machine or the view itself growing; see the table below.")
+        notes.append(
+            "- **Latency ratio not met.** Warm views read only new messages, so the remaining growth is "
+            "noise on a 2-core machine or the view itself growing; see the table below."
+        )
     if loop_ms >= 10:
         notes.append("- **Per-iteration overhead not met** in this run; see section 2.")
     if rss >= 300:
@@ -163,21 +188,33 @@ def _not_met(ratio_100k: float, ratio_10k: float, loop_ms: float, rss: float) ->
             "repaired message of the session in memory, and 100k real messages are about 100 M characters of "
             "text and tool-call JSON. Views stay fast; memory grows with the session. The fix is to keep only "
             "the bodies the next views can need (the tail, the summary's unfolded part) and re-read older ones "
-            "from SQLite when a caller asks for a window large enough to hold them (full or microcompacted mode).")
+            "from SQLite when a caller asks for a window large enough to hold them (full or microcompacted mode)."
+        )
     return [*notes, ""] if notes else []
 
 
 def write_plots(views: dict, tokens: dict) -> None:
-    chart = BarChart(title="getContextView warm latency", xlabel="stored messages", ylabel="ms (median)",
-                     categories=[f"{n // 1000}K" for n in SIZES])
+    chart = BarChart(
+        title="getContextView warm latency",
+        xlabel="stored messages",
+        ylabel="ms (median)",
+        categories=[f"{n // 1000}K" for n in SIZES],
+    )
     chart.bars([views["sizes"][n]["median_ms"] for n in SIZES], BLUE, "warm median")
     _write_chart(BENCH / "latency.svg", chart.svg())
     for window in WINDOWS:
         names = [n for n in tokens if window in tokens[n]]
-        chart = BarChart(title=f"tokens sent over a whole replay, {window // 1000}K window", xlabel="trajectory",
-                         ylabel="tokens", categories=[n.split("__")[0].split("-")[0] for n in names])
-        for key, color, label in (("naive", GRAY, "naive resend"), ("masking", ORANGE, "observation masking"),
-                                  ("threadline", GREEN, "threadline")):
+        chart = BarChart(
+            title=f"tokens sent over a whole replay, {window // 1000}K window",
+            xlabel="trajectory",
+            ylabel="tokens",
+            categories=[n.split("__")[0].split("-")[0] for n in names],
+        )
+        for key, color, label in (
+            ("naive", GRAY, "naive resend"),
+            ("masking", ORANGE, "observation masking"),
+            ("threadline", GREEN, "threadline"),
+        ):
             chart.bars([tokens[n][window]["tokens"][key] for n in names], color, label)
         _write_chart(BENCH / f"tokens-{window // 1000}k.svg", chart.svg())
 
@@ -211,7 +248,7 @@ def cost_section(costs: dict, seconds: float) -> list[str]:
         "`server/context/` then): the view rebuilt at every call, summary anchors carried within a user turn and "
         "reset at the next, clipped to the window.",
         "- *Threadline now*: exactly the requests `--requests-out` recorded, i.e. what the current pipeline sent "
-        f"(sticky compactions, SPEC section 14): {mismatches} of {calls} requests differ from \"before\".",
+        f'(sticky compactions, SPEC section 14): {mismatches} of {calls} requests differ from "before".',
         f"- *codex-style*: append until a request would pass 90% of the window, then system messages + one "
         f"{CODEX_SUMMARY_TOKENS:,}-token summary (charged as {CODEX_SUMMARY_TOKENS:,} output tokens at "
         f"{CODEX_OUTPUT_FACTOR}x the uncached input price) + the latest quarter-window of messages, not starting "
@@ -239,9 +276,11 @@ def cost_section(costs: dict, seconds: float) -> list[str]:
             breaks = sum(s[name]["breaks"] for s in per)
             requests = sum(s[name]["requests"] for s in per)
             over = sum(s[name]["over_window"] for s in per)
-            lines.append(f"| {window // 1000}k | {STRATEGY_NAMES[name]} | {sent:,} | {_pct(cached, sent)} | "
-                         f"{pooled(costs, window, name, 'anthropic'):.2f} | {pooled(costs, window, name, 'openai'):.2f} "
-                         f"| {breaks} ({_pct(breaks, requests)}) | {over} |")
+            lines.append(
+                f"| {window // 1000}k | {STRATEGY_NAMES[name]} | {sent:,} | {_pct(cached, sent)} | "
+                f"{pooled(costs, window, name, 'anthropic'):.2f} | {pooled(costs, window, name, 'openai'):.2f} "
+                f"| {breaks} ({_pct(breaks, requests)}) | {over} |"
+            )
     lines += ["", *_cost_targets(costs)]
     lines += [
         "",
@@ -261,9 +300,14 @@ def cost_section(costs: dict, seconds: float) -> list[str]:
                     f"| {file.split('__')[0]} | {window // 1000}k | {STRATEGY_NAMES[name]} | {s['sent']:,} | "
                     f"{s['cached']:,} | {s['cost']['anthropic']:,} | {s['cost']['openai']:,} | {s['breaks']} | "
                     f"{s['over_window']} | {_pct(k['goals'], tot['goals'])} | {_pct(k['failures'], tot['failures'])} "
-                    f"| {_pct(k['paths'], tot['paths'])} |")
-    errors = [f"{f.split('__')[0]} at {w // 1000}k: {e}" for f, pw in costs.items() for w, r in pw.items()
-              for e in r["errors"]]
+                    f"| {_pct(k['paths'], tot['paths'])} |"
+                )
+    errors = [
+        f"{f.split('__')[0]} at {w // 1000}k: {e}"
+        for f, pw in costs.items()
+        for w, r in pw.items()
+        for e in r["errors"]
+    ]
     if errors:
         lines += ["", "Replay errors: " + "; ".join(errors) + "."]
     return lines
@@ -282,8 +326,12 @@ def _cost_targets(costs: dict) -> list[str]:
             now, codex, before = (pooled(costs, window, k, model) for k in ("now", "codex", "before"))
             checks.append((f"{window // 1000}k {model}-like: now {now:.2f} <= codex-style {codex:.2f}", now <= codex))
             if window <= 32_000:
-                checks.append((f"{window // 1000}k {model}-like: now {now:.2f} <= half of before {before / 2:.2f}",
-                               now <= before / 2))
+                checks.append(
+                    (
+                        f"{window // 1000}k {model}-like: now {now:.2f} <= half of before {before / 2:.2f}",
+                        now <= before / 2,
+                    )
+                )
     met = sum(ok for _, ok in checks)
     listed = "; ".join(f"{text}: {'yes' if ok else 'no'}" for text, ok in checks)
     return [f"Issue 13 cost targets for Threadline now: {met} of {len(checks)} met ({listed})."]

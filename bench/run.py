@@ -50,8 +50,11 @@ async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller runs, for trying the script out")
     parser.add_argument("--from-json", action="store_true", help="rewrite RESULTS.md and plots from results.json")
-    parser.add_argument("--only", choices=["cost", "views", "overhead"],
-                        help="run one section (6: cost, 1+3: views, 2: overhead) and print it; RESULTS.md is kept")
+    parser.add_argument(
+        "--only",
+        choices=["cost", "views", "overhead"],
+        help="run one section (6: cost, 1+3: views, 2: overhead) and print it; RESULTS.md is kept",
+    )
     parser.add_argument("--windows", help="with --only cost: comma-separated windows (default 16000,32000,128000)")
     args = parser.parse_args()
     started = time.perf_counter()
@@ -70,9 +73,17 @@ async def main() -> int:
         return 0
     if args.from_json:
         saved = _int_keys(json.loads((BENCH / "results.json").read_text(encoding="utf-8")))
-        (BENCH / "RESULTS.md").write_text(write_results(saved["views"], saved["loop"], saved["tokens"],
-                                                        saved.get("costs", {}), started - saved.get("seconds", 0),
-                                                        saved.get("cost_seconds", 0)), encoding="utf-8")
+        (BENCH / "RESULTS.md").write_text(
+            write_results(
+                saved["views"],
+                saved["loop"],
+                saved["tokens"],
+                saved.get("costs", {}),
+                started - saved.get("seconds", 0),
+                saved.get("cost_seconds", 0),
+            ),
+            encoding="utf-8",
+        )
         write_plots(saved["views"], saved["tokens"])
         return 0
     files = sorted(TRAJECTORIES.glob("*.json"))
@@ -87,13 +98,25 @@ async def main() -> int:
     cost_started = time.perf_counter()
     costs = bench_costs(files[:1] if args.quick else files, COST_WINDOWS[:1] if args.quick else COST_WINDOWS)
     cost_seconds = time.perf_counter() - cost_started
-    (BENCH / "RESULTS.md").write_text(write_results(views, loop, tokens, costs, started, cost_seconds),
-                                      encoding="utf-8")
+    (BENCH / "RESULTS.md").write_text(
+        write_results(views, loop, tokens, costs, started, cost_seconds), encoding="utf-8"
+    )
     write_plots(views, tokens)
-    (BENCH / "results.json").write_text(json.dumps({"views": views, "loop": loop, "tokens": tokens,
-                                                    "costs": costs, "cost_seconds": cost_seconds,
-                                                    "seconds": time.perf_counter() - started}, indent=1,
-                                                   default=str), encoding="utf-8")
+    (BENCH / "results.json").write_text(
+        json.dumps(
+            {
+                "views": views,
+                "loop": loop,
+                "tokens": tokens,
+                "costs": costs,
+                "cost_seconds": cost_seconds,
+                "seconds": time.perf_counter() - started,
+            },
+            indent=1,
+            default=str,
+        ),
+        encoding="utf-8",
+    )
     print(f"wrote {BENCH / 'RESULTS.md'}")
     return 0
 

@@ -6,14 +6,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.common import MASK_KEEP, MASK_TEXT
 from server.agent.service import tool_overhead_tokens
+from server.cli.replay_run import replay_file
 from server.context import ViewSettings, estimate_message_tokens, fit_to_window, write_paths
 from server.context.incremental import IncrementalView
 from server.context.micro import content_text, evidence_match
 from server.context.summary import _failure_excerpt, _one_line
-from server.cli.replay_run import replay_file
-
-from bench.common import MASK_KEEP, MASK_TEXT
 
 
 def _snippet(text: str, n: int = 50) -> str:
@@ -31,7 +30,9 @@ def _trackables(transcript: list[dict[str, Any]]) -> list[tuple[str, Any]]:
             match = evidence_match(content_text(msg.get("content")))
             out.append(("failure", _snippet(_failure_excerpt(match))) if match else (None, None))
         elif role == "assistant" and msg.get("tool_calls"):
-            paths = [p for c in msg["tool_calls"] for p in write_paths(c["function"]["name"], c["function"]["arguments"])]
+            paths = [
+                p for c in msg["tool_calls"] for p in write_paths(c["function"]["name"], c["function"]["arguments"])
+            ]
             out.append(("paths", paths) if paths else (None, None))
         else:
             out.append((None, None))
@@ -76,7 +77,7 @@ def analyse_replay(report, window: int) -> dict[str, Any]:
                 if tool_count > MASK_KEEP:
                     masked_saving += mask_saving[tool_positions[tool_count - MASK_KEEP - 1]]
             fed += 1
-        state.feed(transcript[state.fed:upto])
+        state.feed(transcript[state.fed : upto])
         view = fit_to_window(state.view(settings, compaction))  # exactly what the loop sends
         compaction = view.compaction or compaction  # carried across calls, turns and restarts (B-CACHE-3)
         mismatches += view.estimated_tokens != step.view_tokens
@@ -84,10 +85,14 @@ def analyse_replay(report, window: int) -> dict[str, Any]:
         sums["naive"] += prefix_tokens
         sums["masking"] += masking_tokens
         sums["threadline"] += view.estimated_tokens
-        for name, value in (("naive", prefix_tokens), ("masking", masking_tokens), ("threadline", view.estimated_tokens)):
+        for name, value in (
+            ("naive", prefix_tokens),
+            ("masking", masking_tokens),
+            ("threadline", view.estimated_tokens),
+        ):
             over[name] += value > window
         text = _view_text(view.messages)
-        latest_tools = set(tool_positions[max(tool_count - MASK_KEEP, 0):tool_count])
+        latest_tools = set(tool_positions[max(tool_count - MASK_KEEP, 0) : tool_count])
         for i in range(upto):
             kind, value = track[i]
             if kind == "goal":
@@ -106,8 +111,16 @@ def analyse_replay(report, window: int) -> dict[str, Any]:
                     kept["naive"]["paths"] += 1
                     kept["masking"]["paths"] += 1
                     kept["threadline"]["paths"] += path in text
-    return {"steps": len(report.steps), "tokens": sums, "kept": kept, "total": total, "over_window": over,
-            "mismatches": mismatches, "compactions": report.compactions, "modes": report.modes()}
+    return {
+        "steps": len(report.steps),
+        "tokens": sums,
+        "kept": kept,
+        "total": total,
+        "over_window": over,
+        "mismatches": mismatches,
+        "compactions": report.compactions,
+        "modes": report.modes(),
+    }
 
 
 async def bench_tokens(files: list[Path], windows: tuple[int, ...]) -> dict[str, dict[int, dict[str, Any]]]:
@@ -120,8 +133,11 @@ async def bench_tokens(files: list[Path], windows: tuple[int, ...]) -> dict[str,
             result["seconds"] = time.perf_counter() - t0
             result["errors"] = report.errors
             out.setdefault(path.name, {})[window] = result
-            print(f"  {path.name} at {window:,}: {result['steps']} steps, {result['tokens']['threadline']:,} vs "
-                  f"{result['tokens']['naive']:,} naive ({result['seconds']:.0f} s)", flush=True)
+            print(
+                f"  {path.name} at {window:,}: {result['steps']} steps, {result['tokens']['threadline']:,} vs "
+                f"{result['tokens']['naive']:,} naive ({result['seconds']:.0f} s)",
+                flush=True,
+            )
     return out
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Literal
 
-
 from protocol.base import Base, SafeInt
 
 # --- artifacts -------------------------------------------------------------------------------------------

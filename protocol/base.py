@@ -16,7 +16,6 @@ class Base(msgspec.Struct, rename="camel", omit_defaults=True, forbid_unknown_fi
     """Common options: camelCase on the wire, unset optional fields are not sent."""
 
 
-
 class OpenAIFunction(msgspec.Struct, omit_defaults=True):
     name: str
     arguments: str

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Literal
 
-
 from protocol.base import Base
 
 # --- MCP servers -----------------------------------------------------------------------------------------

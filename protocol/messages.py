@@ -9,7 +9,33 @@ this module is their one public surface, so ``from protocol.messages import X`` 
 
 from __future__ import annotations
 
+from protocol.artifacts import (
+    ArtifactMatch,
+    ArtifactSearch,
+    ByteRange,
+    CheckpointFile,
+    FileChange,
+    LineRange,
+    ListCheckpointsParams,
+    ListCheckpointsResult,
+    ReadArtifactParams,
+    ReadArtifactResult,
+    RewindFilesParams,
+    RewindFilesResult,
+    RewindStatus,
+    RewoundFile,
+    TurnCheckpoints,
+)
 from protocol.base import Base, OpenAIFunction, OpenAIMessage, OpenAIToolCall, SafeInt
+from protocol.mcp import (
+    ListMcpServersParams,
+    ListMcpServersResult,
+    McpServerInfo,
+    McpServerState,
+    McpToolInfo,
+    RevokeMcpServerApprovalParams,
+    RevokeMcpServerApprovalResult,
+)
 from protocol.sessions import (
     ApprovalPolicy,
     CreateSessionParams,
@@ -65,32 +91,6 @@ from protocol.turns import (
     TurnError,
     TurnUsage,
     ViewMode,
-)
-from protocol.artifacts import (
-    ArtifactMatch,
-    ArtifactSearch,
-    ByteRange,
-    CheckpointFile,
-    FileChange,
-    LineRange,
-    ListCheckpointsParams,
-    ListCheckpointsResult,
-    ReadArtifactParams,
-    ReadArtifactResult,
-    RewindFilesParams,
-    RewindFilesResult,
-    RewindStatus,
-    RewoundFile,
-    TurnCheckpoints,
-)
-from protocol.mcp import (
-    ListMcpServersParams,
-    ListMcpServersResult,
-    McpServerInfo,
-    McpServerState,
-    McpToolInfo,
-    RevokeMcpServerApprovalParams,
-    RevokeMcpServerApprovalResult,
 )
 
 __all__ = [

@@ -26,9 +26,7 @@ def build_schema() -> dict:
     types += list(NOTIFICATIONS.values())
     for params, result in SERVER_REQUESTS.values():
         types += [params, result]
-    refs, components = msgspec.json.schema_components(
-        types, ref_template="#/$defs/{name}"
-    )
+    refs, components = msgspec.json.schema_components(types, ref_template="#/$defs/{name}")
     ref = dict(zip(types, refs))
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -39,9 +37,7 @@ def build_schema() -> dict:
             for name, spec in METHODS.items()
         },
         "notifications": {name: {"params": ref[t]} for name, t in NOTIFICATIONS.items()},
-        "serverRequests": {
-            name: {"params": ref[p], "result": ref[r]} for name, (p, r) in SERVER_REQUESTS.items()
-        },
+        "serverRequests": {name: {"params": ref[p], "result": ref[r]} for name, (p, r) in SERVER_REQUESTS.items()},
         "$defs": dict(sorted(components.items())),
     }
 

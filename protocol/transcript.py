@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-
 from protocol.base import Base, OpenAIToolCall, SafeInt
+
 
 class Image(Base):
     mime_type: str

@@ -166,9 +166,7 @@ class RequestApprovalParams(Base):
     tool: str
     title: str
     detail: str
-    options: list[ApprovalOption] = msgspec.field(
-        default_factory=lambda: ["allowOnce", "allowAlways", "reject"]
-    )
+    options: list[ApprovalOption] = msgspec.field(default_factory=lambda: ["allowOnce", "allowAlways", "reject"])
     diff: FileDiff | None = None  # edit_file/write_file: the proposed change, for a diff view with allow/reject
 
 

@@ -98,8 +98,13 @@ class ThreadlineProtocol(LanguageServerProtocol):
 
 class ThreadlineServer(LanguageServer):
     def __init__(self, settings: Settings):
-        super().__init__("threadline", __version__, protocol_cls=ThreadlineProtocol, converter_factory=_converter,
-                         text_document_sync_kind=types.TextDocumentSyncKind.None_)
+        super().__init__(
+            "threadline",
+            __version__,
+            protocol_cls=ThreadlineProtocol,
+            converter_factory=_converter,
+            text_document_sync_kind=types.TextDocumentSyncKind.None_,
+        )
         self.runtime = Runtime(settings, notify=self.notify, ask=self.ask_client)
         self.initialized = False
         self.tcp_token: str | None = None
@@ -113,11 +118,16 @@ class ThreadlineServer(LanguageServer):
             options = msgspec.convert(params.initialization_options or {}, InitializationOptions)
         except msgspec.ValidationError as exc:
             raise JsonRpcInvalidParams(f"invalid initializationOptions: {exc}") from None
-        if self.tcp_token is not None and not hmac.compare_digest((options.token or "").encode(), self.tcp_token.encode()):
+        if self.tcp_token is not None and not hmac.compare_digest(
+            (options.token or "").encode(), self.tcp_token.encode()
+        ):
             # a refused client is disconnected, once its answer has gone out
             asyncio.get_running_loop().call_soon(self.request_exit, 1)
-            raise JsonRpcException(code=-32001, message="unauthorized: initializationOptions.token is missing or wrong",
-                                   data={"code": "Unauthorized"})
+            raise JsonRpcException(
+                code=-32001,
+                message="unauthorized: initializationOptions.token is missing or wrong",
+                data={"code": "Unauthorized"},
+            )
         self.runtime.configure(options)
         self.initialized = True
 
@@ -129,12 +139,16 @@ class ThreadlineServer(LanguageServer):
         if method is None or method == types.EXIT:
             return None
         if getattr(self.protocol, "_shutdown", False):
-            return JsonRpcException(code=-32600, message="invalid request: the server is shutting down; send exit",
-                                    data={"code": "ShuttingDown"})
+            return JsonRpcException(
+                code=-32600,
+                message="invalid request: the server is shutting down; send exit",
+                data={"code": "ShuttingDown"},
+            )
         if self.initialized or method == types.INITIALIZE:
             return None
-        return JsonRpcException(code=-32002, message="server not initialized: send initialize first",
-                                data={"code": "NotInitialized"})
+        return JsonRpcException(
+            code=-32002, message="server not initialized: send initialize first", data={"code": "NotInitialized"}
+        )
 
     def max_message_bytes(self) -> int:
         """The message size limit now: small until a TCP client has authenticated (bounded pre-auth buffer)."""
@@ -205,8 +219,9 @@ class ThreadlineServer(LanguageServer):
         log.warning("rejected message: %s", exc.message)
         if exc.msg_id is None and exc.code not in (-32700, -32600):
             return
-        self.protocol._send_data({"jsonrpc": "2.0", "id": exc.msg_id,
-                                  "error": {"code": exc.code, "message": exc.message}})
+        self.protocol._send_data(
+            {"jsonrpc": "2.0", "id": exc.msg_id, "error": {"code": exc.code, "message": exc.message}}
+        )
 
 
 def note_secrets(params: Any) -> None:

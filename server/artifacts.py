@@ -44,13 +44,17 @@ class Stored:
 def preview(text: str, artifact_id: str, total_bytes: int) -> str:
     head, tail = text[:HEAD_CHARS], text[-TAIL_CHARS:]
     omitted = total_bytes - len(head.encode()) - len(tail.encode())
-    return (f"{head}\n[{omitted} bytes omitted from context]\n{tail}\n"
-            f"[artifact {artifact_id}] The full output ({total_bytes} bytes) is stored. "
-            "Use read_artifact for byte, line, or search access.")
+    return (
+        f"{head}\n[{omitted} bytes omitted from context]\n{tail}\n"
+        f"[artifact {artifact_id}] The full output ({total_bytes} bytes) is stored. "
+        "Use read_artifact for byte, line, or search access."
+    )
 
 
 def truncated(text: str, reason: str) -> str:
-    marker = f"\n[output truncated to fit: {len(text)} characters in all; the full output could not be stored: {reason}]"
+    marker = (
+        f"\n[output truncated to fit: {len(text)} characters in all; the full output could not be stored: {reason}]"
+    )
     return text[: FALLBACK_CHARS - len(marker)] + marker
 
 
@@ -68,8 +72,9 @@ class ArtifactStore:
         artifact_id = new_id("artifact-")[:25]
         try:
             path = await asyncio.to_thread(self._write, session_id, artifact_id, data)
-            artifact = Artifact(artifact_id, session_id, str(path), len(data), text.count("\n") + 1, now(),
-                                tool_call_id)
+            artifact = Artifact(
+                artifact_id, session_id, str(path), len(data), text.count("\n") + 1, now(), tool_call_id
+            )
             await self.store.add_artifact(artifact)
         except Exception as exc:  # any storage failure: never turn a tool success into a failure
             return Stored(truncated(text, f"{type(exc).__name__}: {exc}"), storage_error=str(exc))
@@ -87,13 +92,24 @@ class ArtifactStore:
         os.replace(tmp, final)
         return final
 
-    async def read(self, session_id: str, artifact_id: str, *, byte_range: tuple[int, int] | None = None,
-                   line_range: tuple[int, int] | None = None, search: tuple[str, int | None] | None = None) -> dict:
+    async def read(
+        self,
+        session_id: str,
+        artifact_id: str,
+        *,
+        byte_range: tuple[int, int] | None = None,
+        line_range: tuple[int, int] | None = None,
+        search: tuple[str, int | None] | None = None,
+    ) -> dict:
         """R-ART-2: by byte range, line range or regex search; another session's id is ``ArtifactNotFound``."""
         artifact = await self.store.get_artifact(session_id, artifact_id)
         if search is not None:
-            return {"artifactId": artifact.id, "totalBytes": artifact.total_bytes, "totalLines": artifact.total_lines,
-                    **await self._search(Path(artifact.path), *search)}
+            return {
+                "artifactId": artifact.id,
+                "totalBytes": artifact.total_bytes,
+                "totalLines": artifact.total_lines,
+                **await self._search(Path(artifact.path), *search),
+            }
         data = await asyncio.to_thread(Path(artifact.path).read_bytes)
         result: dict = {"artifactId": artifact.id, "totalBytes": len(data), "totalLines": artifact.total_lines}
         if line_range is not None:
@@ -101,12 +117,12 @@ class ArtifactStore:
             if start < 1 or end < start:
                 raise InvalidArtifactRequest("lineRange needs 1 <= start <= end")
             lines = data.decode("utf-8", errors="replace").split("\n")
-            result["content"] = "\n".join(lines[start - 1: min(end, start - 1 + MAX_LINES_READ)])
+            result["content"] = "\n".join(lines[start - 1 : min(end, start - 1 + MAX_LINES_READ)])
         else:
             offset, length = byte_range or (0, min(len(data), 64 * 1024))
             if offset < 0 or length < 0:
                 raise InvalidArtifactRequest("byteRange needs offset >= 0 and length >= 0")
-            chunk = data[offset: offset + min(length, MAX_BYTES_READ)]
+            chunk = data[offset : offset + min(length, MAX_BYTES_READ)]
             result["content"] = chunk.decode("utf-8", errors="replace")
         return result
 

@@ -108,19 +108,24 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
     home = Path(env.get("THREADLINE_HOME") or default_home()).expanduser()
     config = read_config(home / "config.toml")
     prov, ctx = config.provider, config.context
-    kind = _kind(env.get("THREADLINE_PROVIDER") or prov.kind or "openai",
-                 "THREADLINE_PROVIDER" if env.get("THREADLINE_PROVIDER") else "provider.kind")
+    kind = _kind(
+        env.get("THREADLINE_PROVIDER") or prov.kind or "openai",
+        "THREADLINE_PROVIDER" if env.get("THREADLINE_PROVIDER") else "provider.kind",
+    )
     provider = ProviderSettings(
         kind=kind,
         base_url=env.get("THREADLINE_BASE_URL") or prov.base_url or prov.baseUrl or DEFAULT_BASE_URLS.get(kind),
         max_output_tokens=prov.max_output_tokens,
         thinking_budget_tokens=prov.thinking_budget_tokens,
         price=_price(prov.price),
-        api_key=env.get("THREADLINE_API_KEY") or prov.api_key or prov.apiKey
+        api_key=env.get("THREADLINE_API_KEY")
+        or prov.api_key
+        or prov.apiKey
         or (env.get(prov.api_key_env) if prov.api_key_env else None),
         model=env.get("THREADLINE_MODEL") or prov.model,
         context_window_tokens=_int(env.get("THREADLINE_CONTEXT_WINDOW"), "THREADLINE_CONTEXT_WINDOW")
-        or prov.context_window_tokens or prov.contextWindowTokens,
+        or prov.context_window_tokens
+        or prov.contextWindowTokens,
     )
     models = _models(config.models, provider, env)
     policy = env.get("THREADLINE_APPROVAL_POLICY") or config.approval_policy or "ask"
@@ -136,8 +141,9 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         provider=provider,
         approval_policy=policy,
         threshold_ratio=_ratio(env.get("THREADLINE_THRESHOLD_RATIO") or _given(ctx.threshold_ratio, 0.8)),
-        compact_target_ratio=_ratio(env.get("THREADLINE_COMPACT_TARGET_RATIO")
-                                    or _given(ctx.compact_target_ratio, 0.5), "compact_target_ratio"),
+        compact_target_ratio=_ratio(
+            env.get("THREADLINE_COMPACT_TARGET_RATIO") or _given(ctx.compact_target_ratio, 0.5), "compact_target_ratio"
+        ),
         keep_recent_tokens=_int(env.get("THREADLINE_KEEP_RECENT_TOKENS"), "THREADLINE_KEEP_RECENT_TOKENS")
         or _given(ctx.keep_recent_tokens, Settings.keep_recent_tokens),
         max_iterations=config.max_iterations or Settings.max_iterations,
@@ -145,14 +151,18 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         max_message_bytes=_int(env.get("THREADLINE_MAX_MESSAGE_BYTES"), "THREADLINE_MAX_MESSAGE_BYTES")
         or Settings.max_message_bytes,
         provider_read_timeout_seconds=_int(env.get("THREADLINE_READ_TIMEOUT"), "THREADLINE_READ_TIMEOUT")
-        or prov.read_timeout_seconds or Settings.provider_read_timeout_seconds,
+        or prov.read_timeout_seconds
+        or Settings.provider_read_timeout_seconds,
         pattern_timeout_seconds=_int(env.get("THREADLINE_PATTERN_TIMEOUT"), "THREADLINE_PATTERN_TIMEOUT")
-        or config.pattern_timeout_seconds or Settings.pattern_timeout_seconds,
-        checkpoint_max_file_bytes=_int(env.get("THREADLINE_CHECKPOINT_MAX_FILE_BYTES"),
-                                       "THREADLINE_CHECKPOINT_MAX_FILE_BYTES")
+        or config.pattern_timeout_seconds
+        or Settings.pattern_timeout_seconds,
+        checkpoint_max_file_bytes=_int(
+            env.get("THREADLINE_CHECKPOINT_MAX_FILE_BYTES"), "THREADLINE_CHECKPOINT_MAX_FILE_BYTES"
+        )
         or _given(config.checkpoint_max_file_bytes, Settings.checkpoint_max_file_bytes),
-        checkpoint_max_session_bytes=_int(env.get("THREADLINE_CHECKPOINT_MAX_SESSION_BYTES"),
-                                          "THREADLINE_CHECKPOINT_MAX_SESSION_BYTES")
+        checkpoint_max_session_bytes=_int(
+            env.get("THREADLINE_CHECKPOINT_MAX_SESSION_BYTES"), "THREADLINE_CHECKPOINT_MAX_SESSION_BYTES"
+        )
         or _given(config.checkpoint_max_session_bytes, Settings.checkpoint_max_session_bytes),
         models=models,
     )
@@ -163,7 +173,9 @@ def _given(value: N | None, default: N) -> N:
     return default if value is None else value
 
 
-def _models(tables: dict[str, ModelTable], default: ProviderSettings, env: dict[str, str]) -> dict[str, ProviderSettings]:
+def _models(
+    tables: dict[str, ModelTable], default: ProviderSettings, env: dict[str, str]
+) -> dict[str, ProviderSettings]:
     """``[models.NAME]`` tables. A model of the default provider's kind without its own ``base_url`` shares the
     default's server and key; any other names its ``base_url`` (or the kind's public one) and its key, given
     as ``api_key`` or, better, ``api_key_env`` (the environment variable holding it)."""
@@ -199,8 +211,11 @@ def _kind(value: Any, name: str) -> str:
 def _price(table: PriceTable | None) -> Price | None:
     if table is None:
         return None
-    return Price(input=table.input, output=table.output, **{k: v for k in ("cached_input", "cache_write")
-                                                             if (v := getattr(table, k)) is not None})
+    return Price(
+        input=table.input,
+        output=table.output,
+        **{k: v for k in ("cached_input", "cache_write") if (v := getattr(table, k)) is not None},
+    )
 
 
 def _ratio(value: Any, name: str = "threshold_ratio") -> float:

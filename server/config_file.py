@@ -112,13 +112,16 @@ def read_config(path: Path) -> ConfigFile:
             raise ConfigError(f"{path}: models.{name} must be a table")
         models[str(name)] = _convert(path, table, ModelTable, f"models.{name}")
     config = msgspec.structs.replace(config, models=models)
-    for where, price in [("provider.price", config.provider.price),
-                         *((f"models.{name}.price", m.price) for name, m in config.models.items())]:
+    for where, price in [
+        ("provider.price", config.provider.price),
+        *((f"models.{name}.price", m.price) for name, m in config.models.items()),
+    ]:
         for key in ("input", "output", "cached_input", "cache_write"):
             value = getattr(price, key, None)
             if value is not None and not math.isfinite(value):
-                raise ConfigError(f"{path}: {where}.{key} must be a non-negative number (USD per million tokens), "
-                                  f"got {value}")
+                raise ConfigError(
+                    f"{path}: {where}.{key} must be a non-negative number (USD per million tokens), got {value}"
+                )
     return config
 
 
@@ -156,8 +159,15 @@ def _explain(message: str, prefix: str, typ: type) -> str:
 
 
 def _kind_of(msgspec_type: str) -> str:
-    names = {"object": "table", "str": "string", "int": "whole number", "float": "number", "bool": "boolean",
-             "array": "list", "null": "nothing"}
+    names = {
+        "object": "table",
+        "str": "string",
+        "int": "whole number",
+        "float": "number",
+        "bool": "boolean",
+        "array": "list",
+        "null": "nothing",
+    }
     return " or ".join(names.get(t.strip(), t.strip()) for t in msgspec_type.split("|") if t.strip() != "null")
 
 

@@ -8,8 +8,16 @@ fault), the rest -32602 (the request's fault), each with ``data.code``.
 from __future__ import annotations
 
 __all__ = [
-    "ArtifactNotFound", "DomainError", "InvalidCwd", "InvalidMessage", "InvalidParams", "SessionNotFound",
-    "StorageFailure", "TurnAlreadyRunning", "TurnNotFound", "TurnNotRunning",
+    "ArtifactNotFound",
+    "DomainError",
+    "InvalidCwd",
+    "InvalidMessage",
+    "InvalidParams",
+    "SessionNotFound",
+    "StorageFailure",
+    "TurnAlreadyRunning",
+    "TurnNotFound",
+    "TurnNotRunning",
 ]
 
 

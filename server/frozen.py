@@ -36,8 +36,10 @@ class FrozenContext:
 
 def read_frozen_context(cwd: Path, home: Path) -> FrozenContext:
     ctx = FrozenContext(messages=[SYSTEM_PROMPT])
-    agents = [_labelled(ctx, p, f"Project instructions ({name})", cwd)
-              for name, p in (("AGENTS.md", cwd / "AGENTS.md"), (".threadline/AGENTS.md", cwd / ".threadline" / "AGENTS.md"))]
+    agents = [
+        _labelled(ctx, p, f"Project instructions ({name})", cwd)
+        for name, p in (("AGENTS.md", cwd / "AGENTS.md"), (".threadline/AGENTS.md", cwd / ".threadline" / "AGENTS.md"))
+    ]
     found = [a for a in agents if a]
     if found:
         ctx.messages.append("\n\n".join(found))
@@ -47,8 +49,10 @@ def read_frozen_context(cwd: Path, home: Path) -> FrozenContext:
     skills = _skill_catalog(ctx, [(cwd / ".threadline" / "skills", cwd), (home / "skills", home)])
     if skills:
         ctx.messages.append(skills)
-    for label, path, boundary in (("User memory", home / "memory.md", home),
-                                  ("Project memory", cwd / ".threadline" / "memory.md", cwd)):
+    for label, path, boundary in (
+        ("User memory", home / "memory.md", home),
+        ("Project memory", cwd / ".threadline" / "memory.md", cwd),
+    ):
         text = _labelled(ctx, path, f"{label} ({path.name}, saved in earlier sessions)", boundary)
         if text:
             ctx.messages.append(text)
@@ -85,8 +89,10 @@ def _bounded(ctx: FrozenContext, text: str, path: Path) -> str:
     if len(text) <= MAX_SOURCE_CHARS:
         return text
     ctx.notices.append(f"{path} has {len(text)} characters; only the first {MAX_SOURCE_CHARS} are used")
-    return (text[:MAX_SOURCE_CHARS] + f"\n[... truncated by Threadline: {path.name} has {len(text)} characters, "
-            f"only the first {MAX_SOURCE_CHARS} are included; read the file for the rest ...]")
+    return (
+        text[:MAX_SOURCE_CHARS] + f"\n[... truncated by Threadline: {path.name} has {len(text)} characters, "
+        f"only the first {MAX_SOURCE_CHARS} are included; read the file for the rest ...]"
+    )
 
 
 def _labelled(ctx: FrozenContext, path: Path, label: str, boundary: Path) -> str | None:
@@ -122,8 +128,11 @@ def _validation_policy(ctx: FrozenContext, path: Path, boundary: Path) -> str | 
         return None
     required = validation.get("requiredBeforeDone") is True
     lines = "\n".join(f"- `{c}`" for c in commands)
-    rule = ("Run them and make them pass before you say the task is done." if required
-            else "Run them when your change could affect them.")
+    rule = (
+        "Run them and make them pass before you say the task is done."
+        if required
+        else "Run them when your change could affect them."
+    )
     return f"# Validation policy (.threadline/project.json)\n\nThis project validates work with:\n{lines}\n\n{rule}"
 
 
@@ -157,7 +166,7 @@ def _skill_catalog(ctx: FrozenContext, roots: list[tuple[Path, Path]]) -> str | 
                 ctx.skill_roots.append(root)
     if not entries:
         return None
-    return ("# Skills\n\nRead a skill's SKILL.md with read_file when the task calls for it:\n" + "\n".join(entries))
+    return "# Skills\n\nRead a skill's SKILL.md with read_file when the task calls for it:\n" + "\n".join(entries)
 
 
 def _front_matter(text: str) -> dict[str, str]:

@@ -59,8 +59,13 @@ def _tool_calls(msg: Mapping[str, Any]) -> tuple[RecordedCall, ...]:
     for call in msg.get("tool_calls") or ():
         fn = call.get("function") or {}
         args = fn.get("arguments")
-        calls.append(RecordedCall(str(call.get("id") or ""), str(fn.get("name") or ""),
-                              args if isinstance(args, str) else json.dumps(args or {})))
+        calls.append(
+            RecordedCall(
+                str(call.get("id") or ""),
+                str(fn.get("name") or ""),
+                args if isinstance(args, str) else json.dumps(args or {}),
+            )
+        )
     return tuple(calls)
 
 
@@ -82,7 +87,7 @@ def plan_replay(messages: Sequence[Mapping[str, Any]]) -> ReplayPlan:
             calls = _tool_calls(msg)
             ids = {c.id for c in calls}
             results: dict[str, str] = {}
-            for later in messages[j + 1:]:
+            for later in messages[j + 1 :]:
                 if later.get("role") != "tool":
                     break
                 call_id = later.get("tool_call_id")

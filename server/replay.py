@@ -30,8 +30,17 @@ if TYPE_CHECKING:
     from server.config import Settings
     from server.transcript import Session
 
-__all__ = ["REPLAY_ENV", "REQUESTS_OUT_ENV", "Answer", "ReplayPlan", "ReplayModels", "ReplayProvider", "load_recording",
-           "plan_replay", "replay_models"]
+__all__ = [
+    "REPLAY_ENV",
+    "REQUESTS_OUT_ENV",
+    "Answer",
+    "ReplayPlan",
+    "ReplayModels",
+    "ReplayProvider",
+    "load_recording",
+    "plan_replay",
+    "replay_models",
+]
 
 NO_RESULT = "[no tool result recorded]"
 
@@ -65,8 +74,9 @@ class ReplayProvider:
         with open(self._requests_out, "a", encoding="utf-8") as out:  # type: ignore[arg-type]
             out.write(line + "\n")
 
-    async def stream_chat(self, messages: list[dict], tools: list[dict] | None, on_event, *,
-                          cache_key: str | None = None) -> ChatResult:
+    async def stream_chat(
+        self, messages: list[dict], tools: list[dict] | None, on_event, *, cache_key: str | None = None
+    ) -> ChatResult:
         self.calls += 1
         if self._requests_out is not None:
             self._write_request(messages)
@@ -82,9 +92,11 @@ class ReplayProvider:
             sent = on_event(TextDelta(answer.content))
             if inspect.isawaitable(sent):
                 await sent
-        return ChatResult(content=answer.content, tool_calls=[ToolCall(c.id, c.name, c.arguments)
-                                                              for c in answer.tool_calls],
-                          finish_reason="tool_calls" if answer.tool_calls else "stop")
+        return ChatResult(
+            content=answer.content,
+            tool_calls=[ToolCall(c.id, c.name, c.arguments) for c in answer.tool_calls],
+            finish_reason="tool_calls" if answer.tool_calls else "stop",
+        )
 
     async def run_tool(self, ctx: ToolContext, name: str, args: dict[str, Any]) -> ToolOutcome:
         """The recorded result of the next call with this name and these arguments (nothing runs)."""

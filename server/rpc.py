@@ -61,8 +61,9 @@ def to_rpc_error(exc: Exception) -> JsonRpcException:
         return exc
     if isinstance(exc, DomainError):
         return JsonRpcException(code=wire_code(exc), message=exc.message, data={"code": exc.code})
-    return JsonRpcException(code=INTERNAL_ERROR, message=f"internal error: {type(exc).__name__}: {exc}",
-                            data={"code": "InternalError"})
+    return JsonRpcException(
+        code=INTERNAL_ERROR, message=f"internal error: {type(exc).__name__}: {exc}", data={"code": "InternalError"}
+    )
 
 
 def wire_code(exc: DomainError) -> int:

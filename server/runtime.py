@@ -17,11 +17,11 @@ from server.agent.turns import TurnManager
 from server.artifacts import ArtifactStore
 from server.checkpoints import Blobs
 from server.config import Settings
+from server.errors import StorageFailure
 from server.mcp.service import McpService
 from server.replay import replay_models
 from server.sessions import Sessions
 from server.tools.processes import ProcessGroups
-from server.errors import StorageFailure
 from server.transcript import Store
 from server.transcript.drafts import Lease
 
@@ -36,8 +36,9 @@ def _no_client(method: str, params: Any) -> Any:
 
 
 class Runtime:
-    def __init__(self, settings: Settings, notify: Notify = _no_client, ask: Ask = _no_client,
-                 models: ModelSource | None = None):
+    def __init__(
+        self, settings: Settings, notify: Notify = _no_client, ask: Ask = _no_client, models: ModelSource | None = None
+    ):
         """``notify`` and ``ask`` are the two ways out to the client (a notification, a request awaiting its
         answer); the front end (pygls, ACP) supplies them. ``models`` is where turns get their model, chosen
         once here: given, else a replay when the server was started with ``THREADLINE_REPLAY_FILE``
@@ -73,8 +74,10 @@ class Runtime:
 
         self._store = await Store.open(self.settings.database_path, estimate=estimate_message_tokens)
         # B-TOK-3 calibrations as the last server left them, so a restart plans with the same window (B-CACHE-3)
-        self.calibrations = {model: Calibration(model, factor, samples)
-                             for model, factor, samples in await self._store.load_calibrations()}
+        self.calibrations = {
+            model: Calibration(model, factor, samples)
+            for model, factor, samples in await self._store.load_calibrations()
+        }
         self._artifacts = ArtifactStore(self.settings.artifacts_dir, self._store, self.settings.pattern_timeout_seconds)
         await self._recover_drafts()
 

@@ -12,8 +12,17 @@ import json
 import os
 import sys
 
-KEY_VARS = ("THREADLINE_API_KEY", "OPENAI_API_KEY", "DEEPSEEK_API_KEY", "DASHSCOPE_API_KEY", "MOONSHOT_API_KEY",
-            "OPENROUTER_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GROQ_API_KEY")
+KEY_VARS = (
+    "THREADLINE_API_KEY",
+    "OPENAI_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "DASHSCOPE_API_KEY",
+    "MOONSHOT_API_KEY",
+    "OPENROUTER_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "GEMINI_API_KEY",
+    "GROQ_API_KEY",
+)
 _FD_VAR = "THREADLINE_SECRETS_FD"
 _MAX_PIPE_BYTES = 60_000  # under a pipe's buffer, so the write cannot block before the exec
 

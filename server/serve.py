@@ -20,6 +20,7 @@ from server.secret_env import reexec_without_keys, take_keys
 
 def serve(tcp: bool = False, port: int = 0, log_level: str = "WARNING") -> int:
     """The JSON-RPC server over stdio, or on 127.0.0.1 with ``tcp``."""
+
     def run(settings: Settings) -> int:
         if tcp:
             from server.tcp import serve_tcp
@@ -34,6 +35,7 @@ def serve(tcp: bool = False, port: int = 0, log_level: str = "WARNING") -> int:
 
 def serve_acp(log_level: str = "WARNING") -> int:
     """The Agent Client Protocol front end over stdio."""
+
     def run(settings: Settings) -> int:
         from server.acp import serve_acp as run_acp
 
@@ -44,8 +46,9 @@ def serve_acp(log_level: str = "WARNING") -> int:
 
 def _serve_with(log_level: str, run: Callable[[Settings], int]) -> int:
     reexec_without_keys()  # so no command can read the key from /proc/<server pid>/environ
-    logging.basicConfig(level=log_level.upper(), stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=log_level.upper(), stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     try:
         redaction.install()
         settings = load_settings({**os.environ, **take_keys()})

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from server.agent.totals import TurnTotals
     from server.agent.remembered import RememberedApprovals
+    from server.agent.totals import TurnTotals
     from server.context.incremental import IncrementalView
 
 KEPT_SESSIONS = 16

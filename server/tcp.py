@@ -55,6 +55,7 @@ async def _admit(token: str, reader: asyncio.StreamReader, writer: asyncio.Strea
     """The connection's ``initialize`` if it carries the token, else None (refused, silent too long, or gone).
 
     Before it, requests are answered -32002 and notifications dropped, exactly as the server's gate would."""
+
     def reply(msg_id: Any, code: int, message: str, data: dict | None = None) -> None:
         error = {"code": code, "message": message, **({"data": data} if data else {})}
         writer.write(frame(json.dumps({"jsonrpc": "2.0", "id": msg_id, "error": error}).encode()))
@@ -76,14 +77,22 @@ async def _admit(token: str, reader: asyncio.StreamReader, writer: asyncio.Strea
                 elif message["method"] == "initialize" and "id" in message:
                     if _carries_token(message, token):
                         return message
-                    reply(message["id"], -32001, "unauthorized: initializationOptions.token is missing or wrong",
-                          {"code": "Unauthorized"})
+                    reply(
+                        message["id"],
+                        -32001,
+                        "unauthorized: initializationOptions.token is missing or wrong",
+                        {"code": "Unauthorized"},
+                    )
                     return None
                 elif message["method"] == "exit":
                     return None
                 elif "id" in message:
-                    reply(message["id"], -32002, "server not initialized: send initialize first",
-                          {"code": "NotInitialized"})
+                    reply(
+                        message["id"],
+                        -32002,
+                        "server not initialized: send initialize first",
+                        {"code": "NotInitialized"},
+                    )
                 await writer.drain()
     except TimeoutError:
         log.warning("closed a TCP client that did not authenticate within %.0f s", AUTH_TIMEOUT)
@@ -99,8 +108,14 @@ def _carries_token(message: dict[str, Any], token: str) -> bool:
     return isinstance(given, str) and hmac.compare_digest(given.encode(), token.encode())
 
 
-async def _serve_connection(settings: Settings, token: str, reader: asyncio.StreamReader,
-                            writer: asyncio.StreamWriter, first: dict[str, Any], live: set) -> None:
+async def _serve_connection(
+    settings: Settings,
+    token: str,
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    first: dict[str, Any],
+    live: set,
+) -> None:
     from server.app import ThreadlineServer
 
     server = ThreadlineServer(settings)

@@ -97,7 +97,9 @@ def decode(body: bytes) -> dict[str, Any]:
     except RecursionError:
         raise FrameError(PARSE_ERROR, "parse error: the message is nested too deeply") from None
     if not isinstance(data, dict):
-        raise FrameError(INVALID_REQUEST, "invalid request: a message must be a JSON object (batches are not supported)")
+        raise FrameError(
+            INVALID_REQUEST, "invalid request: a message must be a JSON object (batches are not supported)"
+        )
     msg_id = data.get("id")
     if not isinstance(msg_id, (str, int, type(None))) or isinstance(msg_id, bool):
         raise FrameError(INVALID_REQUEST, "invalid request: id must be a string or an integer")

@@ -88,13 +88,28 @@ def watch_log(path: Path, running: Callable[[], bool]) -> Path:
     return path
 
 
-async def start_server(home: Path, *args: str, env: dict[str, str], stdout: int | None = asyncio.subprocess.PIPE,
-                       stdin: int | None = asyncio.subprocess.PIPE) -> asyncio.subprocess.Process:
+async def start_server(
+    home: Path,
+    *args: str,
+    env: dict[str, str],
+    stdout: int | None = asyncio.subprocess.PIPE,
+    stdin: int | None = asyncio.subprocess.PIPE,
+) -> asyncio.subprocess.Process:
     """``python -m server *args`` from the repo, stderr appended to ``log_path(home)``."""
     path = log_path(home)
     with open(path, "ab") as err:
-        proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "server", *args, stdin=stdin,
-                                                    stdout=stdout, stderr=err, env=env, cwd=str(REPO), limit=LIMIT)
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "server",
+            *args,
+            stdin=stdin,
+            stdout=stdout,
+            stderr=err,
+            env=env,
+            cwd=str(REPO),
+            limit=LIMIT,
+        )
     watch_log(path, lambda: proc.returncode is None)
     return proc
 
@@ -103,23 +118,39 @@ def popen_server(home: Path, *args: str, env: dict[str, str]) -> subprocess.Pope
     """``start_server`` with blocking pipes, for sync tests (hypothesis runs plain functions)."""
     path = log_path(home)
     with open(path, "ab") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "server", *args], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=err, env=env, cwd=REPO)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "server", *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            env=env,
+            cwd=REPO,
+        )
     watch_log(path, lambda: proc.poll() is None)
     return proc
 
 
 async def initialize(client: Client, options: dict[str, Any] | None = None, timeout: float = 120) -> Client:
     """The LSP handshake: ``initialize`` (its result kept on the client), then ``initialized``."""
-    client.initialize_result = await asyncio.wait_for(client.request("initialize", {
-        "processId": os.getpid(), "capabilities": {}, "rootUri": None, "initializationOptions": options or {}}),
-        timeout)
+    client.initialize_result = await asyncio.wait_for(
+        client.request(
+            "initialize",
+            {"processId": os.getpid(), "capabilities": {}, "rootUri": None, "initializationOptions": options or {}},
+        ),
+        timeout,
+    )
     client.notify("initialized", {})
     return client
 
 
-async def start_client(home: Path, fake_url: str | None = None, *, args: tuple[str, ...] = (),
-                       options: dict[str, Any] | None = None, **env: str) -> Client:
+async def start_client(
+    home: Path,
+    fake_url: str | None = None,
+    *,
+    args: tuple[str, ...] = (),
+    options: dict[str, Any] | None = None,
+    **env: str,
+) -> Client:
     """An initialized ``Client`` of a fresh server on ``home`` (``args``: subcommand and flags)."""
     proc = await start_server(home, *args, env=server_env(home, fake_url, **env))
     return await initialize(Client(proc), options)
@@ -157,8 +188,9 @@ class RawConnection:
     Every message the server writes is kept in ``received`` so a test can check all of them.
     """
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                 proc: asyncio.subprocess.Process | None = None):
+    def __init__(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, proc: asyncio.subprocess.Process | None = None
+    ):
         self.reader, self.writer, self.proc = reader, writer, proc
         self.received: list[dict[str, Any]] = []
         self._next_id = 1000
@@ -312,4 +344,3 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         shown.add(path)
         text = path.read_bytes()[-8000:].decode("utf-8", "replace")
         report.sections.append((f"server stderr ({path})", text or "(empty)"))
-

@@ -17,8 +17,7 @@ fi
 
 status=0
 # Static checks first (settings in pyproject.toml): ruff lints server/, protocol/, tests/ and bench/ and checks their
-# formatting; mypy types
-# server/, protocol/ and tests/
+# formatting; mypy types server/, protocol/ and tests/
 .venv/bin/python -m ruff check server protocol tests bench || status=$?
 .venv/bin/python -m ruff format --check server protocol tests bench || status=$?
 .venv/bin/python -m mypy || status=$?

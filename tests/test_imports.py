@@ -20,8 +20,16 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-DOMAIN = ("server.agent", "server.context", "server.transcript", "server.providers", "server.tools",
-          "server.workspace", "server.artifacts", "server.frozen")
+DOMAIN = (
+    "server.agent",
+    "server.context",
+    "server.transcript",
+    "server.providers",
+    "server.tools",
+    "server.workspace",
+    "server.artifacts",
+    "server.frozen",
+)
 EDGE = ("server.app", "server.rpc", "server.methods", "server.runtime", "server.tcp")
 
 
@@ -38,7 +46,8 @@ MODULES = {_module_name(p): p for package in ("server", "protocol") for p in sor
 def _type_checking(node: ast.If) -> bool:
     test = node.test
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def _imports(name: str, path: Path) -> set[str]:
@@ -77,15 +86,21 @@ def _within(name: str, prefixes: tuple[str, ...]) -> bool:
 
 
 def test_the_domain_never_imports_the_edge():
-    wrong = sorted(f"{m} imports {i}" for m, deps in GRAPH.items() if _within(m, DOMAIN)
-                   for i in deps if _within(i, EDGE))
+    wrong = sorted(
+        f"{m} imports {i}" for m, deps in GRAPH.items() if _within(m, DOMAIN) for i in deps if _within(i, EDGE)
+    )
     assert wrong == []
 
 
 def test_the_server_never_imports_the_client():
     """``server.cli`` is the client side; only the entry points (``python -m server``) lead into it."""
-    wrong = sorted(f"{m} imports {i}" for m, deps in GRAPH.items() if not _within(m, ("server.cli", "server.__main__"))
-                   for i in deps if _within(i, ("server.cli",)))
+    wrong = sorted(
+        f"{m} imports {i}"
+        for m, deps in GRAPH.items()
+        if not _within(m, ("server.cli", "server.__main__"))
+        for i in deps
+        if _within(i, ("server.cli",))
+    )
     assert wrong == []
 
 
@@ -102,8 +117,13 @@ CLIENT_STARTS_SERVER = {"server.cli.main": {"server.serve"}}
 
 def test_the_client_imports_only_protocol_itself_and_pure_helpers():
     allowed = ("protocol", "server.cli", *CLIENT_PURE)
-    wrong = sorted(f"{m} imports {i}" for m, deps in GRAPH.items() if _within(m, ("server.cli",))
-                   for i in deps if not _within(i, allowed) and i not in CLIENT_STARTS_SERVER.get(m, ()))
+    wrong = sorted(
+        f"{m} imports {i}"
+        for m, deps in GRAPH.items()
+        if _within(m, ("server.cli",))
+        for i in deps
+        if not _within(i, allowed) and i not in CLIENT_STARTS_SERVER.get(m, ())
+    )
     assert wrong == []
 
 
@@ -113,8 +133,13 @@ def test_the_clients_pure_helpers_import_only_each_other():
 
 
 def test_protocol_imports_nothing_from_server():
-    wrong = sorted(f"{m} imports {i}" for m, deps in GRAPH.items() if _within(m, ("protocol",))
-                   for i in deps if _within(i, ("server",)))
+    wrong = sorted(
+        f"{m} imports {i}"
+        for m, deps in GRAPH.items()
+        if _within(m, ("protocol",))
+        for i in deps
+        if _within(i, ("server",))
+    )
     assert wrong == []
 
 

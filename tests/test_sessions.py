@@ -46,11 +46,19 @@ async def test_the_runtime_rebuilds_dropped_state_from_the_store_and_delete_clea
         session = await rt.store.create_session(str(tmp_path))
         other = await rt.store.create_session(str(tmp_path))
         for tokens in (100, 20):
-            await rt.store.add_event(session.id, "usage", {"inputTokens": tokens, "outputTokens": 5,
-                                                           "cachedInputTokens": 10, "costUsd": 0.25}, None)
+            await rt.store.add_event(
+                session.id,
+                "usage",
+                {"inputTokens": tokens, "outputTokens": 5, "cachedInputTokens": 10, "costUsd": 0.25},
+                None,
+            )
         totals = await rt.session_totals(session.id)
-        assert (totals.input_tokens, totals.output_tokens, totals.cached_input_tokens, totals.cost_usd) == \
-               (120, 10, 20, 0.5)
+        assert (totals.input_tokens, totals.output_tokens, totals.cached_input_tokens, totals.cost_usd) == (
+            120,
+            10,
+            20,
+            0.5,
+        )
         assert await rt.session_totals(session.id) is totals  # held while in memory
         approvals = await rt.remembered_approvals(session.id)
         await rt.remembered_approvals(other.id)  # capacity 1: the first session is dropped ...

@@ -147,7 +147,9 @@ def log_samples(rng: random.Random) -> list[str]:
         elif kind == 2:
             lines.append(f"PASSED tests/test_{_name(rng)}.py::test_{_name(rng)}_{rng.randint(1, 99)} [{i % 100:3d}%]")
         else:
-            lines.append(f"{ts} pid={rng.randint(1000, 65000)} req_id={rng.randbytes(6).hex()} GET /api/v1/{_name(rng)} 200 {rng.randint(1, 999)}ms")
+            lines.append(
+                f"{ts} pid={rng.randint(1000, 65000)} req_id={rng.randbytes(6).hex()} GET /api/v1/{_name(rng)} 200 {rng.randint(1, 999)}ms"
+            )
     return _clip(["\n".join(lines)])
 
 

@@ -46,10 +46,16 @@ from server.rpc import HANDLERS, decode_params, encode_result
 
 log = logging.getLogger(__name__)
 
-STOP_REASONS: dict[str, Literal["end_turn", "cancelled", "max_turn_requests"]] = {"endTurn": "end_turn", "cancelled": "cancelled", "maxIterations": "max_turn_requests"}
+STOP_REASONS: dict[str, Literal["end_turn", "cancelled", "max_turn_requests"]] = {
+    "endTurn": "end_turn",
+    "cancelled": "cancelled",
+    "maxIterations": "max_turn_requests",
+}
 EXTENSIONS = ("getContextView", "readArtifact", "searchTranscript", "compactSession")
-AUTH_NOTE = ("Threadline needs no sign-in: the model provider's key comes from THREADLINE_API_KEY (or "
-             "$THREADLINE_HOME/config.toml) in the agent's environment")
+AUTH_NOTE = (
+    "Threadline needs no sign-in: the model provider's key comes from THREADLINE_API_KEY (or "
+    "$THREADLINE_HOME/config.toml) in the agent's environment"
+)
 
 
 def edge(fn):
@@ -76,18 +82,23 @@ class ThreadlineAgent:
         self.rt.attach(conn)
 
     @edge
-    async def initialize(self, protocol_version: int, client_capabilities=None, client_info=None,
-                         **_: Any) -> InitializeResponse:
+    async def initialize(
+        self, protocol_version: int, client_capabilities=None, client_info=None, **_: Any
+    ) -> InitializeResponse:
         capabilities = AgentCapabilities(
             load_session=True,
             prompt_capabilities=PromptCapabilities(image=True, audio=False, embedded_context=True),
             mcp_capabilities=McpCapabilities(http=True, sse=False),  # stdio and streamable HTTP (server.mcp)
-            session_capabilities=SessionCapabilities(list=SessionListCapabilities(),
-                                                     resume=SessionResumeCapabilities(),
-                                                     close=SessionCloseCapabilities()))
-        return InitializeResponse(protocol_version=PROTOCOL_VERSION, agent_capabilities=capabilities, auth_methods=[],
-                                  agent_info=Implementation(name="threadline", title="Threadline",
-                                                            version=__version__))
+            session_capabilities=SessionCapabilities(
+                list=SessionListCapabilities(), resume=SessionResumeCapabilities(), close=SessionCloseCapabilities()
+            ),
+        )
+        return InitializeResponse(
+            protocol_version=PROTOCOL_VERSION,
+            agent_capabilities=capabilities,
+            auth_methods=[],
+            agent_info=Implementation(name="threadline", title="Threadline", version=__version__),
+        )
 
     @edge
     async def authenticate(self, method_id: str, **_: Any) -> AuthenticateResponse:
@@ -96,20 +107,25 @@ class ThreadlineAgent:
     @edge
     async def new_session(self, cwd: str, mcp_servers=None, **_: Any) -> NewSessionResponse:
         session = await sessions.new_session(self.rt, cwd, mcp_servers)
-        return NewSessionResponse(session_id=session.id, modes=sessions.modes(self.rt, session),
-                                  config_options=sessions.config_options(self.rt, session))
+        return NewSessionResponse(
+            session_id=session.id,
+            modes=sessions.modes(self.rt, session),
+            config_options=sessions.config_options(self.rt, session),
+        )
 
     @edge
     async def load_session(self, cwd: str, session_id: str, mcp_servers=None, **_: Any) -> LoadSessionResponse:
         session = await sessions.load_session(self.rt, session_id, mcp_servers)
-        return LoadSessionResponse(modes=sessions.modes(self.rt, session),
-                                   config_options=sessions.config_options(self.rt, session))
+        return LoadSessionResponse(
+            modes=sessions.modes(self.rt, session), config_options=sessions.config_options(self.rt, session)
+        )
 
     @edge
     async def resume_session(self, session_id: str, cwd: str, mcp_servers=None, **_: Any) -> ResumeSessionResponse:
         session = await sessions.open_session(self.rt, session_id, mcp_servers)
-        return ResumeSessionResponse(modes=sessions.modes(self.rt, session),
-                                     config_options=sessions.config_options(self.rt, session))
+        return ResumeSessionResponse(
+            modes=sessions.modes(self.rt, session), config_options=sessions.config_options(self.rt, session)
+        )
 
     @edge
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any):
@@ -126,8 +142,9 @@ class ThreadlineAgent:
         return SetSessionModeResponse()
 
     @edge
-    async def set_config_option(self, config_id: str, session_id: str, value: str | bool,
-                                **_: Any) -> SetSessionConfigOptionResponse:
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **_: Any
+    ) -> SetSessionConfigOptionResponse:
         options = await sessions.set_config_option(self.rt, session_id, config_id, value)
         return SetSessionConfigOptionResponse(config_options=options)
 
@@ -135,8 +152,11 @@ class ThreadlineAgent:
     async def prompt(self, prompt: list[Any], session_id: str, **_: Any) -> PromptResponse:
         session = await sessions.open_session(self.rt, session_id, None)
         text, images = user_message(prompt)
-        params = SubmitTurnParams(session_id=session.id, text=text,
-                                  images=[Image(mime_type=i["mimeType"], data=i["data"]) for i in images] or None)
+        params = SubmitTurnParams(
+            session_id=session.id,
+            text=text,
+            images=[Image(mime_type=i["mimeType"], data=i["data"]) for i in images] or None,
+        )
         result = await submit_turn(self.rt, params)
         await self.rt.flush()  # every update of the turn reaches the client before its answer
         if result.stop_reason == "error":

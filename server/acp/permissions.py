@@ -20,14 +20,22 @@ OPTIONS = [
     PermissionOption(option_id="reject_once", name="Reject", kind="reject_once"),
     PermissionOption(option_id="reject_always", name="Reject always", kind="reject_always"),
 ]
-DECISIONS = {"allow_once": "allowOnce", "allow_always": "allowAlways", "reject_once": "reject",
-             "reject_always": "reject"}
+DECISIONS = {
+    "allow_once": "allowOnce",
+    "allow_always": "allowAlways",
+    "reject_once": "reject",
+    "reject_always": "reject",
+}
 
 
 def tool_call_of(params: dict[str, Any]) -> ToolCallUpdate:
     """The ``toolCall`` of the request: the call already announced, with the approval's title and detail."""
-    return ToolCallUpdate(tool_call_id=params["toolCallId"], title=params["title"], status="pending",
-                          content=[text_content(params["detail"])] if params.get("detail") else None)
+    return ToolCallUpdate(
+        tool_call_id=params["toolCallId"],
+        title=params["title"],
+        status="pending",
+        content=[text_content(params["detail"])] if params.get("detail") else None,
+    )
 
 
 def decision_of(response: RequestPermissionResponse) -> tuple[str, bool]:
@@ -36,4 +44,3 @@ def decision_of(response: RequestPermissionResponse) -> tuple[str, bool]:
     if isinstance(outcome, AllowedOutcome) and outcome.option_id in DECISIONS:
         return DECISIONS[outcome.option_id], outcome.option_id == "reject_always"
     return "reject", False
-

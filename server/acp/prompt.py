@@ -50,6 +50,8 @@ def _embedded(resource: Any, images: list[dict[str, str]]) -> list[str]:
         if mime.startswith("image/"):
             images.append({"mimeType": mime, "data": resource.blob})
             return []
-        return [f"[resource {resource.uri} ({mime}, {len(resource.blob) * 3 // 4} bytes) was attached; "
-                "its binary content is not shown]"]
+        return [
+            f"[resource {resource.uri} ({mime}, {len(resource.blob) * 3 // 4} bytes) was attached; "
+            "its binary content is not shown]"
+        ]
     return []

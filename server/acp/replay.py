@@ -16,8 +16,8 @@ from acp.schema import AgentThoughtChunk, ImageContentBlock, TextContentBlock, U
 
 from server.acp import tools
 from server.acp.updates import agent_text, tool_call_end, tool_call_start
-from server.transcript import StoredMessage
 from server.tools import TOOLS
+from server.transcript import StoredMessage
 
 UNANSWERED = "No result was stored for this tool call."
 
@@ -29,8 +29,9 @@ def replay(messages: Iterable[StoredMessage], cwd: Path) -> Iterator[Any]:
             yield from _user(msg)
         elif msg.role == "assistant":
             if msg.reasoning:
-                yield AgentThoughtChunk(session_update="agent_thought_chunk",
-                                        content=TextContentBlock(type="text", text=msg.reasoning))
+                yield AgentThoughtChunk(
+                    session_update="agent_thought_chunk", content=TextContentBlock(type="text", text=msg.reasoning)
+                )
             if msg.content:
                 yield agent_text(msg.content)
             for call in msg.tool_calls or []:
@@ -51,11 +52,14 @@ def replay(messages: Iterable[StoredMessage], cwd: Path) -> Iterator[Any]:
 
 def _user(msg: StoredMessage) -> Iterator[Any]:
     if msg.content:
-        yield UserMessageChunk(session_update="user_message_chunk", content=TextContentBlock(type="text",
-                                                                                             text=msg.content))
+        yield UserMessageChunk(
+            session_update="user_message_chunk", content=TextContentBlock(type="text", text=msg.content)
+        )
     for image in msg.images or []:
-        yield UserMessageChunk(session_update="user_message_chunk", content=ImageContentBlock(
-            type="image", data=image["data"], mime_type=image["mimeType"]))
+        yield UserMessageChunk(
+            session_update="user_message_chunk",
+            content=ImageContentBlock(type="image", data=image["data"], mime_type=image["mimeType"]),
+        )
 
 
 def _call(call: dict[str, Any]) -> tuple[str, Any]:

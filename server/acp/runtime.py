@@ -72,8 +72,9 @@ class AcpRuntime(Runtime):
         await self.flush()  # the tool_call goes out before the question about it
         call_id = params["toolCallId"]
         try:
-            response = await self.client.request_permission(session_id=session_id, options=permissions.OPTIONS,
-                                                            tool_call=permissions.tool_call_of(params))
+            response = await self.client.request_permission(
+                session_id=session_id, options=permissions.OPTIONS, tool_call=permissions.tool_call_of(params)
+            )
         except asyncio.CancelledError:  # the prompt was cancelled or the session closed: the question is void
             if self.transport is not None:
                 self.transport.withdraw(session_id, call_id)

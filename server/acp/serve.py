@@ -33,8 +33,9 @@ async def _main(settings: Settings, out) -> int:
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=LINE_LIMIT)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-    transport, protocol = await loop.connect_write_pipe(lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()),
-                                                        out)
+    transport, protocol = await loop.connect_write_pipe(
+        lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()), out
+    )
     writer = asyncio.StreamWriter(transport, protocol, None, loop)
     rt = AcpRuntime(settings)
     rt.transport = LineTransport(reader, writer)

@@ -41,8 +41,9 @@ PAGE = 50
 
 
 def modes(rt: AcpRuntime, session: Session) -> SessionModeState:
-    return SessionModeState(current_mode_id=session.approval_policy or rt.settings.approval_policy,
-                            available_modes=MODES)
+    return SessionModeState(
+        current_mode_id=session.approval_policy or rt.settings.approval_policy, available_modes=MODES
+    )
 
 
 ConfigOptions = list[SessionConfigOptionSelect | SessionConfigOptionBoolean]
@@ -52,23 +53,34 @@ def config_options(rt: AcpRuntime, session: Session) -> ConfigOptions | None:
     """The model picker: the default provider and each ``[models.NAME]``; None when none are configured."""
     if not rt.settings.models:
         return None
-    choices = [_model_choice(DEFAULT_MODEL, f"Default ({rt.settings.provider.model or 'not configured'})",
-                             rt.settings.provider)]
+    choices = [
+        _model_choice(
+            DEFAULT_MODEL, f"Default ({rt.settings.provider.model or 'not configured'})", rt.settings.provider
+        )
+    ]
     choices += [_model_choice(name, name, p) for name, p in rt.settings.models.items()]
-    return [SessionConfigOptionSelect(type="select", id=MODEL_OPTION, name="Model", category="model",
-                                      description="The model this session talks to, from its next model call",
-                                      current_value=session.model or DEFAULT_MODEL, options=choices)]
+    return [
+        SessionConfigOptionSelect(
+            type="select",
+            id=MODEL_OPTION,
+            name="Model",
+            category="model",
+            description="The model this session talks to, from its next model call",
+            current_value=session.model or DEFAULT_MODEL,
+            options=choices,
+        )
+    ]
 
 
 def _model_choice(value: str, name: str, p: ProviderSettings) -> SessionConfigSelectOption:
     price = price_of(p)
     cost = f", ${price.input:g}/${price.output:g} per Mtok in/out" if price else ""
-    return SessionConfigSelectOption(value=value, name=name,
-                                     description=f"{p.model} ({p.kind}), {window_of(p):,}-token window{cost}")
+    return SessionConfigSelectOption(
+        value=value, name=name, description=f"{p.model} ({p.kind}), {window_of(p):,}-token window{cost}"
+    )
 
 
-async def set_config_option(rt: AcpRuntime, session_id: str, config_id: str,
-                            value: str | bool) -> ConfigOptions:
+async def set_config_option(rt: AcpRuntime, session_id: str, config_id: str, value: str | bool) -> ConfigOptions:
     """``session/set_config_option`` for the model: stored with the session, used from its next model call."""
     if config_id != MODEL_OPTION or not rt.settings.models:
         raise InvalidParams(f"unknown config option {config_id!r}", code="UnknownConfigOption")
@@ -123,11 +135,12 @@ async def load_session(rt: AcpRuntime, session_id: str, servers: list[Any] | Non
 async def list_sessions(rt: AcpRuntime, cwd: str | None, cursor: str | None) -> ListSessionsResponse:
     start = _offset(cursor)
     found = await rt.store.list_sessions(cwd, start + PAGE + 1)
-    page = found[start:start + PAGE]
+    page = found[start : start + PAGE]
     more = len(found) > start + PAGE
     return ListSessionsResponse(
         sessions=[SessionInfo(session_id=s.id, cwd=s.cwd, title=s.title, updated_at=s.updated_at) for s in page],
-        next_cursor=str(start + PAGE) if more else None)
+        next_cursor=str(start + PAGE) if more else None,
+    )
 
 
 async def close_session(rt: AcpRuntime, session_id: str) -> None:
@@ -150,5 +163,7 @@ def _offset(cursor: str | None) -> int:
     if cursor is None:
         return 0
     if not cursor.isdigit():
-        raise InvalidParams(f"invalid cursor {cursor!r}: pass back a nextCursor from session/list", code="InvalidCursor")
+        raise InvalidParams(
+            f"invalid cursor {cursor!r}: pass back a nextCursor from session/list", code="InvalidCursor"
+        )
     return int(cursor)

@@ -15,9 +15,17 @@ from acp.schema import ContentToolCallContent, FileEditToolCallContent, TextCont
 ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"]
 ToolStatus = Literal["pending", "in_progress", "completed", "failed"]
 
-KINDS: dict[str, ToolKind] = {"read_file": "read", "read_artifact": "read", "list_files": "search", "search_files": "search",
-         "search_transcript": "search", "edit_file": "edit", "write_file": "edit", "save_memory": "edit",
-         "run_command": "execute"}
+KINDS: dict[str, ToolKind] = {
+    "read_file": "read",
+    "read_artifact": "read",
+    "list_files": "search",
+    "search_files": "search",
+    "search_transcript": "search",
+    "edit_file": "edit",
+    "write_file": "edit",
+    "save_memory": "edit",
+    "run_command": "execute",
+}
 EDIT_TOOLS = ("edit_file", "write_file")
 DIFF_MAX_BYTES = 1 << 20  # an editor renders a diff of at most this much; larger files get a text result
 FAILED_PREFIXES = ("Tool failed", "Permission denied", "Forbidden", "Tool call interrupted")

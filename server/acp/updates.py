@@ -46,8 +46,11 @@ class LiveSession:
         return [agent_text(u["text"])]
 
     def _on_reasoningDelta(self, u: dict[str, Any]) -> list[Any]:
-        return [AgentThoughtChunk(session_update="agent_thought_chunk", content=TextContentBlock(type="text",
-                                                                                                 text=u["text"]))]
+        return [
+            AgentThoughtChunk(
+                session_update="agent_thought_chunk", content=TextContentBlock(type="text", text=u["text"])
+            )
+        ]
 
     def _on_assistantMessage(self, u: dict[str, Any]) -> list[Any]:
         # A provider that answered without streaming sent no deltas: the whole answer goes out once.
@@ -76,12 +79,21 @@ class LiveSession:
         totals = u.get("totals") or {}
         # ACP's cost is the session's so far: Threadline's totals.costUsd, present once a call had a known price
         cost = Cost(amount=totals["costUsd"], currency="USD") if totals.get("costUsd") is not None else None
-        return [UsageUpdate(session_update="usage_update", used=max(0, u["contextTokens"]),
-                            size=max(0, u["contextWindowTokens"]), cost=cost, field_meta={META: {"totals": totals}})]
+        return [
+            UsageUpdate(
+                session_update="usage_update",
+                used=max(0, u["contextTokens"]),
+                size=max(0, u["contextWindowTokens"]),
+                cost=cost,
+                field_meta={META: {"totals": totals}},
+            )
+        ]
 
     def _on_contextCompacted(self, u: dict[str, Any]) -> list[Any]:
-        text = (f"[context compacted ({u['mode']}): about {u['beforeTokens']} -> {u['afterTokens']} tokens; "
-                "the transcript keeps every message]\n")
+        text = (
+            f"[context compacted ({u['mode']}): about {u['beforeTokens']} -> {u['afterTokens']} tokens; "
+            "the transcript keeps every message]\n"
+        )
         meta = {"contextCompacted": {k: u.get(k) for k in ("mode", "beforeTokens", "afterTokens", "summary")}}
         return [agent_text(text, meta)]
 
@@ -90,18 +102,29 @@ class LiveSession:
 
 
 def agent_text(text: str, meta: dict[str, Any] | None = None) -> AgentMessageChunk:
-    return AgentMessageChunk(session_update="agent_message_chunk", content=TextContentBlock(type="text", text=text),
-                             field_meta={META: meta} if meta else None)
+    return AgentMessageChunk(
+        session_update="agent_message_chunk",
+        content=TextContentBlock(type="text", text=text),
+        field_meta={META: meta} if meta else None,
+    )
 
 
-def tool_call_start(call_id: str, name: str, args: Any, title: str | None, cwd: Path,
-                    status: tools.ToolStatus = "pending") -> ToolCallStart:
-    return ToolCallStart(session_update="tool_call", tool_call_id=call_id, title=title or name,
-                         kind=tools.tool_kind(name), status=status, raw_input=args,
-                         locations=tools.locations(name, args, cwd))
+def tool_call_start(
+    call_id: str, name: str, args: Any, title: str | None, cwd: Path, status: tools.ToolStatus = "pending"
+) -> ToolCallStart:
+    return ToolCallStart(
+        session_update="tool_call",
+        tool_call_id=call_id,
+        title=title or name,
+        kind=tools.tool_kind(name),
+        status=status,
+        raw_input=args,
+        locations=tools.locations(name, args, cwd),
+    )
 
 
 def tool_call_end(call_id: str, status: tools.ToolStatus, text: str, diff: Any | None) -> ToolCallProgress:
     content = [diff, tools.text_content(text)] if diff is not None else [tools.text_content(text)]
-    return ToolCallProgress(session_update="tool_call_update", tool_call_id=call_id, status=status,
-                            content=content, raw_output=text)
+    return ToolCallProgress(
+        session_update="tool_call_update", tool_call_id=call_id, status=status, content=content, raw_output=text
+    )

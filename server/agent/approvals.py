@@ -40,8 +40,15 @@ ALWAYS_ASK_TOOLS = ("save_memory",)
 
 
 class Approvals:
-    def __init__(self, store: Store, ask: Ask, policy: str, always: RememberedApprovals, cwd: Path | None = None,
-                 home: Path | None = None):
+    def __init__(
+        self,
+        store: Store,
+        ask: Ask,
+        policy: str,
+        always: RememberedApprovals,
+        cwd: Path | None = None,
+        home: Path | None = None,
+    ):
         self.store, self._ask, self.policy, self.always = store, ask, policy, always
         self.cwd, self.home = cwd, home
 
@@ -80,13 +87,27 @@ class Approvals:
                     return f"{raw} can change what runs or what the agent is told"
         return None
 
-    async def decide(self, session_id: str, turn_id: str, call_id: str, tool: Tool, args: dict[str, Any],
-                     diff: FileDiff | None = None) -> str:
+    async def decide(
+        self,
+        session_id: str,
+        turn_id: str,
+        call_id: str,
+        tool: Tool,
+        args: dict[str, Any],
+        diff: FileDiff | None = None,
+    ) -> str:
         """Ask the client; any failure to get a valid answer counts as a rejection (never a silent allow)."""
         scope = None if self.protected(tool, args) else always_scope(tool, args, self.cwd)
         detail = f"{diff.path}\n{unified(diff).rstrip()}" if diff is not None else _detail(tool, args)
-        params = RequestApprovalParams(session_id=session_id, turn_id=turn_id, tool_call_id=call_id, tool=tool.name,
-                                       title=tool.title(args), detail=detail + _covers(tool, args, scope), diff=diff)
+        params = RequestApprovalParams(
+            session_id=session_id,
+            turn_id=turn_id,
+            tool_call_id=call_id,
+            tool=tool.name,
+            title=tool.title(args),
+            detail=detail + _covers(tool, args, scope),
+            diff=diff,
+        )
         stored = msgspec.to_builtins(params)
         if diff is not None:  # the whole texts are on disk and in the checkpoint; the event keeps the unified form
             stored["diff"] = {"path": diff.path}
@@ -113,8 +134,8 @@ class Approvals:
 
 def _covers(tool: Tool, args: dict[str, Any], scope: str | None) -> str:
     if scope is None:
-        return "\n\n[\"Allow always\" is not offered for this call: it will be allowed once only]"
-    return f"\n\n[\"Allow always\" covers {describe(scope)}]"
+        return '\n\n["Allow always" is not offered for this call: it will be allowed once only]'
+    return f'\n\n["Allow always" covers {describe(scope)}]'
 
 
 def _under(path: Path, root: Path) -> bool:

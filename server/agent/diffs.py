@@ -50,14 +50,20 @@ def stored_diff(call_id: str, tool: str, diff: FileDiff) -> dict[str, Any]:
     if size <= MAX_STORED_DIFF_CHARS:
         payload["diff"] = {"path": diff.path, "oldText": diff.old_text, "newText": diff.new_text}
     else:
-        payload["note"] = (f"diff not kept: {size} characters, over the {MAX_STORED_DIFF_CHARS} stored "
-                           "(the file's earlier content is in its checkpoint)")
+        payload["note"] = (
+            f"diff not kept: {size} characters, over the {MAX_STORED_DIFF_CHARS} stored "
+            "(the file's earlier content is in its checkpoint)"
+        )
     return payload
 
 
 def unified(diff: FileDiff) -> str:
-    lines = difflib.unified_diff(diff.old_text.splitlines(keepends=True), diff.new_text.splitlines(keepends=True),
-                                 f"a/{diff.path}", f"b/{diff.path}")
+    lines = difflib.unified_diff(
+        diff.old_text.splitlines(keepends=True),
+        diff.new_text.splitlines(keepends=True),
+        f"a/{diff.path}",
+        f"b/{diff.path}",
+    )
     text = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
     return text if len(text) <= MAX_UNIFIED_CHARS else text[:MAX_UNIFIED_CHARS] + "\n[diff cut; see diff]\n"
 

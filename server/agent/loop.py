@@ -27,12 +27,11 @@ from server.agent.emit import Emitter
 from server.agent.partial import PartialAnswer
 from server.agent.totals import USAGE_EVENT, TurnTotals, account_call
 from server.agent.views import ViewBuilder
-from server.context import ViewSettings
 from server.checkpoints import Checkpointer
+from server.context import ViewSettings, estimate_text_tokens
 from server.errors import DomainError
-from server.providers.capabilities import Price
 from server.providers import ChatProvider, ChatResult, ProviderError
-from server.context import estimate_text_tokens
+from server.providers.capabilities import Price
 from server.tools import TOOLS, Tool, ToolContext, ToolOutcome, parse_arguments, run_tool, tool_specs
 from server.tools.base import Status, ToolFailure
 from server.transcript import NewMessage, Store, new_id
@@ -119,8 +118,10 @@ class Turn:
                     await self._run_call(pending[0])
                     pending.pop(0)
             await self._keep_steers()
-            return self._finish("maxIterations", TurnError(
-                code="maxIterations", message=f"stopped after {self.max_iterations} model calls in one turn"))
+            return self._finish(
+                "maxIterations",
+                TurnError(code="maxIterations", message=f"stopped after {self.max_iterations} model calls in one turn"),
+            )
         except TurnFailed as exc:
             await self._keep_steers()
             return self._finish("error", TurnError(code=exc.code, message=exc.message))
@@ -163,8 +164,7 @@ class Turn:
         texts = texts if texts is not None else self.take_steers()
         if not texts:
             return
-        stored = await self.store.append_messages(self.session_id, [NewMessage("user", t) for t in texts],
-                                                  self.turn_id)
+        stored = await self.store.append_messages(self.session_id, [NewMessage("user", t) for t in texts], self.turn_id)
         for text, msg in zip(texts, stored):
             self.emit(u.UserMessage(text=text, steered=True), seq=msg.seq)
 
@@ -194,15 +194,22 @@ class Turn:
         except ProviderError as exc:
             await self._answer.keep(exc)
             if exc.kind == "context_too_long":
-                raise TurnFailed("contextTooLong", f"the provider still rejects the request as too long after "
-                                 f"falling back to the last messages: {exc.message}") from None
+                raise TurnFailed(
+                    "contextTooLong",
+                    f"the provider still rejects the request as too long after "
+                    f"falling back to the last messages: {exc.message}",
+                ) from None
             raise TurnFailed(exc.kind, exc.message) from None
 
     async def _stream(self, view) -> ChatResult:
         self._answer.start()
         self.views.record_sent(self.session_id, view.messages)  # for getContextView's stablePrefixTokens
-        result = await self.provider.stream_chat(view.messages, tool_specs(self.tools.session_tools.values()),
-                                                 self._answer.on_event, cache_key=self.session_id)
+        result = await self.provider.stream_chat(
+            view.messages,
+            tool_specs(self.tools.session_tools.values()),
+            self._answer.on_event,
+            cache_key=self.session_id,
+        )
         await self._account(view, result)
         return result
 
@@ -210,8 +217,14 @@ class Turn:
         """B-CACHE-5: each call's figures, cached input tokens included, are stored as a ``usage`` event."""
         if result.usage:
             await self.views.observe_usage(view.estimated_tokens, result.usage.prompt_tokens)
-        call = account_call(result.usage, view.estimated_tokens, self.views.settings.context_window_tokens,
-                            self.price, self.totals, self._usage)
+        call = account_call(
+            result.usage,
+            view.estimated_tokens,
+            self.views.settings.context_window_tokens,
+            self.price,
+            self.totals,
+            self._usage,
+        )
         self._usage = call.turn
         await self.store.add_event(self.session_id, USAGE_EVENT, call.event, self.turn_id)
         self.emit(call.update)
@@ -223,25 +236,48 @@ class Turn:
             return
         if view.clipped_messages:
             event["clippedMessages"] = view.clipped_messages
-            self.emit(u.Notice(level="warning", message=(
-                f"{view.clipped_messages} oversized message(s) were shortened in this request so it fits the "
-                "context window; the transcript keeps them whole")))
+            self.emit(
+                u.Notice(
+                    level="warning",
+                    message=(
+                        f"{view.clipped_messages} oversized message(s) were shortened in this request so it fits the "
+                        "context window; the transcript keeps them whole"
+                    ),
+                )
+            )
         await self.store.add_event(self.session_id, "contextCompacted", event, self.turn_id)
-        self.emit(u.ContextCompacted(mode=view.mode, before_tokens=event["beforeTokens"],
-                                     after_tokens=event["afterTokens"], summary=event["summary"]))
+        self.emit(
+            u.ContextCompacted(
+                mode=view.mode,
+                before_tokens=event["beforeTokens"],
+                after_tokens=event["afterTokens"],
+                summary=event["summary"],
+            )
+        )
 
     async def _store_answer(self, result: ChatResult) -> list[OpenAIToolCall]:
-        calls = [OpenAIToolCall(id=c.id or new_id("call_")[:29],
-                                function=OpenAIFunction(name=c.name, arguments=c.arguments or "{}"))
-                 for c in result.tool_calls]
+        calls = [
+            OpenAIToolCall(
+                id=c.id or new_id("call_")[:29], function=OpenAIFunction(name=c.name, arguments=c.arguments or "{}")
+            )
+            for c in result.tool_calls
+        ]
         # One shape from here on: the wire's call, sent to the client as is and stored as its JSON
-        msg = NewMessage("assistant", result.content or ("" if not calls else None),
-                         tool_calls=msgspec.to_builtins(calls) or None,
-                         reasoning=result.reasoning or None, reasoning_items=result.reasoning_items or None)
+        msg = NewMessage(
+            "assistant",
+            result.content or ("" if not calls else None),
+            tool_calls=msgspec.to_builtins(calls) or None,
+            reasoning=result.reasoning or None,
+            reasoning_items=result.reasoning_items or None,
+        )
         stored = await self.store.append_messages(self.session_id, [msg], self.turn_id)
         self._answer.clear()
-        self.emit(u.AssistantMessage(content=result.content or "", reasoning=result.reasoning or None,
-                                     tool_calls=calls or None), seq=stored[0].seq)
+        self.emit(
+            u.AssistantMessage(
+                content=result.content or "", reasoning=result.reasoning or None, tool_calls=calls or None
+            ),
+            seq=stored[0].seq,
+        )
         return calls
 
     async def _run_call(self, call: OpenAIToolCall) -> None:
@@ -252,28 +288,55 @@ class Turn:
         except ToolFailure as exc:
             args, failure = {}, ToolOutcome(f"Tool failed: {exc}", "error")
         tool = self.tools.session_tools.get(name) or TOOLS.get(name)
-        self.emit(u.ToolCall(tool_call_id=call.id, tool=name, arguments=args or call.function.arguments,
-                             title=tool.title(args) if tool else name))
+        self.emit(
+            u.ToolCall(
+                tool_call_id=call.id,
+                tool=name,
+                arguments=args or call.function.arguments,
+                title=tool.title(args) if tool else name,
+            )
+        )
         if failure is None:
             outcome = await self._approved_run(call, tool, args)
         else:
             outcome = _Outcome(failure.content, failure.status)
         kept = await self.tools.artifacts.keep(self.session_id, call.id, outcome.content)
         stored = await self.store.append_messages(
-            self.session_id, [NewMessage("tool", kept.text, tool_call_id=call.id, name=name,
-                                         tool_status=outcome.status)], self.turn_id)
+            self.session_id,
+            [NewMessage("tool", kept.text, tool_call_id=call.id, name=name, tool_status=outcome.status)],
+            self.turn_id,
+        )
         applied = outcome.diff if outcome.status == "ok" else None
         if applied is not None:  # kept for a resumed session's tool card (readEvents), before the live update
             await self.store.add_event(self.session_id, "fileDiff", stored_diff(call.id, name, applied), self.turn_id)
         if kept.artifact:
-            self.emit(u.ArtifactCreated(artifact_id=kept.artifact.id, tool_call_id=call.id,
-                                        total_bytes=kept.artifact.total_bytes, total_lines=kept.artifact.total_lines))
+            self.emit(
+                u.ArtifactCreated(
+                    artifact_id=kept.artifact.id,
+                    tool_call_id=call.id,
+                    total_bytes=kept.artifact.total_bytes,
+                    total_lines=kept.artifact.total_lines,
+                )
+            )
         if kept.storage_error:
-            self.emit(u.Notice(level="warning", message=f"could not store a large tool output as an artifact "
-                                                        f"({kept.storage_error}); the model got a truncated copy"))
-        self.emit(u.ToolResult(tool_call_id=call.id, tool=name, status=outcome.status, content=kept.text,
-                               artifact_id=kept.artifact.id if kept.artifact else None,
-                               diff=applied), seq=stored[0].seq)
+            self.emit(
+                u.Notice(
+                    level="warning",
+                    message=f"could not store a large tool output as an artifact "
+                    f"({kept.storage_error}); the model got a truncated copy",
+                )
+            )
+        self.emit(
+            u.ToolResult(
+                tool_call_id=call.id,
+                tool=name,
+                status=outcome.status,
+                content=kept.text,
+                artifact_id=kept.artifact.id if kept.artifact else None,
+                diff=applied,
+            ),
+            seq=stored[0].seq,
+        )
 
     async def _approved_run(self, call: OpenAIToolCall, tool, args: dict[str, Any]) -> _Outcome:
         diff = await proposed_diff(self.tools.cwd, tool.name, args) if tool is not None else None
@@ -296,13 +359,18 @@ class Turn:
         try:
             await self._answer.keep(None)
             if pending:
-                results = [NewMessage("tool", CANCELLED_RESULT, tool_call_id=c.id, name=c.function.name,
-                                      tool_status="error")
-                           for c in pending]
+                results = [
+                    NewMessage("tool", CANCELLED_RESULT, tool_call_id=c.id, name=c.function.name, tool_status="error")
+                    for c in pending
+                ]
                 stored = await self.store.append_messages(self.session_id, results, self.turn_id)
                 for call, msg in zip(pending, stored):
-                    self.emit(u.ToolResult(tool_call_id=call.id, tool=call.function.name, status="error",
-                                           content=CANCELLED_RESULT), seq=msg.seq)
+                    self.emit(
+                        u.ToolResult(
+                            tool_call_id=call.id, tool=call.function.name, status="error", content=CANCELLED_RESULT
+                        ),
+                        seq=msg.seq,
+                    )
         except Exception:  # the turn is ending anyway; the view's repair covers what could not be stored
             log.exception("could not record the interruption of turn %s", self.turn_id)
 

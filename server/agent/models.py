@@ -10,9 +10,9 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from server.config import ProviderSettings, Settings
+from server.errors import DomainError
 from server.providers import DEFAULT_CONTEXT_WINDOW, context_window_for
 from server.providers.capabilities import Price, price_for
-from server.errors import DomainError
 from server.transcript import Session
 
 if TYPE_CHECKING:

@@ -46,8 +46,12 @@ class PartialAnswer:
             self.emit(u.ReasoningDelta(text=event.text))
             return self._maybe_save_draft()
         elif isinstance(event, Retrying):
-            self.emit(u.Notice(level="warning", message=f"provider: {event.reason}; retrying in {event.delay:.1f} s "
-                                                        f"(attempt {event.attempt})"))
+            self.emit(
+                u.Notice(
+                    level="warning",
+                    message=f"provider: {event.reason}; retrying in {event.delay:.1f} s (attempt {event.attempt})",
+                )
+            )
         return None
 
     def _maybe_save_draft(self) -> Awaitable[None] | None:
@@ -59,8 +63,9 @@ class PartialAnswer:
 
     async def _save_draft(self) -> None:
         try:
-            await self.store.save_draft(self.session_id, self.turn_id, "".join(self._text),
-                                        "".join(self._reasoning) or None)
+            await self.store.save_draft(
+                self.session_id, self.turn_id, "".join(self._text), "".join(self._reasoning) or None
+            )
         except DomainError as exc:  # a draft is insurance; the answer itself is still stored (or fails) at its end
             log.warning("could not save the draft of turn %s: %s", self.turn_id, exc)
 
@@ -76,6 +81,7 @@ class PartialAnswer:
         if text or reasoning:
             msg = NewMessage("assistant", text, reasoning=reasoning or None, status="interrupted")
             stored = await self.store.append_messages(self.session_id, [msg], self.turn_id)
-            self.emit(u.AssistantMessage(content=text, reasoning=reasoning or None, interrupted=True),
-                      seq=stored[0].seq)
+            self.emit(
+                u.AssistantMessage(content=text, reasoning=reasoning or None, interrupted=True), seq=stored[0].seq
+            )
         self.clear()

@@ -58,8 +58,10 @@ class RememberedApprovals:
         relative = _relative_file(tool, args, cwd)
         if relative is None:
             return False
-        return any(r.tool == tool.name and r.scope.startswith(f"{tool.name}:") and _under(relative, r.scope)
-                   for r in self._by_scope.values())
+        return any(
+            r.tool == tool.name and r.scope.startswith(f"{tool.name}:") and _under(relative, r.scope)
+            for r in self._by_scope.values()
+        )
 
     def add(self, scope: str, tool: str, event: Event) -> Remembered:
         remembered = Remembered(f"appr_{event.id}", tool, scope, event.created_at)

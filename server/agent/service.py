@@ -22,9 +22,9 @@ from server.agent.loop import ModelChoice, Turn
 from server.agent.models import price_of, provider_settings, window_of
 from server.agent.views import COMPACTION_EVENT, ViewBuilder, build_view, effective_settings, stored_compaction
 from server.checkpoints import Checkpointer
+from server.config import ProviderSettings, Settings
 from server.context import ViewSettings, estimate_text_tokens
 from server.frozen import read_frozen_context
-from server.config import ProviderSettings, Settings
 from server.mcp.service import load_frozen
 from server.providers import ChatProvider, OpenAICompatibleProvider
 from server.providers.anthropic import AnthropicProvider
@@ -41,12 +41,21 @@ def context_window(rt: Runtime, session: Session | None = None) -> int:
     return window_of(provider_settings(rt.settings, session))
 
 
-def view_settings(rt: Runtime, window: int | None = None, ratio: float | None = None,
-                  keep: int | None = None, session: Session | None = None) -> ViewSettings:
+def view_settings(
+    rt: Runtime,
+    window: int | None = None,
+    ratio: float | None = None,
+    keep: int | None = None,
+    session: Session | None = None,
+) -> ViewSettings:
     """The pipeline's settings for ``session``'s model (its window), with a client's overrides."""
     s = rt.settings
-    return ViewSettings(window or context_window(rt, session), ratio if ratio is not None else s.threshold_ratio,
-                        keep if keep is not None else s.keep_recent_tokens, s.compact_target_ratio)
+    return ViewSettings(
+        window or context_window(rt, session),
+        ratio if ratio is not None else s.threshold_ratio,
+        keep if keep is not None else s.keep_recent_tokens,
+        s.compact_target_ratio,
+    )
 
 
 def tool_overhead_tokens(extra_specs: list[dict] | None = None) -> int:
@@ -93,11 +102,18 @@ def new_provider(p: ProviderSettings, read_timeout: float) -> ChatProvider:
     """The ChatProvider for ``[provider] kind`` (config.PROVIDER_KINDS), each one module under server/providers/."""
     assert p.base_url and p.model
     if p.kind == "anthropic":
-        return AnthropicProvider(p.base_url, p.api_key, p.model, read_timeout=read_timeout,
-                                 max_tokens=p.max_output_tokens, thinking_budget_tokens=p.thinking_budget_tokens)
+        return AnthropicProvider(
+            p.base_url,
+            p.api_key,
+            p.model,
+            read_timeout=read_timeout,
+            max_tokens=p.max_output_tokens,
+            thinking_budget_tokens=p.thinking_budget_tokens,
+        )
     if p.kind == "openai-responses":
-        return ResponsesProvider(p.base_url, p.api_key, p.model, read_timeout=read_timeout,
-                                 max_output_tokens=p.max_output_tokens)
+        return ResponsesProvider(
+            p.base_url, p.api_key, p.model, read_timeout=read_timeout, max_output_tokens=p.max_output_tokens
+        )
     return OpenAICompatibleProvider(p.base_url, p.api_key, p.model, read_timeout=read_timeout)
 
 
@@ -108,8 +124,12 @@ async def choose_model(rt: Runtime, session_id: str) -> ModelChoice | None:
     provider = provider_for(rt, session)
     if provider is None:
         return None
-    return ModelChoice(provider, view_settings(rt, session=session), rt.models.price(rt.settings, session),
-                       session.approval_policy or rt.settings.approval_policy)
+    return ModelChoice(
+        provider,
+        view_settings(rt, session=session),
+        rt.models.price(rt.settings, session),
+        session.approval_policy or rt.settings.approval_policy,
+    )
 
 
 async def submit_turn(rt: Runtime, params: SubmitTurnParams) -> SubmitTurnResult:
@@ -120,8 +140,10 @@ async def submit_turn(rt: Runtime, params: SubmitTurnParams) -> SubmitTurnResult
     if provider is None:
         turn_id = new_id("turn_")
         emit = Emitter(rt.notify, session.id, turn_id)
-        message = ("no model provider is configured: set THREADLINE_BASE_URL and THREADLINE_MODEL (and "
-                   "THREADLINE_API_KEY), config.toml, or initializationOptions.provider")
+        message = (
+            "no model provider is configured: set THREADLINE_BASE_URL and THREADLINE_MODEL (and "
+            "THREADLINE_API_KEY), config.toml, or initializationOptions.provider"
+        )
         error = TurnError(code="noProvider", message=message)
         emit(u.Notice(level="error", message=message))
         emit(u.TurnCompleted(stop_reason="error", error=error))  # clients close a turn on this, as for any turn
@@ -141,8 +163,9 @@ async def submit_turn(rt: Runtime, params: SubmitTurnParams) -> SubmitTurnResult
         return await turn.run(params.text, params.images)
 
     # Registered before it is built, so a deleteSession or cancelTurn arriving meanwhile finds it.
-    return await rt.turns.wait(rt.turns.start(session.id, turn_id, build_and_run, queue=params.queue,
-                                              cancelled=cancelled))
+    return await rt.turns.wait(
+        rt.turns.start(session.id, turn_id, build_and_run, queue=params.queue, cancelled=cancelled)
+    )
 
 
 def steer_turn(rt: Runtime, session_id: str, text: str) -> SteerTurnResult:
@@ -158,8 +181,17 @@ async def build_turn(rt: Runtime, session: Session, provider: ChatProvider, turn
     always = await rt.remembered_approvals(session.id)
     policy = session.approval_policy or rt.settings.approval_policy
     secrets = rt.settings.api_keys()
-    tools = ToolContext(session.id, turn_id, cwd, rt.settings, rt.store, rt.artifacts, secrets,
-                        tuple(frozen.skill_roots) if frozen else (), rt.processes)
+    tools = ToolContext(
+        session.id,
+        turn_id,
+        cwd,
+        rt.settings,
+        rt.store,
+        rt.artifacts,
+        secrets,
+        tuple(frozen.skill_roots) if frozen else (),
+        rt.processes,
+    )
 
     async def first_messages() -> list[NewMessage]:
         if frozen is None:
@@ -169,8 +201,14 @@ async def build_turn(rt: Runtime, session: Session, provider: ChatProvider, turn
             await rt.store.add_event(session.id, "notice", {"level": "warning", "message": notice}, turn_id)
         return [NewMessage("system", text) for text in frozen.messages]
 
-    views = ViewBuilder(rt.store, view_settings(rt, session=session), provider.model, rt.calibrations,
-                        overhead_tokens=tool_overhead_tokens(), sessions=rt.sessions)
+    views = ViewBuilder(
+        rt.store,
+        view_settings(rt, session=session),
+        provider.model,
+        rt.calibrations,
+        overhead_tokens=tool_overhead_tokens(),
+        sessions=rt.sessions,
+    )
 
     async def session_tools(turn_emit: Emitter):
         return await rt.mcp.session_tools(rt.store, session.id, cwd, turn_emit, rt.ask_client)
@@ -178,17 +216,38 @@ async def build_turn(rt: Runtime, session: Session, provider: ChatProvider, turn
     # A replay's runner hands back recorded results: nothing is written (no checkpoints), no MCP server starts,
     # and its one provider answers every call (the model is not chosen again).
     replayed = rt.models.run_tool
-    extra: dict[str, Any] = {"run_tool": replayed} if replayed is not None else {
-        "checkpoints": Checkpointer(rt.store, rt.blobs, session.id, turn_id, cwd, rt.settings.checkpoint_max_file_bytes,
-                                    rt.settings.checkpoint_max_session_bytes),
-        "choose_model": lambda: choose_model(rt, session.id), "session_tools": session_tools}
-    return Turn(store=rt.store, provider=provider, tools=tools,
-                approvals=Approvals(rt.store, rt.ask_client, policy, always, cwd, rt.settings.home), emit=emit, views=views,
-                max_iterations=rt.settings.max_iterations,
-                totals=await rt.session_totals(session.id),
-                price=rt.models.price(rt.settings, session),
-                first_messages=first_messages, turn_id=turn_id,
-                take_steers=lambda: rt.turns.take_steers(session.id), **extra)
+    extra: dict[str, Any] = (
+        {"run_tool": replayed}
+        if replayed is not None
+        else {
+            "checkpoints": Checkpointer(
+                rt.store,
+                rt.blobs,
+                session.id,
+                turn_id,
+                cwd,
+                rt.settings.checkpoint_max_file_bytes,
+                rt.settings.checkpoint_max_session_bytes,
+            ),
+            "choose_model": lambda: choose_model(rt, session.id),
+            "session_tools": session_tools,
+        }
+    )
+    return Turn(
+        store=rt.store,
+        provider=provider,
+        tools=tools,
+        approvals=Approvals(rt.store, rt.ask_client, policy, always, cwd, rt.settings.home),
+        emit=emit,
+        views=views,
+        max_iterations=rt.settings.max_iterations,
+        totals=await rt.session_totals(session.id),
+        price=rt.models.price(rt.settings, session),
+        first_messages=first_messages,
+        turn_id=turn_id,
+        take_steers=lambda: rt.turns.take_steers(session.id),
+        **extra,
+    )
 
 
 async def compact_session(rt: Runtime, session_id: str, focus: str | None) -> CompactSessionResult:
@@ -197,19 +256,43 @@ async def compact_session(rt: Runtime, session_id: str, focus: str | None) -> Co
     session = await rt.store.get_session(session_id)
     rt.turns.ensure_idle(session_id)  # a running turn carries its own compaction: compact between turns
     model = provider_settings(rt.settings, session).model or ""
-    settings = effective_settings(view_settings(rt, session=session),
-                                  await session_tool_overhead_tokens(rt, session_id), rt.calibrations.get(model))
-    view, tokens = await build_view(rt.store, rt.sessions, session_id, await stored_compaction(rt.store, session_id),
-                                    lambda state: (state.compact_now(settings, focus), state.tokens))
+    settings = effective_settings(
+        view_settings(rt, session=session),
+        await session_tool_overhead_tokens(rt, session_id),
+        rt.calibrations.get(model),
+    )
+    view, tokens = await build_view(
+        rt.store,
+        rt.sessions,
+        session_id,
+        await stored_compaction(rt.store, session_id),
+        lambda state: (state.compact_now(settings, focus), state.tokens),
+    )
     if view is None or view.compaction is None:
         return CompactSessionResult(compacted=False, mode="full", before_tokens=tokens, after_tokens=tokens)
-    event = {"mode": view.mode, "beforeTokens": view.before_tokens, "afterTokens": view.estimated_tokens,
-             "summary": view.summary or "", "compaction": view.compaction.to_json(), "requested": True}
+    event = {
+        "mode": view.mode,
+        "beforeTokens": view.before_tokens,
+        "afterTokens": view.estimated_tokens,
+        "summary": view.summary or "",
+        "compaction": view.compaction.to_json(),
+        "requested": True,
+    }
     if focus and focus.strip():
         event["focus"] = focus.strip()
     await rt.store.add_event(session_id, COMPACTION_EVENT, event)
-    Emitter(rt.notify, session_id, None)(u.ContextCompacted(mode=view.mode, before_tokens=view.before_tokens,
-                                                             after_tokens=view.estimated_tokens,
-                                                             summary=view.summary or ""))
-    return CompactSessionResult(compacted=True, before_tokens=view.before_tokens, after_tokens=view.estimated_tokens,
-                                mode=view.mode, summary=view.summary)
+    Emitter(rt.notify, session_id, None)(
+        u.ContextCompacted(
+            mode=view.mode,
+            before_tokens=view.before_tokens,
+            after_tokens=view.estimated_tokens,
+            summary=view.summary or "",
+        )
+    )
+    return CompactSessionResult(
+        compacted=True,
+        before_tokens=view.before_tokens,
+        after_tokens=view.estimated_tokens,
+        mode=view.mode,
+        summary=view.summary,
+    )

@@ -40,8 +40,14 @@ class CallUsage:
     event: dict[str, Any]
 
 
-def account_call(usage: ProviderUsage | None, estimated_tokens: int, window: int, price: Price | None,
-                 totals: TurnTotals, turn: TurnUsage) -> CallUsage:
+def account_call(
+    usage: ProviderUsage | None,
+    estimated_tokens: int,
+    window: int,
+    price: Price | None,
+    totals: TurnTotals,
+    turn: TurnUsage,
+) -> CallUsage:
     """Add one call to ``totals`` (the session's, changed in place) and to ``turn`` (returned anew).
 
     B-METER-1: the meter shows the last request's size (the provider's count, else the view's estimate); session
@@ -59,19 +65,32 @@ def account_call(usage: ProviderUsage | None, estimated_tokens: int, window: int
         totals.cost_usd = (totals.cost_usd or 0.0) + cost
     so_far = turn.cost_usd if isinstance(turn.cost_usd, float) else 0.0
     turn_cost = None if cost is None else so_far + cost
-    turn = TurnUsage(input_tokens=turn.input_tokens + prompt, output_tokens=turn.output_tokens + completion,
-                     context_tokens=prompt, context_window_tokens=window,
-                     cached_input_tokens=turn.cached_input_tokens + (cached or 0),
-                     cache_write_tokens=turn.cache_write_tokens + (written or 0),
-                     cost_usd=cents(turn_cost) if turn_cost is not None else turn.cost_usd)
+    turn = TurnUsage(
+        input_tokens=turn.input_tokens + prompt,
+        output_tokens=turn.output_tokens + completion,
+        context_tokens=prompt,
+        context_window_tokens=window,
+        cached_input_tokens=turn.cached_input_tokens + (cached or 0),
+        cache_write_tokens=turn.cache_write_tokens + (written or 0),
+        cost_usd=cents(turn_cost) if turn_cost is not None else turn.cost_usd,
+    )
     total_cost = cents(totals.cost_usd)
-    update = u.Usage(context_tokens=prompt, context_window_tokens=window, input_tokens=prompt,
-                     output_tokens=completion, cached_input_tokens=cached, cache_write_tokens=written,
-                     cost_usd=cents(cost),
-                     totals=u.TokenTotals(input_tokens=totals.input_tokens, output_tokens=totals.output_tokens,
-                                          cached_input_tokens=totals.cached_input_tokens,
-                                          cache_write_tokens=totals.cache_write_tokens,
-                                          cost_usd=msgspec.UNSET if total_cost is None else total_cost))
+    update = u.Usage(
+        context_tokens=prompt,
+        context_window_tokens=window,
+        input_tokens=prompt,
+        output_tokens=completion,
+        cached_input_tokens=cached,
+        cache_write_tokens=written,
+        cost_usd=cents(cost),
+        totals=u.TokenTotals(
+            input_tokens=totals.input_tokens,
+            output_tokens=totals.output_tokens,
+            cached_input_tokens=totals.cached_input_tokens,
+            cache_write_tokens=totals.cache_write_tokens,
+            cost_usd=msgspec.UNSET if total_cost is None else total_cost,
+        ),
+    )
     event = {key: value for key, value in msgspec.to_builtins(update).items() if key not in ("kind", "totals")}
     return CallUsage(turn, update, event)
 
@@ -90,6 +109,10 @@ async def load_totals(store: Store, session_id: str) -> TurnTotals:
     stored = (await store.usage_totals([session_id])).get(session_id)
     if not stored:
         return TurnTotals()
-    return TurnTotals(input_tokens=stored["inputTokens"], output_tokens=stored["outputTokens"],
-                      cached_input_tokens=stored["cachedInputTokens"], cache_write_tokens=stored["cacheWriteTokens"],
-                      cost_usd=stored["costUsd"])
+    return TurnTotals(
+        input_tokens=stored["inputTokens"],
+        output_tokens=stored["outputTokens"],
+        cached_input_tokens=stored["cachedInputTokens"],
+        cache_write_tokens=stored["cacheWriteTokens"],
+        cost_usd=stored["costUsd"],
+    )

@@ -46,8 +46,15 @@ class TurnManager:
         if self.is_running(session_id):
             raise TurnAlreadyRunning(f"a turn is already running in session {session_id}")
 
-    def start(self, session_id: str, turn_id: str, run: Callable[[], Coroutine[Any, Any, SubmitTurnResult]], *,
-              queue: bool = False, cancelled: Callable[[], SubmitTurnResult] | None = None) -> asyncio.Task:
+    def start(
+        self,
+        session_id: str,
+        turn_id: str,
+        run: Callable[[], Coroutine[Any, Any, SubmitTurnResult]],
+        *,
+        queue: bool = False,
+        cancelled: Callable[[], SubmitTurnResult] | None = None,
+    ) -> asyncio.Task:
         """Run ``run()`` as the session's turn; with ``queue``, after the turns already there (``cancelled()`` is
         the result of one cancelled while it waits)."""
         if not queue:

@@ -38,8 +38,9 @@ FEED_PAGE = 1000
 COMPACTION_EVENT = "contextCompacted"
 
 
-async def session_view_state(store: Store, sessions: Sessions, session_id: str,
-                             compaction: Compaction | None = None) -> IncrementalView:
+async def session_view_state(
+    store: Store, sessions: Sessions, session_id: str, compaction: Compaction | None = None
+) -> IncrementalView:
     """The session's incremental view state, fed with every message stored since it last looked (B-INC-1).
 
     A first look with a summarized ``compaction`` that carries its head resumes from the compaction's tail: only
@@ -64,13 +65,22 @@ async def _resumed_state(store: Store, session_id: str, compaction: Compaction |
     state = IncrementalView.resume(compaction.head, older - len(systems))
     state.feed([m.to_openai() for m in systems], [m.tokens for m in systems])
     state.skip_to(compaction.tail_key - 1)
-    log.info("session %s: resumed from the compaction at seq %d; %d older messages not read", session_id,
-             compaction.tail_key, older - len(systems))
+    log.info(
+        "session %s: resumed from the compaction at seq %d; %d older messages not read",
+        session_id,
+        compaction.tail_key,
+        older - len(systems),
+    )
     return state
 
 
-async def build_view(store: Store, sessions: Sessions, session_id: str, compaction: Compaction | None,
-                     build: Callable[[IncrementalView], T]) -> T:
+async def build_view(
+    store: Store,
+    sessions: Sessions,
+    session_id: str,
+    compaction: Compaction | None,
+    build: Callable[[IncrementalView], T],
+) -> T:
     """``build(state)`` on the session's state; when a state resumed from a compaction's tail turns out to need
     the older history, it is replaced by a full one, once."""
     state = await session_view_state(store, sessions, session_id, compaction)
@@ -142,8 +152,13 @@ class ViewBuilder:
             self.compaction = await stored_compaction(self.store, session_id)
             self._loaded = True
         try:
-            view = await build_view(self.store, self.sessions, session_id, self.compaction,
-                                    lambda state: state.view(settings, self.compaction))
+            view = await build_view(
+                self.store,
+                self.sessions,
+                session_id,
+                self.compaction,
+                lambda state: state.view(settings, self.compaction),
+            )
         except Exception:  # R-FALL-1: a failing compressor never stops the turn
             log.exception("building the request view failed; using the fallback window")
             forget_view_state(self.sessions, session_id)
@@ -155,8 +170,11 @@ class ViewBuilder:
 
     async def fallback_view(self, session_id: str) -> RequestView:
         settings = self.effective_settings()
-        return fit_to_window(await build_view(self.store, self.sessions, session_id, self.compaction,
-                                              lambda state: state.fallback_view(settings)))
+        return fit_to_window(
+            await build_view(
+                self.store, self.sessions, session_id, self.compaction, lambda state: state.fallback_view(settings)
+            )
+        )
 
     def record_sent(self, session_id: str, messages: Sequence[dict[str, Any]]) -> None:
         record_sent(self.sessions, session_id, messages)
@@ -170,8 +188,12 @@ class ViewBuilder:
         if view.new_compaction is None and key == self._last_announced and not force:
             return None  # the same fallback again within the turn
         self._last_announced = key
-        event: dict[str, Any] = {"mode": view.mode, "beforeTokens": view.before_tokens, "afterTokens": view.estimated_tokens,
-                 "summary": view.event_summary or ""}
+        event: dict[str, Any] = {
+            "mode": view.mode,
+            "beforeTokens": view.before_tokens,
+            "afterTokens": view.estimated_tokens,
+            "summary": view.event_summary or "",
+        }
         if view.new_compaction is not None:
             event["compaction"] = view.new_compaction.to_json()
         return event
@@ -188,8 +210,7 @@ class ViewBuilder:
             await self.store.save_calibration(self.model, learned.factor, learned.samples)
 
 
-def effective_settings(settings: ViewSettings, overhead_tokens: int,
-                       calibration: Calibration | None) -> ViewSettings:
+def effective_settings(settings: ViewSettings, overhead_tokens: int, calibration: Calibration | None) -> ViewSettings:
     """The window left for messages: minus what every request carries besides them (the tool definitions),
     and scaled by the model's calibration (estimate*f > T  <=>  estimate > T/f), so the pipeline itself stays a
     pure function of estimates. The agent loop and ``getContextView`` both build views with this."""
@@ -197,8 +218,12 @@ def effective_settings(settings: ViewSettings, overhead_tokens: int,
     if factor == 1.0 and overhead_tokens == 0:
         return settings
     window = settings.context_window_tokens - overhead_tokens
-    return ViewSettings(max(int(window / factor), 1), settings.threshold_ratio, settings.keep_recent_tokens,
-                        settings.compact_target_ratio)
+    return ViewSettings(
+        max(int(window / factor), 1),
+        settings.threshold_ratio,
+        settings.keep_recent_tokens,
+        settings.compact_target_ratio,
+    )
 
 
 def _counts(tokens: list[int | None]) -> list[int] | None:

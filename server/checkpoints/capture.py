@@ -61,28 +61,49 @@ class Checkpointer:
         try:
             data, size = await asyncio.to_thread(read_regular_file, path, self.max_file_bytes + 1)
         except FileNotFoundError:
-            row = await self.store.add_checkpoint(self.session_id, kind="tool", turn_id=self.turn_id,
-                                                  tool_call_id=call_id, path=rel, change="created",
-                                                  before_hash=None, size=0, restorable=True)
+            row = await self.store.add_checkpoint(
+                self.session_id,
+                kind="tool",
+                turn_id=self.turn_id,
+                tool_call_id=call_id,
+                path=rel,
+                change="created",
+                before_hash=None,
+                size=0,
+                restorable=True,
+            )
             return Pending(row, path, None)
         except (NotRegularFile, OSError):
             return None  # a folder, FIFO or unreadable file: the tool fails on it
         note = None
         if size > self.max_file_bytes:
-            note = (f"[checkpoint: {rel} was {size} bytes, over the {self.max_file_bytes}-byte checkpoint cap per "
-                    "file; this change is recorded but rewindFiles cannot restore it]")
+            note = (
+                f"[checkpoint: {rel} was {size} bytes, over the {self.max_file_bytes}-byte checkpoint cap per "
+                "file; this change is recorded but rewindFiles cannot restore it]"
+            )
             key = await asyncio.to_thread(file_digest, path)
         else:
             key = digest(data)
             used = await self.store.checkpoint_bytes(self.session_id)
             kept = await asyncio.to_thread(self.blobs.has, self.session_id, key)  # a known content costs nothing
             if not kept and used + size > self.max_session_bytes:
-                note = (f"[checkpoint: keeping {rel} ({size} bytes) would take this session's checkpoints over "
-                        f"their {self.max_session_bytes}-byte cap; this change is recorded but rewindFiles cannot "
-                        "restore it]")
+                note = (
+                    f"[checkpoint: keeping {rel} ({size} bytes) would take this session's checkpoints over "
+                    f"their {self.max_session_bytes}-byte cap; this change is recorded but rewindFiles cannot "
+                    "restore it]"
+                )
             else:
                 await asyncio.to_thread(self.blobs.put, self.session_id, data)
-        row = await self.store.add_checkpoint(self.session_id, kind="tool", turn_id=self.turn_id,
-                                              tool_call_id=call_id, path=rel, change="modified", before_hash=key,
-                                              size=size, restorable=note is None, note=note)
+        row = await self.store.add_checkpoint(
+            self.session_id,
+            kind="tool",
+            turn_id=self.turn_id,
+            tool_call_id=call_id,
+            path=rel,
+            change="modified",
+            before_hash=key,
+            size=size,
+            restorable=note is None,
+            note=note,
+        )
         return Pending(row, path, note)

@@ -28,8 +28,9 @@ from server.transcript.checkpoints import CheckpointRow
 from server.workspace import OutsideWorkspace, resolve_inside
 
 RUN_COMMAND_NOTE = "Changes made by run_command are not recorded and cannot be rewound."
-NOTHING_NOTE = ("No file changes were recorded from this point on (sessions from before checkpoints have none): "
-                "nothing to restore.")
+NOTHING_NOTE = (
+    "No file changes were recorded from this point on (sessions from before checkpoints have none): nothing to restore."
+)
 
 
 async def list_turn_checkpoints(store: Store, session_id: str) -> ListCheckpointsResult:
@@ -37,16 +38,32 @@ async def list_turn_checkpoints(store: Store, session_id: str) -> ListCheckpoint
     rows = [r for r in await store.list_checkpoints(session_id) if r.kind == "tool" and r.done]
     by_turn: dict[str, list[CheckpointFile]] = {}
     for r in rows:
-        by_turn.setdefault(r.turn_id or "", []).append(CheckpointFile(
-            path=r.path, change="created" if r.change == "created" else "modified", restorable=r.restorable,
-            tool_call_id=r.tool_call_id or "", note=r.note))
-    turns = [TurnCheckpoints(turn_id=t.turn_id, seq=t.seq, created_at=t.created_at, files=by_turn.get(t.turn_id, []))
-             for t in await store.turn_starts(session_id)]
+        by_turn.setdefault(r.turn_id or "", []).append(
+            CheckpointFile(
+                path=r.path,
+                change="created" if r.change == "created" else "modified",
+                restorable=r.restorable,
+                tool_call_id=r.tool_call_id or "",
+                note=r.note,
+            )
+        )
+    turns = [
+        TurnCheckpoints(turn_id=t.turn_id, seq=t.seq, created_at=t.created_at, files=by_turn.get(t.turn_id, []))
+        for t in await store.turn_starts(session_id)
+    ]
     return ListCheckpointsResult(turns=turns, note=RUN_COMMAND_NOTE)
 
 
-async def rewind_files(store: Store, blobs: Blobs, session_id: str, to_turn_id: str, tool_call_id: str | None,
-                       *, dry_run: bool, force: bool) -> RewindFilesResult:
+async def rewind_files(
+    store: Store,
+    blobs: Blobs,
+    session_id: str,
+    to_turn_id: str,
+    tool_call_id: str | None,
+    *,
+    dry_run: bool,
+    force: bool,
+) -> RewindFilesResult:
     session = await store.get_session(session_id)
     if to_turn_id not in {t.turn_id for t in await store.turn_starts(session_id)}:
         raise TurnNotFound(f"no turn {to_turn_id!r} in session {session_id!r}")
@@ -55,12 +72,20 @@ async def rewind_files(store: Store, blobs: Blobs, session_id: str, to_turn_id: 
     if start is None:
         return RewindFilesResult(files=[], dry_run=dry_run, note=f"{NOTHING_NOTE} {RUN_COMMAND_NOTE}")
     cwd = Path(session.cwd)
-    files = [await _one(store, blobs, session_id, cwd, first, last, dry_run, force)
-             for first, last in _paths(rows, start)]
+    files = [
+        await _one(store, blobs, session_id, cwd, first, last, dry_run, force) for first, last in _paths(rows, start)
+    ]
     if not dry_run:
-        await store.add_event(session_id, "filesRewound", {
-            "toTurnId": to_turn_id, **({"toolCallId": tool_call_id} if tool_call_id else {}), "force": force,
-            "files": [{"path": f.path, "status": f.status} for f in files]})
+        await store.add_event(
+            session_id,
+            "filesRewound",
+            {
+                "toTurnId": to_turn_id,
+                **({"toolCallId": tool_call_id} if tool_call_id else {}),
+                "force": force,
+                "files": [{"path": f.path, "status": f.status} for f in files],
+            },
+        )
     return RewindFilesResult(files=files, dry_run=dry_run, note=RUN_COMMAND_NOTE)
 
 
@@ -81,8 +106,16 @@ def _paths(rows: Sequence[CheckpointRow], start: int) -> list[tuple[CheckpointRo
     return [(row, last[path]) for path, row in first.items()]
 
 
-async def _one(store: Store, blobs: Blobs, session_id: str, cwd: Path, first: CheckpointRow, last: CheckpointRow,
-               dry_run: bool, force: bool) -> RewoundFile:
+async def _one(
+    store: Store,
+    blobs: Blobs,
+    session_id: str,
+    cwd: Path,
+    first: CheckpointRow,
+    last: CheckpointRow,
+    dry_run: bool,
+    force: bool,
+) -> RewoundFile:
     try:
         path = resolve_inside(cwd, first.path)
     except OutsideWorkspace as exc:  # a folder on the way became a link out of the session folder
@@ -98,8 +131,11 @@ async def _one(store: Store, blobs: Blobs, session_id: str, cwd: Path, first: Ch
     # Ours when it is as Threadline last left it; a missing file is recreated (nothing is overwritten).
     ours = (last.done and current == last.after_hash) or (current is None and data is not None)
     if not ours and not force:
-        why = ("the last write to it was interrupted, so its content is unknown" if not last.done
-               else "it was changed outside Threadline since")
+        why = (
+            "the last write to it was interrupted, so its content is unknown"
+            if not last.done
+            else "it was changed outside Threadline since"
+        )
         return RewoundFile(path=first.path, status="conflicted", detail=f"{why}; pass force to overwrite it")
     change: Literal["removed", "restored"] = "removed" if data is None else "restored"
     if not dry_run:
@@ -110,7 +146,17 @@ async def _one(store: Store, blobs: Blobs, session_id: str, cwd: Path, first: Ch
                 await asyncio.to_thread(write_atomic, cwd, path, data)
         except (ToolDenied, OSError) as exc:
             return RewoundFile(path=first.path, status="conflicted", detail=f"could not write it: {exc}")
-        await store.add_checkpoint(session_id, kind="rewind", turn_id=None, tool_call_id=None, path=first.path,
-                                   change=change, before_hash=current, size=0, restorable=False,
-                                   after_hash=first.before_hash, done=True)
+        await store.add_checkpoint(
+            session_id,
+            kind="rewind",
+            turn_id=None,
+            tool_call_id=None,
+            path=first.path,
+            change=change,
+            before_hash=current,
+            size=0,
+            restorable=False,
+            after_hash=first.before_hash,
+            done=True,
+        )
     return RewoundFile(path=first.path, status="restored", change=change)

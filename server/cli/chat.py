@@ -119,17 +119,20 @@ class Printer:
             self.write(f"  [artifact {u['artifactId']}: {u['totalBytes']} bytes, {u['totalLines']} lines]")
         elif kind == "usage":
             share, cost = cached_share(u), money(u)
-            self.write(f"context {tokens(u.get('contextTokens'))}/{tokens(u.get('contextWindowTokens'))} tokens"
-                       + (f" · {share}" if share else "") + (f" · {cost}" if cost else ""))
+            self.write(
+                f"context {tokens(u.get('contextTokens'))}/{tokens(u.get('contextWindowTokens'))} tokens"
+                + (f" · {share}" if share else "")
+                + (f" · {cost}" if cost else "")
+            )
         elif kind == "contextCompacted":
-            self.write(f"context compacted ({u['mode']}): {tokens(u['beforeTokens'])} -> "
-                       f"{tokens(u['afterTokens'])} tokens")
+            self.write(
+                f"context compacted ({u['mode']}): {tokens(u['beforeTokens'])} -> {tokens(u['afterTokens'])} tokens"
+            )
         elif kind == "notice":
             self.write(f"[{u.get('level', 'info')}] {u.get('message', '')}")
         elif kind == "mcpServerStatus":
             tools = f", {len(u['tools'])} tools" if u.get("tools") is not None else ""
             self.write(f"mcp {u['name']}: {u['state']}{tools}" + (f" ({u['reason']})" if u.get("reason") else ""))
-
 
     def applied(self, turn_id: str, call_id: str, diff: dict[str, Any]) -> None:
         """An applied edit: its diff when no approval showed it first, and how to undo it."""
@@ -141,8 +144,15 @@ class Printer:
 
 
 def diff_lines(diff: dict[str, Any], limit: int = DIFF_LINES) -> list[str]:
-    rows = list(difflib.unified_diff(str(diff.get("oldText", "")).splitlines(), str(diff.get("newText", "")).splitlines(),
-                                     f"a/{diff.get('path')}", f"b/{diff.get('path')}", lineterm=""))
+    rows = list(
+        difflib.unified_diff(
+            str(diff.get("oldText", "")).splitlines(),
+            str(diff.get("newText", "")).splitlines(),
+            f"a/{diff.get('path')}",
+            f"b/{diff.get('path')}",
+            lineterm="",
+        )
+    )
     return rows if len(rows) <= limit else [*rows[:limit], f"… {len(rows) - limit} more diff lines"]
 
 
@@ -188,8 +198,10 @@ def _readline() -> asyncio.Future[str]:
 def printable(text: str) -> str:
     """``text`` with terminal control characters made visible (``\\x1b``), so an escape sequence in a command
     cannot rewrite the prompt the user is answering."""
-    return "".join(c if c == "\n" or c == "\t" or (c.isprintable()) else f"\\x{ord(c):02x}" if ord(c) < 256
-                   else f"\\u{ord(c):04x}" for c in text)
+    return "".join(
+        c if c == "\n" or c == "\t" or (c.isprintable()) else f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}"
+        for c in text
+    )
 
 
 class TurnInput:
@@ -249,9 +261,11 @@ async def chat_main(args: argparse.Namespace) -> int:
         printer.write(f"session {sid} in {cwd}")
         for line in server_lines((await client.request("listMcpServers", {"sessionId": sid}))["servers"]):
             printer.write(line)
-        client.on_notification = lambda method, p: (printer.update(p["update"], p.get("turnId"))
-                                                    if method == "sessionUpdate" and p.get("sessionId") == sid
-                                                    else None)
+        client.on_notification = lambda method, p: (
+            printer.update(p["update"], p.get("turnId"))
+            if method == "sessionUpdate" and p.get("sessionId") == sid
+            else None
+        )
         if args.task:
             client.on_request = lambda method, p: ask_approval(printer, p)
             return await run_turn(client, printer, sid, args.task)
@@ -261,7 +275,7 @@ async def chat_main(args: argparse.Namespace) -> int:
         while (task := await (ahead or read_line("> "))) is not None:
             ahead = None
             if task.strip() == "/compact" or task.startswith("/compact "):
-                await compact(client, printer, sid, task[len("/compact"):].strip() or None)
+                await compact(client, printer, sid, task[len("/compact") :].strip() or None)
             elif task.strip() == "/rewind" or task.startswith("/rewind "):
                 await rewind(client, printer, sid, task.split()[1:])
             elif task.strip() == "/undo":
@@ -293,8 +307,12 @@ async def rewind(client: Client, printer: Printer, sid: str, words: list[str]) -
     numbers = [w for w in words if w.isdigit()]
     if not numbers:
         for i, t in enumerate(turns, 1):
-            files = ", ".join(("+" if f["change"] == "created" else "~") + f["path"]
-                              + ("" if f["restorable"] else " (not restorable)") for f in t["files"])
+            files = ", ".join(
+                ("+" if f["change"] == "created" else "~")
+                + f["path"]
+                + ("" if f["restorable"] else " (not restorable)")
+                for f in t["files"]
+            )
             printer.write(f"  {i}. {t['createdAt'][:19].replace('T', ' ')}  {files or 'no file changes'}")
         printer.write("— /rewind N [dry] [force]: files back to before turn N (run_command changes cannot be rewound)")
         return
@@ -326,8 +344,9 @@ async def undo(client: Client, printer: Printer, sid: str) -> None:
     printer.last_edit = None
 
 
-async def run_steerable(client: Client, printer: Printer, sid: str, text: str,
-                        turn_input: TurnInput) -> tuple[int, asyncio.Future[str | None] | None]:
+async def run_steerable(
+    client: Client, printer: Printer, sid: str, text: str, turn_input: TurnInput
+) -> tuple[int, asyncio.Future[str | None] | None]:
     """A turn during which each line typed answers an approval, steers the turn, or (``/queue TEXT``) queues a
     turn after it. Returns the exit status and the read still under way when the turns ended."""
     turns = [asyncio.ensure_future(run_turn(client, printer, sid, text))]
@@ -350,7 +369,7 @@ async def run_steerable(client: Client, printer: Printer, sid: str, text: str,
             printer.write(f"— {line.split()[0]} waits for the turn to end; type it again then")
             continue
         if line.startswith("/queue "):
-            turns.append(asyncio.ensure_future(run_turn(client, printer, sid, line[len("/queue "):], queue=True)))
+            turns.append(asyncio.ensure_future(run_turn(client, printer, sid, line[len("/queue ") :], queue=True)))
             continue
         try:
             await client.request("steerTurn", {"sessionId": sid, "text": line})

@@ -35,16 +35,32 @@ class Client:
         self.initialize_result: Any = None
 
     @classmethod
-    async def spawn(cls, env: dict[str, str] | None = None, args: list[str] | None = None,
-                    initialization_options: dict | None = None, cwd: str | None = None) -> Client:
+    async def spawn(
+        cls,
+        env: dict[str, str] | None = None,
+        args: list[str] | None = None,
+        initialization_options: dict | None = None,
+        cwd: str | None = None,
+    ) -> Client:
         proc = await asyncio.create_subprocess_exec(
             *(args or [sys.executable, "-m", "server"]),
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=None,
-            env={**os.environ, **(env or {})}, cwd=cwd, limit=1 << 24)
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=None,
+            env={**os.environ, **(env or {})},
+            cwd=cwd,
+            limit=1 << 24,
+        )
         client = cls(proc)
-        client.initialize_result = await client.request("initialize", {
-            "processId": os.getpid(), "capabilities": {}, "rootUri": None,
-            "initializationOptions": initialization_options or {}})
+        client.initialize_result = await client.request(
+            "initialize",
+            {
+                "processId": os.getpid(),
+                "capabilities": {},
+                "rootUri": None,
+                "initializationOptions": initialization_options or {},
+            },
+        )
         client.notify("initialized", {})
         return client
 

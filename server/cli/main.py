@@ -8,7 +8,9 @@ import json
 import sys
 from pathlib import Path
 
-from server.cli import chat as cli_chat, replay as cli_replay, view as cli_view
+from server.cli import chat as cli_chat
+from server.cli import replay as cli_replay
+from server.cli import view as cli_view
 from server.cli.client import Client, RpcError
 
 
@@ -36,8 +38,11 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--log-level", default="WARNING")
     serve.set_defaults(run=_serve)
 
-    acp = sub.add_parser("acp", help="run as an Agent Client Protocol (ACP v1) agent on stdio, for Zed, JetBrains, "
-                                     "Neovim and Emacs ACP clients")
+    acp = sub.add_parser(
+        "acp",
+        help="run as an Agent Client Protocol (ACP v1) agent on stdio, for Zed, JetBrains, "
+        "Neovim and Emacs ACP clients",
+    )
     acp.add_argument("--log-level", default="WARNING")
     acp.set_defaults(run=_acp)
 
@@ -101,8 +106,10 @@ async def _sessions(client: Client, args) -> int:
 
 async def _import(client: Client, args) -> int:
     messages = load_messages(args.file)
-    result = await client.request("importSession", {
-        "cwd": str(Path(args.cwd).resolve()), "title": args.title or args.file.stem, "messages": messages})
+    result = await client.request(
+        "importSession",
+        {"cwd": str(Path(args.cwd).resolve()), "title": args.title or args.file.stem, "messages": messages},
+    )
     print(f"imported {result['messageCount']} messages as {result['sessionId']}")
     return 0
 

@@ -45,8 +45,9 @@ def short_number(value: float) -> str:
 
 
 def _text(x: float, y: float, text: str, anchor: str = "start", size: int = 12, color: Color = BLACK) -> str:
-    return (f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" font-size="{size}" fill="{color}">'
-            f"{escape(text)}</text>")
+    return (
+        f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" font-size="{size}" fill="{color}">{escape(text)}</text>'
+    )
 
 
 def _series(label: str | None, body: list[str]) -> str:
@@ -97,8 +98,9 @@ class _Frame:
         out.append(f'<g class="title">{_text(self.width / 2, 28, self.title, "middle", 18)}</g>')
         out.append(f'<g class="xlabel">{_text((x0 + x1) / 2, self.height - 16, self.xlabel, "middle")}</g>')
         mid = (y0 + y1) / 2  # along the y axis, clear of the legend above the plot
-        out.append(f'<g class="ylabel" transform="rotate(-90 20 {mid:.1f})">'
-                   f'{_text(20, mid, self.ylabel, "middle")}</g>')
+        out.append(
+            f'<g class="ylabel" transform="rotate(-90 20 {mid:.1f})">{_text(20, mid, self.ylabel, "middle")}</g>'
+        )
         out.append('<g class="legend">')
         lx = float(x1)
         for label, color in reversed(self.legend):
@@ -109,8 +111,10 @@ class _Frame:
         return out, top_value
 
     def _document(self, body: list[str]) -> str:
-        return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{self.width}" height="{self.height}" '
-                f'viewBox="0 0 {self.width} {self.height}" {FONT}>\n' + "\n".join(body) + "\n</svg>\n")
+        return (
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="{self.width}" height="{self.height}" '
+            f'viewBox="0 0 {self.width} {self.height}" {FONT}>\n' + "\n".join(body) + "\n</svg>\n"
+        )
 
 
 @dataclass
@@ -120,8 +124,9 @@ class LineChart(_Frame):
     lines: list[tuple[list[tuple[float, float]], Color, bool, str | None]] = field(default_factory=list)
     points: list[tuple[list[tuple[float, float]], Color, str | None]] = field(default_factory=list)
 
-    def line(self, xy: Sequence[tuple[float, float]], color: Color, label: str | None = None,
-             dashed: bool = False) -> LineChart:
+    def line(
+        self, xy: Sequence[tuple[float, float]], color: Color, label: str | None = None, dashed: bool = False
+    ) -> LineChart:
         self.lines.append((list(xy), color, dashed, label))
         if label:
             self.legend.append((label, color))
@@ -146,17 +151,26 @@ class LineChart(_Frame):
 
         step = nice_step(span)
         first = math.ceil(xmin / step) * step
-        ticks = [(xpos(first + k * step), short_number(first + k * step))
-                 for k in range(int((xmax - first) / step) + 1)]
+        ticks = [
+            (xpos(first + k * step), short_number(first + k * step)) for k in range(int((xmax - first) / step) + 1)
+        ]
         body, top = self._frame(ymax, ticks)
         for xy, color, dashed, label in self.lines:
             points = " ".join(f"{xpos(x):.1f},{self._ypos(y, top):.1f}" for x, y in xy)
             dash = ' stroke-dasharray="6 6"' if dashed else ""
-            body.append(_series(label, [f'<polyline points="{points}" fill="none" stroke="{color}" '
-                                        f'stroke-width="2"{dash}/>']))
+            body.append(
+                _series(label, [f'<polyline points="{points}" fill="none" stroke="{color}" stroke-width="2"{dash}/>'])
+            )
         for xy, color, label in self.points:
-            body.append(_series(label, [f'<circle cx="{xpos(x):.1f}" cy="{self._ypos(y, top):.1f}" r="3.5" '
-                                        f'fill="{color}"/>' for x, y in xy]))
+            body.append(
+                _series(
+                    label,
+                    [
+                        f'<circle cx="{xpos(x):.1f}" cy="{self._ypos(y, top):.1f}" r="3.5" fill="{color}"/>'
+                        for x, y in xy
+                    ],
+                )
+            )
         return self._document(body)
 
 
@@ -182,7 +196,9 @@ class BarChart(_Frame):
             bars = []
             for i, v in enumerate(values):
                 left, y = x0 + group * i + group * 0.1 + width * s, self._ypos(v, top)
-                bars.append(f'<rect x="{left:.1f}" y="{y:.1f}" width="{max(width - 2, 1):.1f}" '
-                            f'height="{y1 - y:.1f}" fill="{color}" data-value="{v:g}"/>')
+                bars.append(
+                    f'<rect x="{left:.1f}" y="{y:.1f}" width="{max(width - 2, 1):.1f}" '
+                    f'height="{y1 - y:.1f}" fill="{color}" data-value="{v:g}"/>'
+                )
             body.append(_series(label, bars))
         return self._document(body)

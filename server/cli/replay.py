@@ -14,8 +14,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     replay.add_argument("--context-window", type=int, help="context window in tokens")
     replay.add_argument("--keep-recent", type=int, help="recent-tail budget in tokens")
     replay.add_argument("--json", action="store_true", help="end with a JSON summary line")
-    replay.add_argument("--requests-out", type=Path, metavar="OUT.jsonl",
-                        help='write one line per model call, in order: {"step": i, "messages": [...]} as sent')
+    replay.add_argument(
+        "--requests-out",
+        type=Path,
+        metavar="OUT.jsonl",
+        help='write one line per model call, in order: {"step": i, "messages": [...]} as sent',
+    )
     replay.set_defaults(run=_replay)
 
     demo = sub.add_parser("demo", help="replay a bundled real session at a small window and draw a picture of it")
@@ -28,8 +32,9 @@ def _replay(args) -> int:
     from server.cli.replay_run import print_report, replay_file
 
     try:
-        report = asyncio.run(replay_file(args.file, args.context_window, args.keep_recent,
-                                         requests_out=args.requests_out))
+        report = asyncio.run(
+            replay_file(args.file, args.context_window, args.keep_recent, requests_out=args.requests_out)
+        )
     except (OSError, ValueError) as exc:
         print(f"threadline: {exc}", file=sys.stderr)
         return 2
@@ -45,21 +50,26 @@ def _demo(args) -> int:
 
     window = args.context_window or DEMO_WINDOW
     out = (args.out or DEFAULT_PICTURE).resolve()
-    print(f"Replaying a real recorded coding session ({demo_session().name}, Apache-2.0, see NOTICE.md beside it)\n"
-          f"through the real server and agent loop at a {window:,}-token window. No model is called.\n")
+    print(
+        f"Replaying a real recorded coding session ({demo_session().name}, Apache-2.0, see NOTICE.md beside it)\n"
+        f"through the real server and agent loop at a {window:,}-token window. No model is called.\n"
+    )
     with tempfile.TemporaryDirectory(prefix="threadline-demo-") as tmp:
         requests = Path(tmp) / "requests.jsonl"
         report = asyncio.run(replay_file(demo_session(), window, requests_out=requests))
         breaks = cache_breaks(requests)
     print_report(report, sys.stdout)
-    print(f"{len(breaks)} of {len(report.steps)} model calls broke the prompt cache (their unchanged prefix was "
-          "under half of the previous request)")
+    print(
+        f"{len(breaks)} of {len(report.steps)} model calls broke the prompt cache (their unchanged prefix was "
+        "under half of the previous request)"
+    )
     threshold = report.threshold_tokens or window  # the server's threshold at this window (getContextView)
-    picture = draw(report, threshold, f"kimi-cli session replayed at a {window // 1000}K window",
-                   breaks)
+    picture = draw(report, threshold, f"kimi-cli session replayed at a {window // 1000}K window", breaks)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(picture, encoding="utf-8")
     print(f"\npicture: {out}")
-    print("next: point THREADLINE_BASE_URL, THREADLINE_MODEL and THREADLINE_API_KEY at a provider, then run "
-          "`threadline chat --cwd DIR \"your task\"`")
+    print(
+        "next: point THREADLINE_BASE_URL, THREADLINE_MODEL and THREADLINE_API_KEY at a provider, then run "
+        '`threadline chat --cwd DIR "your task"`'
+    )
     return 1 if report.errors else 0

@@ -66,8 +66,13 @@ class ReplayReport:
 
     def summary(self) -> dict[str, Any]:
         """The closing ``--json`` line."""
-        return {"steps": len(self.steps), "tokensSent": self.tokens_sent, "naiveTokens": self.naive_tokens,
-                "compactions": self.compactions, "modes": self.modes()}
+        return {
+            "steps": len(self.steps),
+            "tokensSent": self.tokens_sent,
+            "naiveTokens": self.naive_tokens,
+            "compactions": self.compactions,
+            "modes": self.modes(),
+        }
 
 
 class _Tracker:
@@ -94,8 +99,9 @@ class _Tracker:
             self.pending = self.turn_mode = update["mode"]
         elif kind == "usage":
             mode = self.pending or self.turn_mode or "full"
-            self.report.steps.append(Step(self.turn, self.last_seq, update["contextTokens"], mode,
-                                          self.pending is not None))
+            self.report.steps.append(
+                Step(self.turn, self.last_seq, update["contextTokens"], mode, self.pending is not None)
+            )
             self.pending = None
 
 
@@ -126,8 +132,10 @@ def pipeline_message(item: dict[str, Any]) -> dict[str, Any]:
     msg: dict[str, Any] = {"role": item["role"], "content": item.get("content")}
     if item.get("images"):
         parts: list[dict[str, Any]] = [{"type": "text", "text": item["content"]}] if item.get("content") else []
-        parts += [{"type": "image_url", "image_url": {"url": f"data:{i['mimeType']};base64,{i['data']}"}}
-                  for i in item["images"]]
+        parts += [
+            {"type": "image_url", "image_url": {"url": f"data:{i['mimeType']};base64,{i['data']}"}}
+            for i in item["images"]
+        ]
         msg["content"] = parts
     if item.get("toolCalls"):
         msg["tool_calls"] = item["toolCalls"]
@@ -142,8 +150,13 @@ def pipeline_message(item: dict[str, Any]) -> dict[str, Any]:
     return msg
 
 
-async def replay_file(path: Path, context_window: int | None = None, keep_recent: int | None = None,
-                      on_step=None, requests_out: Path | None = None) -> ReplayReport:
+async def replay_file(
+    path: Path,
+    context_window: int | None = None,
+    keep_recent: int | None = None,
+    on_step=None,
+    requests_out: Path | None = None,
+) -> ReplayReport:
     """Replay ``path`` through a real server on a throwaway home; returns the per-step report.
 
     With ``requests_out`` the server's replay provider writes one JSON line per model call, in order:
@@ -171,9 +184,14 @@ async def replay_file(path: Path, context_window: int | None = None, keep_recent
             tracker = _Tracker(report)
             client.on_notification = tracker
             if plan.systems:
-                created = await client.request("importSession", {
-                    "cwd": str(work), "title": f"replay of {path.name}",
-                    "messages": [{"role": "system", "content": text} for text in plan.systems]})
+                created = await client.request(
+                    "importSession",
+                    {
+                        "cwd": str(work),
+                        "title": f"replay of {path.name}",
+                        "messages": [{"role": "system", "content": text} for text in plan.systems],
+                    },
+                )
             else:
                 created = await client.request("createSession", {"cwd": str(work), "title": f"replay of {path.name}"})
             sid = created["sessionId"]
@@ -231,8 +249,10 @@ def print_report(report: ReplayReport, out: TextIO, as_json: bool = False) -> No
     saved = f"{100 * (naive - sent) / naive:.0f}% less" if naive else "nothing to compare"
     modes = ", ".join(f"{k} {v}" for k, v in sorted(report.modes().items()))
     window = f"{report.context_window:,}-token window" if report.context_window else "default window"
-    out.write(f"{report.file.name} at a {window}: {len(report.steps)} model calls in {report.turns} turns sent "
-              f"{sent:,} tokens instead of {naive:,} ({saved}); {report.compactions} compactions; modes: {modes}\n")
+    out.write(
+        f"{report.file.name} at a {window}: {len(report.steps)} model calls in {report.turns} turns sent "
+        f"{sent:,} tokens instead of {naive:,} ({saved}); {report.compactions} compactions; modes: {modes}\n"
+    )
     for error in report.errors:
         out.write(f"error: {error}\n")
     if as_json:

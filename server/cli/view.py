@@ -41,11 +41,15 @@ async def show_view(client: Client, args: argparse.Namespace) -> int:
 
 def print_view(view: dict[str, Any], out: TextIO) -> None:
     est, threshold = view["estimatedTokens"], view["thresholdTokens"]
-    out.write(f"mode {view['mode']}: {tokens(est)} tokens estimated, threshold {tokens(threshold)} "
-              f"({'over' if est > threshold else 'under'}), window {tokens(view['contextWindowTokens'])}, "
-              f"keep recent {tokens(view['keepRecentTokens'])}\n")
-    out.write(f"{len(view['messages'])} messages sent, built from {view['transcriptMessages']} stored; "
-              f"{view['compactedToolOutputs']} tool outputs compacted\n")
+    out.write(
+        f"mode {view['mode']}: {tokens(est)} tokens estimated, threshold {tokens(threshold)} "
+        f"({'over' if est > threshold else 'under'}), window {tokens(view['contextWindowTokens'])}, "
+        f"keep recent {tokens(view['keepRecentTokens'])}\n"
+    )
+    out.write(
+        f"{len(view['messages'])} messages sent, built from {view['transcriptMessages']} stored; "
+        f"{view['compactedToolOutputs']} tool outputs compacted\n"
+    )
     for n, msg in enumerate(view["messages"], 1):
         out.write(f"{n:>4} {_label(msg):<22} {tokens(estimate_message_tokens(msg)):>6}  {_gist(msg)}\n")
     if view.get("summary"):

@@ -34,6 +34,7 @@ class PartialHistory(Exception):
     """A state resumed from a compaction's tail (``IncrementalView.resume``) was asked for a view that needs the
     older conversation it does not hold; build a full state instead."""
 
+
 Message = dict[str, Any]
 
 
@@ -49,7 +50,6 @@ class _Item:
 
 def _has_seq(msg: Mapping[str, Any]) -> bool:
     return isinstance(msg.get("seq"), int) and not isinstance(msg.get("seq"), bool)
-
 
 
 class FedTranscript:
@@ -89,8 +89,12 @@ class FedTranscript:
         state = cls()
         state._head, state._base_fold = head, head.fold
         state.fed = older_messages
-        for prefix, value in ((state._conv_tokens, head.tokens), (state._savings, head.savings),
-                              (state._replaceable, head.replaceable), (state._max_seq, head.max_key)):
+        for prefix, value in (
+            (state._conv_tokens, head.tokens),
+            (state._savings, head.savings),
+            (state._replaceable, head.replaceable),
+            (state._max_seq, head.max_key),
+        ):
             prefix[0] = value
         return state
 
@@ -133,15 +137,15 @@ class FedTranscript:
 
     def _rebuild_open(self) -> None:
         """Drop the open segment's items and repair it again (the only part a later message can change)."""
-        del self._conv[self._open_from:]
+        del self._conv[self._open_from :]
         for prefix in (self._conv_tokens, self._savings, self._replaceable, self._max_seq, self._max_idx):
-            del prefix[self._open_from + 1:]
-        for entry in self._order[self._open_order:]:
+            del prefix[self._open_from + 1 :]
+        for entry in self._order[self._open_order :]:
             if entry < 0:
                 item = self._systems.pop()
                 self._system_tokens -= item.tokens
-        del self._order[self._open_order:]
-        del self._conv_pos[self._open_from:]
+        del self._order[self._open_order :]
+        del self._conv_pos[self._open_from :]
         self._folds = {n: state for n, state in self._folds.items() if n <= self._open_from}
         if not self._open:
             return

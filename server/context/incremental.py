@@ -16,7 +16,6 @@ fallback window, which is never sticky (B-CACHE-4). The property test ``tests/co
 checks byte-for-byte equality with the reference.
 """
 
-
 from __future__ import annotations
 
 from bisect import bisect_left
@@ -56,8 +55,10 @@ def _copy(msg: Message) -> Message:
     if isinstance(out.get("content"), list):
         out["content"] = [dict(p) if isinstance(p, Mapping) else p for p in out["content"]]
     if out.get("tool_calls"):
-        out["tool_calls"] = [dict(c, function=dict(c["function"])) if isinstance(c.get("function"), Mapping)
-                             else dict(c) for c in out["tool_calls"]]
+        out["tool_calls"] = [
+            dict(c, function=dict(c["function"])) if isinstance(c.get("function"), Mapping) else dict(c)
+            for c in out["tool_calls"]
+        ]
     return out
 
 
@@ -65,21 +66,34 @@ class IncrementalView(FedTranscript):
     """The view-building state of one transcript. ``feed`` new messages, then ``view`` as often as needed."""
 
     def _base(self, settings: ViewSettings) -> dict[str, Any]:
-        return {"before_tokens": self.tokens,
-                "threshold_tokens": settings.threshold_tokens,
-                "context_window_tokens": settings.context_window_tokens,
-                "keep_recent_tokens": settings.keep_recent_tokens, "transcript_messages": self.fed}
+        return {
+            "before_tokens": self.tokens,
+            "threshold_tokens": settings.threshold_tokens,
+            "context_window_tokens": settings.context_window_tokens,
+            "keep_recent_tokens": settings.keep_recent_tokens,
+            "transcript_messages": self.fed,
+        }
 
-    def view(self, settings: ViewSettings, compaction: Compaction | None = None,
-             summarizer: Callable[[list[Message]], str] = summarize) -> RequestView:
+    def view(
+        self,
+        settings: ViewSettings,
+        compaction: Compaction | None = None,
+        summarizer: Callable[[list[Message]], str] = summarize,
+    ) -> RequestView:
         """The request view over every message fed (see the module doc). ``compaction`` is the one the previous
         request was built on; the view says in ``compaction``/``sticky`` whether it repeats it or makes a new one."""
         base = self._base(settings)
         before = base["before_tokens"]
         if before <= settings.threshold_tokens and not (compaction and compaction.requested):  # R-PIPE-1
             self._needs_older("the whole transcript is the view")
-            return RequestView(messages=self._in_order(None), mode="full", estimated_tokens=before, summary=None,
-                               compacted_tool_outputs=0, **base)
+            return RequestView(
+                messages=self._in_order(None),
+                mode="full",
+                estimated_tokens=before,
+                summary=None,
+                compacted_tool_outputs=0,
+                **base,
+            )
         replaced = before  # the request a new compaction replaces: the repeated one, when there is one
         if compaction is not None:
             start = self._locate(compaction)
@@ -96,12 +110,21 @@ class IncrementalView(FedTranscript):
         if compaction.through_key > self.last_key or not self._conv:
             return None
         if self.all_seq and not self.monotone:
-            return next((i for i, it in enumerate(self._conv)
-                         if it.msg.get("role") != "tool" and self._key(it) == compaction.tail_key), None)
+            return next(
+                (
+                    i
+                    for i, it in enumerate(self._conv)
+                    if it.msg.get("role") != "tool" and self._key(it) == compaction.tail_key
+                ),
+                None,
+            )
         keys = self._max_seq if self.all_seq else self._max_idx
         i = bisect_left(keys, compaction.tail_key, 1) - 1  # the first i whose _conv[:i+1] reaches the key
-        if i < len(self._conv) and self._conv[i].msg.get("role") != "tool" \
-                and self._key(self._conv[i]) == compaction.tail_key:
+        if (
+            i < len(self._conv)
+            and self._conv[i].msg.get("role") != "tool"
+            and self._key(self._conv[i]) == compaction.tail_key
+        ):
             return i
         return None
 
@@ -113,8 +136,11 @@ class IncrementalView(FedTranscript):
         before = base["before_tokens"]
         tail = self._tail_start(settings.tail_budget_tokens)
         micro_tokens = before - self._savings[tail]
-        if self._replaceable[tail] and micro_tokens <= settings.threshold_tokens \
-                and replaced - micro_tokens >= MICRO_MIN_FREED_RATIO * replaced:
+        if (
+            self._replaceable[tail]
+            and micro_tokens <= settings.threshold_tokens
+            and replaced - micro_tokens >= MICRO_MIN_FREED_RATIO * replaced
+        ):
             self._needs_older("a microcompacted view holds the whole transcript")
             micro = Compaction("microcompacted", self._real_key(self._conv[tail]), self.last_key)
             return self._compacted(micro, tail, base, sticky=False)
@@ -123,12 +149,16 @@ class IncrementalView(FedTranscript):
             return self._fallback(base)
         summary, start = made
         view = self._compacted(summary, start, base, sticky=False)
-        if view.estimated_tokens > settings.threshold_tokens or before - view.estimated_tokens < MIN_FREED_RATIO * before:
+        if (
+            view.estimated_tokens > settings.threshold_tokens
+            or before - view.estimated_tokens < MIN_FREED_RATIO * before
+        ):
             return self._fallback(base)  # B-LOOP-1: never hand back a view that will compact again at once.
         return view
 
-    def _summary_compaction(self, settings: ViewSettings, summarizer, focus: str | None = None,
-                            budget: int | None = None) -> tuple[Compaction, int] | None:
+    def _summary_compaction(
+        self, settings: ViewSettings, summarizer, focus: str | None = None, budget: int | None = None
+    ) -> tuple[Compaction, int] | None:
         """One summary of everything before a tail shrunk until system + summary + tail is at or under the target
         (B-CACHE-2), never below R-TAIL-2/3, with its tail start; None when there is nothing before the tail or the
         summarizer failed."""
@@ -153,12 +183,14 @@ class IncrementalView(FedTranscript):
         fold = self._folds.get(tail) if summarizer is summarize else None
         head = None
         if fold is not None and self.all_seq:
-            head = CompactionHead(self._conv_tokens[tail], self._savings[tail], self._replaceable[tail],
-                                  self._max_seq[tail], fold)
+            head = CompactionHead(
+                self._conv_tokens[tail], self._savings[tail], self._replaceable[tail], self._max_seq[tail], fold
+            )
         return Compaction("summarized", self._real_key(self._conv[tail]), self.last_key, text, head=head), tail
 
-    def compact_now(self, settings: ViewSettings, focus: str | None = None,
-                    summarizer: Callable[[list[Message]], str] = summarize) -> RequestView | None:
+    def compact_now(
+        self, settings: ViewSettings, focus: str | None = None, summarizer: Callable[[list[Message]], str] = summarize
+    ) -> RequestView | None:
         """A summary compaction made on request (``compactSession``), whatever the request's size: the next
         request starts from it. ``focus`` is kept verbatim in the summary's ``Focus:`` section. When the whole
         conversation fits the recent tail, only the last exchange is kept verbatim. None when there is nothing
@@ -188,14 +220,21 @@ class IncrementalView(FedTranscript):
         """
         if compaction.mode == "microcompacted":
             tokens = base["before_tokens"] - self._savings[start]
-            return RequestView(messages=self._in_order(start), mode="microcompacted", estimated_tokens=tokens,
-                               summary=None, compacted_tool_outputs=self._replaceable[start],
-                               compaction=compaction, sticky=sticky, **base)
+            return RequestView(
+                messages=self._in_order(start),
+                mode="microcompacted",
+                estimated_tokens=tokens,
+                summary=None,
+                compacted_tool_outputs=self._replaceable[start],
+                compaction=compaction,
+                sticky=sticky,
+                **base,
+            )
         through = compaction.through_key
         text = compaction.summary or ""
         view = [_copy(it.msg) for it in self._systems if self._real_key(it) <= through]
         view.append({"role": "system", "content": text})
-        for entry in self._order[self._conv_pos[start]:]:
+        for entry in self._order[self._conv_pos[start] :]:
             if entry >= 0:
                 view.append(_copy(self._conv[entry].msg))
             else:
@@ -204,8 +243,16 @@ class IncrementalView(FedTranscript):
                     view.append(_copy(item.msg))
         tokens = self._system_tokens + self._summary_message_tokens(text)
         tokens += self._conv_tokens[-1] - self._conv_tokens[start]
-        return RequestView(messages=view, mode="summarized", estimated_tokens=tokens, summary=text,
-                           compacted_tool_outputs=0, compaction=compaction, sticky=sticky, **base)
+        return RequestView(
+            messages=view,
+            mode="summarized",
+            estimated_tokens=tokens,
+            summary=text,
+            compacted_tool_outputs=0,
+            compaction=compaction,
+            sticky=sticky,
+            **base,
+        )
 
     def _summary_message_tokens(self, text: str) -> int:
         tokens = self._summary_tokens.get(text)
@@ -248,11 +295,20 @@ class IncrementalView(FedTranscript):
         if len(self._conv) < FALLBACK_KEEP_MESSAGES:
             self._needs_older("the fallback window reaches back past what this state holds")
         start = _fallback_start(_Lazy(self._conv, 0)) if self._conv else 0
-        view = [*(_copy(it.msg) for it in self._systems[:FALLBACK_KEEP_SYSTEM]),
-                {"role": "system", "content": FALLBACK_SUMMARY}, *(_copy(it.msg) for it in self._conv[start:])]
+        view = [
+            *(_copy(it.msg) for it in self._systems[:FALLBACK_KEEP_SYSTEM]),
+            {"role": "system", "content": FALLBACK_SUMMARY},
+            *(_copy(it.msg) for it in self._conv[start:]),
+        ]
         tokens = sum(estimate_message_tokens(m) for m in view)
-        return RequestView(messages=view, mode="fallback", estimated_tokens=tokens, summary=FALLBACK_SUMMARY,
-                           compacted_tool_outputs=0, **base)
+        return RequestView(
+            messages=view,
+            mode="fallback",
+            estimated_tokens=tokens,
+            summary=FALLBACK_SUMMARY,
+            compacted_tool_outputs=0,
+            **base,
+        )
 
     def fallback_view(self, settings: ViewSettings) -> RequestView:
         """The fallback window (the single retry after a context-too-long answer, R-PTL-1)."""

@@ -53,9 +53,26 @@ ERROR_EVIDENCE = re.compile(
 # Cheap substring pre-check: most outputs contain none of these, and `in` on a lower-cased string is far
 # faster than the many-branch regex above.
 _EVIDENCE_WORDS = (
-    "fail", "invalid", "denied", "forbidden", "interrupt", "error", "exception", "traceback", "fatal",
-    "panic", "exit", "returncode", "not found", "no such file", "cannot find", "refused", "timed out",
-    "not allowed", "unauthori", "no tool result",
+    "fail",
+    "invalid",
+    "denied",
+    "forbidden",
+    "interrupt",
+    "error",
+    "exception",
+    "traceback",
+    "fatal",
+    "panic",
+    "exit",
+    "returncode",
+    "not found",
+    "no such file",
+    "cannot find",
+    "refused",
+    "timed out",
+    "not allowed",
+    "unauthori",
+    "no tool result",
 )
 
 
@@ -63,8 +80,16 @@ _EVIDENCE_WORDS = (
 # characters before it ("Tool failed", "Permission denied", "<tool_use_error>", "<returncode>", "[no tool
 # result recorded"). The two line-shaped branches ("^\s*FooError:", "(...): error") start further back, over
 # characters of _LEAD only: a line start, a ")" or a ":" within that run.
-_WORD_OFFSETS = {"fail": (0, 5), "denied": (0, 11), "error": (10,), "exception": (), "fatal": (), "panic": (),
-                 "returncode": (1,), "no tool result": (1,)}
+_WORD_OFFSETS = {
+    "fail": (0, 5),
+    "denied": (0, 11),
+    "error": (10,),
+    "exception": (),
+    "fatal": (),
+    "panic": (),
+    "returncode": (1,),
+    "no tool result": (1,),
+}
 _LINE_WORDS = frozenset(("fail", "error", "exception", "fatal", "panic"))
 _LEAD = re.compile(r"[\w\s):]*")
 _LEAD_MARKS = re.compile(r"\n|[):]")

@@ -79,8 +79,14 @@ class SummaryState:
     fed: int = 0
 
     def to_json(self) -> dict[str, Any]:
-        return {"goals": list(self.goals), "files": list(self.files), "failures": list(self.failures),
-                "lastState": self.last_state, "openCalls": [list(c) for c in self.open_calls], "fed": self.fed}
+        return {
+            "goals": list(self.goals),
+            "files": list(self.files),
+            "failures": list(self.failures),
+            "lastState": self.last_state,
+            "openCalls": [list(c) for c in self.open_calls],
+            "fed": self.fed,
+        }
 
     @classmethod
     def from_json(cls, data: Any) -> SummaryState | None:
@@ -101,7 +107,7 @@ def _one_line(text: str, clip: int | None = None) -> str:
     """``text`` on one line. With ``clip``, only what ``_clip(..., clip)`` keeps of it is exact (a long text's
     tail is not rewritten): a prefix longer than ``clip + 1`` characters is a prefix of the whole line."""
     if clip is not None and len(text) > 2 * clip:
-        head = _SPACE.sub(" ", text[:2 * clip]).lstrip()
+        head = _SPACE.sub(" ", text[: 2 * clip]).lstrip()
         if len(head) > clip + 1:
             return head
     return _SPACE.sub(" ", text).strip()
@@ -145,8 +151,14 @@ def _feed_assistant(state: SummaryState, msg: Mapping[str, Any]) -> SummaryState
             if path not in files:
                 files = (*files, path)
     text = _one_line(content_text(msg.get("content")), STATE_CHARS)
-    return SummaryState(state.goals, files, state.failures, _clip(text, STATE_CHARS) if text else state.last_state,
-                        tuple(calls) if calls else state.open_calls, state.fed + 1)
+    return SummaryState(
+        state.goals,
+        files,
+        state.failures,
+        _clip(text, STATE_CHARS) if text else state.last_state,
+        tuple(calls) if calls else state.open_calls,
+        state.fed + 1,
+    )
 
 
 def _failure_excerpt(match: re.Match[str]) -> str:
@@ -166,8 +178,14 @@ def _feed_tool(state: SummaryState, msg: Mapping[str, Any]) -> SummaryState:
     # The latest MAX_FAILURES distinct failures (R-SUM-2): a failure repeated word for word (the same test run
     # failing again) is one failure to avoid; it moves to its latest place instead of taking a second slot.
     earlier = tuple(f for f in state.failures if f != failure)
-    return SummaryState(state.goals, state.files, (earlier + (failure,))[-MAX_FAILURES:], state.last_state,
-                        state.open_calls, state.fed + 1)
+    return SummaryState(
+        state.goals,
+        state.files,
+        (earlier + (failure,))[-MAX_FAILURES:],
+        state.last_state,
+        state.open_calls,
+        state.fed + 1,
+    )
 
 
 def summary_feed(state: SummaryState, msg: Mapping[str, Any]) -> SummaryState:
@@ -177,8 +195,14 @@ def summary_feed(state: SummaryState, msg: Mapping[str, Any]) -> SummaryState:
     if role == "user":
         text = _one_line(content_text(msg.get("content")), GOAL_CHARS)
         if text:
-            return SummaryState((state.goals + (_clip(text, GOAL_CHARS),))[-MAX_STORED_GOALS:], state.files,
-                                state.failures, state.last_state, state.open_calls, state.fed + 1)
+            return SummaryState(
+                (state.goals + (_clip(text, GOAL_CHARS),))[-MAX_STORED_GOALS:],
+                state.files,
+                state.failures,
+                state.last_state,
+                state.open_calls,
+                state.fed + 1,
+            )
     elif role == "assistant":
         return _feed_assistant(state, msg)
     elif role == "tool":

@@ -94,8 +94,13 @@ class CompactionHead:
     fold: SummaryState
 
     def to_json(self) -> dict[str, Any]:
-        return {"tokens": self.tokens, "savings": self.savings, "replaceable": self.replaceable,
-                "maxKey": self.max_key, "fold": self.fold.to_json()}
+        return {
+            "tokens": self.tokens,
+            "savings": self.savings,
+            "replaceable": self.replaceable,
+            "maxKey": self.max_key,
+            "fold": self.fold.to_json(),
+        }
 
     @classmethod
     def from_json(cls, data: Any) -> CompactionHead | None:
@@ -123,13 +128,19 @@ class Compaction:
     tail_key: int
     through_key: int
     summary: str | None = None
-    requested: bool = False  # made on request (compactSession): repeated even while the transcript is under the threshold
+    requested: bool = (
+        False  # made on request (compactSession): repeated even while the transcript is under the threshold
+    )
     # What a cold start needs to resume from the tail (not part of the cut: two equal cuts compare equal)
     head: CompactionHead | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"mode": self.mode, "tailSeq": self.tail_key, "throughSeq": self.through_key,
-                               "summary": self.summary}
+        out: dict[str, Any] = {
+            "mode": self.mode,
+            "tailSeq": self.tail_key,
+            "throughSeq": self.through_key,
+            "summary": self.summary,
+        }
         if self.requested:
             out["requested"] = True
         if self.head is not None:
@@ -146,8 +157,14 @@ class Compaction:
             return None
         if data["mode"] == "summarized" and not isinstance(summary, str):
             return None
-        return cls(data["mode"], tail, through, summary if data["mode"] == "summarized" else None,
-                   data.get("requested") is True, CompactionHead.from_json(data.get("head")))
+        return cls(
+            data["mode"],
+            tail,
+            through,
+            summary if data["mode"] == "summarized" else None,
+            data.get("requested") is True,
+            CompactionHead.from_json(data.get("head")),
+        )
 
 
 @dataclass(frozen=True)
@@ -203,10 +220,19 @@ def fallback_request_view(
     """The fallback window as a view, straight from the messages (R-FALL-1): the loop's last resort when
     building a view failed, so it shares no state with the incremental path."""
     view = fallback_view(messages)
-    before = sum(token_counts[origin] if origin is not None and token_counts is not None
-                 else estimate_message_tokens(msg) for msg, origin in repair_with_origins(messages))
-    return RequestView(messages=view, mode="fallback", estimated_tokens=sum(estimate_message_tokens(m) for m in view),
-                       before_tokens=before, threshold_tokens=settings.threshold_tokens,
-                       context_window_tokens=settings.context_window_tokens,
-                       keep_recent_tokens=settings.keep_recent_tokens, summary=FALLBACK_SUMMARY,
-                       compacted_tool_outputs=0, transcript_messages=len(messages))
+    before = sum(
+        token_counts[origin] if origin is not None and token_counts is not None else estimate_message_tokens(msg)
+        for msg, origin in repair_with_origins(messages)
+    )
+    return RequestView(
+        messages=view,
+        mode="fallback",
+        estimated_tokens=sum(estimate_message_tokens(m) for m in view),
+        before_tokens=before,
+        threshold_tokens=settings.threshold_tokens,
+        context_window_tokens=settings.context_window_tokens,
+        keep_recent_tokens=settings.keep_recent_tokens,
+        summary=FALLBACK_SUMMARY,
+        compacted_tool_outputs=0,
+        transcript_messages=len(messages),
+    )

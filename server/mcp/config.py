@@ -61,8 +61,10 @@ class McpServerConfig:
     @property
     def key(self) -> str:
         """Sessions whose servers have the same key share one running server."""
-        raw = json.dumps([self.name, self.transport, self.command, self.args, self.env, self.cwd, self.url,
-                          self.headers], sort_keys=True)
+        raw = json.dumps(
+            [self.name, self.transport, self.command, self.args, self.env, self.cwd, self.url, self.headers],
+            sort_keys=True,
+        )
         return hashlib.sha256(raw.encode()).hexdigest()[:16]
 
     def allows_tool(self, tool: str) -> bool:
@@ -98,7 +100,7 @@ def parse_user_servers(table: Any) -> tuple[McpServerConfig, ...]:
 def parse_project_servers(data: Any, folder: Path) -> tuple[list[McpServerConfig], list[str]]:
     """A ``.mcp.json`` document (``{"mcpServers": {NAME: {...}}}``); bad entries become problems, not failures."""
     if not isinstance(data, dict) or not isinstance(data.get("mcpServers", {}), dict):
-        return [], [f"{PROJECT_FILE}: expected an object with an \"mcpServers\" object"]
+        return [], [f'{PROJECT_FILE}: expected an object with an "mcpServers" object']
     servers, problems = [], []
     for name, raw in data.get("mcpServers", {}).items():
         try:
@@ -137,14 +139,17 @@ def _entry(name: str, raw: Any, origin: Origin, default_cwd: str | None = None) 
     if kind in ("streamable-http", "streamableHttp"):
         kind = "http"
     if kind not in ("stdio", "http"):
-        raise McpConfigError(f"server {name!r}: type must be \"stdio\" or \"http\", got {kind!r}")
+        raise McpConfigError(f'server {name!r}: type must be "stdio" or "http", got {kind!r}')
     common: dict[str, Any] = dict(
-        name=name, origin=origin, transport=kind,
+        name=name,
+        origin=origin,
+        transport=kind,
         enabled=_bool(raw.get("enabled", True), name, "enabled"),
         startup_timeout_s=_seconds(raw.get("startup_timeout_s", 30.0), name, "startup_timeout_s"),
         tool_timeout_s=_seconds(raw.get("tool_timeout_s", 120.0), name, "tool_timeout_s"),
         enabled_tools=_strings(raw["enabled_tools"], name, "enabled_tools") if "enabled_tools" in raw else None,
-        disabled_tools=_strings(raw.get("disabled_tools", []), name, "disabled_tools"))
+        disabled_tools=_strings(raw.get("disabled_tools", []), name, "disabled_tools"),
+    )
     if kind == "http":
         url = raw.get("url")
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
@@ -156,8 +161,13 @@ def _entry(name: str, raw: Any, origin: Origin, default_cwd: str | None = None) 
     cwd = raw.get("cwd", default_cwd)
     if cwd is not None and not isinstance(cwd, str):
         raise McpConfigError(f"server {name!r}: cwd must be a string")
-    return McpServerConfig(command=command, args=_strings(raw.get("args", []), name, "args"),
-                           env=_pairs(raw.get("env", {}), name, "env"), cwd=cwd, **common)
+    return McpServerConfig(
+        command=command,
+        args=_strings(raw.get("args", []), name, "args"),
+        env=_pairs(raw.get("env", {}), name, "env"),
+        cwd=cwd,
+        **common,
+    )
 
 
 def _strings(value: Any, name: str, key: str) -> tuple[str, ...]:

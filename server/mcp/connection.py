@@ -138,8 +138,11 @@ class McpConnection:
                     tools = await _list_tools(session)
             except TimeoutError:
                 raise McpCallFailed(f"did not start within {self.config.startup_timeout_s:g} s") from None
-            self.tools = [ServerTool(t.name, t.description or "", t.input_schema) for t in tools
-                          if self.config.allows_tool(t.name)]
+            self.tools = [
+                ServerTool(t.name, t.description or "", t.input_schema)
+                for t in tools
+                if self.config.allows_tool(t.name)
+            ]
             self._session = session
             self._lost.clear()
             ready_at = self.last_used = asyncio.get_running_loop().time()
@@ -164,8 +167,9 @@ class McpConnection:
             return streamable_http_client(url, http_client=client)
         self._log_dir.mkdir(parents=True, exist_ok=True)
         errlog = stack.enter_context(open(self._log_path, "a", encoding="utf-8"))
-        return stdio_client(StdioServerParameters(command=command, args=args, env=env or None, cwd=c.cwd),
-                            errlog=errlog)
+        return stdio_client(
+            StdioServerParameters(command=command, args=args, env=env or None, cwd=c.cwd), errlog=errlog
+        )
 
     async def _watch(self, session: ClientSession) -> None:
         while True:
@@ -229,18 +233,20 @@ class McpConnection:
         """Call one tool; ``McpCallFailed`` if no result came (the server is restarted if it died)."""
         if self.state != "ready":
             self.start()
-            await self._wait_ready(self.config.startup_timeout_s + BACKOFF_START_S * 2 ** MAX_FAILURES)
+            await self._wait_ready(self.config.startup_timeout_s + BACKOFF_START_S * 2**MAX_FAILURES)
         session = self._session
         if session is None or self.state != "ready":
-            raise McpCallFailed(f"MCP server {self.config.name!r} is not running"
-                                + (f": {self.reason}" if self.reason else ""))
+            raise McpCallFailed(
+                f"MCP server {self.config.name!r} is not running" + (f": {self.reason}" if self.reason else "")
+            )
         timeout = self.config.tool_timeout_s
         self.last_used = asyncio.get_running_loop().time()
         try:
             result = await asyncio.wait_for(session.call_tool(tool, args), timeout)
         except TimeoutError:
-            raise McpCallFailed(f"MCP tool {tool!r} of server {self.config.name!r} did not answer within "
-                                f"{timeout:g} s") from None
+            raise McpCallFailed(
+                f"MCP tool {tool!r} of server {self.config.name!r} did not answer within {timeout:g} s"
+            ) from None
         except Exception as exc:
             self._lost.set()  # the watcher checks the connection at once
             raise McpCallFailed(self.mask(f"MCP server {self.config.name!r}: {describe(exc)}")) from None

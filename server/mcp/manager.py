@@ -59,8 +59,9 @@ class McpManager:
         while self._connections:
             await asyncio.sleep(min(60.0, self.idle_stop_s / 2))
             now = asyncio.get_running_loop().time()
-            idle = [c for c in self._connections.values()
-                    if c.state == "ready" and now - c.last_used > self.idle_stop_s]
+            idle = [
+                c for c in self._connections.values() if c.state == "ready" and now - c.last_used > self.idle_stop_s
+            ]
             await asyncio.gather(*(c.stop() for c in idle), return_exceptions=True)
 
     def connection(self, session_id: str, server: str) -> McpConnection | None:

@@ -17,4 +17,4 @@ def model_tool_name(server: str, tool: str) -> str:
     if len(name) <= MAX_NAME:
         return name
     digest = hashlib.sha256(f"{server}\0{tool}".encode()).hexdigest()[:8]
-    return name[:MAX_NAME - 9] + "_" + digest
+    return name[: MAX_NAME - 9] + "_" + digest

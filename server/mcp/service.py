@@ -49,8 +49,10 @@ class FrozenTools:
     tools: list[FrozenTool] = field(default_factory=list)
 
     def specs(self) -> list[dict[str, Any]]:
-        return [{"type": "function", "function": {"name": t.name, "description": t.description,
-                                                  "parameters": t.parameters}} for t in self.tools]
+        return [
+            {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
+            for t in self.tools
+        ]
 
 
 async def load_frozen(store, session_id: str) -> FrozenTools | None:
@@ -115,8 +117,12 @@ class McpService:
         if frozen is None:
             await asyncio.gather(*(c.wait_settled(c.config.startup_timeout_s + 2) for c in connections))
             frozen = _freeze(connections)
-            await store.add_event(session_id, FROZEN_EVENT, {
-                "servers": frozen.servers, "tools": [msgspec.to_builtins(t) for t in frozen.tools]}, emit.turn_id)
+            await store.add_event(
+                session_id,
+                FROZEN_EVENT,
+                {"servers": frozen.servers, "tools": [msgspec.to_builtins(t) for t in frozen.tools]},
+                emit.turn_id,
+            )
         return {t.name: self._tool(t) for t in frozen.tools}
 
     async def _approved(self, session_id: str, cwd: Path, config: McpServerConfig, emit: Emitter, ask: Ask) -> bool:
@@ -127,9 +133,13 @@ class McpService:
         if config.name in decided:
             return decided[config.name]
         params = u.RequestApprovalParams(
-            session_id=session_id, turn_id=emit.turn_id or "", tool_call_id=f"mcp_server_{config.name}",
-            tool="mcpServer", title=f"Start MCP server {config.name!r} from .mcp.json?",
-            detail=f"{config.command_line}\n\n[\"Allow always\" covers this server, as configured now, in {cwd}]")
+            session_id=session_id,
+            turn_id=emit.turn_id or "",
+            tool_call_id=f"mcp_server_{config.name}",
+            tool="mcpServer",
+            title=f"Start MCP server {config.name!r} from .mcp.json?",
+            detail=f'{config.command_line}\n\n["Allow always" covers this server, as configured now, in {cwd}]',
+        )
         try:
             raw = await ask("requestApproval", msgspec.to_builtins(params))
             decision = msgspec.convert(raw, u.RequestApprovalResult).decision
@@ -141,8 +151,11 @@ class McpService:
             self.trust.allow(cwd, config)
         decided[config.name] = decision != "reject"
         if decision == "reject":
-            emit(u.Notice(level="info", message=f"MCP server {config.name!r} from .mcp.json was not started "
-                                                "(not approved)"))
+            emit(
+                u.Notice(
+                    level="info", message=f"MCP server {config.name!r} from .mcp.json was not started (not approved)"
+                )
+            )
         return decided[config.name]
 
     def _tool(self, frozen: FrozenTool) -> Tool:
@@ -168,19 +181,27 @@ class McpService:
             frozen = await load_frozen(store, session_id)
             if frozen is not None:
                 configs = [c for c in configs if c.name in frozen.servers]
-            waiting = [c for c in configs if c.origin == "project" and not self.trust.allowed(cwd, c)
-                       and not self._decided.get(session_id, {}).get(c.name)]
+            waiting = [
+                c
+                for c in configs
+                if c.origin == "project"
+                and not self.trust.allowed(cwd, c)
+                and not self._decided.get(session_id, {}).get(c.name)
+            ]
             running = self.manager.use(session_id, [c for c in configs if c not in waiting])
             return [*(_info(c) for c in running), *(_config_info(c, "needsApproval") for c in waiting)]
         running = self.manager.all()
         keys = {c.config.key for c in running}
-        return [*(_info(c) for c in running),
-                *(_config_info(c, "stopped") for c in self.user_servers if c.key not in keys)]
+        return [
+            *(_info(c) for c in running),
+            *(_config_info(c, "stopped") for c in self.user_servers if c.key not in keys),
+        ]
 
     def _status(self, conn: McpConnection, sessions: Sequence[str]) -> None:
         tools = [model_tool_name(conn.config.name, t.name) for t in conn.tools] if conn.state == "ready" else None
-        update = u.McpServerStatus(name=conn.config.name, state=conn.state, transport=conn.config.transport,
-                                   reason=conn.reason, tools=tools)
+        update = u.McpServerStatus(
+            name=conn.config.name, state=conn.state, transport=conn.config.transport, reason=conn.reason, tools=tools
+        )
         for sid in sessions:
             emit = Emitter(self._notify, sid, None)
             emit(update)
@@ -205,7 +226,9 @@ def _freeze(connections: list[McpConnection]) -> FrozenTools:
                 continue
             taken.add(name)
             description = (tool.description or tool.name) + f" (from MCP server {conn.config.name})"
-            frozen.tools.append(FrozenTool(name, conn.config.name, tool.name, description, _object_schema(tool.input_schema)))
+            frozen.tools.append(
+                FrozenTool(name, conn.config.name, tool.name, description, _object_schema(tool.input_schema))
+            )
     return frozen
 
 
@@ -218,12 +241,27 @@ def _object_schema(schema: dict[str, Any]) -> dict[str, Any]:
 
 def _info(conn: McpConnection) -> McpServerInfo:
     c = conn.config
-    return McpServerInfo(name=c.name, origin=c.origin, transport=c.transport, state=conn.state,
-                         command_line=c.command_line, reason=conn.reason, restarts=conn.restarts,
-                         tools=[McpToolInfo(name=t.name, model_name=model_tool_name(c.name, t.name),
-                                            description=t.description or None) for t in conn.tools])
+    return McpServerInfo(
+        name=c.name,
+        origin=c.origin,
+        transport=c.transport,
+        state=conn.state,
+        command_line=c.command_line,
+        reason=conn.reason,
+        restarts=conn.restarts,
+        tools=[
+            McpToolInfo(name=t.name, model_name=model_tool_name(c.name, t.name), description=t.description or None)
+            for t in conn.tools
+        ],
+    )
 
 
 def _config_info(c: McpServerConfig, state: str) -> McpServerInfo:
-    return McpServerInfo(name=c.name, origin=c.origin, transport=c.transport, state=state,  # type: ignore[arg-type]
-                         command_line=c.command_line, tools=[])
+    return McpServerInfo(
+        name=c.name,
+        origin=c.origin,
+        transport=c.transport,
+        state=state,  # type: ignore[arg-type]
+        command_line=c.command_line,
+        tools=[],
+    )

@@ -19,21 +19,32 @@ async def get_context_view(rt: Runtime, params: GetContextViewParams) -> Context
     if params.keep_recent_tokens is not None and params.keep_recent_tokens < 0:
         raise InvalidParams("keepRecentTokens must be >= 0")
     session = await rt.store.get_session(params.session_id)
-    settings = view_settings(rt, params.context_window_tokens, params.threshold_ratio, params.keep_recent_tokens,
-                             session=session)  # the session's model's window unless overridden
+    settings = view_settings(
+        rt, params.context_window_tokens, params.threshold_ratio, params.keep_recent_tokens, session=session
+    )  # the session's model's window unless overridden
     # The same budget the agent loop uses, so this is the view the next model call would really send.
     reserved = await session_tool_overhead_tokens(rt, params.session_id)
     model = provider_settings(rt.settings, session).model or ""
     effective = effective_settings(settings, reserved, rt.calibrations.get(model))
     # B-INC-1, B-CACHE-1: the session's state and stored compaction, read only (nothing is stored or announced)
     compaction = await stored_compaction(rt.store, params.session_id)
-    view = fit_to_window(await build_view(rt.store, rt.sessions, params.session_id, compaction,
-                                          lambda state: state.view(effective, compaction)))
+    view = fit_to_window(
+        await build_view(
+            rt.store, rt.sessions, params.session_id, compaction, lambda state: state.view(effective, compaction)
+        )
+    )
     return ContextViewResult(
-        messages=view.messages, estimated_tokens=view.estimated_tokens, threshold_tokens=view.threshold_tokens,
-        context_window_tokens=settings.context_window_tokens, keep_recent_tokens=view.keep_recent_tokens,
+        messages=view.messages,
+        estimated_tokens=view.estimated_tokens,
+        threshold_tokens=view.threshold_tokens,
+        context_window_tokens=settings.context_window_tokens,
+        keep_recent_tokens=view.keep_recent_tokens,
         reserved_tokens=reserved,
-        mode=view.mode, compacted_tool_outputs=view.compacted_tool_outputs,
-        transcript_messages=view.transcript_messages, before_tokens=view.before_tokens, summary=view.summary,
+        mode=view.mode,
+        compacted_tool_outputs=view.compacted_tool_outputs,
+        transcript_messages=view.transcript_messages,
+        before_tokens=view.before_tokens,
+        summary=view.summary,
         compact_target_tokens=effective.target_tokens,
-        stable_prefix_tokens=stable_prefix_tokens(rt.sessions, params.session_id, view.messages))
+        stable_prefix_tokens=stable_prefix_tokens(rt.sessions, params.session_id, view.messages),
+    )

@@ -14,18 +14,33 @@ async def list_sessions(rt: Runtime, params: ListSessionsParams) -> ListSessions
     cwd = None if params.cwd is None else str(normalized_folder(params.cwd))
     sessions = await rt.store.list_sessions(cwd, params.limit)
     totals = await rt.store.usage_totals([s.id for s in sessions])
-    return ListSessionsResult(sessions=[
-        SessionInfo(session_id=s.id, title=s.title, cwd=s.cwd, created_at=s.created_at, updated_at=s.updated_at,
-                    message_count=s.message_count, parent_session_id=s.parent_id, model=s.model,
-                    approval_policy=policy(s.approval_policy), totals=_totals(totals.get(s.id)))
-        for s in sessions
-    ])
+    return ListSessionsResult(
+        sessions=[
+            SessionInfo(
+                session_id=s.id,
+                title=s.title,
+                cwd=s.cwd,
+                created_at=s.created_at,
+                updated_at=s.updated_at,
+                message_count=s.message_count,
+                parent_session_id=s.parent_id,
+                model=s.model,
+                approval_policy=policy(s.approval_policy),
+                totals=_totals(totals.get(s.id)),
+            )
+            for s in sessions
+        ]
+    )
 
 
 def _totals(summed: dict | None) -> SessionTotals | None:
     if summed is None:
         return None
     cost = summed["costUsd"]
-    return SessionTotals(input_tokens=summed["inputTokens"], output_tokens=summed["outputTokens"],
-                         cached_input_tokens=summed["cachedInputTokens"], cache_write_tokens=summed["cacheWriteTokens"],
-                         cost_usd=msgspec.UNSET if cost is None else round(cost, 6))
+    return SessionTotals(
+        input_tokens=summed["inputTokens"],
+        output_tokens=summed["outputTokens"],
+        cached_input_tokens=summed["cachedInputTokens"],
+        cache_write_tokens=summed["cacheWriteTokens"],
+        cost_usd=msgspec.UNSET if cost is None else round(cost, 6),
+    )

@@ -13,10 +13,13 @@ MAX_PAGE = 1000
 async def read_events(rt: Runtime, params: ReadEventsParams) -> ReadEventsResult:
     await rt.store.get_session(params.session_id)
     size = min(params.limit if params.limit and params.limit > 0 else DEFAULT_PAGE, MAX_PAGE)
-    events = await rt.store.list_events(params.session_id, kinds=params.kinds or (), after_id=params.after_id or 0,
-                                        limit=size + 1)
+    events = await rt.store.list_events(
+        params.session_id, kinds=params.kinds or (), after_id=params.after_id or 0, limit=size + 1
+    )
     page = events[:size]
     return ReadEventsResult(
-        events=[EventItem(id=e.id, kind=e.kind, created_at=e.created_at, payload=e.payload, turn_id=e.turn_id)
-                for e in page],
-        next_id=page[-1].id if len(events) > size else None)
+        events=[
+            EventItem(id=e.id, kind=e.kind, created_at=e.created_at, payload=e.payload, turn_id=e.turn_id) for e in page
+        ],
+        next_id=page[-1].id if len(events) > size else None,
+    )

@@ -7,5 +7,7 @@ from server.workspace import checked_folder
 
 
 @method("revokeMcpServerApproval")
-async def revoke_mcp_server_approval(rt: Runtime, params: RevokeMcpServerApprovalParams) -> RevokeMcpServerApprovalResult:
+async def revoke_mcp_server_approval(
+    rt: Runtime, params: RevokeMcpServerApprovalParams
+) -> RevokeMcpServerApprovalResult:
     return RevokeMcpServerApprovalResult(revoked=rt.mcp.trust.revoke(checked_folder(params.cwd), params.name))

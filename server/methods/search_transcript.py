@@ -8,6 +8,6 @@ from server.runtime import Runtime
 @method("searchTranscript")
 async def search_transcript(rt: Runtime, params: SearchTranscriptParams) -> SearchTranscriptResult:
     hits = await rt.store.search(params.query, params.session_id, params.limit)
-    return SearchTranscriptResult(hits=[
-        SearchHit(session_id=h.session_id, seq=h.seq, role=h.role, snippet=h.snippet) for h in hits
-    ])
+    return SearchTranscriptResult(
+        hits=[SearchHit(session_id=h.session_id, seq=h.seq, role=h.role, snippet=h.snippet) for h in hits]
+    )

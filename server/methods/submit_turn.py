@@ -10,8 +10,12 @@ from server.runtime import Runtime
 
 MAX_IMAGE_BYTES = 20 * 1024 * 1024  # what the providers accept per image
 MAX_IMAGES = 20
-_MAGIC = {"image/png": (b"\x89PNG\r\n\x1a\n",), "image/jpeg": (b"\xff\xd8\xff",), "image/gif": (b"GIF87a", b"GIF89a"),
-          "image/webp": (b"RIFF",)}
+_MAGIC = {
+    "image/png": (b"\x89PNG\r\n\x1a\n",),
+    "image/jpeg": (b"\xff\xd8\xff",),
+    "image/gif": (b"GIF87a", b"GIF89a"),
+    "image/webp": (b"RIFF",),
+}
 
 
 @method("submitTurn")
@@ -27,8 +31,10 @@ def check_images(images: list[Image]) -> None:
         raise InvalidParams(f"images: at most {MAX_IMAGES} images per message, got {len(images)}", code="InvalidImage")
     for i, image in enumerate(images):
         if image.mime_type not in _MAGIC:
-            raise InvalidParams(f"images[{i}].mimeType must be one of {', '.join(_MAGIC)}, "
-                                f"got {image.mime_type[:60]!r}", code="InvalidImage")
+            raise InvalidParams(
+                f"images[{i}].mimeType must be one of {', '.join(_MAGIC)}, got {image.mime_type[:60]!r}",
+                code="InvalidImage",
+            )
         if len(image.data) > MAX_IMAGE_BYTES * 4 // 3 + 4:
             raise InvalidParams(f"images[{i}].data is over {MAX_IMAGE_BYTES} bytes", code="InvalidImage")
         try:

@@ -21,8 +21,12 @@ async def update_session(rt: Runtime, params: UpdateSessionParams) -> UpdateSess
     if params.approval_policy is not msgspec.UNSET:
         await rt.store.set_approval_policy(session.id, params.approval_policy)
     session = await rt.store.get_session(session.id)
-    return UpdateSessionResult(session_id=session.id, model=session.model, approval_policy=policy(session.approval_policy),
-                               context_window_tokens=context_window(rt, session))
+    return UpdateSessionResult(
+        session_id=session.id,
+        model=session.model,
+        approval_policy=policy(session.approval_policy),
+        context_window_tokens=context_window(rt, session),
+    )
 
 
 def policy(value: str | None) -> ApprovalPolicy | None:

@@ -1,7 +1,21 @@
 """Untrusted patterns (regexes, globs, ``.gitignore`` files) and the killable worker process that runs them."""
 
-from server.patterns.run import (DEFAULT_TIMEOUT_SECONDS, MAX_LINE_CHARS, ScanError, ScanResult, long_lines_note,
-                                 run_scan, timeout_note)
+from server.patterns.run import (
+    DEFAULT_TIMEOUT_SECONDS,
+    MAX_LINE_CHARS,
+    ScanError,
+    ScanResult,
+    long_lines_note,
+    run_scan,
+    timeout_note,
+)
 
-__all__ = ["DEFAULT_TIMEOUT_SECONDS", "MAX_LINE_CHARS", "ScanError", "ScanResult", "long_lines_note", "run_scan",
-           "timeout_note"]
+__all__ = [
+    "DEFAULT_TIMEOUT_SECONDS",
+    "MAX_LINE_CHARS",
+    "ScanError",
+    "ScanResult",
+    "long_lines_note",
+    "run_scan",
+    "timeout_note",
+]

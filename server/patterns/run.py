@@ -43,9 +43,16 @@ async def run_scan(job: dict[str, Any], timeout: float = DEFAULT_TIMEOUT_SECONDS
     job = {"max_line_chars": MAX_LINE_CHARS, **job}
     env = {k: os.environ[k] for k in _ENV_KEYS if k in os.environ}
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "server.patterns.worker", stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, env=env, cwd=str(_PACKAGE_ROOT),
-        limit=1 << 20)
+        sys.executable,
+        "-m",
+        "server.patterns.worker",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        env=env,
+        cwd=str(_PACKAGE_ROOT),
+        limit=1 << 20,
+    )
     result = ScanResult()
     try:
         assert proc.stdin is not None and proc.stdout is not None
@@ -81,8 +88,10 @@ async def _collect(stdout: asyncio.StreamReader, result: ScanResult) -> None:
 
 
 def timeout_note(timeout: float, what: str = "search") -> str:
-    return (f"[{what} stopped after {timeout:g} s: the pattern took too long (a regex that backtracks "
-            f"catastrophically, such as (a+)+$, can take forever); results above are partial. Simplify the pattern]")
+    return (
+        f"[{what} stopped after {timeout:g} s: the pattern took too long (a regex that backtracks "
+        f"catastrophically, such as (a+)+$, can take forever); results above are partial. Simplify the pattern]"
+    )
 
 
 def long_lines_note(count: int) -> str:

@@ -13,7 +13,11 @@ from typing import Any
 
 from . import reasoning_items
 from .anthropic_convert import (
-    KIND, continuation_has_thinking, convert_messages, convert_tools, place_cache_breakpoints,
+    KIND,
+    continuation_has_thinking,
+    convert_messages,
+    convert_tools,
+    place_cache_breakpoints,
 )
 from .base import ChatResult, ReasoningDelta, StreamEvent, TextDelta, ToolCall, Usage
 from .errors import ProviderError
@@ -23,16 +27,30 @@ from .sse import TooLarge
 API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 8192
 # stop_reason in Chat Completions' finish_reason words, which the rest of Threadline reads.
-STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_calls", "max_tokens": "length",
-                "pause_turn": "stop", "refusal": "content_filter"}
+STOP_REASONS = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "pause_turn": "stop",
+    "refusal": "content_filter",
+}
 
 
 class AnthropicProvider(NativeProvider):
     path = "/messages"
     kind = KIND
 
-    def __init__(self, base_url: str, api_key: str | None, model: str, *, max_tokens: int | None = None,
-                 thinking_budget_tokens: int | None = None, **options: Any) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None,
+        model: str,
+        *,
+        max_tokens: int | None = None,
+        thinking_budget_tokens: int | None = None,
+        **options: Any,
+    ) -> None:
         super().__init__(base_url, api_key, model, **options)
         self.thinking_budget = thinking_budget_tokens
         # The API requires max_tokens, above any thinking budget.
@@ -47,8 +65,7 @@ class AnthropicProvider(NativeProvider):
     def request_body(self, messages: list[dict], tools: list[dict] | None, cache_key: str | None) -> dict[str, Any]:
         system, turns = convert_messages(messages)
         place_cache_breakpoints(system, turns)
-        body: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens, "messages": turns,
-                                "stream": True}
+        body: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens, "messages": turns, "stream": True}
         if system:
             body["system"] = system
         if tools:
@@ -141,17 +158,35 @@ class MessageAssembler:
             elif kind == "thinking":
                 thinking.append(block.get("thinking", ""))
                 if block.get("signature"):  # unsigned (cut) thinking is not accepted back
-                    items.append(reasoning_items.tagged(KIND, {"type": "thinking", "thinking": block.get(
-                        "thinking", ""), "signature": block["signature"]}))
+                    items.append(
+                        reasoning_items.tagged(
+                            KIND,
+                            {
+                                "type": "thinking",
+                                "thinking": block.get("thinking", ""),
+                                "signature": block["signature"],
+                            },
+                        )
+                    )
             elif kind == "redacted_thinking":
                 items.append(reasoning_items.tagged(KIND, {"type": "redacted_thinking", "data": block.get("data")}))
             elif kind == "tool_use":
                 raw = "".join(self.json_parts.get(index, [])).strip()
-                calls.append(ToolCall(id=block.get("id") or f"toolu_{uuid.uuid4().hex[:20]}",
-                                      name=block.get("name", ""), arguments=raw or json.dumps(block.get("input") or {})))
-        return ChatResult(content="".join(text), reasoning="".join(thinking), tool_calls=calls,
-                          usage=self._usage(), finish_reason=STOP_REASONS.get(self.stop_reason or "", self.stop_reason),
-                          reasoning_items=items)
+                calls.append(
+                    ToolCall(
+                        id=block.get("id") or f"toolu_{uuid.uuid4().hex[:20]}",
+                        name=block.get("name", ""),
+                        arguments=raw or json.dumps(block.get("input") or {}),
+                    )
+                )
+        return ChatResult(
+            content="".join(text),
+            reasoning="".join(thinking),
+            tool_calls=calls,
+            usage=self._usage(),
+            finish_reason=STOP_REASONS.get(self.stop_reason or "", self.stop_reason),
+            reasoning_items=items,
+        )
 
     def _usage(self) -> Usage | None:
         if not self.usage_in:

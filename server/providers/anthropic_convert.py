@@ -32,8 +32,13 @@ def convert_tools(tools: list[dict] | None) -> list[dict[str, Any]]:
     out = []
     for spec in tools or ():
         fn = spec.get("function", spec)
-        out.append({"name": fn["name"], "description": fn.get("description", ""),
-                    "input_schema": fn.get("parameters") or {"type": "object", "properties": {}}})
+        out.append(
+            {
+                "name": fn["name"],
+                "description": fn.get("description", ""),
+                "input_schema": fn.get("parameters") or {"type": "object", "properties": {}},
+            }
+        )
     return out
 
 
@@ -53,8 +58,17 @@ def convert_messages(messages: list[dict]) -> tuple[list[dict[str, Any]], list[d
         if role in ("system", "developer"):
             _append(turns, "user", [{"type": "text", "text": f"[system note]\n{_text(msg.get('content'))}"}])
         elif role == "tool":
-            _append(turns, "user", [{"type": "tool_result", "tool_use_id": tool_id(str(msg.get("tool_call_id"))),
-                                     "content": _text(msg.get("content")) or "(no output)"}])
+            _append(
+                turns,
+                "user",
+                [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": tool_id(str(msg.get("tool_call_id"))),
+                        "content": _text(msg.get("content")) or "(no output)",
+                    }
+                ],
+            )
         elif role == "assistant":
             blocks = _assistant_blocks(msg)
             if blocks:
@@ -113,8 +127,14 @@ def _assistant_blocks(msg: dict[str, Any]) -> list[dict[str, Any]]:
         blocks.append({"type": "text", "text": text})
     for call in msg.get("tool_calls") or ():
         fn = call.get("function") or {}
-        blocks.append({"type": "tool_use", "id": tool_id(str(call.get("id"))), "name": fn.get("name", ""),
-                       "input": _input(fn.get("arguments"))})
+        blocks.append(
+            {
+                "type": "tool_use",
+                "id": tool_id(str(call.get("id"))),
+                "name": fn.get("name", ""),
+                "input": _input(fn.get("arguments")),
+            }
+        )
     if blocks and all(b.get("type") in ("thinking", "redacted_thinking") for b in blocks):
         return []  # thinking alone is no answer the API accepts back (an interrupted answer)
     return blocks
@@ -136,8 +156,11 @@ def _user_blocks(content: Any) -> list[dict[str, Any]]:
         if part.get("type") == "image_url":
             url = str((part.get("image_url") or {}).get("url", ""))
             match = _DATA_URL.match(url)
-            source = ({"type": "base64", "media_type": match.group(1), "data": match.group(2)} if match
-                      else {"type": "url", "url": url})
+            source = (
+                {"type": "base64", "media_type": match.group(1), "data": match.group(2)}
+                if match
+                else {"type": "url", "url": url}
+            )
             blocks.append({"type": "image", "source": source})
         elif isinstance(part.get("text"), str) and part["text"]:
             blocks.append({"type": "text", "text": part["text"]})

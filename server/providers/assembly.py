@@ -153,8 +153,11 @@ def _cached_tokens(usage: dict[str, Any]) -> int | None:
     ``prompt_cache_hit_tokens``; Anthropic-shaped gateways: ``cache_read_input_tokens``. Any of them may be null.
     """
     details = usage.get("prompt_tokens_details")
-    candidates = [details.get("cached_tokens") if isinstance(details, dict) else None,
-                  usage.get("prompt_cache_hit_tokens"), usage.get("cache_read_input_tokens")]
+    candidates = [
+        details.get("cached_tokens") if isinstance(details, dict) else None,
+        usage.get("prompt_cache_hit_tokens"),
+        usage.get("cache_read_input_tokens"),
+    ]
     for value in candidates:
         if isinstance(value, int) and not isinstance(value, bool):
             return max(0, value)

@@ -69,7 +69,11 @@ class ChatProvider(Protocol):
     model: str
 
     async def stream_chat(
-        self, messages: list[dict], tools: list[dict] | None, on_event: OnEvent | None, *,
+        self,
+        messages: list[dict],
+        tools: list[dict] | None,
+        on_event: OnEvent | None,
+        *,
         cache_key: str | None = None,
     ) -> ChatResult:
         """``cache_key`` names the conversation (the session) for providers that route prompt caches by it."""

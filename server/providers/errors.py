@@ -11,10 +11,22 @@ from typing import Any
 
 from .base import ChatResult
 
-KINDS = frozenset({
-    "auth", "model_not_found", "rate_limited", "server", "timeout", "connection",
-    "stream_cut", "malformed", "empty", "context_too_long", "bad_request", "too_large",
-})
+KINDS = frozenset(
+    {
+        "auth",
+        "model_not_found",
+        "rate_limited",
+        "server",
+        "timeout",
+        "connection",
+        "stream_cut",
+        "malformed",
+        "empty",
+        "context_too_long",
+        "bad_request",
+        "too_large",
+    }
+)
 # Kinds worth another attempt, provided nothing has been shown to the caller yet.
 RETRYABLE_KINDS = frozenset({"rate_limited", "server", "timeout", "connection", "stream_cut"})
 
@@ -48,23 +60,25 @@ class ProviderError(Exception):
 
 # R-PTL-1: the generic rule plus each provider's own wording, as they really answer.
 _CONTEXT_TOO_LONG = re.compile(
-    "|".join([
-        r"prompt (is )?too long",                         # generic, Anthropic-style, Ollama
-        r"context length",                                # generic, OpenAI, DeepSeek, OpenRouter, vLLM
-        r"too many tokens",                               # generic
-        r"context_length_exceeded",                       # OpenAI / Azure / Groq error code
-        r"range of input length should be",               # Qwen / DashScope compatible mode
-        r"invalidparameter.{0,80}input length",           # DashScope
-        r"input length exceeds",                          # Ollama
-        r"exceeded model token limit",                    # Moonshot / Kimi
-        r"longer than the maximum model length",          # vLLM
-        r"prompt \(.{0,60}\) is too long",                # vLLM "Input prompt (N tokens) is too long"
-        r"exceeds? the available context size",           # llama.cpp server
-        r"exceed_context_size",                           # llama.cpp error type
-        r"maximum prompt length",                         # xAI
-        r"input token count.{0,40}exceeds",               # Gemini compatible mode
-        r"exceed(s|ed)? (the )?(model'?s? )?context (window|limit)",
-    ]),
+    "|".join(
+        [
+            r"prompt (is )?too long",  # generic, Anthropic-style, Ollama
+            r"context length",  # generic, OpenAI, DeepSeek, OpenRouter, vLLM
+            r"too many tokens",  # generic
+            r"context_length_exceeded",  # OpenAI / Azure / Groq error code
+            r"range of input length should be",  # Qwen / DashScope compatible mode
+            r"invalidparameter.{0,80}input length",  # DashScope
+            r"input length exceeds",  # Ollama
+            r"exceeded model token limit",  # Moonshot / Kimi
+            r"longer than the maximum model length",  # vLLM
+            r"prompt \(.{0,60}\) is too long",  # vLLM "Input prompt (N tokens) is too long"
+            r"exceeds? the available context size",  # llama.cpp server
+            r"exceed_context_size",  # llama.cpp error type
+            r"maximum prompt length",  # xAI
+            r"input token count.{0,40}exceeds",  # Gemini compatible mode
+            r"exceed(s|ed)? (the )?(model'?s? )?context (window|limit)",
+        ]
+    ),
     re.IGNORECASE | re.DOTALL,
 )
 # Statuses whose bodies are about something else even when they mention tokens.
@@ -143,27 +157,38 @@ def error_for_status(
         return ProviderError(kind, message, status=status, partial=partial, retry_after=retry_after, **extra)
 
     if status < 400:
-        return err("bad_request", f"The provider at {base_url} redirected the request (HTTP {status}); "
-                                  f"set the base URL to where it points.{suffix}")
+        return err(
+            "bad_request",
+            f"The provider at {base_url} redirected the request (HTTP {status}); "
+            f"set the base URL to where it points.{suffix}",
+        )
     if status == 401:
         if not api_key:
-            return err("auth", f"The provider at {base_url} requires an API key, but none is configured "
-                               f"(HTTP 401).{suffix}")
-        return err("auth", f"The API key was rejected by the provider at {base_url} (HTTP 401). "
-                           f"Check the configured API key.{suffix}")
+            return err(
+                "auth", f"The provider at {base_url} requires an API key, but none is configured (HTTP 401).{suffix}"
+            )
+        return err(
+            "auth",
+            f"The API key was rejected by the provider at {base_url} (HTTP 401). Check the configured API key.{suffix}",
+        )
     if status == 403:
         return err("auth", f"The API key lacks access to model '{model}' at {base_url} (HTTP 403).{suffix}")
     if status == 404:
-        return err("model_not_found", f"Model '{model}' was not found at {base_url} (HTTP 404). "
-                                      f"Check the model name and that the base URL ends in /v1.{suffix}")
+        return err(
+            "model_not_found",
+            f"Model '{model}' was not found at {base_url} (HTTP 404). "
+            f"Check the model name and that the base URL ends in /v1.{suffix}",
+        )
     if status == 429:
         # A spent quota is not a rate: waiting a few seconds will not help.
         quota = "insufficient_quota" in body or "exceeded your current quota" in body
-        return err("rate_limited", f"Rate limited by the provider (HTTP 429).{suffix}",
-                   retryable=False if quota else None)
+        return err(
+            "rate_limited", f"Rate limited by the provider (HTTP 429).{suffix}", retryable=False if quota else None
+        )
     if is_context_too_long(status, body):
-        return err("context_too_long", f"The request is longer than the model's context window "
-                                       f"(HTTP {status}).{suffix}")
+        return err(
+            "context_too_long", f"The request is longer than the model's context window (HTTP {status}).{suffix}"
+        )
     if status >= 500:
         return err("server", f"The provider had a server error (HTTP {status}).{suffix}")
     return err("bad_request", f"The provider rejected the request (HTTP {status}).{suffix}")
@@ -181,8 +206,9 @@ def error_in_stream(
     body = json.dumps(payload)
     error = payload.get("error")
     fields = error if isinstance(error, dict) else {}
-    status = next((v for v in (fields.get("code"), fields.get("status"))
-                   if isinstance(v, int) and 400 <= v <= 599), None)
+    status = next(
+        (v for v in (fields.get("code"), fields.get("status")) if isinstance(v, int) and 400 <= v <= 599), None
+    )
     if status is not None:
         return error_for_status(status, body, model=model, base_url=base_url, api_key=api_key, partial=partial)
     said = redact(provider_message(body), api_key)

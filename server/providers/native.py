@@ -20,8 +20,15 @@ from server.redaction import display_url, mask
 from .base import ChatResult, OnEvent, Retrying, StreamEvent
 from .errors import ProviderError, error_for_status, error_in_stream, parse_retry_after, redact
 from .openai_compat import (
-    MAX_ANSWER_CHARS, MAX_ERROR_BODY_BYTES, MAX_RESPONSE_BYTES, MAX_SSE_LINE_BYTES, RETRY_AFTER_LIMIT, _Emitter,
-    _read_capped, _retry_reason, _too_large,
+    MAX_ANSWER_CHARS,
+    MAX_ERROR_BODY_BYTES,
+    MAX_RESPONSE_BYTES,
+    MAX_SSE_LINE_BYTES,
+    RETRY_AFTER_LIMIT,
+    _Emitter,
+    _read_capped,
+    _retry_reason,
+    _too_large,
 )
 from .sse import TooLarge, sse_data
 
@@ -43,10 +50,20 @@ class NativeProvider:
     path = ""
     kind = ""
 
-    def __init__(self, base_url: str, api_key: str | None, model: str, *, max_retries: int = 3,
-                 connect_timeout: float = 10, read_timeout: float = 120, backoff_base: float = 0.5,
-                 backoff_max: float = 20, client: httpx.AsyncClient | None = None,
-                 max_answer_chars: int = MAX_ANSWER_CHARS) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None,
+        model: str,
+        *,
+        max_retries: int = 3,
+        connect_timeout: float = 10,
+        read_timeout: float = 120,
+        backoff_base: float = 0.5,
+        backoff_max: float = 20,
+        client: httpx.AsyncClient | None = None,
+        max_answer_chars: int = MAX_ANSWER_CHARS,
+    ) -> None:
         self.base_url = base_url.rstrip("/")
         self.shown_url = display_url(self.base_url)
         self._url_secret = urlsplit(self.base_url).password
@@ -55,8 +72,9 @@ class NativeProvider:
         self.max_answer_chars = max_answer_chars
         self._api_key = api_key or None
         self._url = self.base_url if self.base_url.endswith(self.path) else f"{self.base_url}{self.path}"
-        self._timeout = httpx.Timeout(connect=connect_timeout, read=read_timeout,
-                                      write=max(connect_timeout, 60.0), pool=connect_timeout)
+        self._timeout = httpx.Timeout(
+            connect=connect_timeout, read=read_timeout, write=max(connect_timeout, 60.0), pool=connect_timeout
+        )
         self._owns_client = client is None
         self._client = client or httpx.AsyncClient(timeout=self._timeout)
 
@@ -82,8 +100,14 @@ class NativeProvider:
         raise NotImplementedError
 
     # -- the call -------------------------------------------------------------------------------------------
-    async def stream_chat(self, messages: list[dict], tools: list[dict] | None, on_event: OnEvent | None = None,
-                          *, cache_key: str | None = None) -> ChatResult:
+    async def stream_chat(
+        self,
+        messages: list[dict],
+        tools: list[dict] | None,
+        on_event: OnEvent | None = None,
+        *,
+        cache_key: str | None = None,
+    ) -> ChatResult:
         emitter = _Emitter(on_event)
         body = self.request_body(messages, tools, cache_key)
         attempt = 0
@@ -94,8 +118,10 @@ class NativeProvider:
                 if not err.retryable or emitter.shown:
                     raise
                 if err.retry_after is not None and err.retry_after > RETRY_AFTER_LIMIT:
-                    err.message = (f"{err.message} The provider asked to wait {err.retry_after:.0f} s before "
-                                   f"retrying, longer than the {RETRY_AFTER_LIMIT:.0f} s limit.")
+                    err.message = (
+                        f"{err.message} The provider asked to wait {err.retry_after:.0f} s before "
+                        f"retrying, longer than the {RETRY_AFTER_LIMIT:.0f} s limit."
+                    )
                     err.args = (err.message,)
                     raise
                 if attempt >= self.max_retries:
@@ -112,24 +138,38 @@ class NativeProvider:
         assembler = self.new_assembler()
         answered = False
         try:
-            async with self._client.stream("POST", self._url, json=body, headers=self.headers(),
-                                           timeout=self._timeout) as response:
+            async with self._client.stream(
+                "POST", self._url, json=body, headers=self.headers(), timeout=self._timeout
+            ) as response:
                 answered = True
                 if response.status_code >= 300:
                     text = (await _read_capped(response, MAX_ERROR_BODY_BYTES, cut=True)).decode("utf-8", "replace")
-                    raise error_for_status(response.status_code, text, model=self.model, base_url=self.shown_url,
-                                           api_key=self._api_key, retry_after=parse_retry_after(response.headers))
+                    raise error_for_status(
+                        response.status_code,
+                        text,
+                        model=self.model,
+                        base_url=self.shown_url,
+                        api_key=self._api_key,
+                        retry_after=parse_retry_after(response.headers),
+                    )
                 if "text/event-stream" not in response.headers.get("content-type", ""):
-                    raise ProviderError("malformed", f"Expected an event stream from {self.shown_url}, got "
-                                                     f"{response.headers.get('content-type', 'none')}.")
+                    raise ProviderError(
+                        "malformed",
+                        f"Expected an event stream from {self.shown_url}, got "
+                        f"{response.headers.get('content-type', 'none')}.",
+                    )
                 await self._take_stream(response, assembler, emitter)
         except TooLarge as exc:
             raise _too_large(str(exc)) from None
         except httpx.TimeoutException as exc:
-            phase = "connecting to" if isinstance(exc, (httpx.ConnectTimeout, httpx.PoolTimeout)) else \
-                "waiting for an answer from"
-            raise ProviderError("timeout", f"Timed out {phase} {self.shown_url}.",
-                                partial=_partial(assembler)) from None
+            phase = (
+                "connecting to"
+                if isinstance(exc, (httpx.ConnectTimeout, httpx.PoolTimeout))
+                else "waiting for an answer from"
+            )
+            raise ProviderError(
+                "timeout", f"Timed out {phase} {self.shown_url}.", partial=_partial(assembler)
+            ) from None
         except httpx.TransportError as exc:
             if not (answered and assembler.finished):
                 detail = redact(str(exc) or type(exc).__name__, self._api_key)
@@ -140,8 +180,9 @@ class NativeProvider:
         if not assembler.finished:
             raise _stream_cut(assembler, "no end-of-message event")
         if not assembler.produced:
-            raise ProviderError("empty", f"The provider returned an empty answer for model '{self.model}'.",
-                                partial=assembler.result())
+            raise ProviderError(
+                "empty", f"The provider returned an empty answer for model '{self.model}'.", partial=assembler.result()
+            )
         return assembler.result()
 
     async def _take_stream(self, response: httpx.Response, assembler: Assembler, emitter: _Emitter) -> None:
@@ -152,11 +193,17 @@ class NativeProvider:
             try:
                 event = json.loads(data)
             except ValueError:
-                raise ProviderError("malformed", f"The provider sent an unparseable stream event: {data[:200]!r}",
-                                    partial=_partial(assembler)) from None
+                raise ProviderError(
+                    "malformed",
+                    f"The provider sent an unparseable stream event: {data[:200]!r}",
+                    partial=_partial(assembler),
+                ) from None
             if not isinstance(event, dict):
-                raise ProviderError("malformed", f"The provider sent a stream event that is not an object: "
-                                                 f"{data[:200]!r}", partial=_partial(assembler))
+                raise ProviderError(
+                    "malformed",
+                    f"The provider sent a stream event that is not an object: {data[:200]!r}",
+                    partial=_partial(assembler),
+                )
             failure = self.stream_error(event, _partial(assembler))
             if failure is not None:
                 raise failure
@@ -165,8 +212,9 @@ class NativeProvider:
 
     def error_from_payload(self, payload: dict[str, Any], partial: ChatResult | None) -> ProviderError:
         """An in-stream ``{"error": {...}}`` mapped as the same answer over HTTP would be."""
-        return error_in_stream(payload, model=self.model, base_url=self.shown_url, api_key=self._api_key,
-                               partial=partial)
+        return error_in_stream(
+            payload, model=self.model, base_url=self.shown_url, api_key=self._api_key, partial=partial
+        )
 
 
 def _delay(provider: NativeProvider, attempt: int, retry_after: float | None) -> float:
@@ -182,5 +230,9 @@ def _partial(assembler: Assembler) -> ChatResult | None:
 
 def _stream_cut(assembler: Assembler, detail: str) -> ProviderError:
     partial = assembler.result()
-    return ProviderError("stream_cut", f"The provider closed the stream before it finished ({detail}); "
-                                       f"{len(partial.content)} characters of text had arrived.", partial=partial)
+    return ProviderError(
+        "stream_cut",
+        f"The provider closed the stream before it finished ({detail}); "
+        f"{len(partial.content)} characters of text had arrived.",
+        partial=partial,
+    )

@@ -15,8 +15,8 @@ from server.redaction import display_url, mask
 
 from .assembly import ChatAssembler
 from .base import ChatResult, OnEvent, ReasoningDelta, Retrying, StreamEvent, TextDelta
-from .reasoning_items import without_reasoning_items
 from .errors import ProviderError, error_for_status, error_in_stream, parse_retry_after, redact
+from .reasoning_items import without_reasoning_items
 from .sse import TooLarge, sse_data
 
 # A Retry-After longer than this is not worth waiting out inside one model call.
@@ -78,8 +78,9 @@ class OpenAICompatibleProvider:
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
         self._api_key = api_key or None
-        self._url = (self.base_url if self.base_url.endswith("/chat/completions")
-                     else f"{self.base_url}/chat/completions")
+        self._url = (
+            self.base_url if self.base_url.endswith("/chat/completions") else f"{self.base_url}/chat/completions"
+        )
         self._timeout = httpx.Timeout(
             connect=connect_timeout, read=read_timeout, write=max(connect_timeout, 60.0), pool=connect_timeout
         )
@@ -96,7 +97,11 @@ class OpenAICompatibleProvider:
             await self._client.aclose()
 
     async def stream_chat(
-        self, messages: list[dict], tools: list[dict] | None, on_event: OnEvent | None = None, *,
+        self,
+        messages: list[dict],
+        tools: list[dict] | None,
+        on_event: OnEvent | None = None,
+        *,
         cache_key: str | None = None,  # Chat Completions servers cache prefixes without being told
     ) -> ChatResult:
         emitter = _Emitter(on_event)
@@ -115,7 +120,10 @@ class OpenAICompatibleProvider:
                         err.kind,
                         f"{err.message} The provider asked to wait {err.retry_after:.0f} s before retrying, "
                         f"longer than the {RETRY_AFTER_LIMIT:.0f} s limit.",
-                        status=err.status, partial=err.partial, retry_after=err.retry_after, retryable=False,
+                        status=err.status,
+                        partial=err.partial,
+                        retry_after=err.retry_after,
+                        retryable=False,
                     ) from None
                 if attempt >= self.max_retries:
                     if attempt:
@@ -167,10 +175,14 @@ class OpenAICompatibleProvider:
         except TooLarge as exc:
             raise _too_large(str(exc)) from None
         except httpx.TimeoutException as exc:
-            phase = "connecting to" if isinstance(exc, (httpx.ConnectTimeout, httpx.PoolTimeout)) else \
-                "waiting for an answer from"
-            raise ProviderError("timeout", f"Timed out {phase} {self.shown_url}.",
-                                partial=_partial(assembler)) from None
+            phase = (
+                "connecting to"
+                if isinstance(exc, (httpx.ConnectTimeout, httpx.PoolTimeout))
+                else "waiting for an answer from"
+            )
+            raise ProviderError(
+                "timeout", f"Timed out {phase} {self.shown_url}.", partial=_partial(assembler)
+            ) from None
         except httpx.TransportError as exc:
             # A connection dropped after finish_reason lost nothing but the [DONE] line.
             if not (answered and assembler.finished):
@@ -183,8 +195,9 @@ class OpenAICompatibleProvider:
             raise self._stream_cut(assembler, "no [DONE] or finish_reason")
         if not assembler.produced:
             what = "no choices" if not assembler.saw_choice else "an empty answer"
-            raise ProviderError("empty", f"The provider returned {what} for model '{self.model}'.",
-                                partial=assembler.result())
+            raise ProviderError(
+                "empty", f"The provider returned {what} for model '{self.model}'.", partial=assembler.result()
+            )
         return assembler.result()
 
     async def _raise_for_status(self, response: httpx.Response, body: dict[str, Any]) -> None:
@@ -193,7 +206,11 @@ class OpenAICompatibleProvider:
         if status == 400 and "stream_options" in body and "stream_options" in text:
             raise _StreamOptionsRejected()
         raise error_for_status(
-            status, text, model=self.model, base_url=self.shown_url, api_key=self._api_key,
+            status,
+            text,
+            model=self.model,
+            base_url=self.shown_url,
+            api_key=self._api_key,
             retry_after=parse_retry_after(response.headers),
         )
 
@@ -204,8 +221,10 @@ class OpenAICompatibleProvider:
             payload = json.loads(text)
         except ValueError:
             content_type = response.headers.get("content-type", "none")
-            raise ProviderError("malformed", f"Expected an event stream or JSON from {self.shown_url}, got "
-                                             f"{content_type}: {text[:200]!r}") from None
+            raise ProviderError(
+                "malformed",
+                f"Expected an event stream or JSON from {self.shown_url}, got {content_type}: {text[:200]!r}",
+            ) from None
         if not isinstance(payload, dict):
             raise ProviderError("malformed", f"Unexpected JSON answer: {text[:200]!r}")
         if "error" in payload:
@@ -238,19 +257,26 @@ class OpenAICompatibleProvider:
         try:
             chunk = json.loads(data)
         except ValueError:
-            raise ProviderError("malformed", f"The provider sent an unparseable stream chunk: {data[:200]!r}",
-                                partial=_partial(assembler)) from None
+            raise ProviderError(
+                "malformed",
+                f"The provider sent an unparseable stream chunk: {data[:200]!r}",
+                partial=_partial(assembler),
+            ) from None
         if not isinstance(chunk, dict):
-            raise ProviderError("malformed", f"The provider sent a stream chunk that is not an object: "
-                                             f"{data[:200]!r}", partial=_partial(assembler))
+            raise ProviderError(
+                "malformed",
+                f"The provider sent a stream chunk that is not an object: {data[:200]!r}",
+                partial=_partial(assembler),
+            )
         if "error" in chunk:
             raise self._error_in_stream(chunk, assembler)
         for event in assembler.add_chunk(chunk):
             await emitter.emit(event)
 
     def _error_in_stream(self, payload: dict[str, Any], assembler: ChatAssembler) -> ProviderError:
-        return error_in_stream(payload, model=self.model, base_url=self.shown_url, api_key=self._api_key,
-                               partial=_partial(assembler))
+        return error_in_stream(
+            payload, model=self.model, base_url=self.shown_url, api_key=self._api_key, partial=_partial(assembler)
+        )
 
     def _stream_cut(self, assembler: ChatAssembler, detail: str) -> ProviderError:
         partial = assembler.result()
@@ -277,8 +303,11 @@ async def _read_capped(response: httpx.Response, cap: int, *, cut: bool = False)
 
 def _too_large(detail: str) -> ProviderError:
     """Nothing of such an answer is kept (``partial`` stays None): half a tool call is no use to anyone."""
-    return ProviderError("too_large", f"The model's answer was too large and was stopped: {detail}. Nothing of it "
-                                      "was stored; ask for smaller steps (for example, write a big file in parts).")
+    return ProviderError(
+        "too_large",
+        f"The model's answer was too large and was stopped: {detail}. Nothing of it "
+        "was stored; ask for smaller steps (for example, write a big file in parts).",
+    )
 
 
 def _partial(assembler: ChatAssembler) -> ChatResult | None:
@@ -287,6 +316,11 @@ def _partial(assembler: ChatAssembler) -> ChatResult | None:
 
 def _retry_reason(err: ProviderError) -> str:
     status = f" (HTTP {err.status})" if err.status else ""
-    labels = {"rate_limited": "rate limited", "server": "server error", "timeout": "timed out",
-              "connection": "connection failed", "stream_cut": "stream cut"}
+    labels = {
+        "rate_limited": "rate limited",
+        "server": "server error",
+        "timeout": "timed out",
+        "connection": "connection failed",
+        "stream_cut": "stream cut",
+    }
     return f"{labels.get(err.kind, err.kind)}{status}"

@@ -20,8 +20,11 @@ def tagged(provider: str, item: dict[str, Any]) -> dict[str, Any]:
 def items_for(message: dict[str, Any], provider: str) -> list[dict[str, Any]]:
     """The provider's own items of a view message, as that provider sent them (the tag removed)."""
     items = message.get(KEY) or ()
-    return [{k: v for k, v in item.items() if k != "provider"}
-            for item in items if isinstance(item, dict) and item.get("provider") == provider]
+    return [
+        {k: v for k, v in item.items() if k != "provider"}
+        for item in items
+        if isinstance(item, dict) and item.get("provider") == provider
+    ]
 
 
 def without_reasoning_items(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

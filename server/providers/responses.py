@@ -24,8 +24,9 @@ class ResponsesProvider(NativeProvider):
     path = "/responses"
     kind = KIND
 
-    def __init__(self, base_url: str, api_key: str | None, model: str, *, max_output_tokens: int | None = None,
-                 **options: Any) -> None:
+    def __init__(
+        self, base_url: str, api_key: str | None, model: str, *, max_output_tokens: int | None = None, **options: Any
+    ) -> None:
         super().__init__(base_url, api_key, model, **options)
         self.max_output_tokens = max_output_tokens
 
@@ -36,8 +37,13 @@ class ResponsesProvider(NativeProvider):
         return headers
 
     def request_body(self, messages: list[dict], tools: list[dict] | None, cache_key: str | None) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": self.model, "input": input_items(messages), "stream": True,
-                                "store": False, "include": ["reasoning.encrypted_content"]}
+        body: dict[str, Any] = {
+            "model": self.model,
+            "input": input_items(messages),
+            "stream": True,
+            "store": False,
+            "include": ["reasoning.encrypted_content"],
+        }
         if tools:
             body["tools"] = [_tool(spec) for spec in tools]
             body["tool_choice"] = "auto"
@@ -68,28 +74,50 @@ def input_items(messages: list[dict]) -> list[dict[str, Any]]:
     for msg in messages:
         role = msg.get("role")
         if role == "tool":
-            items.append({"type": "function_call_output", "call_id": str(msg.get("tool_call_id")),
-                          "output": _text(msg.get("content"))})
+            items.append(
+                {
+                    "type": "function_call_output",
+                    "call_id": str(msg.get("tool_call_id")),
+                    "output": _text(msg.get("content")),
+                }
+            )
         elif role == "assistant":
             items.extend(reasoning_items.items_for(msg, KIND))
             text = _text(msg.get("content"))
             if text:
-                items.append({"type": "message", "role": "assistant",
-                              "content": [{"type": "output_text", "text": text}]})
+                items.append(
+                    {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]}
+                )
             for call in msg.get("tool_calls") or ():
                 fn = call.get("function") or {}
-                items.append({"type": "function_call", "call_id": str(call.get("id")), "name": fn.get("name", ""),
-                              "arguments": fn.get("arguments") or "{}"})
+                items.append(
+                    {
+                        "type": "function_call",
+                        "call_id": str(call.get("id")),
+                        "name": fn.get("name", ""),
+                        "arguments": fn.get("arguments") or "{}",
+                    }
+                )
         else:
-            items.append({"type": "message", "role": "developer" if role == "developer" else role,
-                          "content": _input_parts(msg.get("content"))})
+            items.append(
+                {
+                    "type": "message",
+                    "role": "developer" if role == "developer" else role,
+                    "content": _input_parts(msg.get("content")),
+                }
+            )
     return items
 
 
 def _tool(spec: dict[str, Any]) -> dict[str, Any]:
     fn = spec.get("function", spec)
-    return {"type": "function", "name": fn["name"], "description": fn.get("description", ""),
-            "parameters": fn.get("parameters") or {"type": "object", "properties": {}}, "strict": False}
+    return {
+        "type": "function",
+        "name": fn["name"],
+        "description": fn.get("description", ""),
+        "parameters": fn.get("parameters") or {"type": "object", "properties": {}},
+        "strict": False,
+    }
 
 
 def _input_parts(content: Any) -> list[dict[str, Any]]:
@@ -158,8 +186,13 @@ class ResponseAssembler:
             prompt, completion = _int(usage.get("input_tokens")), _int(usage.get("output_tokens"))
             details = usage.get("input_tokens_details")
             cached = details.get("cached_tokens") if isinstance(details, dict) else None
-            self.usage = Usage(prompt, completion, _int(usage.get("total_tokens")) or prompt + completion,
-                               min(_int(cached), prompt), isinstance(cached, int))
+            self.usage = Usage(
+                prompt,
+                completion,
+                _int(usage.get("total_tokens")) or prompt + completion,
+                min(_int(cached), prompt),
+                isinstance(cached, int),
+            )
         if kind == "response.incomplete":
             reason = (response.get("incomplete_details") or {}).get("reason")
             self.finish_reason = "length" if reason == "max_output_tokens" else str(reason or "incomplete")
@@ -172,18 +205,32 @@ class ResponseAssembler:
             if item.get("type") != "function_call":
                 continue
             arguments = "".join(self.arguments.get(index, [])) or str(item.get("arguments") or "")
-            calls.append(ToolCall(id=str(item.get("call_id") or f"call_{uuid.uuid4().hex[:20]}"),
-                                  name=str(item.get("name", "")), arguments=arguments.strip() or "{}"))
+            calls.append(
+                ToolCall(
+                    id=str(item.get("call_id") or f"call_{uuid.uuid4().hex[:20]}"),
+                    name=str(item.get("name", "")),
+                    arguments=arguments.strip() or "{}",
+                )
+            )
         return calls
 
     def result(self) -> ChatResult:
         kept = []
         for _, item in sorted(self.items.items()):
             if item.get("type") == "reasoning" and item.get("encrypted_content"):
-                kept.append(reasoning_items.tagged(KIND, {key: item[key] for key in (
-                    "type", "id", "summary", "encrypted_content") if key in item}))
-        return ChatResult(content="".join(self.text), reasoning="".join(self.reasoning), tool_calls=self._calls(),
-                          usage=self.usage, finish_reason=self.finish_reason, reasoning_items=kept)
+                kept.append(
+                    reasoning_items.tagged(
+                        KIND, {key: item[key] for key in ("type", "id", "summary", "encrypted_content") if key in item}
+                    )
+                )
+        return ChatResult(
+            content="".join(self.text),
+            reasoning="".join(self.reasoning),
+            tool_calls=self._calls(),
+            usage=self.usage,
+            finish_reason=self.finish_reason,
+            reasoning_items=kept,
+        )
 
 
 def _text(content: Any) -> str:
@@ -196,4 +243,3 @@ def _text(content: Any) -> str:
 
 def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
-

@@ -60,8 +60,10 @@ class Tool:
 
     def spec(self) -> dict[str, Any]:
         """The Chat Completions ``tools`` entry."""
-        return {"type": "function",
-                "function": {"name": self.name, "description": self.description, "parameters": self.parameters}}
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+        }
 
     def title(self, args: dict[str, Any]) -> str:
         for key in ("command", "path", "pattern", "query", "artifact_id", "scope"):

@@ -23,8 +23,10 @@ PROVIDER_KEY_VARS = set(KEY_VARS)
 # command position (``shutdown``, ``mkfs``...) are matched there, so ``git commit -m "fix shutdown"`` still runs.
 _AT_COMMAND = r"(?:^|[;&|(`\n]|\$\()\s*(?:sudo\s+(?:-\S+\s+)*)?"
 FORBIDDEN = [
-    (re.compile(r"\brm\s+(-[a-zA-Z]*[rf][a-zA-Z]*\s+)+(--no-preserve-root\s+)?(/|/\*|~|~/|\$HOME)(\s|$|;)"),
-     "recursive removal of / or the home folder"),
+    (
+        re.compile(r"\brm\s+(-[a-zA-Z]*[rf][a-zA-Z]*\s+)+(--no-preserve-root\s+)?(/|/\*|~|~/|\$HOME)(\s|$|;)"),
+        "recursive removal of / or the home folder",
+    ),
     (re.compile(_AT_COMMAND + r"mkfs(\.\w+)?\b"), "formatting a filesystem"),
     (re.compile(r"\bdd\b[^|;&]*\bof=/dev/(sd|nvme|hd|vd|xvd|mmcblk|disk)"), "writing to a raw device"),
     (re.compile(r">\s*/dev/(sd|nvme|hd|vd|xvd|mmcblk)\w*"), "writing to a raw device"),
@@ -40,7 +42,9 @@ MAX_OUTPUT_BYTES = 16 * 1024 * 1024
 
 _SEPARATORS = {";", "&", "&&", "|", "||", "|&", "(", ")", "\n", "{", "}", "`", "$("}
 _WRAPPERS = {"sudo", "doas", "env", "nohup", "time", "exec", "command", "builtin", "nice", "xargs", "busybox"}
-_DANGEROUS_TARGETS = re.compile(r"^(/+\*?|~/*\*?|\$\{?HOME\}?/*\*?|/+(home|root|etc|usr|var|boot|bin|lib)/*\*?|\.\./*\*?)$")
+_DANGEROUS_TARGETS = re.compile(
+    r"^(/+\*?|~/*\*?|\$\{?HOME\}?/*\*?|/+(home|root|etc|usr|var|boot|bin|lib)/*\*?|\.\./*\*?)$"
+)
 _HALT = {"shutdown", "reboot", "halt", "poweroff"}
 
 
@@ -79,8 +83,12 @@ def _simple_commands(command: str) -> list[list[str]]:
 
 
 def _judge(argv: list[str]) -> str | None:
-    while argv and ("=" in argv[0] and not argv[0].startswith("=") or os.path.basename(argv[0]) in _WRAPPERS
-                    or (argv[0].startswith("-") and len(argv) > 1)):
+    while argv and (
+        "=" in argv[0]
+        and not argv[0].startswith("=")
+        or os.path.basename(argv[0]) in _WRAPPERS
+        or (argv[0].startswith("-") and len(argv) > 1)
+    ):
         argv = argv[1:]  # VAR=x, sudo -n, env, nohup ...: the real command word comes later
     if not argv:
         return None
@@ -121,10 +129,16 @@ async def run_command(ctx: ToolContext, args: dict[str, Any]) -> str:
     # The model may ask for more time, never for forever (1e308, inf): capped at MAX_TIMEOUT_SECONDS.
     timeout = min(float(timeout), MAX_TIMEOUT_SECONDS)
     proc = await asyncio.create_subprocess_exec(
-        "/bin/bash", "-c", command, cwd=ctx.cwd,
+        "/bin/bash",
+        "-c",
+        command,
+        cwd=ctx.cwd,
         env=scrubbed_env(ctx.secrets) | (ctx.processes.marker() if ctx.processes is not None else {}),
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True)
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        start_new_session=True,
+    )
     if ctx.processes is not None:
         ctx.processes.add(proc.pid)  # its group outlives the shell when the command backgrounds something
     try:
@@ -166,8 +180,15 @@ def _kill_group(proc: asyncio.subprocess.Process) -> None:
 
 
 TOOLS = [
-    Tool("run_command", "Run a shell command (bash) in the session folder and return its output and exit code.",
-         schema(["command"], command={"type": "string"},
-                timeout={"type": "number", "description": "Seconds before the command is killed."}),
-         run_command, approval="command"),
+    Tool(
+        "run_command",
+        "Run a shell command (bash) in the session folder and return its output and exit code.",
+        schema(
+            ["command"],
+            command={"type": "string"},
+            timeout={"type": "number", "description": "Seconds before the command is killed."},
+        ),
+        run_command,
+        approval="command",
+    ),
 ]

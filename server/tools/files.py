@@ -8,8 +8,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from server.tools.base import Tool, ToolContext, ToolDenied, ToolFailure, optional_int, require_str, schema
 from server.patterns import ScanError, ScanResult, long_lines_note, run_scan, timeout_note
+from server.tools.base import Tool, ToolContext, ToolDenied, ToolFailure, optional_int, require_str, schema
 from server.workspace import NotRegularFile, OutsideWorkspace, is_inside, read_regular_file, resolve_inside
 
 MAX_READ_BYTES = 8 * 1024 * 1024
@@ -63,7 +63,7 @@ async def read_file(ctx: ToolContext, args: dict[str, Any]) -> str:
     offset = optional_int(args, "offset", 1, minimum=1) or 1
     limit = optional_int(args, "limit", DEFAULT_READ_LINES, minimum=1) or DEFAULT_READ_LINES
     lines = (await asyncio.to_thread(_read_text, path)).splitlines()
-    chunk = lines[offset - 1: offset - 1 + limit]
+    chunk = lines[offset - 1 : offset - 1 + limit]
     body = "\n".join(f"{offset + i:>6}\t{line}" for i, line in enumerate(chunk))
     end = offset - 1 + len(chunk)
     if offset > 1 or end < len(lines):
@@ -76,8 +76,9 @@ async def list_files(ctx: ToolContext, args: dict[str, Any]) -> str:
     if not isinstance(pattern, str):
         raise ToolFailure("Invalid arguments: 'pattern' must be a glob string")
     base = _path(ctx, {"path": args.get("path") or "."})
-    result = await _scan(ctx, {"op": "list", "root": str(ctx.cwd), "base": str(base), "pattern": pattern,
-                               "max_items": MAX_LIST})
+    result = await _scan(
+        ctx, {"op": "list", "root": str(ctx.cwd), "base": str(base), "pattern": pattern, "max_items": MAX_LIST}
+    )
     names, total = result.items, int(result.done.get("total", len(result.items)))
     more = f"\n[{total - MAX_LIST} more not shown; narrow the pattern]" if total > MAX_LIST else ""
     body = ("\n".join(names) + more) if names else "[no files match]"
@@ -88,9 +89,18 @@ async def search_files(ctx: ToolContext, args: dict[str, Any]) -> str:
     pattern = require_str(args, "pattern")
     base = _path(ctx, {"path": args.get("path") or "."})
     glob = args.get("glob")
-    result = await _scan(ctx, {"op": "search", "root": str(ctx.cwd), "base": str(base), "pattern": pattern,
-                               "glob": glob if isinstance(glob, str) and glob else None,
-                               "max_matches": MAX_MATCHES, "max_read_bytes": MAX_READ_BYTES})
+    result = await _scan(
+        ctx,
+        {
+            "op": "search",
+            "root": str(ctx.cwd),
+            "base": str(base),
+            "pattern": pattern,
+            "glob": glob if isinstance(glob, str) and glob else None,
+            "max_matches": MAX_MATCHES,
+            "max_read_bytes": MAX_READ_BYTES,
+        },
+    )
     hits = result.items
     notes = [f"[more than {MAX_MATCHES} matches; narrow the pattern]"] if len(hits) > MAX_MATCHES else []
     if result.long_lines:
@@ -118,9 +128,13 @@ async def edit_file(ctx: ToolContext, args: dict[str, Any]) -> str:
     text = await asyncio.to_thread(_read_text, path)
     count = text.count(old)
     if count == 0:
-        raise ToolFailure(f"old_string was not found in {_relative(ctx, path)}; read the file and copy the text exactly")
+        raise ToolFailure(
+            f"old_string was not found in {_relative(ctx, path)}; read the file and copy the text exactly"
+        )
     if count > 1:
-        raise ToolFailure(f"old_string occurs {count} times in {_relative(ctx, path)}; include more context so it is unique")
+        raise ToolFailure(
+            f"old_string occurs {count} times in {_relative(ctx, path)}; include more context so it is unique"
+        )
     await asyncio.to_thread(write_atomic, ctx.cwd, path, text.replace(old, new, 1))
     return f"Edited {_relative(ctx, path)}: replaced 1 occurrence ({len(old)} -> {len(new)} characters)"
 
@@ -191,17 +205,43 @@ def remove_inside(root: Path, path: Path) -> None:
 _PATH = {"type": "string", "description": "Path relative to the session folder."}
 
 TOOLS = [
-    Tool("read_file", "Read a text file. Lines are numbered; use offset (1-based line) and limit for large files.",
-         schema(["path"], path=_PATH, offset={"type": "integer", "minimum": 1}, limit={"type": "integer", "minimum": 1}),
-         read_file),
-    Tool("list_files", "List files in the session folder matching a glob (default all), respecting .gitignore.",
-         schema([], pattern={"type": "string", "description": "Glob such as **/*.py"}, path=_PATH), list_files),
-    Tool("search_files", "Search file contents with a regular expression, respecting .gitignore.",
-         schema(["pattern"], pattern={"type": "string"}, path=_PATH, glob={"type": "string"}), search_files),
-    Tool("edit_file", "Replace one exact, unique occurrence of old_string with new_string in a file.",
-         schema(["path", "old_string", "new_string"], path=_PATH, old_string={"type": "string"},
-                new_string={"type": "string"}), edit_file, approval="edit", writes_paths=("path",)),
-    Tool("write_file", "Create or overwrite a file with the given content.",
-         schema(["path", "content"], path=_PATH, content={"type": "string"}), write_file, approval="edit",
-         writes_paths=("path",)),
+    Tool(
+        "read_file",
+        "Read a text file. Lines are numbered; use offset (1-based line) and limit for large files.",
+        schema(["path"], path=_PATH, offset={"type": "integer", "minimum": 1}, limit={"type": "integer", "minimum": 1}),
+        read_file,
+    ),
+    Tool(
+        "list_files",
+        "List files in the session folder matching a glob (default all), respecting .gitignore.",
+        schema([], pattern={"type": "string", "description": "Glob such as **/*.py"}, path=_PATH),
+        list_files,
+    ),
+    Tool(
+        "search_files",
+        "Search file contents with a regular expression, respecting .gitignore.",
+        schema(["pattern"], pattern={"type": "string"}, path=_PATH, glob={"type": "string"}),
+        search_files,
+    ),
+    Tool(
+        "edit_file",
+        "Replace one exact, unique occurrence of old_string with new_string in a file.",
+        schema(
+            ["path", "old_string", "new_string"],
+            path=_PATH,
+            old_string={"type": "string"},
+            new_string={"type": "string"},
+        ),
+        edit_file,
+        approval="edit",
+        writes_paths=("path",),
+    ),
+    Tool(
+        "write_file",
+        "Create or overwrite a file with the given content.",
+        schema(["path", "content"], path=_PATH, content={"type": "string"}),
+        write_file,
+        approval="edit",
+        writes_paths=("path",),
+    ),
 ]

@@ -16,7 +16,7 @@ def memory_path(ctx: ToolContext, scope: str):
         return ctx.settings.home / "memory.md"
     if scope == "project":
         return ctx.cwd / ".threadline" / "memory.md"
-    raise ToolFailure("Invalid arguments: 'scope' must be \"user\" or \"project\"")
+    raise ToolFailure('Invalid arguments: \'scope\' must be "user" or "project"')
 
 
 async def save_memory(ctx: ToolContext, args: dict[str, Any]) -> str:
@@ -32,12 +32,19 @@ async def save_memory(ctx: ToolContext, args: dict[str, Any]) -> str:
             fh.write(f"- {text} ({stamp})\n")
 
     await asyncio.to_thread(append)
-    return (f"Saved to {args['scope']} memory ({path}). It takes effect in new sessions; "
-            "this session keeps the memory it started with.")
+    return (
+        f"Saved to {args['scope']} memory ({path}). It takes effect in new sessions; "
+        "this session keeps the memory it started with."
+    )
 
 
 TOOLS = [
-    Tool("save_memory", "Remember a durable fact for future sessions: scope \"project\" (this folder) or \"user\".",
-         schema(["scope", "text"], scope={"type": "string", "enum": ["user", "project"]}, text={"type": "string"}),
-         save_memory, approval="edit", writes_paths=()),
+    Tool(
+        "save_memory",
+        'Remember a durable fact for future sessions: scope "project" (this folder) or "user".',
+        schema(["scope", "text"], scope={"type": "string", "enum": ["user", "project"]}, text={"type": "string"}),
+        save_memory,
+        approval="edit",
+        writes_paths=(),
+    ),
 ]

@@ -56,8 +56,9 @@ class ProcessGroups:
                 environ = (entry / "environ").read_bytes()
             except OSError:  # not ours, or gone
                 continue
-            owner = next((v[len(prefix):].decode(errors="replace") for v in environ.split(b"\0")
-                          if v.startswith(prefix)), None)
+            owner = next(
+                (v[len(prefix) :].decode(errors="replace") for v in environ.split(b"\0") if v.startswith(prefix)), None
+            )
             if owner is None or owner == self._owner or owner_alive(owner):
                 continue
             try:

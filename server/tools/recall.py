@@ -43,12 +43,26 @@ async def search_transcript(ctx: ToolContext, args: dict[str, Any]) -> str:
 
 
 TOOLS = [
-    Tool("read_artifact", "Read a stored large tool output: by byte offset/length, by start_line/end_line, "
-         "or lines matching a regex pattern.",
-         schema(["artifact_id"], artifact_id={"type": "string"}, offset={"type": "integer"}, length={"type": "integer"},
-                start_line={"type": "integer"}, end_line={"type": "integer"}, pattern={"type": "string"},
-                max_matches={"type": "integer"}), read_artifact),
-    Tool("search_transcript", "Full-text search this session's whole transcript, including history that was "
-         "summarized out of the context.",
-         schema(["query"], query={"type": "string"}, limit={"type": "integer"}), search_transcript),
+    Tool(
+        "read_artifact",
+        "Read a stored large tool output: by byte offset/length, by start_line/end_line, "
+        "or lines matching a regex pattern.",
+        schema(
+            ["artifact_id"],
+            artifact_id={"type": "string"},
+            offset={"type": "integer"},
+            length={"type": "integer"},
+            start_line={"type": "integer"},
+            end_line={"type": "integer"},
+            pattern={"type": "string"},
+            max_matches={"type": "integer"},
+        ),
+        read_artifact,
+    ),
+    Tool(
+        "search_transcript",
+        "Full-text search this session's whole transcript, including history that was summarized out of the context.",
+        schema(["query"], query={"type": "string"}, limit={"type": "integer"}),
+        search_transcript,
+    ),
 ]

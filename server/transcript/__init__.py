@@ -5,6 +5,18 @@ from server.transcript.records import Artifact, Event, NewMessage, Page, SearchH
 from server.transcript.store import Store, new_id, now
 
 __all__ = [
-    "Artifact", "ArtifactNotFound", "Event", "InvalidMessage", "NewMessage", "Page", "SearchHit", "Session",
-    "SessionNotFound", "StorageFailure", "StoredMessage", "Store", "new_id", "now",
+    "Artifact",
+    "ArtifactNotFound",
+    "Event",
+    "InvalidMessage",
+    "NewMessage",
+    "Page",
+    "SearchHit",
+    "Session",
+    "SessionNotFound",
+    "StorageFailure",
+    "StoredMessage",
+    "Store",
+    "new_id",
+    "now",
 ]

@@ -18,14 +18,24 @@ class ArtifactQueries(Queries):
             await db.execute(
                 "INSERT INTO artifacts (id, session_id, tool_call_id, path, total_bytes, total_lines, created_at)"
                 " VALUES (?,?,?,?,?,?,?)",
-                (artifact.id, artifact.session_id, artifact.tool_call_id, artifact.path, artifact.total_bytes,
-                 artifact.total_lines, artifact.created_at))
+                (
+                    artifact.id,
+                    artifact.session_id,
+                    artifact.tool_call_id,
+                    artifact.path,
+                    artifact.total_bytes,
+                    artifact.total_lines,
+                    artifact.created_at,
+                ),
+            )
 
     async def get_artifact(self, session_id: str, artifact_id: str) -> Artifact:
         """Artifacts are session-isolated: another session's id is simply not found."""
         rows = await self._read(
             "SELECT id, session_id, path, total_bytes, total_lines, created_at, tool_call_id FROM artifacts"
-            " WHERE id = ? AND session_id = ?", (artifact_id, session_id))
+            " WHERE id = ? AND session_id = ?",
+            (artifact_id, session_id),
+        )
         if not rows:
             raise ArtifactNotFound(f"no artifact {artifact_id!r} in session {session_id!r}")
         return Artifact(*rows[0])
@@ -33,5 +43,7 @@ class ArtifactQueries(Queries):
     async def list_artifacts(self, session_id: str) -> list[Artifact]:
         rows = await self._read(
             "SELECT id, session_id, path, total_bytes, total_lines, created_at, tool_call_id FROM artifacts"
-            " WHERE session_id = ?", (session_id,))
+            " WHERE session_id = ?",
+            (session_id,),
+        )
         return [Artifact(*r) for r in rows]

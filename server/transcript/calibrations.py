@@ -20,7 +20,9 @@ class CalibrationQueries(Queries):
             await db.execute(
                 "INSERT INTO calibrations (model, factor, samples, updated_at) VALUES (?,?,?,?)"
                 " ON CONFLICT(model) DO UPDATE SET factor = excluded.factor, samples = excluded.samples,"
-                " updated_at = excluded.updated_at", (model, factor, samples, now()))
+                " updated_at = excluded.updated_at",
+                (model, factor, samples, now()),
+            )
 
     async def load_calibrations(self) -> list[tuple[str, float, int]]:
         """Every model's ``(model, factor, samples)``."""

@@ -18,8 +18,15 @@ def from_openai(msg: OpenAIMessage, where: str = "message") -> NewMessage:
     text, images = _split_content(msg.content, where)
     role = "system" if msg.role == "developer" else msg.role
     calls = [msgspec.to_builtins(c) for c in msg.tool_calls] if msg.tool_calls else None
-    return NewMessage(role=role, content=text, tool_calls=calls, tool_call_id=msg.tool_call_id, name=msg.name,
-                      reasoning=msg.reasoning_content or msg.reasoning, images=images or None)
+    return NewMessage(
+        role=role,
+        content=text,
+        tool_calls=calls,
+        tool_call_id=msg.tool_call_id,
+        name=msg.name,
+        reasoning=msg.reasoning_content or msg.reasoning,
+        images=images or None,
+    )
 
 
 def _split_content(content, where: str) -> tuple[str | None, list[dict[str, str]]]:
@@ -45,11 +52,17 @@ def _split_content(content, where: str) -> tuple[str | None, list[dict[str, str]
 
 def to_item(msg: StoredMessage) -> TranscriptItem:
     return TranscriptItem(
-        seq=msg.seq, role=msg.role, content=msg.content, created_at=msg.created_at,
+        seq=msg.seq,
+        role=msg.role,
+        content=msg.content,
+        created_at=msg.created_at,
         tool_calls=[msgspec.convert(c, OpenAIToolCall) for c in msg.tool_calls] if msg.tool_calls else None,
-        tool_call_id=msg.tool_call_id, name=msg.name, reasoning=msg.reasoning,
+        tool_call_id=msg.tool_call_id,
+        name=msg.name,
+        reasoning=msg.reasoning,
         images=[Image(mime_type=i["mimeType"], data=i["data"]) for i in msg.images] if msg.images else None,
-        status=msg.status, turn_id=msg.turn_id,
+        status=msg.status,
+        turn_id=msg.turn_id,
         tool_status=(msg.tool_status or tool_status(msg.content or "")) if msg.role == "tool" else None,
     )
 

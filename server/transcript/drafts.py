@@ -69,15 +69,19 @@ class DraftQueries(Queries):
     owner: str  # who this process's drafts belong to (a ``Lease`` id)
 
     if TYPE_CHECKING:  # the store's own
-        async def append_messages(self, session_id: str, messages: Sequence[NewMessage],
-                                  turn_id: str | None = None) -> list[StoredMessage]: ...
+
+        async def append_messages(
+            self, session_id: str, messages: Sequence[NewMessage], turn_id: str | None = None
+        ) -> list[StoredMessage]: ...
 
     async def save_draft(self, session_id: str, turn_id: str, content: str, reasoning: str | None) -> None:
         """Replace the turn's draft; ``append_messages`` of the answer removes it."""
         async with self._write() as db:
             await db.execute(
                 "INSERT OR REPLACE INTO drafts (session_id, turn_id, owner, content, reasoning, updated_at)"
-                " VALUES (?,?,?,?,?,?)", (session_id, turn_id, self.owner, content, reasoning, now()))
+                " VALUES (?,?,?,?,?,?)",
+                (session_id, turn_id, self.owner, content, reasoning, now()),
+            )
 
     async def discard_draft(self, session_id: str, turn_id: str) -> None:
         """Forget the turn's draft without appending it (an answer that must not be kept)."""

@@ -15,18 +15,25 @@ from server.transcript.records import Event, dumps, loads, now
 class EventQueries(Queries):
     """``Store`` methods for ``events``."""
 
-    async def add_event(self, session_id: str, kind: str, payload: dict[str, Any],
-                        turn_id: str | None = None) -> Event:
+    async def add_event(self, session_id: str, kind: str, payload: dict[str, Any], turn_id: str | None = None) -> Event:
         stamp = now()
         async with self._write() as db:
             cur = await db.execute(
                 "INSERT INTO events (session_id, turn_id, kind, payload, created_at) VALUES (?,?,?,?,?)",
-                (session_id, turn_id, kind, dumps(payload), stamp))
+                (session_id, turn_id, kind, dumps(payload), stamp),
+            )
         assert cur.lastrowid is not None  # set by every INSERT
         return Event(cur.lastrowid, session_id, kind, payload, stamp, turn_id)
 
-    async def list_events(self, session_id: str, kind: str | None = None, *, kinds: Sequence[str] = (),
-                          after_id: int = 0, limit: int | None = None) -> list[Event]:
+    async def list_events(
+        self,
+        session_id: str,
+        kind: str | None = None,
+        *,
+        kinds: Sequence[str] = (),
+        after_id: int = 0,
+        limit: int | None = None,
+    ) -> list[Event]:
         """Events in the order they happened; ``kind``/``kinds`` filter, ``after_id``/``limit`` page."""
         sql = "SELECT id, session_id, kind, payload, created_at, turn_id FROM events WHERE session_id = ? AND id > ?"
         args: list[Any] = [session_id, after_id]
@@ -47,7 +54,8 @@ class EventQueries(Queries):
         rows = await self._read(
             f"SELECT session_id, {sums}, sum(json_extract(payload, '$.costUsd')) FROM events"
             f" WHERE kind = 'usage' AND session_id IN ({', '.join('?' * len(session_ids))}) GROUP BY session_id",
-            list(session_ids))
+            list(session_ids),
+        )
         return {r[0]: {**{f: int(v) for f, v in zip(fields[:-1], r[1:5])}, "costUsd": r[5]} for r in rows}
 
     async def latest_event(self, session_id: str, kind: str, having: str) -> Event | None:
@@ -55,5 +63,7 @@ class EventQueries(Queries):
         session's requests are built on, B-CACHE-3)."""
         rows = await self._read(
             "SELECT id, session_id, kind, payload, created_at, turn_id FROM events WHERE session_id = ? AND kind = ?"
-            " AND json_extract(payload, ?) IS NOT NULL ORDER BY id DESC LIMIT 1", [session_id, kind, f"$.{having}"])
+            " AND json_extract(payload, ?) IS NOT NULL ORDER BY id DESC LIMIT 1",
+            [session_id, kind, f"$.{having}"],
+        )
         return Event(rows[0][0], rows[0][1], rows[0][2], loads(rows[0][3]), rows[0][4], rows[0][5]) if rows else None

@@ -33,4 +33,10 @@ def snippet_around(text: str, needle: str, width: int = 40) -> str:
     """A short excerpt with the match in brackets, like FTS5's ``snippet()``."""
     at = text.find(needle)
     start, end = max(at - width, 0), at + len(needle) + width
-    return ("…" if start else "") + text[start:at] + f"[{needle}]" + text[at + len(needle):end] + ("…" if end < len(text) else "")
+    return (
+        ("…" if start else "")
+        + text[start:at]
+        + f"[{needle}]"
+        + text[at + len(needle) : end]
+        + ("…" if end < len(text) else "")
+    )

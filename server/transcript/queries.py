@@ -14,6 +14,7 @@ class Queries:
     """A mixin of ``Store`` (``server.transcript.store``), which supplies these two."""
 
     if TYPE_CHECKING:
+
         def _write(self) -> AbstractAsyncContextManager[aiosqlite.Connection]:
             """One ``BEGIN IMMEDIATE`` transaction on the writer connection."""
 

@@ -60,13 +60,20 @@ class NewMessage:
         if self.role == "tool" and not self.tool_call_id:
             raise InvalidMessage(f"{where}.tool_call_id: a tool message needs the id of the call it answers")
         if self.tool_status is not None and (self.role != "tool" or self.tool_status not in TOOL_STATUSES):
-            raise InvalidMessage(f"{where}.tool_status: only tool messages carry one, one of {', '.join(TOOL_STATUSES)}")
+            raise InvalidMessage(
+                f"{where}.tool_status: only tool messages carry one, one of {', '.join(TOOL_STATUSES)}"
+            )
         if self.tool_calls and self.role != "assistant":
             raise InvalidMessage(f"{where}.tool_calls: only assistant messages carry tool calls")
         for i, call in enumerate(self.tool_calls or []):
             fn = call.get("function") if isinstance(call, dict) else None
-            if not (isinstance(call, dict) and isinstance(call.get("id"), str) and isinstance(fn, dict)
-                    and isinstance(fn.get("name"), str) and isinstance(fn.get("arguments"), str)):
+            if not (
+                isinstance(call, dict)
+                and isinstance(call.get("id"), str)
+                and isinstance(fn, dict)
+                and isinstance(fn.get("name"), str)
+                and isinstance(fn.get("arguments"), str)
+            ):
                 raise InvalidMessage(
                     f"{where}.tool_calls[{i}]: expected {{id, type: 'function', function: {{name, arguments: string}}}}"
                 )

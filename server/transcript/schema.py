@@ -142,8 +142,16 @@ CREATE TABLE calibrations (
 );
 """
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None] | str] = [V1, V2, V3, V4, V5_TOOL_STATUS, V6_FILE_CHECKPOINTS,
-                                                                V7_SESSION_MODEL, V8_CALIBRATIONS]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None] | str] = [
+    V1,
+    V2,
+    V3,
+    V4,
+    V5_TOOL_STATUS,
+    V6_FILE_CHECKPOINTS,
+    V7_SESSION_MODEL,
+    V8_CALIBRATIONS,
+]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -19,8 +19,8 @@ from typing import Any
 
 import aiosqlite
 
-from server.transcript import fts
 from server.errors import SessionNotFound, StorageFailure
+from server.transcript import fts
 from server.transcript.artifact_rows import ArtifactQueries
 from server.transcript.calibrations import CalibrationQueries
 from server.transcript.checkpoints import CheckpointQueries
@@ -64,16 +64,19 @@ def _refuse_empty_file(path: Path) -> None:
     wal = Path(f"{path}-wal")
     if wal.exists() and wal.stat().st_size > 0:
         return
-    raise StorageFailure(f"cannot open the transcript database at {path}: the file is empty (0 bytes), not a "
-                         "database. It was probably truncated; Threadline will not replace it with an empty store. "
-                         "Restore it from a backup, or move it aside to start a new one")
+    raise StorageFailure(
+        f"cannot open the transcript database at {path}: the file is empty (0 bytes), not a "
+        "database. It was probably truncated; Threadline will not replace it with an empty store. "
+        "Restore it from a backup, or move it aside to start a new one"
+    )
 
 
 class Store(DraftQueries, EventQueries, ArtifactQueries, CheckpointQueries, CalibrationQueries):
     """Async access to one transcript database. Open with ``await Store.open(path)``."""
 
-    def __init__(self, path: Path, writer: aiosqlite.Connection, reader: aiosqlite.Connection,
-                 estimate: TokenEstimator | None):
+    def __init__(
+        self, path: Path, writer: aiosqlite.Connection, reader: aiosqlite.Connection, estimate: TokenEstimator | None
+    ):
         self.path = path
         self.owner = "local"  # who this process's drafts belong to (``server.transcript.drafts.Lease``)
         self._writer = writer
@@ -137,8 +140,9 @@ class Store(DraftQueries, EventQueries, ArtifactQueries, CheckpointQueries, Cali
 
     # --- sessions -----------------------------------------------------------------------------------
 
-    async def create_session(self, cwd: str, title: str | None = None,
-                             approval_policy: str | None = None, model: str | None = None) -> Session:
+    async def create_session(
+        self, cwd: str, title: str | None = None, approval_policy: str | None = None, model: str | None = None
+    ) -> Session:
         sid, stamp = new_id("ses_"), now()
         title = title or "New session"
         async with self._write() as db:
@@ -150,8 +154,7 @@ class Store(DraftQueries, EventQueries, ArtifactQueries, CheckpointQueries, Cali
         return Session(sid, title, cwd, stamp, stamp, 0, None, approval_policy, model)
 
     async def get_session(self, session_id: str) -> Session:
-        rows = await self._read(
-            f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ?", (session_id,))
+        rows = await self._read(f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ?", (session_id,))
         if not rows:
             raise SessionNotFound(f"no session {session_id!r}")
         return Session(*rows[0])
@@ -186,8 +189,8 @@ class Store(DraftQueries, EventQueries, ArtifactQueries, CheckpointQueries, Cali
         artifacts = await self.list_artifacts(session_id)
         async with self._write() as db:
             await db.execute(
-                "DELETE FROM messages_fts WHERE rowid IN (SELECT id FROM messages WHERE session_id = ?)",
-                (session_id,))
+                "DELETE FROM messages_fts WHERE rowid IN (SELECT id FROM messages WHERE session_id = ?)", (session_id,)
+            )
             await db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
         return artifacts
 
@@ -218,8 +221,9 @@ class Store(DraftQueries, EventQueries, ArtifactQueries, CheckpointQueries, Cali
 
     # --- messages -----------------------------------------------------------------------------------
 
-    async def append_messages(self, session_id: str, messages: Sequence[NewMessage],
-                              turn_id: str | None = None) -> list[StoredMessage]:
+    async def append_messages(
+        self, session_id: str, messages: Sequence[NewMessage], turn_id: str | None = None
+    ) -> list[StoredMessage]:
         """Append in one transaction; seqs continue the session's sequence. Validation happens first."""
         for i, msg in enumerate(messages):
             msg.validate(f"messages[{i}]")
@@ -233,35 +237,60 @@ class Store(DraftQueries, EventQueries, ArtifactQueries, CheckpointQueries, Cali
             seq = row[0]
             for msg in messages:
                 seq += 1
-                record = StoredMessage(seq, msg.role, msg.content, stamp, msg.tool_calls, msg.tool_call_id,
-                                       msg.name, msg.reasoning, msg.images, msg.status, turn_id,
-                                       reasoning_items=msg.reasoning_items, tool_status=msg.tool_status)
+                record = StoredMessage(
+                    seq,
+                    msg.role,
+                    msg.content,
+                    stamp,
+                    msg.tool_calls,
+                    msg.tool_call_id,
+                    msg.name,
+                    msg.reasoning,
+                    msg.images,
+                    msg.status,
+                    turn_id,
+                    reasoning_items=msg.reasoning_items,
+                    tool_status=msg.tool_status,
+                )
                 tokens = self._estimate(record.to_openai()) if self._estimate else None
                 cur = await db.execute(
                     f"INSERT INTO messages (session_id, {MESSAGE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (session_id, seq, msg.role, msg.content, dumps(msg.tool_calls), msg.tool_call_id, msg.name,
-                     msg.reasoning, dumps(msg.images), msg.status, turn_id, stamp, tokens,
-                     dumps(msg.reasoning_items), msg.tool_status),
+                    (
+                        session_id,
+                        seq,
+                        msg.role,
+                        msg.content,
+                        dumps(msg.tool_calls),
+                        msg.tool_call_id,
+                        msg.name,
+                        msg.reasoning,
+                        dumps(msg.images),
+                        msg.status,
+                        turn_id,
+                        stamp,
+                        tokens,
+                        dumps(msg.reasoning_items),
+                        msg.tool_status,
+                    ),
                 )
                 text = searchable_text(msg)
                 if text:
                     await db.execute("INSERT INTO messages_fts (rowid, text) VALUES (?, ?)", (cur.lastrowid, text))
                 stored.append(replace(record, tokens=tokens))
-            await db.execute("UPDATE sessions SET last_seq = ?, updated_at = ? WHERE id = ?",
-                             (seq, stamp, session_id))
+            await db.execute("UPDATE sessions SET last_seq = ?, updated_at = ? WHERE id = ?", (seq, stamp, session_id))
             if turn_id is not None and any(m.role == "assistant" for m in messages):
                 # the answer is stored, so its draft goes in the same transaction
                 await db.execute("DELETE FROM drafts WHERE session_id = ? AND turn_id = ?", (session_id, turn_id))
         return stored
 
-    async def read_messages(self, session_id: str, after_seq: int | None = None,
-                            limit: int | None = None) -> Page:
+    async def read_messages(self, session_id: str, after_seq: int | None = None, limit: int | None = None) -> Page:
         """A page of messages with ``seq > after_seq``; ``next_seq`` is set when more follow."""
         await self.get_session(session_id)
         size = min(limit if limit and limit > 0 else DEFAULT_PAGE, MAX_PAGE)
         rows = await self._read(
             f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
-            (session_id, after_seq or 0, size + 1))
+            (session_id, after_seq or 0, size + 1),
+        )
         items = [_message(row) for row in rows[:size]]
         return Page(items, items[-1].seq if len(rows) > size else None)
 
@@ -269,24 +298,29 @@ class Store(DraftQueries, EventQueries, ArtifactQueries, CheckpointQueries, Cali
         """Every message after ``after_seq``, in order (what a turn reads at its start)."""
         rows = await self._read(
             f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND seq > ? ORDER BY seq",
-            (session_id, after_seq))
+            (session_id, after_seq),
+        )
         return [_message(row) for row in rows]
 
     async def messages_before(self, session_id: str, before_seq: int) -> tuple[int, list[StoredMessage]]:
         """How many messages precede ``before_seq``, and the system messages among them, in order: what a view
         state resumed from a compaction's tail needs of the older history (B-CACHE-3, cold start)."""
-        count = await self._read("SELECT COUNT(*) FROM messages WHERE session_id = ? AND seq < ?",
-                                 (session_id, before_seq))
+        count = await self._read(
+            "SELECT COUNT(*) FROM messages WHERE session_id = ? AND seq < ?", (session_id, before_seq)
+        )
         rows = await self._read(
-            f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND seq < ? AND role = 'system' "
-            "ORDER BY seq", (session_id, before_seq))
+            f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND seq < ? AND role = 'system' ORDER BY seq",
+            (session_id, before_seq),
+        )
         return count[0][0], [_message(row) for row in rows]
 
     async def search(self, query: str, session_id: str | None = None, limit: int | None = None) -> list[SearchHit]:
         """B-SEARCH-1: full-text search; a query that is not valid FTS syntax is searched as plain words."""
         size = min(limit if limit and limit > 0 else 20, 200)
-        sql = ("SELECT m.session_id, m.seq, m.role, snippet(messages_fts, 0, '[', ']', '…', 16)"
-               " FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid WHERE messages_fts MATCH ?")
+        sql = (
+            "SELECT m.session_id, m.seq, m.role, snippet(messages_fts, 0, '[', ']', '…', 16)"
+            " FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid WHERE messages_fts MATCH ?"
+        )
         base: list[Any] = []
         if session_id is not None:
             await self.get_session(session_id)
@@ -309,8 +343,10 @@ class Store(DraftQueries, EventQueries, ArtifactQueries, CheckpointQueries, Cali
         """unicode61 indexes a run of CJK characters as one token, so a Chinese word inside a sentence is found
         by substring instead: a scan, but only for queries FTS could not answer."""
         needle = query.strip()
-        sql = ("SELECT m.session_id, m.seq, m.role, f.text FROM messages_fts f JOIN messages m ON m.id = f.rowid"
-               " WHERE instr(f.text, ?) > 0")
+        sql = (
+            "SELECT m.session_id, m.seq, m.role, f.text FROM messages_fts f JOIN messages m ON m.id = f.rowid"
+            " WHERE instr(f.text, ?) > 0"
+        )
         args: list[Any] = [needle]
         if session_id is not None:
             sql += " AND m.session_id = ?"
@@ -337,10 +373,38 @@ async def _connect(path: Path) -> aiosqlite.Connection:
 
 
 def _message(row: tuple) -> StoredMessage:
-    (seq, role, content, tool_calls, tool_call_id, name, reasoning, images, status, turn_id, created_at,
-     tokens, reasoning_items, tool_status) = row
-    return StoredMessage(seq, role, content, created_at, loads(tool_calls), tool_call_id, name, reasoning,
-                         loads(images), status, turn_id, tokens, loads(reasoning_items), tool_status)
+    (
+        seq,
+        role,
+        content,
+        tool_calls,
+        tool_call_id,
+        name,
+        reasoning,
+        images,
+        status,
+        turn_id,
+        created_at,
+        tokens,
+        reasoning_items,
+        tool_status,
+    ) = row
+    return StoredMessage(
+        seq,
+        role,
+        content,
+        created_at,
+        loads(tool_calls),
+        tool_call_id,
+        name,
+        reasoning,
+        loads(images),
+        status,
+        turn_id,
+        tokens,
+        loads(reasoning_items),
+        tool_status,
+    )
 
 
 async def _to_completion(awaitable) -> Any:

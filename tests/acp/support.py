@@ -20,17 +20,26 @@ from acp import spawn_agent_process, text_block
 from acp.connection import StreamDirection, StreamEvent
 from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
 
-from tests.harness import API_KEY, REPO, log_path, server_env, watch_log
 from tests.fakes.fake_provider import FakeProvider
+from tests.harness import API_KEY, REPO, log_path, server_env, watch_log
 
 SCHEMA = json.loads((Path(__file__).parent / "acp_schema_v1.json").read_text(encoding="utf-8"))
-RESULT_DEFS = {"initialize": "InitializeResponse", "authenticate": "AuthenticateResponse",
-               "session/new": "NewSessionResponse", "session/load": "LoadSessionResponse",
-               "session/list": "ListSessionsResponse", "session/resume": "ResumeSessionResponse",
-               "session/close": "CloseSessionResponse", "session/set_mode": "SetSessionModeResponse",
-               "session/prompt": "PromptResponse"}
-PARAMS_DEFS = {"session/update": "SessionNotification", "session/request_permission": "RequestPermissionRequest",
-               "$/cancel_request": "CancelRequestNotification"}
+RESULT_DEFS = {
+    "initialize": "InitializeResponse",
+    "authenticate": "AuthenticateResponse",
+    "session/new": "NewSessionResponse",
+    "session/load": "LoadSessionResponse",
+    "session/list": "ListSessionsResponse",
+    "session/resume": "ResumeSessionResponse",
+    "session/close": "CloseSessionResponse",
+    "session/set_mode": "SetSessionModeResponse",
+    "session/prompt": "PromptResponse",
+}
+PARAMS_DEFS = {
+    "session/update": "SessionNotification",
+    "session/request_permission": "RequestPermissionRequest",
+    "$/cancel_request": "CancelRequestNotification",
+}
 
 
 def write_call(call_id: str, path: str, content: str = "x\n") -> dict:
@@ -81,8 +90,11 @@ class Editor:
         if self.hold:
             await self.release.wait()
         choice = self.decide(tool_call)
-        outcome = DeniedOutcome(outcome="cancelled") if choice is None else AllowedOutcome(outcome="selected",
-                                                                                          option_id=choice)
+        outcome = (
+            DeniedOutcome(outcome="cancelled")
+            if choice is None
+            else AllowedOutcome(outcome="selected", option_id=choice)
+        )
         return RequestPermissionResponse(outcome=outcome)
 
     async def session_update(self, session_id, update, **kwargs: Any) -> None:
@@ -120,10 +132,19 @@ async def start_acp(home: Path, fake: FakeProvider, **env: str) -> AsyncIterator
     stderr = open(log_path(home), "ab")
     holder: list[AcpAgent] = []
     # Editor implements only the Client methods these tests need, so it is not a full acp.Client to mypy.
-    async with spawn_agent_process(editor, sys.executable, "-m", "server", "acp", "--log-level", "DEBUG",  # type: ignore[arg-type]
-                                   env=server_env(home, fake.url, **env), cwd=str(REPO),
-                                   transport_kwargs={"stderr": stderr.fileno(), "limit": 1 << 24},
-                                   observers=[lambda e: holder[0].observe(e) if holder else None]) as (conn, proc):
+    async with spawn_agent_process(
+        editor,  # type: ignore[arg-type]
+        sys.executable,
+        "-m",
+        "server",
+        "acp",
+        "--log-level",
+        "DEBUG",
+        env=server_env(home, fake.url, **env),
+        cwd=str(REPO),
+        transport_kwargs={"stderr": stderr.fileno(), "limit": 1 << 24},
+        observers=[lambda e: holder[0].observe(e) if holder else None],
+    ) as (conn, proc):
         agent = AcpAgent(conn, proc, editor, fake, home)
         holder.append(agent)
         watch_log(log_path(home), lambda: proc.returncode is None)

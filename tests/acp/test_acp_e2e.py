@@ -45,12 +45,17 @@ async def new(acp, folder: Path) -> str:
 
 async def test_the_clients_mcp_servers_give_the_model_their_tools_and_are_never_stored(acp, folder):
     secret = "acp-mcp-secret-51e0"
-    server = McpServerStdio(name="editor", command=sys.executable, args=["-m", "tests.fakes.mcp_server"],
-                            env=[EnvVariable(name="PYTHONPATH", value=str(REPO)),
-                                 EnvVariable(name="EDITOR_TOKEN", value=secret)])
+    server = McpServerStdio(
+        name="editor",
+        command=sys.executable,
+        args=["-m", "tests.fakes.mcp_server"],
+        env=[EnvVariable(name="PYTHONPATH", value=str(REPO)), EnvVariable(name="EDITOR_TOKEN", value=secret)],
+    )
     sid = (await acp.conn.new_session(cwd=str(folder), mcp_servers=[server])).session_id
-    acp.fake.push({"tool_calls": [{"id": "call_m1", "name": "mcp__editor__echo", "arguments": {"text": "via ACP"}}]},
-                  {"content": "done"})
+    acp.fake.push(
+        {"tool_calls": [{"id": "call_m1", "name": "mcp__editor__echo", "arguments": {"text": "via ACP"}}]},
+        {"content": "done"},
+    )
     assert (await acp.prompt(sid, "use the editor's server", timeout=60)).stop_reason == "end_turn"
     chats = [r for r in acp.fake.requests if r["path"].startswith("/v1/chat")]
     assert "mcp__editor__echo" in [t["function"]["name"] for t in chats[0]["body"]["tools"]]
@@ -102,8 +107,18 @@ async def test_a_write_asks_permission_and_arrives_as_a_diff(acp, folder):
 
 async def test_an_edit_diff_has_the_whole_file_before_and_after(acp, folder):
     (folder / "a.py").write_text("x = 1\ny = 2\n")
-    acp.fake.push({"tool_calls": [{"id": "call_e1", "name": "edit_file", "arguments": {
-        "path": "a.py", "old_string": "y = 2", "new_string": "y = 3"}}]}, {"content": "ok"})
+    acp.fake.push(
+        {
+            "tool_calls": [
+                {
+                    "id": "call_e1",
+                    "name": "edit_file",
+                    "arguments": {"path": "a.py", "old_string": "y = 2", "new_string": "y = 3"},
+                }
+            ]
+        },
+        {"content": "ok"},
+    )
     sid = await new(acp, folder)
     await acp.prompt(sid, "edit")
     [end] = acp.editor.of(sid, "tool_call_update")
@@ -123,8 +138,9 @@ async def test_a_rejection_or_a_cancelled_outcome_refuses_the_call(acp, folder, 
 
 async def test_reject_always_stops_asking_for_that_tool(acp, folder):
     acp.editor.decide = lambda request: "reject_always"
-    acp.fake.push(command_call("call_c1", "echo one"), {"content": "ok"}, command_call("call_c2", "echo two"),
-                  {"content": "ok"})
+    acp.fake.push(
+        command_call("call_c1", "echo one"), {"content": "ok"}, command_call("call_c2", "echo two"), {"content": "ok"}
+    )
     sid = await new(acp, folder)
     await acp.prompt(sid, "first")
     await acp.prompt(sid, "second")
@@ -163,10 +179,17 @@ async def test_cancel_during_a_permission_request_answers_cancelled(acp, folder)
     await asyncio.wait_for(acp.editor.asked.wait(), 10)
     await acp.conn.cancel(session_id=sid)
     assert (await running).stop_reason == "cancelled"
-    [asked] = [m for m in acp.received if m.get("method") == "session/request_permission"
-               and m["params"]["toolCall"]["toolCallId"] == "call_p1"]
-    await acp.wait_for(lambda: {"requestId": asked["id"]} in [m.get("params") for m in acp.received
-                                                              if m.get("method") == "$/cancel_request"])
+    [asked] = [
+        m
+        for m in acp.received
+        if m.get("method") == "session/request_permission" and m["params"]["toolCall"]["toolCallId"] == "call_p1"
+    ]
+    await acp.wait_for(
+        lambda: (
+            {"requestId": asked["id"]}
+            in [m.get("params") for m in acp.received if m.get("method") == "$/cancel_request"]
+        )
+    )
     acp.editor.release.set()
     assert not (folder / "held.txt").exists()
     [end] = acp.editor.of(sid, "tool_call_update")
@@ -187,8 +210,12 @@ async def test_a_prompt_with_an_image_and_resources_becomes_one_user_message(acp
     acp.fake.push({"content": "seen"})
     sid = await new(acp, folder)
     png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
-    blocks = [text_block("look"), image_block(png, "image/png"), resource_link_block("a.py", "file:///w/a.py"),
-              resource_block(embedded_text_resource("file:///w/b.py", "print(1)"))]
+    blocks = [
+        text_block("look"),
+        image_block(png, "image/png"),
+        resource_link_block("a.py", "file:///w/a.py"),
+        resource_block(embedded_text_resource("file:///w/b.py", "print(1)")),
+    ]
     assert (await acp.conn.prompt(session_id=sid, prompt=blocks)).stop_reason == "end_turn"
     user = [m for m in acp.fake.requests[-1]["body"]["messages"] if m["role"] == "user"][-1]
     text = " ".join(p.get("text", "") for p in user["content"])
@@ -262,8 +289,10 @@ async def test_lines_that_are_not_requests_are_answered_and_the_agent_keeps_runn
     await acp.wait_for(lambda: len([m for m in acp.received[before:] if "error" in m]) >= 3)
     codes = [m["error"]["code"] for m in acp.received[before:] if "error" in m]
     assert codes == [-32700, -32600, -32600]
-    acp.proc.stdin.write(b'{"jsonrpc": "2.0", "id": "bad1", "method": "session/prompt", "params": {"prompt": 1}}\n'
-                         b'{"jsonrpc": "2.0", "id": "bad2", "method": "no/such_method", "params": {}}\n')
+    acp.proc.stdin.write(
+        b'{"jsonrpc": "2.0", "id": "bad1", "method": "session/prompt", "params": {"prompt": 1}}\n'
+        b'{"jsonrpc": "2.0", "id": "bad2", "method": "no/such_method", "params": {}}\n'
+    )
     await acp.proc.stdin.drain()
     await acp.wait_for(lambda: {"bad1", "bad2"} <= {m.get("id") for m in acp.received})
     answers = {m["id"]: m["error"]["code"] for m in acp.received if m.get("id") in ("bad1", "bad2")}
@@ -290,8 +319,10 @@ async def test_too_many_model_calls_stop_with_max_turn_requests(tmp_path, folder
 async def test_a_compaction_is_an_agent_message_marked_in_meta(acp, folder):
     messages = []
     for i in range(60):
-        messages += [{"role": "user", "content": f"question {i} " + "words " * 400},
-                     {"role": "assistant", "content": f"answer {i} " + "prose " * 400}]
+        messages += [
+            {"role": "user", "content": f"question {i} " + "words " * 400},
+            {"role": "assistant", "content": f"answer {i} " + "prose " * 400},
+        ]
     rpc = await start_client(acp.home, acp.fake.url)
     try:
         sid = (await rpc.request("importSession", {"cwd": str(folder), "messages": messages}))["sessionId"]

@@ -16,8 +16,9 @@ from server.transcript import StoredMessage
 
 
 def test_tool_kinds():
-    assert [tools.tool_kind(n) for n in ("read_file", "edit_file", "search_files", "run_command", "web_fetch",
-                                         "mystery")] == ["read", "edit", "search", "execute", "fetch", "other"]
+    assert [
+        tools.tool_kind(n) for n in ("read_file", "edit_file", "search_files", "run_command", "web_fetch", "mystery")
+    ] == ["read", "edit", "search", "execute", "fetch", "other"]
 
 
 def test_permission_outcomes_map_onto_decisions():
@@ -40,8 +41,9 @@ def test_a_binary_resource_is_named_not_inlined_and_audio_is_refused():
 
 def test_compactions_and_notices_are_agent_messages_marked_in_meta(tmp_path: Path):
     live = LiveSession(tmp_path)
-    [compacted] = live.translate({"kind": "contextCompacted", "mode": "summarized", "beforeTokens": 900,
-                                  "afterTokens": 200, "summary": "s"})
+    [compacted] = live.translate(
+        {"kind": "contextCompacted", "mode": "summarized", "beforeTokens": 900, "afterTokens": 200, "summary": "s"}
+    )
     assert compacted.session_update == "agent_message_chunk"
     assert compacted.field_meta["threadline"]["contextCompacted"]["afterTokens"] == 200
     [notice] = live.translate({"kind": "notice", "level": "warning", "message": "retrying"})
@@ -59,11 +61,18 @@ def test_an_answer_that_was_not_streamed_is_sent_whole(tmp_path: Path):
 
 def test_replay_closes_a_call_whose_result_was_never_stored(tmp_path: Path):
     call = {"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "a"}'}}
-    stored = [StoredMessage(1, "system", "frozen", "t"), StoredMessage(2, "user", "q", "t"),
-              StoredMessage(3, "assistant", "", "t", tool_calls=[call], reasoning="hm")]
+    stored = [
+        StoredMessage(1, "system", "frozen", "t"),
+        StoredMessage(2, "user", "q", "t"),
+        StoredMessage(3, "assistant", "", "t", tool_calls=[call], reasoning="hm"),
+    ]
     updates = list(replay(stored, tmp_path))
-    assert [u.session_update for u in updates] == ["user_message_chunk", "agent_thought_chunk", "tool_call",
-                                                   "tool_call_update"]
+    assert [u.session_update for u in updates] == [
+        "user_message_chunk",
+        "agent_thought_chunk",
+        "tool_call",
+        "tool_call_update",
+    ]
     assert updates[-1].status == "failed" and updates[-1].content[0].content.text == UNANSWERED
     assert updates[2].locations[0].path == str(tmp_path / "a")
 

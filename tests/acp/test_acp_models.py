@@ -10,8 +10,8 @@ import pytest_asyncio
 from acp import RequestError
 
 from tests.acp.support import AcpAgent, schema_errors, start_acp
-from tests.harness import API_KEY
 from tests.fakes.fake_provider import FakeProvider
+from tests.harness import API_KEY
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -19,8 +19,10 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def acp(tmp_path_factory) -> AsyncIterator[AcpAgent]:
     home = tmp_path_factory.mktemp("home")
-    (home / "config.toml").write_text('[models.small]\nmodel = "small-chat"\ncontext_window_tokens = 9000\n'
-                                      '[models.deepseek]\nmodel = "deepseek-chat"\n')
+    (home / "config.toml").write_text(
+        '[models.small]\nmodel = "small-chat"\ncontext_window_tokens = 9000\n'
+        '[models.deepseek]\nmodel = "deepseek-chat"\n'
+    )
     with FakeProvider(api_key=API_KEY) as fake:
         async with start_acp(home, fake) as agent:
             agent.init = await agent.conn.initialize(protocol_version=1)

@@ -14,22 +14,37 @@ from pathlib import Path
 import pytest
 
 from tests.acp.support import write_call
-from tests.harness import API_KEY, REPO, server_env
 from tests.fakes.fake_provider import FakeProvider
+from tests.harness import API_KEY, REPO, server_env
 
 NODE_DIR = Path(__file__).parent / "node"
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="Node.js is not installed")
 async def test_the_typescript_sdk_client_drives_a_prompt_with_permissions(home: Path, folder: Path):
-    assert (NODE_DIR / "node_modules" / "@agentclientprotocol" / "sdk").is_dir(), \
+    assert (NODE_DIR / "node_modules" / "@agentclientprotocol" / "sdk").is_dir(), (
         "run `npm ci` in tests/acp/node (tests/run.sh does)"
+    )
     with FakeProvider(api_key=API_KEY) as fake:
-        fake.push(write_call("call_a", "a.txt", "a\n"), {"content": "wrote a", "chunks": 2},
-                  write_call("call_b", "b.txt", "b\n"), {"content": "could not write b"})
+        fake.push(
+            write_call("call_a", "a.txt", "a\n"),
+            {"content": "wrote a", "chunks": 2},
+            write_call("call_b", "b.txt", "b\n"),
+            {"content": "could not write b"},
+        )
         proc = await asyncio.create_subprocess_exec(
-            "node", str(NODE_DIR / "client.mjs"), str(folder), "--", sys.executable, "-m", "server", "acp",
-            stdout=asyncio.subprocess.PIPE, env=server_env(home, fake.url), cwd=str(REPO))
+            "node",
+            str(NODE_DIR / "client.mjs"),
+            str(folder),
+            "--",
+            sys.executable,
+            "-m",
+            "server",
+            "acp",
+            stdout=asyncio.subprocess.PIPE,
+            env=server_env(home, fake.url),
+            cwd=str(REPO),
+        )
         out, _ = await asyncio.wait_for(proc.communicate(), 60)
     assert proc.returncode == 0, out
     got = json.loads(out.decode().strip().splitlines()[-1])

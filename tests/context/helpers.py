@@ -34,7 +34,11 @@ def assistant(text: str | None = None, *calls: dict[str, Any]) -> dict[str, Any]
 
 
 def call(call_id: str, name: str = "read_file", **args: Any) -> dict[str, Any]:
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(args or {"path": "a.py"})}}
+    return {
+        "id": call_id,
+        "type": "function",
+        "function": {"name": name, "arguments": json.dumps(args or {"path": "a.py"})},
+    }
 
 
 def tool(call_id: str, text: str) -> dict[str, Any]:

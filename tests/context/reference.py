@@ -73,18 +73,30 @@ def reference_view(
     summarizer: Callable[[list[Message]], str] = summarize,
 ) -> RequestView:
     items, last_key = _items(messages, token_counts)
-    base: dict[str, Any] = {"before_tokens": sum(it.tokens for it in items), "threshold_tokens": settings.threshold_tokens,
-            "context_window_tokens": settings.context_window_tokens,
-            "keep_recent_tokens": settings.keep_recent_tokens, "transcript_messages": len(messages)}
+    base: dict[str, Any] = {
+        "before_tokens": sum(it.tokens for it in items),
+        "threshold_tokens": settings.threshold_tokens,
+        "context_window_tokens": settings.context_window_tokens,
+        "keep_recent_tokens": settings.keep_recent_tokens,
+        "transcript_messages": len(messages),
+    }
     before = base["before_tokens"]
     if before <= settings.threshold_tokens and not (compaction and compaction.requested):
-        return RequestView(messages=[it.msg for it in items], mode="full", estimated_tokens=before, summary=None,
-                           compacted_tool_outputs=0, **base)
+        return RequestView(
+            messages=[it.msg for it in items],
+            mode="full",
+            estimated_tokens=before,
+            summary=None,
+            compacted_tool_outputs=0,
+            **base,
+        )
     conversation = [it for it in items if not _system(it)]
     replaced = before  # the request a new compaction replaces
     if compaction is not None and compaction.through_key <= last_key:
-        start = next((i for i, it in enumerate(conversation)
-                      if it.msg.get("role") != "tool" and it.key == compaction.tail_key), None)
+        start = next(
+            (i for i, it in enumerate(conversation) if it.msg.get("role") != "tool" and it.key == compaction.tail_key),
+            None,
+        )
         if start is not None:
             view = _compacted(items, conversation, compaction, start, base, sticky=True)
             if view.estimated_tokens <= settings.threshold_tokens:
@@ -96,8 +108,11 @@ def reference_view(
     micro = Compaction("microcompacted", _key(conversation[tail]), last_key) if tail < len(conversation) else None
     if micro is not None:
         view = _compacted(items, conversation, micro, tail, base, sticky=False)
-        if view.compacted_tool_outputs and view.estimated_tokens <= settings.threshold_tokens \
-                and replaced - view.estimated_tokens >= MICRO_MIN_FREED_RATIO * replaced:
+        if (
+            view.compacted_tool_outputs
+            and view.estimated_tokens <= settings.threshold_tokens
+            and replaced - view.estimated_tokens >= MICRO_MIN_FREED_RATIO * replaced
+        ):
             return view
     budget, target = settings.tail_budget_tokens, settings.target_tokens
     while True:
@@ -122,8 +137,9 @@ def reference_view(
     return _compacted(items, conversation, made, tail, base, sticky=False)
 
 
-def _compacted(items: list[_Item], conversation: list[_Item], compaction: Compaction, start: int, base,
-               *, sticky: bool) -> RequestView:
+def _compacted(
+    items: list[_Item], conversation: list[_Item], compaction: Compaction, start: int, base, *, sticky: bool
+) -> RequestView:
     if compaction.mode == "microcompacted":
         compacted, count = microcompact([it.msg for it in conversation], start)
         swapped = {id(it): msg for it, msg in zip(conversation, compacted)}
@@ -132,8 +148,16 @@ def _compacted(items: list[_Item], conversation: list[_Item], compaction: Compac
             msg = swapped.get(id(it), it.msg)
             view.append(msg)
             tokens += it.tokens if msg.get("content") is it.msg.get("content") else estimate_message_tokens(msg)
-        return RequestView(messages=view, mode="microcompacted", estimated_tokens=tokens, summary=None,
-                           compacted_tool_outputs=count, compaction=compaction, sticky=sticky, **base)
+        return RequestView(
+            messages=view,
+            mode="microcompacted",
+            estimated_tokens=tokens,
+            summary=None,
+            compacted_tool_outputs=count,
+            compaction=compaction,
+            sticky=sticky,
+            **base,
+        )
     through, text = compaction.through_key, compaction.summary or ""
     summary_msg = {"role": "system", "content": text}
     first = next(i for i, it in enumerate(items) if it is conversation[start])
@@ -141,11 +165,25 @@ def _compacted(items: list[_Item], conversation: list[_Item], compaction: Compac
     later = [it for it in items[first:] if not _system(it) or _key(it) > through]
     view = [*(it.msg for it in leading), summary_msg, *(it.msg for it in later)]
     tokens = sum(it.tokens for it in leading) + estimate_message_tokens(summary_msg) + sum(it.tokens for it in later)
-    return RequestView(messages=view, mode="summarized", estimated_tokens=tokens, summary=text,
-                       compacted_tool_outputs=0, compaction=compaction, sticky=sticky, **base)
+    return RequestView(
+        messages=view,
+        mode="summarized",
+        estimated_tokens=tokens,
+        summary=text,
+        compacted_tool_outputs=0,
+        compaction=compaction,
+        sticky=sticky,
+        **base,
+    )
 
 
 def _fallback(messages: Sequence[Mapping[str, Any]], base) -> RequestView:
     view = fallback_view(messages)
-    return RequestView(messages=view, mode="fallback", estimated_tokens=sum(estimate_message_tokens(m) for m in view),
-                       summary=FALLBACK_SUMMARY, compacted_tool_outputs=0, **base)
+    return RequestView(
+        messages=view,
+        mode="fallback",
+        estimated_tokens=sum(estimate_message_tokens(m) for m in view),
+        summary=FALLBACK_SUMMARY,
+        compacted_tool_outputs=0,
+        **base,
+    )

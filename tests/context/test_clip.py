@@ -22,8 +22,13 @@ def transcript() -> list[dict]:
     return [
         {"role": "system", "content": "system prompt"},
         {"role": "user", "content": "look at this log:\n" + HUGE},
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "a"}'}}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "a"}'}}
+            ],
+        },
         {"role": "tool", "tool_call_id": "c1", "content": "short result"},
         {"role": "assistant", "content": "what should I do with it?"},
     ]
@@ -42,17 +47,24 @@ def test_R_SRC_2_the_largest_message_is_cut_in_the_view_only():
     assert msgs == before, "the input (the transcript's messages) is never modified"
     assert clipped == 1 and estimate_messages_tokens(out) <= 3_000
     user = out[1]["content"]
-    assert user.startswith("look at this log:\nlog line 0") and user.rstrip().endswith("log line 3999: something happened here")
+    assert user.startswith("look at this log:\nlog line 0") and user.rstrip().endswith(
+        "log line 3999: something happened here"
+    )
     assert "characters of this message omitted to fit the context window" in user
     assert out[0] == msgs[0] and out[2:] == msgs[2:]
     assert is_protocol_valid(out) == []
 
 
 def test_system_messages_and_unparseable_arguments_are_never_cut():
-    msgs = [{"role": "system", "content": HUGE},
-            {"role": "assistant", "content": None, "tool_calls": [
-                {"id": "c1", "type": "function", "function": {"name": "write_file", "arguments": HUGE}}]},
-            {"role": "tool", "tool_call_id": "c1", "content": "ok"}]
+    msgs = [
+        {"role": "system", "content": HUGE},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "write_file", "arguments": HUGE}}],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+    ]
     out, clipped = clip_to_budget(msgs, 1_000)
     assert clipped == 0 and out == msgs
 
@@ -61,9 +73,16 @@ def test_long_tool_call_arguments_are_cut_and_stay_valid_json():
     import json
 
     args = {"path": "big.txt", "content": HUGE}
-    msgs = [{"role": "assistant", "content": None, "tool_calls": [
-                {"id": "c1", "type": "function", "function": {"name": "write_file", "arguments": json.dumps(args)}}]},
-            {"role": "tool", "tool_call_id": "c1", "content": "Created big.txt"}]
+    msgs = [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "write_file", "arguments": json.dumps(args)}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "Created big.txt"},
+    ]
     out, clipped = clip_to_budget(msgs, 2_000)
     assert clipped == 1 and estimate_messages_tokens(out) <= 2_000
     sent = json.loads(out[0]["tool_calls"][0]["function"]["arguments"])

@@ -19,7 +19,12 @@ from .protocol_check import is_protocol_valid
 def _session():
     msgs = [system("one"), system("two"), system("three")]
     for i in range(12):
-        msgs += [sized(user(f"u{i} "), 800), assistant(None, call(f"c{i}")), sized(tool(f"c{i}", ""), 800), sized(assistant(f"a{i} "), 800)]
+        msgs += [
+            sized(user(f"u{i} "), 800),
+            assistant(None, call(f"c{i}")),
+            sized(tool(f"c{i}", ""), 800),
+            sized(assistant(f"a{i} "), 800),
+        ]
     return msgs
 
 
@@ -29,7 +34,9 @@ def test_R_FALL_1_summarizer_raising_gives_the_fallback_window():
 
     msgs = _session()
     before = copy.deepcopy(msgs)
-    view = build_request_view(msgs, ViewSettings(context_window_tokens=16_000, keep_recent_tokens=2_000), summarizer=broken)
+    view = build_request_view(
+        msgs, ViewSettings(context_window_tokens=16_000, keep_recent_tokens=2_000), summarizer=broken
+    )
     assert view.mode == "fallback"
     assert view.messages[:3] == [system("one"), system("two"), {"role": "system", "content": FALLBACK_SUMMARY}]
     # The last six start at a tool result, so the window starts one earlier, at the call's assistant.

@@ -29,9 +29,19 @@ PROFILE = settings(max_examples=200, deadline=None, suppress_health_check=[Healt
 def assert_same(got, ref) -> None:
     """Byte-identical messages and equal numbers, summary and compaction."""
     assert json.dumps(got.messages, ensure_ascii=False) == json.dumps(ref.messages, ensure_ascii=False)
-    for name in ("mode", "estimated_tokens", "before_tokens", "threshold_tokens", "context_window_tokens",
-                 "keep_recent_tokens", "summary", "compacted_tool_outputs", "transcript_messages", "compaction",
-                 "sticky"):
+    for name in (
+        "mode",
+        "estimated_tokens",
+        "before_tokens",
+        "threshold_tokens",
+        "context_window_tokens",
+        "keep_recent_tokens",
+        "summary",
+        "compacted_tool_outputs",
+        "transcript_messages",
+        "compaction",
+        "sticky",
+    ):
         assert getattr(got, name) == getattr(ref, name), name
 
 
@@ -49,12 +59,13 @@ def test_B_INC_1_incremental_equals_full_rebuild_over_random_append_sequences(ms
         done = cut
         for cfg in configs:  # two settings side by side: a loop's view and a getContextView "what if"
             compaction = carried.get(cfg)
-            ref = reference_view(msgs[:cut], cfg, token_counts=counts[:cut] if counts else None,
-                                 compaction=compaction)
+            ref = reference_view(msgs[:cut], cfg, token_counts=counts[:cut] if counts else None, compaction=compaction)
             assert_same(inc.view(cfg, compaction), ref)
             carried[cfg] = (ref.compaction or compaction) if next(keep) else None
-        assert_same(inc.fallback_view(configs[0]),
-                    fallback_request_view(msgs[:cut], configs[0], token_counts=counts[:cut] if counts else None))
+        assert_same(
+            inc.fallback_view(configs[0]),
+            fallback_request_view(msgs[:cut], configs[0], token_counts=counts[:cut] if counts else None),
+        )
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -78,7 +89,7 @@ def test_B_INC_1_real_trajectories_one_message_at_a_time_match_the_reference():
         cfg = ViewSettings(window)
         inc, compaction = IncrementalView(), None
         for n in range(1, len(msgs) + 1):
-            inc.feed(msgs[n - 1:n])
+            inc.feed(msgs[n - 1 : n])
             if n % 7 and n != len(msgs):
                 continue
             ref = reference_view(msgs[:n], cfg, compaction=compaction)
@@ -128,7 +139,7 @@ def test_B_CACHE_3_a_state_resumed_from_a_compactions_tail_builds_the_views_a_fu
         cfg = ViewSettings(window)
         full, compaction = IncrementalView(), None
         for n in range(1, len(msgs) + 1):
-            full.feed(msgs[n - 1:n])
+            full.feed(msgs[n - 1 : n])
             if msgs[n - 1]["role"] == "assistant" or n == len(msgs):
                 view = full.view(cfg, compaction)
                 if compaction is not None and compaction.head is not None and n % 3 == 0:

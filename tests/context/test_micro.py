@@ -15,11 +15,22 @@ BIG = "line of a successful build log\n" * 200
 
 
 def test_R_MICRO_1_old_successful_output_becomes_exact_placeholder():
-    msgs = [user("go"), assistant(None, call("a")), tool("a", BIG), user("next"), assistant(None, call("b")), tool("b", BIG)]
+    msgs = [
+        user("go"),
+        assistant(None, call("a")),
+        tool("a", BIG),
+        user("next"),
+        assistant(None, call("b")),
+        tool("b", BIG),
+    ]
     before = copy.deepcopy(msgs)
     out, count = microcompact(msgs, tail_start=3)
     assert count == 1
-    assert out[2] == {"role": "tool", "tool_call_id": "a", "content": f"[old tool output compacted: {len(BIG)} characters]"}
+    assert out[2] == {
+        "role": "tool",
+        "tool_call_id": "a",
+        "content": f"[old tool output compacted: {len(BIG)} characters]",
+    }
     assert out[2]["content"] == placeholder(len(BIG))
     assert out[5]["content"] == BIG  # inside the tail
     assert len(out) == len(msgs) and [m["role"] for m in out] == [m["role"] for m in msgs]
@@ -46,7 +57,7 @@ def test_R_MICRO_1_tiny_outputs_and_placeholders_are_left_alone():
         "Invalid arguments for edit_file",
         "bash: /etc/shadow: Permission denied",
         "Forbidden: command rm -rf / is not allowed",
-        "Traceback (most recent call last):\n  File \"x.py\", line 1\nValueError: bad",
+        'Traceback (most recent call last):\n  File "x.py", line 1\nValueError: bad',
         "Exit code 1\nnpm ERR! missing script",
         "<returncode>2</returncode>\n<output>\n",
         "src/a.ts(3,4): error TS2304: Cannot find name 'x'",

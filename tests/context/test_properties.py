@@ -60,13 +60,21 @@ def _call_group(draw, counter: list[int]) -> list[dict[str, Any]]:
         counter[0] += 1
         ids.append(f"call_{counter[0]}")
     name = draw(st.sampled_from(["read_file", "bash", "edit_file", "write_file"]))
-    calls = [{"id": i, "type": "function", "function": {"name": name, "arguments": f'{{"path": "src/{i}.py"}}'}} for i in ids]
+    calls = [
+        {"id": i, "type": "function", "function": {"name": name, "arguments": f'{{"path": "src/{i}.py"}}'}} for i in ids
+    ]
     group = [{"role": "assistant", "content": draw(st.one_of(st.none(), _TEXT)), "tool_calls": calls, **_extras(draw)}]
     answered = draw(st.lists(st.sampled_from(ids), max_size=6)) if draw(st.booleans()) else list(ids)
     for call_id in answered:
         failed = draw(st.integers(0, 4)) == 0
         text = "Tool failed: Permission denied\n" if failed else ""
-        group.append({"role": "tool", "tool_call_id": call_id, "content": text + (draw(_HUGE) if draw(st.booleans()) else draw(_TEXT))})
+        group.append(
+            {
+                "role": "tool",
+                "tool_call_id": call_id,
+                "content": text + (draw(_HUGE) if draw(st.booleans()) else draw(_TEXT)),
+            }
+        )
     return group
 
 
@@ -79,7 +87,13 @@ def transcripts(draw) -> list[dict[str, Any]]:
         if kind == "calls":
             msgs += _call_group(draw, counter)
         elif kind == "orphan":
-            msgs.append({"role": "tool", "tool_call_id": draw(st.sampled_from(["ghost", "call_1", "call_2"])), "content": draw(_TEXT)})
+            msgs.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": draw(st.sampled_from(["ghost", "call_1", "call_2"])),
+                    "content": draw(_TEXT),
+                }
+            )
         elif kind == "system" and draw(st.integers(0, 3)) == 0:
             msgs.append({"role": "system", "content": draw(_TEXT)})
         else:

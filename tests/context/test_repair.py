@@ -54,12 +54,27 @@ def test_R_REP_2_empty_tool_calls_list_is_dropped():
 
 
 def test_R_SRC_3_reasoning_and_bookkeeping_keys_are_stripped():
-    msgs = [{"role": "assistant", "content": "ok", "reasoning": "think", "reasoning_content": "t", "seq": 3, "status": "interrupted"}]
+    msgs = [
+        {
+            "role": "assistant",
+            "content": "ok",
+            "reasoning": "think",
+            "reasoning_content": "t",
+            "seq": 3,
+            "status": "interrupted",
+        }
+    ]
     assert repair_tool_pairing(msgs) == [{"role": "assistant", "content": "ok"}]
 
 
 def test_R_SRC_2_input_is_never_mutated_and_output_shares_no_dicts():
-    msgs = [user("go"), assistant(None, call("a"), call("b")), tool("b", "B"), tool("x", "X"), {"role": "user", "content": [{"type": "text", "text": "t"}]}]
+    msgs = [
+        user("go"),
+        assistant(None, call("a"), call("b")),
+        tool("b", "B"),
+        tool("x", "X"),
+        {"role": "user", "content": [{"type": "text", "text": "t"}]},
+    ]
     before = copy.deepcopy(msgs)
     out = repair_tool_pairing(msgs)
     assert msgs == before

@@ -24,7 +24,6 @@ from .helpers import assistant, call, sized, system, text_of_tokens, tool, user
 from .protocol_check import is_protocol_valid
 
 
-
 def _history():
     return [
         user("Fix the SQLite FTS test in CI"),
@@ -39,18 +38,20 @@ def _history():
 def test_R_SUM_2_header_and_four_sections_in_order():
     text = summarize(_history())
     assert text.startswith("[compressed conversation context]\nOlder transcript messages were summarized.\n")
-    assert text == "\n".join([
-        "[compressed conversation context]",
-        "Older transcript messages were summarized.",
-        "Goals:",
-        "- Fix the SQLite FTS test in CI",
-        "Files and tools touched:",
-        "- packages/storage/src/sqlite.ts",
-        "Failures to avoid:",
-        "- bash: Tool failed: no such module: fts5",
-        "Last useful assistant state:",
-        "- FTS index implemented, verifying on Node 22.",
-    ])
+    assert text == "\n".join(
+        [
+            "[compressed conversation context]",
+            "Older transcript messages were summarized.",
+            "Goals:",
+            "- Fix the SQLite FTS test in CI",
+            "Files and tools touched:",
+            "- packages/storage/src/sqlite.ts",
+            "Failures to avoid:",
+            "- bash: Tool failed: no such module: fts5",
+            "Last useful assistant state:",
+            "- FTS index implemented, verifying on Node 22.",
+        ]
+    )
 
 
 def test_R_SUM_2_empty_sections_say_none_recorded():
@@ -108,8 +109,16 @@ def test_R_SUM_2_failures_are_the_latest_four_distinct():
     """A failure repeated word for word (the same check failing again) takes one slot, at its latest place, so
     an older distinct failure is not pushed out by copies of a newer one."""
     msgs = []
-    for i, text in enumerate(["Exit code 1 lint A", "Exit code 1 tests B", "Exit code 1 build C",
-                              "Exit code 1 tests B", "Exit code 1 deploy D", "Exit code 1 tests B"]):
+    for i, text in enumerate(
+        [
+            "Exit code 1 lint A",
+            "Exit code 1 tests B",
+            "Exit code 1 build C",
+            "Exit code 1 tests B",
+            "Exit code 1 deploy D",
+            "Exit code 1 tests B",
+        ]
+    ):
         msgs += [assistant(None, call(f"c{i}", "bash")), tool(f"c{i}", text)]
     state = SummaryState()
     for m in msgs:
@@ -235,9 +244,23 @@ def test_B_SUM_6_every_registered_write_tool_and_key_yields_its_path(tool_name):
 
 
 def test_B_SUM_6_named_tools_of_the_article_and_trajectories_are_registered():
-    for name in ["edit_file", "write_file", "save_memory", "apply_patch", "create_file", "str_replace_editor",
-                 "str_replace_based_edit_tool", "Write", "Edit", "MultiEdit", "write", "edit"]:
-        assert write_paths(name, json.dumps({"path": "p", "file_path": "p", "input": "*** Add File: p\n"})) == ["p"], name
+    for name in [
+        "edit_file",
+        "write_file",
+        "save_memory",
+        "apply_patch",
+        "create_file",
+        "str_replace_editor",
+        "str_replace_based_edit_tool",
+        "Write",
+        "Edit",
+        "MultiEdit",
+        "write",
+        "edit",
+    ]:
+        assert write_paths(name, json.dumps({"path": "p", "file_path": "p", "input": "*** Add File: p\n"})) == ["p"], (
+            name
+        )
 
 
 def test_B_SUM_6_read_only_commands_of_editor_tools_touch_nothing():

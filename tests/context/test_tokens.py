@@ -66,9 +66,15 @@ def test_B_TOK_3_high_entropy_classes_are_charged_above_the_floor():
     assert estimate_text_tokens(hexed) >= len(hexed) / 1.8
     chinese = "上下文管理不是超过上限后删几条消息，而是一条有固定优先级的流水线。" * 20
     assert estimate_text_tokens(chinese) >= 1.2 * _floor(chinese)
-    lock = json.dumps({f"node_modules/p{i}": {"version": f"1.{i}.0", "integrity": "sha512-" + b64[i : i + 88]} for i in range(50)}, indent=2)
+    lock = json.dumps(
+        {f"node_modules/p{i}": {"version": f"1.{i}.0", "integrity": "sha512-" + b64[i : i + 88]} for i in range(50)},
+        indent=2,
+    )
     assert estimate_text_tokens(lock) >= 1.3 * _floor(lock)
-    log = "\n".join(f"commit {rng.randbytes(20).hex()}\nDate:   Tue Dec {i % 28 + 1} 10:{i % 60:02d}:00 2025 +0000" for i in range(40))
+    log = "\n".join(
+        f"commit {rng.randbytes(20).hex()}\nDate:   Tue Dec {i % 28 + 1} 10:{i % 60:02d}:00 2025 +0000"
+        for i in range(40)
+    )
     assert estimate_text_tokens(log) >= 1.3 * _floor(log)
 
 

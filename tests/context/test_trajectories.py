@@ -67,7 +67,10 @@ def test_trajectory_views_hold_every_property(name, window):
 
 def _crashed_variant(msgs: list[dict]) -> list[dict]:
     """The process died mid-call, results came back late or twice, and stored keys were added."""
-    out = [{**m, "seq": 10 * i, "reasoning": "thinking"} if m["role"] == "assistant" else {**m, "seq": 10 * i} for i, m in enumerate(msgs)]
+    out = [
+        {**m, "seq": 10 * i, "reasoning": "thinking"} if m["role"] == "assistant" else {**m, "seq": 10 * i}
+        for i, m in enumerate(msgs)
+    ]
     tools = [i for i, m in enumerate(out) if m["role"] == "tool"]
     late = out.pop(tools[len(tools) // 2])  # a result removed from its run ...
     out.insert(len(out) // 4 * 3, {**late})  # ... shows up later, after other messages: an orphan
@@ -109,12 +112,16 @@ def test_trajectory_B_CACHE_1_each_request_extends_the_previous_one_until_a_comp
     compaction, previous, calls, compactions = None, None, 0, 0
     every = max(1, len(msgs) // 60)  # the reference re-reads everything: checked at ~30 calls per session
     for n, transcript in enumerate(_calls(msgs)):
-        state.feed(transcript[state.fed:])
+        state.feed(transcript[state.fed :])
         view = state.view(cfg, compaction)
         if n % every == 0:
             ref = reference_view(transcript, cfg, compaction=compaction)
-            assert (view.messages, view.mode, view.compaction, view.sticky) == \
-                (ref.messages, ref.mode, ref.compaction, ref.sticky)
+            assert (view.messages, view.mode, view.compaction, view.sticky) == (
+                ref.messages,
+                ref.mode,
+                ref.compaction,
+                ref.sticky,
+            )
         assert view.mode == "fallback" or view.estimated_tokens <= cfg.threshold_tokens
         if view.sticky:
             assert view.messages[: len(previous)] == previous
@@ -130,8 +137,11 @@ def test_B_CACHE_2_a_long_turn_compacts_in_batches_and_never_falls_back():
     """mini-swe-agent is one user message and 189 model calls: one long turn. Carrying the compaction as the
     loop does, a new summary is made only when the repeated view would cross the threshold, each comes out at or
     under the target, and the view never drops to the fallback window."""
-    messages = json.loads((TRAJECTORIES / "mini-swe-agent-pr816__deepseek_chat_dev_rerun__pylint-dev__astroid-1333.json")
-                          .read_text(encoding="utf-8"))
+    messages = json.loads(
+        (TRAJECTORIES / "mini-swe-agent-pr816__deepseek_chat_dev_rerun__pylint-dev__astroid-1333.json").read_text(
+            encoding="utf-8"
+        )
+    )
     from server.context.incremental import IncrementalView
 
     settings = ViewSettings(16_000)
@@ -140,7 +150,7 @@ def test_B_CACHE_2_a_long_turn_compacts_in_batches_and_never_falls_back():
     for end, msg in enumerate(messages):
         if msg["role"] != "assistant":
             continue
-        state.feed(messages[state.fed:end])
+        state.feed(messages[state.fed : end])
         view = state.view(settings, compaction)
         assert view.mode != "fallback", f"call before message {end} fell back"
         if view.sticky:

@@ -78,7 +78,10 @@ def test_SPEC_12_worked_example_25k_older_conversation_is_microcompacted():
     assert len(view.messages) == len(msgs)
     for got, original in zip(view.messages, msgs):
         if got["content"] != original["content"]:
-            assert got["role"] == "tool" and got["content"] == f"[old tool output compacted: {len(original['content'])} characters]"
+            assert (
+                got["role"] == "tool"
+                and got["content"] == f"[old tool output compacted: {len(original['content'])} characters]"
+            )
             assert got["tool_call_id"] == original["tool_call_id"]
         else:
             assert got == original
@@ -99,15 +102,20 @@ def test_B_CACHE_2_the_tail_shrinks_to_the_target_but_never_below_the_last_messa
     settings = ViewSettings(context_window_tokens=20_000, keep_recent_tokens=8_000)  # threshold 16k, target 10k
     msgs = [sized(system("rules "), 4_000), sized(user("goal "), 500)]
     for i in range(12):
-        msgs += [sized(assistant(f"step {i} ", call(f"c{i}", "run_command", command="make")), 300),
-                 tool(f"c{i}", "Tool failed: exit code 2 " * 40), sized(assistant(f"noted {i} "), 600)]
+        msgs += [
+            sized(assistant(f"step {i} ", call(f"c{i}", "run_command", command="make")), 300),
+            tool(f"c{i}", "Tool failed: exit code 2 " * 40),
+            sized(assistant(f"noted {i} "), 600),
+        ]
     view = build_request_view(msgs, settings)
     assert view.mode == "summarized"
     assert view.estimated_tokens <= settings.target_tokens < settings.threshold_tokens
     assert view.messages[-1] == msgs[-1]
     # A last exchange bigger than the target is still kept whole (R-TAIL-2/3): the view only has to fit.
-    big = msgs + [sized(assistant(None, call("z", "read_file", path="big.txt")), 200),
-                  sized(tool("z", "Tool failed: huge error "), 9_000)]
+    big = msgs + [
+        sized(assistant(None, call("z", "read_file", path="big.txt")), 200),
+        sized(tool("z", "Tool failed: huge error "), 9_000),
+    ]
     view = build_request_view(big, settings)
     assert view.mode == "summarized" and view.messages[-2:] == big[-2:]
     assert settings.target_tokens < view.estimated_tokens <= settings.threshold_tokens
@@ -120,8 +128,10 @@ def test_B_CACHE_2_placeholders_advance_in_a_batch_at_the_next_compaction_not_pe
     assert first.mode == "microcompacted" and first.compacted_tool_outputs == 10
     grown = msgs
     for i in range(3):  # more successful outputs, each then older than the tail: still not replaced
-        grown = grown + [sized(assistant(None, call(f"n{i}", "read_file", path="x")), 300),
-                         sized(tool(f"n{i}", "more source: "), 1_500)]
+        grown = grown + [
+            sized(assistant(None, call(f"n{i}", "read_file", path="x")), 300),
+            sized(tool(f"n{i}", "more source: "), 1_500),
+        ]
         view = build_request_view(grown, SPEC_SETTINGS, compaction=first.compaction)
         assert view.sticky and view.compacted_tool_outputs == 10
         assert view.messages[: len(first.messages)] == first.messages
@@ -145,7 +155,13 @@ def test_R_PIPE_1_under_threshold_the_array_is_returned_unchanged():
 
 
 def test_R_PIPE_1_full_view_is_still_repaired_and_stripped():
-    msgs = [user("hi", ), {"role": "assistant", "content": "x", "reasoning": "secret", "seq": 4}, tool("ghost", "x")]
+    msgs = [
+        user(
+            "hi",
+        ),
+        {"role": "assistant", "content": "x", "reasoning": "secret", "seq": 4},
+        tool("ghost", "x"),
+    ]
     view = build_request_view(msgs, ViewSettings(context_window_tokens=100_000))
     assert view.messages == [user("hi"), {"role": "assistant", "content": "x"}]
 
@@ -189,7 +205,9 @@ def test_R_OBS_1_event_summary_prefixes_and_token_numbers():
     micro = build_request_view(_worked_example(25_000)[0], SPEC_SETTINGS)
     summarized = build_request_view(_worked_example(35_000)[0], SPEC_SETTINGS)
     assert micro.event_summary.startswith("[microcompaction] ")
-    assert summarized.event_summary.startswith("[compressed conversation context]\nOlder transcript messages were summarized.")
+    assert summarized.event_summary.startswith(
+        "[compressed conversation context]\nOlder transcript messages were summarized."
+    )
     for view in (micro, summarized):
         assert view.estimated_tokens == estimate_messages_tokens(view.messages)
         assert view.before_tokens > view.estimated_tokens

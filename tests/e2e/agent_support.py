@@ -23,11 +23,38 @@ import pytest_asyncio
 from server.cli.client import Client
 from tests.fakes import fake_anthropic, fake_responses
 from tests.fakes.fake_provider import FakeProvider
-from tests.harness import (API_KEY, KINDS, MODEL, PROVIDER, REPO, initialize, kind_of, log_path, new_fake,
-                           server_env, start_server)
+from tests.harness import (
+    API_KEY,
+    KINDS,
+    MODEL,
+    PROVIDER,
+    REPO,
+    initialize,
+    kind_of,
+    log_path,
+    new_fake,
+    server_env,
+    start_server,
+)
 
-__all__ = ["API_KEY", "MODEL", "PROVIDER", "REPO", "Agent", "agent_fixture", "as_sent", "events", "kind_of",
-           "model_requests", "new_fake", "read_db", "request_messages", "server_env", "start_agent", "tool_messages"]
+__all__ = [
+    "API_KEY",
+    "MODEL",
+    "PROVIDER",
+    "REPO",
+    "Agent",
+    "agent_fixture",
+    "as_sent",
+    "events",
+    "kind_of",
+    "model_requests",
+    "new_fake",
+    "read_db",
+    "request_messages",
+    "server_env",
+    "start_agent",
+    "tool_messages",
+]
 
 
 class Agent:
@@ -54,8 +81,11 @@ class Agent:
         return await asyncio.wait_for(self.client.request("submitTurn", {"sessionId": sid, "text": text}), timeout)
 
     def updates(self, sid: str, kind: str | None = None) -> list[dict[str, Any]]:
-        return [p["update"] for m, p in self.client.notifications
-                if m == "sessionUpdate" and p["sessionId"] == sid and (kind is None or p["update"]["kind"] == kind)]
+        return [
+            p["update"]
+            for m, p in self.client.notifications
+            if m == "sessionUpdate" and p["sessionId"] == sid and (kind is None or p["update"]["kind"] == kind)
+        ]
 
     async def transcript(self, sid: str) -> list[dict[str, Any]]:
         return (await self.client.request("readTranscript", {"sessionId": sid}))["items"]
@@ -71,8 +101,9 @@ class Agent:
 
 async def start_agent(home: Path, fake: Any, **env: str) -> Agent:
     """A server on ``home`` (DEBUG log in ``log_path(home)``) configured for ``fake``'s provider kind."""
-    proc = await start_server(home, "--log-level", "DEBUG",
-                              env=server_env(home, fake.url, **{"THREADLINE_PROVIDER": kind_of(fake), **env}))
+    proc = await start_server(
+        home, "--log-level", "DEBUG", env=server_env(home, fake.url, **{"THREADLINE_PROVIDER": kind_of(fake), **env})
+    )
     return Agent(await initialize(Client(proc)), fake, home, log_path(home))
 
 
@@ -102,8 +133,10 @@ def read_db(home: Path, sql: str, *args: Any) -> list[tuple]:
 
 
 def events(home: Path, sid: str, kind: str) -> list[dict[str, Any]]:
-    return [json.loads(p) for (p,) in read_db(home, "SELECT payload FROM events WHERE session_id = ? AND kind = ? "
-                                                    "ORDER BY id", sid, kind)]
+    return [
+        json.loads(p)
+        for (p,) in read_db(home, "SELECT payload FROM events WHERE session_id = ? AND kind = ? ORDER BY id", sid, kind)
+    ]
 
 
 def model_requests(fake: Any) -> list[dict[str, Any]]:
@@ -122,10 +155,12 @@ def as_sent(messages: list[dict[str, Any]], kind: str = PROVIDER) -> list[dict[s
     converted them for its API, so a view can be compared with a request of any kind."""
     if kind == "anthropic":
         from server.providers.anthropic_convert import convert_messages
+
         system, turns = convert_messages(messages)
         return fake_anthropic.openai_messages({"system": system, "messages": turns})
     if kind == "openai-responses":
         from server.providers.responses import input_items
+
         return fake_responses.openai_messages({"input": input_items(messages)})
     return messages
 
@@ -138,8 +173,13 @@ def request_tools(record: dict[str, Any]) -> list[dict[str, Any]]:
     if kind == "openai":
         return tools
     schema = "input_schema" if kind == "anthropic" else "parameters"
-    return [{"type": "function", "function": {"name": t["name"], "description": t.get("description", ""),
-                                              "parameters": t[schema]}} for t in tools]
+    return [
+        {
+            "type": "function",
+            "function": {"name": t["name"], "description": t.get("description", ""), "parameters": t[schema]},
+        }
+        for t in tools
+    ]
 
 
 def tool_messages(record: dict[str, Any]) -> list[dict[str, Any]]:

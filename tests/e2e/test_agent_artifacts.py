@@ -20,8 +20,10 @@ BIG_OUTPUT = "".join(f"line {i:05d} {'x' * 20}\n" for i in range(LINES)) + "\n[e
 
 async def big_turn(agent, folder) -> tuple[str, dict]:
     agent.fake.reset()
-    agent.fake.push({"tool_calls": [{"id": "call_big", "name": "run_command", "arguments": {"command": BIG_COMMAND}}]},
-                    {"content": "seen"})
+    agent.fake.push(
+        {"tool_calls": [{"id": "call_big", "name": "run_command", "arguments": {"command": BIG_COMMAND}}]},
+        {"content": "seen"},
+    )
     sid = await agent.session(folder, policy="auto")
     assert (await agent.turn(sid, "make noise"))["stopReason"] == "endTurn"
     return sid, agent.updates(sid, "toolResult")[0]
@@ -71,9 +73,18 @@ async def test_R_ART_2_the_model_reads_its_artifact_and_another_session_cannot(a
     artifact_id = result["artifactId"]
 
     agent.fake.reset()
-    agent.fake.push({"tool_calls": [{"id": "call_ra", "name": "read_artifact",
-                                     "arguments": {"artifact_id": artifact_id, "pattern": "line 01234"}}]},
-                    {"content": "found it"})
+    agent.fake.push(
+        {
+            "tool_calls": [
+                {
+                    "id": "call_ra",
+                    "name": "read_artifact",
+                    "arguments": {"artifact_id": artifact_id, "pattern": "line 01234"},
+                }
+            ]
+        },
+        {"content": "found it"},
+    )
     await agent.turn(sid, "look inside")
     [seen] = [m for m in tool_messages(agent.chat_requests()[1]) if m["tool_call_id"] == "call_ra"]
     assert "1235: line 01234" in seen["content"]
@@ -86,8 +97,10 @@ async def test_R_ART_2_the_model_reads_its_artifact_and_another_session_cannot(a
     assert err.value.code == -32602 and err.value.data["code"] == "ArtifactNotFound"
 
     agent.fake.reset()
-    agent.fake.push({"tool_calls": [{"id": "call_steal", "name": "read_artifact",
-                                     "arguments": {"artifact_id": artifact_id}}]}, {"content": "no"})
+    agent.fake.push(
+        {"tool_calls": [{"id": "call_steal", "name": "read_artifact", "arguments": {"artifact_id": artifact_id}}]},
+        {"content": "no"},
+    )
     await agent.turn(other, "steal it")
     [stolen] = tool_messages(agent.chat_requests()[1])
     assert stolen["content"].startswith("Tool failed") and "line 0" not in stolen["content"]
@@ -95,8 +108,10 @@ async def test_R_ART_2_the_model_reads_its_artifact_and_another_session_cannot(a
 
 async def test_R_ART_3_artifact_write_failure_keeps_the_tool_ok_and_truncates(agent, folder):
     agent.fake.reset()
-    agent.fake.push({"tool_calls": [{"id": "call_big", "name": "run_command", "arguments": {"command": BIG_COMMAND}}]},
-                    {"content": "seen"})
+    agent.fake.push(
+        {"tool_calls": [{"id": "call_big", "name": "run_command", "arguments": {"command": BIG_COMMAND}}]},
+        {"content": "seen"},
+    )
     sid = await agent.session(folder, policy="auto")
     blocker = agent.home / "artifacts" / sid
     blocker.parent.mkdir(exist_ok=True)

@@ -30,8 +30,10 @@ async def start_background_command(tmp_path: Path, fake: Any):
     folder = tmp_path / "ws"
     folder.mkdir()
     agent = await start_agent(tmp_path / "home", fake)
-    fake.push({"tool_calls": [{"id": "call_bg", "name": "run_command", "arguments": {"command": BACKGROUND}}]},
-              {"content": "started it"})
+    fake.push(
+        {"tool_calls": [{"id": "call_bg", "name": "run_command", "arguments": {"command": BACKGROUND}}]},
+        {"content": "started it"},
+    )
     sid = await agent.session(folder, policy="auto")
     assert (await agent.turn(sid, "start a server"))["stopReason"] == "endTurn"
     pid = int((folder / "bg.pid").read_text())

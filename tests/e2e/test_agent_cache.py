@@ -18,8 +18,16 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from tests.e2e.agent_support import (API_KEY, PROVIDER, as_sent, events, model_requests, new_fake, request_messages,
-                                     start_agent)
+from tests.e2e.agent_support import (
+    API_KEY,
+    PROVIDER,
+    as_sent,
+    events,
+    model_requests,
+    new_fake,
+    request_messages,
+    start_agent,
+)
 from tests.fakes import openai_rules as rules
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -37,9 +45,13 @@ def script(first: int, steps: int, reported: int | None = None) -> list[dict[str
     """``reported``: the prompt tokens the provider reports for the last call, as a tokenizer counting more than
     our estimate does (B-TOK-3: the server learns a calibration factor above 1 from it)."""
     usage = {"usage": {"prompt_tokens": reported}} if reported else {}
-    return [*({"tool_calls": [{"id": f"call_{n:02d}", "name": "run_command",
-                               "arguments": {"command": step_command(n)}}]} for n in range(first, first + steps)),
-            {"content": f"steps {first}..{first + steps - 1} done", **usage}]
+    return [
+        *(
+            {"tool_calls": [{"id": f"call_{n:02d}", "name": "run_command", "arguments": {"command": step_command(n)}}]}
+            for n in range(first, first + steps)
+        ),
+        {"content": f"steps {first}..{first + steps - 1} done", **usage},
+    ]
 
 
 SECOND_TURN = "now run the next steps, and keep the earlier findings in mind"
@@ -79,7 +91,7 @@ async def run(tmp_path_factory) -> Run:
                 src.backup(dst)  # a consistent copy while server A keeps running
             turn = await agent.turn(sid, SECOND_TURN, timeout=180)
             assert turn["stopReason"] == "endTurn", turn
-            second = _messages(fake_a)[len(first):]
+            second = _messages(fake_a)[len(first) :]
             updates = agent.updates(sid)
         finally:
             await agent.client.close()
@@ -164,4 +176,3 @@ async def test_B_CACHE_1_getContextView_reports_the_stable_prefix_of_the_next_re
     assert view["stablePrefixTokens"] > 0
     assert as_sent(view["messages"])[: len(run.first[-1])] == run.first[-1]
     assert view["stablePrefixTokens"] < view["estimatedTokens"]
-

@@ -7,8 +7,8 @@ provider reporting no cache figures are Chat Completions cases, so those two alw
 
 from __future__ import annotations
 
-from pathlib import Path
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -51,6 +51,7 @@ def cached_reported(record: dict[str, Any]) -> int:
         return usage["input_tokens_details"]["cached_tokens"]
     return usage["prompt_tokens_details"]["cached_tokens"]
 
+
 READ = {"tool_calls": [{"id": "call_read", "name": "read_file", "arguments": {"path": "notes.txt"}}]}
 
 
@@ -70,7 +71,7 @@ async def two_call_turn(a: Agent, folder: Path) -> tuple[str, dict[str, Any], li
     result = await a.turn(sid, "what do the notes say?")
     assert result["stopReason"] == "endTurn", result
     first, second = (request_messages(r) for r in a.chat_requests())
-    assert second[:len(first)] == first  # the second request extends the first
+    assert second[: len(first)] == first  # the second request extends the first
     return sid, result, a.updates(sid, "usage")
 
 

@@ -58,10 +58,14 @@ async def test_B_CACHE_1_a_long_replayed_session_reads_most_of_each_request_from
     systems, task, script = script_of(MINI_SWE, workspace)
     with FakeAnthropic(api_key=API_KEY) as claude:
         claude.push(*script)
-        agent = await start_agent(home, claude, THREADLINE_CONTEXT_WINDOW=str(WINDOW), THREADLINE_APPROVAL_POLICY="auto")
+        agent = await start_agent(
+            home, claude, THREADLINE_CONTEXT_WINDOW=str(WINDOW), THREADLINE_APPROVAL_POLICY="auto"
+        )
         try:
-            created = await agent.client.request("importSession", {
-                "cwd": str(workspace), "messages": [{"role": "system", "content": text} for text in systems]})
+            created = await agent.client.request(
+                "importSession",
+                {"cwd": str(workspace), "messages": [{"role": "system", "content": text} for text in systems]},
+            )
             sid = created["sessionId"]
             result = await asyncio.wait_for(agent.client.request("submitTurn", {"sessionId": sid, "text": task}), 600)
         finally:
@@ -74,16 +78,22 @@ async def test_B_CACHE_1_a_long_replayed_session_reads_most_of_each_request_from
     compactions = events(home, sid, "contextCompacted")
     assert len(compactions) >= 2, "the replay must compact, or the sticky prefix is never tested"
     # The calls from the first compaction on: the one whose request no longer starts as the one before it did
-    first_compacted = next(i for i in range(1, len(calls))
-                           if request_messages(calls[i])[:len(request_messages(calls[i - 1]))]
-                           != request_messages(calls[i - 1]))
+    first_compacted = next(
+        i
+        for i in range(1, len(calls))
+        if request_messages(calls[i])[: len(request_messages(calls[i - 1]))] != request_messages(calls[i - 1])
+    )
     shares = [cached_share(r["usage"]) for r in calls]
-    print(f"\n{MINI_SWE.name} at a {WINDOW:,}-token window through the Anthropic double: {len(calls)} calls, "
-          f"{len(compactions)} compactions (first before call {first_compacted + 1})")
+    print(
+        f"\n{MINI_SWE.name} at a {WINDOW:,}-token window through the Anthropic double: {len(calls)} calls, "
+        f"{len(compactions)} compactions (first before call {first_compacted + 1})"
+    )
     for i, (r, share) in enumerate(zip(calls, shares), 1):
         u = r["usage"]
-        print(f"call {i:>3}: input {u['input_tokens']:>6,}  cache read {u['cache_read_input_tokens']:>6,}  "
-              f"cache write {u['cache_creation_input_tokens']:>6,}  cached {share:6.1%}")
+        print(
+            f"call {i:>3}: input {u['input_tokens']:>6,}  cache read {u['cache_read_input_tokens']:>6,}  "
+            f"cache write {u['cache_creation_input_tokens']:>6,}  cached {share:6.1%}"
+        )
     steady = shares[first_compacted:]
     average = sum(steady) / len(steady)
     print(f"average cached share from the first compaction on: {average:.1%} over {len(steady)} calls")

@@ -68,8 +68,17 @@ async def test_cancelTurn_with_no_turn_running_says_so(agent, folder):
 
 async def test_cancel_mid_command_kills_the_command_and_closes_the_call(agent, folder):
     agent.fake.reset()
-    agent.fake.push({"tool_calls": [{"id": "call_sleep", "name": "run_command",
-                                     "arguments": {"command": "echo $$ > pid.txt; exec sleep 30"}}]})
+    agent.fake.push(
+        {
+            "tool_calls": [
+                {
+                    "id": "call_sleep",
+                    "name": "run_command",
+                    "arguments": {"command": "echo $$ > pid.txt; exec sleep 30"},
+                }
+            ]
+        }
+    )
     sid = await agent.session(folder, policy="auto")
     _, fut = agent.client.start_request("submitTurn", {"sessionId": sid, "text": "wait a while"})
     pid_file = folder / "pid.txt"

@@ -24,8 +24,12 @@ FILE_CAP, SESSION_CAP = 200, 600
 async def agent(tmp_path_factory) -> AsyncIterator[Agent]:
     home = tmp_path_factory.mktemp("home")
     with new_fake(api_key=API_KEY) as fake:
-        a = await start_agent(home, fake, THREADLINE_CHECKPOINT_MAX_FILE_BYTES=str(FILE_CAP),
-                              THREADLINE_CHECKPOINT_MAX_SESSION_BYTES=str(SESSION_CAP))
+        a = await start_agent(
+            home,
+            fake,
+            THREADLINE_CHECKPOINT_MAX_FILE_BYTES=str(FILE_CAP),
+            THREADLINE_CHECKPOINT_MAX_SESSION_BYTES=str(SESSION_CAP),
+        )
         try:
             yield a
         finally:
@@ -59,15 +63,25 @@ def statuses(result: dict) -> dict[str, str]:
 async def test_rewind_to_each_turn_dry_run_and_real(agent, folder):
     (folder / "a.txt").write_text("one\n")
     sid = await agent.session(folder, policy="auto")
-    t1 = await turn(agent, sid, call("c1", "write_file", path="new.txt", content="new\n"),
-                    call("c2", "edit_file", path="a.txt", old_string="one", new_string="two"))
-    t2 = await turn(agent, sid, call("c3", "write_file", path="a.txt", content="three\n"),
-                    call("c4", "write_file", path="sub/new2.txt", content="x\n"))
+    t1 = await turn(
+        agent,
+        sid,
+        call("c1", "write_file", path="new.txt", content="new\n"),
+        call("c2", "edit_file", path="a.txt", old_string="one", new_string="two"),
+    )
+    t2 = await turn(
+        agent,
+        sid,
+        call("c3", "write_file", path="a.txt", content="three\n"),
+        call("c4", "write_file", path="sub/new2.txt", content="x\n"),
+    )
 
     listed = await agent.client.request("listCheckpoints", {"sessionId": sid})
     assert [t["turnId"] for t in listed["turns"]] == [t1, t2]
     assert [(f["path"], f["change"], f["restorable"], f["toolCallId"]) for f in listed["turns"][0]["files"]] == [
-        ("new.txt", "created", True, "c1"), ("a.txt", "modified", True, "c2")]
+        ("new.txt", "created", True, "c1"),
+        ("a.txt", "modified", True, "c2"),
+    ]
     assert [f["path"] for f in listed["turns"][1]["files"]] == ["a.txt", "sub/new2.txt"]
     assert listed["turns"][0]["seq"] == 1 and listed["turns"][1]["seq"] > listed["turns"][0]["seq"]
     assert "run_command" in listed["note"]
@@ -121,8 +135,12 @@ async def test_a_deleted_file_is_recreated(agent, folder):
 
 async def test_one_edit_can_be_rewound_alone(agent, folder):
     sid = await agent.session(folder, policy="auto")
-    t1 = await turn(agent, sid, call("c1", "write_file", path="x.txt", content="x\n"),
-                    call("c2", "write_file", path="y.txt", content="y\n"))
+    t1 = await turn(
+        agent,
+        sid,
+        call("c1", "write_file", path="x.txt", content="x\n"),
+        call("c2", "write_file", path="y.txt", content="y\n"),
+    )
     result = await rewind(agent, sid, t1, toolCallId="c2")
     assert statuses(result) == {"y.txt": "restored"}
     assert (folder / "x.txt").exists() and not (folder / "y.txt").exists()
@@ -136,8 +154,12 @@ async def test_over_the_caps_is_recorded_not_restorable(agent, folder):
     (folder / "m3.txt").write_text("o" * 190)
     (folder / "m4.txt").write_text("p" * 190)
     sid = await agent.session(folder, policy="auto")
-    t1 = await turn(agent, sid, call("c1", "write_file", path="big.txt", content="small\n"),
-                    *[call(f"m{i}", "write_file", path=f"m{i}.txt", content="new\n") for i in range(1, 5)])
+    t1 = await turn(
+        agent,
+        sid,
+        call("c1", "write_file", path="big.txt", content="small\n"),
+        *[call(f"m{i}", "write_file", path=f"m{i}.txt", content="new\n") for i in range(1, 5)],
+    )
 
     results = {u["toolCallId"]: u for u in agent.updates(sid, "toolResult")}
     assert results["c1"]["status"] == "ok" and "checkpoint cap per file" in results["c1"]["content"]
@@ -145,11 +167,21 @@ async def test_over_the_caps_is_recorded_not_restorable(agent, folder):
     assert "checkpoint" not in results["m3"]["content"]
     listed = await agent.client.request("listCheckpoints", {"sessionId": sid})
     assert {f["path"]: f["restorable"] for f in listed["turns"][0]["files"]} == {
-        "big.txt": False, "m1.txt": True, "m2.txt": True, "m3.txt": True, "m4.txt": False}
+        "big.txt": False,
+        "m1.txt": True,
+        "m2.txt": True,
+        "m3.txt": True,
+        "m4.txt": False,
+    }
 
     result = await rewind(agent, sid, t1)
-    assert statuses(result) == {"big.txt": "notRestorable", "m1.txt": "restored", "m2.txt": "restored",
-                                "m3.txt": "restored", "m4.txt": "notRestorable"}
+    assert statuses(result) == {
+        "big.txt": "notRestorable",
+        "m1.txt": "restored",
+        "m2.txt": "restored",
+        "m3.txt": "restored",
+        "m4.txt": "notRestorable",
+    }
     assert (folder / "big.txt").read_text() == "small\n" and (folder / "m1.txt").read_text() == "m" * 190
 
 

@@ -32,10 +32,12 @@ async def test_applied_diffs_survive_a_restart_and_an_oversized_one_keeps_its_pa
         agent = await start_agent(home, fake)
         try:
             sid = await agent.session(ws, policy="autoEdit")
-            fake.push(call("c1", "edit_file", path="a.txt", old_string="hello", new_string="bonjour"),
-                      call("c2", "write_file", path="big.txt", content=big),
-                      call("c3", "edit_file", path="a.txt", old_string="absent", new_string="x"),
-                      {"content": "done"})
+            fake.push(
+                call("c1", "edit_file", path="a.txt", old_string="hello", new_string="bonjour"),
+                call("c2", "write_file", path="big.txt", content=big),
+                call("c3", "edit_file", path="a.txt", old_string="absent", new_string="x"),
+                {"content": "done"},
+            )
             result = await agent.turn(sid, "edit")
             assert result["stopReason"] == "endTurn", result
             live: dict[str, Any] = {u["toolCallId"]: u.get("diff") for u in agent.updates(sid, "toolResult")}
@@ -53,8 +55,12 @@ async def test_applied_diffs_survive_a_restart_and_an_oversized_one_keeps_its_pa
     assert [e["payload"]["toolCallId"] for e in events] == ["c1", "c2"], "a failed edit stores no diff"
     assert all(e["turnId"] == result["turnId"] for e in events)
     first, second = (e["payload"] for e in events)
-    assert first == {"toolCallId": "c1", "tool": "edit_file", "path": "a.txt",
-                     "diff": {"path": "a.txt", "oldText": "hello\nworld\n", "newText": "bonjour\nworld\n"}}
+    assert first == {
+        "toolCallId": "c1",
+        "tool": "edit_file",
+        "path": "a.txt",
+        "diff": {"path": "a.txt", "oldText": "hello\nworld\n", "newText": "bonjour\nworld\n"},
+    }
     assert second["path"] == "big.txt" and "diff" not in second
     assert "not kept" in second["note"] and str(MAX_STORED_DIFF_CHARS) in second["note"]
 
@@ -68,16 +74,24 @@ def build_v5_home(home: Path, cwd: Path) -> None:
             db.execute(statement)
     db.execute("PRAGMA user_version = 5")
     stamp = "2025-01-01T00:00:00.000Z"
-    db.execute("INSERT INTO sessions (id, title, cwd, created_at, updated_at, last_seq) VALUES"
-               " ('ses_old', 'old', ?, ?, ?, 3)", (str(cwd), stamp, stamp))
-    calls = ('[{"id":"c1","type":"function","function":{"name":"edit_file","arguments":'
-             '"{\\"path\\": \\"a.txt\\", \\"old_string\\": \\"one\\", \\"new_string\\": \\"two\\"}"}}]')
-    for seq, role, content, tool_calls, call_id in [(1, "user", "edit a.txt", None, None),
-                                                     (2, "assistant", "", calls, None),
-                                                     (3, "tool", "Edited a.txt", None, "c1")]:
-        db.execute("INSERT INTO messages (session_id, seq, role, content, tool_calls, tool_call_id, turn_id,"
-                   " created_at) VALUES ('ses_old', ?, ?, ?, ?, ?, 'turn_old', ?)",
-                   (seq, role, content, tool_calls, call_id, stamp))
+    db.execute(
+        "INSERT INTO sessions (id, title, cwd, created_at, updated_at, last_seq) VALUES ('ses_old', 'old', ?, ?, ?, 3)",
+        (str(cwd), stamp, stamp),
+    )
+    calls = (
+        '[{"id":"c1","type":"function","function":{"name":"edit_file","arguments":'
+        '"{\\"path\\": \\"a.txt\\", \\"old_string\\": \\"one\\", \\"new_string\\": \\"two\\"}"}}]'
+    )
+    for seq, role, content, tool_calls, call_id in [
+        (1, "user", "edit a.txt", None, None),
+        (2, "assistant", "", calls, None),
+        (3, "tool", "Edited a.txt", None, "c1"),
+    ]:
+        db.execute(
+            "INSERT INTO messages (session_id, seq, role, content, tool_calls, tool_call_id, turn_id,"
+            " created_at) VALUES ('ses_old', ?, ?, ?, ?, ?, 'turn_old', ?)",
+            (seq, role, content, tool_calls, call_id, stamp),
+        )
     db.close()
 
 
@@ -91,8 +105,9 @@ async def test_a_session_from_before_checkpoints_lists_its_turn_and_has_nothing_
         agent = await start_agent(home, fake)
         try:
             listed = await agent.client.request("listCheckpoints", {"sessionId": "ses_old"})
-            dry = await agent.client.request("rewindFiles", {"sessionId": "ses_old", "toTurnId": "turn_old",
-                                                             "dryRun": True})
+            dry = await agent.client.request(
+                "rewindFiles", {"sessionId": "ses_old", "toTurnId": "turn_old", "dryRun": True}
+            )
             real = await agent.client.request("rewindFiles", {"sessionId": "ses_old", "toTurnId": "turn_old"})
             diffs = await agent.client.request("readEvents", {"sessionId": "ses_old", "kinds": ["fileDiff"]})
         finally:

@@ -34,14 +34,17 @@ def env(fake, tmp_path: Path) -> dict[str, str]:
 
 def threadline(env: dict[str, str], *args: str, stdin: str | int | None = "") -> subprocess.CompletedProcess[str]:
     kwargs = {"input": stdin} if isinstance(stdin, str) else {"stdin": stdin}
-    return subprocess.run([str(THREADLINE), *args], env=env, cwd=REPO, capture_output=True, text=True,
-                          timeout=60, **kwargs)
+    return subprocess.run(
+        [str(THREADLINE), *args], env=env, cwd=REPO, capture_output=True, text=True, timeout=60, **kwargs
+    )
 
 
 def test_chat_prints_stream_tools_meter_and_the_end(fake, env, folder):
-    fake.push({"tool_calls": [{"id": "c1", "name": "run_command", "arguments": {"command": "seq 1 20"}}]},
-              {"tool_calls": [{"id": "c2", "name": "write_file", "arguments": {"path": "out.txt", "content": "hi"}}]},
-              {"content": "Counted and wrote the file.", "chunks": 5})
+    fake.push(
+        {"tool_calls": [{"id": "c1", "name": "run_command", "arguments": {"command": "seq 1 20"}}]},
+        {"tool_calls": [{"id": "c2", "name": "write_file", "arguments": {"path": "out.txt", "content": "hi"}}]},
+        {"content": "Counted and wrote the file.", "chunks": 5},
+    )
     run = threadline(env, "chat", "--cwd", str(folder), "--policy", "auto", "count please")
     assert run.returncode == 0, run.stderr
     out = run.stdout
@@ -60,8 +63,10 @@ def test_chat_prints_stream_tools_meter_and_the_end(fake, env, folder):
 
 
 def test_chat_without_a_terminal_rejects_approvals_with_a_note(fake, env, folder):
-    fake.push({"tool_calls": [{"id": "c1", "name": "write_file", "arguments": {"path": "no.txt", "content": "x"}}]},
-              {"content": "ok"})
+    fake.push(
+        {"tool_calls": [{"id": "c1", "name": "write_file", "arguments": {"path": "no.txt", "content": "x"}}]},
+        {"content": "ok"},
+    )
     run = threadline(env, "chat", "--cwd", str(folder), "--policy", "ask", "write it", stdin=subprocess.DEVNULL)
     assert run.returncode == 0, run.stderr
     assert "approval needed: write_file: no.txt" in run.stdout
@@ -71,11 +76,13 @@ def test_chat_without_a_terminal_rejects_approvals_with_a_note(fake, env, folder
 
 
 def test_chat_asks_at_the_terminal_prompt_y_a_n(fake, env, folder):
-    fake.push({"tool_calls": [{"id": "c1", "name": "run_command", "arguments": {"command": "echo once"}}]},
-              {"tool_calls": [{"id": "c2", "name": "write_file", "arguments": {"path": "a.txt", "content": "a"}}]},
-              {"tool_calls": [{"id": "c3", "name": "write_file", "arguments": {"path": "b.txt", "content": "b"}}]},
-              {"tool_calls": [{"id": "c4", "name": "run_command", "arguments": {"command": "echo again"}}]},
-              {"content": "done"})
+    fake.push(
+        {"tool_calls": [{"id": "c1", "name": "run_command", "arguments": {"command": "echo once"}}]},
+        {"tool_calls": [{"id": "c2", "name": "write_file", "arguments": {"path": "a.txt", "content": "a"}}]},
+        {"tool_calls": [{"id": "c3", "name": "write_file", "arguments": {"path": "b.txt", "content": "b"}}]},
+        {"tool_calls": [{"id": "c4", "name": "run_command", "arguments": {"command": "echo again"}}]},
+        {"content": "done"},
+    )
     master, slave = pty.openpty()
     try:
         os.write(master, b"y\na\nn\n")  # held by the terminal until the command reads its answers
@@ -101,8 +108,15 @@ def test_chat_without_a_task_reads_tasks_until_eof_in_one_session(fake, env, fol
 
 
 def test_chat_compact_with_a_focus_compacts_the_session_now(fake, env, folder):
-    run = threadline(env, "chat", "--cwd", str(folder), "--policy", "auto",
-                     stdin="/compact\nfirst task\n/compact keep the API decisions\nsecond task\n")
+    run = threadline(
+        env,
+        "chat",
+        "--cwd",
+        str(folder),
+        "--policy",
+        "auto",
+        stdin="/compact\nfirst task\n/compact keep the API decisions\nsecond task\n",
+    )
     assert run.returncode == 0, run.stderr
     assert "nothing to compact yet" in run.stdout  # before any message
     assert run.stdout.count("— turn ended: endTurn") == 2
@@ -123,12 +137,22 @@ def test_chat_turn_error_is_printed_and_exits_nonzero(env, folder):
 def imported_session(env: dict[str, str], folder: Path, tmp_path: Path) -> str:
     messages: list[dict[str, Any]] = [{"role": "system", "content": "You are a careful agent."}]
     for n in range(8):
-        messages += [{"role": "user", "content": f"step {n}: please run the tests"},
-                     {"role": "assistant", "content": None, "tool_calls": [
-                         {"id": f"call_{n}", "type": "function",
-                          "function": {"name": "run_command", "arguments": json.dumps({"command": "pytest"})}}]},
-                     {"role": "tool", "tool_call_id": f"call_{n}", "content": f"run {n}: " + "ok " * 600},
-                     {"role": "assistant", "content": f"tests pass at step {n}"}]
+        messages += [
+            {"role": "user", "content": f"step {n}: please run the tests"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": f"call_{n}",
+                        "type": "function",
+                        "function": {"name": "run_command", "arguments": json.dumps({"command": "pytest"})},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": f"call_{n}", "content": f"run {n}: " + "ok " * 600},
+            {"role": "assistant", "content": f"tests pass at step {n}"},
+        ]
     path = tmp_path / "session.json"
     path.write_text(json.dumps(messages))
     run = threadline(env, "import", str(path), "--cwd", str(folder))
@@ -174,11 +198,14 @@ def test_view_of_an_unknown_session_fails_cleanly(env):
 def test_chat_rewind_lists_turns_and_puts_files_back(fake, env, folder):
     """Issue 18: ``/rewind`` lists the turns with their files; ``/rewind N dry`` and ``/rewind N`` restore them."""
     (folder / "keep.txt").write_text("original\n")
-    fake.push({"tool_calls": [{"id": "c1", "name": "write_file", "arguments": {"path": "keep.txt", "content": "agent\n"}}]},
-              {"tool_calls": [{"id": "c2", "name": "write_file", "arguments": {"path": "new.txt", "content": "n\n"}}]},
-              {"content": "Wrote both."})
-    run = threadline(env, "chat", "--cwd", str(folder), "--policy", "auto",
-                     stdin="write files\n/rewind\n/rewind 1 dry\n/rewind 1\n")
+    fake.push(
+        {"tool_calls": [{"id": "c1", "name": "write_file", "arguments": {"path": "keep.txt", "content": "agent\n"}}]},
+        {"tool_calls": [{"id": "c2", "name": "write_file", "arguments": {"path": "new.txt", "content": "n\n"}}]},
+        {"content": "Wrote both."},
+    )
+    run = threadline(
+        env, "chat", "--cwd", str(folder), "--policy", "auto", stdin="write files\n/rewind\n/rewind 1 dry\n/rewind 1\n"
+    )
     assert run.returncode == 0, run.stderr
     out = run.stdout
     assert re.search(r"^  1\. \d{4}-\d\d-\d\d \d\d:\d\d:\d\d  ~keep\.txt, \+new\.txt$", out, re.M), out
@@ -202,7 +229,10 @@ def test_chat_steers_a_running_turn_and_queues_one_after_it(fake, env, folder):
     assert "— steered into the running turn" in out and out.count("— turn ended: endTurn") == 2, out
     chats = model_requests(fake)
     assert [m["content"] for m in request_messages(chats[-1]) if m["role"] == "user"] == [
-        "start", "shorter please", "then this"]
+        "start",
+        "shorter please",
+        "then this",
+    ]
     # The steer reached the first turn (at its first or second model call, as the line arrived); the queued
     # text came after it, as its own turn.
     assert "— /queue" not in out and out.count("session ") == 1
@@ -213,15 +243,34 @@ def test_chat_autoEdit_prints_the_applied_diff_and_undo_rewinds_that_edit(fake, 
     and ``/undo`` rewinds that one edit (``rewindFiles`` with its toolCallId) while an earlier one stays."""
     (folder / "a.txt").write_text("hello\n")
     (folder / "b.txt").write_text("one\n")
-    fake.push({"tool_calls": [{"id": "c1", "name": "edit_file", "arguments": {
-                  "path": "b.txt", "old_string": "one", "new_string": "two"}}]},
-              {"tool_calls": [{"id": "c2", "name": "edit_file", "arguments": {
-                  "path": "a.txt", "old_string": "hello", "new_string": "bonjour"}}]},
-              {"content": "Edited."})
+    fake.push(
+        {
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "name": "edit_file",
+                    "arguments": {"path": "b.txt", "old_string": "one", "new_string": "two"},
+                }
+            ]
+        },
+        {
+            "tool_calls": [
+                {
+                    "id": "c2",
+                    "name": "edit_file",
+                    "arguments": {"path": "a.txt", "old_string": "hello", "new_string": "bonjour"},
+                }
+            ]
+        },
+        {"content": "Edited."},
+    )
     run = threadline(env, "chat", "--cwd", str(folder), "--policy", "autoEdit", stdin="edit them\n/undo\n/undo\n")
     assert run.returncode == 0, run.stderr
     out = run.stdout
-    assert "    --- a/a.txt\n    +++ b/a.txt\n    @@ -1 +1 @@\n    -hello\n    +bonjour\n    (/undo rewinds this edit)" in out
+    assert (
+        "    --- a/a.txt\n    +++ b/a.txt\n    @@ -1 +1 @@\n    -hello\n    +bonjour\n    (/undo rewinds this edit)"
+        in out
+    )
     assert "  a.txt: restored\n— undid the edit of a.txt." in out and "cannot be rewound" in out
     assert "— no edit to undo in this chat yet" in out, "one /undo per applied edit shown last"
     assert (folder / "a.txt").read_text() == "hello\n" and (folder / "b.txt").read_text() == "two\n"
@@ -231,8 +280,18 @@ def test_chat_approval_of_an_edit_shows_its_diff_once(fake, env, folder):
     """Issue 18: under policy ask the approval's detail is the diff the user reviews; the result does not repeat
     it. Piped input rejects, so the file is unchanged and there is nothing to undo."""
     (folder / "a.txt").write_text("hello\n")
-    fake.push({"tool_calls": [{"id": "c1", "name": "edit_file", "arguments": {
-                  "path": "a.txt", "old_string": "hello", "new_string": "bonjour"}}]}, {"content": "Ok."})
+    fake.push(
+        {
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "name": "edit_file",
+                    "arguments": {"path": "a.txt", "old_string": "hello", "new_string": "bonjour"},
+                }
+            ]
+        },
+        {"content": "Ok."},
+    )
     run = threadline(env, "chat", "--cwd", str(folder), "--policy", "ask", stdin="edit\n")
     assert run.returncode == 0, run.stderr
     out = run.stdout

@@ -25,7 +25,11 @@ async def test_compactSession_makes_the_next_request_start_from_a_summary_with_t
     update = agent.updates(sid, "contextCompacted")[-1]
     assert update["summary"] == result["summary"]
     stored = events(agent.home, sid, "contextCompacted")[-1]
-    assert stored["requested"] is True and stored["focus"] == FOCUS and stored["compaction"]["summary"] == result["summary"]
+    assert (
+        stored["requested"] is True
+        and stored["focus"] == FOCUS
+        and stored["compaction"]["summary"] == result["summary"]
+    )
     before = len(agent.chat_requests())
     assert (await agent.turn(sid, "goal 3: now write it"))["stopReason"] == "endTurn"
     sent = request_messages(agent.chat_requests()[before])

@@ -40,9 +40,14 @@ async def check_nothing_half_stored(agent, sid: str, result: dict, before_kb: in
 
 async def test_a_200_MB_tool_argument_is_stopped_while_streaming_and_nothing_is_stored(agent, tmp_path):
     agent.fake.reset()
-    agent.fake.push({"tool_calls": [{"id": "call_big", "name": "write_file",
-                                     "arguments": {"path": "big.txt", "content": "A" * HUGE}}],
-                     "arg_chunks": 2000})
+    agent.fake.push(
+        {
+            "tool_calls": [
+                {"id": "call_big", "name": "write_file", "arguments": {"path": "big.txt", "content": "A" * HUGE}}
+            ],
+            "arg_chunks": 2000,
+        }
+    )
     sid = await agent.session(tmp_path, policy="auto")
     before = peak_rss_kb(agent.client.proc.pid)
     result = await agent.turn(sid, "write a big file", timeout=300)

@@ -17,13 +17,18 @@ agent = agent_fixture()
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
 
 
-@pytest.mark.parametrize(("image", "words"), [
-    ({"mimeType": "image/svg+xml", "data": PNG}, "images[0].mimeType"),
-    ({"mimeType": "image/png", "data": "not base64 at all!"}, "not valid base64"),
-    ({"mimeType": "image/jpeg", "data": PNG}, "not a image/jpeg image"),
-    ({"mimeType": "image/png", "data": base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * (21 << 20)).decode()},
-     "over"),
-])
+@pytest.mark.parametrize(
+    ("image", "words"),
+    [
+        ({"mimeType": "image/svg+xml", "data": PNG}, "images[0].mimeType"),
+        ({"mimeType": "image/png", "data": "not base64 at all!"}, "not valid base64"),
+        ({"mimeType": "image/jpeg", "data": PNG}, "not a image/jpeg image"),
+        (
+            {"mimeType": "image/png", "data": base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * (21 << 20)).decode()},
+            "over",
+        ),
+    ],
+)
 async def test_a_bad_image_is_refused_before_anything_is_stored(agent, tmp_path: Path, image, words):
     agent.fake.reset()
     folder = tmp_path / "ws"
@@ -42,8 +47,9 @@ async def test_a_valid_image_reaches_the_provider(agent, tmp_path: Path):
     folder = tmp_path / "ws"
     folder.mkdir()
     sid = await agent.session(folder)
-    result = await agent.client.request("submitTurn", {"sessionId": sid, "text": "look",
-                                                       "images": [{"mimeType": "image/png", "data": PNG}]})
+    result = await agent.client.request(
+        "submitTurn", {"sessionId": sid, "text": "look", "images": [{"mimeType": "image/png", "data": PNG}]}
+    )
     assert result["stopReason"] == "endTurn"
     assert sent_image(agent.chat_requests()[-1]) == ("image/png", PNG)
 
@@ -62,5 +68,5 @@ def sent_image(record: dict) -> tuple[str, str] | None:
         urls = [p["image_url"]["url"] for p in user["content"] if p.get("type") == "image_url"]
     if not urls or not urls[0].startswith("data:"):
         return None
-    media, _, data = urls[0][len("data:"):].partition(";base64,")
+    media, _, data = urls[0][len("data:") :].partition(";base64,")
     return media, data

@@ -29,10 +29,15 @@ async def test_R_REP_1_truncated_arguments_and_duplicate_ids_are_sent_valid_and_
     agent.fake.reset()
     agent.fake.push(
         {"tool_calls": [{"id": "call_t", "name": "write_file", "arguments": '{"path": "a.txt", "content": "hel'}]},
-        {"tool_calls": [{"id": "call_d", "name": "list_files", "arguments": {}},
-                        {"id": "call_d", "name": "list_files", "arguments": {"pattern": "*.md"}}]},
+        {
+            "tool_calls": [
+                {"id": "call_d", "name": "list_files", "arguments": {}},
+                {"id": "call_d", "name": "list_files", "arguments": {"pattern": "*.md"}},
+            ]
+        },
         {"content": "first turn done"},
-        {"content": "second turn done"})
+        {"content": "second turn done"},
+    )
     sid = await agent.session(folder, policy="auto")
     assert (await agent.turn(sid, "go"))["stopReason"] == "endTurn"
     second = await agent.turn(sid, "and again")

@@ -129,9 +129,14 @@ async def test_failing_and_slow_servers_are_notices_not_failed_turns(agent, fold
 
 async def test_allow_always_covers_that_mcp_tool_only(agent, folder):
     agent.decide = lambda params: "allowAlways"
-    agent.fake.push(call("call_a1", "mcp__fake__echo", text="one"), {"content": "ok"},
-                    call("call_a2", "mcp__fake__echo", text="two"), {"content": "ok"},
-                    call("call_a3", "mcp__fake__env_digest", name="FAKE_TOKEN"), {"content": "ok"})
+    agent.fake.push(
+        call("call_a1", "mcp__fake__echo", text="one"),
+        {"content": "ok"},
+        call("call_a2", "mcp__fake__echo", text="two"),
+        {"content": "ok"},
+        call("call_a3", "mcp__fake__env_digest", name="FAKE_TOKEN"),
+        {"content": "ok"},
+    )
     sid = await agent.session(folder, policy="autoEdit")
     await agent.turn(sid, "first")
     await agent.turn(sid, "second")
@@ -161,8 +166,12 @@ async def test_errors_are_tool_failures(agent, folder):
 
 
 async def test_a_call_that_times_out_is_a_tool_failure_and_the_server_stays_up(agent, folder):
-    agent.fake.push(call("call_slow", "mcp__fake__slow", seconds=30), {"content": "too slow"},
-                    call("call_next", "mcp__fake__echo", text="still here"), {"content": "ok"})
+    agent.fake.push(
+        call("call_slow", "mcp__fake__slow", seconds=30),
+        {"content": "too slow"},
+        call("call_next", "mcp__fake__echo", text="still here"),
+        {"content": "ok"},
+    )
     sid = await agent.session(folder, policy="auto")
     await agent.turn(sid, "slow")
     [result] = agent.updates(sid, "toolResult")
@@ -186,8 +195,9 @@ async def test_a_crashed_server_is_a_tool_failure_then_restarts(agent, folder):
     await agent.turn(sid, "crash it")
     [result] = agent.updates(sid, "toolResult")
     assert result["status"] == "error" and result["content"].startswith("Tool failed:")
-    await agent.wait_for(lambda: any(s["name"] == "fake" and s["state"] == "failed"
-                                     for s in agent.updates(sid, "mcpServerStatus")))
+    await agent.wait_for(
+        lambda: any(s["name"] == "fake" and s["state"] == "failed" for s in agent.updates(sid, "mcpServerStatus"))
+    )
     assert any("'fake' failed" in n["message"] for n in agent.updates(sid, "notice"))
     # a call made while it restarts waits for it rather than failing
     agent.fake.push(call("call_after", "mcp__fake__echo", text="back"), {"content": "ok"})
@@ -201,9 +211,19 @@ async def test_a_project_server_starts_only_once_approved(agent, tmp_path):
     project = tmp_path / "cloned"
     project.mkdir()
     pidfile = tmp_path / "project-pids.txt"
-    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"proj": {
-        "command": FAKE[0], "args": FAKE[1:], "env": {"FAKE_MCP_PIDFILE": str(pidfile),
-                                                      "PYTHONPATH": str(REPO)}}}}))
+    (project / ".mcp.json").write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "proj": {
+                        "command": FAKE[0],
+                        "args": FAKE[1:],
+                        "env": {"FAKE_MCP_PIDFILE": str(pidfile), "PYTHONPATH": str(REPO)},
+                    }
+                }
+            }
+        )
+    )
     agent.decide = lambda params: "reject" if params["tool"] == "mcpServer" else "allowOnce"
     agent.fake.push({"content": "hi"})
     sid = await agent.session(project, policy="auto")
@@ -236,9 +256,23 @@ async def test_a_project_server_starts_only_once_approved(agent, tmp_path):
 
 
 async def test_client_servers_from_createSession(agent, folder):
-    sid = (await agent.client.request("createSession", {"cwd": str(folder), "approvalPolicy": "auto", "mcpServers": [
-        {"name": "editor", "command": FAKE[0], "args": FAKE[1:],
-         "env": [{"name": "PYTHONPATH", "value": str(REPO)}, {"name": "EDITOR_TOKEN", "value": SECRET}]}]}))["sessionId"]
+    sid = (
+        await agent.client.request(
+            "createSession",
+            {
+                "cwd": str(folder),
+                "approvalPolicy": "auto",
+                "mcpServers": [
+                    {
+                        "name": "editor",
+                        "command": FAKE[0],
+                        "args": FAKE[1:],
+                        "env": [{"name": "PYTHONPATH", "value": str(REPO)}, {"name": "EDITOR_TOKEN", "value": SECRET}],
+                    }
+                ],
+            },
+        )
+    )["sessionId"]
     agent.fake.push(call("call_ed", "mcp__editor__env_digest", name="EDITOR_TOKEN"), {"content": "ok"})
     await agent.turn(sid, "use the editor's server")
     assert agent.updates(sid, "toolResult")[0]["content"] == hashlib.sha256(SECRET.encode()).hexdigest()
@@ -274,8 +308,11 @@ async def test_zz_secrets_are_not_stored_and_no_server_outlives_the_server(agent
             alive.append(pid)
         except ProcessLookupError:
             pass
-    details = {pid: Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")[:200] for pid in alive
-               if Path(f"/proc/{pid}/cmdline").exists()}
+    details = {
+        pid: Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")[:200]
+        for pid in alive
+        if Path(f"/proc/{pid}/cmdline").exists()
+    }
     assert not alive, f"MCP servers still running: {details}"
 
 
@@ -285,12 +322,15 @@ async def test_zzz_the_frozen_tools_survive_a_restart_and_a_config_change(agent,
     home = agent.home
     [(old_sid,)] = read_db(home, "SELECT session_id FROM events WHERE kind = 'mcpToolsFrozen' ORDER BY id LIMIT 1")
     config = (home / "config.toml").read_text()
-    (home / "config.toml").write_text(config + f"""
+    (home / "config.toml").write_text(
+        config
+        + f"""
 [mcp_servers.later]
 command = {json.dumps(FAKE[0])}
 args = ["-m", "tests.fakes.mcp_server"]
 cwd = {json.dumps(str(REPO))}
-""")
+"""
+    )
     agent.fake.reset()
     again = await start_agent(home, agent.fake, MCP_TEST_SECRET=SECRET)
     try:

@@ -30,9 +30,14 @@ def free_port() -> int:
 async def agent(tmp_path_factory):
     everything = ensure_installed()
     port = free_port()
-    http = await asyncio.create_subprocess_exec(str(everything), "streamableHttp", env={**os.environ, "PORT": str(port)},
-                                                stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
-                                                start_new_session=True)
+    http = await asyncio.create_subprocess_exec(
+        str(everything),
+        "streamableHttp",
+        env={**os.environ, "PORT": str(port)},
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+        start_new_session=True,
+    )
     home = tmp_path_factory.mktemp("home")
     (home / "config.toml").write_text(f"""
 [mcp_servers.everything]
@@ -67,12 +72,14 @@ def call(call_id: str, tool: str, **arguments) -> dict:
 
 
 async def test_everything_over_stdio_and_http(agent, folder):
-    agent.fake.push(call("c1", "mcp__everything__echo", message="hi there"),
-                    call("c2", "mcp__everything__get-tiny-image"),
-                    call("c3", "mcp__everything__get-resource-reference", resourceType="Text", resourceId=1),
-                    call("c4", "mcp__everything__get-structured-content", location="New York"),
-                    call("c5", "mcp__everything_http__get-sum", a=2, b=40),
-                    {"content": "done"})
+    agent.fake.push(
+        call("c1", "mcp__everything__echo", message="hi there"),
+        call("c2", "mcp__everything__get-tiny-image"),
+        call("c3", "mcp__everything__get-resource-reference", resourceType="Text", resourceId=1),
+        call("c4", "mcp__everything__get-structured-content", location="New York"),
+        call("c5", "mcp__everything_http__get-sum", a=2, b=40),
+        {"content": "done"},
+    )
     sid = await agent.session(folder, policy="auto")
     assert (await agent.turn(sid, "use everything", timeout=60))["stopReason"] == "endTurn"
     names = [t["function"]["name"] for t in request_tools(agent.chat_requests()[0])]

@@ -46,15 +46,25 @@ async def run(tmp_path_factory) -> Run:
     home = tmp_path_factory.mktemp("home")
     folder = tmp_path_factory.mktemp("ws")
     with new_fake(api_key=API_KEY, context_window=WINDOW) as fake:
-        fake.push(*[{"tool_calls": [{"id": f"call_{n:02d}", "name": "run_command",
-                                     "arguments": {"command": step_command(n)}}]} for n in range(STEPS)],
-                  {"content": "all steps done"})
+        fake.push(
+            *[
+                {
+                    "tool_calls": [
+                        {"id": f"call_{n:02d}", "name": "run_command", "arguments": {"command": step_command(n)}}
+                    ]
+                }
+                for n in range(STEPS)
+            ],
+            {"content": "all steps done"},
+        )
         agent = await start_agent(home, fake, THREADLINE_CONTEXT_WINDOW=str(WINDOW))
         try:
             sid = await agent.session(folder, policy="auto")
             first = await agent.turn(sid, "run every step", timeout=120)
-            later = [await agent.turn(sid, f"turn {t}: " + " ".join(f"word{t}_{i}" for i in range(150)))
-                     for t in range(LATER_TURNS)]
+            later = [
+                await agent.turn(sid, f"turn {t}: " + " ".join(f"word{t}_{i}" for i in range(150)))
+                for t in range(LATER_TURNS)
+            ]
             transcript = await agent.transcript(sid)
             view = await agent.client.request("getContextView", {"sessionId": sid})
             updates = agent.updates(sid)
@@ -132,8 +142,9 @@ async def test_R_OBS_1_compaction_updates_carry_before_after_summary_and_the_met
     assert after["contextTokens"] < before["contextTokens"]
     # Persisted too.
     stored = events(run.home, run.sid, "contextCompacted")
-    assert [(e["mode"], e["beforeTokens"], e["afterTokens"], e["summary"]) for e in stored] == \
-        [(c["mode"], c["beforeTokens"], c["afterTokens"], c["summary"]) for c in compactions]
+    assert [(e["mode"], e["beforeTokens"], e["afterTokens"], e["summary"]) for e in stored] == [
+        (c["mode"], c["beforeTokens"], c["afterTokens"], c["summary"]) for c in compactions
+    ]
 
 
 async def test_R_SRC_2_the_transcript_keeps_every_original_message_after_compaction(run):
@@ -152,8 +163,9 @@ async def test_R_SRC_2_the_transcript_keeps_every_original_message_after_compact
     compacted = [m for m in tool_messages(run.requests[STEPS]) if m["content"].startswith("[old tool output")]
     assert compacted, "the last request of the first turn carries placeholders"
     # The same rows are in the SQLite file the server left behind, unchanged and in order.
-    rows = read_db(run.home, "SELECT seq, role, content, status FROM messages WHERE session_id = ? ORDER BY seq",
-                   run.sid)
+    rows = read_db(
+        run.home, "SELECT seq, role, content, status FROM messages WHERE session_id = ? ORDER BY seq", run.sid
+    )
     assert [(r[0], r[1], r[2]) for r in rows] == [(i["seq"], i["role"], i["content"]) for i in run.transcript]
     assert {r[3] for r in rows} == {"complete"}
 

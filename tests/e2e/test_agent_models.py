@@ -66,8 +66,13 @@ async def test_listModels_gives_each_configured_model_with_its_window_and_price(
     result = await agent.client.request("listModels", {})
     by_name = {m["name"]: m for m in result["models"]}
     assert list(by_name) == ["small", "big", "claude"]
-    assert by_name["small"] == {"name": "small", "provider": "openai", "model": "small-chat",
-                                "contextWindowTokens": 9000, "price": {"input": 1.0, "output": 2.0}}
+    assert by_name["small"] == {
+        "name": "small",
+        "provider": "openai",
+        "model": "small-chat",
+        "contextWindowTokens": 9000,
+        "price": {"input": 1.0, "output": 2.0},
+    }
     assert by_name["big"]["price"]["cachedInput"] == 0.028  # the table's list price for deepseek-chat
     assert by_name["claude"]["provider"] == "anthropic" and by_name["claude"]["contextWindowTokens"] == 200_000
     assert result["default"]["name"] is None and result["default"]["model"] == "fake-model"
@@ -147,7 +152,7 @@ async def test_a_switch_during_a_turn_applies_from_its_next_model_call_across_pr
 async def test_listSessions_gives_the_stored_totals_and_a_restarted_server_goes_on_counting(tmp_path, folder):
     home = tmp_path / "home"
     home.mkdir()
-    (home / "config.toml").write_text('[provider]\nprice = { input = 2.0, output = 8.0 }\n')
+    (home / "config.toml").write_text("[provider]\nprice = { input = 2.0, output = 8.0 }\n")
     with FakeProvider(api_key=API_KEY) as fake:
         first = await start_agent(home, fake)
         try:

@@ -72,14 +72,15 @@ async def test_a_thinking_tool_turn_round_trips_its_signature_and_reads_the_cach
     assert all(u["costUsd"] > 0 for u in usages)
     assert totals["costUsd"] == pytest.approx(sum(u["costUsd"] for u in usages), abs=1e-6)
     assert result["usage"]["costUsd"] == pytest.approx(totals["costUsd"], abs=1e-6)
-    assert [e["cacheWriteTokens"] for e in events(claude.home, sid, "usage")] == \
-        [u["cacheWriteTokens"] for u in usages]
+    assert [e["cacheWriteTokens"] for e in events(claude.home, sid, "usage")] == [u["cacheWriteTokens"] for u in usages]
 
 
 async def test_parallel_calls_are_answered_in_one_user_turn(claude, folder):
     claude.fake.reset()
-    claude.fake.push({"tool_calls": [READ, {"id": "toolu_b", "name": "read_file", "arguments": {"path": "b.txt"}}]},
-                     {"content": "Both."})
+    claude.fake.push(
+        {"tool_calls": [READ, {"id": "toolu_b", "name": "read_file", "arguments": {"path": "b.txt"}}]},
+        {"content": "Both."},
+    )
     sid = await claude.session(folder, policy="auto")
     assert (await claude.turn(sid, "read both"))["stopReason"] == "endTurn"
     last = claude.fake.requests[-1]
@@ -102,8 +103,17 @@ async def test_prompt_too_long_triggers_the_fallback_retry(claude, folder):
 
 async def test_an_overloaded_529_is_retried_with_a_notice(claude, folder):
     claude.fake.reset()
-    claude.fake.push({"error": {"status": 529, "type": "overloaded_error", "message": "Overloaded",
-                                "headers": {"retry-after": "0"}}}, {"content": "back"})
+    claude.fake.push(
+        {
+            "error": {
+                "status": 529,
+                "type": "overloaded_error",
+                "message": "Overloaded",
+                "headers": {"retry-after": "0"},
+            }
+        },
+        {"content": "back"},
+    )
     sid = await claude.session(folder)
     result = await claude.turn(sid, "hi")
     assert result["stopReason"] == "endTurn"

@@ -42,8 +42,10 @@ async def test_R_PTL_1_context_too_long_then_success_retries_once_with_the_fallb
     assert [m["content"] for m in systems[:2]] == ["system rule 0", "system rule 1"]
     assert len(systems) == 3 and systems[2]["content"].startswith(FALLBACK_MARK)
     conversation = [m["content"] for m in view if m["role"] != "system"]
-    kept = [{"role": "assistant" if n % 2 == 0 else "user", "content": text} for n, text in enumerate(
-        ["answer 7", "question 8", "answer 8", "question 9", "answer 9"])] + [{"role": "user", "content": "the new question"}]
+    kept = [
+        {"role": "assistant" if n % 2 == 0 else "user", "content": text}
+        for n, text in enumerate(["answer 7", "question 8", "answer 8", "question 9", "answer 9"])
+    ] + [{"role": "user", "content": "the new question"}]
     assert conversation == [m["content"] for m in as_sent(kept)]  # as the provider's kind sends them
     assert [u["mode"] for u in agent.updates(sid, "contextCompacted")] == ["fallback"]
     # The transcript is untouched by the retry (R-SRC-2).
@@ -74,14 +76,23 @@ async def test_R_PTL_1_each_providers_wording_triggers_the_retry(agent, folder, 
         agent.fake.ptl_style = "openai"
     assert result["stopReason"] == "endTurn", (style, result)
     assert len(agent.chat_requests()) == 2
-    assert any(m["content"].startswith(FALLBACK_MARK) for m in request_messages(agent.chat_requests()[1])
-               if m["role"] == "system")
+    assert any(
+        m["content"].startswith(FALLBACK_MARK)
+        for m in request_messages(agent.chat_requests()[1])
+        if m["role"] == "system"
+    )
 
 
 async def test_other_errors_do_not_retry_with_the_fallback(agent, folder):
     agent.fake.reset()
-    agent.fake.push({"error": {"status": 400, "body": {"error": {"message": "Invalid value for 'temperature'",
-                                                                 "type": "invalid_request_error"}}}})
+    agent.fake.push(
+        {
+            "error": {
+                "status": 400,
+                "body": {"error": {"message": "Invalid value for 'temperature'", "type": "invalid_request_error"}},
+            }
+        }
+    )
     sid = await agent.session(folder, policy="auto")
     result = await agent.turn(sid, "bad request")
     assert result["stopReason"] == "error" and result["error"]["code"] == "bad_request"
@@ -118,10 +129,14 @@ async def test_no_provider_ends_the_turn_like_any_other_failed_turn(tmp_path, fo
         finally:
             await a.client.close()
     assert result["stopReason"] == "error" and result["error"]["code"] == "noProvider"
-    completed = [(p["turnId"], p["update"]) for m, p in a.client.notifications
-                 if m == "sessionUpdate" and p["update"]["kind"] == "turnCompleted"]
-    assert [(t, u["stopReason"], u["error"]["code"]) for t, u in completed] == [(result["turnId"], "error",
-                                                                                 "noProvider")]
+    completed = [
+        (p["turnId"], p["update"])
+        for m, p in a.client.notifications
+        if m == "sessionUpdate" and p["update"]["kind"] == "turnCompleted"
+    ]
+    assert [(t, u["stopReason"], u["error"]["code"]) for t, u in completed] == [
+        (result["turnId"], "error", "noProvider")
+    ]
     assert fake.requests == []
 
 

@@ -38,8 +38,10 @@ def held_approvals(agent):
 
 
 async def test_steer_is_delivered_at_the_next_model_call_after_the_tool(agent, folder):
-    agent.fake.push({"tool_calls": [{"id": "call_w", "name": "write_file",
-                                     "arguments": {"path": "a.txt", "content": "a\n"}}]}, {"content": "done"})
+    agent.fake.push(
+        {"tool_calls": [{"id": "call_w", "name": "write_file", "arguments": {"path": "a.txt", "content": "a\n"}}]},
+        {"content": "done"},
+    )
     asked, release = held_approvals(agent)
     sid = await agent.session(folder, policy="ask")
     _, fut = agent.client.start_request("submitTurn", {"sessionId": sid, "text": "write a"})
@@ -55,7 +57,8 @@ async def test_steer_is_delivered_at_the_next_model_call_after_the_tool(agent, f
     items = [i for i in await agent.transcript(sid) if i["role"] != "system"]  # the frozen context
     assert [i["role"] for i in items] == ["user", "assistant", "tool", "user", "assistant"]
     assert [u for u in agent.updates(sid, "userMessage") if u.get("steered")] == [
-        {"kind": "userMessage", "text": "and keep it short", "steered": True}]
+        {"kind": "userMessage", "text": "and keep it short", "steered": True}
+    ]
 
 
 async def test_steer_during_the_last_answer_gets_one_more_model_call(agent, folder):
@@ -77,8 +80,9 @@ async def test_steer_when_idle_is_TurnNotRunning(agent, folder):
 
 
 async def test_steer_is_kept_when_the_turn_is_cancelled(agent, folder):
-    agent.fake.push({"tool_calls": [{"id": "call_w", "name": "write_file",
-                                     "arguments": {"path": "a.txt", "content": "a\n"}}]})
+    agent.fake.push(
+        {"tool_calls": [{"id": "call_w", "name": "write_file", "arguments": {"path": "a.txt", "content": "a\n"}}]}
+    )
     asked, release = held_approvals(agent)
     sid = await agent.session(folder, policy="ask")
     _, fut = agent.client.start_request("submitTurn", {"sessionId": sid, "text": "write a"})
@@ -106,14 +110,29 @@ async def test_queued_turns_run_in_order_after_the_running_one(agent, folder):
     assert [r["stopReason"] for r in results] == ["endTurn"] * 3
     items = [i for i in await agent.transcript(sid) if i["role"] != "system"]  # the frozen context
     assert [(i["role"], i["content"]) for i in items] == [
-        ("user", "1"), ("assistant", "one"), ("user", "2"), ("assistant", "two"), ("user", "3"),
-        ("assistant", "three")]
+        ("user", "1"),
+        ("assistant", "one"),
+        ("user", "2"),
+        ("assistant", "two"),
+        ("user", "3"),
+        ("assistant", "three"),
+    ]
 
 
 async def test_edit_approvals_and_results_carry_the_diff(agent, folder):
     (folder / "g.py").write_text("print('hello')\n")
-    agent.fake.push({"tool_calls": [{"id": "call_e", "name": "edit_file", "arguments": {
-        "path": "g.py", "old_string": "hello", "new_string": "bonjour"}}]}, {"content": "done"})
+    agent.fake.push(
+        {
+            "tool_calls": [
+                {
+                    "id": "call_e",
+                    "name": "edit_file",
+                    "arguments": {"path": "g.py", "old_string": "hello", "new_string": "bonjour"},
+                }
+            ]
+        },
+        {"content": "done"},
+    )
     sid = await agent.session(folder, policy="ask")
     await agent.turn(sid, "French")
     [asked] = agent.approvals

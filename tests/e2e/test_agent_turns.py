@@ -19,10 +19,24 @@ async def test_read_edit_write_and_command_turn_changes_real_files(agent, folder
     agent.fake.reset()
     agent.fake.push(
         {"tool_calls": [{"id": "call_read", "name": "read_file", "arguments": {"path": "app.py"}}]},
-        {"tool_calls": [{"id": "call_edit", "name": "edit_file",
-                         "arguments": {"path": "app.py", "old_string": "'hello'", "new_string": "'bonjour'"}}]},
-        {"tool_calls": [{"id": "call_write", "name": "write_file",
-                         "arguments": {"path": "pkg/notes.md", "content": "# notes\n"}}]},
+        {
+            "tool_calls": [
+                {
+                    "id": "call_edit",
+                    "name": "edit_file",
+                    "arguments": {"path": "app.py", "old_string": "'hello'", "new_string": "'bonjour'"},
+                }
+            ]
+        },
+        {
+            "tool_calls": [
+                {
+                    "id": "call_write",
+                    "name": "write_file",
+                    "arguments": {"path": "pkg/notes.md", "content": "# notes\n"},
+                }
+            ]
+        },
         {"tool_calls": [{"id": "call_cmd", "name": "run_command", "arguments": {"command": "cat app.py; ls pkg"}}]},
         {"content": "All done.", "chunks": 3},
     )
@@ -40,8 +54,12 @@ async def test_read_edit_write_and_command_turn_changes_real_files(agent, folder
     # The model saw every result, each right after its call, and the transcript holds the whole exchange.
     requests = agent.chat_requests()
     assert len(requests) == 5 and not any(r["rejected"] for r in requests)
-    assert [m["tool_call_id"] for m in tool_messages(requests[-1])] == ["call_read", "call_edit", "call_write",
-                                                                         "call_cmd"]
+    assert [m["tool_call_id"] for m in tool_messages(requests[-1])] == [
+        "call_read",
+        "call_edit",
+        "call_write",
+        "call_cmd",
+    ]
     roles = [i["role"] for i in await agent.transcript(sid) if i["role"] != "system"]
     assert roles == ["user"] + ["assistant", "tool"] * 4 + ["assistant"]
 
@@ -51,9 +69,13 @@ async def test_parallel_tool_calls_in_one_assistant_message(agent, folder):
     (folder / "b.txt").write_text("beta\n")
     agent.fake.reset()
     agent.fake.push(
-        {"tool_calls": [{"id": "call_a", "name": "read_file", "arguments": {"path": "a.txt"}},
-                        {"id": "call_b", "name": "read_file", "arguments": {"path": "b.txt"}},
-                        {"id": "call_ls", "name": "list_files", "arguments": {}}]},
+        {
+            "tool_calls": [
+                {"id": "call_a", "name": "read_file", "arguments": {"path": "a.txt"}},
+                {"id": "call_b", "name": "read_file", "arguments": {"path": "b.txt"}},
+                {"id": "call_ls", "name": "list_files", "arguments": {}},
+            ]
+        },
         {"content": "Read both."},
     )
     sid = await agent.session(folder, policy="auto")
@@ -62,7 +84,7 @@ async def test_parallel_tool_calls_in_one_assistant_message(agent, folder):
     second = agent.chat_requests()[1]
     messages = request_messages(second)
     call_msg = next(m for m in messages if m.get("tool_calls"))
-    after = messages[messages.index(call_msg) + 1: messages.index(call_msg) + 4]
+    after = messages[messages.index(call_msg) + 1 : messages.index(call_msg) + 4]
     assert [m["tool_call_id"] for m in after] == ["call_a", "call_b", "call_ls"]
     assert "alpha" in after[0]["content"] and "beta" in after[1]["content"] and "a.txt" in after[2]["content"]
     assert not second["rejected"]
@@ -74,16 +96,27 @@ async def test_path_escapes_are_permission_denied_and_touch_nothing_outside(agen
     outside.mkdir()
     (outside / "secret.txt").write_text("do not touch\n")
     (folder / "link").symlink_to(outside)
-    path = {"dotdot": "../outside/secret.txt", "absolute": str(outside / "secret.txt"),
-            "symlink": "link/secret.txt"}[escape]
+    path = {"dotdot": "../outside/secret.txt", "absolute": str(outside / "secret.txt"), "symlink": "link/secret.txt"}[
+        escape
+    ]
     agent.fake.reset()
     agent.fake.push(
-        {"tool_calls": [{"id": "call_r", "name": "read_file", "arguments": {"path": path}},
-                        {"id": "call_w", "name": "write_file", "arguments": {"path": path, "content": "pwned"}},
-                        {"id": "call_e", "name": "edit_file",
-                         "arguments": {"path": path, "old_string": "do not", "new_string": "did"}},
-                        {"id": "call_n", "name": "write_file",
-                         "arguments": {"path": path.replace("secret.txt", "new.txt"), "content": "x"}}]},
+        {
+            "tool_calls": [
+                {"id": "call_r", "name": "read_file", "arguments": {"path": path}},
+                {"id": "call_w", "name": "write_file", "arguments": {"path": path, "content": "pwned"}},
+                {
+                    "id": "call_e",
+                    "name": "edit_file",
+                    "arguments": {"path": path, "old_string": "do not", "new_string": "did"},
+                },
+                {
+                    "id": "call_n",
+                    "name": "write_file",
+                    "arguments": {"path": path.replace("secret.txt", "new.txt"), "content": "x"},
+                },
+            ]
+        },
         {"content": "ok"},
     )
     sid = await agent.session(folder, policy="auto")
@@ -99,8 +132,10 @@ async def test_path_escapes_are_permission_denied_and_touch_nothing_outside(agen
 
 async def test_forbidden_command_is_refused_with_Forbidden(agent, folder):
     agent.fake.reset()
-    agent.fake.push({"tool_calls": [{"id": "call_rm", "name": "run_command", "arguments": {"command": "rm -rf /"}}]},
-                    {"content": "ok"})
+    agent.fake.push(
+        {"tool_calls": [{"id": "call_rm", "name": "run_command", "arguments": {"command": "rm -rf /"}}]},
+        {"content": "ok"},
+    )
     sid = await agent.session(folder, policy="auto")
     assert (await agent.turn(sid, "clean up"))["stopReason"] == "endTurn"
     [seen] = tool_messages(agent.chat_requests()[1])
@@ -110,10 +145,14 @@ async def test_forbidden_command_is_refused_with_Forbidden(agent, folder):
 async def test_tool_errors_reach_the_model_as_Tool_failed(agent, folder):
     agent.fake.reset()
     agent.fake.push(
-        {"tool_calls": [{"id": "call_missing", "name": "read_file", "arguments": {"path": "nope.txt"}},
-                        {"id": "call_exit", "name": "run_command", "arguments": {"command": "echo boom; exit 3"}},
-                        {"id": "call_json", "name": "read_file", "arguments": "{not json"},
-                        {"id": "call_unknown", "name": "no_such_tool", "arguments": {}}]},
+        {
+            "tool_calls": [
+                {"id": "call_missing", "name": "read_file", "arguments": {"path": "nope.txt"}},
+                {"id": "call_exit", "name": "run_command", "arguments": {"command": "echo boom; exit 3"}},
+                {"id": "call_json", "name": "read_file", "arguments": "{not json"},
+                {"id": "call_unknown", "name": "no_such_tool", "arguments": {}},
+            ]
+        },
         {"content": "I see the failures."},
     )
     sid = await agent.session(folder, policy="auto")
@@ -137,8 +176,9 @@ async def test_echo_turn_without_script_and_second_turn_sees_history(agent, fold
 
 async def test_api_key_never_reaches_run_command_environment(agent, folder):
     agent.fake.reset()
-    agent.fake.push({"tool_calls": [{"id": "call_env", "name": "run_command", "arguments": {"command": "env"}}]},
-                    {"content": "ok"})
+    agent.fake.push(
+        {"tool_calls": [{"id": "call_env", "name": "run_command", "arguments": {"command": "env"}}]}, {"content": "ok"}
+    )
     sid = await agent.session(folder, policy="auto")
     assert (await agent.turn(sid, "show env"))["stopReason"] == "endTurn"
     [seen] = tool_messages(agent.chat_requests()[1])
@@ -150,9 +190,13 @@ async def test_api_key_never_reaches_run_command_environment(agent, folder):
 async def test_readTranscript_tells_how_each_tool_call_ended(agent, folder):
     """Clients resuming a session show ok / error / denied without re-reading the model's words."""
     agent.fake.push(
-        {"tool_calls": [{"id": "call_ok", "name": "list_files", "arguments": {}},
-                        {"id": "call_err", "name": "read_file", "arguments": {"path": "missing.txt"}},
-                        {"id": "call_deny", "name": "read_file", "arguments": {"path": "../outside.txt"}}]},
+        {
+            "tool_calls": [
+                {"id": "call_ok", "name": "list_files", "arguments": {}},
+                {"id": "call_err", "name": "read_file", "arguments": {"path": "missing.txt"}},
+                {"id": "call_deny", "name": "read_file", "arguments": {"path": "../outside.txt"}},
+            ]
+        },
         {"content": "done"},
     )
     sid = await agent.session(folder, policy="auto")
@@ -168,10 +212,20 @@ async def test_the_live_and_resumed_status_of_a_tool_call_agree_whatever_its_out
     shown ok live and denied or error on resume, read from its text. The status the loop knew is stored."""
     agent.fake.reset()
     agent.fake.push(
-        {"tool_calls": [{"id": "call_ssh", "name": "run_command",
-                         "arguments": {"command": "printf 'Permission denied (publickey).\\n'"}},
-                        {"id": "call_echo", "name": "run_command",
-                         "arguments": {"command": "printf 'Tool failed: just words\\n'"}}]},
+        {
+            "tool_calls": [
+                {
+                    "id": "call_ssh",
+                    "name": "run_command",
+                    "arguments": {"command": "printf 'Permission denied (publickey).\\n'"},
+                },
+                {
+                    "id": "call_echo",
+                    "name": "run_command",
+                    "arguments": {"command": "printf 'Tool failed: just words\\n'"},
+                },
+            ]
+        },
         {"content": "done"},
     )
     sid = await agent.session(folder, policy="auto")

@@ -20,8 +20,9 @@ THREADLINE = REPO / ".venv" / "bin" / "threadline"
 
 
 def threadline(home: Path, *args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(THREADLINE), *args], env=server_env(home), cwd=cwd, capture_output=True,
-                          text=True, timeout=60)
+    return subprocess.run(
+        [str(THREADLINE), *args], env=server_env(home), cwd=cwd, capture_output=True, text=True, timeout=60
+    )
 
 
 def test_cli_import_sessions_search_against_a_temp_home(home, folder):
@@ -66,8 +67,12 @@ async def test_python_m_server_behaves_as_threadline_serve(home, folder):
     """Same initialize answer, same store: a session made through one is read through the other."""
     via_module = await Client.spawn(env=server_env(home), cwd=str(REPO), args=[sys.executable, "-m", "server"])
     try:
-        sid = (await via_module.request("importSession", {"cwd": str(folder), "messages": [
-            {"role": "user", "content": "hello from python -m server"}]}))["sessionId"]
+        sid = (
+            await via_module.request(
+                "importSession",
+                {"cwd": str(folder), "messages": [{"role": "user", "content": "hello from python -m server"}]},
+            )
+        )["sessionId"]
     finally:
         assert await via_module.close() == 0
     via_cli = await Client.spawn(env=server_env(home), cwd=str(REPO), args=[str(THREADLINE), "serve"])
@@ -82,16 +87,18 @@ async def test_python_m_server_behaves_as_threadline_serve(home, folder):
 def test_serve_refuses_a_database_from_a_newer_threadline_with_a_clear_message(home):
     with sqlite3.connect(home / "threadline.db") as db:
         db.execute("PRAGMA user_version = 99")
-    proc = subprocess.run([str(THREADLINE), "serve"], env=server_env(home), cwd=REPO, input=b"",
-                          capture_output=True, timeout=30)
+    proc = subprocess.run(
+        [str(THREADLINE), "serve"], env=server_env(home), cwd=REPO, input=b"", capture_output=True, timeout=30
+    )
     assert proc.returncode == 2
     assert b"newer than this Threadline" in proc.stderr and b"Traceback" not in proc.stderr
 
 
 def test_serve_reports_a_bad_config_file_without_a_traceback(home):
     (home / "config.toml").write_text("approval_policy = 'sometimes'\n")
-    proc = subprocess.run([str(THREADLINE), "serve"], env=server_env(home), cwd=REPO, input=b"",
-                          capture_output=True, timeout=30)
+    proc = subprocess.run(
+        [str(THREADLINE), "serve"], env=server_env(home), cwd=REPO, input=b"", capture_output=True, timeout=30
+    )
     assert proc.returncode == 2
     assert b"approval_policy" in proc.stderr and b"Traceback" not in proc.stderr
     assert os.path.exists(home / "config.toml")

@@ -15,8 +15,14 @@ THREADLINE = REPO / ".venv" / "bin" / "threadline"
 def test_demo_draws_its_picture_without_a_provider(tmp_path):
     cwd = tmp_path / "elsewhere"
     cwd.mkdir()
-    result = subprocess.run([str(THREADLINE), "demo"], env=server_env(tmp_path / "home"), cwd=cwd,
-                            capture_output=True, text=True, timeout=90)
+    result = subprocess.run(
+        [str(THREADLINE), "demo"],
+        env=server_env(tmp_path / "home"),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
     assert result.returncode == 0, result.stderr
     picture = cwd / "threadline-demo.svg"
     assert f"picture: {picture}" in result.stdout

@@ -56,9 +56,19 @@ async def test_initialize_lists_our_methods_under_capabilities_experimental_thre
     assert init["id"] is not None and "result" in init
     threadline = init["result"]["capabilities"]["experimental"]["threadline"]
     assert set(threadline["methods"]) == set(METHODS)
-    assert {"createSession", "listSessions", "importSession", "readTranscript", "searchTranscript",
-            "forkSession", "deleteSession", "submitTurn", "cancelTurn", "getContextView",
-            "readArtifact"} <= set(threadline["methods"])
+    assert {
+        "createSession",
+        "listSessions",
+        "importSession",
+        "readTranscript",
+        "searchTranscript",
+        "forkSession",
+        "deleteSession",
+        "submitTurn",
+        "cancelTurn",
+        "getContextView",
+        "readArtifact",
+    } <= set(threadline["methods"])
     assert threadline["notifications"] == ["sessionUpdate"]
     assert threadline["serverRequests"] == ["requestApproval"]
 
@@ -66,8 +76,9 @@ async def test_initialize_lists_our_methods_under_capabilities_experimental_thre
 async def test_invalid_initialization_options_are_invalid_params(home):
     conn = await RawConnection.spawn(home, initialize=False)
     try:
-        reply = await conn.call("initialize", {"processId": None, "capabilities": {},
-                                               "initializationOptions": {"approvalPolicy": "yolo"}})
+        reply = await conn.call(
+            "initialize", {"processId": None, "capabilities": {}, "initializationOptions": {"approvalPolicy": "yolo"}}
+        )
         assert reply["error"]["code"] == -32602
         assert "approvalPolicy" in reply["error"]["message"]
     finally:
@@ -113,26 +124,36 @@ async def test_wrong_typed_param_is_invalid_params_and_the_next_request_is_answe
 
 
 async def test_oversized_message_is_refused_and_the_next_request_is_answered(conn, tmp_path):
-    big = json.dumps({"jsonrpc": "2.0", "id": 9, "method": "importSession", "params": {
-        "cwd": str(tmp_path), "messages": [{"role": "user", "content": "x" * (LIMIT + 1)}]}}).encode()
+    big = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 9,
+            "method": "importSession",
+            "params": {"cwd": str(tmp_path), "messages": [{"role": "user", "content": "x" * (LIMIT + 1)}]},
+        }
+    ).encode()
     conn.send_bytes(big)
     reply = await conn.reply(None)
     assert reply["error"]["code"] == -32600
     assert "exceeds the limit" in reply["error"]["message"]
-    under = await conn.call("importSession", {"cwd": str(tmp_path), "messages": [
-        {"role": "user", "content": "y" * (LIMIT - 1024)}]})
+    under = await conn.call(
+        "importSession", {"cwd": str(tmp_path), "messages": [{"role": "user", "content": "y" * (LIMIT - 1024)}]}
+    )
     assert under["result"]["messageCount"] == 1
     await assert_still_serving(conn)
 
 
-@pytest.mark.parametrize(("body", "code"), [
-    (b"[1, 2, 3]", -32600),
-    (b'"just a string"', -32600),
-    (b'{"jsonrpc": "1.0", "id": 3, "method": "listSessions"}', -32600),
-    (b'{"jsonrpc": "2.0", "id": 3, "method": 42}', -32600),
-    (b'{"jsonrpc": "2.0", "id": 3, "method": "listSessions", "params": "x"}', -32600),
-    (b'{"jsonrpc": "2.0", "id": 3, "method": "noSuchMethod", "params": {}}', -32601),
-])
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        (b"[1, 2, 3]", -32600),
+        (b'"just a string"', -32600),
+        (b'{"jsonrpc": "1.0", "id": 3, "method": "listSessions"}', -32600),
+        (b'{"jsonrpc": "2.0", "id": 3, "method": 42}', -32600),
+        (b'{"jsonrpc": "2.0", "id": 3, "method": "listSessions", "params": "x"}', -32600),
+        (b'{"jsonrpc": "2.0", "id": 3, "method": "noSuchMethod", "params": {}}', -32601),
+    ],
+)
 async def test_messages_that_are_not_valid_requests_get_an_error_and_the_next_is_answered(conn, body, code):
     conn.send_bytes(body)
     while True:
@@ -164,13 +185,16 @@ async def test_every_outgoing_message_carries_jsonrpc_2_0(conn, tmp_path):
 
 # --- large messages over real stdio (issue 12: over 1 MB used to deadlock the stdin pump) --------------------
 
+
 @pytest.mark.parametrize("megabytes", [2, 20])
 async def test_messages_over_one_megabyte_are_read_and_answered(home, tmp_path, megabytes):
     big = await RawConnection.spawn(home)
     try:
         text = "z" * (megabytes * 1024 * 1024)
-        reply = await big.reply(big.request("importSession", {"cwd": str(tmp_path), "messages": [
-            {"role": "user", "content": text}]}), timeout=120)
+        reply = await big.reply(
+            big.request("importSession", {"cwd": str(tmp_path), "messages": [{"role": "user", "content": text}]}),
+            timeout=120,
+        )
         assert reply["result"]["messageCount"] == 1, reply
         items = (await big.call("readTranscript", {"sessionId": reply["result"]["sessionId"]}))["result"]["items"]
         assert len(items[0]["content"]) == len(text)  # stored whole
@@ -202,12 +226,15 @@ async def test_a_request_with_a_null_id_is_invalid_and_runs_nothing(conn, tmp_pa
     assert sessions == []
 
 
-@pytest.mark.parametrize(("method", "params", "field"), [
-    ("readTranscript", {"sessionId": "ses_x", "afterSeq": 10**30}, "afterSeq"),
-    ("readTranscript", {"sessionId": "ses_x", "limit": 2**64}, "limit"),
-    ("readEvents", {"sessionId": "ses_x", "afterId": -(10**20)}, "afterId"),
-    ("getContextView", {"sessionId": "ses_x", "contextWindowTokens": 10**40}, "contextWindowTokens"),
-])
+@pytest.mark.parametrize(
+    ("method", "params", "field"),
+    [
+        ("readTranscript", {"sessionId": "ses_x", "afterSeq": 10**30}, "afterSeq"),
+        ("readTranscript", {"sessionId": "ses_x", "limit": 2**64}, "limit"),
+        ("readEvents", {"sessionId": "ses_x", "afterId": -(10**20)}, "afterId"),
+        ("getContextView", {"sessionId": "ses_x", "contextWindowTokens": 10**40}, "contextWindowTokens"),
+    ],
+)
 async def test_huge_integers_are_invalid_params_naming_the_field(conn, method, params, field):
     reply = await conn.call(method, params)
     assert reply["error"]["code"] == -32602 and field in reply["error"]["message"], reply

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from server.prompt import SYSTEM_PROMPT
 from server.cli.client import Client
+from server.prompt import SYSTEM_PROMPT
 from tests.harness import start_client
 
 
@@ -22,8 +22,11 @@ def system_texts(request: dict) -> list[str]:
 
 
 def notices(client) -> list[str]:
-    return [p["update"]["message"] for m, p in client.notifications
-            if m == "sessionUpdate" and p["update"]["kind"] == "notice"]
+    return [
+        p["update"]["message"]
+        for m, p in client.notifications
+        if m == "sessionUpdate" and p["update"]["kind"] == "notice"
+    ]
 
 
 def write(path: Path, text: str) -> Path:
@@ -37,10 +40,14 @@ def project(tmp_path: Path) -> Path:
     root = tmp_path / "project"
     write(root / "AGENTS.md", "Root rules. MARKER-ROOT-AGENTS\n")
     write(root / ".threadline" / "AGENTS.md", "Folder rules. MARKER-DOT-AGENTS\n")
-    write(root / ".threadline" / "project.json",
-          json.dumps({"validation": {"commands": ["pytest -q MARKER-VALIDATION"], "requiredBeforeDone": True}}))
-    write(root / ".threadline" / "skills" / "deploy" / "SKILL.md",
-          "---\nname: deploy-helper\ndescription: MARKER-PROJECT-SKILL how to deploy\n---\nSecret body MARKER-BODY\n")
+    write(
+        root / ".threadline" / "project.json",
+        json.dumps({"validation": {"commands": ["pytest -q MARKER-VALIDATION"], "requiredBeforeDone": True}}),
+    )
+    write(
+        root / ".threadline" / "skills" / "deploy" / "SKILL.md",
+        "---\nname: deploy-helper\ndescription: MARKER-PROJECT-SKILL how to deploy\n---\nSecret body MARKER-BODY\n",
+    )
     write(root / ".threadline" / "memory.md", "- MARKER-PROJECT-MEMORY\n")
     return root
 
@@ -85,8 +92,13 @@ async def test_R_FRZ_1_every_source_reaches_the_first_request_in_order(user_home
     assert "MARKER-ROOT-AGENTS" in texts[1] and "MARKER-DOT-AGENTS" in texts[1]
     assert texts[1].index("MARKER-ROOT-AGENTS") < texts[1].index("MARKER-DOT-AGENTS")
     joined = "\n".join(texts)
-    for marker in ("MARKER-VALIDATION", "MARKER-PROJECT-SKILL", "MARKER-USER-SKILL", "MARKER-USER-MEMORY",
-                   "MARKER-PROJECT-MEMORY"):
+    for marker in (
+        "MARKER-VALIDATION",
+        "MARKER-PROJECT-SKILL",
+        "MARKER-USER-SKILL",
+        "MARKER-USER-MEMORY",
+        "MARKER-PROJECT-MEMORY",
+    ):
         assert marker in joined, marker
     assert "MARKER-BODY" not in joined, "only the skill catalog is injected, never a skill's body"
     assert "Run them and make them pass before you say the task is done." in joined
@@ -129,8 +141,9 @@ async def test_R_FRZ_1_missing_files_are_skipped_silently(home, tmp_path, fake_p
     assert found == []
 
 
-async def test_R_FRZ_1_unreadable_and_invalid_sources_give_notices_and_the_session_starts(home, tmp_path,
-                                                                                          fake_provider):
+async def test_R_FRZ_1_unreadable_and_invalid_sources_give_notices_and_the_session_starts(
+    home, tmp_path, fake_provider
+):
     root = tmp_path / "broken"
     (root / "AGENTS.md").mkdir(parents=True)  # a folder where a file should be: unreadable as a file
     write(root / ".threadline" / "project.json", "{not json")
@@ -143,8 +156,10 @@ async def test_R_FRZ_1_unreadable_and_invalid_sources_give_notices_and_the_sessi
 
 async def test_R_FRZ_1_unknown_project_keys_give_a_notice_and_known_ones_apply(home, tmp_path, fake_provider):
     root = tmp_path / "extra"
-    write(root / ".threadline" / "project.json",
-          json.dumps({"validation": {"commands": ["make check"], "colour": "blue"}, "theme": 1}))
+    write(
+        root / ".threadline" / "project.json",
+        json.dumps({"validation": {"commands": ["make check"], "colour": "blue"}, "theme": 1}),
+    )
     found = await first_turn_notices(home, fake_provider, root)
     assert any("theme" in n and "validation.colour" in n for n in found), found
     assert "make check" in "\n".join(system_texts(fake_provider.requests[-1]))
@@ -160,17 +175,24 @@ async def test_R_FRZ_1_a_2MB_AGENTS_md_is_cut_with_a_visible_marker(home, tmp_pa
     assert any("AGENTS.md has" in n for n in found), found
 
 
-async def test_R_FRZ_2_save_memory_writes_the_file_and_only_the_next_session_sees_it(home, tmp_path,
-                                                                                     fake_provider):
+async def test_R_FRZ_2_save_memory_writes_the_file_and_only_the_next_session_sees_it(home, tmp_path, fake_provider):
     root = tmp_path / "mem"
     root.mkdir()
     fake_provider.push(
-        {"tool_calls": [{"id": "call_m", "name": "save_memory",
-                         "arguments": {"scope": "project", "text": "The build uses MARKER-SAVED"}}]},
+        {
+            "tool_calls": [
+                {
+                    "id": "call_m",
+                    "name": "save_memory",
+                    "arguments": {"scope": "project", "text": "The build uses MARKER-SAVED"},
+                }
+            ]
+        },
         {"content": "noted"},
     )
-    client = await start_client(home, THREADLINE_BASE_URL=fake_provider.url, THREADLINE_MODEL="fake-model",
-                                THREADLINE_APPROVAL_POLICY="auto")
+    client = await start_client(
+        home, THREADLINE_BASE_URL=fake_provider.url, THREADLINE_MODEL="fake-model", THREADLINE_APPROVAL_POLICY="auto"
+    )
     try:
         sid = await new_turn(client, root, "remember the build")
         tool_result = [m for m in fake_provider.requests[-1]["body"]["messages"] if m["role"] == "tool"][-1]
@@ -188,8 +210,10 @@ async def test_R_FRZ_2_save_memory_writes_the_file_and_only_the_next_session_see
 
 async def test_R_FRZ_1_a_user_skill_outside_the_folder_is_readable_by_read_file(user_home, project, fake_provider):
     skill = user_home / "skills" / "review" / "SKILL.md"
-    fake_provider.push({"tool_calls": [{"id": "call_s", "name": "read_file", "arguments": {"path": str(skill)}}]},
-                       {"content": "read it"})
+    fake_provider.push(
+        {"tool_calls": [{"id": "call_s", "name": "read_file", "arguments": {"path": str(skill)}}]},
+        {"content": "read it"},
+    )
     client = await start(user_home, fake_provider)
     try:
         await new_turn(client, project)
@@ -206,8 +230,9 @@ async def test_R_SUM_5_the_summary_path_keeps_every_frozen_system_message(user_h
         for i in range(6):
             await client.request("submitTurn", {"sessionId": sid, "text": f"step {i} " + "more words " * 400})
         frozen = system_texts(fake_provider.requests[-1])
-        view = await client.request("getContextView", {"sessionId": sid, "contextWindowTokens": 6000,
-                                                       "keepRecentTokens": 600})
+        view = await client.request(
+            "getContextView", {"sessionId": sid, "contextWindowTokens": 6000, "keepRecentTokens": 600}
+        )
     finally:
         await client.close()
     assert view["mode"] == "summarized", view["mode"]

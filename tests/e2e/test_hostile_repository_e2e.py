@@ -50,8 +50,9 @@ async def test_B_FRZ_a_skill_folder_linked_out_does_not_widen_what_read_file_can
     project = tmp_path / "project"
     (project / ".threadline").mkdir(parents=True)
     (project / ".threadline" / "skills").symlink_to(outside)  # .threadline/skills -> ../outside
-    fake_provider.push({"tool_calls": [{"id": "call_x", "name": "read_file", "arguments": {"path": str(secret)}}]},
-                       {"content": "done"})
+    fake_provider.push(
+        {"tool_calls": [{"id": "call_x", "name": "read_file", "arguments": {"path": str(secret)}}]}, {"content": "done"}
+    )
     client = await start(home, fake_provider)
     try:
         await new_turn(client, project)

@@ -21,9 +21,17 @@ FILES = sorted(TRAJECTORIES.glob("*.json"))
 @pytest.fixture(scope="module")
 def replays(tmp_path_factory) -> dict[str, subprocess.CompletedProcess[str]]:
     home = tmp_path_factory.mktemp("home")  # replay uses a throwaway home of its own; this must stay empty
-    procs = {f.name: subprocess.Popen([str(THREADLINE), "replay", str(f), "--context-window", str(WINDOW), "--json"],
-                                      env=server_env(home), cwd=REPO, stdout=subprocess.PIPE,
-                                      stderr=subprocess.PIPE, text=True) for f in FILES}
+    procs = {
+        f.name: subprocess.Popen(
+            [str(THREADLINE), "replay", str(f), "--context-window", str(WINDOW), "--json"],
+            env=server_env(home),
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for f in FILES
+    }
     done = {}
     for name, proc in procs.items():
         out, err = proc.communicate(timeout=110)
@@ -60,6 +68,11 @@ def test_replay_compacts_and_ends_with_the_json_line(replays, name):
 
 
 def test_replay_of_a_missing_file_fails_cleanly(tmp_path):
-    result = subprocess.run([str(THREADLINE), "replay", str(tmp_path / "nope.json")], env=server_env(tmp_path),
-                            capture_output=True, text=True, timeout=30)
+    result = subprocess.run(
+        [str(THREADLINE), "replay", str(tmp_path / "nope.json")],
+        env=server_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert result.returncode == 2 and "nope.json" in result.stderr and "Traceback" not in result.stderr

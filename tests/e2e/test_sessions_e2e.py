@@ -102,7 +102,8 @@ async def test_R_SRC_1_import_real_trajectory_stores_every_message_unchanged_in_
     items = await read_all(module_rpc, sid)
     assert [i["seq"] for i in items] == list(range(1, len(messages) + 1))
     assert [{k: i[k] for k in as_item(m)} for i, m in zip(items, messages, strict=True)] == [
-        as_item(m) for m in messages]
+        as_item(m) for m in messages
+    ]
     info = next(s for s in (await module_rpc.request("listSessions", {}))["sessions"] if s["sessionId"] == sid)
     assert info["messageCount"] == len(messages)
 
@@ -147,10 +148,13 @@ async def test_R_SRC_3_import_keeps_reasoning_content_as_reasoning_on_the_item(m
 
 async def test_import_images_in_content_parts_round_trip_as_images(module_rpc, tmp_path):
     messages = [
-        {"role": "user", "content": [
-            {"type": "text", "text": "What is in this screenshot?"},
-            {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}"}},
-        ]},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "What is in this screenshot?"},
+                {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}"}},
+            ],
+        },
         {"role": "assistant", "content": "A single transparent pixel."},
     ]
     sid = await import_messages(module_rpc, tmp_path, messages)
@@ -166,10 +170,14 @@ async def test_import_images_in_content_parts_round_trip_as_images(module_rpc, t
 async def test_B_SEARCH_1_search_finds_imported_text_and_filters_by_session_id(module_rpc, tmp_path):
     word = "zebracorn"
     one = await import_messages(module_rpc, tmp_path, [{"role": "user", "content": f"the {word} config is broken"}])
-    two = await import_messages(module_rpc, tmp_path, [
-        {"role": "user", "content": "look at it"},
-        {"role": "assistant", "content": f"I found the {word} flag in setup.cfg"},
-    ])
+    two = await import_messages(
+        module_rpc,
+        tmp_path,
+        [
+            {"role": "user", "content": "look at it"},
+            {"role": "assistant", "content": f"I found the {word} flag in setup.cfg"},
+        ],
+    )
     hits = (await module_rpc.request("searchTranscript", {"query": word}))["hits"]
     assert {(h["sessionId"], h["seq"], h["role"]) for h in hits} == {(one, 1, "user"), (two, 2, "assistant")}
     assert all(f"[{word}]" in h["snippet"] for h in hits)
@@ -216,8 +224,11 @@ async def test_R_SRC_2_fork_copies_up_to_at_seq_and_leaves_original_untouched(mo
 
 
 async def test_R_SRC_2_fork_without_at_seq_copies_everything_and_is_searchable(module_rpc, tmp_path):
-    sid = await import_messages(module_rpc, tmp_path, [
-        {"role": "user", "content": "remember the quokkapass"}, {"role": "assistant", "content": "noted"}])
+    sid = await import_messages(
+        module_rpc,
+        tmp_path,
+        [{"role": "user", "content": "remember the quokkapass"}, {"role": "assistant", "content": "noted"}],
+    )
     fork = (await module_rpc.request("forkSession", {"sessionId": sid}))["sessionId"]
     assert [i["content"] for i in await read_all(module_rpc, fork)] == ["remember the quokkapass", "noted"]
     hits = (await module_rpc.request("searchTranscript", {"query": "quokkapass"}))["hits"]
@@ -246,12 +257,15 @@ async def test_delete_session_removes_it_and_a_second_delete_is_session_not_foun
 # --- errors -----------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("method", "params"), [
-    ("readTranscript", {"sessionId": "ses_missing"}),
-    ("forkSession", {"sessionId": "ses_missing", "atSeq": 1}),
-    ("deleteSession", {"sessionId": "ses_missing"}),
-    ("searchTranscript", {"query": "x", "sessionId": "ses_missing"}),
-])
+@pytest.mark.parametrize(
+    ("method", "params"),
+    [
+        ("readTranscript", {"sessionId": "ses_missing"}),
+        ("forkSession", {"sessionId": "ses_missing", "atSeq": 1}),
+        ("deleteSession", {"sessionId": "ses_missing"}),
+        ("searchTranscript", {"query": "x", "sessionId": "ses_missing"}),
+    ],
+)
 async def test_unknown_session_is_invalid_params_with_session_not_found(module_rpc, method, params):
     with pytest.raises(RpcError) as exc:
         await module_rpc.request(method, params)
@@ -259,16 +273,19 @@ async def test_unknown_session_is_invalid_params_with_session_not_found(module_r
     assert "ses_missing" in exc.value.message
 
 
-@pytest.mark.parametrize(("method", "params", "field"), [
-    ("createSession", {}, "cwd"),
-    ("createSession", {"cwd": 7}, "cwd"),
-    ("readTranscript", {"sessionId": 5}, "sessionId"),
-    ("readTranscript", {"sessionId": "ses_x", "limit": "ten"}, "limit"),
-    ("searchTranscript", {"sessionId": "ses_x"}, "query"),
-    ("forkSession", {"sessionId": "ses_x", "atSeq": "3"}, "atSeq"),
-    ("listSessions", {"limit": [1]}, "limit"),
-    ("importSession", {"cwd": "/tmp", "messages": "hello"}, "messages"),
-])
+@pytest.mark.parametrize(
+    ("method", "params", "field"),
+    [
+        ("createSession", {}, "cwd"),
+        ("createSession", {"cwd": 7}, "cwd"),
+        ("readTranscript", {"sessionId": 5}, "sessionId"),
+        ("readTranscript", {"sessionId": "ses_x", "limit": "ten"}, "limit"),
+        ("searchTranscript", {"sessionId": "ses_x"}, "query"),
+        ("forkSession", {"sessionId": "ses_x", "atSeq": "3"}, "atSeq"),
+        ("listSessions", {"limit": [1]}, "limit"),
+        ("importSession", {"cwd": "/tmp", "messages": "hello"}, "messages"),
+    ],
+)
 async def test_malformed_params_are_invalid_params_naming_the_field(module_rpc, method, params, field):
     with pytest.raises(RpcError) as exc:
         await module_rpc.request(method, params)
@@ -276,17 +293,28 @@ async def test_malformed_params_are_invalid_params_naming_the_field(module_rpc, 
     assert field in exc.value.message
 
 
-@pytest.mark.parametrize(("bad", "field"), [
-    ({"role": "robot", "content": "beep"}, "role"),
-    ({"role": "tool", "content": "output without a call id"}, "tool_call_id"),
-    ({"role": "user", "content": "x", "tool_calls": [{"id": "c", "type": "function",
-                                                       "function": {"name": "f", "arguments": "{}"}}]}, "tool_calls"),
-    ({"role": "assistant", "tool_calls": [{"id": "c", "function": {"name": "f", "arguments": {"a": 1}}}]},
-     "arguments"),
-    ({"role": "user", "content": [{"type": "input_audio", "input_audio": {}}]}, "content"),
-    ({"role": "user", "content": 42}, "content"),
-    ({"content": "no role"}, "role"),
-])
+@pytest.mark.parametrize(
+    ("bad", "field"),
+    [
+        ({"role": "robot", "content": "beep"}, "role"),
+        ({"role": "tool", "content": "output without a call id"}, "tool_call_id"),
+        (
+            {
+                "role": "user",
+                "content": "x",
+                "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}],
+            },
+            "tool_calls",
+        ),
+        (
+            {"role": "assistant", "tool_calls": [{"id": "c", "function": {"name": "f", "arguments": {"a": 1}}}]},
+            "arguments",
+        ),
+        ({"role": "user", "content": [{"type": "input_audio", "input_audio": {}}]}, "content"),
+        ({"role": "user", "content": 42}, "content"),
+        ({"content": "no role"}, "role"),
+    ],
+)
 async def test_import_with_invalid_role_or_shape_is_invalid_params_and_stores_nothing(module_rpc, tmp_path, bad, field):
     before = await session_ids(module_rpc)
     messages = [{"role": "user", "content": "fine"}, bad]

@@ -42,8 +42,10 @@ def evil_folder(tmp_path: Path) -> Path:
 
 async def test_search_files_catastrophic_regex_does_not_stop_the_server_answering(agent, tmp_path):
     agent.fake.reset()
-    agent.fake.push({"tool_calls": [{"id": "call_re", "name": "search_files", "arguments": {"pattern": "(a+)+$"}}]},
-                    {"content": "done"})
+    agent.fake.push(
+        {"tool_calls": [{"id": "call_re", "name": "search_files", "arguments": {"pattern": "(a+)+$"}}]},
+        {"content": "done"},
+    )
     sid = await agent.session(evil_folder(tmp_path), policy="auto")
     _, turn = agent.client.start_request("submitTurn", {"sessionId": sid, "text": "search"})
     await agent.wait_for(lambda: agent.updates(sid, "toolCall"), timeout=30)
@@ -58,8 +60,10 @@ async def test_search_files_catastrophic_regex_does_not_stop_the_server_answerin
 
 async def test_cancelTurn_during_a_catastrophic_search_is_answered_and_ends_the_turn(agent, tmp_path):
     agent.fake.reset()
-    agent.fake.push({"tool_calls": [{"id": "call_re", "name": "search_files", "arguments": {"pattern": "(a+)+$"}}]},
-                    {"content": "not reached"})
+    agent.fake.push(
+        {"tool_calls": [{"id": "call_re", "name": "search_files", "arguments": {"pattern": "(a+)+$"}}]},
+        {"content": "not reached"},
+    )
     sid = await agent.session(evil_folder(tmp_path), policy="auto")
     _, turn = agent.client.start_request("submitTurn", {"sessionId": sid, "text": "search"})
     await agent.wait_for(lambda: agent.updates(sid, "toolCall"), timeout=30)

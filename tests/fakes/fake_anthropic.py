@@ -61,13 +61,17 @@ class FakeAnthropic(NativeFake):
             raise invalid("messages: at least one message is required")
         for i, msg in enumerate(messages):
             if msg.get("role") not in ("user", "assistant"):
-                raise invalid(f'Unexpected role "{msg.get("role")}". The Messages API accepts a top-level `system` '
-                              f'parameter, not "system" as an input message role.')
+                raise invalid(
+                    f'Unexpected role "{msg.get("role")}". The Messages API accepts a top-level `system` '
+                    f'parameter, not "system" as an input message role.'
+                )
             if i == 0 and msg["role"] != "user":
                 raise invalid('messages: first message must use the "user" role')
             if i and messages[i - 1]["role"] == msg["role"]:
-                raise invalid(f'messages: roles must alternate between "user" and "assistant", but found multiple '
-                              f'"{msg["role"]}" roles in a row')
+                raise invalid(
+                    f'messages: roles must alternate between "user" and "assistant", but found multiple '
+                    f'"{msg["role"]}" roles in a row'
+                )
             for j, block in enumerate(_blocks(msg)):
                 if block.get("type") == "text" and not block.get("text"):
                     raise invalid(f"messages.{i}.content.{j}: text content blocks must be non-empty")
@@ -93,46 +97,113 @@ class FakeAnthropic(NativeFake):
             raise invalid(f"prompt is too long: {total} tokens > {max(1, total - 1)} maximum")
         error = item.get("error")
         if error and not error.get("in_stream"):
-            raise Rejection(error["status"], {"type": "error", "error": {"type": error.get("type", "api_error"),
-                                                                          "message": error.get("message", "")}},
-                            error.get("headers"))
+            raise Rejection(
+                error["status"],
+                {
+                    "type": "error",
+                    "error": {"type": error.get("type", "api_error"), "message": error.get("message", "")},
+                },
+                error.get("headers"),
+            )
         usage = self._cache_usage(body)
         record["usage"] = usage
         msg_id = f"msg_{uuid.uuid4().hex[:24]}"
-        events: list[tuple[str, dict]] = [("message_start", {"type": "message_start", "message": {
-            "id": msg_id, "type": "message", "role": "assistant", "model": body["model"], "content": [],
-            "stop_reason": None, "usage": {**usage, "output_tokens": 1}}})]
+        events: list[tuple[str, dict]] = [
+            (
+                "message_start",
+                {
+                    "type": "message_start",
+                    "message": {
+                        "id": msg_id,
+                        "type": "message",
+                        "role": "assistant",
+                        "model": body["model"],
+                        "content": [],
+                        "stop_reason": None,
+                        "usage": {**usage, "output_tokens": 1},
+                    },
+                },
+            )
+        ]
         if error:
-            return events + [("error", {"type": "error", "error": {"type": error.get("type", "overloaded_error"),
-                                                                    "message": error.get("message", "Overloaded")}})]
+            return events + [
+                (
+                    "error",
+                    {
+                        "type": "error",
+                        "error": {
+                            "type": error.get("type", "overloaded_error"),
+                            "message": error.get("message", "Overloaded"),
+                        },
+                    },
+                )
+            ]
         index = 0
         if item.get("thinking") and body.get("thinking"):
             text = item["thinking"]
-            events += [("content_block_start", {"type": "content_block_start", "index": index,
-                                                "content_block": {"type": "thinking", "thinking": "", "signature": ""}}),
-                       *[_delta(index, {"type": "thinking_delta", "thinking": part}) for part in _split(text)],
-                       _delta(index, {"type": "signature_delta", "signature": sign(text)}), _stop(index)]
+            events += [
+                (
+                    "content_block_start",
+                    {
+                        "type": "content_block_start",
+                        "index": index,
+                        "content_block": {"type": "thinking", "thinking": "", "signature": ""},
+                    },
+                ),
+                *[_delta(index, {"type": "thinking_delta", "thinking": part}) for part in _split(text)],
+                _delta(index, {"type": "signature_delta", "signature": sign(text)}),
+                _stop(index),
+            ]
             index += 1
         content = item.get("content", "" if item.get("tool_calls") else echo(openai_messages(body)))
         if content:
-            events += [("content_block_start", {"type": "content_block_start", "index": index,
-                                                "content_block": {"type": "text", "text": ""}}),
-                       *paced([_delta(index, {"type": "text_delta", "text": part})
-                               for part in _split(content, item.get("chunks", 3))], item.get("chunk_delay")),
-                       _stop(index)]
+            events += [
+                (
+                    "content_block_start",
+                    {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}},
+                ),
+                *paced(
+                    [
+                        _delta(index, {"type": "text_delta", "text": part})
+                        for part in _split(content, item.get("chunks", 3))
+                    ],
+                    item.get("chunk_delay"),
+                ),
+                _stop(index),
+            ]
             index += 1
         for call in item.get("tool_calls") or ():
             raw = _raw_arguments(call.get("arguments", {}))
-            events += [("content_block_start", {"type": "content_block_start", "index": index, "content_block": {
-                "type": "tool_use", "id": call.get("id") or f"toolu_{uuid.uuid4().hex[:20]}", "name": call["name"],
-                "input": {}}}), *[_delta(index, {"type": "input_json_delta", "partial_json": part})
-                                  for part in _split(raw)], _stop(index)]
+            events += [
+                (
+                    "content_block_start",
+                    {
+                        "type": "content_block_start",
+                        "index": index,
+                        "content_block": {
+                            "type": "tool_use",
+                            "id": call.get("id") or f"toolu_{uuid.uuid4().hex[:20]}",
+                            "name": call["name"],
+                            "input": {},
+                        },
+                    },
+                ),
+                *[_delta(index, {"type": "input_json_delta", "partial_json": part}) for part in _split(raw)],
+                _stop(index),
+            ]
             index += 1
         stop = item.get("stop_reason") or ("tool_use" if item.get("tool_calls") else "end_turn")
-        return events + [("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop,
-                                                                                "stop_sequence": None},
-                                            "usage": {"output_tokens": 7 + index}}),
-                         ("message_stop", {"type": "message_stop"})]
+        return events + [
+            (
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": stop, "stop_sequence": None},
+                    "usage": {"output_tokens": 7 + index},
+                },
+            ),
+            ("message_stop", {"type": "message_stop"}),
+        ]
 
     def _cache_usage(self, body: dict[str, Any]) -> dict[str, int]:
         blocks = _flat(body)
@@ -152,8 +223,11 @@ class FakeAnthropic(NativeFake):
         for mark in marks:
             self._cache.add(prefix[mark])
         read, write = sum(sizes[:read_end]), sum(sizes[read_end:write_end])
-        return {"input_tokens": sum(sizes) - read - write, "cache_read_input_tokens": read,
-                "cache_creation_input_tokens": write}
+        return {
+            "input_tokens": sum(sizes) - read - write,
+            "cache_read_input_tokens": read,
+            "cache_creation_input_tokens": write,
+        }
 
 
 def _blocks(msg: dict[str, Any]) -> list[dict[str, Any]]:
@@ -179,17 +253,21 @@ def _check_tool_pairing(messages: list[dict[str, Any]]) -> None:
             answered = {b.get("tool_use_id") for b in following if b.get("type") == "tool_result"}
             missing = [a for a in asked if a not in answered]
             if missing:
-                raise invalid(f"messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately "
-                              f"after: {', '.join(missing)}. Each `tool_use` block must have a corresponding "
-                              f"`tool_result` block in the next message.")
+                raise invalid(
+                    f"messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately "
+                    f"after: {', '.join(missing)}. Each `tool_use` block must have a corresponding "
+                    f"`tool_result` block in the next message."
+                )
         if msg["role"] == "user":
             before = messages[i - 1] if i else {"content": []}
             known = {b.get("id") for b in _blocks(before) if b.get("type") == "tool_use"}
             for j, block in enumerate(_blocks(msg)):
                 if block.get("type") == "tool_result" and block.get("tool_use_id") not in known:
-                    raise invalid(f"messages.{i}.content.{j}: unexpected `tool_use_id` found in `tool_result` blocks: "
-                                  f"{block.get('tool_use_id')}. Each `tool_result` block must have a corresponding "
-                                  f"`tool_use` block in the previous message.")
+                    raise invalid(
+                        f"messages.{i}.content.{j}: unexpected `tool_use_id` found in `tool_result` blocks: "
+                        f"{block.get('tool_use_id')}. Each `tool_result` block must have a corresponding "
+                        f"`tool_use` block in the previous message."
+                    )
 
 
 def _check_thinking(messages: list[dict[str, Any]]) -> None:
@@ -200,11 +278,13 @@ def _check_thinking(messages: list[dict[str, Any]]) -> None:
         return
     last = _blocks(messages[-2])
     if last and last[0].get("type") not in THINKING_TYPES:
-        raise invalid(f"messages.{len(messages) - 2}.content.0.type: Expected `thinking` or `redacted_thinking`, "
-                      f"but found `{last[0].get('type')}`. When `thinking` is enabled, a final `assistant` message "
-                      "must start with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` "
-                      "blocks). We recommend you include thinking blocks from previous turns. To avoid this "
-                      "requirement, disable `thinking`.")
+        raise invalid(
+            f"messages.{len(messages) - 2}.content.0.type: Expected `thinking` or `redacted_thinking`, "
+            f"but found `{last[0].get('type')}`. When `thinking` is enabled, a final `assistant` message "
+            "must start with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` "
+            "blocks). We recommend you include thinking blocks from previous turns. To avoid this "
+            "requirement, disable `thinking`."
+        )
 
 
 def _delta(index: int, delta: dict[str, Any]) -> tuple[str, dict]:
@@ -217,7 +297,7 @@ def _stop(index: int) -> tuple[str, dict]:
 
 def _split(text: str, parts: int = 3) -> list[str]:
     step = max(1, -(-len(text) // parts))
-    return [text[i:i + step] for i in range(0, len(text), step)] or [""]
+    return [text[i : i + step] for i in range(0, len(text), step)] or [""]
 
 
 def openai_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
@@ -225,16 +305,26 @@ def openai_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
     system block a system message, each ``tool_result`` a tool message, each user text or image a user message,
     each assistant turn one assistant message (text, ``tool_use`` as tool_calls). Thinking and cache marks go."""
     system = body.get("system") or []
-    out: list[dict[str, Any]] = [{"role": "system", "content": b["text"]}
-                                 for b in ([{"type": "text", "text": system}] if isinstance(system, str) else system)]
+    out: list[dict[str, Any]] = [
+        {"role": "system", "content": b["text"]}
+        for b in ([{"type": "text", "text": system}] if isinstance(system, str) else system)
+    ]
     for msg in body.get("messages") or []:
         blocks = _blocks(msg)
         if msg.get("role") == "assistant":
-            answer: dict[str, Any] = {"role": "assistant",
-                                      "content": "".join(b["text"] for b in blocks if b.get("type") == "text")}
-            calls = [{"id": b["id"], "type": "function", "function": {"name": b["name"],
-                                                                      "arguments": json.dumps(b.get("input", {}))}}
-                     for b in blocks if b.get("type") == "tool_use"]
+            answer: dict[str, Any] = {
+                "role": "assistant",
+                "content": "".join(b["text"] for b in blocks if b.get("type") == "text"),
+            }
+            calls = [
+                {
+                    "id": b["id"],
+                    "type": "function",
+                    "function": {"name": b["name"], "arguments": json.dumps(b.get("input", {}))},
+                }
+                for b in blocks
+                if b.get("type") == "tool_use"
+            ]
             out.append({**answer, "tool_calls": calls} if calls else answer)
             continue
         for b in blocks:

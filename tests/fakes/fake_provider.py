@@ -54,10 +54,20 @@ CACHE_MEMORY = 64  # requests remembered for the prompt cache
 class FakeProvider:
     """In-process control of the fake: start/stop (or `with`), `url`, `push`, `requests`, `reset`."""
 
-    def __init__(self, api_key: str | None = None, context_window: int | None = None, ptl_style: str = "openai",
-                 models: list[str] | None = None, *, reject_stream_options: bool = False,
-                 cache_style: str = "openai", cached_tokens: int | None = None,
-                 host: str = "127.0.0.1", port: int = 0, verbose: bool = False) -> None:
+    def __init__(
+        self,
+        api_key: str | None = None,
+        context_window: int | None = None,
+        ptl_style: str = "openai",
+        models: list[str] | None = None,
+        *,
+        reject_stream_options: bool = False,
+        cache_style: str = "openai",
+        cached_tokens: int | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        verbose: bool = False,
+    ) -> None:
         if ptl_style not in rules.PTL_STYLES:
             raise ValueError(f"unknown ptl_style {ptl_style!r}; expected one of {rules.PTL_STYLES}")
         if cache_style not in CACHE_STYLES:
@@ -86,8 +96,9 @@ class FakeProvider:
         server.daemon_threads = True
         server.fake = self  # type: ignore[attr-defined]
         self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="fake-provider", daemon=True)
+        self._thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-provider", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -139,8 +150,9 @@ class FakeProvider:
         """Tokens of the longest leading run of `messages` some remembered request began with; then remember
         this request too (see the module docstring)."""
         # Digests, not the JSON itself: remembered requests may hold megabytes of images or tool output.
-        encoded = [hashlib.sha256(json.dumps(m, ensure_ascii=False, sort_keys=True).encode()).digest()
-                   for m in messages]
+        encoded = [
+            hashlib.sha256(json.dumps(m, ensure_ascii=False, sort_keys=True).encode()).digest() for m in messages
+        ]
         with self._lock:
             shared = max((_common_prefix(encoded, seen) for seen in self._cache), default=0)
             self._cache.append(encoded)
@@ -212,14 +224,27 @@ class _Handler(BaseHTTPRequestHandler):
         except rules.Rejection as rejection:
             return self.send_rejection(rejection)
         names = self.fake.models or ["fake-model"]
-        self.send_json(200, {"object": "list", "data": [
-            {"id": name, "object": "model", "created": 0, "owned_by": "fake"} for name in names]})
+        self.send_json(
+            200,
+            {
+                "object": "list",
+                "data": [{"id": name, "object": "model", "created": 0, "owned_by": "fake"} for name in names],
+            },
+        )
 
     def _chat(self, raw: bytes) -> None:
         fake = self.fake
-        record: dict[str, Any] = {"method": "POST", "path": self.path, "headers": self._recorded_headers(),
-                                  "body": None, "rejected": False, "status": 200, "error": None,
-                                  "client_closed": False, "peer_port": self.client_address[1]}
+        record: dict[str, Any] = {
+            "method": "POST",
+            "path": self.path,
+            "headers": self._recorded_headers(),
+            "body": None,
+            "rejected": False,
+            "status": 200,
+            "error": None,
+            "client_closed": False,
+            "peer_port": self.client_address[1],
+        }
         fake._record(record)
         try:
             rules.check_auth(self.headers.get("Authorization"), fake.api_key)
@@ -294,6 +319,7 @@ class _Handler(BaseHTTPRequestHandler):
                 time.sleep(left)  # the client sent more bytes; not an EOF, avoid spinning
         return True
 
+
 def _common_prefix(a: list[bytes], b: list[bytes]) -> int:
     n = 0
     for x, y in zip(a, b):
@@ -321,16 +347,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ptl-style", default="openai", choices=rules.PTL_STYLES)
     parser.add_argument("--model", action="append", dest="models", help="allow only these models (repeatable)")
     parser.add_argument("--reject-stream-options", action="store_true")
-    parser.add_argument("--cache-style", default="openai", choices=CACHE_STYLES,
-                        help="where to report cached prompt tokens (see the module docstring)")
+    parser.add_argument(
+        "--cache-style",
+        default="openai",
+        choices=CACHE_STYLES,
+        help="where to report cached prompt tokens (see the module docstring)",
+    )
     parser.add_argument("--cached-tokens", type=int, help="report this many cached tokens on every answer")
     parser.add_argument("--script", help="JSON file holding a list of script items to queue")
     parser.add_argument("--verbose", action="store_true", help="log requests to stderr")
     args = parser.parse_args(argv)
-    fake = FakeProvider(api_key=args.api_key, context_window=args.context_window, ptl_style=args.ptl_style,
-                        models=args.models, reject_stream_options=args.reject_stream_options,
-                        cache_style=args.cache_style, cached_tokens=args.cached_tokens, port=args.port,
-                        verbose=args.verbose)
+    fake = FakeProvider(
+        api_key=args.api_key,
+        context_window=args.context_window,
+        ptl_style=args.ptl_style,
+        models=args.models,
+        reject_stream_options=args.reject_stream_options,
+        cache_style=args.cache_style,
+        cached_tokens=args.cached_tokens,
+        port=args.port,
+        verbose=args.verbose,
+    )
     if args.script:
         with open(args.script, encoding="utf-8") as handle:
             items = json.load(handle)

@@ -14,7 +14,6 @@ import sys
 import time
 
 import anyio
-
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.utilities.types import Image
 
@@ -67,9 +66,12 @@ def env_digest(name: str) -> str:
 @mcp.tool()
 def pixel() -> Image:
     """A 1x1 PNG."""
-    return Image(data=base64.b64decode(
-        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="),
-        format="png")
+    return Image(
+        data=base64.b64decode(
+            "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+        ),
+        format="png",
+    )
 
 
 @mcp.tool()

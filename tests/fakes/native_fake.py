@@ -142,9 +142,14 @@ class _Handler(BaseHTTPRequestHandler):
         fake: NativeFake = self.server.fake  # type: ignore[attr-defined]
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         headers = {k.lower(): v for k, v in self.headers.items()}
-        record: dict[str, Any] = {"path": self.path, "headers": {k: v for k, v in headers.items()
-                                                                 if k not in ("authorization", "x-api-key")},
-                                  "body": None, "rejected": False, "status": 200, "error": None}
+        record: dict[str, Any] = {
+            "path": self.path,
+            "headers": {k: v for k, v in headers.items() if k not in ("authorization", "x-api-key")},
+            "body": None,
+            "rejected": False,
+            "status": 200,
+            "error": None,
+        }
         with fake._lock:
             fake._requests.append(record)
         try:
@@ -153,8 +158,9 @@ class _Handler(BaseHTTPRequestHandler):
             try:
                 body = record["body"] = json.loads(raw)
             except ValueError:
-                raise Rejection(400, {"error": {"type": "invalid_request_error",
-                                                "message": "There was an error parsing the body"}}) from None
+                raise Rejection(
+                    400, {"error": {"type": "invalid_request_error", "message": "There was an error parsing the body"}}
+                ) from None
             fake.check(headers, body)
             item = fake.next_item()
             events = [] if item.get("hang") else fake.answer(body, item, record)

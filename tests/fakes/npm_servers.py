@@ -19,8 +19,11 @@ def ensure_installed() -> Path:
         return EVERYTHING
     npm = shutil.which("npm")
     if npm is None:
-        raise RuntimeError("npm is needed for the MCP registry tests (@modelcontextprotocol/server-everything); "
-                           "install Node.js and npm, or run tests/run.sh")
-    subprocess.run([npm, "install", "--no-audit", "--no-fund", "--silent", "--prefix", str(FOLDER)],
-                   check=True, timeout=600)
+        raise RuntimeError(
+            "npm is needed for the MCP registry tests (@modelcontextprotocol/server-everything); "
+            "install Node.js and npm, or run tests/run.sh"
+        )
+    subprocess.run(
+        [npm, "install", "--no-audit", "--no-fund", "--silent", "--prefix", str(FOLDER)], check=True, timeout=600
+    )
     return EVERYTHING

@@ -15,9 +15,17 @@ PTL_STYLES = ("openai", "deepseek", "qwen", "moonshot", "openrouter", "vllm", "l
 class Rejection(Exception):
     """An error answer: HTTP status, JSON (or text) body and extra headers."""
 
-    def __init__(self, status: int, message: str, *, type: str = "invalid_request_error",
-                 param: str | None = None, code: Any = None, body: Any = None,
-                 headers: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        type: str = "invalid_request_error",
+        param: str | None = None,
+        code: Any = None,
+        body: Any = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
@@ -25,8 +33,9 @@ class Rejection(Exception):
         self.headers = headers or {}
 
 
-def error_body(message: str, *, type: str = "invalid_request_error", param: str | None = None,
-               code: Any = None) -> dict[str, Any]:
+def error_body(
+    message: str, *, type: str = "invalid_request_error", param: str | None = None, code: Any = None
+) -> dict[str, Any]:
     return {"error": {"message": message, "type": type, "param": param, "code": code}}
 
 
@@ -39,43 +48,56 @@ def check_auth(authorization: str | None, api_key: str | None) -> None:
     if api_key is None:
         return
     if not authorization or not authorization.startswith("Bearer "):
-        raise Rejection(401, "You didn't provide an API key. You need to provide your API key in an "
-                             "Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY), or as "
-                             "the password field (with blank username) if you're accessing the API from your "
-                             "browser and are prompted for a username and password. You can obtain an API key "
-                             "from https://platform.openai.com/account/api-keys.")
-    given = authorization[len("Bearer "):]
+        raise Rejection(
+            401,
+            "You didn't provide an API key. You need to provide your API key in an "
+            "Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY), or as "
+            "the password field (with blank username) if you're accessing the API from your "
+            "browser and are prompted for a username and password. You can obtain an API key "
+            "from https://platform.openai.com/account/api-keys.",
+        )
+    given = authorization[len("Bearer ") :]
     if given != api_key:
-        raise Rejection(401, f"Incorrect API key provided: {masked_key(given)}. You can find your API key at "
-                             "https://platform.openai.com/account/api-keys.", code="invalid_api_key")
+        raise Rejection(
+            401,
+            f"Incorrect API key provided: {masked_key(given)}. You can find your API key at "
+            "https://platform.openai.com/account/api-keys.",
+            code="invalid_api_key",
+        )
 
 
 def parse_body(raw: bytes) -> Any:
     try:
         return json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
-        raise Rejection(400, "We could not parse the JSON body of your request. (HINT: This likely means you "
-                             "aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but "
-                             "what was sent was not valid JSON. If you have trouble figuring out how to fix this, "
-                             "please contact us through our help center at help.openai.com.)") from None
+        raise Rejection(
+            400,
+            "We could not parse the JSON body of your request. (HINT: This likely means you "
+            "aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but "
+            "what was sent was not valid JSON. If you have trouble figuring out how to fix this, "
+            "please contact us through our help center at help.openai.com.)",
+        ) from None
 
 
 def check_request(body: Any, *, models: list[str] | None) -> None:
     """Everything the API checks before it looks at the prompt, in the order it checks it."""
     if not isinstance(body, dict):
-        raise Rejection(400, f"Invalid type for body: expected an object, but got {_type_name(body)} instead.",
-                        code="invalid_type")
+        raise Rejection(
+            400, f"Invalid type for body: expected an object, but got {_type_name(body)} instead.", code="invalid_type"
+        )
     model = body.get("model")
     if not model:
         raise Rejection(400, "you must provide a model parameter")
     if not isinstance(model, str):
         raise _invalid_type("model", "a string", model)
     if models is not None and model not in models:
-        raise Rejection(404, f"The model `{model}` does not exist or you do not have access to it.",
-                        code="model_not_found")
+        raise Rejection(
+            404, f"The model `{model}` does not exist or you do not have access to it.", code="model_not_found"
+        )
     if "stream_options" in body and not body.get("stream"):
-        raise Rejection(400, "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
-                        param="stream_options")
+        raise Rejection(
+            400, "The 'stream_options' parameter is only allowed when 'stream' is enabled.", param="stream_options"
+        )
     _check_tools(body)
     check_messages(body.get("messages"))
 
@@ -84,8 +106,12 @@ def check_messages(messages: Any) -> None:
     if messages is None:
         raise _missing("messages")
     if not isinstance(messages, list):
-        raise Rejection(400, f"Invalid type for 'messages': expected an array of objects, but got "
-                             f"{_type_name(messages)} instead.", param="messages", code="invalid_type")
+        raise Rejection(
+            400,
+            f"Invalid type for 'messages': expected an array of objects, but got {_type_name(messages)} instead.",
+            param="messages",
+            code="invalid_type",
+        )
     if not messages:
         raise _empty_array("messages")
     for i, message in enumerate(messages):
@@ -99,20 +125,28 @@ def _check_message_shape(i: int, message: Any) -> None:
         raise _invalid_type(where, "an object", message)
     for field in REASONING_FIELDS:
         if field in message:
-            raise Rejection(400, f"Additional properties are not allowed ('{field}' was unexpected) - "
-                                 f"'messages.{i}'", param=f"messages.[{i}].{field}")
+            raise Rejection(
+                400,
+                f"Additional properties are not allowed ('{field}' was unexpected) - 'messages.{i}'",
+                param=f"messages.[{i}].{field}",
+            )
     role = message.get("role")
     if role is None:
         raise _missing(f"{where}.role")
     if role not in ROLES:
         supported = ", ".join(f"'{r}'" for r in ROLES[:-1]) + f", and '{ROLES[-1]}'"
-        raise Rejection(400, f"Invalid value: '{role}'. Supported values are: {supported}.",
-                        param=_param(f"{where}.role"), code="invalid_value")
+        raise Rejection(
+            400,
+            f"Invalid value: '{role}'. Supported values are: {supported}.",
+            param=_param(f"{where}.role"),
+            code="invalid_value",
+        )
     content = message.get("content")
     if role == "assistant":
         if content is None and not message.get("tool_calls") and not message.get("function_call"):
-            raise Rejection(400, "Invalid value for 'content': expected a string, got null.",
-                            param=f"messages.[{i}].content")
+            raise Rejection(
+                400, "Invalid value for 'content': expected a string, got null.", param=f"messages.[{i}].content"
+            )
         if "tool_calls" in message:
             _check_tool_calls(where, message["tool_calls"])
     elif content is None:
@@ -145,8 +179,12 @@ def _check_tool_calls(where: str, tool_calls: Any) -> None:
             if key not in call:
                 raise _missing(f"{at}.{key}")
         if call["type"] != "function":
-            raise Rejection(400, f"Invalid value: '{call['type']}'. Supported values are: 'function'.",
-                            param=_param(f"{at}.type"), code="invalid_value")
+            raise Rejection(
+                400,
+                f"Invalid value: '{call['type']}'. Supported values are: 'function'.",
+                param=_param(f"{at}.type"),
+                code="invalid_value",
+            )
         function = call["function"]
         if not isinstance(function, dict):
             raise _invalid_type(f"{at}.function", "an object", function)
@@ -165,12 +203,19 @@ def _check_tool_pairing(messages: list[dict]) -> None:
     for i, message in enumerate(messages):
         if message["role"] == "tool":
             if open_at is None:
-                raise Rejection(400, "Invalid parameter: messages with role 'tool' must be a response to a "
-                                     "preceeding message with 'tool_calls'.", param=f"messages.[{i}].role")
+                raise Rejection(
+                    400,
+                    "Invalid parameter: messages with role 'tool' must be a response to a "
+                    "preceeding message with 'tool_calls'.",
+                    param=f"messages.[{i}].role",
+                )
             call_id = message["tool_call_id"]
             if call_id not in open_ids:
-                raise Rejection(400, f"Invalid parameter: 'tool_call_id' of '{call_id}' not found in "
-                                     f"'tool_calls' of previous message.", param=f"messages.[{i}].tool_call_id")
+                raise Rejection(
+                    400,
+                    f"Invalid parameter: 'tool_call_id' of '{call_id}' not found in 'tool_calls' of previous message.",
+                    param=f"messages.[{i}].tool_call_id",
+                )
             answered.add(call_id)
             continue
         _check_answered(open_at, open_ids, answered)
@@ -183,16 +228,23 @@ def _check_tool_pairing(messages: list[dict]) -> None:
 def _check_answered(open_at: int | None, open_ids: list[str], answered: set[str]) -> None:
     missing = [call_id for call_id in open_ids if call_id not in answered]
     if open_at is not None and missing:
-        raise Rejection(400, "An assistant message with 'tool_calls' must be followed by tool messages "
-                             "responding to each 'tool_call_id'. The following tool_call_ids did not have "
-                             f"response messages: {', '.join(missing)}", param=f"messages.[{open_at}].role")
+        raise Rejection(
+            400,
+            "An assistant message with 'tool_calls' must be followed by tool messages "
+            "responding to each 'tool_call_id'. The following tool_call_ids did not have "
+            f"response messages: {', '.join(missing)}",
+            param=f"messages.[{open_at}].role",
+        )
 
 
 def _check_tools(body: dict[str, Any]) -> None:
     if "tools" not in body:
         if "tool_choice" in body:
-            raise Rejection(400, "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' "
-                                 "are specified.", param="tool_choice")
+            raise Rejection(
+                400,
+                "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.",
+                param="tool_choice",
+            )
         return
     tools = body["tools"]
     if not isinstance(tools, list):
@@ -215,43 +267,82 @@ def estimate_prompt_tokens(messages: Any) -> int:
 def context_too_long(style: str, window: int, tokens: int) -> Rejection:
     """The 400 each provider really answers when the prompt does not fit (R-PTL-1 wordings)."""
     if style == "openai":
-        return Rejection(400, f"This model's maximum context length is {window} tokens. However, your messages "
-                              f"resulted in {tokens} tokens. Please reduce the length of the messages.",
-                         param="messages", code="context_length_exceeded")
+        return Rejection(
+            400,
+            f"This model's maximum context length is {window} tokens. However, your messages "
+            f"resulted in {tokens} tokens. Please reduce the length of the messages.",
+            param="messages",
+            code="context_length_exceeded",
+        )
     if style == "deepseek":
-        return Rejection(400, f"This model's maximum context length is {window} tokens. However, you requested "
-                              f"{tokens} tokens ({tokens} in the messages, 0 in the completion). Please reduce "
-                              f"the length of the messages or completion.", code="invalid_request_error")
+        return Rejection(
+            400,
+            f"This model's maximum context length is {window} tokens. However, you requested "
+            f"{tokens} tokens ({tokens} in the messages, 0 in the completion). Please reduce "
+            f"the length of the messages or completion.",
+            code="invalid_request_error",
+        )
     if style == "qwen":
         message = f"<400> InternalError.Algo.InvalidParameter: Range of input length should be [1, {window}]"
-        return Rejection(400, message, body={
-            "error": {"code": "invalid_parameter_error", "param": None, "message": message,
-                      "type": "invalid_request_error"},
-            "id": "chatcmpl-fake", "request_id": "fake-request-id"})
+        return Rejection(
+            400,
+            message,
+            body={
+                "error": {
+                    "code": "invalid_parameter_error",
+                    "param": None,
+                    "message": message,
+                    "type": "invalid_request_error",
+                },
+                "id": "chatcmpl-fake",
+                "request_id": "fake-request-id",
+            },
+        )
     if style == "moonshot":
         message = f"Invalid request: Your request exceeded model token limit: {window}"
         return Rejection(400, message, body={"error": {"message": message, "type": "invalid_request_error"}})
     if style == "openrouter":
-        message = (f"This endpoint's maximum context length is {window} tokens. However, you requested about "
-                   f"{tokens} tokens ({tokens} of text input). Please reduce the length of either one, or use "
-                   f"the \"middle-out\" transform to compress your prompt automatically.")
-        return Rejection(400, message, body={"error": {"message": message, "code": 400,
-                                                       "metadata": {"provider_name": None}}})
+        message = (
+            f"This endpoint's maximum context length is {window} tokens. However, you requested about "
+            f"{tokens} tokens ({tokens} of text input). Please reduce the length of either one, or use "
+            f'the "middle-out" transform to compress your prompt automatically.'
+        )
+        return Rejection(
+            400, message, body={"error": {"message": message, "code": 400, "metadata": {"provider_name": None}}}
+        )
     if style == "vllm":
-        message = (f"This model's maximum context length is {window} tokens. However, you requested {tokens} "
-                   f"tokens ({tokens} in the messages, 0 in the completion). Please reduce the length of the "
-                   f"messages or completion.")
-        return Rejection(400, message, body={"object": "error", "message": message, "type": "BadRequestError",
-                                             "param": None, "code": 400})
+        message = (
+            f"This model's maximum context length is {window} tokens. However, you requested {tokens} "
+            f"tokens ({tokens} in the messages, 0 in the completion). Please reduce the length of the "
+            f"messages or completion."
+        )
+        return Rejection(
+            400,
+            message,
+            body={"object": "error", "message": message, "type": "BadRequestError", "param": None, "code": 400},
+        )
     if style == "llamacpp":
         message = "the request exceeds the available context size, try increasing it"
-        return Rejection(400, message, body={"error": {"code": 400, "message": message,
-                                                       "type": "exceed_context_size_error",
-                                                       "n_prompt_tokens": tokens, "n_ctx": window}})
+        return Rejection(
+            400,
+            message,
+            body={
+                "error": {
+                    "code": 400,
+                    "message": message,
+                    "type": "exceed_context_size_error",
+                    "n_prompt_tokens": tokens,
+                    "n_ctx": window,
+                }
+            },
+        )
     if style == "ollama":
         message = f"prompt too long; exceeded max context length by {tokens - window} tokens"
-        return Rejection(400, message, body={"error": {"message": message, "type": "invalid_request_error",
-                                                       "param": None, "code": None}})
+        return Rejection(
+            400,
+            message,
+            body={"error": {"message": message, "type": "invalid_request_error", "param": None, "code": None}},
+        )
     raise ValueError(f"unknown ptl_style {style!r}; expected one of {', '.join(PTL_STYLES)}")
 
 
@@ -263,42 +354,64 @@ def stream_options_unsupported() -> Rejection:
 def scripted_error(status: int, model: str) -> Rejection:
     """A realistic default body for a scripted error status."""
     if status == 401:
-        return Rejection(401, "Incorrect API key provided: sk-****wxyz. You can find your API key at "
-                              "https://platform.openai.com/account/api-keys.", code="invalid_api_key")
+        return Rejection(
+            401,
+            "Incorrect API key provided: sk-****wxyz. You can find your API key at "
+            "https://platform.openai.com/account/api-keys.",
+            code="invalid_api_key",
+        )
     if status == 403:
-        return Rejection(403, f"Project `proj_fake` does not have access to model `{model}`",
-                         code="model_not_found")
+        return Rejection(403, f"Project `proj_fake` does not have access to model `{model}`", code="model_not_found")
     if status == 404:
-        return Rejection(404, f"The model `{model}` does not exist or you do not have access to it.",
-                         code="model_not_found")
+        return Rejection(
+            404, f"The model `{model}` does not exist or you do not have access to it.", code="model_not_found"
+        )
     if status == 429:
-        return Rejection(429, f"Rate limit reached for {model} in organization org-fake on requests per min "
-                              f"(RPM): Limit 3, Used 3, Requested 1. Please try again in 1s.",
-                         type="requests", code="rate_limit_exceeded")
+        return Rejection(
+            429,
+            f"Rate limit reached for {model} in organization org-fake on requests per min "
+            f"(RPM): Limit 3, Used 3, Requested 1. Please try again in 1s.",
+            type="requests",
+            code="rate_limit_exceeded",
+        )
     if status == 502:  # what a gateway in front of the model really sends
-        return Rejection(502, "Bad Gateway", body="<html><head><title>502 Bad Gateway</title></head><body>"
-                                                  "<center><h1>502 Bad Gateway</h1></center></body></html>")
+        return Rejection(
+            502,
+            "Bad Gateway",
+            body="<html><head><title>502 Bad Gateway</title></head><body>"
+            "<center><h1>502 Bad Gateway</h1></center></body></html>",
+        )
     if status == 503:
         return Rejection(503, "The engine is currently overloaded, please try again later.", type="server_error")
     if status >= 500:
-        return Rejection(status, "The server had an error while processing your request. Sorry about that!",
-                         type="server_error")
+        return Rejection(
+            status, "The server had an error while processing your request. Sorry about that!", type="server_error"
+        )
     return Rejection(status, "Bad request")
 
 
 def _missing(param: str) -> Rejection:
-    return Rejection(400, f"Missing required parameter: '{param}'.", param=_param(param),
-                     code="missing_required_parameter")
+    return Rejection(
+        400, f"Missing required parameter: '{param}'.", param=_param(param), code="missing_required_parameter"
+    )
 
 
 def _empty_array(param: str) -> Rejection:
-    return Rejection(400, f"Invalid '{param}': empty array. Expected an array with minimum length 1, but got an "
-                          f"empty array instead.", param=_param(param), code="empty_array")
+    return Rejection(
+        400,
+        f"Invalid '{param}': empty array. Expected an array with minimum length 1, but got an empty array instead.",
+        param=_param(param),
+        code="empty_array",
+    )
 
 
 def _invalid_type(param: str, expected: str, value: Any) -> Rejection:
-    return Rejection(400, f"Invalid type for '{param}': expected {expected}, but got {_type_name(value)} "
-                          f"instead.", param=_param(param), code="invalid_type")
+    return Rejection(
+        400,
+        f"Invalid type for '{param}': expected {expected}, but got {_type_name(value)} instead.",
+        param=_param(param),
+        code="invalid_type",
+    )
 
 
 def _param(path: str) -> str:
@@ -310,5 +423,6 @@ def _type_name(value: Any) -> str:
         return "null"
     if isinstance(value, bool):
         return "a boolean"
-    return {str: "a string", int: "an integer", float: "a decimal", list: "an array",
-            dict: "an object"}.get(type(value), "an unknown type")
+    return {str: "a string", int: "an integer", float: "a decimal", list: "an array", dict: "an object"}.get(
+        type(value), "an unknown type"
+    )

@@ -54,8 +54,15 @@ def check_item(item: Any) -> dict[str, Any]:
 class ScriptedAnswer:
     """One scripted answer, written to the socket through the fake's request handler."""
 
-    def __init__(self, handler: Any, record: dict[str, Any], body: dict[str, Any], item: dict[str, Any],
-                 prompt_tokens: int, cached_tokens: int = 0) -> None:
+    def __init__(
+        self,
+        handler: Any,
+        record: dict[str, Any],
+        body: dict[str, Any],
+        item: dict[str, Any],
+        prompt_tokens: int,
+        cached_tokens: int = 0,
+    ) -> None:
         self.handler = handler
         self.record = record
         self.body = body
@@ -111,16 +118,24 @@ class ScriptedAnswer:
         calls = []
         for n, call in enumerate(self.item.get("tool_calls") or []):
             arguments = call.get("arguments", {})
-            calls.append({"id": call.get("id", f"call_{n}"), "name": call["name"],
-                          "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments)})
+            calls.append(
+                {
+                    "id": call.get("id", f"call_{n}"),
+                    "name": call["name"],
+                    "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments),
+                }
+            )
         return calls
 
     def _finish_reason(self) -> str:
         return self.item.get("finish_reason") or ("tool_calls" if self.item.get("tool_calls") else "stop")
 
     def _usage(self) -> dict[str, Any]:
-        produced = self.item.get("content", "") + self.item.get("reasoning", "") + \
-            "".join(call["arguments"] for call in self._tool_calls())
+        produced = (
+            self.item.get("content", "")
+            + self.item.get("reasoning", "")
+            + "".join(call["arguments"] for call in self._tool_calls())
+        )
         usage: dict[str, Any] = {"prompt_tokens": self.prompt_tokens, "completion_tokens": math.ceil(len(produced) / 4)}
         style = self.handler.fake.cache_style
         if style == "openai":  # the shape OpenAI sends
@@ -140,10 +155,22 @@ class ScriptedAnswer:
         calls = self._tool_calls()
         if calls:
             message["tool_calls"] = [_call_json(call) for call in calls]
-        choices = [] if self.item.get("empty_choices") else [
-            {"index": 0, "message": message, "logprobs": None, "finish_reason": self._finish_reason()}]
-        self.handler.send_json(200, {"id": self.id, "object": "chat.completion", "created": self.created,
-                                      "model": self.model, "choices": choices, "usage": self._usage()})
+        choices = (
+            []
+            if self.item.get("empty_choices")
+            else [{"index": 0, "message": message, "logprobs": None, "finish_reason": self._finish_reason()}]
+        )
+        self.handler.send_json(
+            200,
+            {
+                "id": self.id,
+                "object": "chat.completion",
+                "created": self.created,
+                "model": self.model,
+                "choices": choices,
+                "usage": self._usage(),
+            },
+        )
 
     def _events(self) -> list[str]:
         """Every `data:` payload of the stream, in order, ending with [DONE]."""
@@ -153,10 +180,15 @@ class ScriptedAnswer:
 
         def chunk(delta: dict[str, Any] | None, finish: str | None = None) -> None:
             payload: dict[str, Any] = {
-                "id": self.id, "object": "chat.completion.chunk", "created": self.created, "model": self.model,
+                "id": self.id,
+                "object": "chat.completion.chunk",
+                "created": self.created,
+                "model": self.model,
                 "system_fingerprint": "fp_fake",
-                "choices": [] if delta is None else [
-                    {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]}
+                "choices": []
+                if delta is None
+                else [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+            }
             if include_usage:
                 payload["usage"] = None
             events.append(json.dumps(payload))
@@ -177,8 +209,18 @@ class ScriptedAnswer:
                 return events
             chunk({}, self._finish_reason())
         if include_usage:
-            events.append(json.dumps({"id": self.id, "object": "chat.completion.chunk", "created": self.created,
-                                      "model": self.model, "choices": [], "usage": self._usage()}))
+            events.append(
+                json.dumps(
+                    {
+                        "id": self.id,
+                        "object": "chat.completion.chunk",
+                        "created": self.created,
+                        "model": self.model,
+                        "choices": [],
+                        "usage": self._usage(),
+                    }
+                )
+            )
         events.append("[DONE]")
         return events
 
@@ -192,8 +234,18 @@ class ScriptedAnswer:
                     del fragment["index"]
                 deltas.append({"tool_calls": [fragment]})
                 continue
-            deltas.append({"tool_calls": [{"index": index, "id": call["id"], "type": "function",
-                                           "function": {"name": call["name"], "arguments": ""}}]})
+            deltas.append(
+                {
+                    "tool_calls": [
+                        {
+                            "index": index,
+                            "id": call["id"],
+                            "type": "function",
+                            "function": {"name": call["name"], "arguments": ""},
+                        }
+                    ]
+                }
+            )
             for piece in _split(call["arguments"], self.item.get("arg_chunks", 3)):
                 deltas.append({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
         return deltas
@@ -246,6 +298,4 @@ def _split(text: str, parts: int) -> list[str]:
         return []
     parts = max(1, min(int(parts), len(text)))
     size = math.ceil(len(text) / parts)
-    return [text[i:i + size] for i in range(0, len(text), size)]
-
-
+    return [text[i : i + size] for i in range(0, len(text), size)]

@@ -69,8 +69,9 @@ def chunks(datas: list[str]) -> list[dict[str, Any]]:
 def test_streams_text_as_chunked_sse_ending_with_done(fake_provider):
     fake_provider.push({"content": "Hello world", "chunks": 3})
     with httpx.Client(timeout=5) as client:
-        with connect_sse(client, "POST", f"{fake_provider.url}/chat/completions",
-                         json=chat([USER], stream=True)) as source:
+        with connect_sse(
+            client, "POST", f"{fake_provider.url}/chat/completions", json=chat([USER], stream=True)
+        ) as source:
             assert source.response.headers["transfer-encoding"] == "chunked"
             datas = [sse.data for sse in source.iter_sse()]
     parsed = chunks(datas)
@@ -96,8 +97,9 @@ def test_streams_usage_in_a_final_chunk_with_empty_choices_only_when_asked(fake_
 def test_close_framing_ends_the_body_by_closing_the_socket(fake_provider):
     fake_provider.push({"content": "Hello", "framing": "close"})
     with httpx.Client(timeout=5) as client:
-        with connect_sse(client, "POST", f"{fake_provider.url}/chat/completions",
-                         json=chat([USER], stream=True)) as source:
+        with connect_sse(
+            client, "POST", f"{fake_provider.url}/chat/completions", json=chat([USER], stream=True)
+        ) as source:
             assert "transfer-encoding" not in source.response.headers
             assert source.response.headers["connection"] == "close"
             datas = [sse.data for sse in source.iter_sse()]
@@ -105,20 +107,29 @@ def test_close_framing_ends_the_body_by_closing_the_socket(fake_provider):
 
 
 def test_streams_reasoning_before_content_in_the_chosen_field(fake_provider):
-    fake_provider.push({"reasoning": "think", "content": "answer"},
-                       {"reasoning": "think", "content": "answer", "reasoning_field": "reasoning"})
+    fake_provider.push(
+        {"reasoning": "think", "content": "answer"},
+        {"reasoning": "think", "content": "answer", "reasoning_field": "reasoning"},
+    )
     first = chunks(stream(fake_provider, chat([USER], stream=True)))
     deltas = [c["choices"][0]["delta"] for c in first]
     assert "".join(d.get("reasoning_content", "") for d in deltas) == "think"
-    assert [i for i, d in enumerate(deltas) if "reasoning_content" in d][-1] < \
-        [i for i, d in enumerate(deltas) if d.get("content")][0]
+    assert [i for i, d in enumerate(deltas) if "reasoning_content" in d][-1] < [
+        i for i, d in enumerate(deltas) if d.get("content")
+    ][0]
     second = chunks(stream(fake_provider, chat([USER], stream=True)))
     assert "".join(c["choices"][0]["delta"].get("reasoning", "") for c in second) == "think"
 
 
 def test_streams_tool_call_arguments_in_fragments_by_index_like_openai(fake_provider):
-    fake_provider.push({"tool_calls": [{"id": "call_1", "name": "read_file", "arguments": {"path": "a.txt"}},
-                                       {"id": "call_2", "name": "list_files", "arguments": {}}]})
+    fake_provider.push(
+        {
+            "tool_calls": [
+                {"id": "call_1", "name": "read_file", "arguments": {"path": "a.txt"}},
+                {"id": "call_2", "name": "list_files", "arguments": {}},
+            ]
+        }
+    )
     parsed = chunks(stream(fake_provider, chat([USER], stream=True)))
     fragments = [f for c in parsed for f in c["choices"][0]["delta"].get("tool_calls", [])]
     first = [f for f in fragments if f["index"] == 0]
@@ -156,8 +167,9 @@ def test_cut_after_chunks_closes_the_socket_mid_event_without_done(fake_provider
     received: list[str] = []
     with pytest.raises(httpx.RemoteProtocolError):
         with httpx.Client(timeout=5) as client:
-            with connect_sse(client, "POST", f"{fake_provider.url}/chat/completions",
-                             json=chat([USER], stream=True)) as source:
+            with connect_sse(
+                client, "POST", f"{fake_provider.url}/chat/completions", json=chat([USER], stream=True)
+            ) as source:
                 received.extend(sse.data for sse in source.iter_sse())
     assert len(received) == 3 and "[DONE]" not in received
     assert fake_provider.requests[-1]["cut"] is True
@@ -175,8 +187,9 @@ def test_hang_sends_headers_then_nothing_and_notices_the_client_leave(fake_provi
     fake_provider.push({"hang": True})
     with httpx.Client(timeout=httpx.Timeout(5, read=0.3)) as client:
         with pytest.raises(httpx.ReadTimeout):
-            with client.stream("POST", f"{fake_provider.url}/chat/completions",
-                               json=chat([USER], stream=True)) as response:
+            with client.stream(
+                "POST", f"{fake_provider.url}/chat/completions", json=chat([USER], stream=True)
+            ) as response:
                 assert response.status_code == 200
                 response.read()
     deadline = time.monotonic() + 3
@@ -195,30 +208,44 @@ def test_refuses_unknown_script_keys():
 
 def test_rejects_a_tool_message_with_no_preceding_tool_calls(fake_provider):
     response = post(fake_provider, chat([USER, RESULT]))
-    assert_rejected(response, 400, "Invalid parameter: messages with role 'tool' must be a response to a "
-                                   "preceeding message with 'tool_calls'.", param="messages.[1].role")
+    assert_rejected(
+        response,
+        400,
+        "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
+        param="messages.[1].role",
+    )
 
 
 def test_rejects_a_tool_message_separated_from_its_call_by_another_message(fake_provider):
     response = post(fake_provider, chat([USER, ASSISTANT_CALLS, RESULT, USER, RESULT]))
-    assert_rejected(response, 400, "must be a response to a preceeding message with 'tool_calls'",
-                    param="messages.[4].role")
+    assert_rejected(
+        response, 400, "must be a response to a preceeding message with 'tool_calls'", param="messages.[4].role"
+    )
 
 
 def test_rejects_a_tool_result_whose_id_is_not_among_the_calls(fake_provider):
     stray = {"role": "tool", "tool_call_id": "call_other", "content": "x"}
     response = post(fake_provider, chat([USER, ASSISTANT_CALLS, RESULT, stray]))
-    assert_rejected(response, 400, "'tool_call_id' of 'call_other' not found in 'tool_calls' of previous message",
-                    param="messages.[3].tool_call_id")
+    assert_rejected(
+        response,
+        400,
+        "'tool_call_id' of 'call_other' not found in 'tool_calls' of previous message",
+        param="messages.[3].tool_call_id",
+    )
 
 
 def test_rejects_tool_calls_not_followed_by_a_response_for_each_id(fake_provider):
     second = {**CALL, "id": "call_y"}
     assistant = {"role": "assistant", "content": None, "tool_calls": [CALL, second]}
     response = post(fake_provider, chat([USER, assistant, RESULT, {"role": "user", "content": "go on"}]))
-    assert_rejected(response, 400, "An assistant message with 'tool_calls' must be followed by tool messages "
-                                   "responding to each 'tool_call_id'. The following tool_call_ids did not have "
-                                   "response messages: call_y", param="messages.[1].role")
+    assert_rejected(
+        response,
+        400,
+        "An assistant message with 'tool_calls' must be followed by tool messages "
+        "responding to each 'tool_call_id'. The following tool_call_ids did not have "
+        "response messages: call_y",
+        param="messages.[1].role",
+    )
 
 
 def test_rejects_tool_calls_left_unanswered_at_the_end(fake_provider):
@@ -242,16 +269,18 @@ def test_rejects_reasoning_fields_sent_back_in_input(fake_provider, field):
 
 def test_rejects_an_unknown_role(fake_provider):
     response = post(fake_provider, chat([{"role": "robot", "content": "x"}]))
-    error = assert_rejected(response, 400, "Invalid value: 'robot'. Supported values are:",
-                            param="messages.[0].role")
+    error = assert_rejected(response, 400, "Invalid value: 'robot'. Supported values are:", param="messages.[0].role")
     assert error["code"] == "invalid_value"
 
 
-@pytest.mark.parametrize("message", [
-    {"role": "user"},
-    {"role": "system", "content": None},
-    {"role": "tool", "tool_call_id": "call_x"},
-])
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"role": "user"},
+        {"role": "system", "content": None},
+        {"role": "tool", "tool_call_id": "call_x"},
+    ],
+)
 def test_rejects_a_missing_required_content(fake_provider, message):
     messages = [USER, ASSISTANT_CALLS, message] if message["role"] == "tool" else [message]
     response = post(fake_provider, chat(messages))
@@ -261,15 +290,20 @@ def test_rejects_a_missing_required_content(fake_provider, message):
 
 def test_rejects_an_assistant_message_with_neither_content_nor_tool_calls(fake_provider):
     response = post(fake_provider, chat([USER, {"role": "assistant", "content": None}, USER]))
-    assert_rejected(response, 400, "Invalid value for 'content': expected a string, got null.",
-                    param="messages.[1].content")
+    assert_rejected(
+        response, 400, "Invalid value for 'content': expected a string, got null.", param="messages.[1].content"
+    )
 
 
 def test_rejects_tool_call_arguments_that_are_not_a_string(fake_provider):
     call = {**CALL, "function": {"name": "read_file", "arguments": {"path": "a.txt"}}}
     response = post(fake_provider, chat([USER, {"role": "assistant", "content": None, "tool_calls": [call]}, RESULT]))
-    error = assert_rejected(response, 400, "Invalid type for 'messages[1].tool_calls[0].function.arguments': "
-                                           "expected a string, but got an object instead.")
+    error = assert_rejected(
+        response,
+        400,
+        "Invalid type for 'messages[1].tool_calls[0].function.arguments': "
+        "expected a string, but got an object instead.",
+    )
     assert error["code"] == "invalid_type"
 
 
@@ -278,12 +312,18 @@ def test_rejects_a_missing_model(fake_provider):
     assert_rejected(response, 400, "you must provide a model parameter")
 
 
-@pytest.mark.parametrize(("messages", "message", "code"), [
-    (None, "Missing required parameter: 'messages'.", "missing_required_parameter"),
-    ("hello", "Invalid type for 'messages': expected an array of objects, but got a string instead.",
-     "invalid_type"),
-    ([], "Invalid 'messages': empty array.", "empty_array"),
-])
+@pytest.mark.parametrize(
+    ("messages", "message", "code"),
+    [
+        (None, "Missing required parameter: 'messages'.", "missing_required_parameter"),
+        (
+            "hello",
+            "Invalid type for 'messages': expected an array of objects, but got a string instead.",
+            "invalid_type",
+        ),
+        ([], "Invalid 'messages': empty array.", "empty_array"),
+    ],
+)
 def test_rejects_messages_that_are_missing_not_a_list_or_empty(fake_provider, messages, message, code):
     body = {"model": "fake-model"} if messages is None else chat(messages)
     assert assert_rejected(post(fake_provider, body), 400, message)["code"] == code
@@ -296,8 +336,12 @@ def test_rejects_a_body_that_is_not_json(fake_provider):
 
 def test_rejects_an_empty_tools_list_and_tool_choice_without_tools(fake_provider):
     assert_rejected(post(fake_provider, chat([USER], tools=[])), 400, "Invalid 'tools': empty array.")
-    assert_rejected(post(fake_provider, chat([USER], tool_choice="auto")), 400,
-                    "'tool_choice' is only allowed when 'tools' are specified.", param="tool_choice")
+    assert_rejected(
+        post(fake_provider, chat([USER], tool_choice="auto")),
+        400,
+        "'tool_choice' is only allowed when 'tools' are specified.",
+        param="tool_choice",
+    )
 
 
 def test_rejects_stream_options_without_stream(fake_provider):
@@ -336,8 +380,9 @@ def test_records_requests_with_the_authorization_value_redacted(fake_provider_fa
 
 def test_answers_404_for_a_model_outside_the_allow_list(fake_provider_factory):
     fake = fake_provider_factory(models=["gpt-4o"])
-    error = assert_rejected(post(fake, chat([USER])), 404,
-                            "The model `fake-model` does not exist or you do not have access to it.")
+    error = assert_rejected(
+        post(fake, chat([USER])), 404, "The model `fake-model` does not exist or you do not have access to it."
+    )
     assert error["code"] == "model_not_found"
     assert post(fake, {**chat([USER]), "model": "gpt-4o"}).status_code == 200
 
@@ -385,9 +430,12 @@ def test_runs_standalone_with_only_the_stdlib_and_serves_control_endpoints(tmp_p
     script = tmp_path / "script.json"
     script.write_text(json.dumps([{"content": "from the script file"}]))
     # -I -S: isolated mode without site-packages, so any non-stdlib import would fail.
-    process = subprocess.Popen([sys.executable, "-I", "-S", str(FAKE_SCRIPT), "--port", "0", "--api-key", "k",
-                                "--script", str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-I", "-S", str(FAKE_SCRIPT), "--port", "0", "--api-key", "k", "--script", str(script)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         first = process.stdout.readline().strip()
         assert first.startswith("FAKE_PROVIDER_URL=http://127.0.0.1:"), process.stderr.read()
@@ -414,6 +462,7 @@ def test_runs_standalone_with_only_the_stdlib_and_serves_control_endpoints(tmp_p
 
 # --- prompt cache (B-CACHE-5) ---------------------------------------------------------------------------
 
+
 def usage_of(fake: FakeProvider, messages: list[dict[str, Any]]) -> dict[str, Any]:
     response = post(fake, chat(messages))  # a plain completion carries the same usage as the stream's last chunk
     assert response.status_code == 200, response.text
@@ -422,6 +471,7 @@ def usage_of(fake: FakeProvider, messages: list[dict[str, Any]]) -> dict[str, An
 
 def tokens(messages: list[dict[str, Any]]) -> int:
     from tests.fakes.openai_rules import estimate_prompt_tokens
+
     return estimate_prompt_tokens(messages)
 
 

@@ -13,7 +13,7 @@ from server.mcp.names import model_tool_name
 
 
 def test_user_servers_from_config_toml(tmp_path: Path):
-    (tmp_path / "config.toml").write_text('''
+    (tmp_path / "config.toml").write_text("""
 [mcp_servers.time]
 command = "uvx"
 args = ["mcp-server-time"]
@@ -24,7 +24,7 @@ disabled_tools = ["convert_time"]
 url = "https://example.invalid/mcp"
 headers = { Authorization = "Bearer ${TOKEN}" }
 enabled = false
-''')
+""")
     settings = load_settings({"THREADLINE_HOME": str(tmp_path)})
     time, remote = settings.mcp_servers
     assert (time.name, time.transport, time.command, time.args) == ("time", "stdio", "uvx", ("mcp-server-time",))
@@ -40,19 +40,27 @@ def test_a_bad_user_entry_is_a_config_error_naming_it(tmp_path: Path):
 
 
 def test_project_servers_claude_code_format(tmp_path: Path):
-    servers, problems = parse_project_servers({"mcpServers": {
-        "fs": {"command": "npx", "args": ["-y", "srv"], "env": {"K": "${HOME}"}},
-        "web": {"type": "http", "url": "http://127.0.0.1:1/mcp"},
-        "bad": {"type": "sse"}}}, tmp_path)
+    servers, problems = parse_project_servers(
+        {
+            "mcpServers": {
+                "fs": {"command": "npx", "args": ["-y", "srv"], "env": {"K": "${HOME}"}},
+                "web": {"type": "http", "url": "http://127.0.0.1:1/mcp"},
+                "bad": {"type": "sse"},
+            }
+        },
+        tmp_path,
+    )
     assert [s.name for s in servers] == ["fs", "web"] and servers[0].cwd == str(tmp_path)
     assert servers[0].origin == "project" and problems and "bad" in problems[0]
 
 
 def test_client_servers_acp_shape(tmp_path: Path):
-    stdio = client_server({"name": "a", "command": "srv", "args": [], "env": [{"name": "T", "value": "s3cr3t"}]},
-                          tmp_path)
-    http = client_server({"type": "http", "name": "b", "url": "http://h/mcp",
-                          "headers": [{"name": "X", "value": "y"}]}, tmp_path)
+    stdio = client_server(
+        {"name": "a", "command": "srv", "args": [], "env": [{"name": "T", "value": "s3cr3t"}]}, tmp_path
+    )
+    http = client_server(
+        {"type": "http", "name": "b", "url": "http://h/mcp", "headers": [{"name": "X", "value": "y"}]}, tmp_path
+    )
     assert stdio.env == (("T", "s3cr3t"),) and http.headers == (("X", "y"),)
     assert "s3cr3t" not in stdio.command_line and "(env: T)" in stdio.command_line  # names only
     with pytest.raises(McpConfigError):
@@ -72,8 +80,9 @@ def test_same_config_same_key_for_sharing():
     assert a[0].key == b[0].key != c[0].key
 
 
-@pytest.mark.parametrize("server,tool", [("fs", "read_file"), ("my server", "do.thing/now"), ("s" * 40, "t" * 40),
-                                         ("ünï", "çødé")])
+@pytest.mark.parametrize(
+    "server,tool", [("fs", "read_file"), ("my server", "do.thing/now"), ("s" * 40, "t" * 40), ("ünï", "çødé")]
+)
 def test_model_tool_names_follow_the_provider_rules(server, tool):
     name = model_tool_name(server, tool)
     assert re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", name) and name.startswith("mcp__")

@@ -14,10 +14,10 @@ from server.mcp.manager import McpManager
 from tests.harness import REPO
 
 
-
 def fake_config(name: str = "fake"):
-    [config] = parse_user_servers({name: {"command": sys.executable, "args": ["-m", "tests.fakes.mcp_server"],
-                                          "cwd": str(REPO)}})
+    [config] = parse_user_servers(
+        {name: {"command": sys.executable, "args": ["-m", "tests.fakes.mcp_server"], "cwd": str(REPO)}}
+    )
     return config
 
 
@@ -30,8 +30,9 @@ async def ready(conn, timeout: float = 30) -> None:
 @pytest.mark.timeout(90)
 async def test_shared_released_idle_stopped_and_restarted_on_use(tmp_path: Path):
     seen: list[tuple[str, str, list[str]]] = []
-    manager = McpManager(tmp_path, lambda conn, sessions: seen.append((conn.config.name, conn.state, sessions)),
-                         idle_stop_s=1.0)
+    manager = McpManager(
+        tmp_path, lambda conn, sessions: seen.append((conn.config.name, conn.state, sessions)), idle_stop_s=1.0
+    )
     try:
         [a] = manager.use("ses_a", [fake_config()])
         [b] = manager.use("ses_b", [fake_config()])
@@ -66,8 +67,12 @@ async def test_an_unreachable_http_server_fails_with_a_reason_and_a_missing_prog
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # closed again: nothing listens there
-    configs = parse_user_servers({"web": {"url": f"http://127.0.0.1:{port}/mcp", "startup_timeout_s": 5},
-                                  "gone": {"command": "/nonexistent/mcp-server"}})
+    configs = parse_user_servers(
+        {
+            "web": {"url": f"http://127.0.0.1:{port}/mcp", "startup_timeout_s": 5},
+            "gone": {"command": "/nonexistent/mcp-server"},
+        }
+    )
     manager = McpManager(tmp_path, lambda conn, sessions: None)
     try:
         web, gone = manager.use("ses", configs)

@@ -10,12 +10,14 @@ from server.tools.base import ToolFailure
 
 
 def test_text_image_resources_and_structured_content():
-    result = mt.CallToolResult(content=[
-        mt.TextContent(text="hello"),
-        mt.ImageContent(data="aGVsbG8=", mime_type="image/png"),
-        mt.EmbeddedResource(resource=mt.TextResourceContents(uri="file:///a.txt", text="inside")),
-        mt.EmbeddedResource(resource=mt.BlobResourceContents(uri="file:///b.bin", blob="AAAA")),
-    ])
+    result = mt.CallToolResult(
+        content=[
+            mt.TextContent(text="hello"),
+            mt.ImageContent(data="aGVsbG8=", mime_type="image/png"),
+            mt.EmbeddedResource(resource=mt.TextResourceContents(uri="file:///a.txt", text="inside")),
+            mt.EmbeddedResource(resource=mt.BlobResourceContents(uri="file:///b.bin", blob="AAAA")),
+        ]
+    )
     text = result_text(result)
     assert "hello" in text and "[image image/png, 5 bytes" in text
     assert "[resource file:///a.txt]\ninside" in text and "file:///b.bin" in text

@@ -22,14 +22,39 @@ PROTOCOL_MD = {
     "deleteSession": ({"sessionId"}, set()),
     "submitTurn": ({"sessionId", "text", "images"}, {"turnId", "stopReason", "usage", "error"}),
     "cancelTurn": ({"sessionId"}, {"cancelled"}),
-    "getContextView": ({"sessionId", "contextWindowTokens", "thresholdRatio", "keepRecentTokens"},
-                       {"messages", "estimatedTokens", "thresholdTokens", "contextWindowTokens", "keepRecentTokens",
-                        "mode", "summary", "compactedToolOutputs", "transcriptMessages"}),
-    "readArtifact": ({"sessionId", "artifactId", "byteRange", "lineRange", "search"},
-                     {"artifactId", "totalBytes", "totalLines", "content", "matches"}),
+    "getContextView": (
+        {"sessionId", "contextWindowTokens", "thresholdRatio", "keepRecentTokens"},
+        {
+            "messages",
+            "estimatedTokens",
+            "thresholdTokens",
+            "contextWindowTokens",
+            "keepRecentTokens",
+            "mode",
+            "summary",
+            "compactedToolOutputs",
+            "transcriptMessages",
+        },
+    ),
+    "readArtifact": (
+        {"sessionId", "artifactId", "byteRange", "lineRange", "search"},
+        {"artifactId", "totalBytes", "totalLines", "content", "matches"},
+    ),
 }
-UPDATE_KINDS = {"turnStarted", "userMessage", "assistantDelta", "reasoningDelta", "assistantMessage", "toolCall",
-                "toolResult", "artifactCreated", "contextCompacted", "usage", "turnCompleted", "notice"}
+UPDATE_KINDS = {
+    "turnStarted",
+    "userMessage",
+    "assistantDelta",
+    "reasoningDelta",
+    "assistantMessage",
+    "toolCall",
+    "toolResult",
+    "artifactCreated",
+    "contextCompacted",
+    "usage",
+    "turnCompleted",
+    "notice",
+}
 # Inside OpenAI messages the names are OpenAI's own (snake_case), so real transcripts import unchanged.
 OPENAI_SHAPES = {"OpenAIMessage", "OpenAIToolCall", "OpenAIFunction"}
 
@@ -80,7 +105,10 @@ def test_session_update_kinds_approval_and_initialization_options_match_protocol
     assert {"sessionId", "turnId", "toolCallId", "tool", "title", "detail", "options"} <= fields(params)
     assert fields(result) == {"decision"}
     assert updates.RequestApprovalParams("s", "t", "c", "run_command", "x", "y").options == [
-        "allowOnce", "allowAlways", "reject"]
+        "allowOnce",
+        "allowAlways",
+        "reject",
+    ]
     assert {"baseUrl", "apiKey", "model", "contextWindowTokens"} <= fields(updates.ProviderOptions)
 
 
@@ -104,10 +132,25 @@ def test_openai_tool_call_is_encoded_with_type_function():
 
 
 def test_session_update_round_trips_through_json_with_its_kind_tag():
-    update = updates.SessionUpdate(session_id="ses_1", turn_id="turn_1", seq=4, update=updates.ContextCompacted(
-        mode="summarized", before_tokens=60000, after_tokens=12000, summary="[compressed conversation context] ..."))
+    update = updates.SessionUpdate(
+        session_id="ses_1",
+        turn_id="turn_1",
+        seq=4,
+        update=updates.ContextCompacted(
+            mode="summarized", before_tokens=60000, after_tokens=12000, summary="[compressed conversation context] ..."
+        ),
+    )
     wire = msgspec.json.decode(msgspec.json.encode(update))
-    assert wire == {"sessionId": "ses_1", "turnId": "turn_1", "seq": 4, "update": {
-        "kind": "contextCompacted", "mode": "summarized", "beforeTokens": 60000, "afterTokens": 12000,
-        "summary": "[compressed conversation context] ..."}}
+    assert wire == {
+        "sessionId": "ses_1",
+        "turnId": "turn_1",
+        "seq": 4,
+        "update": {
+            "kind": "contextCompacted",
+            "mode": "summarized",
+            "beforeTokens": 60000,
+            "afterTokens": 12000,
+            "summary": "[compressed conversation context] ...",
+        },
+    }
     assert msgspec.convert(wire, updates.SessionUpdate) == update

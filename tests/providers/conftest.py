@@ -11,7 +11,6 @@ import pytest_asyncio
 
 from server.providers import OpenAICompatibleProvider
 
-
 # Building a TLS context costs ~0.1 s per client; the fake is plain HTTP, so share one.
 _TLS = ssl.create_default_context()
 
@@ -22,8 +21,14 @@ async def make_provider(fake_provider) -> AsyncIterator[Callable[..., OpenAIComp
     made: list[OpenAICompatibleProvider] = []
     clients: list[httpx.AsyncClient] = []
 
-    def make(url: str | None = None, api_key: str | None = None, model: str = "fake-model", *,
-             own_client: bool = False, **options: Any) -> OpenAICompatibleProvider:
+    def make(
+        url: str | None = None,
+        api_key: str | None = None,
+        model: str = "fake-model",
+        *,
+        own_client: bool = False,
+        **options: Any,
+    ) -> OpenAICompatibleProvider:
         """`own_client=True` lets the provider build its own httpx client, as production does."""
         options.setdefault("backoff_base", 0.01)
         options.setdefault("backoff_max", 0.05)

@@ -12,10 +12,21 @@ from server.providers.anthropic import AnthropicProvider
 from tests.fakes.fake_anthropic import FakeAnthropic
 
 KEY = "sk-ant-test-SECRET"
-TOOLS = [{"type": "function", "function": {"name": "read_file", "description": "read",
-                                           "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}}]
-START = [{"role": "system", "content": "You are Threadline."}, {"role": "system", "content": "AGENTS.md: be brief"},
-         {"role": "user", "content": "read a and b"}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "read_file",
+            "description": "read",
+            "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
+        },
+    }
+]
+START = [
+    {"role": "system", "content": "You are Threadline."},
+    {"role": "system", "content": "AGENTS.md: be brief"},
+    {"role": "user", "content": "read a and b"},
+]
 
 
 @pytest.fixture
@@ -30,8 +41,10 @@ def provider(fake, **options) -> AnthropicProvider:
 
 def as_view(messages, result):
     """The stored answer as the next view carries it (what the agent loop appends)."""
-    calls = [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-             for c in result.tool_calls]
+    calls = [
+        {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+        for c in result.tool_calls
+    ]
     msg = {"role": "assistant", "content": result.content, "tool_calls": calls}
     if result.reasoning_items:
         msg["reasoning_items"] = result.reasoning_items
@@ -39,16 +52,26 @@ def as_view(messages, result):
 
 
 async def test_parallel_tool_calls_come_back_as_one_user_turn_of_results_the_api_accepts(fake):
-    fake.push({"tool_calls": [{"id": "toolu_a", "name": "read_file", "arguments": {"path": "a"}},
-                              {"id": "toolu_b", "name": "read_file", "arguments": {"path": "b"}}]},
-              {"content": "Both read."})
+    fake.push(
+        {
+            "tool_calls": [
+                {"id": "toolu_a", "name": "read_file", "arguments": {"path": "a"}},
+                {"id": "toolu_b", "name": "read_file", "arguments": {"path": "b"}},
+            ]
+        },
+        {"content": "Both read."},
+    )
     p = provider(fake)
     first = await p.stream_chat(START, TOOLS, None)
-    assert [(c.id, json.loads(c.arguments)) for c in first.tool_calls] == [("toolu_a", {"path": "a"}),
-                                                                           ("toolu_b", {"path": "b"})]
+    assert [(c.id, json.loads(c.arguments)) for c in first.tool_calls] == [
+        ("toolu_a", {"path": "a"}),
+        ("toolu_b", {"path": "b"}),
+    ]
     assert first.finish_reason == "tool_calls"
-    view = as_view(START, first) + [{"role": "tool", "tool_call_id": "toolu_a", "content": "A"},
-                                    {"role": "tool", "tool_call_id": "toolu_b", "content": "B"}]
+    view = as_view(START, first) + [
+        {"role": "tool", "tool_call_id": "toolu_a", "content": "A"},
+        {"role": "tool", "tool_call_id": "toolu_b", "content": "B"},
+    ]
     second = await p.stream_chat(view, TOOLS, None)
     assert second.content == "Both read." and second.finish_reason == "stop"
     sent = fake.requests[-1]
@@ -62,9 +85,13 @@ async def test_parallel_tool_calls_come_back_as_one_user_turn_of_results_the_api
 
 
 async def test_thinking_and_its_signature_go_back_unchanged_on_the_tool_use_continuation(fake):
-    fake.push({"thinking": "I should read the file.", "tool_calls": [{"id": "toolu_t", "name": "read_file",
-                                                                       "arguments": {"path": "a"}}]},
-              {"content": "Done."})
+    fake.push(
+        {
+            "thinking": "I should read the file.",
+            "tool_calls": [{"id": "toolu_t", "name": "read_file", "arguments": {"path": "a"}}],
+        },
+        {"content": "Done."},
+    )
     p = provider(fake, thinking_budget_tokens=1024)
     events = []
     first = await p.stream_chat(START, TOOLS, events.append)
@@ -83,17 +110,28 @@ async def test_thinking_and_its_signature_go_back_unchanged_on_the_tool_use_cont
 
 async def test_the_double_rejects_a_thinking_continuation_without_its_thinking_block(fake):
     p = provider(fake, thinking_budget_tokens=1024)
-    body = p.request_body(START + [
-        {"role": "assistant", "content": "", "tool_calls": [{"id": "t1", "type": "function",
-                                                             "function": {"name": "read_file", "arguments": "{}"}}]},
-        {"role": "tool", "tool_call_id": "t1", "content": "A"}], TOOLS, None)
+    body = p.request_body(
+        START
+        + [
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [{"id": "t1", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}],
+            },
+            {"role": "tool", "tool_call_id": "t1", "content": "A"},
+        ],
+        TOOLS,
+        None,
+    )
     # the provider itself sends such a continuation without thinking rather than have it refused
     assert "thinking" not in body
     body["thinking"] = {"type": "enabled", "budget_tokens": 1024}
     import httpx
+
     async with httpx.AsyncClient() as client:
-        answer = await client.post(f"{fake.url}/messages", json=body,
-                                   headers={"x-api-key": KEY, "anthropic-version": "2023-06-01"})
+        answer = await client.post(
+            f"{fake.url}/messages", json=body, headers={"x-api-key": KEY, "anthropic-version": "2023-06-01"}
+        )
     assert answer.status_code == 400 and "must start with a thinking block" in answer.text
     await p.aclose()
 
@@ -126,8 +164,10 @@ async def test_prompt_is_too_long_is_the_context_too_long_kind():
 
 @pytest.mark.parametrize("status, kind", [(529, "overloaded_error"), (429, "rate_limit_error")])
 async def test_overloaded_and_rate_limited_answers_are_retried_after_the_wait_asked(fake, status, kind):
-    fake.push({"error": {"status": status, "type": kind, "message": "slow down", "headers": {"retry-after": "0"}}},
-              {"content": "here"})
+    fake.push(
+        {"error": {"status": status, "type": kind, "message": "slow down", "headers": {"retry-after": "0"}}},
+        {"content": "here"},
+    )
     events = []
     result = await provider(fake).stream_chat(START, None, events.append)
     assert result.content == "here"
@@ -141,12 +181,17 @@ async def test_an_overloaded_error_event_in_the_stream_is_retried_while_nothing_
 
 
 async def test_images_go_as_base64_image_blocks_and_a_wrong_key_is_an_auth_error(fake):
-    image = [{"type": "text", "text": "what is this?"},
-             {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}]
+    image = [
+        {"type": "text", "text": "what is this?"},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+    ]
     await provider(fake).stream_chat([{"role": "user", "content": image}], None, None)
     block = fake.requests[-1]["body"]["messages"][0]["content"][1]
-    assert block["type"] == "image" and block["source"] == {"type": "base64", "media_type": "image/png",
-                                                             "data": "iVBORw0KGgo="}
+    assert block["type"] == "image" and block["source"] == {
+        "type": "base64",
+        "media_type": "image/png",
+        "data": "iVBORw0KGgo=",
+    }
     wrong = AnthropicProvider(fake.url, "sk-ant-wrong", "claude-sonnet-4-5")
     with pytest.raises(ProviderError) as caught:
         await wrong.stream_chat(START, None, None)

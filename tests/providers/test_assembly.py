@@ -23,11 +23,14 @@ def test_any_fragmentation_of_text_and_interleaved_calls_assembles_the_same(cont
         assembler.add_chunk({"choices": [{"delta": {"tool_calls": [{"index": slot, **first} if index else first]}}]})
     for piece in pieces(args, arg_cuts):  # fragments of both calls interleave, joined by index
         for slot in (0, 1):
-            assembler.add_chunk({"choices": [{"delta": {"tool_calls": [{"index": slot,
-                                                                         "function": {"arguments": piece}}]}}]})
+            assembler.add_chunk(
+                {"choices": [{"delta": {"tool_calls": [{"index": slot, "function": {"arguments": piece}}]}}]}
+            )
     assembler.add_chunk({"choices": [{"delta": {}, "finish_reason": "tool_calls"}]})
     result = assembler.result()
     assert result.content == content
-    assert [(c.id, c.name, c.arguments) for c in result.tool_calls] == \
-        [("call_a", "tool_0", args if args.strip() else "{}"), ("call_b", "tool_1", args if args.strip() else "{}")]
+    assert [(c.id, c.name, c.arguments) for c in result.tool_calls] == [
+        ("call_a", "tool_0", args if args.strip() else "{}"),
+        ("call_b", "tool_1", args if args.strip() else "{}"),
+    ]
     assert result.finish_reason == "tool_calls"

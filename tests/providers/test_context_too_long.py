@@ -12,32 +12,32 @@ LONG = [{"role": "user", "content": "x" * 2_000}]
 # Real answers, as each server words them.
 WORDINGS = {
     "openai": '{"error": {"message": "This model\'s maximum context length is 128000 tokens. However, your '
-              'messages resulted in 130514 tokens. Please reduce the length of the messages.", "type": '
-              '"invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}',
+    'messages resulted in 130514 tokens. Please reduce the length of the messages.", "type": '
+    '"invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}',
     "openai_code_only": '{"error": {"message": "Input is too large.", "code": "context_length_exceeded"}}',
     "deepseek": '{"error": {"message": "This model\'s maximum context length is 65536 tokens. However, you '
-                'requested 70001 tokens (70001 in the messages, 0 in the completion). Please reduce the length '
-                'of the messages or completion.", "type": "invalid_request_error", "param": null, "code": '
-                '"invalid_request_error"}}',
+    "requested 70001 tokens (70001 in the messages, 0 in the completion). Please reduce the length "
+    'of the messages or completion.", "type": "invalid_request_error", "param": null, "code": '
+    '"invalid_request_error"}}',
     "qwen": '{"error": {"code": "invalid_parameter_error", "param": null, "message": "<400> '
-            'InternalError.Algo.InvalidParameter: Range of input length should be [1, 129024]", "type": '
-            '"invalid_request_error"}}',
+    'InternalError.Algo.InvalidParameter: Range of input length should be [1, 129024]", "type": '
+    '"invalid_request_error"}}',
     "dashscope": "InternalError.Algo.InvalidParameter: The input length exceeds the model limit",
     "moonshot": '{"error": {"message": "Invalid request: Your request exceeded model token limit: 8192", '
-                '"type": "invalid_request_error"}}',
+    '"type": "invalid_request_error"}}',
     "openrouter": '{"error": {"message": "This endpoint\'s maximum context length is 163840 tokens. However, you '
-                  'requested about 201234 tokens (201234 of text input).", "code": 400}}',
+    'requested about 201234 tokens (201234 of text input).", "code": 400}}',
     "ollama": '{"error": {"message": "prompt too long; exceeded max context length by 120 tokens"}}',
     "ollama_input": "input length exceeds maximum context length",
     "vllm": '{"object": "error", "message": "This model\'s maximum context length is 4096 tokens. However, you '
-            'requested 5000 tokens (4900 in the messages, 100 in the completion).", "code": 400}',
+    'requested 5000 tokens (4900 in the messages, 100 in the completion).", "code": 400}',
     "vllm_new": '{"error": {"message": "The prompt (total length 10250) is longer than the maximum model length '
-                'of 8192. Make sure that `max_model_len` is no smaller than the number of text tokens."}}',
+    'of 8192. Make sure that `max_model_len` is no smaller than the number of text tokens."}}',
     "vllm_input_prompt": "Input prompt (5000 tokens) is too long and exceeds limit of 4096",
     "llamacpp": '{"error": {"code": 400, "message": "the request exceeds the available context size, try '
-                'increasing it", "type": "exceed_context_size_error", "n_prompt_tokens": 5000, "n_ctx": 4096}}',
+    'increasing it", "type": "exceed_context_size_error", "n_prompt_tokens": 5000, "n_ctx": 4096}}',
     "anthropic": '{"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long: '
-                 '210000 tokens > 200000 maximum"}}',
+    '210000 tokens > 200000 maximum"}}',
     "generic_too_many_tokens": "Request has too many tokens for this model",
     "generic_context_length": "Input exceeds the context length",
 }
@@ -45,8 +45,7 @@ NOT_CONTEXT = {
     (401, "Incorrect API key provided: sk-****abcd."),
     (404, "The model `gpt-5x` does not exist or you do not have access to it."),
     (429, "Rate limit reached for gpt-4o on tokens per min (TPM): Limit 30000, too many tokens requested."),
-    (400, "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with "
-          "'tool_calls'."),
+    (400, "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'."),
     (400, "max_tokens is too large: 50000. This model supports at most 16384 completion tokens."),
     (500, "The server had an error while processing your request. Sorry about that!"),
     (200, "maximum context length"),
@@ -66,7 +65,8 @@ def test_R_PTL_1_other_errors_are_not_context_too_long(status, body):
 
 @pytest.mark.parametrize("style", PTL_STYLES)
 async def test_R_PTL_1_each_style_over_http_is_context_too_long_and_not_retried(
-        fake_provider_factory, make_provider, style):
+    fake_provider_factory, make_provider, style
+):
     fake = fake_provider_factory(context_window=100, ptl_style=style)
     events = []
     with pytest.raises(ProviderError) as caught:

@@ -62,8 +62,14 @@ async def test_429_retries_are_exhausted_into_rate_limited(fake_provider, make_p
 
 
 async def test_a_spent_quota_429_is_not_retried(fake_provider, make_provider):
-    body = {"error": {"message": "You exceeded your current quota, please check your plan and billing details.",
-                      "type": "insufficient_quota", "param": None, "code": "insufficient_quota"}}
+    body = {
+        "error": {
+            "message": "You exceeded your current quota, please check your plan and billing details.",
+            "type": "insufficient_quota",
+            "param": None,
+            "code": "insufficient_quota",
+        }
+    }
     fake_provider.push({"error": {"status": 429, "body": body}})
     error = await fails(make_provider())
     assert error.kind == "rate_limited" and "exceeded your current quota" in error.message
@@ -71,11 +77,11 @@ async def test_a_spent_quota_429_is_not_retried(fake_provider, make_provider):
 
 
 async def test_500_502_503_are_retried_with_growing_backoff_then_succeed(fake_provider, make_provider):
-    fake_provider.push({"error": {"status": 500}}, {"error": {"status": 502}}, {"error": {"status": 503}},
-                       {"content": "recovered"})
+    fake_provider.push(
+        {"error": {"status": 500}}, {"error": {"status": 502}}, {"error": {"status": 503}}, {"content": "recovered"}
+    )
     events = []
-    result = await make_provider(max_retries=3, backoff_base=0.01, backoff_max=1).stream_chat(
-        USER, None, events.append)
+    result = await make_provider(max_retries=3, backoff_base=0.01, backoff_max=1).stream_chat(USER, None, events.append)
     assert result.content == "recovered"
     retrying = [e for e in events if isinstance(e, Retrying)]
     assert [e.attempt for e in retrying] == [1, 2, 3]
@@ -117,7 +123,8 @@ async def test_a_timeout_before_any_text_is_retried(fake_provider, make_provider
 
 @pytest.mark.parametrize("framing", ["chunked", "close"])
 async def test_a_stream_cut_after_text_is_stream_cut_with_the_partial_and_no_retry(
-        fake_provider, make_provider, framing):
+    fake_provider, make_provider, framing
+):
     # role chunk + 2 of 6 content chunks, then half an event and the socket closes.
     fake_provider.push({"content": "abcdefghijkl", "chunks": 6, "cut_after_chunks": 3, "framing": framing})
     events = []
@@ -139,8 +146,11 @@ async def test_a_stream_cut_before_any_text_is_retried(fake_provider, make_provi
 async def test_cancellation_during_backoff_returns_promptly(fake_provider, make_provider):
     fake_provider.push({"error": {"status": 503, "headers": {"Retry-After": "30"}}})
     sleeping = asyncio.Event()
-    task = asyncio.create_task(make_provider(backoff_max=20).stream_chat(
-        USER, None, lambda e: sleeping.set() if isinstance(e, Retrying) else None))
+    task = asyncio.create_task(
+        make_provider(backoff_max=20).stream_chat(
+            USER, None, lambda e: sleeping.set() if isinstance(e, Retrying) else None
+        )
+    )
     await asyncio.wait_for(sleeping.wait(), 5)
     started = time.monotonic()
     task.cancel()
@@ -154,8 +164,9 @@ async def test_cancellation_mid_stream_returns_promptly_and_closes_the_response(
     fake_provider.push({"content": "one two three four", "chunks": 4, "chunk_delay": 10})
     first_text = asyncio.Event()
     provider = make_provider()
-    task = asyncio.create_task(provider.stream_chat(
-        USER, None, lambda e: first_text.set() if isinstance(e, TextDelta) else None))
+    task = asyncio.create_task(
+        provider.stream_chat(USER, None, lambda e: first_text.set() if isinstance(e, TextDelta) else None)
+    )
     await asyncio.wait_for(first_text.wait(), 15)
     started = time.monotonic()
     task.cancel()

@@ -35,10 +35,16 @@ async def test_streams_reasoning_from_either_field_before_text(fake_provider, ma
 
 
 async def test_joins_tool_call_fragments_by_index(fake_provider, make_provider):
-    fake_provider.push({"content": "Reading both.", "arg_chunks": 5, "tool_calls": [
-        {"id": "call_1", "name": "read_file", "arguments": {"path": "a.txt"}},
-        {"id": "call_2", "name": "read_file", "arguments": {"path": "b/ü.txt"}},
-    ]})
+    fake_provider.push(
+        {
+            "content": "Reading both.",
+            "arg_chunks": 5,
+            "tool_calls": [
+                {"id": "call_1", "name": "read_file", "arguments": {"path": "a.txt"}},
+                {"id": "call_2", "name": "read_file", "arguments": {"path": "b/ü.txt"}},
+            ],
+        }
+    )
     result = await make_provider().stream_chat(USER, TOOLS, None)
     assert [(c.id, c.name) for c in result.tool_calls] == [("call_1", "read_file"), ("call_2", "read_file")]
     assert [json.loads(c.arguments) for c in result.tool_calls] == [{"path": "a.txt"}, {"path": "b/ü.txt"}]
@@ -48,13 +54,20 @@ async def test_joins_tool_call_fragments_by_index(fake_provider, make_provider):
 
 @pytest.mark.parametrize("style", ["whole", "no_index"])
 async def test_takes_tool_calls_sent_whole_or_without_an_index(fake_provider, make_provider, style):
-    fake_provider.push({"tool_call_style": style, "tool_calls": [
-        {"id": "call_1", "name": "read_file", "arguments": {"path": "a.txt"}},
-        {"id": "call_2", "name": "list_files", "arguments": {}},
-    ]})
+    fake_provider.push(
+        {
+            "tool_call_style": style,
+            "tool_calls": [
+                {"id": "call_1", "name": "read_file", "arguments": {"path": "a.txt"}},
+                {"id": "call_2", "name": "list_files", "arguments": {}},
+            ],
+        }
+    )
     result = await make_provider().stream_chat(USER, TOOLS, None)
-    assert result.tool_calls == [ToolCall("call_1", "read_file", '{"path": "a.txt"}'),
-                                 ToolCall("call_2", "list_files", "{}")]
+    assert result.tool_calls == [
+        ToolCall("call_1", "read_file", '{"path": "a.txt"}'),
+        ToolCall("call_2", "list_files", "{}"),
+    ]
 
 
 async def test_tool_call_arguments_stay_the_raw_streamed_string(fake_provider, make_provider):
@@ -113,8 +126,14 @@ async def test_awaits_an_async_on_event_callback(fake_provider, make_provider):
 
 
 async def test_takes_a_plain_json_answer_from_a_server_that_ignores_stream(fake_provider, make_provider):
-    fake_provider.push({"no_stream": True, "reasoning": "hmm", "content": "plain answer",
-                        "tool_calls": [{"id": "call_9", "name": "read_file", "arguments": {"path": "x"}}]})
+    fake_provider.push(
+        {
+            "no_stream": True,
+            "reasoning": "hmm",
+            "content": "plain answer",
+            "tool_calls": [{"id": "call_9", "name": "read_file", "arguments": {"path": "x"}}],
+        }
+    )
     events = []
     result = await make_provider().stream_chat(USER, TOOLS, events.append)
     assert result.content == "plain answer" and result.reasoning == "hmm"
@@ -137,8 +156,11 @@ async def test_falls_back_once_without_stream_options_and_remembers(fake_provide
     second = await provider.stream_chat(USER, None, None)
     assert first.content == second.content == "Echo: hello"
     assert first.usage is None  # without stream_options the server sends no usage chunk
-    assert [("stream_options" in r["body"], r["rejected"]) for r in fake.requests] == \
-        [(True, True), (False, False), (False, False)]
+    assert [("stream_options" in r["body"], r["rejected"]) for r in fake.requests] == [
+        (True, True),
+        (False, False),
+        (False, False),
+    ]
     assert all(isinstance(e, TextDelta) for e in events)  # the fallback is not a Retrying
 
 
@@ -175,27 +197,37 @@ async def test_reads_past_done_so_the_next_call_reuses_the_connection(fake_provi
 
 
 async def test_B_CACHE_5_cached_tokens_come_from_openai_prompt_tokens_details(fake_provider, make_provider):
-    fake_provider.push({"content": "hi", "usage": {"prompt_tokens": 1000, "prompt_tokens_details": {
-        "cached_tokens": 768, "audio_tokens": 0}}})
+    fake_provider.push(
+        {
+            "content": "hi",
+            "usage": {"prompt_tokens": 1000, "prompt_tokens_details": {"cached_tokens": 768, "audio_tokens": 0}},
+        }
+    )
     result = await make_provider().stream_chat(USER, None, None)
     assert result.usage.cached_tokens == 768 and result.usage.reports_cache
 
 
-async def test_B_CACHE_5_cached_tokens_come_from_deepseek_prompt_cache_hit_tokens(fake_provider_factory,
-                                                                                    make_provider):
+async def test_B_CACHE_5_cached_tokens_come_from_deepseek_prompt_cache_hit_tokens(fake_provider_factory, make_provider):
     fake = fake_provider_factory(cache_style="deepseek")
-    fake.push({"content": "hi", "usage": {"prompt_tokens": 1000, "prompt_cache_hit_tokens": 640,
-                                          "prompt_cache_miss_tokens": 360}})
+    fake.push(
+        {
+            "content": "hi",
+            "usage": {"prompt_tokens": 1000, "prompt_cache_hit_tokens": 640, "prompt_cache_miss_tokens": 360},
+        }
+    )
     result = await make_provider(fake.url).stream_chat(USER, None, None)
     assert result.usage.cached_tokens == 640 and result.usage.reports_cache
 
 
-@pytest.mark.parametrize("usage", [
-    {"prompt_tokens": 10},
-    {"prompt_tokens": 10, "prompt_tokens_details": None},
-    {"prompt_tokens": 10, "prompt_tokens_details": {"cached_tokens": None}},
-    {"prompt_tokens": 10, "prompt_tokens_details": "odd", "prompt_cache_hit_tokens": None},
-])
+@pytest.mark.parametrize(
+    "usage",
+    [
+        {"prompt_tokens": 10},
+        {"prompt_tokens": 10, "prompt_tokens_details": None},
+        {"prompt_tokens": 10, "prompt_tokens_details": {"cached_tokens": None}},
+        {"prompt_tokens": 10, "prompt_tokens_details": "odd", "prompt_cache_hit_tokens": None},
+    ],
+)
 async def test_B_CACHE_5_absent_or_null_cache_fields_give_0(fake_provider_factory, make_provider, usage):
     fake = fake_provider_factory(cache_style="none")
     fake.push({"content": "hi", "usage": usage})
@@ -205,7 +237,8 @@ async def test_B_CACHE_5_absent_or_null_cache_fields_give_0(fake_provider_factor
 
 
 async def test_B_CACHE_5_a_cached_figure_above_the_prompt_is_capped(fake_provider, make_provider):
-    fake_provider.push({"content": "hi", "usage": {"prompt_tokens": 10,
-                                                   "prompt_tokens_details": {"cached_tokens": 99}}})
+    fake_provider.push(
+        {"content": "hi", "usage": {"prompt_tokens": 10, "prompt_tokens_details": {"cached_tokens": 99}}}
+    )
     result = await make_provider().stream_chat(USER, None, None)
     assert result.usage.cached_tokens == 10

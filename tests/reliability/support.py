@@ -21,11 +21,18 @@ from tests.harness import initialize, server_env, start_server
 from tests.harness import log_path as log_path
 
 
-async def start(home: Path, fake_url: str | None = None, *, args: tuple[str, ...] = (),
-                options: dict | None = None, **env: str) -> Client:
+async def start(
+    home: Path, fake_url: str | None = None, *, args: tuple[str, ...] = (), options: dict | None = None, **env: str
+) -> Client:
     """An initialized client of a fresh server on ``home`` (approvals: auto; any request is allowed once)."""
-    proc = await start_server(home, "serve", "--log-level", "INFO", *args,
-                              env=server_env(home, fake_url, **{"THREADLINE_APPROVAL_POLICY": "auto", **env}))
+    proc = await start_server(
+        home,
+        "serve",
+        "--log-level",
+        "INFO",
+        *args,
+        env=server_env(home, fake_url, **{"THREADLINE_APPROVAL_POLICY": "auto", **env}),
+    )
     client = Client(proc)
     client.on_request = lambda method, params: {"decision": "allowOnce"}
     return await initialize(client, options)
@@ -42,8 +49,11 @@ async def sigkill(client: Client) -> None:
 
 
 def updates(client: Client, sid: str, kind: str | None = None) -> list[dict[str, Any]]:
-    return [dict(p["update"], seq=p.get("seq")) for m, p in list(client.notifications)
-            if m == "sessionUpdate" and p["sessionId"] == sid and (kind is None or p["update"]["kind"] == kind)]
+    return [
+        dict(p["update"], seq=p.get("seq"))
+        for m, p in list(client.notifications)
+        if m == "sessionUpdate" and p["sessionId"] == sid and (kind is None or p["update"]["kind"] == kind)
+    ]
 
 
 async def wait_for(predicate, timeout: float = 15, what: str = "condition") -> None:

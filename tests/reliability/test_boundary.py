@@ -73,13 +73,19 @@ async def run_calls(server, fake, sid, calls: list[dict]) -> list[dict]:
 
 
 ESCAPES = [
-    "../outside/secret.txt", "work/../../outside/secret.txt", "./../outside/secret.txt",
-    "link_out/secret.txt", "secret_link.txt", "link_out/../outside/secret.txt",
-    "..\\outside\\secret.txt", "../OUTSIDE/secret.txt", "../Outside/SECRET.TXT",
-    "\u2024\u2024/outside/secret.txt",   # one-dot leaders
-    "\uff0e\uff0e/outside/secret.txt",   # fullwidth full stops
-    "..\u2215outside\u2215secret.txt",   # division slash
-    ".\u0307./outside/secret.txt",       # a combining dot
+    "../outside/secret.txt",
+    "work/../../outside/secret.txt",
+    "./../outside/secret.txt",
+    "link_out/secret.txt",
+    "secret_link.txt",
+    "link_out/../outside/secret.txt",
+    "..\\outside\\secret.txt",
+    "../OUTSIDE/secret.txt",
+    "../Outside/SECRET.TXT",
+    "\u2024\u2024/outside/secret.txt",  # one-dot leaders
+    "\uff0e\uff0e/outside/secret.txt",  # fullwidth full stops
+    "..\u2215outside\u2215secret.txt",  # division slash
+    ".\u0307./outside/secret.txt",  # a combining dot
     "%2e%2e/outside/secret.txt",
 ]
 
@@ -89,9 +95,14 @@ async def test_file_tools_never_read_outside(server, fake, layout):
     sid = (await server.request("createSession", {"cwd": str(work)}))["sessionId"]
     absolute = str(outside / "secret.txt")
     calls = [call(i, "read_file", path=p) for i, p in enumerate([*ESCAPES, absolute, "/etc/passwd"])]
-    calls += [call(100, "list_files", path=".."), call(101, "list_files", path=str(outside)),
-              call(102, "list_files", path="link_out"), call(103, "search_files", pattern="SECRET", path=".."),
-              call(104, "search_files", pattern="SECRET"), call(105, "list_files", pattern="../**/*")]
+    calls += [
+        call(100, "list_files", path=".."),
+        call(101, "list_files", path=str(outside)),
+        call(102, "list_files", path="link_out"),
+        call(103, "search_files", pattern="SECRET", path=".."),
+        call(104, "search_files", pattern="SECRET"),
+        call(105, "list_files", pattern="../**/*"),
+    ]
     results = await run_calls(server, fake, sid, calls)
     assert len(results) == len(calls)
     for r in results:
@@ -108,15 +119,17 @@ async def test_file_tools_never_write_outside_even_through_a_link_made_this_turn
     work, outside = layout
     before = tree(outside)
     sid = (await server.request("createSession", {"cwd": str(work)}))["sessionId"]
-    calls = [call(0, "run_command", command="ln -s ../outside made_link && ln -s ../outside/secret.txt made.txt"),
-             call(1, "write_file", path="made_link/new.txt", content="escaped"),
-             call(2, "write_file", path="made.txt", content="overwritten"),
-             call(3, "edit_file", path="made.txt", old_string=SECRET, new_string="edited"),
-             call(4, "read_file", path="made_link/secret.txt"),
-             call(5, "write_file", path="../outside/new2.txt", content="escaped"),
-             call(6, "write_file", path=str(outside / "abs.txt"), content="escaped"),
-             call(7, "edit_file", path="link_out/secret.txt", old_string=SECRET, new_string="edited"),
-             call(8, "write_file", path="\uff0e\uff0e/outside/fw.txt", content="inside, oddly named")]
+    calls = [
+        call(0, "run_command", command="ln -s ../outside made_link && ln -s ../outside/secret.txt made.txt"),
+        call(1, "write_file", path="made_link/new.txt", content="escaped"),
+        call(2, "write_file", path="made.txt", content="overwritten"),
+        call(3, "edit_file", path="made.txt", old_string=SECRET, new_string="edited"),
+        call(4, "read_file", path="made_link/secret.txt"),
+        call(5, "write_file", path="../outside/new2.txt", content="escaped"),
+        call(6, "write_file", path=str(outside / "abs.txt"), content="escaped"),
+        call(7, "edit_file", path="link_out/secret.txt", old_string=SECRET, new_string="edited"),
+        call(8, "write_file", path="\uff0e\uff0e/outside/fw.txt", content="inside, oddly named"),
+    ]
     results = await run_calls(server, fake, sid, calls)
     assert tree(outside) == before, "a file outside the session folder was written"
     by_id = {r["toolCallId"]: r["content"] for r in results}
@@ -135,8 +148,12 @@ async def test_artifacts_are_readable_only_from_their_own_session(server, fake, 
     with pytest.raises(RpcError) as refused:
         await server.request("readArtifact", {"sessionId": other, "artifactId": artifact})
     assert refused.value.code == -32602 and refused.value.data["code"] == "ArtifactNotFound"
-    results = await run_calls(server, fake, other, [call(1, "read_artifact", artifact_id=artifact),
-                                                    call(2, "read_file", path=f"../../{artifact}.txt")])
+    results = await run_calls(
+        server,
+        fake,
+        other,
+        [call(1, "read_artifact", artifact_id=artifact), call(2, "read_file", path=f"../../{artifact}.txt")],
+    )
     for r in results:
         assert "29999" not in r["content"], r
 
@@ -147,9 +164,20 @@ async def test_the_provider_key_cannot_be_read_from_the_servers_own_environment_
     pipe it reads once and closes, so its environment block holds no key."""
     work, _ = layout
     sid = (await server.request("createSession", {"cwd": str(work)}))["sessionId"]
-    results = await run_calls(server, fake, sid, [call(0, "run_command", command=(
-        "tr '\\0' '\\n' < /proc/$PPID/environ; tr '\\0' ' ' < /proc/$PPID/cmdline; echo; "
-        "echo PPID=$PPID"))])
+    results = await run_calls(
+        server,
+        fake,
+        sid,
+        [
+            call(
+                0,
+                "run_command",
+                command=(
+                    "tr '\\0' '\\n' < /proc/$PPID/environ; tr '\\0' ' ' < /proc/$PPID/cmdline; echo; echo PPID=$PPID"
+                ),
+            )
+        ],
+    )
     content = results[0]["content"]
     assert "PPID=" in content and "THREADLINE_HOME=" in content, content  # it did read the server's environment
     assert API_KEY not in content and "OPENAI_API_KEY" not in content and "SOME_TOKEN" not in content
@@ -159,8 +187,12 @@ async def test_the_provider_key_cannot_be_read_from_the_servers_own_environment_
 async def test_the_provider_key_goes_nowhere_but_the_provider(server, fake, home, layout):
     work, _ = layout
     sid = (await server.request("createSession", {"cwd": str(work)}))["sessionId"]
-    results = await run_calls(server, fake, sid, [
-        call(0, "run_command", command="env; echo \"[$THREADLINE_API_KEY][$OPENAI_API_KEY][$SOME_TOKEN]\"")])
+    results = await run_calls(
+        server,
+        fake,
+        sid,
+        [call(0, "run_command", command='env; echo "[$THREADLINE_API_KEY][$OPENAI_API_KEY][$SOME_TOKEN]"')],
+    )
     assert "[][][]" in results[0]["content"] and API_KEY not in results[0]["content"]
     assert fake.requests[-1]["headers"]["authorization"] == "<redacted>"  # it was sent (the fake checks it)
     assert API_KEY not in json.dumps(server.notifications)
@@ -168,7 +200,6 @@ async def test_the_provider_key_goes_nowhere_but_the_provider(server, fake, home
     await server.close()  # let the server checkpoint its WAL and flush its log before the grep
     leaks = [str(p) for p in [*home.rglob("*"), log_path(home)] if p.is_file() and API_KEY.encode() in p.read_bytes()]
     assert leaks == []
-
 
 
 async def test_a_key_in_initializationOptions_or_in_the_base_url_reaches_no_log_or_turn_error(fake, tmp_path):
@@ -179,8 +210,13 @@ async def test_a_key_in_initializationOptions_or_in_the_base_url_reaches_no_log_
     work.mkdir()
     url_secret = "URLPASS-5a9e-SECRET"
     refused = f"http://token:{url_secret}@127.0.0.1:9/v1"  # nothing listens on port 9: the turn fails to connect
-    client = await start(home, None, args=("--log-level", "DEBUG"), THREADLINE_API_KEY="",
-                         options={"provider": {"baseUrl": refused, "apiKey": API_KEY, "model": "fake-model"}})
+    client = await start(
+        home,
+        None,
+        args=("--log-level", "DEBUG"),
+        THREADLINE_API_KEY="",
+        options={"provider": {"baseUrl": refused, "apiKey": API_KEY, "model": "fake-model"}},
+    )
     try:
         sid = (await client.request("createSession", {"cwd": str(work)}))["sessionId"]
         result = await turn(client, sid, "hello")

@@ -83,8 +83,17 @@ async def test_sigkill_mid_stream_keeps_the_partial_answer_as_interrupted(home, 
 
 
 async def test_sigkill_mid_tool_run_leaves_a_call_the_view_repairs(home, work, fake):
-    fake.push({"tool_calls": [{"id": "call_sleep", "name": "run_command",
-                               "arguments": {"command": "echo started > started.txt; sleep 3"}}]})
+    fake.push(
+        {
+            "tool_calls": [
+                {
+                    "id": "call_sleep",
+                    "name": "run_command",
+                    "arguments": {"command": "echo started > started.txt; sleep 3"},
+                }
+            ]
+        }
+    )
     client = await start(home, fake.url)
     sid = (await client.request("createSession", {"cwd": str(work)}))["sessionId"]
     client.start_request("submitTurn", {"sessionId": sid, "text": "run it"})
@@ -98,8 +107,10 @@ async def test_sigkill_mid_tool_run_leaves_a_call_the_view_repairs(home, work, f
 
 
 async def test_sigkill_between_a_tool_result_and_the_next_call_keeps_the_result(home, work, fake):
-    fake.push({"tool_calls": [{"id": "call_read", "name": "read_file", "arguments": {"path": "a.txt"}}]},
-              {"content": "never sent", "delay": 30})
+    fake.push(
+        {"tool_calls": [{"id": "call_read", "name": "read_file", "arguments": {"path": "a.txt"}}]},
+        {"content": "never sent", "delay": 30},
+    )
     client = await start(home, fake.url)
     sid = (await client.request("createSession", {"cwd": str(work)}))["sessionId"]
     client.start_request("submitTurn", {"sessionId": sid, "text": "read a.txt"})
@@ -110,15 +121,26 @@ async def test_sigkill_between_a_tool_result_and_the_next_call_keeps_the_result(
 
 async def test_sigkill_mid_artifact_write_leaves_no_half_artifact(home, work, fake):
     size = 12_000_000
-    fake.push({"tool_calls": [{"id": "call_big", "name": "run_command",
-                               "arguments": {"command": f"head -c {size} /dev/zero | tr '\\0' x"}}]},
-              {"content": "never sent", "delay": 30})
+    fake.push(
+        {
+            "tool_calls": [
+                {
+                    "id": "call_big",
+                    "name": "run_command",
+                    "arguments": {"command": f"head -c {size} /dev/zero | tr '\\0' x"},
+                }
+            ]
+        },
+        {"content": "never sent", "delay": 30},
+    )
     client = await start(home, fake.url)
     sid = (await client.request("createSession", {"cwd": str(work)}))["sessionId"]
     folder = home / "artifacts" / sid
     client.start_request("submitTurn", {"sessionId": sid, "text": "make a big output"})
-    await wait_for(lambda: folder.exists() and any(folder.iterdir()) or updates(client, sid, "toolResult"),
-                   what="the artifact write to begin")
+    await wait_for(
+        lambda: folder.exists() and any(folder.iterdir()) or updates(client, sid, "toolResult"),
+        what="the artifact write to begin",
+    )
     hit = any(p.name.endswith(".partial") for p in folder.iterdir())
     items = await crash_then_check(home, work, fake, client, sid)
     with sqlite3.connect(home / "threadline.db") as db:
@@ -137,14 +159,31 @@ async def test_sigkill_at_random_moments_of_a_busy_turn_loses_nothing(home, work
     """A turn with streaming text, reads, writes and commands; killed at a random moment (seeded)."""
     rng = random.Random(seed)
     script = [
-        {"content": "Let me look around. " * 5, "chunks": 10, "chunk_delay": 0.02,
-         "tool_calls": [{"id": "c1", "name": "read_file", "arguments": {"path": "a.txt"}},
-                        {"id": "c2", "name": "run_command", "arguments": {"command": "sleep 0.2; ls"}}]},
-        {"tool_calls": [{"id": "c3", "name": "write_file", "arguments": {"path": "b.txt", "content": "bee"}}],
-         "chunk_delay": 0.02},
-        {"content": "Now editing. " * 5, "chunks": 10, "chunk_delay": 0.02,
-         "tool_calls": [{"id": "c4", "name": "edit_file",
-                         "arguments": {"path": "b.txt", "old_string": "bee", "new_string": "wasp"}}]},
+        {
+            "content": "Let me look around. " * 5,
+            "chunks": 10,
+            "chunk_delay": 0.02,
+            "tool_calls": [
+                {"id": "c1", "name": "read_file", "arguments": {"path": "a.txt"}},
+                {"id": "c2", "name": "run_command", "arguments": {"command": "sleep 0.2; ls"}},
+            ],
+        },
+        {
+            "tool_calls": [{"id": "c3", "name": "write_file", "arguments": {"path": "b.txt", "content": "bee"}}],
+            "chunk_delay": 0.02,
+        },
+        {
+            "content": "Now editing. " * 5,
+            "chunks": 10,
+            "chunk_delay": 0.02,
+            "tool_calls": [
+                {
+                    "id": "c4",
+                    "name": "edit_file",
+                    "arguments": {"path": "b.txt", "old_string": "bee", "new_string": "wasp"},
+                }
+            ],
+        },
         {"content": "All done. " * 10, "chunks": 20, "chunk_delay": 0.03},
     ]
     fake.push(*script)

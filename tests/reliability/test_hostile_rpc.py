@@ -99,12 +99,25 @@ def wire(tmp_path_factory) -> Iterator[Wire]:
 def keeper(wire, tmp_path_factory) -> dict:
     """A session stored before any fuzzing, and how it reads back."""
     cwd = str(tmp_path_factory.mktemp("keeper-work"))
-    sid = wire.result("importSession", {"cwd": cwd, "title": "keep me", "messages": [
-        {"role": "user", "content": "please remember the platypus"},
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": '{"path":"x"}'}}]},
-        {"role": "tool", "tool_call_id": "c1", "content": "x = 1"},
-        {"role": "assistant", "content": "done: 鸭嘴兽"}]})["sessionId"]
+    sid = wire.result(
+        "importSession",
+        {
+            "cwd": cwd,
+            "title": "keep me",
+            "messages": [
+                {"role": "user", "content": "please remember the platypus"},
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": '{"path":"x"}'}}
+                    ],
+                },
+                {"role": "tool", "tool_call_id": "c1", "content": "x = 1"},
+                {"role": "assistant", "content": "done: 鸭嘴兽"},
+            ],
+        },
+    )["sessionId"]
     return {"sid": sid, "snapshot": snapshot(wire, sid)}
 
 
@@ -131,10 +144,18 @@ def assert_answered(answer: dict) -> None:
 # --- strategies ------------------------------------------------------------------------------------------
 
 FIELDS = {name: [f.encode_name for f in msgspec.structs.fields(spec.params)] for name, spec in METHODS.items()}
-scalars = (st.none() | st.booleans() | st.integers(min_value=-(2 ** 70), max_value=2 ** 70)
-           | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=40))
-json_values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4)
-                           | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=16)
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=40)
+)
+json_values = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=16,
+)
 huge_strings = st.integers(min_value=10_000, max_value=300_000).map(lambda n: "A" * n)
 fake_ids = st.sampled_from(["", "ses_0", "ses_" + "0" * 32, "../../etc/passwd", "%s", "\u0000"])
 
@@ -165,21 +186,37 @@ def test_every_method_with_hostile_params_gets_an_answer(wire, keeper, data):
 
 
 @FUZZ
-@given(method=st.text(max_size=30).filter(lambda m: m not in METHODS and not m.startswith(("$/", "exit",
-                                                                                              "shutdown", "initialize"))),
-       params=json_values)
+@given(
+    method=st.text(max_size=30).filter(
+        lambda m: m not in METHODS and not m.startswith(("$/", "exit", "shutdown", "initialize"))
+    ),
+    params=json_values,
+)
 def test_unknown_methods_get_method_not_found(wire, keeper, method, params):
     answer = wire.call(method, params if isinstance(params, (dict, list)) else {})
     assert answer["error"]["code"] == -32601, answer
 
 
 @FUZZ
-@given(method=st.sampled_from(["readTranscript", "getContextView", "forkSession", "searchTranscript",
-                               "readArtifact", "submitTurn"]), data=st.data())
+@given(
+    method=st.sampled_from(
+        ["readTranscript", "getContextView", "forkSession", "searchTranscript", "readArtifact", "submitTurn"]
+    ),
+    data=st.data(),
+)
 def test_wrong_types_next_to_a_real_session_id_are_invalid_params(wire, keeper, method, data):
     """The real session id with every other field of a wrong type: -32602 naming the field, nothing changes."""
-    bad = {"afterSeq": "1", "limit": "ten", "atSeq": [], "query": 7, "artifactId": {}, "text": ["hi"],
-           "contextWindowTokens": "big", "byteRange": "0-10", "images": "none"}
+    bad = {
+        "afterSeq": "1",
+        "limit": "ten",
+        "atSeq": [],
+        "query": 7,
+        "artifactId": {},
+        "text": ["hi"],
+        "contextWindowTokens": "big",
+        "byteRange": "0-10",
+        "images": "none",
+    }
     fields = [f for f in FIELDS[method] if f in bad]
     chosen = data.draw(st.lists(st.sampled_from(fields), min_size=1, unique=True))
     params = {"sessionId": keeper["sid"], **{f: bad[f] for f in chosen}}
@@ -216,14 +253,17 @@ def test_deep_nesting_is_answered(wire, keeper, depth):
     assert_still_sound(wire, keeper)
 
 
-@pytest.mark.parametrize("frame", [
-    b"Content-Length: 5\r\n\r\n{\"jso",                               # short body, then the next frame's bytes
-    b"Content-Length: nine\r\n\r\n",                                   # non-numeric length
-    b"Content-Type: text/plain\r\n\r\n",                               # no length at all
-    b"X" * 20_000 + b"\r\n\r\n",                                       # an endless header line
-    b"garbage line\r\nContent-Length: 2\r\n\r\n{}",                    # junk before a header
-    b"Content-Length: 99999999999999999999\r\n\r\n",                   # an absurd length
-])
+@pytest.mark.parametrize(
+    "frame",
+    [
+        b'Content-Length: 5\r\n\r\n{"jso',  # short body, then the next frame's bytes
+        b"Content-Length: nine\r\n\r\n",  # non-numeric length
+        b"Content-Type: text/plain\r\n\r\n",  # no length at all
+        b"X" * 20_000 + b"\r\n\r\n",  # an endless header line
+        b"garbage line\r\nContent-Length: 2\r\n\r\n{}",  # junk before a header
+        b"Content-Length: 99999999999999999999\r\n\r\n",  # an absurd length
+    ],
+)
 def test_broken_framing_does_not_stop_the_server(wire, keeper, frame):
     wire.write(frame)
     wire.write(b"\r\n\r\n")  # resynchronise whatever the frame left half-read

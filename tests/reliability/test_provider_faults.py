@@ -76,8 +76,9 @@ async def test_429_with_retry_after_is_waited_out_then_the_turn_succeeds(server,
 
 
 async def test_5xx_are_retried_with_growing_backoff(server, fake, sid):
-    fake.push({"error": {"status": 500}}, {"error": {"status": 502}}, {"error": {"status": 503}},
-              {"content": "finally"})
+    fake.push(
+        {"error": {"status": 500}}, {"error": {"status": 502}}, {"error": {"status": 503}}, {"content": "finally"}
+    )
     result = await turn(server, sid, "hello", timeout=NO_HANG)
     assert result["stopReason"] == "endTurn"
     delays = [float(n["message"].split("retrying in ")[1].split(" s")[0]) for n in updates(server, sid, "notice")]
@@ -137,8 +138,9 @@ async def test_refused_connection_ends_the_turn_naming_the_address(server, fake,
 async def test_cancel_during_a_backoff_wait_ends_the_turn_at_once(server, fake, sid):
     fake.push({"error": {"status": 429, "headers": {"Retry-After": "5"}}}, {"content": "too late"})
     _, pending = server.start_request("submitTurn", {"sessionId": sid, "text": "hello"})
-    await wait_for(lambda: any("retrying" in n["message"] for n in updates(server, sid, "notice")),
-                   what="the backoff to start")
+    await wait_for(
+        lambda: any("retrying" in n["message"] for n in updates(server, sid, "notice")), what="the backoff to start"
+    )
     started = time.monotonic()
     assert (await server.request("cancelTurn", {"sessionId": sid}))["cancelled"] is True
     result = await asyncio.wait_for(pending, 5)

@@ -25,8 +25,10 @@ def mount_tmpfs(path: Path, size: str, *options: str) -> None:
     opts = ",".join([f"size={size}", *options])
     done = subprocess.run(["mount", "-t", "tmpfs", "-o", opts, "tmpfs", str(path)], capture_output=True)
     if done.returncode:  # the fault cannot be injected: fail loudly rather than pass without proving anything
-        pytest.fail(f"cannot mount a tmpfs here (these tests need root, as on the project's machines and CI): "
-                    f"{done.stderr.decode().strip()}")
+        pytest.fail(
+            f"cannot mount a tmpfs here (these tests need root, as on the project's machines and CI): "
+            f"{done.stderr.decode().strip()}"
+        )
 
 
 @pytest.fixture
@@ -45,8 +47,14 @@ def tmpfs(tmp_path) -> Iterator[Callable[..., Path]]:
 
 
 def serve_and_fail(home: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "server"], input=b"", capture_output=True, timeout=60,
-                          env=server_env(home, None), cwd=REPO)
+    return subprocess.run(
+        [sys.executable, "-m", "server"],
+        input=b"",
+        capture_output=True,
+        timeout=60,
+        env=server_env(home, None),
+        cwd=REPO,
+    )
 
 
 def test_a_read_only_data_folder_is_a_clear_error_at_start(tmpfs):
@@ -112,8 +120,10 @@ async def test_R_ART_3_an_artifact_write_failure_truncates_and_keeps_the_tool_su
     client = await start(home, fake.url)
     try:
         sid = (await client.request("createSession", {"cwd": str(tmp_path)}))["sessionId"]
-        fake.push({"tool_calls": [{"id": "big", "name": "run_command", "arguments": {"command": "seq 1 40000"}}]},
-                  {"content": "ok"})
+        fake.push(
+            {"tool_calls": [{"id": "big", "name": "run_command", "arguments": {"command": "seq 1 40000"}}]},
+            {"content": "ok"},
+        )
         assert (await turn(client, sid, "big output"))["stopReason"] == "endTurn"
         result = updates(client, sid, "toolResult")[-1]
         assert result["status"] == "ok", result["status"]

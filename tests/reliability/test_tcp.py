@@ -16,7 +16,6 @@ import pytest_asyncio
 
 from tests.harness import RawConnection, server_env, start_server
 
-
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
@@ -54,8 +53,10 @@ async def test_listens_on_loopback_only_with_a_private_token(tcp_server):
     listening = [line.split() for line in Path("/proc/net/tcp").read_text().splitlines()[1:]]
     ours = [cols[1] for cols in listening if cols[3] == "0A" and int(cols[1].split(":")[1], 16) == port]
     assert ours == [f"0100007F:{port:04X}"], ours  # 127.0.0.1, nothing else (no 0.0.0.0)
-    assert not any(int(cols[1].split(":")[1], 16) == port for cols in
-                   (line.split() for line in Path("/proc/net/tcp6").read_text().splitlines()[1:]))
+    assert not any(
+        int(cols[1].split(":")[1], 16) == port
+        for cols in (line.split() for line in Path("/proc/net/tcp6").read_text().splitlines()[1:])
+    )
     other = _non_loopback_address()
     if other:
         with pytest.raises(OSError):
@@ -106,12 +107,15 @@ def _non_loopback_address() -> str | None:
 
 # --- the token cannot be bypassed (issue 12) ------------------------------------------------------------------
 
+
 async def test_notifications_and_null_id_requests_before_the_token_run_nothing(tcp_server, tmp_path):
     """The attack: ``createSession`` as a notification, and as a request with ``"id": null``, before initialize."""
     port, home = tcp_server
     stranger = await RawConnection.open(port)
-    for method, params in (("createSession", {"cwd": str(tmp_path), "approvalPolicy": "auto"}),
-                           ("importSession", {"cwd": str(tmp_path), "messages": [{"role": "user", "content": "x"}]})):
+    for method, params in (
+        ("createSession", {"cwd": str(tmp_path), "approvalPolicy": "auto"}),
+        ("importSession", {"cwd": str(tmp_path), "messages": [{"role": "user", "content": "x"}]}),
+    ):
         stranger.send({"jsonrpc": "2.0", "method": method, "params": params})
         stranger.send({"jsonrpc": "2.0", "id": None, "method": method, "params": params})
     nulls = [await stranger.receive() for _ in range(2)]  # the two null-id requests: invalid, never run
@@ -129,7 +133,9 @@ async def test_an_unauthenticated_client_cannot_send_a_large_message(tcp_server)
     port, _home = tcp_server
     stranger = await RawConnection.open(port)
     answer = await call(stranger, "initialize", {**initialize(None), "padding": "p" * (256 * 1024)})
-    assert answer is not None and answer["error"]["code"] == -32600 and "exceeds the limit" in answer["error"]["message"]
+    assert (
+        answer is not None and answer["error"]["code"] == -32600 and "exceeds the limit" in answer["error"]["message"]
+    )
     await stranger.close()
 
 

@@ -10,9 +10,14 @@ from tests.conftest import KIMI, MINI_SWE, load_trajectory
 RECORDING = [
     {"role": "system", "content": "be brief"},
     {"role": "user", "content": "list files"},
-    {"role": "assistant", "content": "looking", "tool_calls": [
-        {"id": "c1", "type": "function", "function": {"name": "ls", "arguments": "{\"path\": \".\"}"}},
-        {"id": "c2", "type": "function", "function": {"name": "ls", "arguments": "{\"path\": \"src\"}"}}]},
+    {
+        "role": "assistant",
+        "content": "looking",
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "ls", "arguments": '{"path": "."}'}},
+            {"id": "c2", "type": "function", "function": {"name": "ls", "arguments": '{"path": "src"}'}},
+        ],
+    },
     {"role": "tool", "tool_call_id": "c2", "content": "b.py"},
     {"role": "tool", "tool_call_id": "c1", "content": "a.py"},
     {"role": "user", "content": "stop"},  # steering after results: the recording has no answer in between

@@ -8,20 +8,34 @@ import subprocess
 from pathlib import Path
 
 from server.agent.service import tool_overhead_tokens
-from server.context import estimate_message_tokens
 from server.cli.demo import draw
 from server.cli.replay_run import ReplayReport, Step, cache_breaks
+from server.context import estimate_message_tokens
 from tests.conftest import KIMI, load_trajectory
-from tests.harness import REPO, server_env, start_client
 from tests.fakes.fake_provider import FakeProvider
+from tests.harness import REPO, server_env, start_client
 
 THREADLINE = REPO / ".venv" / "bin" / "threadline"
 
 
 def _replay(recording: Path, window: int, out: Path, home: Path) -> tuple[dict, list[list[str]]]:
-    result = subprocess.run([str(THREADLINE), "replay", str(recording), "--context-window", str(window), "--json",
-                             "--requests-out", str(out)], env=server_env(home), cwd=REPO, capture_output=True,
-                            text=True, timeout=100)
+    result = subprocess.run(
+        [
+            str(THREADLINE),
+            "replay",
+            str(recording),
+            "--context-window",
+            str(window),
+            "--json",
+            "--requests-out",
+            str(out),
+        ],
+        env=server_env(home),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=100,
+    )
     assert result.returncode == 0, result.stderr + result.stdout[-2000:]
     lines = result.stdout.splitlines()
     return json.loads(lines[-1]), [line.split() for line in lines[1:-2]]
@@ -69,8 +83,9 @@ async def _real_run(recording: list[dict], window: int, home: Path, work: Path) 
         for msg in recording:
             if msg["role"] == "assistant":  # prompt_tokens 1: no calibration, as in a replay (no usage)
                 fake.push({"content": msg["content"], "usage": {"prompt_tokens": 1}})
-        client = await start_client(home, fake.url, THREADLINE_CONTEXT_WINDOW=str(window),
-                                    THREADLINE_APPROVAL_POLICY="auto")
+        client = await start_client(
+            home, fake.url, THREADLINE_CONTEXT_WINDOW=str(window), THREADLINE_APPROVAL_POLICY="auto"
+        )
         try:
             sid = (await client.request("createSession", {"cwd": str(work)}))["sessionId"]
             for msg in recording:

@@ -22,7 +22,14 @@ async def ctx(tmp_path: Path) -> AsyncIterator[ToolContext]:
     store = await Store.open(settings.database_path, estimate=estimate_message_tokens)
     session = await store.create_session(str(folder))
     try:
-        yield ToolContext(session.id, "turn_test", folder, settings, store,
-                          ArtifactStore(settings.artifacts_dir, store), secrets=("sk-test-secret",))
+        yield ToolContext(
+            session.id,
+            "turn_test",
+            folder,
+            settings,
+            store,
+            ArtifactStore(settings.artifacts_dir, store),
+            secrets=("sk-test-secret",),
+        )
     finally:
         await store.close()

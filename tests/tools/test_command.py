@@ -54,17 +54,40 @@ async def test_provider_keys_never_reach_the_command(ctx, monkeypatch):
     assert "HARMLESS=kept" in out
 
 
-@pytest.mark.parametrize("command", ["rm -rf /", "rm -fr ~", "sudo rm -rf / --no-preserve-root", "mkfs.ext4 /dev/sda1",
-                                     "dd if=/dev/zero of=/dev/sda", "shutdown -h now", ":(){ :|:& };:",
-                                     "chmod -R 777 /", "make && sudo reboot", "echo done; poweroff",
-                                     "sudo -n systemctl poweroff", "x=$(halt)"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "rm -rf /",
+        "rm -fr ~",
+        "sudo rm -rf / --no-preserve-root",
+        "mkfs.ext4 /dev/sda1",
+        "dd if=/dev/zero of=/dev/sda",
+        "shutdown -h now",
+        ":(){ :|:& };:",
+        "chmod -R 777 /",
+        "make && sudo reboot",
+        "echo done; poweroff",
+        "sudo -n systemctl poweroff",
+        "x=$(halt)",
+    ],
+)
 def test_destructive_system_commands_are_forbidden(command):
     assert forbidden_reason(command)
 
 
-@pytest.mark.parametrize("command", ["rm -rf build/", "rm -rf ./node_modules", "dd if=a of=b", "ls /",
-                                     "echo shutdown-notes > notes.txt", 'git commit -m "fix reboot handler"',
-                                     "dd if=/dev/zero of=/dev/null count=1", "grep -r mkfs docs/"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "rm -rf build/",
+        "rm -rf ./node_modules",
+        "dd if=a of=b",
+        "ls /",
+        "echo shutdown-notes > notes.txt",
+        'git commit -m "fix reboot handler"',
+        "dd if=/dev/zero of=/dev/null count=1",
+        "grep -r mkfs docs/",
+    ],
+)
 def test_ordinary_commands_are_not_forbidden(command):
     assert forbidden_reason(command) is None
 
@@ -84,16 +107,38 @@ async def test_a_huge_or_infinite_timeout_is_capped_not_a_crash(ctx):
     assert out.status == "error" and "timeout" in out.content, out
 
 
-@pytest.mark.parametrize("command", ["rm -rf ~/*", "rm -rf $HOME/*", "rm -r -f /*", "rm --recursive --force ~",
-                                     "cd /tmp && rm -rf ~/", "echo hi | xargs rm -rf /", "sudo -E rm -rf /home",
-                                     "X=1 rm -Rf ~", "bash -c 'true'; /sbin/shutdown now", "env poweroff",
-                                     "(reboot)", "echo `halt`"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "rm -rf ~/*",
+        "rm -rf $HOME/*",
+        "rm -r -f /*",
+        "rm --recursive --force ~",
+        "cd /tmp && rm -rf ~/",
+        "echo hi | xargs rm -rf /",
+        "sudo -E rm -rf /home",
+        "X=1 rm -Rf ~",
+        "bash -c 'true'; /sbin/shutdown now",
+        "env poweroff",
+        "(reboot)",
+        "echo `halt`",
+    ],
+)
 def test_the_forbidden_list_parses_commands_so_respellings_are_caught(command):
     """Issue 12: ``rm -rf ~/*`` ran (text patterns missed it). A seatbelt, not a sandbox: approval protects."""
     assert forbidden_reason(command), command
 
 
-@pytest.mark.parametrize("command", ["rm -rf ./build ~/project/tmp", "echo 'rm -rf /'", "grep -r shutdown .",
-                                     "git log --grep=reboot", "python -m halt_tests", "rm -f ~/.cache/x.lock"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "rm -rf ./build ~/project/tmp",
+        "echo 'rm -rf /'",
+        "grep -r shutdown .",
+        "git log --grep=reboot",
+        "python -m halt_tests",
+        "rm -f ~/.cache/x.lock",
+    ],
+)
 def test_the_parsed_forbidden_list_leaves_ordinary_commands_alone(command):
     assert forbidden_reason(command) is None, command

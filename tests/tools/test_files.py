@@ -32,16 +32,30 @@ async def test_read_file_numbers_lines_and_pages_with_offset_and_limit(ctx):
 async def test_read_file_failures_are_results_not_crashes(ctx):
     (ctx.cwd / "bin.dat").write_bytes(b"\x00\x01\x02")
     (ctx.cwd / "folder").mkdir()
-    for args, words in [({"path": "nope.txt"}, "no such file"), ({"path": "bin.dat"}, "binary"),
-                        ({"path": "folder"}, "is a directory"), ({"path": 5}, "Invalid arguments"),
-                        ({"path": "a", "offset": 0}, "Invalid arguments")]:
+    for args, words in [
+        ({"path": "nope.txt"}, "no such file"),
+        ({"path": "bin.dat"}, "binary"),
+        ({"path": "folder"}, "is a directory"),
+        ({"path": 5}, "Invalid arguments"),
+        ({"path": "a", "offset": 0}, "Invalid arguments"),
+    ]:
         out = await run_tool(ctx, "read_file", args)
         assert out.status == "error" and out.content.startswith("Tool failed:") and words in out.content, out
 
 
 async def test_list_files_globs_match_at_any_depth_and_skip_gitignored(ctx):
-    make(ctx.cwd, {"src/app.py": "", "src/lib/util.py": "", "README.md": "", "build/out.py": "",
-                   "notes.log": "", ".gitignore": "build/\n*.log\n", "src/.gitignore": "lib/\n"})
+    make(
+        ctx.cwd,
+        {
+            "src/app.py": "",
+            "src/lib/util.py": "",
+            "README.md": "",
+            "build/out.py": "",
+            "notes.log": "",
+            ".gitignore": "build/\n*.log\n",
+            "src/.gitignore": "lib/\n",
+        },
+    )
     everything = (await run_tool(ctx, "list_files", {})).content.splitlines()
     assert everything == [".gitignore", "README.md", "src/.gitignore", "src/app.py"]
     assert (await run_tool(ctx, "list_files", {"pattern": "*.py"})).content == "src/app.py"
@@ -49,8 +63,15 @@ async def test_list_files_globs_match_at_any_depth_and_skip_gitignored(ctx):
 
 
 async def test_search_files_finds_regex_hits_with_line_numbers_respecting_gitignore(ctx):
-    make(ctx.cwd, {"a.py": "x = 1\ndef target():\n    pass\n", "ignored/b.py": "def target(): pass\n",
-                   ".gitignore": "ignored/\n", "c.txt": "target text\n"})
+    make(
+        ctx.cwd,
+        {
+            "a.py": "x = 1\ndef target():\n    pass\n",
+            "ignored/b.py": "def target(): pass\n",
+            ".gitignore": "ignored/\n",
+            "c.txt": "target text\n",
+        },
+    )
     out = await run_tool(ctx, "search_files", {"pattern": r"def target"})
     assert out.content == "a.py:2: def target():"
     only_txt = await run_tool(ctx, "search_files", {"pattern": "target", "glob": "*.txt"})
@@ -84,10 +105,15 @@ async def test_paths_outside_the_folder_are_permission_denied(ctx, tmp_path):
     outside = tmp_path / "outside.txt"
     outside.write_text("secret")
     (ctx.cwd / "link").symlink_to(outside)
-    for tool, args in [("read_file", {"path": "../outside.txt"}), ("read_file", {"path": str(outside)}),
-                       ("read_file", {"path": "link"}), ("write_file", {"path": "link", "content": "x"}),
-                       ("edit_file", {"path": "link", "old_string": "secret", "new_string": "x"}),
-                       ("list_files", {"path": ".."}), ("search_files", {"pattern": "s", "path": "../"})]:
+    for tool, args in [
+        ("read_file", {"path": "../outside.txt"}),
+        ("read_file", {"path": str(outside)}),
+        ("read_file", {"path": "link"}),
+        ("write_file", {"path": "link", "content": "x"}),
+        ("edit_file", {"path": "link", "old_string": "secret", "new_string": "x"}),
+        ("list_files", {"path": ".."}),
+        ("search_files", {"pattern": "s", "path": "../"}),
+    ]:
         out = await run_tool(ctx, tool, args)
         assert out.status == "denied" and out.content.startswith("Permission denied"), (tool, out)
     assert outside.read_text() == "secret"
@@ -99,6 +125,7 @@ async def test_unknown_tool_is_a_failure_naming_the_tools(ctx):
 
 
 # --- a hostile repository (issue 12) ---------------------------------------------------------------------------
+
 
 async def test_write_file_never_writes_through_a_planted_temp_file_symlink(ctx, tmp_path):
     """A repository ships ``.notes.txt.threadline-tmp -> ~/.bashrc``; the old temp name was written through."""

@@ -51,48 +51,58 @@ def db(tmp_path_factory) -> Iterator[SyncStore]:
     s.close()
 
 
-@pytest.mark.parametrize(("query", "expected"), [
-    ("alpha", {1, 2}),
-    ("alpha AND beta", {1}),
-    ("alpha OR beta", {1, 2, 3}),
-    ("alpha NOT beta", {2}),
-    ('"exact phrase"', {4}),
-    ('"phrase exact"', set()),
-    ("prefix*", {5}),
-    ("ALPHA", {1, 2}),
-    ("中文", {8}),
-])
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("alpha", {1, 2}),
+        ("alpha AND beta", {1}),
+        ("alpha OR beta", {1, 2, 3}),
+        ("alpha NOT beta", {2}),
+        ('"exact phrase"', {4}),
+        ('"phrase exact"', set()),
+        ("prefix*", {5}),
+        ("ALPHA", {1, 2}),
+        ("中文", {8}),
+    ],
+)
 def test_B_SEARCH_1_fts_operators_a_user_types_work(db, query, expected):
     assert db.seqs(query) == expected
 
 
-@pytest.mark.parametrize(("query", "expected"), [
-    ('"unbalanced AND (', {6}),
-    ('quotes "inside', {7}),
-    ("(brackets", {7}),
-    ("alpha)", {1, 2}),
-    # invalid syntax falls back to every word quoted, operator words included (fts.candidates)
-    ("beta AND", set()),
-    ("OR alpha", set()),
-    ("NEAR(alpha", set()),
-    ("text:alpha", {1, 2}),
-    ("nocolumn:alpha", set()),
-    ("^alpha", {1, 2}),
-    ("-alpha", {1, 2}),
-    ("alpha + ", {1, 2}),
-    ("*", set()),
-    ('"', set()),
-    ("", set()),
-    ("   ", set()),
-    ("(((", set()),
-])
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ('"unbalanced AND (', {6}),
+        ('quotes "inside', {7}),
+        ("(brackets", {7}),
+        ("alpha)", {1, 2}),
+        # invalid syntax falls back to every word quoted, operator words included (fts.candidates)
+        ("beta AND", set()),
+        ("OR alpha", set()),
+        ("NEAR(alpha", set()),
+        ("text:alpha", {1, 2}),
+        ("nocolumn:alpha", set()),
+        ("^alpha", {1, 2}),
+        ("-alpha", {1, 2}),
+        ("alpha + ", {1, 2}),
+        ("*", set()),
+        ('"', set()),
+        ("", set()),
+        ("   ", set()),
+        ("(((", set()),
+    ],
+)
 def test_B_SEARCH_1_queries_with_stray_quotes_and_operators_never_fail(db, query, expected):
     assert db.seqs(query) == expected
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.sampled_from(list('ab "()*:^-+.{}\'\\\x00é中') + ["AND", "OR", "NOT", "NEAR", " alpha "]),
-                max_size=12).map("".join) | st.text(max_size=30))
+@given(
+    st.lists(
+        st.sampled_from(list("ab \"()*:^-+.{}'\\\x00é中") + ["AND", "OR", "NOT", "NEAR", " alpha "]), max_size=12
+    ).map("".join)
+    | st.text(max_size=30)
+)
 def test_B_SEARCH_1_any_typed_query_returns_hits_or_nothing_never_an_error(db, query):
     hits = db.run(db.store.search(query))
     assert all(h.session_id == db.sid for h in hits)

@@ -30,18 +30,27 @@ def build_at(path: Path, version: int) -> None:
         for statement in _statements(step):
             db.execute(statement)
     db.execute(f"PRAGMA user_version = {version}")
-    db.execute("INSERT INTO sessions (id, title, cwd, created_at, updated_at, last_seq) VALUES"
-               " ('ses_old', 'old session', '/w', '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z', 3)")
+    db.execute(
+        "INSERT INTO sessions (id, title, cwd, created_at, updated_at, last_seq) VALUES"
+        " ('ses_old', 'old session', '/w', '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z', 3)"
+    )
     rows = [
         (1, "user", "please fix the narwhalic parser", None, None),
-        (2, "assistant", "", '[{"id":"c1","type":"function","function":{"name":"read_file",'
-                             '"arguments":"{\\"path\\": \\"p.py\\"}"}}]', None),
+        (
+            2,
+            "assistant",
+            "",
+            '[{"id":"c1","type":"function","function":{"name":"read_file","arguments":"{\\"path\\": \\"p.py\\"}"}}]',
+            None,
+        ),
         (3, "tool", "def parse(): ...", None, "c1"),
     ]
     for seq, role, content, calls, call_id in rows:
         cur = db.execute(
             "INSERT INTO messages (session_id, seq, role, content, tool_calls, tool_call_id, created_at)"
-            " VALUES ('ses_old', ?, ?, ?, ?, ?, '2025-01-01T00:00:00.000Z')", (seq, role, content, calls, call_id))
+            " VALUES ('ses_old', ?, ?, ?, ?, ?, '2025-01-01T00:00:00.000Z')",
+            (seq, role, content, calls, call_id),
+        )
         db.execute("INSERT INTO messages_fts (rowid, text) VALUES (?, ?)", (cur.lastrowid, content or ""))
     db.close()
 
@@ -84,7 +93,10 @@ async def test_R_SRC_1_older_schema_with_rows_migrates_keeping_every_row_and_bum
         assert (session.title, session.message_count) == ("old session", 3)
         old = await store.all_messages("ses_old")
         assert [(m.seq, m.role, m.content) for m in old] == [
-            (1, "user", "please fix the narwhalic parser"), (2, "assistant", ""), (3, "tool", "def parse(): ...")]
+            (1, "user", "please fix the narwhalic parser"),
+            (2, "assistant", ""),
+            (3, "tool", "def parse(): ..."),
+        ]
         assert old[1].tool_calls[0]["function"]["name"] == "read_file" and old[2].tool_call_id == "c1"
         assert all(m.tokens is None for m in old), "old rows are estimated on read, not rewritten"
         assert "tokens" in columns(path, "messages")
@@ -102,7 +114,11 @@ async def test_v1_to_v2_adds_the_token_column_with_null_for_old_rows(tmp_path):
     store = await Store.open(path)
     await store.close()
     with sqlite3.connect(path) as db:
-        assert db.execute("SELECT seq, tokens FROM messages ORDER BY seq").fetchall() == [(1, None), (2, None), (3, None)]
+        assert db.execute("SELECT seq, tokens FROM messages ORDER BY seq").fetchall() == [
+            (1, None),
+            (2, None),
+            (3, None),
+        ]
 
 
 async def test_migrating_twice_is_a_no_op(tmp_path):

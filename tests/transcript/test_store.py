@@ -29,16 +29,25 @@ async def test_R_SRC_1_appends_continue_the_sequence_and_read_back_unchanged(sto
     sid = (await store.create_session("/w", "t")).id
     first = await store.append_messages(sid, [user("one"), user("two")])
     call = {"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "a.py"}'}}
-    second = await store.append_messages(sid, [
-        NewMessage(role="assistant", content="", tool_calls=[call], reasoning="look first"),
-        NewMessage(role="tool", content="print(1)", tool_call_id="c1"),
-        NewMessage(role="user", content="see", images=[{"mimeType": "image/png", "data": "AAAA"}]),
-    ], turn_id="turn_1")
+    second = await store.append_messages(
+        sid,
+        [
+            NewMessage(role="assistant", content="", tool_calls=[call], reasoning="look first"),
+            NewMessage(role="tool", content="print(1)", tool_call_id="c1"),
+            NewMessage(role="user", content="see", images=[{"mimeType": "image/png", "data": "AAAA"}]),
+        ],
+        turn_id="turn_1",
+    )
     assert [m.seq for m in first + second] == [1, 2, 3, 4, 5]
     page = await store.read_messages(sid)
     assert page.next_seq is None
     assert [(m.seq, m.role, m.content) for m in page.items] == [
-        (1, "user", "one"), (2, "user", "two"), (3, "assistant", ""), (4, "tool", "print(1)"), (5, "user", "see")]
+        (1, "user", "one"),
+        (2, "user", "two"),
+        (3, "assistant", ""),
+        (4, "tool", "print(1)"),
+        (5, "user", "see"),
+    ]
     assert page.items[2].tool_calls == [call] and page.items[2].reasoning == "look first"
     assert page.items[3].tool_call_id == "c1" and page.items[3].turn_id == "turn_1"
     assert page.items[4].images == [{"mimeType": "image/png", "data": "AAAA"}]
@@ -78,8 +87,15 @@ async def test_read_messages_caps_the_page_size(store):
 async def test_R_SRC_2_fork_copies_messages_and_search_rows_and_leaves_the_source_alone(store):
     messages = load_trajectory(KIMI)[:20]
     sid = (await store.create_session("/w", "kimi")).id
-    await store.append_messages(sid, [NewMessage(role=m["role"], content=m["content"], tool_calls=m.get("tool_calls"),
-                                                 tool_call_id=m.get("tool_call_id")) for m in messages])
+    await store.append_messages(
+        sid,
+        [
+            NewMessage(
+                role=m["role"], content=m["content"], tool_calls=m.get("tool_calls"), tool_call_id=m.get("tool_call_id")
+            )
+            for m in messages
+        ],
+    )
     before = await store.all_messages(sid)
     fork = await store.fork_session(sid, at_seq=8)
     assert fork.parent_id == sid and fork.message_count == 8
