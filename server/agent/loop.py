@@ -88,7 +88,8 @@ class Turn:
     choose_model: Callable[[], Awaitable[ModelChoice | None]] | None = None
     turn_id: str = field(default_factory=lambda: new_id("turn_"))
     checkpoints: Checkpointer | None = None  # keeps what file writes replace (None in replay: nothing is written)
-    take_steers: Callable[[], list[str]] = list  # texts sent with steerTurn since the last call
+    # texts sent with steerTurn since the last call; True: the turn's last look, which closes it to steering if empty
+    take_steers: Callable[[bool], list[str]] = lambda last: []
     _usage: TurnUsage = field(default_factory=TurnUsage)
     _answer: PartialAnswer = field(init=False)
 
@@ -108,7 +109,7 @@ class Turn:
                 await self._deliver_steers()
                 result = await self._call_model()
                 calls = await self._store_answer(result)
-                if not calls and not (steered := self.take_steers()):
+                if not calls and not (steered := self.take_steers(True)):  # nothing: closed to steering
                     return self._finish("endTurn")
                 if not calls:  # steered while the answer streamed: the model hears it in this turn
                     await self._deliver_steers(steered)
@@ -161,7 +162,7 @@ class Turn:
     async def _deliver_steers(self, texts: list[str] | None = None) -> None:
         """Store what was steered in as user messages, after every result of the last answer's calls (a user
         message may not come between a call and its result), so the next request carries it."""
-        texts = texts if texts is not None else self.take_steers()
+        texts = texts if texts is not None else self.take_steers(False)
         if not texts:
             return
         stored = await self.store.append_messages(self.session_id, [NewMessage("user", t) for t in texts], self.turn_id)
@@ -171,7 +172,7 @@ class Turn:
     async def _keep_steers(self) -> None:
         """A turn that ends before its next model call still keeps what was steered in (the next turn sends it)."""
         try:
-            while texts := self.take_steers():
+            while texts := self.take_steers(True):  # until none is left, which closes the turn to steering
                 await self._deliver_steers(texts)
         except Exception:  # the turn is ending anyway; the text reached the server but the disk refused it
             log.exception("could not store the steered messages of turn %s", self.turn_id)

@@ -245,7 +245,7 @@ async def build_turn(rt: Runtime, session: Session, provider: ChatProvider, turn
         price=rt.models.price(rt.settings, session),
         first_messages=first_messages,
         turn_id=turn_id,
-        take_steers=lambda: rt.turns.take_steers(session.id),
+        take_steers=lambda last: rt.turns.take_steers(session.id, last),
         **extra,
     )
 

@@ -26,6 +26,7 @@ class _Running:
     task: asyncio.Task[SubmitTurnResult]
     turn_id: str
     steers: list[str] = field(default_factory=list)
+    closed: bool = False  # the turn has taken its last steer: it is ending, steerTurn answers TurnNotRunning
 
 
 class TurnManager:
@@ -72,7 +73,7 @@ class TurnManager:
                     if cancelled is None:
                         raise
                     return cancelled()
-            self._running[session_id] = _Running(task, turn_id)
+                self._running[session_id] = _Running(task, turn_id)  # now the running one (first: set at start)
             return await run()
 
         task = asyncio.create_task(in_order(), name=f"turn {session_id}")
@@ -110,17 +111,21 @@ class TurnManager:
     def steer(self, session_id: str, text: str) -> str:
         """Leave ``text`` for the running turn's next model call; returns that turn's id."""
         running = self._running.get(session_id)
-        if running is None or running.task.done():
+        if running is None or running.closed or running.task.done():
             raise TurnNotRunning(f"no turn is running in session {session_id}")
         running.steers.append(text)
         return running.turn_id
 
-    def take_steers(self, session_id: str) -> list[str]:
-        """What was steered into the session's running turn since the last call (the turn's own call)."""
+    def take_steers(self, session_id: str, last: bool = False) -> list[str]:
+        """What was steered into the session's running turn since the last call (the turn's own call). With
+        ``last``, a turn that finds nothing is closed to steering in the same step: it is ending, and what it
+        still awaits before its task is done (storing, announcing) must not accept text it will never send."""
         running = self._running.get(session_id)
-        if running is None or not running.steers:
+        if running is None:
             return []
         texts, running.steers = running.steers, []
+        if last and not texts:
+            running.closed = True
         return texts
 
     def cancel(self, session_id: str) -> bool:

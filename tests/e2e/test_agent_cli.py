@@ -7,6 +7,7 @@ import os
 import pty
 import re
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -216,16 +217,31 @@ def test_chat_rewind_lists_turns_and_puts_files_back(fake, env, folder):
 
 def test_chat_steers_a_running_turn_and_queues_one_after_it(fake, env, folder):
     """Issue 18: at a terminal, a line typed while a turn runs steers it; ``/queue TEXT`` runs TEXT after it."""
-    fake.push({"content": "working", "delay": 1.5}, {"content": "answer"}, {"content": "answer"})
+    fake.push({"content": "working", "delay": 3}, {"content": "answer"}, {"content": "answer"})
     master, slave = pty.openpty()
     try:  # a terminal (piped input is one task after another); Ctrl-D ends the input
-        os.write(master, b"start\nshorter please\n/queue then this\n\x04")
-        run = threadline(env, "chat", "--cwd", str(folder), "--policy", "auto", stdin=slave)
+        chat = subprocess.Popen(
+            [str(THREADLINE), "chat", "--cwd", str(folder), "--policy", "auto"],
+            env=env,
+            cwd=REPO,
+            stdin=slave,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        os.write(master, b"start\n")
+        # The rest is typed once the first model call is under way (the double holds its answer 3 s), so the
+        # line steers a running turn however slowly the machine started the chat and its server.
+        deadline = time.monotonic() + 120
+        while not model_requests(fake) and time.monotonic() < deadline and chat.poll() is None:
+            time.sleep(0.05)
+        os.write(master, b"shorter please\n/queue then this\n\x04")
+        stdout, stderr = chat.communicate(timeout=120)
     finally:
         os.close(slave)
         os.close(master)
-    assert run.returncode == 0, run.stderr
-    out = run.stdout
+    assert chat.returncode == 0, stderr
+    out = stdout
     assert "— steered into the running turn" in out and out.count("— turn ended: endTurn") == 2, out
     chats = model_requests(fake)
     assert [m["content"] for m in request_messages(chats[-1]) if m["role"] == "user"] == [
