@@ -10,12 +10,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from server.mcp.config import McpServerConfig
-from server.mcp.connection import McpConnection
+
+if TYPE_CHECKING:  # the MCP SDK loads with the first server started, not with the server (see service.py)
+    from server.mcp.connection import McpConnection
 
 IDLE_STOP_S = 600.0
-StatusListener = Callable[[McpConnection, list[str]], None]  # the connection, the ids of the sessions using it
+StatusListener = Callable[["McpConnection", list[str]], None]  # the connection, the ids of the sessions using it
 
 
 class McpManager:
@@ -39,6 +42,8 @@ class McpManager:
         for config in wanted.values():
             conn = self._connections.get(config.key)
             if conn is None:
+                from server.mcp.connection import McpConnection
+
                 conn = self._connections[config.key] = McpConnection(config, self._log_dir, self._changed)
             users = self._users.setdefault(config.key, set())
             joined = session_id not in users

@@ -13,7 +13,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -21,12 +21,13 @@ from protocol import updates as u
 from protocol.messages import McpServerInfo, McpToolInfo
 from server.agent.emit import Emitter, Notify
 from server.mcp.config import McpConfigError, McpServerConfig, client_server, read_project_servers
-from server.mcp.connection import McpCallFailed, McpConnection
 from server.mcp.manager import McpManager
 from server.mcp.names import model_tool_name
-from server.mcp.results import result_text
 from server.mcp.trust import ProjectTrust
 from server.tools.base import Tool, ToolContext, ToolFailure
+
+if TYPE_CHECKING:  # the MCP SDK (and pydantic under it) loads only when a server is started: ~35 MB of RSS
+    from server.mcp.connection import McpConnection
 
 log = logging.getLogger(__name__)
 
@@ -160,6 +161,9 @@ class McpService:
 
     def _tool(self, frozen: FrozenTool) -> Tool:
         async def run(ctx: ToolContext, args: dict[str, Any]) -> str:
+            from server.mcp.connection import McpCallFailed
+            from server.mcp.results import result_text
+
             conn = self.manager.connection(ctx.session_id, frozen.server)
             if conn is None:
                 raise ToolFailure(f"MCP server {frozen.server!r} is not available in this session")
