@@ -9,10 +9,11 @@ says how to get it back. Pure and deterministic, like every stage.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import Any
+
+import json
+from dataclasses import replace
 
 from .repair import SYSTEM_ROLES
 from .tokens import estimate_message_tokens, estimate_messages_tokens
@@ -24,10 +25,8 @@ MIN_KEEP_TOKENS = 200  # a clipped message keeps at least this much of its text
 
 
 def clip_marker(omitted_chars: int) -> str:
-    return (
-        f"\n[... {omitted_chars} characters of this message omitted to fit the context window; "
-        "the full text is in the transcript: use search_transcript or read_artifact ...]\n"
-    )
+    return (f"\n[... {omitted_chars} characters of this message omitted to fit the context window; "
+            "the full text is in the transcript: use search_transcript or read_artifact ...]\n")
 
 
 def clip_to_budget(messages: Sequence[Mapping[str, Any]], budget: int) -> tuple[list[dict[str, Any]], int]:
@@ -45,7 +44,8 @@ def clip_to_budget(messages: Sequence[Mapping[str, Any]], budget: int) -> tuple[
     ratios: dict[int, float] = {}  # how much of each shortened message's text is kept
     for _ in range(_MAX_PASSES):  # the estimate is not linear in characters: correct the ratio pass by pass
         over = sum(tokens) - budget
-        biggest = max((i for i in cuttable if tokens[i] > MIN_KEEP_TOKENS), key=lambda i: (tokens[i], -i), default=None)
+        biggest = max((i for i in cuttable if tokens[i] > MIN_KEEP_TOKENS), key=lambda i: (tokens[i], -i),
+                      default=None)
         if over <= 0 or biggest is None:
             break
         target = max(tokens[biggest] - over - _MARKER_TOKENS, MIN_KEEP_TOKENS)
@@ -112,6 +112,5 @@ def fit_to_window(view: RequestView) -> RequestView:
     if view.mode != "fallback" or view.estimated_tokens <= view.context_window_tokens:
         return view
     messages, clipped = clip_to_budget(view.messages, view.threshold_tokens)
-    return replace(
-        view, messages=messages, estimated_tokens=estimate_messages_tokens(messages), clipped_messages=clipped
-    )
+    return replace(view, messages=messages, estimated_tokens=estimate_messages_tokens(messages),
+                   clipped_messages=clipped)

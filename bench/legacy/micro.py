@@ -53,26 +53,9 @@ ERROR_EVIDENCE = re.compile(
 # Cheap substring pre-check: most outputs contain none of these, and `in` on a lower-cased string is far
 # faster than the many-branch regex above.
 _EVIDENCE_WORDS = (
-    "fail",
-    "invalid",
-    "denied",
-    "forbidden",
-    "interrupt",
-    "error",
-    "exception",
-    "traceback",
-    "fatal",
-    "panic",
-    "exit",
-    "returncode",
-    "not found",
-    "no such file",
-    "cannot find",
-    "refused",
-    "timed out",
-    "not allowed",
-    "unauthori",
-    "no tool result",
+    "fail", "invalid", "denied", "forbidden", "interrupt", "error", "exception", "traceback", "fatal",
+    "panic", "exit", "returncode", "not found", "no such file", "cannot find", "refused", "timed out",
+    "not allowed", "unauthori", "no tool result",
 )
 
 

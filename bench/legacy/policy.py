@@ -10,9 +10,8 @@ from .tokens import estimate_message_tokens
 from .view import ViewSettings, build_request_view
 
 
-def legacy_requests(
-    transcript: Sequence[dict[str, Any]], steps: Sequence[tuple[int, int]], usable_window: int
-) -> Iterator[list[dict[str, Any]]]:
+def legacy_requests(transcript: Sequence[dict[str, Any]], steps: Sequence[tuple[int, int]],
+                    usable_window: int) -> Iterator[list[dict[str, Any]]]:
     """The messages sent at each step; ``steps`` are (user turn, transcript messages the call saw).
 
     ``usable_window`` is the window less the tool definitions, as the loop's view builder had it

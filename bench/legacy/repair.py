@@ -24,7 +24,9 @@ __all__ = [
 SENT_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
 # "developer" is OpenAI's newer name for a system message; both are kept the same way.
 SYSTEM_ROLES = frozenset({"system", "developer"})
-INTERRUPTED_RESULT = "Tool call interrupted: no result was recorded (the process stopped before the tool finished)."
+INTERRUPTED_RESULT = (
+    "Tool call interrupted: no result was recorded (the process stopped before the tool finished)."
+)
 
 
 def _copy_content(content: Any) -> Any:
