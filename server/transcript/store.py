@@ -40,6 +40,7 @@ from server.transcript.records import (
     searchable_text,
 )
 from server.transcript.schema import migrate
+from server.transcript.view_state import ViewStateQueries
 
 MESSAGE_COLUMNS = (
     "seq, role, content, tool_calls, tool_call_id, name, reasoning, images, status, turn_id, created_at, tokens,"
@@ -71,7 +72,7 @@ def _refuse_empty_file(path: Path) -> None:
     )
 
 
-class Store(DraftQueries, EventQueries, ArtifactQueries, CheckpointQueries, CalibrationQueries):
+class Store(DraftQueries, EventQueries, ArtifactQueries, CheckpointQueries, CalibrationQueries, ViewStateQueries):
     """Async access to one transcript database. Open with ``await Store.open(path)``."""
 
     def __init__(
