@@ -1,11 +1,12 @@
 // The sidebar webview view: holds the current session, turns webview actions into RPC calls, forwards the
-// server's sessionUpdate notifications and routes requestApproval to inline approval cards. Rewind and diff review
-// are in rewindActions.ts, the model picker in modelPicker.ts (both reach the view through host.ts).
+// server's sessionUpdate notifications and routes requestApproval to inline approval cards (approvals.ts). Rewind
+// and diff review are in rewindActions.ts, the model picker in modelPicker.ts (both reach the view through host.ts).
 import * as vscode from 'vscode';
 import type { ServerManager } from '../serverManager';
 import { DiffDocuments } from '../diffs';
-import type { ApprovalDecision, EventItem, RequestApprovalParams, SessionInfo, SessionUpdate, TranscriptItem } from '../rpc/protocol';
+import type { ApprovalDecision, EventItem, SessionInfo, SessionUpdate, TranscriptItem } from '../rpc/protocol';
 import type { ThreadlineClient } from '../rpc/client';
+import { PendingApprovals } from './approvals';
 import type { SidebarHost } from './host';
 import { buildWebviewHtml, makeNonce } from './html';
 import type { FromWebview, ServerState, ToWebview } from './messages';
@@ -15,22 +16,16 @@ import { storedDiffs } from '../webview/history';
 
 const CURRENT_KEY = 'threadline.currentSession';
 
-interface PendingApproval {
-  params: RequestApprovalParams;
-  resolve: (d: ApprovalDecision) => void;
-}
-
 export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Disposable {
   static readonly viewId = 'threadline.sidebar';
   private view: vscode.WebviewView | undefined;
   private currentId: string | undefined;
   private running: string | undefined; // session id of the running turn
   private turnsInFlight = 0; // submitTurn requests not answered yet (the running turn and queued ones)
-  private readonly approvals = new Map<string, PendingApproval>();
   private readonly artifacts = new Map<string, Set<string>>(); // session -> artifact ids seen
   private readonly disposables: vscode.Disposable[] = [];
   private clientDisposables: vscode.Disposable[] = [];
-  private approvalSeq = 0;
+  private readonly approvals: PendingApprovals;
   private readonly rewinds: RewindActions;
   private readonly models: ModelPicker;
   private readonly updateEmitter = new vscode.EventEmitter<SessionUpdate>();
@@ -39,6 +34,12 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
   constructor(private readonly context: vscode.ExtensionContext, private readonly server: ServerManager,
     readonly diffs: DiffDocuments = new DiffDocuments()) {
     this.currentId = context.workspaceState.get<string>(CURRENT_KEY);
+    this.approvals = new PendingApprovals({
+      post: (msg) => this.post(msg),
+      exists: () => this.view !== undefined,
+      visible: () => this.view?.visible ?? false,
+      reveal: () => this.reveal(),
+    }, diffs);
     this.attach(server.client);
     this.disposables.push(server.onDidChangeClient((c) => this.attach(c)));
     server.isBusy = () => this.running !== undefined;
@@ -139,7 +140,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
 
   /** The diff editor's title-bar Allow/Reject: answer the approval of the call shown there. */
   answerFromDiff(toolCallId: string | undefined, decision: ApprovalDecision): void {
-    for (const [id, p] of this.approvals) if (p.params.toolCallId === toolCallId) this.answerApproval(id, decision);
+    this.approvals.answerToolCall(toolCallId, decision);
   }
 
   /** The model picker: modelPicker.ts. */
@@ -231,7 +232,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
       case 'selectSession': return this.selectSession(m.sessionId);
       case 'forkSession': return this.fork(m.atSeq);
       case 'deleteSession': return this.deleteCurrent();
-      case 'approve': return this.answerApproval(m.requestId, m.decision);
+      case 'approve': return this.approvals.answer(m.requestId, m.decision);
       case 'openArtifact':
         return void vscode.commands.executeCommand('threadline.openArtifact', this.currentId, m.artifactId);
       case 'showContextView': return void vscode.commands.executeCommand('threadline.showContextView');
@@ -245,7 +246,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     const sessions = await this.refreshSessions();
     if (this.currentId && !sessions.some((s) => s.sessionId === this.currentId)) await this.setCurrent(undefined);
     if (this.currentId) await this.selectSession(this.currentId);
-    for (const [requestId, p] of this.approvals) this.post({ type: 'approval', requestId, params: p.params });
+    this.approvals.repost();
     if (this.running) this.post({ type: 'turn', running: true });
   }
 
@@ -319,66 +320,22 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
         if (u.kind === 'artifactCreated') this.noteArtifact(params.sessionId, u.artifactId);
         if (u.kind === 'toolResult' && u.artifactId) this.noteArtifact(params.sessionId, u.artifactId);
         if (u.kind === 'toolResult' && u.diff) this.diffs.remember(u.toolCallId, u.diff, params.sessionId, params.turnId ?? undefined);
-        if (u.kind === 'turnCompleted') this.withdrawApprovals(params.sessionId);
+        if (u.kind === 'turnCompleted') this.approvals.withdraw(params.sessionId);
         this.post({ type: 'update', params });
         this.updateEmitter.fire(params);
       }),
       client.onStateChange((state) => {
         this.post({ type: 'server', state: toServerState(state) });
-        if (state === 'crashed') {
-          for (const [id, p] of this.approvals) this.closeApproval(id, p, 'reject', undefined);
-        }
+        if (state === 'crashed') this.approvals.withdrawAll();
       }),
       client.onRestart(() => void this.refreshSessions().catch(() => undefined)),
     ];
-    client.setApprovalHandler((params, token) => this.askApproval(params, token));
+    client.setApprovalHandler((params, token) => this.approvals.ask(params, token));
   }
 
   private noteArtifact(sessionId: string, artifactId: string): void {
     if (!this.artifacts.has(sessionId)) this.artifacts.set(sessionId, new Set());
     this.artifacts.get(sessionId)!.add(artifactId);
-  }
-
-  private async askApproval(params: RequestApprovalParams, token: vscode.CancellationToken | { onCancellationRequested: vscode.Event<unknown> }): Promise<ApprovalDecision> {
-    if (!this.view && !(await this.reveal())) {
-      // No sidebar to show it in: fall back to a notification with the same three choices.
-      const pick = await vscode.window.showWarningMessage(`Threadline: ${params.title}`, { detail: params.detail }, 'Allow Once', 'Allow Always', 'Reject');
-      return pick === 'Allow Once' ? 'allowOnce' : pick === 'Allow Always' ? 'allowAlways' : 'reject';
-    }
-    const requestId = `a${++this.approvalSeq}`;
-    if (params.diff) {
-      this.diffs.propose(params.toolCallId, params.diff);
-      void this.diffs.open(params.toolCallId);
-    }
-    return new Promise<ApprovalDecision>((resolve) => {
-      this.approvals.set(requestId, { params, resolve });
-      token.onCancellationRequested(() => {
-        const pending = this.approvals.get(requestId);
-        if (pending) this.closeApproval(requestId, pending, 'reject', undefined);
-      });
-      this.post({ type: 'approval', requestId, params });
-      if (!this.view?.visible) void this.reveal();
-    });
-  }
-
-  /** The turn ended (e.g. cancelled) with approvals still open: they no longer matter. */
-  private withdrawApprovals(sessionId: string): void {
-    for (const [id, p] of this.approvals) {
-      if (p.params.sessionId === sessionId) this.closeApproval(id, p, 'reject', undefined);
-    }
-  }
-
-  private answerApproval(requestId: string, decision: ApprovalDecision): void {
-    const pending = this.approvals.get(requestId);
-    if (pending) this.closeApproval(requestId, pending, decision, decision);
-  }
-
-  /** Every way an approval ends: the server gets its decision, the card closes, its diff loses Allow/Reject. */
-  private closeApproval(requestId: string, pending: PendingApproval, decision: ApprovalDecision, shown: ApprovalDecision | undefined): void {
-    this.approvals.delete(requestId);
-    this.diffs.settle(pending.params.toolCallId);
-    pending.resolve(decision);
-    this.post({ type: 'approvalClosed', requestId, ...(shown ? { decision: shown } : {}) });
   }
 
   private post(msg: ToWebview): void {
