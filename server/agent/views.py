@@ -41,6 +41,7 @@ T = TypeVar("T")
 
 FEED_PAGE = 1000
 RESUME_EVERY = 1000  # messages a view's tail moves on before its resume point is saved again
+TRIM_MIN = 1000  # conversation messages held before a compaction's tail past which a state is trimmed to it
 COMPACTION_EVENT = "contextCompacted"
 
 
@@ -50,14 +51,19 @@ async def session_view_state(
     """The session's incremental view state, fed with every message stored since it last looked (B-INC-1).
 
     A first look with a summarized ``compaction`` that carries its head resumes from the compaction's tail: only
-    the system messages before it and the messages since are read and held (cold start, B-CACHE-3)."""
+    the system messages before it and the messages since are read and held (cold start, B-CACHE-3). A state that
+    holds ``TRIM_MIN`` or more conversation messages before that tail is replaced by such a resumed one, so a long
+    session's memory is bounded by what follows its compaction, not by its history (``resume=False``: neither)."""
     held = sessions.get(session_id)
     state = held.view
-    if state is None:
-        resumed = await _resumed_state(store, session_id, compaction) if resume else None
-        if resumed is not None and compaction is None:
-            held.resume_seq = resumed.last_seq + 1  # the saved resume point's tail
-        state = held.view = resumed or IncrementalView()
+    if state is None and resume:
+        state = await _resumed_state(store, session_id, compaction)
+        if state is not None and compaction is None:
+            held.resume_seq = state.last_seq + 1  # the saved resume point's tail
+    elif state is not None and resume and compaction is not None and compaction.head is not None:
+        if state.held_before(compaction) >= TRIM_MIN:
+            state = await _resume_at(store, session_id, compaction.tail_key, compaction.head, "trimmed to")
+    state = held.view = state or IncrementalView()
     while True:  # page by page: a long history's first load never holds all its rows at once
         page = await store.read_messages(session_id, after_seq=state.last_seq, limit=FEED_PAGE)
         new = [m for m in page.items if m.seq > state.last_seq]  # a concurrent reader may have fed some already
@@ -72,23 +78,25 @@ async def _resumed_state(store: Store, session_id: str, compaction: Compaction |
     compaction, from the resume point a view on its full history saved (``keep_resume_point``); None when there
     is neither (then the whole history is read)."""
     if compaction is not None:
-        tail_key, head = compaction.tail_key, compaction.head
-    else:
-        saved = await store.view_resume(session_id)
-        tail_key, head = (saved[0], CompactionHead.from_json(saved[1])) if saved else (0, None)
-    if head is None:
+        if compaction.head is None:
+            return None
+        return await _resume_at(
+            store, session_id, compaction.tail_key, compaction.head, "resumed from the compaction at"
+        )
+    saved = await store.view_resume(session_id)
+    head = CompactionHead.from_json(saved[1]) if saved else None
+    if saved is None or head is None:
         return None
+    return await _resume_at(store, session_id, saved[0], head, "resumed from the saved resume point at")
+
+
+async def _resume_at(store: Store, session_id: str, tail_key: int, head: CompactionHead, how: str) -> IncrementalView:
+    """A state holding the system messages before ``tail_key`` and nothing else older (feed it from the tail)."""
     older, systems = await store.messages_before(session_id, tail_key)
     state = IncrementalView.resume(head, older - len(systems))
     state.feed([m.to_openai() for m in systems], [m.tokens for m in systems])
     state.skip_to(tail_key - 1)
-    log.info(
-        "session %s: resumed from the %s at seq %d; %d older messages not read",
-        session_id,
-        "compaction" if compaction is not None else "saved resume point",
-        tail_key,
-        older - len(systems),
-    )
+    log.info("session %s: %s seq %d; %d older messages not held", session_id, how, tail_key, older - len(systems))
     return state
 
 
@@ -127,13 +135,16 @@ async def keep_resume_point(store: Store, sessions: Sessions, session_id: str, v
     compaction (an imported history viewed with ``getContextView``): the next server resumes from there instead
     of reading every message (cold start, B-CACHE-3). Nothing is announced or repeated: a state resumed from it
     builds the views a full state builds, and reads everything when a view needs more (``PartialHistory``).
-    Saved again only once the tail has moved ``RESUME_EVERY`` messages on."""
+    Saved again only once the tail has moved ``RESUME_EVERY`` messages on; the state held is then trimmed to it."""
     made = view.new_compaction
     held = sessions.get(session_id)
     if made is None or made.head is None or made.tail_key - held.resume_seq < RESUME_EVERY:
         return
     await store.save_view_resume(session_id, made.tail_key, made.head.to_json())
     held.resume_seq = made.tail_key
+    if held.view is not None and held.view.held_before(made) >= TRIM_MIN:  # hold no more than a restart would
+        held.view = await _resume_at(store, session_id, made.tail_key, made.head, "trimmed to")
+        await session_view_state(store, sessions, session_id)
 
 
 def request_digests(messages: Sequence[dict[str, Any]]) -> list[bytes]:

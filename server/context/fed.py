@@ -187,6 +187,11 @@ class FedTranscript:
         return item.seq if self.all_seq else item.origin
 
     @property
+    def held(self) -> int:
+        """How many conversation messages this state holds (a resumed state: only those from its tail on)."""
+        return len(self._conv)
+
+    @property
     def tokens(self) -> int:
         """The estimate of every message fed, as repaired (a view's ``before_tokens``)."""
         return self._system_tokens + self._conv_tokens[-1]

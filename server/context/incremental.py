@@ -104,6 +104,14 @@ class IncrementalView(FedTranscript):
                 replaced = view.estimated_tokens
         return self._compact(settings, summarizer, base, replaced)
 
+    def held_before(self, compaction: Compaction) -> int:
+        """How many conversation messages this state holds before ``compaction``'s tail (0 when it does not
+        hold the tail): what a state resumed from that tail would not hold."""
+        try:
+            return self._locate(compaction) or 0
+        except PartialHistory:
+            return 0
+
     def _locate(self, compaction: Compaction) -> int | None:
         """Index in _conv of the compaction's first verbatim message; None when this transcript does not hold it
         (then the compaction is stale and a new one is made)."""

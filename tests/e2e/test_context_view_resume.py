@@ -42,28 +42,36 @@ async def _imported_session(home: Path, folder: Path) -> str:
         await store.close()
 
 
-async def _view(home: Path, sid: str, **params: Any) -> tuple[dict[str, Any], str]:
-    """``getContextView`` from a fresh server, and what that server logged."""
+async def _views(home: Path, sid: str, count: int = 1, **params: Any) -> tuple[list[dict[str, Any]], str]:
+    """``count`` getContextView calls on one fresh server, and what that server logged."""
     before = log_path(home).read_text() if log_path(home).exists() else ""
     client = await start_client(home, args=("--log-level", "INFO"))
     try:
-        view = await client.request("getContextView", {"sessionId": sid, "contextWindowTokens": WINDOW, **params})
+        args = {"sessionId": sid, "contextWindowTokens": WINDOW, **params}
+        views = [await client.request("getContextView", args) for _ in range(count)]
     finally:
         await client.close()
-    return view, log_path(home).read_text()[len(before) :]
+    return views, log_path(home).read_text()[len(before) :]
+
+
+async def _view(home: Path, sid: str, **params: Any) -> tuple[dict[str, Any], str]:
+    views, log = await _views(home, sid, **params)
+    return views[0], log
 
 
 async def test_B_CACHE_3_a_restarted_server_resumes_an_uncompacted_history_from_the_saved_point(home, folder):
     sid = await _imported_session(home, folder)
-    first, log_a = await _view(home, sid)
+    (first, repeated), log_a = await _views(home, sid, 2)
     assert first["mode"] == "summarized" and first["transcriptMessages"] == MESSAGES
-    assert "resumed" not in log_a  # nothing to resume from yet: A reads the whole history
+    assert "resumed" not in log_a  # nothing to resume from yet: A reads the whole history ...
+    assert "trimmed to seq" in log_a  # ... then holds only what a restarted server would
+    assert repeated == first
 
     again, log_b = await _view(home, sid)
     assert again == first  # the same request, byte for byte, and the same figures
     assert "resumed from the saved resume point" in log_b
     assert "reading all of it" not in log_b
-    older = int(log_b.split("older messages not read")[0].split(";")[-1])
+    older = int(log_b.split("older messages not held")[0].split(";")[-1])
     assert older > MESSAGES * 0.9  # B did not read the history the head covers
 
 

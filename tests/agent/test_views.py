@@ -1,0 +1,63 @@
+"""Request views fed from a real SQLite store (server.agent.views): what the loop's ViewBuilder holds and sends."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from server.agent.views import TRIM_MIN, ViewBuilder
+from server.context import ViewSettings, estimate_message_tokens
+from server.context.incremental import IncrementalView
+from server.sessions import Sessions
+from server.transcript import NewMessage, Store
+from tests.conftest import KIMI, MINI_SWE, load_trajectory
+
+HISTORY = 1_500
+
+
+def _messages(count: int) -> list[NewMessage]:
+    """``count`` real messages (two trajectories, cycled; call ids unique per cycle)."""
+    source = [m for path in (KIMI, MINI_SWE) for m in load_trajectory(path) if m["role"] != "system"]
+    out = []
+    for i in range(count):
+        msg, cycle = source[i % len(source)], i // len(source)
+        calls = [dict(c, id=f"{c['id']}_{cycle}") for c in msg.get("tool_calls") or []] or None
+        call_id = f"{msg['tool_call_id']}_{cycle}" if msg.get("tool_call_id") else None
+        out.append(NewMessage(msg["role"], msg.get("content"), tool_calls=calls, tool_call_id=call_id))
+    return out
+
+
+async def _reference(store: Store, sid: str, settings: ViewSettings, compaction) -> list[dict[str, Any]]:
+    """The view a state fed the whole stored history builds (what a server holding everything sends)."""
+    stored = await store.all_messages(sid)
+    full = IncrementalView()
+    full.feed([m.to_openai() for m in stored], [m.tokens for m in stored])
+    return full.view(settings, compaction).messages
+
+
+async def test_B_CACHE_3_a_long_sessions_state_is_trimmed_to_its_compaction_and_sends_the_same_requests(
+    tmp_path: Path,
+):
+    """After a compaction the loop's state holds only what follows the compaction's tail (as a restarted server
+    would), not the whole history: memory is bounded by the window, and every request is still the one a state
+    holding everything builds (B-CACHE-1 sticky, then the next compaction)."""
+    store = await Store.open(tmp_path / "threadline.db", estimate=estimate_message_tokens)
+    try:
+        sid = (await store.create_session(str(tmp_path), "long")).id
+        more = _messages(HISTORY + 120)
+        await store.append_messages(sid, more[:HISTORY])
+        sessions = Sessions()
+        views = ViewBuilder(store, ViewSettings(16_000), sessions=sessions)
+        compactions = 0
+        for msg in more[HISTORY:]:
+            before = views.compaction
+            view = await views.next_view(sid)
+            assert view.messages == await _reference(store, sid, views.effective_settings(), before)
+            if view.new_compaction is not None:
+                compactions += 1
+            await store.append_messages(sid, [msg])
+        held = sessions.get(sid).view
+        assert compactions >= 2
+        assert held is not None and held.held < TRIM_MIN < HISTORY  # only what follows the compaction's tail
+    finally:
+        await store.close()
