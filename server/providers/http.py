@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -203,6 +204,23 @@ async def read_capped(response: httpx.Response, cap: int, *, cut: bool = False) 
                 return bytes(raw[:cap])
             raise TooLarge(f"the answer passed {cap} bytes")
     return bytes(raw)
+
+
+def json_object(data: str, answer: Answer, what: str) -> dict[str, Any]:
+    """One streamed ``data`` line as the JSON object it must be (``what`` names it in the error)."""
+    try:
+        parsed = json.loads(data)
+    except ValueError:
+        raise ProviderError(
+            "malformed", f"The provider sent an unparseable {what}: {data[:200]!r}", partial=partial_answer(answer)
+        ) from None
+    if not isinstance(parsed, dict):
+        raise ProviderError(
+            "malformed",
+            f"The provider sent a {what} that is not an object: {data[:200]!r}",
+            partial=partial_answer(answer),
+        )
+    return parsed
 
 
 def partial_answer(answer: Answer) -> ChatResult | None:

@@ -7,7 +7,6 @@ this class reads the bounded SSE stream; ``HttpProvider`` owns the HTTP, the lim
 
 from __future__ import annotations
 
-import json
 from typing import Any, Protocol
 
 import httpx
@@ -21,6 +20,7 @@ from .http import (
     Emitter,
     HttpProvider,
     error_text,
+    json_object,
     partial_answer,
     stream_cut,
 )
@@ -85,20 +85,7 @@ class NativeProvider(HttpProvider):
         async for data in events:
             if assembler.finished or not data.strip():
                 continue  # read on to the end of the body, so the connection can be reused
-            try:
-                event = json.loads(data)
-            except ValueError:
-                raise ProviderError(
-                    "malformed",
-                    f"The provider sent an unparseable stream event: {data[:200]!r}",
-                    partial=partial_answer(assembler),
-                ) from None
-            if not isinstance(event, dict):
-                raise ProviderError(
-                    "malformed",
-                    f"The provider sent a stream event that is not an object: {data[:200]!r}",
-                    partial=partial_answer(assembler),
-                )
+            event = json_object(data, assembler, "stream event")
             failure = self.stream_error(event, partial_answer(assembler))
             if failure is not None:
                 raise failure

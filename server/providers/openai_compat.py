@@ -17,6 +17,7 @@ from .http import (
     Emitter,
     HttpProvider,
     error_text,
+    json_object,
     partial_answer,
     read_capped,
     stream_cut,
@@ -140,20 +141,7 @@ class OpenAICompatibleProvider(HttpProvider):
     async def _take_event(self, data: str, assembler: ChatAssembler, emitter: Emitter) -> None:
         if not data:
             return
-        try:
-            chunk = json.loads(data)
-        except ValueError:
-            raise ProviderError(
-                "malformed",
-                f"The provider sent an unparseable stream chunk: {data[:200]!r}",
-                partial=partial_answer(assembler),
-            ) from None
-        if not isinstance(chunk, dict):
-            raise ProviderError(
-                "malformed",
-                f"The provider sent a stream chunk that is not an object: {data[:200]!r}",
-                partial=partial_answer(assembler),
-            )
+        chunk = json_object(data, assembler, "stream chunk")
         if "error" in chunk:
             raise self.error_from_payload(chunk, partial_answer(assembler))
         for event in assembler.add_chunk(chunk):
