@@ -102,26 +102,38 @@ async def bench_context_view(tmp: Path, sizes: tuple[int, ...], repeats: int) ->
             }
             print(f"  getContextView at {n:,}: median {out['sizes'][n]['median_ms']:.2f} ms", flush=True)
         out["rss_all_mb"] = _rss_mb(client.proc.pid)
-        # The largest session gets a stored compaction, as any session the agent loop has run on has (here made
-        # on request, compactSession), so the restart below measures the cold start of B-CACHE-3.
+    finally:
+        await client.close()
+    params = {"sessionId": sessions[sizes[-1]], "contextWindowTokens": 32_000}
+    # A restart while the 100k session still has no stored compaction: the first server's cold view saved where
+    # its tail starts (a resume point), so this one reads only what follows it.
+    client = await Client.spawn(env=env, args=[sys.executable, "-m", "server"], cwd=str(REPO))
+    try:
+        out["rss_idle_mb"] = _rss_mb(client.proc.pid)
+        restarted = await _first_views(client, params)
+        out["restart_uncompacted_ms"], out["restart_uncompacted_mode"], out["rss_uncompacted_mb"] = restarted
+        # The session then gets a stored compaction, as any session the agent loop has run on has (here made on
+        # request, compactSession), so the restart below measures the cold start of B-CACHE-3.
         out["compaction"] = await client.request("compactSession", {"sessionId": sessions[sizes[-1]]})
     finally:
         await client.close()
     # The memory target is about one 100k-message session: a fresh server that builds only its views.
     client = await Client.spawn(env=env, args=[sys.executable, "-m", "server"], cwd=str(REPO))
     try:
-        out["rss_idle_mb"] = _rss_mb(client.proc.pid)
-        params = {"sessionId": sessions[sizes[-1]], "contextWindowTokens": 32_000}
-        t0 = time.perf_counter()
-        first = await client.request("getContextView", params)
-        out["restart_cold_ms"] = (time.perf_counter() - t0) * 1000
-        out["restart_mode"] = first["mode"]
-        for _ in range(2):
-            await client.request("getContextView", params)
-        out["rss_mb"] = _rss_mb(client.proc.pid)
+        out["restart_cold_ms"], out["restart_mode"], out["rss_mb"] = await _first_views(client, params)
     finally:
         await client.close()
     return out
+
+
+async def _first_views(client: Client, params: dict[str, Any]) -> tuple[float, str, float]:
+    """A fresh server's first getContextView (ms), its mode, and the server's RSS after two more."""
+    t0 = time.perf_counter()
+    first = await client.request("getContextView", params)
+    cold_ms = (time.perf_counter() - t0) * 1000
+    for _ in range(2):
+        await client.request("getContextView", params)
+    return cold_ms, first["mode"], _rss_mb(client.proc.pid)
 
 
 # --- 2: server overhead per model iteration ------------------------------------------------------------

@@ -204,7 +204,7 @@ class Turn:
 
     async def _stream(self, view) -> ChatResult:
         self._answer.start()
-        self.views.record_sent(self.session_id, view.messages)  # for getContextView's stablePrefixTokens
+        await self.views.record_sent(self.session_id, view.messages)  # for getContextView's stablePrefixTokens
         result = await self.provider.stream_chat(
             view.messages,
             tool_specs(self.tools.session_tools.values()),

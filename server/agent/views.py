@@ -12,10 +12,13 @@ O(new messages + view), not O(transcript).
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
+
+import msgspec
 
 from server.context import (
     Calibration,
@@ -28,27 +31,33 @@ from server.context import (
     fit_to_window,
 )
 from server.context.incremental import IncrementalView, PartialHistory
+from server.context.view import CompactionHead
 from server.sessions import Sessions
 from server.transcript import Store
+from server.transcript.view_state import DIGEST_SIZE
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 FEED_PAGE = 1000
+RESUME_EVERY = 1000  # messages a view's tail moves on before its resume point is saved again
 COMPACTION_EVENT = "contextCompacted"
 
 
 async def session_view_state(
-    store: Store, sessions: Sessions, session_id: str, compaction: Compaction | None = None
+    store: Store, sessions: Sessions, session_id: str, compaction: Compaction | None = None, *, resume: bool = True
 ) -> IncrementalView:
     """The session's incremental view state, fed with every message stored since it last looked (B-INC-1).
 
     A first look with a summarized ``compaction`` that carries its head resumes from the compaction's tail: only
     the system messages before it and the messages since are read and held (cold start, B-CACHE-3)."""
-    state = sessions.get(session_id).view
+    held = sessions.get(session_id)
+    state = held.view
     if state is None:
-        state = await _resumed_state(store, session_id, compaction) or IncrementalView()
-        sessions.get(session_id).view = state
+        resumed = await _resumed_state(store, session_id, compaction) if resume else None
+        if resumed is not None and compaction is None:
+            held.resume_seq = resumed.last_seq + 1  # the saved resume point's tail
+        state = held.view = resumed or IncrementalView()
     while True:  # page by page: a long history's first load never holds all its rows at once
         page = await store.read_messages(session_id, after_seq=state.last_seq, limit=FEED_PAGE)
         new = [m for m in page.items if m.seq > state.last_seq]  # a concurrent reader may have fed some already
@@ -59,16 +68,25 @@ async def session_view_state(
 
 
 async def _resumed_state(store: Store, session_id: str, compaction: Compaction | None) -> IncrementalView | None:
-    if compaction is None or compaction.head is None:
+    """A state resumed from the stored summarized compaction's tail, or, when the session has no stored
+    compaction, from the resume point a view on its full history saved (``keep_resume_point``); None when there
+    is neither (then the whole history is read)."""
+    if compaction is not None:
+        tail_key, head = compaction.tail_key, compaction.head
+    else:
+        saved = await store.view_resume(session_id)
+        tail_key, head = (saved[0], CompactionHead.from_json(saved[1])) if saved else (0, None)
+    if head is None:
         return None
-    older, systems = await store.messages_before(session_id, compaction.tail_key)
-    state = IncrementalView.resume(compaction.head, older - len(systems))
+    older, systems = await store.messages_before(session_id, tail_key)
+    state = IncrementalView.resume(head, older - len(systems))
     state.feed([m.to_openai() for m in systems], [m.tokens for m in systems])
-    state.skip_to(compaction.tail_key - 1)
+    state.skip_to(tail_key - 1)
     log.info(
-        "session %s: resumed from the compaction at seq %d; %d older messages not read",
+        "session %s: resumed from the %s at seq %d; %d older messages not read",
         session_id,
-        compaction.tail_key,
+        "compaction" if compaction is not None else "saved resume point",
+        tail_key,
         older - len(systems),
     )
     return state
@@ -89,7 +107,7 @@ async def build_view(
     except PartialHistory:
         log.info("session %s: the view needs the history before the compaction; reading all of it", session_id)
         sessions.get(session_id).view = None
-        return build(await session_view_state(store, sessions, session_id))
+        return build(await session_view_state(store, sessions, session_id, resume=False))
 
 
 def forget_view_state(sessions: Sessions, session_id: str) -> None:
@@ -104,20 +122,46 @@ async def stored_compaction(store: Store, session_id: str) -> Compaction | None:
     return Compaction.from_json(event.payload.get("compaction")) if event else None
 
 
-def record_sent(sessions: Sessions, session_id: str, messages: Sequence[dict[str, Any]]) -> None:
-    """Remember what was just sent to the provider (for ``stable_prefix_tokens``). Costs nothing per call: the
-    request's list is kept as it is (the loop never changes a view after sending it). Not persisted: after a
-    restart (or once the session is dropped from memory) it starts empty."""
-    sessions.get(session_id).sent = messages
+async def keep_resume_point(store: Store, sessions: Sessions, session_id: str, view: RequestView) -> None:
+    """Save where ``view``'s new summarized compaction put its tail, and its head, for a session with no stored
+    compaction (an imported history viewed with ``getContextView``): the next server resumes from there instead
+    of reading every message (cold start, B-CACHE-3). Nothing is announced or repeated: a state resumed from it
+    builds the views a full state builds, and reads everything when a view needs more (``PartialHistory``).
+    Saved again only once the tail has moved ``RESUME_EVERY`` messages on."""
+    made = view.new_compaction
+    held = sessions.get(session_id)
+    if made is None or made.head is None or made.tail_key - held.resume_seq < RESUME_EVERY:
+        return
+    await store.save_view_resume(session_id, made.tail_key, made.head.to_json())
+    held.resume_seq = made.tail_key
 
 
-def stable_prefix_tokens(sessions: Sessions, session_id: str, messages: Sequence[dict[str, Any]]) -> int:
-    """Tokens of the longest run of leading ``messages`` equal to the last request sent in this process: what a
-    provider's prompt cache could serve (B-CACHE-1). 0 when nothing was sent since the server started."""
-    held = sessions.peek(session_id)
+def request_digests(messages: Sequence[dict[str, Any]]) -> list[bytes]:
+    """One digest per message, equal for equal messages whatever their keys' order."""
+    return [
+        hashlib.blake2b(msgspec.json.encode(msg, order="sorted"), digest_size=DIGEST_SIZE).digest() for msg in messages
+    ]
+
+
+async def record_sent(store: Store, sessions: Sessions, session_id: str, messages: Sequence[dict[str, Any]]) -> None:
+    """Remember what was just sent to the provider (for ``stable_prefix_tokens``), in memory and in the store, so
+    a restarted server (or one that dropped the session from memory) still compares with it."""
+    digests = request_digests(messages)
+    sessions.get(session_id).sent = digests
+    await store.save_sent_request(session_id, b"".join(digests))
+
+
+async def stable_prefix_tokens(
+    store: Store, sessions: Sessions, session_id: str, messages: Sequence[dict[str, Any]]
+) -> int:
+    """Tokens of the longest run of leading ``messages`` equal to the last request sent: what a provider's prompt
+    cache could serve (B-CACHE-1). 0 when nothing was ever sent for the session."""
+    held = sessions.get(session_id)
+    if held.sent is None:
+        held.sent = await store.sent_request(session_id) or []
     total = 0
-    for previous, msg in zip((held.sent or ()) if held is not None else (), messages):
-        if previous != msg:
+    for previous, digest, msg in zip(held.sent, request_digests(messages[: len(held.sent)]), messages):
+        if previous != digest:
             break
         total += estimate_message_tokens(msg)
     return total
@@ -176,8 +220,8 @@ class ViewBuilder:
             )
         )
 
-    def record_sent(self, session_id: str, messages: Sequence[dict[str, Any]]) -> None:
-        record_sent(self.sessions, session_id, messages)
+    async def record_sent(self, session_id: str, messages: Sequence[dict[str, Any]]) -> None:
+        await record_sent(self.store, self.sessions, session_id, messages)
 
     def compaction_event(self, view: RequestView, force: bool = False) -> dict | None:
         """The ``contextCompacted`` payload for a view that compacts anew (R-OBS-1), else None. A new compaction

@@ -109,6 +109,8 @@ class IncrementalView(FedTranscript):
         (then the compaction is stale and a new one is made)."""
         if compaction.through_key > self.last_key or not self._conv:
             return None
+        if self._head is not None and compaction.tail_key <= self._head.max_key:
+            self._needs_older("the compaction's tail comes before what this state holds")
         if self.all_seq and not self.monotone:
             return next(
                 (
@@ -167,7 +169,7 @@ class IncrementalView(FedTranscript):
         while True:
             tail = self._tail_start(budget)
             text = None
-            if tail > 0:
+            if tail > 0 or self._head is not None:  # a resumed state's head holds what precedes its first message
                 try:
                     text = with_focus(self._summary_text(tail, settings, summarizer), focus)
                 except Exception:  # noqa: BLE001 - any compressor failure takes the fallback window (R-FALL-1)
@@ -184,7 +186,12 @@ class IncrementalView(FedTranscript):
         head = None
         if fold is not None and self.all_seq:
             head = CompactionHead(
-                self._conv_tokens[tail], self._savings[tail], self._replaceable[tail], self._max_seq[tail], fold
+                self._conv_tokens[tail],
+                self._savings[tail],
+                self._replaceable[tail],
+                self._max_seq[tail],
+                fold,
+                self._conv[tail - 1].tokens if tail > 0 else self._head.last_tokens if self._head else None,
             )
         return Compaction("summarized", self._real_key(self._conv[tail]), self.last_key, text, head=head), tail
 
@@ -206,9 +213,20 @@ class IncrementalView(FedTranscript):
 
     def _tail_start(self, budget: int) -> int:
         start = safe_tail_start(_Lazy(self._conv, 0), budget, _Lazy(self._conv, 0, tokens=True))
-        if start == 0:
+        if start == 0 and self._head is not None and not self._tail_stops_at_first(budget):
             self._needs_older("the recent tail reaches back past what this state holds")
         return start
+
+    def _tail_stops_at_first(self, budget: int) -> bool:
+        """Whether a safe tail that starts at the first message held would start there in the full transcript too.
+
+        It would when the walk back stopped inside what is held (the start was then moved back to a call's holder),
+        or when it took every message held and the one before them (``last_tokens`` of the head) does not fit."""
+        held = self._conv_tokens[-1] - self._conv_tokens[0]
+        if held > budget and len(self._conv) > 1:
+            return True  # the walk stopped at a message held
+        last = self._head.last_tokens if self._head is not None else None
+        return last is not None and held + last > budget
 
     def _compacted(self, compaction: Compaction, start: int, base, *, sticky: bool) -> RequestView:
         """The view a compaction gives over today's transcript; ``start`` is its first verbatim message.

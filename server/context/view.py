@@ -84,7 +84,9 @@ class CompactionHead:
     resume the session from the tail without reading (or holding) everything older (B-CACHE-3, cold start).
 
     ``tokens``/``savings``/``replaceable`` are the repaired conversation's token, microcompaction-saving and
-    replaceable-output totals before the tail; ``max_key`` the largest key there; ``fold`` the summary fold over it.
+    replaceable-output totals before the tail; ``max_key`` the largest key there; ``fold`` the summary fold over it;
+    ``last_tokens`` the tokens of the last conversation message before the tail (None in heads stored before it was
+    kept), so a resumed state can tell a safe tail that starts at its first message from one reaching further back.
     """
 
     tokens: int
@@ -92,15 +94,19 @@ class CompactionHead:
     replaceable: int
     max_key: int
     fold: SummaryState
+    last_tokens: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "tokens": self.tokens,
             "savings": self.savings,
             "replaceable": self.replaceable,
             "maxKey": self.max_key,
             "fold": self.fold.to_json(),
         }
+        if self.last_tokens is not None:
+            out["lastTokens"] = self.last_tokens
+        return out
 
     @classmethod
     def from_json(cls, data: Any) -> CompactionHead | None:
@@ -111,7 +117,10 @@ class CompactionHead:
             return None
         fold = SummaryState.from_json(data.get("fold")) if isinstance(data.get("fold"), Mapping) else None
         tokens, savings, replaceable, max_key = numbers
-        return cls(tokens, savings, replaceable, max_key, fold) if fold is not None else None
+        if fold is None:
+            return None
+        last = data.get("lastTokens")
+        return cls(tokens, savings, replaceable, max_key, fold, last if _is_int(last) else None)
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,13 @@
 from protocol.messages import ContextViewResult, GetContextViewParams
 from server.agent.models import provider_settings
 from server.agent.service import session_tool_overhead_tokens, view_settings
-from server.agent.views import build_view, effective_settings, stable_prefix_tokens, stored_compaction
+from server.agent.views import (
+    build_view,
+    effective_settings,
+    keep_resume_point,
+    stable_prefix_tokens,
+    stored_compaction,
+)
 from server.context import fit_to_window
 from server.errors import InvalidParams
 from server.rpc import method
@@ -26,13 +32,14 @@ async def get_context_view(rt: Runtime, params: GetContextViewParams) -> Context
     reserved = await session_tool_overhead_tokens(rt, params.session_id)
     model = provider_settings(rt.settings, session).model or ""
     effective = effective_settings(settings, reserved, rt.calibrations.get(model))
-    # B-INC-1, B-CACHE-1: the session's state and stored compaction, read only (nothing is stored or announced)
+    # B-INC-1, B-CACHE-1: the session's state and stored compaction; no compaction is stored or announced
     compaction = await stored_compaction(rt.store, params.session_id)
-    view = fit_to_window(
-        await build_view(
-            rt.store, rt.sessions, params.session_id, compaction, lambda state: state.view(effective, compaction)
-        )
+    built = await build_view(
+        rt.store, rt.sessions, params.session_id, compaction, lambda state: state.view(effective, compaction)
     )
+    if compaction is None:  # a history no turn has compacted: the next server resumes from here (cold start)
+        await keep_resume_point(rt.store, rt.sessions, params.session_id, built)
+    view = fit_to_window(built)
     return ContextViewResult(
         messages=view.messages,
         estimated_tokens=view.estimated_tokens,
@@ -46,5 +53,5 @@ async def get_context_view(rt: Runtime, params: GetContextViewParams) -> Context
         before_tokens=view.before_tokens,
         summary=view.summary,
         compact_target_tokens=effective.target_tokens,
-        stable_prefix_tokens=stable_prefix_tokens(rt.sessions, params.session_id, view.messages),
+        stable_prefix_tokens=await stable_prefix_tokens(rt.store, rt.sessions, params.session_id, view.messages),
     )

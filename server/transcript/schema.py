@@ -142,6 +142,24 @@ CREATE TABLE calibrations (
 );
 """
 
+# v9 (B-CACHE-3, cold start): what a restarted server needs to resume a session's view state without reading its
+# whole history, and to say how much of its next request repeats the last one sent. ``view_resume``: where a view
+# built on the full history put its safe tail and what it knew of everything before it (a compaction head, as
+# JSON), written for sessions that have no stored summarized compaction to resume from. ``sent_requests``: the
+# last request sent to the provider, as one digest per message (``stablePrefixTokens``).
+# Both are derived data: losing a row only makes the next view slower or its stable prefix 0.
+V9_VIEW_RESUME = """
+CREATE TABLE view_resume (
+    session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+    tail_seq   INTEGER NOT NULL,
+    head       TEXT NOT NULL
+);
+CREATE TABLE sent_requests (
+    session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+    digests    BLOB NOT NULL
+);
+"""
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None] | str] = [
     V1,
     V2,
@@ -151,6 +169,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None] | str] = [
     V6_FILE_CHECKPOINTS,
     V7_SESSION_MODEL,
     V8_CALIBRATIONS,
+    V9_VIEW_RESUME,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

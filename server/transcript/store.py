@@ -39,6 +39,7 @@ from server.transcript.records import (
 )
 from server.transcript.schema import migrate
 from server.transcript.session_rows import SessionQueries
+from server.transcript.view_state import ViewStateQueries
 
 DEFAULT_PAGE = 200
 MAX_PAGE = 1000
@@ -72,6 +73,7 @@ class Store(
     ArtifactQueries,
     CheckpointQueries,
     CalibrationQueries,
+    ViewStateQueries,
 ):
     """Async access to one transcript database. Open with ``await Store.open(path)``."""
 

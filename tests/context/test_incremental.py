@@ -154,3 +154,36 @@ def test_B_CACHE_3_a_state_resumed_from_a_compactions_tail_builds_the_views_a_fu
                         resumed_views += 1
                 compaction = view.compaction or compaction
     assert resumed_views > 20, (resumed_views, needed_older)
+
+
+def test_B_CACHE_3_a_state_resumed_from_a_saved_resume_point_builds_the_views_a_full_state_builds():
+    """A session no turn compacted (an imported history, only ever viewed) has no stored compaction to resume
+    from: the server saves where a view on its full history put its tail, with that view's head, and the next
+    server resumes from there. Later views equal a full state's, with no compaction and with one whose tail lies
+    before the resume point (then the resumed state must say it needs the older history, never make a new one)."""
+    from server.context.incremental import PartialHistory
+
+    same = needed_older = 0
+    for path, window in ((KIMI, 16_000), (MINI_SWE, 8_000)):
+        msgs = _stored(path)
+        cfg = ViewSettings(window)
+        full, point, first = IncrementalView(), None, None
+        for n in range(1, len(msgs) + 1):
+            full.feed(msgs[n - 1 : n])
+            if msgs[n - 1]["role"] != "assistant" and n != len(msgs):
+                continue
+            view = full.view(cfg, None)
+            made = view.new_compaction
+            if point is not None:
+                for given in (None, first):
+                    try:
+                        got = _resumed(msgs[:n], point).view(cfg, given)
+                    except PartialHistory:
+                        needed_older += 1
+                    else:
+                        assert_same(got, full.view(cfg, given))
+                        same += 1
+            if made is not None and made.head is not None and n % 4 == 0:
+                first = first or made
+                point = made  # as ``keep_resume_point`` saves it: the tail and the head
+    assert same > 40 and needed_older > 0, (same, needed_older)

@@ -176,3 +176,9 @@ async def test_B_CACHE_1_getContextView_reports_the_stable_prefix_of_the_next_re
     assert view["stablePrefixTokens"] > 0
     assert as_sent(view["messages"])[: len(run.first[-1])] == run.first[-1]
     assert view["stablePrefixTokens"] < view["estimatedTokens"]
+
+
+async def test_B_CACHE_1_a_restarted_server_reports_the_stable_prefix_the_running_one_reported(run):
+    # The last request sent is kept with the session: server B, which has sent nothing yet, compares with it.
+    before, after = run.view_before_second, run.restarted_view
+    assert after["stablePrefixTokens"] == before["stablePrefixTokens"] > 0

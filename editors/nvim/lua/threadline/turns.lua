@@ -10,6 +10,19 @@ local function tl()
   return require('threadline')
 end
 
+--- A request about session s: an error is shown in its chat, a result goes to on_result (optional); callback
+--- gets (err, result) either way.
+local function session_request(s, method, params, callback, on_result)
+  tl().request(method, params, function(err, r)
+    if err then
+      s.chat:error(err)
+    elseif on_result then
+      on_result(r)
+    end
+    callback(err, r)
+  end)
+end
+
 --- submit(text): submits a turn in the current session (opening one first if there is none).
 function M.submit(text, callback)
   callback = callback or function() end
@@ -109,12 +122,7 @@ function M.steer(text, callback)
   end
   table.insert(s.pending_user, fmt.str(text))
   s.chat:user(text, nil, true)
-  tl().request('steerTurn', { sessionId = s.id, text = text }, function(err, r)
-    if err then
-      s.chat:error(err)
-    end
-    callback(err, r)
-  end)
+  session_request(s, 'steerTurn', { sessionId = s.id, text = text }, callback)
 end
 
 --- queue(text): run a turn right after the running one (at once when idle).
@@ -135,13 +143,11 @@ function M.compact(focus, callback)
     return callback({ message = 'no session' })
   end
   focus = focus and vim.trim(focus) or ''
-  tl().request('compactSession', { sessionId = s.id, focus = focus ~= '' and focus or nil }, function(err, r)
-    if err then
-      s.chat:error(err)
-    elseif not r.compacted then
+  local params = { sessionId = s.id, focus = focus ~= '' and focus or nil }
+  session_request(s, 'compactSession', params, callback, function(r)
+    if not r.compacted then
       s.chat:append({ '', '── nothing to compact yet: all of it is in the recent tail' })
     end
-    callback(err, r)
   end)
 end
 
@@ -192,12 +198,7 @@ function M.cancel(callback)
   end
   -- An approval still waiting on its picker is answered "reject" first, so the turn can stop.
   require('threadline.approval').reject_all(s.id)
-  tl().request('cancelTurn', { sessionId = s.id }, function(err, r)
-    if err then
-      s.chat:error(err)
-    end
-    callback(err, r)
-  end)
+  session_request(s, 'cancelTurn', { sessionId = s.id }, callback)
 end
 
 return M

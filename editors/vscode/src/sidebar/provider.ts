@@ -1,22 +1,20 @@
 // The sidebar webview view: holds the current session, turns webview actions into RPC calls, forwards the
-// server's sessionUpdate notifications and routes requestApproval to inline approval cards.
+// server's sessionUpdate notifications and routes requestApproval to inline approval cards (approvals.ts). Rewind
+// and diff review are in rewindActions.ts, the model picker in modelPicker.ts (both reach the view through host.ts).
 import * as vscode from 'vscode';
 import type { ServerManager } from '../serverManager';
 import { DiffDocuments } from '../diffs';
-import type { ApprovalDecision, EventItem, RequestApprovalParams, SessionInfo, SessionUpdate, TranscriptItem } from '../rpc/protocol';
+import type { ApprovalDecision, EventItem, SessionInfo, SessionUpdate, TranscriptItem } from '../rpc/protocol';
 import type { ThreadlineClient } from '../rpc/client';
-import { modelButtonLabel, modelPickItems } from '../models';
+import { PendingApprovals } from './approvals';
+import type { SidebarHost } from './host';
 import { buildWebviewHtml, makeNonce } from './html';
-import { forkSeqBefore, planRewind, rewindDone } from './rewind';
 import type { FromWebview, ServerState, ToWebview } from './messages';
+import { ModelPicker } from './modelPicker';
+import { RewindActions } from './rewindActions';
 import { storedDiffs } from '../webview/history';
 
 const CURRENT_KEY = 'threadline.currentSession';
-
-interface PendingApproval {
-  params: RequestApprovalParams;
-  resolve: (d: ApprovalDecision) => void;
-}
 
 export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Disposable {
   static readonly viewId = 'threadline.sidebar';
@@ -24,21 +22,38 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
   private currentId: string | undefined;
   private running: string | undefined; // session id of the running turn
   private turnsInFlight = 0; // submitTurn requests not answered yet (the running turn and queued ones)
-  private readonly approvals = new Map<string, PendingApproval>();
   private readonly artifacts = new Map<string, Set<string>>(); // session -> artifact ids seen
   private readonly disposables: vscode.Disposable[] = [];
   private clientDisposables: vscode.Disposable[] = [];
-  private approvalSeq = 0;
-  private nextModel: string | null | undefined; // picked with no session yet: the next createSession's model
+  private readonly approvals: PendingApprovals;
+  private readonly rewinds: RewindActions;
+  private readonly models: ModelPicker;
   private readonly updateEmitter = new vscode.EventEmitter<SessionUpdate>();
   readonly onUpdate = this.updateEmitter.event;
 
   constructor(private readonly context: vscode.ExtensionContext, private readonly server: ServerManager,
     readonly diffs: DiffDocuments = new DiffDocuments()) {
     this.currentId = context.workspaceState.get<string>(CURRENT_KEY);
+    this.approvals = new PendingApprovals({
+      post: (msg) => this.post(msg),
+      exists: () => this.view !== undefined,
+      visible: () => this.view?.visible ?? false,
+      reveal: () => this.reveal(),
+    }, diffs);
     this.attach(server.client);
     this.disposables.push(server.onDidChangeClient((c) => this.attach(c)));
     server.isBusy = () => this.running !== undefined;
+    const host: SidebarHost = {
+      server,
+      currentSession: () => this.currentId,
+      post: (msg) => this.post(msg),
+      selectSession: (id) => this.selectSession(id),
+      listSessions: () => this.listSessions(),
+      refreshSessions: () => this.refreshSessions(),
+      estimateMeter: (id) => this.estimateMeter(id),
+    };
+    this.rewinds = new RewindActions(host, diffs);
+    this.models = new ModelPicker(host);
   }
 
   get sessionId(): string | undefined {
@@ -113,75 +128,24 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     await this.estimateMeter(sessionId);
   }
 
-  /** A turn's menu: rewind its files (and later turns'), optionally the conversation too (a fork before it). */
-  async rewindTurn(turnId: string, text?: string, toolCallId?: string, sessionId = this.currentId): Promise<void> {
-    if (!sessionId) return;
-    const client = this.server.client;
-    const scope = toolCallId ? { toolCallId } : {};
-    const plan = planRewind(await client.request('rewindFiles', { sessionId, toTurnId: turnId, dryRun: true, ...scope }));
-    const FILES = 'Rewind Files', BOTH = 'Rewind Files and Conversation', FORCE = 'Rewind, Overwriting Conflicts';
-    const choices = [FILES, ...(toolCallId ? [] : [BOTH]), ...(plan.conflicted ? [FORCE] : [])];
-    const pick = await vscode.window.showWarningMessage(toolCallId ? 'Rewind this edit?' : 'Rewind to before this turn?',
-      { modal: true, detail: plan.summary }, ...choices);
-    if (!pick) return;
-    const result = await client.request('rewindFiles', { sessionId, toTurnId: turnId, ...scope, ...(pick === FORCE ? { force: true } : {}) });
-    void vscode.window.showInformationMessage(rewindDone(result));
-    if (pick !== BOTH) return;
-    const { turns } = await client.request('listCheckpoints', { sessionId });
-    const turn = turns.find((t) => t.turnId === turnId);
-    if (!turn) return;
-    const { sessionId: forked } = await client.request('forkSession', { sessionId, atSeq: forkSeqBefore(turn) });
-    await this.selectSession(forked);
-    if (text) this.post({ type: 'prefill', text });
+  /** A turn's menu (or an edit's button): rewindActions.ts. */
+  rewindTurn(turnId: string, text?: string, toolCallId?: string): Promise<void> {
+    return this.rewinds.rewindTurn(turnId, text, toolCallId);
   }
 
-  /** The diff of a proposed or applied edit, in VS Code's diff editor. */
-  async openDiff(toolCallId: string): Promise<void> {
-    if (!(await this.diffs.open(toolCallId))) void vscode.window.showInformationMessage('Threadline: this edit has no diff to show.');
+  /** An applied diff's title-bar "Rewind This Edit". */
+  rewindFromDiff(toolCallId: string | undefined): Promise<void> {
+    return this.rewinds.rewindFromDiff(toolCallId);
   }
 
   /** The diff editor's title-bar Allow/Reject: answer the approval of the call shown there. */
   answerFromDiff(toolCallId: string | undefined, decision: ApprovalDecision): void {
-    for (const [id, p] of this.approvals) if (p.params.toolCallId === toolCallId) this.answerApproval(id, decision);
+    this.approvals.answerToolCall(toolCallId, decision);
   }
 
-  /** The model picker: listModels' models with window and prices; the pick applies to the current session from its
-   *  next model call (updateSession), or to the next session created when there is none yet. */
-  async pickModel(): Promise<void> {
-    const client = this.server.client;
-    const sessionId = this.currentId;
-    const current = sessionId ? await this.sessionModel(sessionId) : this.nextModel;
-    const listed = await client.request('listModels', {});
-    const items = modelPickItems(listed, current);
-    if (!items.length) {
-      void vscode.window.showInformationMessage('Threadline: no models configured. Add [models.NAME] to config.toml.');
-      return;
-    }
-    const pick = await vscode.window.showQuickPick(items, {
-      title: 'Threadline: Pick the Model', placeHolder: sessionId ? 'Applies from the next model call' : 'For the next session',
-    });
-    if (!pick) return;
-    if (!sessionId) {
-      this.nextModel = pick.name;
-      this.post({ type: 'model', label: modelButtonLabel(pick.name) });
-      return;
-    }
-    const r = await client.request('updateSession', { sessionId, model: pick.name });
-    this.post({ type: 'model', label: modelButtonLabel(r.model) });
-    await this.refreshSessions();
-    await this.estimateMeter(sessionId); // the window is the new model's from now on
-  }
-
-  private async sessionModel(sessionId: string): Promise<string | null> {
-    const cwd = this.server.workspaceFolder();
-    const { sessions } = await this.server.client.request('listSessions', { ...(cwd ? { cwd } : {}), limit: 100 });
-    return sessions.find((s) => s.sessionId === sessionId)?.model ?? null;
-  }
-
-  /** An applied diff's title-bar "Rewind This Edit": the same as its tool card's button (of the edit's own session). */
-  async rewindFromDiff(toolCallId: string | undefined): Promise<void> {
-    const edit = this.diffs.appliedEdit(toolCallId);
-    if (edit && toolCallId) await this.rewindTurn(edit.turnId, undefined, toolCallId, edit.sessionId);
+  /** The model picker: modelPicker.ts. */
+  pickModel(): Promise<void> {
+    return this.models.pick();
   }
 
   async cancel(): Promise<void> {
@@ -196,14 +160,14 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
 
   private async createSession(title?: string): Promise<string> {
     const cwd = this.server.workspaceFolder() ?? process.cwd();
-    const model = this.nextModel;
+    const model = this.models.forNextSession;
     const { sessionId } = await this.server.client.request('createSession', {
       cwd, ...(title ? { title } : {}), ...(typeof model === 'string' ? { model } : {}) });
-    this.nextModel = undefined;
+    this.models.taken();
     await this.setCurrent(sessionId);
     this.post({ type: 'session', session: { sessionId, title: title ?? 'New session' }, history: [] });
     this.post({ type: 'meter', contextTokens: 0, contextWindowTokens: 0 });
-    this.post({ type: 'model', label: modelButtonLabel(model) });
+    this.models.show(model);
     await this.refreshSessions();
     await this.showMcpServers(sessionId);
     return sessionId;
@@ -217,7 +181,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     for (const [id, diff] of storedDiffs(events)) this.diffs.remember(id, diff, sessionId, turnOf.get(id) ?? undefined); // "Show diff" on resumed cards
     this.post({ type: 'session', session: { sessionId, title: '' }, history, events });
     const sessions = await this.refreshSessions();
-    this.post({ type: 'model', label: modelButtonLabel(sessions.find((s) => s.sessionId === sessionId)?.model) });
+    this.models.show(sessions.find((s) => s.sessionId === sessionId)?.model);
     await this.estimateMeter(sessionId);
     await this.showMcpServers(sessionId);
   }
@@ -260,19 +224,19 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
       case 'steer': return this.steer(m.text);
       case 'queue': return this.submit(m.text, true);
       case 'compact': return this.compactNow();
-      case 'rewindTurn': return this.rewindTurn(m.turnId, m.text);
-      case 'rewindEdit': return this.rewindTurn(m.turnId, undefined, m.toolCallId);
-      case 'openDiff': return this.openDiff(m.toolCallId);
+      case 'rewindTurn': return this.rewinds.rewindTurn(m.turnId, m.text);
+      case 'rewindEdit': return this.rewinds.rewindTurn(m.turnId, undefined, m.toolCallId);
+      case 'openDiff': return this.rewinds.openDiff(m.toolCallId);
       case 'cancel': return this.cancel();
       case 'newSession': return this.newSession();
       case 'selectSession': return this.selectSession(m.sessionId);
       case 'forkSession': return this.fork(m.atSeq);
       case 'deleteSession': return this.deleteCurrent();
-      case 'approve': return this.answerApproval(m.requestId, m.decision);
+      case 'approve': return this.approvals.answer(m.requestId, m.decision);
       case 'openArtifact':
         return void vscode.commands.executeCommand('threadline.openArtifact', this.currentId, m.artifactId);
       case 'showContextView': return void vscode.commands.executeCommand('threadline.showContextView');
-      case 'pickModel': return this.pickModel();
+      case 'pickModel': return this.models.pick();
     }
   }
 
@@ -282,13 +246,19 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     const sessions = await this.refreshSessions();
     if (this.currentId && !sessions.some((s) => s.sessionId === this.currentId)) await this.setCurrent(undefined);
     if (this.currentId) await this.selectSession(this.currentId);
-    for (const [requestId, p] of this.approvals) this.post({ type: 'approval', requestId, params: p.params });
+    this.approvals.repost();
     if (this.running) this.post({ type: 'turn', running: true });
   }
 
-  private async refreshSessions(): Promise<SessionInfo[]> {
+  /** This workspace's sessions (the latest 100). */
+  private async listSessions(): Promise<SessionInfo[]> {
     const cwd = this.server.workspaceFolder();
     const { sessions } = await this.server.client.request('listSessions', { ...(cwd ? { cwd } : {}), limit: 100 });
+    return sessions;
+  }
+
+  private async refreshSessions(): Promise<SessionInfo[]> {
+    const sessions = await this.listSessions();
     this.post({ type: 'sessions', sessions, currentId: this.currentId });
     return sessions;
   }
@@ -350,66 +320,22 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
         if (u.kind === 'artifactCreated') this.noteArtifact(params.sessionId, u.artifactId);
         if (u.kind === 'toolResult' && u.artifactId) this.noteArtifact(params.sessionId, u.artifactId);
         if (u.kind === 'toolResult' && u.diff) this.diffs.remember(u.toolCallId, u.diff, params.sessionId, params.turnId ?? undefined);
-        if (u.kind === 'turnCompleted') this.withdrawApprovals(params.sessionId);
+        if (u.kind === 'turnCompleted') this.approvals.withdraw(params.sessionId);
         this.post({ type: 'update', params });
         this.updateEmitter.fire(params);
       }),
       client.onStateChange((state) => {
         this.post({ type: 'server', state: toServerState(state) });
-        if (state === 'crashed') {
-          for (const [id, p] of this.approvals) this.closeApproval(id, p, 'reject', undefined);
-        }
+        if (state === 'crashed') this.approvals.withdrawAll();
       }),
       client.onRestart(() => void this.refreshSessions().catch(() => undefined)),
     ];
-    client.setApprovalHandler((params, token) => this.askApproval(params, token));
+    client.setApprovalHandler((params, token) => this.approvals.ask(params, token));
   }
 
   private noteArtifact(sessionId: string, artifactId: string): void {
     if (!this.artifacts.has(sessionId)) this.artifacts.set(sessionId, new Set());
     this.artifacts.get(sessionId)!.add(artifactId);
-  }
-
-  private async askApproval(params: RequestApprovalParams, token: vscode.CancellationToken | { onCancellationRequested: vscode.Event<unknown> }): Promise<ApprovalDecision> {
-    if (!this.view && !(await this.reveal())) {
-      // No sidebar to show it in: fall back to a notification with the same three choices.
-      const pick = await vscode.window.showWarningMessage(`Threadline: ${params.title}`, { detail: params.detail }, 'Allow Once', 'Allow Always', 'Reject');
-      return pick === 'Allow Once' ? 'allowOnce' : pick === 'Allow Always' ? 'allowAlways' : 'reject';
-    }
-    const requestId = `a${++this.approvalSeq}`;
-    if (params.diff) {
-      this.diffs.propose(params.toolCallId, params.diff);
-      void this.diffs.open(params.toolCallId);
-    }
-    return new Promise<ApprovalDecision>((resolve) => {
-      this.approvals.set(requestId, { params, resolve });
-      token.onCancellationRequested(() => {
-        const pending = this.approvals.get(requestId);
-        if (pending) this.closeApproval(requestId, pending, 'reject', undefined);
-      });
-      this.post({ type: 'approval', requestId, params });
-      if (!this.view?.visible) void this.reveal();
-    });
-  }
-
-  /** The turn ended (e.g. cancelled) with approvals still open: they no longer matter. */
-  private withdrawApprovals(sessionId: string): void {
-    for (const [id, p] of this.approvals) {
-      if (p.params.sessionId === sessionId) this.closeApproval(id, p, 'reject', undefined);
-    }
-  }
-
-  private answerApproval(requestId: string, decision: ApprovalDecision): void {
-    const pending = this.approvals.get(requestId);
-    if (pending) this.closeApproval(requestId, pending, decision, decision);
-  }
-
-  /** Every way an approval ends: the server gets its decision, the card closes, its diff loses Allow/Reject. */
-  private closeApproval(requestId: string, pending: PendingApproval, decision: ApprovalDecision, shown: ApprovalDecision | undefined): void {
-    this.approvals.delete(requestId);
-    this.diffs.settle(pending.params.toolCallId);
-    pending.resolve(decision);
-    this.post({ type: 'approvalClosed', requestId, ...(shown ? { decision: shown } : {}) });
   }
 
   private post(msg: ToWebview): void {

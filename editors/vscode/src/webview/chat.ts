@@ -1,13 +1,14 @@
 // The chat sidebar: session bar, the context strip (contextStrip.ts: meter, model, MCP servers), transcript
-// (streamed text, reasoning, tool cards, approvals, compaction notices) and the composer. It renders what the
-// extension forwards; it never talks to the server.
+// (streamed text, reasoning, tool cards (toolCards.ts), approvals, compaction notices) and the composer. It
+// renders what the extension forwards; it never talks to the server.
 import type { FromWebview, ToWebview } from '../sidebar/messages';
 import type { EventItem, FileDiff, RequestApprovalParams, SessionInfo, TranscriptItem, Update } from '../rpc/protocol';
 import { ContextStrip } from './contextStrip';
-import { clip, fmtBytes, fmtTokens, h, prettyArgs } from './dom';
+import { fmtBytes, fmtTokens, h } from './dom';
 import { interleaveCompactions, storedDiffs } from './history';
 import { cachedShare, sessionCost } from './meter';
 import { renderMarkdown } from './markdown';
+import { ToolCards } from './toolCards';
 
 type Post = (msg: FromWebview) => void;
 
@@ -24,16 +25,15 @@ export class Chat {
   private sessions: SessionInfo[] = [];
   private running = false;
   private assistant: AssistantBlock | undefined;
-  private readonly cards = new Map<string, HTMLElement>();
   private historyDiffs = new Map<string, FileDiff>(); // a resumed session's applied edits (fileDiff events)
   private readonly approvals = new Map<string, HTMLElement>();
-  private readonly artifactSizes = new Map<string, string>();
   private pendingUsers: HTMLElement[] = []; // sent, not yet confirmed by a userMessage update
 
   private readonly sessionSelect = h('select', { id: 'session', 'aria-label': 'Session' });
   private readonly banner = h('div', { id: 'banner', class: 'banner', role: 'status', hidden: true });
   private readonly strip: ContextStrip;
   private readonly log = h('main', { id: 'log', class: 'log', role: 'log', 'aria-label': 'Conversation', tabindex: 0 });
+  private readonly cards = new ToolCards(this.log);
   private readonly input = h('textarea', {
     id: 'input', rows: 3, placeholder: 'Ask Threadline… (Enter to send, Shift+Enter for a new line)', 'aria-label': 'Message',
   });
@@ -156,11 +156,11 @@ export class Chat {
       block.text = item.content ?? '';
       this.renderAssistantText(block);
       if (interrupted) block.el.append(h('div', { class: 'status-line', text: 'Interrupted' }));
-      for (const call of item.toolCalls ?? []) this.toolCard(call.id, call.function.name, call.function.arguments);
+      for (const call of item.toolCalls ?? []) this.cards.add(call.id, call.function.name, call.function.arguments);
       this.assistant = undefined;
     } else if (item.role === 'tool' && item.toolCallId) {
       const artifact = /^\[artifact ([\w.-]+)\]/.exec(item.content ?? '');
-      this.toolResult(item.toolCallId, item.name ?? 'tool', item.toolStatus ?? 'ok', item.content ?? '', artifact?.[1],
+      this.cards.result(item.toolCallId, item.name ?? 'tool', item.toolStatus ?? 'ok', item.content ?? '', artifact?.[1],
         this.historyDiffs.get(item.toolCallId), item.turnId ?? undefined);
     } // system items (the session's frozen prompt) are not part of the conversation shown to people
   }
@@ -203,13 +203,13 @@ export class Chat {
       }
       case 'toolCall':
         this.assistant = undefined;
-        this.toolCard(u.toolCallId, u.tool, u.arguments, u.title ?? undefined);
+        this.cards.add(u.toolCallId, u.tool, u.arguments, u.title ?? undefined);
         break;
       case 'toolResult':
-        this.toolResult(u.toolCallId, u.tool, u.status, u.content, u.artifactId ?? undefined, u.diff ?? undefined, turnId);
+        this.cards.result(u.toolCallId, u.tool, u.status, u.content, u.artifactId ?? undefined, u.diff ?? undefined, turnId);
         break;
       case 'artifactCreated':
-        this.artifactLink(u.toolCallId, u.artifactId, `${fmtBytes(u.totalBytes)}, ${fmtTokens(u.totalLines)} lines`);
+        this.cards.artifactLink(u.toolCallId, u.artifactId, `${fmtBytes(u.totalBytes)}, ${fmtTokens(u.totalLines)} lines`);
         break;
       case 'contextCompacted':
         this.compaction(u.mode, u.beforeTokens, u.afterTokens, u.summary);
@@ -280,52 +280,6 @@ export class Chat {
     block.body.innerHTML = renderMarkdown(block.text); // markdown-it with html disabled: escaped, no raw HTML
   }
 
-  private toolCard(id: string, tool: string, args: unknown, title?: string): HTMLElement {
-    const status = h('span', { class: 'tool-status running', text: 'running' });
-    const result = h('div', { class: 'tool-result' });
-    const card = h('details', { class: 'tool-card', 'data-tool-call': id },
-      h('summary', {}, h('span', { class: 'tool-name', text: tool }), h('span', { class: 'tool-title', text: title ?? '' }), status),
-      h('div', { class: 'tool-label', text: 'Arguments' }),
-      h('pre', { class: 'tool-args', text: prettyArgs(args) }),
-      result);
-    this.cards.set(id, card);
-    this.log.append(card);
-    return card;
-  }
-
-  private toolResult(id: string, tool: string, status: string, content: string, artifactId?: string, diff?: FileDiff,
-    turnId?: string): void {
-    const card = this.cards.get(id) ?? this.toolCard(id, tool, {});
-    const badge = card.querySelector('.tool-status')!;
-    badge.className = `tool-status ${status}`;
-    badge.textContent = status;
-    const result = card.querySelector('.tool-result')!;
-    const lines = content.split('\n').length;
-    result.replaceChildren(h('details', { class: 'tool-output' },
-      h('summary', { text: `Result (${fmtTokens(lines)} lines)` }), h('pre', { text: clip(content) })));
-    if (artifactId) this.artifactLink(id, artifactId);
-    if (diff && status === 'ok') {
-      result.append(h('div', { class: 'edit-actions' },
-        h('button', { class: 'diff-link', 'data-action': 'open-diff', 'data-call': id, title: 'Open the applied change in a diff editor', text: `Show diff of ${diff.path}` }),
-        ...(turnId ? [h('button', { class: 'rewind-edit', 'data-action': 'rewind-edit', 'data-turn': turnId, 'data-call': id,
-          title: 'Put the file back as it was before this edit (and later ones)', text: 'Rewind this edit' })] : [])));
-    }
-  }
-
-  private artifactLink(toolCallId: string, artifactId: string, size?: string): void {
-    const card = this.cards.get(toolCallId);
-    const existing = card?.querySelector(`[data-artifact="${CSS.escape(artifactId)}"]`);
-    if (size) this.artifactSizes.set(artifactId, size);
-    size ??= this.artifactSizes.get(artifactId);
-    const label = `Open artifact ${artifactId}${size ? ` (${size})` : ''}`;
-    if (existing) {
-      if (size) existing.textContent = label;
-      return;
-    }
-    const link = h('button', { class: 'artifact-link', 'data-artifact': artifactId, title: 'Open the full output read-only in an editor', text: label });
-    (card?.querySelector('.tool-result') ?? this.log).append(link);
-  }
-
   private showApproval(requestId: string, p: RequestApprovalParams): void {
     const labels: Record<string, string> = { allowOnce: 'Allow once', allowAlways: 'Allow always', reject: 'Reject' };
     const buttons = h('div', { class: 'approval-actions' });
@@ -385,10 +339,7 @@ export class Chat {
     this.root.classList.toggle('running', running);
     if (running || !was) return;
     this.assistant = undefined;
-    for (const card of this.cards.values()) {
-      const badge = card.querySelector('.tool-status.running');
-      if (badge) (badge.className = 'tool-status error'), (badge.textContent = 'stopped');
-    }
+    this.cards.stopRunning();
     for (const id of this.approvals.keys()) this.closeApproval(id);
     if (stopReason === 'cancelled') this.note('warning', 'Turn cancelled.');
     else if (stopReason === 'maxIterations') this.note('warning', 'Stopped: the turn reached its iteration limit.');

@@ -1,0 +1,77 @@
+"""Cold start of a long session no turn has compacted (B-CACHE-3): the real server over stdio on a real SQLite file.
+
+A history stored through the store's API (as an imported one: no ``contextCompacted`` event) is viewed with
+``getContextView`` by server A, which reads all of it once and saves where its view put the safe tail. Server B,
+started afterwards on the same data folder, resumes from that point: same view, without reading the history the
+saved head covers; a view that does need all of it still gets it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from server.context import estimate_message_tokens
+from server.transcript import NewMessage, Store
+from tests.conftest import KIMI, MINI_SWE, load_trajectory
+from tests.harness import log_path, start_client
+
+pytestmark = pytest.mark.asyncio
+
+MESSAGES = 3_000
+WINDOW = 16_000
+
+
+async def _imported_session(home: Path, folder: Path) -> str:
+    """``MESSAGES`` real messages (two trajectories, cycled, call ids made unique per cycle)."""
+    source = [m for path in (KIMI, MINI_SWE) for m in load_trajectory(path) if m["role"] != "system"]
+    store = await Store.open(home / "threadline.db", estimate=estimate_message_tokens)
+    try:
+        session = await store.create_session(str(folder), "imported")
+        batch = []
+        for i in range(MESSAGES):
+            msg, cycle = source[i % len(source)], i // len(source)
+            calls = [dict(c, id=f"{c['id']}_{cycle}") for c in msg.get("tool_calls") or []] or None
+            call_id = f"{msg['tool_call_id']}_{cycle}" if msg.get("tool_call_id") else None
+            batch.append(NewMessage(msg["role"], msg.get("content"), tool_calls=calls, tool_call_id=call_id))
+        await store.append_messages(session.id, batch)
+        return session.id
+    finally:
+        await store.close()
+
+
+async def _view(home: Path, sid: str, **params: Any) -> tuple[dict[str, Any], str]:
+    """``getContextView`` from a fresh server, and what that server logged."""
+    before = log_path(home).read_text() if log_path(home).exists() else ""
+    client = await start_client(home, args=("--log-level", "INFO"))
+    try:
+        view = await client.request("getContextView", {"sessionId": sid, "contextWindowTokens": WINDOW, **params})
+    finally:
+        await client.close()
+    return view, log_path(home).read_text()[len(before) :]
+
+
+async def test_B_CACHE_3_a_restarted_server_resumes_an_uncompacted_history_from_the_saved_point(home, folder):
+    sid = await _imported_session(home, folder)
+    first, log_a = await _view(home, sid)
+    assert first["mode"] == "summarized" and first["transcriptMessages"] == MESSAGES
+    assert "resumed" not in log_a  # nothing to resume from yet: A reads the whole history
+
+    again, log_b = await _view(home, sid)
+    assert again == first  # the same request, byte for byte, and the same figures
+    assert "resumed from the saved resume point" in log_b
+    assert "reading all of it" not in log_b
+    older = int(log_b.split("older messages not read")[0].split(";")[-1])
+    assert older > MESSAGES * 0.9  # B did not read the history the head covers
+
+
+async def test_B_CACHE_3_a_view_that_needs_the_whole_history_still_gets_it_after_resuming(home, folder):
+    sid = await _imported_session(home, folder)
+    await _view(home, sid)
+    # A window the whole history fits: the resumed state cannot build it and the server reads everything.
+    whole, log = await _view(home, sid, contextWindowTokens=5_000_000)
+    assert "resumed from the saved resume point" in log and "reading all of it" in log
+    assert whole["mode"] == "full" and whole["transcriptMessages"] == MESSAGES
+    assert whole["estimatedTokens"] == whole["beforeTokens"]
