@@ -61,18 +61,7 @@ class Checkpointer:
         try:
             data, size = await asyncio.to_thread(read_regular_file, path, self.max_file_bytes + 1)
         except FileNotFoundError:
-            row = await self.store.add_checkpoint(
-                self.session_id,
-                kind="tool",
-                turn_id=self.turn_id,
-                tool_call_id=call_id,
-                path=rel,
-                change="created",
-                before_hash=None,
-                size=0,
-                restorable=True,
-            )
-            return Pending(row, path, None)
+            return await self._record(call_id, path, rel, "created", before_hash=None, size=0, note=None)
         except (NotRegularFile, OSError):
             return None  # a folder, FIFO or unreadable file: the tool fails on it
         note = None
@@ -94,14 +83,20 @@ class Checkpointer:
                 )
             else:
                 await asyncio.to_thread(self.blobs.put, self.session_id, data)
+        return await self._record(call_id, path, rel, "modified", before_hash=key, size=size, note=note)
+
+    async def _record(
+        self, call_id: str, path: Path, rel: str, change: str, *, before_hash: str | None, size: int, note: str | None
+    ) -> Pending:
+        """The tool call's row for ``path``, open until ``after``; a note means its content was not kept."""
         row = await self.store.add_checkpoint(
             self.session_id,
             kind="tool",
             turn_id=self.turn_id,
             tool_call_id=call_id,
             path=rel,
-            change="modified",
-            before_hash=key,
+            change=change,
+            before_hash=before_hash,
             size=size,
             restorable=note is None,
             note=note,

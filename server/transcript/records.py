@@ -11,6 +11,11 @@ from typing import Any, Literal
 from server.errors import InvalidMessage
 
 ROLES = ("system", "user", "assistant", "tool")
+# the ``messages`` columns a ``StoredMessage`` is read from, in order (the store's ``_message``)
+MESSAGE_COLUMNS = (
+    "seq, role, content, tool_calls, tool_call_id, name, reasoning, images, status, turn_id, created_at, tokens,"
+    " reasoning_items, tool_status"
+)
 
 
 def now() -> str:

@@ -27,26 +27,20 @@ from server.transcript.checkpoints import CheckpointQueries
 from server.transcript.drafts import DraftQueries
 from server.transcript.events import EventQueries
 from server.transcript.records import (
-    Artifact,
+    MESSAGE_COLUMNS,
     NewMessage,
     Page,
     SearchHit,
-    Session,
     StoredMessage,
     dumps,
     loads,
-    new_id,
     now,
     searchable_text,
 )
 from server.transcript.schema import migrate
+from server.transcript.session_rows import SessionQueries
 from server.transcript.view_state import ViewStateQueries
 
-MESSAGE_COLUMNS = (
-    "seq, role, content, tool_calls, tool_call_id, name, reasoning, images, status, turn_id, created_at, tokens,"
-    " reasoning_items, tool_status"
-)
-SESSION_COLUMNS = "id, title, cwd, created_at, updated_at, last_seq, parent_id, approval_policy, model"
 DEFAULT_PAGE = 200
 MAX_PAGE = 1000
 
@@ -72,7 +66,15 @@ def _refuse_empty_file(path: Path) -> None:
     )
 
 
-class Store(DraftQueries, EventQueries, ArtifactQueries, CheckpointQueries, CalibrationQueries, ViewStateQueries):
+class Store(
+    SessionQueries,
+    DraftQueries,
+    EventQueries,
+    ArtifactQueries,
+    CheckpointQueries,
+    CalibrationQueries,
+    ViewStateQueries,
+):
     """Async access to one transcript database. Open with ``await Store.open(path)``."""
 
     def __init__(
@@ -138,87 +140,6 @@ class Store(DraftQueries, EventQueries, ArtifactQueries, CheckpointQueries, Cali
                 await self._writer.execute("ROLLBACK")
             except sqlite3.Error:
                 pass
-
-    # --- sessions -----------------------------------------------------------------------------------
-
-    async def create_session(
-        self, cwd: str, title: str | None = None, approval_policy: str | None = None, model: str | None = None
-    ) -> Session:
-        sid, stamp = new_id("ses_"), now()
-        title = title or "New session"
-        async with self._write() as db:
-            await db.execute(
-                "INSERT INTO sessions (id, title, cwd, created_at, updated_at, approval_policy, model)"
-                " VALUES (?,?,?,?,?,?,?)",
-                (sid, title, cwd, stamp, stamp, approval_policy, model),
-            )
-        return Session(sid, title, cwd, stamp, stamp, 0, None, approval_policy, model)
-
-    async def get_session(self, session_id: str) -> Session:
-        rows = await self._read(f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ?", (session_id,))
-        if not rows:
-            raise SessionNotFound(f"no session {session_id!r}")
-        return Session(*rows[0])
-
-    async def list_sessions(self, cwd: str | None = None, limit: int | None = None) -> list[Session]:
-        sql = f"SELECT {SESSION_COLUMNS} FROM sessions"
-        args: list[Any] = []
-        if cwd is not None:
-            sql += " WHERE cwd = ?"
-            args.append(cwd)
-        sql += " ORDER BY updated_at DESC, id LIMIT ?"
-        args.append(limit if limit and limit > 0 else -1)
-        return [Session(*row) for row in await self._read(sql, args)]
-
-    async def set_approval_policy(self, session_id: str, policy: str | None) -> None:
-        """The session's approval policy (ACP's mode); None falls back to the server's setting."""
-        async with self._write() as db:
-            cur = await db.execute("UPDATE sessions SET approval_policy = ? WHERE id = ?", (policy, session_id))
-            if cur.rowcount == 0:
-                raise SessionNotFound(f"no session {session_id!r}")
-
-    async def set_model(self, session_id: str, model: str | None) -> None:
-        """The session's named model (``[models.NAME]``); None falls back to the server's default provider."""
-        async with self._write() as db:
-            cur = await db.execute("UPDATE sessions SET model = ? WHERE id = ?", (model, session_id))
-            if cur.rowcount == 0:
-                raise SessionNotFound(f"no session {session_id!r}")
-
-    async def delete_session(self, session_id: str) -> list[Artifact]:
-        """Delete a session with its messages, events and artifact records; returns the artifacts to unlink."""
-        await self.get_session(session_id)
-        artifacts = await self.list_artifacts(session_id)
-        async with self._write() as db:
-            await db.execute(
-                "DELETE FROM messages_fts WHERE rowid IN (SELECT id FROM messages WHERE session_id = ?)", (session_id,)
-            )
-            await db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
-        return artifacts
-
-    async def fork_session(self, session_id: str, at_seq: int | None = None) -> Session:
-        """Copy messages with ``seq <= at_seq`` (all when None) into a new session; the original is untouched."""
-        src = await self.get_session(session_id)
-        upto = src.message_count if at_seq is None else min(at_seq, src.message_count)
-        sid, stamp = new_id("ses_"), now()
-        title = f"{src.title} (fork)"
-        async with self._write() as db:
-            await db.execute(
-                "INSERT INTO sessions (id, title, cwd, created_at, updated_at, parent_id, forked_at_seq, last_seq,"
-                " approval_policy, model) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                (sid, title, src.cwd, stamp, stamp, session_id, upto, max(upto, 0), src.approval_policy, src.model),
-            )
-            await db.execute(
-                f"INSERT INTO messages (session_id, {MESSAGE_COLUMNS}) SELECT ?, {MESSAGE_COLUMNS}"
-                " FROM messages WHERE session_id = ? AND seq <= ? ORDER BY seq",
-                (sid, session_id, upto),
-            )
-            await db.execute(
-                "INSERT INTO messages_fts (rowid, text) SELECT n.id, f.text FROM messages n"
-                " JOIN messages o ON o.session_id = ? AND o.seq = n.seq"
-                " JOIN messages_fts f ON f.rowid = o.id WHERE n.session_id = ?",
-                (session_id, sid),
-            )
-        return Session(sid, title, src.cwd, stamp, stamp, max(upto, 0), session_id, src.approval_policy, src.model)
 
     # --- messages -----------------------------------------------------------------------------------
 

@@ -1,0 +1,136 @@
+"""Running a turn from ``threadline chat``'s terminal: Ctrl-C cancels it, and at a terminal each line typed while
+it runs answers the approval being asked, steers the turn (``steerTurn``) or, as ``/queue TEXT``, queues TEXT as a
+turn after it (``submitTurn {queue: true}``). One reader takes every line: two readers of stdin would each
+swallow lines.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+import threading
+from typing import Any, Protocol
+
+from server.cli.client import Client, RpcError
+
+
+class Lines(Protocol):
+    """Where a turn's lines go: ``server.cli.chat.Printer``."""
+
+    def write(self, line: str) -> None: ...
+
+
+async def read_line(prompt: str | None = None) -> str | None:
+    """A line from stdin without blocking the event loop; None at EOF."""
+    if prompt and sys.stdin.isatty():
+        sys.stdout.write(prompt)
+        sys.stdout.flush()
+    line = await _readline()
+    return line.rstrip("\n") if line else None
+
+
+def _readline() -> asyncio.Future[str]:
+    """stdin's next line from a daemon thread: Ctrl-C at the prompt must not wait for the read to finish, as a
+    thread of the loop's default executor would at shutdown."""
+    loop = asyncio.get_running_loop()
+    fut: asyncio.Future[str] = loop.create_future()
+
+    def read() -> None:
+        try:
+            line = sys.stdin.readline()
+        except (OSError, ValueError):
+            line = ""
+        try:
+            loop.call_soon_threadsafe(lambda: None if fut.done() else fut.set_result(line))
+        except RuntimeError:  # the loop is already closed: nobody is waiting any more
+            pass
+
+    threading.Thread(target=read, name="stdin", daemon=True).start()
+    return fut
+
+
+class TurnInput:
+    """While a turn runs in the interactive chat, one reader takes every line: it answers the approval being
+    asked, if any, and otherwise steers the turn (two readers of stdin would each swallow lines)."""
+
+    def __init__(self) -> None:
+        self.answer: asyncio.Future[str | None] | None = None
+
+    async def read(self, prompt: str) -> str | None:
+        if sys.stdin.isatty():
+            sys.stdout.write(prompt)
+            sys.stdout.flush()
+        self.answer = asyncio.get_running_loop().create_future()
+        try:
+            return await self.answer
+        finally:
+            self.answer = None
+
+    def take(self, line: str | None) -> bool:
+        """Give ``line`` to the approval prompt waiting for it; False when none is."""
+        if self.answer is None or self.answer.done():
+            return False
+        self.answer.set_result(line)
+        return True
+
+
+async def run_steerable(
+    client: Client, printer: Lines, sid: str, text: str, turn_input: TurnInput
+) -> tuple[int, asyncio.Future[str | None] | None]:
+    """A turn during which each line typed answers an approval, steers the turn, or (``/queue TEXT``) queues a
+    turn after it. Returns the exit status and the read still under way when the turns ended."""
+    turns = [asyncio.ensure_future(run_turn(client, printer, sid, text))]
+    reader: asyncio.Future[str | None] | None = asyncio.ensure_future(read_line())
+    while not all(t.done() for t in turns):
+        assert reader is not None
+        waiting: set[asyncio.Future[Any]] = {reader, *turns}
+        await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+        if not reader.done():
+            continue
+        line = reader.result()
+        if line is None:  # end of input (a terminal's Ctrl-D is read once): the turns still finish, then the chat
+            turn_input.take(None)
+            await asyncio.gather(*turns)
+            break
+        reader = asyncio.ensure_future(read_line())
+        if turn_input.take(line) or not line.strip():
+            continue
+        if line.startswith("/") and not line.startswith("/queue "):
+            printer.write(f"— {line.split()[0]} waits for the turn to end; type it again then")
+            continue
+        if line.startswith("/queue "):
+            turns.append(asyncio.ensure_future(run_turn(client, printer, sid, line[len("/queue ") :], queue=True)))
+            continue
+        try:
+            await client.request("steerTurn", {"sessionId": sid, "text": line})
+            printer.write("— steered into the running turn")
+        except RpcError as exc:
+            if (exc.data or {}).get("code") != "TurnNotRunning":
+                raise
+            turns.append(asyncio.ensure_future(run_turn(client, printer, sid, line, queue=True)))  # it just ended
+    return max(t.result() for t in turns), reader
+
+
+async def run_turn(client: Client, printer: Lines, sid: str, text: str, queue: bool = False) -> int:
+    """One turn; Ctrl-C cancels it (the turn still ends normally, as ``cancelled``)."""
+    loop = asyncio.get_running_loop()
+
+    def cancel() -> None:
+        asyncio.ensure_future(client.request("cancelTurn", {"sessionId": sid}))
+
+    try:
+        loop.add_signal_handler(signal.SIGINT, cancel)
+    except (NotImplementedError, RuntimeError):  # not the main thread, or no signals here
+        pass
+    try:
+        params: dict[str, Any] = {"sessionId": sid, "text": text, **({"queue": True} if queue else {})}
+        result = await client.request("submitTurn", params)
+    finally:
+        try:
+            loop.remove_signal_handler(signal.SIGINT)
+        except (NotImplementedError, RuntimeError):
+            pass
+    error = result.get("error")
+    printer.write(f"— turn ended: {result['stopReason']}" + (f": {error['message']}" if error else ""))
+    return 1 if result["stopReason"] == "error" else 0
