@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,10 +21,17 @@ from server.agent.approvals import Approvals
 from server.agent.emit import Emitter
 from server.agent.loop import ModelChoice, Turn
 from server.agent.models import price_of, provider_settings, window_of
-from server.agent.views import COMPACTION_EVENT, ViewBuilder, build_view, effective_settings, stored_compaction
+from server.agent.views import (
+    COMPACTION_EVENT,
+    ViewBuilder,
+    build_view,
+    effective_settings,
+    keep_resume_point,
+    stored_compaction,
+)
 from server.checkpoints import Checkpointer
 from server.config import ProviderSettings, Settings
-from server.context import ViewSettings, estimate_text_tokens
+from server.context import RequestView, ViewSettings, estimate_text_tokens, fit_to_window
 from server.frozen import read_frozen_context
 from server.mcp.service import load_frozen
 from server.providers import ChatProvider, OpenAICompatibleProvider
@@ -296,3 +304,37 @@ async def compact_session(rt: Runtime, session_id: str, focus: str | None) -> Co
         mode=view.mode,
         summary=view.summary,
     )
+
+
+@dataclass(frozen=True)
+class ContextView:
+    """The request view the next model call would send now, with the budgets it was planned under."""
+
+    view: RequestView
+    settings: ViewSettings  # the session's (or the request's) window, threshold and tail
+    effective: ViewSettings  # the same after the tool definitions' reserve and the learned calibration
+    reserved_tokens: int
+
+
+async def context_view(
+    rt: Runtime,
+    session_id: str,
+    context_window_tokens: int | None = None,
+    threshold_ratio: float | None = None,
+    keep_recent_tokens: int | None = None,
+) -> ContextView:
+    """The view the next model call would really send (the same budget the agent loop uses), built on the
+    session's state and stored compaction; nothing is stored or announced. For a history no turn has compacted,
+    where its safe tail starts is saved so the next server resumes from there (cold start, B-CACHE-3)."""
+    session = await rt.store.get_session(session_id)
+    settings = view_settings(rt, context_window_tokens, threshold_ratio, keep_recent_tokens, session=session)
+    reserved = await session_tool_overhead_tokens(rt, session_id)
+    model = provider_settings(rt.settings, session).model or ""
+    effective = effective_settings(settings, reserved, rt.calibrations.get(model))
+    compaction = await stored_compaction(rt.store, session_id)
+    view = await build_view(
+        rt.store, rt.sessions, session_id, compaction, lambda state: state.view(effective, compaction)
+    )
+    if compaction is None:
+        await keep_resume_point(rt.store, rt.sessions, session_id, view)
+    return ContextView(fit_to_window(view), settings, effective, reserved)

@@ -83,3 +83,21 @@ async def test_B_CACHE_3_a_view_that_needs_the_whole_history_still_gets_it_after
     assert "resumed from the saved resume point" in log and "reading all of it" in log
     assert whole["mode"] == "full" and whole["transcriptMessages"] == MESSAGES
     assert whole["estimatedTokens"] == whole["beforeTokens"]
+
+
+async def test_B_CACHE_3_an_imported_history_opens_without_reading_it_all_even_after_a_restart(home, folder):
+    """``importSession`` reads the history into its view state once, as it stores it: the first view after the
+    import, and the first after a restart, resume from the point the import saved."""
+    source = [m for path in (KIMI, MINI_SWE) for m in load_trajectory(path) if m["role"] != "system"]
+    client = await start_client(home, args=("--log-level", "INFO"))
+    try:
+        imported = await client.request(
+            "importSession", {"cwd": str(folder), "title": "imported", "messages": source * 3}
+        )
+    finally:
+        await client.close()
+    sid = imported["sessionId"]
+    assert imported["messageCount"] == 3 * len(source)
+    view, log = await _view(home, sid, contextWindowTokens=None)
+    assert "resumed from the saved resume point" in log and "reading all of it" not in log
+    assert view["mode"] == "summarized" and view["transcriptMessages"] == 3 * len(source)
