@@ -123,6 +123,33 @@ async def bench_context_view(tmp: Path, sizes: tuple[int, ...], repeats: int) ->
         out["restart_cold_ms"], out["restart_mode"], out["rss_mb"] = await _first_views(client, params)
     finally:
         await client.close()
+    out["import"] = await bench_import(tmp, env, sizes[1])
+    return out
+
+
+async def bench_import(tmp: Path, env: dict[str, str], count: int) -> dict[str, Any]:
+    """``importSession`` of ``count`` messages (one request), then the first getContextView on that server and
+    on a fresh one: the import reads the history into its view state once, so neither reads it again."""
+    source = _source_messages()
+    messages = []
+    for i in range(count):
+        msg, cycle = source[i % len(source)], i // len(source)
+        calls = [dict(c, id=f"{c['id']}_{cycle}") for c in msg.get("tool_calls") or []] or None
+        call_id = f"{msg['tool_call_id']}_{cycle}" if msg.get("tool_call_id") else None
+        messages.append({k: v for k, v in dict(msg, tool_calls=calls, tool_call_id=call_id).items() if v})
+    out: dict[str, Any] = {"messages": count}
+    for restart in (False, True):
+        client = await Client.spawn(env=env, args=[sys.executable, "-m", "server"], cwd=str(REPO))
+        try:
+            if not restart:
+                t0 = time.perf_counter()
+                sid = (await client.request("importSession", {"cwd": str(tmp), "messages": messages}))["sessionId"]
+                out["import_ms"] = (time.perf_counter() - t0) * 1000
+            params = {"sessionId": sid, "contextWindowTokens": 32_000}
+            key = "restart_first_ms" if restart else "first_ms"
+            out[key], out["mode"], _ = await _first_views(client, params)
+        finally:
+            await client.close()
     return out
 
 

@@ -80,6 +80,17 @@ def write_results(views: dict, loop: dict, tokens: dict, costs: dict, started: f
         "The 100k session then gets a stored compaction (`compactSession`) and another fresh server is started: its "
         "first call resumes from the compaction's tail and reads nothing older (B-CACHE-3): "
         f"**{views.get('restart_cold_ms', float('nan')):.0f} ms** ({views.get('restart_mode', '?')} view).",
+        *(
+            [
+                "",
+                f"A history imported through the server (`importSession`, {imp['messages']:,} messages in one "
+                f"request: {imp['import_ms']:.0f} ms, which includes reading it into its view state once) opens "
+                f"without being read again: first getContextView {imp['first_ms']:.0f} ms on that server, "
+                f"{imp['restart_first_ms']:.0f} ms on a fresh one ({imp['mode']} view).",
+            ]
+            if (imp := views.get("import"))
+            else []
+        ),
         "",
         "| stored messages | cold (first call) | warm median | warm p90 | mode | view messages |",
         "| ---: | ---: | ---: | ---: | --- | ---: |",
