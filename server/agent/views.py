@@ -7,7 +7,10 @@ tokens (B-TOK-3); and the last fallback announced, so it is announced once (R-OB
 
 B-INC-1: each session's incremental view state (``server.context.incremental``) is kept in its
 ``server.sessions.SessionState`` and fed only the messages stored since it last looked, so a view costs
-O(new messages + view), not O(transcript).
+O(new messages + view), not O(transcript). Cold start (B-CACHE-3): a state is resumed from the tail of the
+stored summarized compaction (or, for a history no turn compacted, from the resume point a view on it saved),
+and a long-lived state is trimmed to that tail, so what is held is bounded by what follows it. The last request
+sent is kept as digests, in memory and in the store, for ``stablePrefixTokens``.
 """
 
 from __future__ import annotations
