@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 from . import reasoning_items
+from .native import content_text
 
 KIND = "anthropic"
 EPHEMERAL = {"type": "ephemeral"}
@@ -50,13 +51,13 @@ def convert_messages(messages: list[dict]) -> tuple[list[dict[str, Any]], list[d
     for msg in messages:
         role = msg.get("role")
         if role in ("system", "developer") and leading:
-            text = _text(msg.get("content"))
+            text = content_text(msg.get("content"))
             if text:
                 system.append({"type": "text", "text": text})
             continue
         leading = False
         if role in ("system", "developer"):
-            _append(turns, "user", [{"type": "text", "text": f"[system note]\n{_text(msg.get('content'))}"}])
+            _append(turns, "user", [{"type": "text", "text": f"[system note]\n{content_text(msg.get('content'))}"}])
         elif role == "tool":
             _append(
                 turns,
@@ -65,7 +66,7 @@ def convert_messages(messages: list[dict]) -> tuple[list[dict[str, Any]], list[d
                     {
                         "type": "tool_result",
                         "tool_use_id": tool_id(str(msg.get("tool_call_id"))),
-                        "content": _text(msg.get("content")) or "(no output)",
+                        "content": content_text(msg.get("content")) or "(no output)",
                     }
                 ],
             )
@@ -122,7 +123,7 @@ def _append(turns: list[dict[str, Any]], role: str, blocks: list[dict[str, Any]]
 
 def _assistant_blocks(msg: dict[str, Any]) -> list[dict[str, Any]]:
     blocks = reasoning_items.items_for(msg, KIND)  # thinking first, unchanged, signatures and all
-    text = _text(msg.get("content"))
+    text = content_text(msg.get("content"))
     if text:
         blocks.append({"type": "text", "text": text})
     for call in msg.get("tool_calls") or ():
@@ -165,11 +166,3 @@ def _user_blocks(content: Any) -> list[dict[str, Any]]:
         elif isinstance(part.get("text"), str) and part["text"]:
             blocks.append({"type": "text", "text": part["text"]})
     return blocks or [{"type": "text", "text": "(empty message)"}]
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
-    return ""

@@ -91,3 +91,13 @@ class NativeProvider(HttpProvider):
                 raise failure
             for out in assembler.add_event(event):
                 await emitter.emit(out)
+
+
+def content_text(content: Any) -> str:
+    """An OpenAI-shaped message content as the plain text a native API's text field takes (parts joined by
+    newlines; images are sent as blocks of their own, not here)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
+    return ""

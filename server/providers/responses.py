@@ -14,7 +14,7 @@ from typing import Any
 from . import reasoning_items
 from .base import ChatResult, ReasoningDelta, StreamEvent, TextDelta, ToolCall, Usage
 from .errors import ProviderError
-from .native import NativeProvider
+from .native import NativeProvider, content_text
 from .sse import TooLarge
 
 KIND = "openai-responses"
@@ -78,12 +78,12 @@ def input_items(messages: list[dict]) -> list[dict[str, Any]]:
                 {
                     "type": "function_call_output",
                     "call_id": str(msg.get("tool_call_id")),
-                    "output": _text(msg.get("content")),
+                    "output": content_text(msg.get("content")),
                 }
             )
         elif role == "assistant":
             items.extend(reasoning_items.items_for(msg, KIND))
-            text = _text(msg.get("content"))
+            text = content_text(msg.get("content"))
             if text:
                 items.append(
                     {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]}
@@ -231,14 +231,6 @@ class ResponseAssembler:
             finish_reason=self.finish_reason,
             reasoning_items=kept,
         )
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
-    return ""
 
 
 def _int(value: Any) -> int:
