@@ -4,6 +4,7 @@ six messages verbatim, which cannot help when one of them is larger than the win
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 from server.context import (
     ViewSettings,
@@ -56,7 +57,7 @@ def test_R_SRC_2_the_largest_message_is_cut_in_the_view_only():
 
 
 def test_system_messages_and_unparseable_arguments_are_never_cut():
-    msgs = [
+    msgs: list[dict[str, Any]] = [
         {"role": "system", "content": HUGE},
         {
             "role": "assistant",
@@ -73,7 +74,7 @@ def test_long_tool_call_arguments_are_cut_and_stay_valid_json():
     import json
 
     args = {"path": "big.txt", "content": HUGE}
-    msgs = [
+    msgs: list[dict[str, Any]] = [
         {
             "role": "assistant",
             "content": None,

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import server.context.incremental as incremental
-from server.context import ViewSettings, estimate_message_tokens, fallback_request_view
+from server.context import Compaction, ViewSettings, estimate_message_tokens, fallback_request_view
 from server.context.incremental import IncrementalView
 from tests.conftest import KIMI, MINI_SWE, load_trajectory
 
@@ -52,7 +52,7 @@ def test_B_INC_1_incremental_equals_full_rebuild_over_random_append_sequences(ms
     counts = [estimate_message_tokens(m) for m in msgs] if data.draw(st.booleans()) else None
     keep = iter(data.draw(st.lists(st.booleans(), min_size=20, max_size=20)))  # drawn up front: shrinkable
     inc = IncrementalView()
-    carried: dict[ViewSettings, object] = {}
+    carried: dict[ViewSettings, Compaction | None] = {}
     done = 0
     for cut in [*cuts, len(msgs)]:
         inc.feed(msgs[done:cut], counts[done:cut] if counts else None)
@@ -100,9 +100,14 @@ def test_B_INC_1_real_trajectories_one_message_at_a_time_match_the_reference():
 def test_B_INC_1_each_message_is_folded_into_the_summary_about_once(monkeypatch):
     """Cost, not time: one view per appended message folds each message a bounded number of times in total
     (the full rebuild folds the whole older history at every call: quadratic)."""
-    fed = []
+    fed: list[int] = []
     real_feed = incremental.summary_feed
-    monkeypatch.setattr(incremental, "summary_feed", lambda state, msg: fed.append(1) or real_feed(state, msg))
+
+    def counting_feed(state, msg):
+        fed.append(1)
+        return real_feed(state, msg)
+
+    monkeypatch.setattr(incremental, "summary_feed", counting_feed)
     msgs = _stored(MINI_SWE)
     inc, compaction = IncrementalView(), None
     summarized = 0

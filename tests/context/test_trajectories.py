@@ -10,6 +10,7 @@ import copy
 import json
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -109,7 +110,8 @@ def test_trajectory_B_CACHE_1_each_request_extends_the_previous_one_until_a_comp
     msgs = [{**m, "seq": i + 1} for i, m in enumerate(_messages(name))]
     cfg = ViewSettings(context_window_tokens=window)
     state = IncrementalView()  # as the loop keeps it: fed what was stored since the last call
-    compaction, previous, calls, compactions = None, None, 0, 0
+    compaction, calls, compactions = None, 0, 0
+    previous: list[dict[str, Any]] | None = None
     every = max(1, len(msgs) // 60)  # the reference re-reads everything: checked at ~30 calls per session
     for n, transcript in enumerate(_calls(msgs)):
         state.feed(transcript[state.fed :])
@@ -124,6 +126,7 @@ def test_trajectory_B_CACHE_1_each_request_extends_the_previous_one_until_a_comp
             )
         assert view.mode == "fallback" or view.estimated_tokens <= cfg.threshold_tokens
         if view.sticky:
+            assert previous is not None  # a sticky view repeats an earlier one
             assert view.messages[: len(previous)] == previous
         elif view.new_compaction is not None:
             compactions += 1

@@ -65,6 +65,7 @@ def test_SPEC_12_worked_example_35k_older_conversation_is_summarized():
     assert view.messages[2] == {"role": "system", "content": view.summary}
     assert view.messages[3:] == tail
     assert view.estimated_tokens < 18_000
+    assert view.summary is not None
     assert "- Refactor the storage layer." in view.summary
     assert is_protocol_valid(view.messages) == []
 
@@ -95,6 +96,7 @@ def test_B_CACHE_2_the_worked_example_summary_comes_out_under_the_target_with_th
     view = build_request_view(msgs, SPEC_SETTINGS)
     assert SPEC_SETTINGS.target_tokens == 32_000
     assert view.estimated_tokens <= SPEC_SETTINGS.target_tokens
+    assert view.compaction is not None
     assert view.compaction.mode == "summarized" and not view.sticky  # made now: announced and stored once
 
 
@@ -204,6 +206,7 @@ def test_R_SRC_2_building_a_view_never_mutates_the_transcript():
 def test_R_OBS_1_event_summary_prefixes_and_token_numbers():
     micro = build_request_view(_worked_example(25_000)[0], SPEC_SETTINGS)
     summarized = build_request_view(_worked_example(35_000)[0], SPEC_SETTINGS)
+    assert micro.event_summary is not None and summarized.event_summary is not None
     assert micro.event_summary.startswith("[microcompaction] ")
     assert summarized.event_summary.startswith(
         "[compressed conversation context]\nOlder transcript messages were summarized."
