@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from server.providers import ProviderError, ReasoningDelta, Retrying, TextDelta
+from server.providers import ProviderError, ReasoningDelta, Retrying, StreamEvent, TextDelta
 from server.providers.anthropic import AnthropicProvider
 from tests.fakes.fake_anthropic import FakeAnthropic
 
@@ -93,7 +93,7 @@ async def test_thinking_and_its_signature_go_back_unchanged_on_the_tool_use_cont
         {"content": "Done."},
     )
     p = provider(fake, thinking_budget_tokens=1024)
-    events = []
+    events: list[StreamEvent] = []
     first = await p.stream_chat(START, TOOLS, events.append)
     assert first.reasoning == "I should read the file." and first.content == ""
     assert "".join(e.text for e in events if isinstance(e, ReasoningDelta)) == first.reasoning
@@ -146,6 +146,7 @@ async def test_cache_breakpoints_sit_on_the_last_system_block_and_the_last_messa
     assert "cache_control" in body["system"][-1] and "cache_control" in body["messages"][-1]["content"][-1]
     marked = [b for m in body["messages"] for b in m["content"] if "cache_control" in b]
     assert len(marked) == 1
+    assert first.usage is not None and second.usage is not None
     assert first.usage.cached_tokens == 0 and first.usage.cache_write_tokens > 0
     assert second.usage.cached_tokens == first.usage.prompt_tokens  # all the first request wrote is read back
     assert second.usage.cache_write_tokens > 0 and second.usage.reports_cache
@@ -168,7 +169,7 @@ async def test_overloaded_and_rate_limited_answers_are_retried_after_the_wait_as
         {"error": {"status": status, "type": kind, "message": "slow down", "headers": {"retry-after": "0"}}},
         {"content": "here"},
     )
-    events = []
+    events: list[StreamEvent] = []
     result = await provider(fake).stream_chat(START, None, events.append)
     assert result.content == "here"
     assert [type(e) for e in events if isinstance(e, Retrying)] == [Retrying]

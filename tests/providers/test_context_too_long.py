@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.providers import ProviderError, Retrying, is_context_too_long
+from server.providers import ProviderError, Retrying, StreamEvent, is_context_too_long
 from tests.fakes.openai_rules import PTL_STYLES
 
 LONG = [{"role": "user", "content": "x" * 2_000}]
@@ -68,7 +68,7 @@ async def test_R_PTL_1_each_style_over_http_is_context_too_long_and_not_retried(
     fake_provider_factory, make_provider, style
 ):
     fake = fake_provider_factory(context_window=100, ptl_style=style)
-    events = []
+    events: list[StreamEvent] = []
     with pytest.raises(ProviderError) as caught:
         await make_provider(fake.url, max_retries=3).stream_chat(LONG, None, events.append)
     assert caught.value.kind == "context_too_long"

@@ -65,6 +65,7 @@ async def test_an_error_inside_the_stream_after_text_keeps_the_partial(fake_prov
     fake_provider.push({"content": "Partial answer", "error": {"status": 502, "in_stream": True}})
     error = await fails(make_provider())
     assert error.kind == "server" and error.status == 502
+    assert error.partial is not None
     assert error.partial.content == "Partial answer"
     assert len(fake_provider.requests) == 1  # text was shown, so no retry
 

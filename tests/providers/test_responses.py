@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from server.providers import ProviderError, ReasoningDelta
+from server.providers import ProviderError, ReasoningDelta, StreamEvent
 from server.providers.responses import ResponsesProvider
 from tests.fakes.fake_responses import FakeResponses
 from tests.providers.test_anthropic import START, TOOLS, as_view
@@ -57,6 +57,7 @@ async def test_a_tool_turn_sends_function_calls_and_outputs_with_no_server_side_
         "function_call_output",
         "function_call_output",
     ]
+    assert second.usage is not None
     assert second.usage.reports_cache and second.usage.cached_tokens > 0  # the first request's items were cached
     await p.aclose()
 
@@ -70,7 +71,7 @@ async def test_reasoning_items_go_back_encrypted_before_the_call_they_led_to(fak
         {"content": "ok"},
     )
     p = provider(fake)
-    events = []
+    events: list[StreamEvent] = []
     first = await p.stream_chat(START, TOOLS, events.append)
     assert first.reasoning == "Look at a first." and first.content == ""
     assert [e.text for e in events if isinstance(e, ReasoningDelta)] == ["Look at a first."]

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from server.providers import ProviderError, Retrying, TextDelta
+from server.providers import ProviderError, Retrying, StreamEvent, TextDelta
 
 USER = [{"role": "user", "content": "hello"}]
 
@@ -20,7 +20,7 @@ def closed_port_url() -> str:
     return f"http://127.0.0.1:{port}/v1"
 
 
-async def fails(provider, events=None) -> ProviderError:
+async def fails(provider, events: list[StreamEvent] | None = None) -> ProviderError:
     with pytest.raises(ProviderError) as caught:
         await provider.stream_chat(USER, None, None if events is None else events.append)
     return caught.value
@@ -28,7 +28,7 @@ async def fails(provider, events=None) -> ProviderError:
 
 async def test_429_honours_retry_after_then_succeeds(fake_provider, make_provider):
     fake_provider.push({"error": {"status": 429, "headers": {"Retry-After": "1"}}}, {"content": "done"})
-    events = []
+    events: list[StreamEvent] = []
     result = await make_provider(backoff_max=20).stream_chat(USER, None, events.append)
     assert result.content == "done"
     retrying = [e for e in events if isinstance(e, Retrying)]
@@ -39,14 +39,14 @@ async def test_429_honours_retry_after_then_succeeds(fake_provider, make_provide
 
 async def test_retry_after_is_capped_at_backoff_max(fake_provider, make_provider):
     fake_provider.push({"error": {"status": 429, "headers": {"Retry-After": "30"}}})
-    events = []
+    events: list[StreamEvent] = []
     await make_provider(backoff_max=0.05).stream_chat(USER, None, events.append)
     assert events[0] == Retrying(1, 0.05, "rate limited (HTTP 429)")
 
 
 async def test_retry_after_over_a_minute_fails_at_once_naming_the_wait(fake_provider, make_provider):
     fake_provider.push({"error": {"status": 429, "headers": {"Retry-After": "120"}}})
-    events = []
+    events: list[StreamEvent] = []
     error = await fails(make_provider(backoff_max=20), events)
     assert error.kind == "rate_limited" and error.retry_after == 120
     assert "wait 120 s" in error.message
@@ -80,7 +80,7 @@ async def test_500_502_503_are_retried_with_growing_backoff_then_succeed(fake_pr
     fake_provider.push(
         {"error": {"status": 500}}, {"error": {"status": 502}}, {"error": {"status": 503}}, {"content": "recovered"}
     )
-    events = []
+    events: list[StreamEvent] = []
     result = await make_provider(max_retries=3, backoff_base=0.01, backoff_max=1).stream_chat(USER, None, events.append)
     assert result.content == "recovered"
     retrying = [e for e in events if isinstance(e, Retrying)]
@@ -99,10 +99,11 @@ async def test_5xx_retries_are_exhausted_into_server(fake_provider, make_provide
 
 
 async def test_a_refused_connection_is_retried_then_connection(make_provider):
-    events = []
+    events: list[StreamEvent] = []
     error = await fails(make_provider(closed_port_url(), max_retries=2), events)
     assert error.kind == "connection"
-    assert [e.reason for e in events] == ["connection failed"] * 2
+    retrying = [e for e in events if isinstance(e, Retrying)]
+    assert retrying == events and [e.reason for e in retrying] == ["connection failed"] * 2
 
 
 async def test_a_server_that_hangs_is_a_read_timeout(fake_provider, make_provider):
@@ -114,11 +115,11 @@ async def test_a_server_that_hangs_is_a_read_timeout(fake_provider, make_provide
 
 async def test_a_timeout_before_any_text_is_retried(fake_provider, make_provider):
     fake_provider.push({"hang": True}, {"content": "second try"})
-    events = []
+    events: list[StreamEvent] = []
     provider = make_provider(read_timeout=0.3, max_retries=1, own_client=True)  # timeouts set per request
     result = await provider.stream_chat(USER, None, events.append)
     assert result.content == "second try"
-    assert events[0].reason == "timed out"
+    assert isinstance(events[0], Retrying) and events[0].reason == "timed out"
 
 
 @pytest.mark.parametrize("framing", ["chunked", "close"])
@@ -127,9 +128,10 @@ async def test_a_stream_cut_after_text_is_stream_cut_with_the_partial_and_no_ret
 ):
     # role chunk + 2 of 6 content chunks, then half an event and the socket closes.
     fake_provider.push({"content": "abcdefghijkl", "chunks": 6, "cut_after_chunks": 3, "framing": framing})
-    events = []
+    events: list[StreamEvent] = []
     error = await fails(make_provider(max_retries=3), events)
     assert error.kind == "stream_cut"
+    assert error.partial is not None
     assert error.partial.content == "abcd"
     assert events == [TextDelta("ab"), TextDelta("cd")]
     assert len(fake_provider.requests) == 1
@@ -137,10 +139,10 @@ async def test_a_stream_cut_after_text_is_stream_cut_with_the_partial_and_no_ret
 
 async def test_a_stream_cut_before_any_text_is_retried(fake_provider, make_provider):
     fake_provider.push({"content": "lost", "cut_after_chunks": 1}, {"content": "recovered"})
-    events = []
+    events: list[StreamEvent] = []
     result = await make_provider().stream_chat(USER, None, events.append)
     assert result.content == "recovered"
-    assert events[0].reason == "stream cut"
+    assert isinstance(events[0], Retrying) and events[0].reason == "stream cut"
 
 
 async def test_cancellation_during_backoff_returns_promptly(fake_provider, make_provider):

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from server.providers import ChatProvider, ProviderError, ReasoningDelta, TextDelta, ToolCall, Usage
+from server.providers import ChatProvider, ProviderError, ReasoningDelta, StreamEvent, TextDelta, ToolCall, Usage
 
 USER = [{"role": "user", "content": "hello"}]
 TOOLS = [{"type": "function", "function": {"name": "read_file", "parameters": {"type": "object", "properties": {}}}}]
@@ -15,11 +15,11 @@ TOOLS = [{"type": "function", "function": {"name": "read_file", "parameters": {"
 
 async def test_streams_text_deltas_in_order_and_assembles_the_content(fake_provider, make_provider):
     fake_provider.push({"content": "Hello, world!", "chunks": 4})
-    events = []
+    events: list[StreamEvent] = []
     result = await make_provider(own_client=True).stream_chat(USER, None, events.append)
     assert result.content == "Hello, world!"
     assert [type(e) for e in events] == [TextDelta] * 4
-    assert "".join(e.text for e in events) == "Hello, world!"
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Hello, world!"
     assert result.finish_reason == "stop"
     assert result.tool_calls == [] and result.reasoning == ""
 
@@ -27,7 +27,7 @@ async def test_streams_text_deltas_in_order_and_assembles_the_content(fake_provi
 @pytest.mark.parametrize("field", ["reasoning_content", "reasoning"])
 async def test_streams_reasoning_from_either_field_before_text(fake_provider, make_provider, field):
     fake_provider.push({"reasoning": "let me think", "content": "42", "reasoning_field": field})
-    events = []
+    events: list[StreamEvent] = []
     result = await make_provider().stream_chat(USER, None, events.append)
     assert result.reasoning == "let me think" and result.content == "42"
     kinds = [type(e) for e in events]
@@ -134,7 +134,7 @@ async def test_takes_a_plain_json_answer_from_a_server_that_ignores_stream(fake_
             "tool_calls": [{"id": "call_9", "name": "read_file", "arguments": {"path": "x"}}],
         }
     )
-    events = []
+    events: list[StreamEvent] = []
     result = await make_provider().stream_chat(USER, TOOLS, events.append)
     assert result.content == "plain answer" and result.reasoning == "hmm"
     assert result.tool_calls == [ToolCall("call_9", "read_file", '{"path": "x"}')]
@@ -151,7 +151,7 @@ async def test_reads_a_close_delimited_stream(fake_provider, make_provider):
 async def test_falls_back_once_without_stream_options_and_remembers(fake_provider_factory, make_provider):
     fake = fake_provider_factory(reject_stream_options=True)
     provider = make_provider(fake.url)
-    events = []
+    events: list[StreamEvent] = []
     first = await provider.stream_chat(USER, None, events.append)
     second = await provider.stream_chat(USER, None, None)
     assert first.content == second.content == "Echo: hello"
@@ -177,6 +177,7 @@ async def test_malformed_chunk_is_a_malformed_error_with_the_partial_text(fake_p
     with pytest.raises(ProviderError) as caught:
         await make_provider().stream_chat(USER, None, None)
     assert caught.value.kind == "malformed"
+    assert caught.value.partial is not None
     assert caught.value.partial.content == "Hi there"
     assert len(fake_provider.requests) == 1
 
