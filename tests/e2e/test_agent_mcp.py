@@ -25,6 +25,11 @@ FAKE = [sys.executable, "-m", "tests.fakes.mcp_server"]
 TIME_SERVER = str(Path(sys.executable).parent / "mcp-server-time")
 
 
+def module_pidfile(home: Path) -> Path:
+    """Where the module's MCP servers write their pids: next to the agent's home, so it outlives the server."""
+    return home.parent / "mcp-pids.txt"
+
+
 def config_toml(pidfile: Path) -> str:
     fake = json.dumps(FAKE[0])
     return f"""
@@ -62,11 +67,9 @@ enabled = false
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def agent(tmp_path_factory):
     home = tmp_path_factory.mktemp("home")
-    pidfile = home.parent / "mcp-pids.txt"
-    (home / "config.toml").write_text(config_toml(pidfile))
+    (home / "config.toml").write_text(config_toml(module_pidfile(home)))
     with new_fake(api_key=API_KEY) as fake:
         a = await start_agent(home, fake, MCP_TEST_SECRET=SECRET)
-        a.pidfile = pidfile
         try:
             yield a
         finally:
@@ -298,7 +301,7 @@ async def test_zz_secrets_are_not_stored_and_no_server_outlives_the_server(agent
     frozen = read_db(agent.home, "SELECT payload FROM events WHERE kind = 'mcpToolsFrozen'")
     assert frozen and all(SECRET not in p for (p,) in frozen)
     await agent.client.close()
-    pids = [int(p) for p in agent.pidfile.read_text().split()]
+    pids = [int(p) for p in module_pidfile(agent.home).read_text().split()]
     assert pids
     await asyncio.sleep(0.5)
     alive = []

@@ -31,9 +31,13 @@ def test_demo_draws_its_picture_without_a_provider(tmp_path):
     assert (root.get("width"), root.get("height")) == ("960", "540")
     drawn = series(root)
     assert {"transcript (naive resend)", "request view sent", "threshold", "compaction"} <= set(drawn)
-    compactions = int(re.search(r"; (\d+) compactions", result.stdout).group(1))
+    counted = re.search(r"; (\d+) compactions", result.stdout)
+    assert counted is not None, result.stdout
+    compactions = int(counted.group(1))
     assert len(list(drawn["compaction"])) == compactions > 0  # every compaction is marked
-    breaks = int(re.search(r"(\d+) of \d+ model calls broke the prompt cache", result.stdout).group(1))
+    broke = re.search(r"(\d+) of \d+ model calls broke the prompt cache", result.stdout)
+    assert broke is not None, result.stdout
+    breaks = int(broke.group(1))
     cache = [label for label in drawn if label.startswith("cache break")]
     assert breaks > 0 and len(cache) == 1 and len(list(drawn[cache[0]])) == breaks  # where the cache broke
     assert cache[0] in texts(root)  # and the legend says so

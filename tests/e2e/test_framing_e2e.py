@@ -75,6 +75,7 @@ async def test_initialize_lists_our_methods_under_capabilities_experimental_thre
 
 async def test_invalid_initialization_options_are_invalid_params(home):
     conn = await RawConnection.spawn(home, initialize=False)
+    assert conn.proc is not None  # spawned: the server is our child process
     try:
         reply = await conn.call(
             "initialize", {"processId": None, "capabilities": {}, "initializationOptions": {"approvalPolicy": "yolo"}}
@@ -93,6 +94,7 @@ async def test_shutdown_then_exit_ends_the_process_with_code_0(home):
 
 async def test_exit_without_shutdown_ends_the_process_with_code_1(home):
     conn = await RawConnection.spawn(home)
+    assert conn.proc is not None
     conn.send({"jsonrpc": "2.0", "method": "exit"})
     assert await conn.proc.wait() == 1
 
@@ -205,6 +207,7 @@ async def test_messages_over_one_megabyte_are_read_and_answered(home, tmp_path, 
 
 async def test_requests_after_shutdown_are_answered_invalid_request(home):
     conn = await RawConnection.spawn(home)
+    assert conn.proc is not None
     try:
         assert "error" not in await conn.call("shutdown", None)
         late = await conn.call("listSessions", {})

@@ -147,7 +147,7 @@ async def test_R_SRC_3_import_keeps_reasoning_content_as_reasoning_on_the_item(m
 
 
 async def test_import_images_in_content_parts_round_trip_as_images(module_rpc, tmp_path):
-    messages = [
+    messages: list[dict[str, Any]] = [
         {
             "role": "user",
             "content": [

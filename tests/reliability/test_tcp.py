@@ -41,6 +41,13 @@ async def call(conn: RawConnection, method: str, params: Any = None) -> dict[str
         return None
 
 
+async def reply(conn: RawConnection, method: str, params: Any = None) -> dict[str, Any]:
+    """The response to a request the server must answer rather than close the connection on."""
+    response = await call(conn, method, params)
+    assert response is not None, f"the server closed the connection instead of answering {method}"
+    return response
+
+
 def initialize(token: str | None) -> dict:
     options = {} if token is None else {"token": token}
     return {"processId": os.getpid(), "capabilities": {}, "rootUri": None, "initializationOptions": options}
@@ -67,9 +74,9 @@ async def test_listens_on_loopback_only_with_a_private_token(tcp_server):
 async def test_a_client_without_the_token_is_refused_before_any_method_runs(tcp_server, token, tmp_path):
     port, home = tcp_server
     conn = await RawConnection.open(port)
-    early = await call(conn, "createSession", {"cwd": str(tmp_path)})
+    early = await reply(conn, "createSession", {"cwd": str(tmp_path)})
     assert early["error"]["code"] == -32002  # nothing runs before initialize
-    refused = await call(conn, "initialize", initialize(token))
+    refused = await reply(conn, "initialize", initialize(token))
     assert refused["error"]["code"] == -32001 and refused["error"]["data"]["code"] == "Unauthorized"
     for _ in range(20):  # a request racing the close is refused too; then the connection is gone
         answer = await call(conn, "createSession", {"cwd": str(tmp_path)})
@@ -81,17 +88,17 @@ async def test_a_client_without_the_token_is_refused_before_any_method_runs(tcp_
         raise AssertionError("the connection stayed open after a refused initialize")
     await conn.close()
     good = await RawConnection.open(port)  # the refused client changed nothing
-    assert "result" in await call(good, "initialize", initialize((home / "tcp-token").read_text()))
-    assert (await call(good, "listSessions", {"cwd": str(tmp_path)}))["result"]["sessions"] == []
+    assert "result" in await reply(good, "initialize", initialize((home / "tcp-token").read_text()))
+    assert (await reply(good, "listSessions", {"cwd": str(tmp_path)}))["result"]["sessions"] == []
     await good.close()
 
 
 async def test_the_right_token_serves_every_method(tcp_server, tmp_path):
     port, home = tcp_server
     conn = await RawConnection.open(port)
-    assert "result" in await call(conn, "initialize", initialize((home / "tcp-token").read_text()))
-    sid = (await call(conn, "createSession", {"cwd": str(tmp_path)}))["result"]["sessionId"]
-    assert (await call(conn, "readTranscript", {"sessionId": sid}))["result"]["items"] == []
+    assert "result" in await reply(conn, "initialize", initialize((home / "tcp-token").read_text()))
+    sid = (await reply(conn, "createSession", {"cwd": str(tmp_path)}))["result"]["sessionId"]
+    assert (await reply(conn, "readTranscript", {"sessionId": sid}))["result"]["items"] == []
     await conn.close()
 
 
@@ -120,12 +127,12 @@ async def test_notifications_and_null_id_requests_before_the_token_run_nothing(t
         stranger.send({"jsonrpc": "2.0", "id": None, "method": method, "params": params})
     nulls = [await stranger.receive() for _ in range(2)]  # the two null-id requests: invalid, never run
     assert [m["error"]["code"] for m in nulls] == [-32600, -32600], nulls
-    early = await call(stranger, "listSessions", {})  # answered in order: the earlier messages were handled first
+    early = await reply(stranger, "listSessions", {})  # answered in order: the earlier messages were handled first
     assert early["error"]["code"] == -32002, early
     await stranger.close()
     good = await RawConnection.open(port)
-    assert "result" in await call(good, "initialize", initialize((home / "tcp-token").read_text()))
-    assert (await call(good, "listSessions", {"cwd": str(tmp_path)}))["result"]["sessions"] == []
+    assert "result" in await reply(good, "initialize", initialize((home / "tcp-token").read_text()))
+    assert (await reply(good, "listSessions", {"cwd": str(tmp_path)}))["result"]["sessions"] == []
     await good.close()
 
 
@@ -142,7 +149,7 @@ async def test_an_unauthenticated_client_cannot_send_a_large_message(tcp_server)
 async def test_a_non_ascii_token_is_refused_cleanly(tcp_server):
     port, _home = tcp_server
     stranger = await RawConnection.open(port)
-    refused = await call(stranger, "initialize", initialize("jeton-é-\u6f22"))
+    refused = await reply(stranger, "initialize", initialize("jeton-é-\u6f22"))
     assert refused["error"]["code"] == -32001 and refused["error"]["data"]["code"] == "Unauthorized", refused
     await stranger.close()
 
@@ -156,12 +163,12 @@ async def test_idle_unauthenticated_sockets_do_not_lock_out_the_real_client(tcp_
     idle[0].writer.write(b"Content-Length: 5")  # half a header, never finished
     idle[1].writer.write(b"Content-Length: 60000\r\n\r\n{")  # a body that never arrives
     good = await RawConnection.open(port)
-    assert "result" in await call(good, "initialize", initialize((home / "tcp-token").read_text()))
-    sid = (await call(good, "createSession", {"cwd": str(tmp_path)}))["result"]["sessionId"]
-    assert (await call(good, "readTranscript", {"sessionId": sid}))["result"]["items"] == []
+    assert "result" in await reply(good, "initialize", initialize((home / "tcp-token").read_text()))
+    sid = (await reply(good, "createSession", {"cwd": str(tmp_path)}))["result"]["sessionId"]
+    assert (await reply(good, "readTranscript", {"sessionId": sid}))["result"]["items"] == []
     assert not any(conn.reader.at_eof() for conn in idle), "the real client was served only after the strangers left"
     for conn in idle:  # closed by the server at its deadline (a few seconds), without a word
         assert await asyncio.wait_for(conn.reader.read(), 60) == b""
         await conn.close()
-    assert (await call(good, "listSessions", {"cwd": str(tmp_path)}))["result"]["sessions"][0]["sessionId"] == sid
+    assert (await reply(good, "listSessions", {"cwd": str(tmp_path)}))["result"]["sessions"][0]["sessionId"] == sid
     await good.close()
