@@ -260,6 +260,7 @@ async def test_list_pages_with_a_cursor_and_close_forgets(acp, folder):
 async def test_bad_requests_are_errors_and_the_agent_keeps_running(acp, folder):
     with pytest.raises(RequestError) as missing:
         await acp.conn.load_session(session_id="ses_nope", cwd=str(folder), mcp_servers=[])
+    assert missing.value.data is not None
     assert missing.value.code == -32602 and missing.value.data["code"] == "SessionNotFound"
     with pytest.raises(RequestError) as bad_cwd:
         await acp.conn.new_session(cwd=str(folder / "absent"), mcp_servers=[])

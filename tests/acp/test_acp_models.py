@@ -59,9 +59,9 @@ async def test_an_unknown_model_or_option_is_an_error_and_changes_nothing(acp, f
     sid = (await acp.conn.new_session(cwd=str(folder), mcp_servers=[])).session_id
     with pytest.raises(RequestError) as exc:
         await acp.conn.set_config_option(config_id="model", session_id=sid, value="gpt-9")
-    assert exc.value.code == -32602 and exc.value.data["code"] == "ModelNotFound"
+    assert exc.value.code == -32602 and exc.value.data is not None and exc.value.data["code"] == "ModelNotFound"
     with pytest.raises(RequestError) as exc:
         await acp.conn.set_config_option(config_id="temperature", session_id=sid, value="hot")
-    assert exc.value.data["code"] == "UnknownConfigOption"
+    assert exc.value.data is not None and exc.value.data["code"] == "UnknownConfigOption"
     resumed = await acp.conn.resume_session(session_id=sid, cwd=str(folder), mcp_servers=[])
     assert picker(resumed.config_options).current_value == "default"

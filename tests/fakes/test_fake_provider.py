@@ -15,10 +15,10 @@ from httpx_sse import connect_sse
 
 from tests.fakes.fake_provider import FakeProvider
 
-USER = {"role": "user", "content": "read a.txt"}
+USER: dict[str, Any] = {"role": "user", "content": "read a.txt"}
 CALL = {"id": "call_x", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "a.txt"}'}}
-ASSISTANT_CALLS = {"role": "assistant", "content": None, "tool_calls": [CALL]}
-RESULT = {"role": "tool", "tool_call_id": "call_x", "content": "hello"}
+ASSISTANT_CALLS: dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": [CALL]}
+RESULT: dict[str, Any] = {"role": "tool", "tool_call_id": "call_x", "content": "hello"}
 FAKE_SCRIPT = Path(__file__).with_name("fake_provider.py")
 
 
@@ -436,6 +436,7 @@ def test_runs_standalone_with_only_the_stdlib_and_serves_control_endpoints(tmp_p
         stderr=subprocess.PIPE,
         text=True,
     )
+    assert process.stdout is not None and process.stderr is not None
     try:
         first = process.stdout.readline().strip()
         assert first.startswith("FAKE_PROVIDER_URL=http://127.0.0.1:"), process.stderr.read()

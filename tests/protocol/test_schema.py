@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from typing import get_args
 
 import msgspec
 
@@ -113,8 +114,8 @@ def test_session_update_kinds_approval_and_initialization_options_match_protocol
 
 
 def test_stop_reasons_and_view_modes_are_protocol_md_values():
-    assert set(messages.StopReason.__args__) == {"endTurn", "cancelled", "maxIterations", "error"}
-    assert set(messages.ViewMode.__args__) == {"full", "microcompacted", "summarized", "fallback"}
+    assert set(get_args(messages.StopReason)) == {"endTurn", "cancelled", "maxIterations", "error"}
+    assert set(get_args(messages.ViewMode)) == {"full", "microcompacted", "summarized", "fallback"}
 
 
 def test_every_wire_name_outside_openai_shapes_is_camel_case():

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from pathlib import Path
+from typing import Any
 
 from server.artifacts import ArtifactStore
 from server.patterns import MAX_LINE_CHARS
@@ -32,13 +33,14 @@ async def test_read_file_numbers_lines_and_pages_with_offset_and_limit(ctx):
 async def test_read_file_failures_are_results_not_crashes(ctx):
     (ctx.cwd / "bin.dat").write_bytes(b"\x00\x01\x02")
     (ctx.cwd / "folder").mkdir()
-    for args, words in [
+    cases: list[tuple[dict[str, Any], str]] = [
         ({"path": "nope.txt"}, "no such file"),
         ({"path": "bin.dat"}, "binary"),
         ({"path": "folder"}, "is a directory"),
         ({"path": 5}, "Invalid arguments"),
         ({"path": "a", "offset": 0}, "Invalid arguments"),
-    ]:
+    ]
+    for args, words in cases:
         out = await run_tool(ctx, "read_file", args)
         assert out.status == "error" and out.content.startswith("Tool failed:") and words in out.content, out
 

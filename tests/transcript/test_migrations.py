@@ -97,6 +97,7 @@ async def test_R_SRC_1_older_schema_with_rows_migrates_keeping_every_row_and_bum
             (2, "assistant", ""),
             (3, "tool", "def parse(): ..."),
         ]
+        assert old[1].tool_calls is not None
         assert old[1].tool_calls[0]["function"]["name"] == "read_file" and old[2].tool_call_id == "c1"
         assert all(m.tokens is None for m in old), "old rows are estimated on read, not rewritten"
         assert "tokens" in columns(path, "messages")
