@@ -98,8 +98,9 @@ class ReplayProvider:
             finish_reason="tool_calls" if answer.tool_calls else "stop",
         )
 
-    async def run_tool(self, ctx: ToolContext, name: str, args: dict[str, Any]) -> ToolOutcome:
-        """The recorded result of the next call with this name and these arguments (nothing runs)."""
+    async def run_tool(self, ctx: ToolContext | None, name: str, args: dict[str, Any]) -> ToolOutcome:
+        """The recorded result of the next call with this name and these arguments (nothing runs, so ``ctx`` is
+        not needed)."""
         queue = self._results.get(_arg_key(name, args))
         content = queue.popleft() if queue else NO_RESULT
         return ToolOutcome(content, "error" if is_error_evidence(content) else "ok")

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
+from server.providers import StreamEvent, TextDelta
 from server.replay import NO_RESULT, ReplayProvider, plan_replay
 from tests.conftest import KIMI, MINI_SWE, load_trajectory
 
-RECORDING = [
+RECORDING: list[dict[str, Any]] = [
     {"role": "system", "content": "be brief"},
     {"role": "user", "content": "list files"},
     {
@@ -35,7 +37,7 @@ def test_plan_splits_systems_and_turns():
 
 def test_provider_answers_in_order_and_ends_turns_without_an_answer():
     provider = ReplayProvider(plan_replay(RECORDING))
-    deltas = []
+    deltas: list[StreamEvent] = []
 
     async def run():
         first = await provider.stream_chat([], None, deltas.append)
@@ -52,7 +54,7 @@ def test_provider_answers_in_order_and_ends_turns_without_an_answer():
     assert (src.content, here.content, again.content) == ("b.py", "a.py", NO_RESULT)
     assert gap.content == "" and not gap.tool_calls
     assert last.content == "done" and beyond.content == ""
-    assert [d.text for d in deltas] == ["looking", "done"]
+    assert deltas == [TextDelta("looking"), TextDelta("done")]
 
 
 def test_real_trajectories_plan_every_assistant_message():
