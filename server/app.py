@@ -63,6 +63,12 @@ def _converter():
 
 
 class ThreadlineProtocol(LanguageServerProtocol):
+    @property
+    def threadline_server(self) -> ThreadlineServer:
+        """pygls types its server as a LanguageServer; this protocol only ever serves a ThreadlineServer."""
+        assert isinstance(self._server, ThreadlineServer)
+        return self._server
+
     def _serialize_message(self, data: Any) -> Any:
         if isinstance(data, msgspec.Struct):
             return msgspec.to_builtins(data)
@@ -83,10 +89,10 @@ class ThreadlineProtocol(LanguageServerProtocol):
 
     @lsp_method(types.EXIT)
     def lsp_exit(self, *args):
-        self._server.request_exit(0 if self._shutdown else 1)
+        self.threadline_server.request_exit(0 if self._shutdown else 1)
 
     def handle_message(self, message):
-        gate = self._server.gate(message)
+        gate = self.threadline_server.gate(message)
         if gate is not None:
             if getattr(message, "id", None) is not None:
                 self._send_response(message.id, error=gate.to_response_error())
