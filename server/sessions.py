@@ -11,9 +11,9 @@ The running turn itself stays with ``server.agent.turns.TurnManager``.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from server.agent.remembered import RememberedApprovals
@@ -26,7 +26,8 @@ KEPT_SESSIONS = 16
 @dataclass
 class SessionState:
     view: IncrementalView | None = None  # fed only the messages stored since it last looked
-    sent: list[bytes] | None = None  # the last request sent, one digest a message (None: not read from the store)
+    sent: Sequence[dict[str, Any]] | None = None  # the last request this process sent, as sent
+    sent_digests: list[bytes] | None = None  # else the last one stored, one digest a message (None: not read yet)
     resume_seq: int = 0  # the tail of the view resume point this process knows is stored (0: none)
     approvals: RememberedApprovals | None = None  # loaded from the session's events on first use
     totals: TurnTotals | None = None  # summed from the session's ``usage`` events on first use

@@ -9,12 +9,12 @@ from server.sessions import Sessions
 
 def test_the_least_recently_used_idle_session_is_dropped_past_capacity():
     sessions = Sessions(capacity=2)
-    sessions.get("a").sent = [b"digest-of-a"]
+    sessions.get("a").sent = [{"role": "user", "content": "a"}]
     sessions.get("b")
     sessions.get("a")  # a is now the most recently used
     sessions.get("c")
     assert "b" not in sessions and "a" in sessions and "c" in sessions and len(sessions) == 2
-    assert sessions.get("a").sent == [b"digest-of-a"]
+    assert sessions.get("a").sent == [{"role": "user", "content": "a"}]
 
 
 def test_a_session_with_a_running_turn_is_never_dropped():

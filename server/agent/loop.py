@@ -133,6 +133,15 @@ class Turn:
             await self._record_interruption(pending)
             await self._keep_steers()
             return self._finish("cancelled")
+        finally:
+            await self._keep_sent()
+
+    async def _keep_sent(self) -> None:
+        """The turn's last request is stored (as digests) for ``stablePrefixTokens`` after a restart."""
+        try:
+            await self.views.keep_sent(self.session_id)
+        except Exception:  # the turn is over; only the next server's stable-prefix figure is lost
+            log.exception("could not store the last request of turn %s", self.turn_id)
 
     # --- steps --------------------------------------------------------------------------------------
 
@@ -204,7 +213,7 @@ class Turn:
 
     async def _stream(self, view) -> ChatResult:
         self._answer.start()
-        await self.views.record_sent(self.session_id, view.messages)  # for getContextView's stablePrefixTokens
+        self.views.record_sent(self.session_id, view.messages)  # for getContextView's stablePrefixTokens
         result = await self.provider.stream_chat(
             view.messages,
             tool_specs(self.tools.session_tools.values()),

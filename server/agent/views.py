@@ -10,7 +10,7 @@ B-INC-1: each session's incremental view state (``server.context.incremental``) 
 O(new messages + view), not O(transcript). Cold start (B-CACHE-3): a state is resumed from the tail of the
 stored summarized compaction (or, for a history no turn compacted, from the resume point a view on it saved),
 and a long-lived state is trimmed to that tail, so what is held is bounded by what follows it. The last request
-sent is kept as digests, in memory and in the store, for ``stablePrefixTokens``.
+sent is kept for ``stablePrefixTokens`` (in memory as sent; in the store as digests, at the end of each turn).
 """
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ async def build_view(
 def forget_view_state(sessions: Sessions, session_id: str) -> None:
     held = sessions.peek(session_id)
     if held is not None:
-        held.view = held.sent = None
+        held.view = held.sent = held.sent_digests = None
 
 
 async def stored_compaction(store: Store, session_id: str) -> Compaction | None:
@@ -157,12 +157,20 @@ def request_digests(messages: Sequence[dict[str, Any]]) -> list[bytes]:
     ]
 
 
-async def record_sent(store: Store, sessions: Sessions, session_id: str, messages: Sequence[dict[str, Any]]) -> None:
-    """Remember what was just sent to the provider (for ``stable_prefix_tokens``), in memory and in the store, so
-    a restarted server (or one that dropped the session from memory) still compares with it."""
-    digests = request_digests(messages)
-    sessions.get(session_id).sent = digests
-    await store.save_sent_request(session_id, b"".join(digests))
+def record_sent(sessions: Sessions, session_id: str, messages: Sequence[dict[str, Any]]) -> None:
+    """Remember what was just sent to the provider (for ``stable_prefix_tokens``). Costs nothing per call: the
+    request's list is kept as it is (the loop never changes a view after sending it); ``keep_sent`` stores it."""
+    held = sessions.get(session_id)
+    held.sent, held.sent_digests = messages, None
+
+
+async def keep_sent(store: Store, sessions: Sessions, session_id: str) -> None:
+    """Store the last request sent, as digests, so a restarted server (or one that dropped the session from
+    memory) still compares with it. Once per turn, at its end: hashing a large request at every call would add
+    to each iteration what the provider's answer is waited for anyway."""
+    held = sessions.peek(session_id)
+    if held is not None and held.sent is not None:
+        await store.save_sent_request(session_id, b"".join(request_digests(held.sent)))
 
 
 async def stable_prefix_tokens(
@@ -171,11 +179,16 @@ async def stable_prefix_tokens(
     """Tokens of the longest run of leading ``messages`` equal to the last request sent: what a provider's prompt
     cache could serve (B-CACHE-1). 0 when nothing was ever sent for the session."""
     held = sessions.get(session_id)
-    if held.sent is None:
-        held.sent = await store.sent_request(session_id) or []
+    if held.sent is not None:  # sent by this process: compared as it was sent
+        same = (a == b for a, b in zip(held.sent, messages))
+    else:  # sent before a restart: compared by digest
+        if held.sent_digests is None:
+            held.sent_digests = await store.sent_request(session_id) or []
+        previous = held.sent_digests
+        same = (a == b for a, b in zip(previous, request_digests(messages[: len(previous)])))
     total = 0
-    for previous, digest, msg in zip(held.sent, request_digests(messages[: len(held.sent)]), messages):
-        if previous != digest:
+    for equal, msg in zip(same, messages):
+        if not equal:
             break
         total += estimate_message_tokens(msg)
     return total
@@ -234,8 +247,11 @@ class ViewBuilder:
             )
         )
 
-    async def record_sent(self, session_id: str, messages: Sequence[dict[str, Any]]) -> None:
-        await record_sent(self.store, self.sessions, session_id, messages)
+    def record_sent(self, session_id: str, messages: Sequence[dict[str, Any]]) -> None:
+        record_sent(self.sessions, session_id, messages)
+
+    async def keep_sent(self, session_id: str) -> None:
+        await keep_sent(self.store, self.sessions, session_id)
 
     def compaction_event(self, view: RequestView, force: bool = False) -> dict | None:
         """The ``contextCompacted`` payload for a view that compacts anew (R-OBS-1), else None. A new compaction
