@@ -29,6 +29,7 @@ class SessionState:
     sent: Sequence[dict[str, Any]] | None = None  # the last request this process sent, as sent
     sent_digests: list[bytes] | None = None  # else the last one stored, one digest a message (None: not read yet)
     resume_seq: int = 0  # the tail of the view resume point this process knows is stored (0: none)
+    full_for: int | None = None  # the compaction (tail seq) a resumed state fell short for: held whole since
     approvals: RememberedApprovals | None = None  # loaded from the session's events on first use
     totals: TurnTotals | None = None  # summed from the session's ``usage`` events on first use
 

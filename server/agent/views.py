@@ -64,7 +64,9 @@ async def session_view_state(
         if state is not None and compaction is None:
             held.resume_seq = state.last_seq + 1  # the saved resume point's tail
     elif state is not None and resume and compaction is not None and compaction.head is not None:
-        if state.held_before(compaction) >= TRIM_MIN:
+        # Not again for a compaction whose trimmed state needed the older history (a fallback window reaching
+        # back past its tail, say): that would read the whole history at every call.
+        if compaction.tail_key != held.full_for and state.held_before(compaction) >= TRIM_MIN:
             state = await _resume_at(store, session_id, compaction.tail_key, compaction.head, "trimmed to")
     state = held.view = state or IncrementalView()
     while True:  # page by page: a long history's first load never holds all its rows at once
@@ -115,9 +117,12 @@ async def build_view(
     state = await session_view_state(store, sessions, session_id, compaction)
     try:
         return build(state)
-    except PartialHistory:
-        log.info("session %s: the view needs the history before the compaction; reading all of it", session_id)
-        sessions.get(session_id).view = None
+    except PartialHistory as exc:
+        log.info(
+            "session %s: the view needs the history before the compaction (%s); reading all of it", session_id, exc
+        )
+        held = sessions.get(session_id)
+        held.view, held.full_for = None, compaction.tail_key if compaction is not None else None
         return build(await session_view_state(store, sessions, session_id, resume=False))
 
 

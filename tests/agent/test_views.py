@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
-from server.agent.views import TRIM_MIN, ViewBuilder
+from server.agent.views import TRIM_MIN, ViewBuilder, build_view
 from server.context import ViewSettings, estimate_message_tokens
 from server.context.incremental import IncrementalView
 from server.sessions import Sessions
@@ -59,5 +60,31 @@ async def test_B_CACHE_3_a_long_sessions_state_is_trimmed_to_its_compaction_and_
         held = sessions.get(sid).view
         assert compactions >= 2
         assert held is not None and held.held < TRIM_MIN < HISTORY  # only what follows the compaction's tail
+    finally:
+        await store.close()
+
+
+async def test_B_CACHE_3_a_trimmed_state_that_falls_short_is_read_whole_once_not_at_every_call(tmp_path: Path, caplog):
+    """A view a trimmed state cannot build (here the whole transcript, on a window it fits) reads the whole
+    history once; the state then stays whole for that compaction instead of being trimmed again and read again
+    at the next such view (which, for a fallback window reaching back past the tail, would be every call)."""
+    store = await Store.open(tmp_path / "threadline.db", estimate=estimate_message_tokens)
+    try:
+        sid = (await store.create_session(str(tmp_path), "long")).id
+        await store.append_messages(sid, _messages(HISTORY))
+        sessions = Sessions()
+        views = ViewBuilder(store, ViewSettings(16_000), sessions=sessions)
+        assert (await views.next_view(sid)).new_compaction is not None
+        await views.next_view(sid)  # repeats the compaction: the state is trimmed to its tail
+        compaction = views.compaction
+        trimmed = sessions.get(sid).view
+        assert compaction is not None and trimmed is not None and trimmed.held < TRIM_MIN
+        caplog.set_level(logging.INFO, logger="server.agent.views")
+        whole = ViewSettings(100_000_000)
+        for _ in range(2):
+            view = await build_view(store, sessions, sid, compaction, lambda state: state.view(whole, compaction))
+            assert view.mode == "full" and view.transcript_messages == HISTORY
+            await views.next_view(sid)
+        assert sum("reading all of it" in r.getMessage() for r in caplog.records) == 1
     finally:
         await store.close()
