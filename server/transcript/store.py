@@ -156,7 +156,8 @@ class Store(
                 row = await cur.fetchone()
             if row is None:
                 raise SessionNotFound(f"no session {session_id!r}")
-            seq = row[0]
+            first = seq = row[0]
+            rows, texts = [], []
             for msg in messages:
                 seq += 1
                 record = StoredMessage(
@@ -175,8 +176,7 @@ class Store(
                     tool_status=msg.tool_status,
                 )
                 tokens = self._estimate(record.to_openai()) if self._estimate else None
-                cur = await db.execute(
-                    f"INSERT INTO messages (session_id, {MESSAGE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                rows.append(
                     (
                         session_id,
                         seq,
@@ -193,12 +193,24 @@ class Store(
                         tokens,
                         dumps(msg.reasoning_items),
                         msg.tool_status,
-                    ),
+                    )
                 )
-                text = searchable_text(msg)
-                if text:
-                    await db.execute("INSERT INTO messages_fts (rowid, text) VALUES (?, ?)", (cur.lastrowid, text))
+                texts.append(searchable_text(msg))
                 stored.append(replace(record, tokens=tokens))
+            # One statement per table, not two round trips to the database thread per message (an import of
+            # thousands of messages spent most of its time there).
+            await db.executemany(
+                f"INSERT INTO messages (session_id, {MESSAGE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows
+            )
+            if any(texts):
+                ids = await db.execute_fetchall(
+                    "SELECT id FROM messages WHERE session_id = ? AND seq > ? AND seq <= ? ORDER BY seq",
+                    (session_id, first, seq),
+                )
+                await db.executemany(
+                    "INSERT INTO messages_fts (rowid, text) VALUES (?, ?)",
+                    [(rowid, text) for (rowid,), text in zip(ids, texts, strict=True) if text],
+                )
             await db.execute("UPDATE sessions SET last_seq = ?, updated_at = ? WHERE id = ?", (seq, stamp, session_id))
             if turn_id is not None and any(m.role == "assistant" for m in messages):
                 # the answer is stored, so its draft goes in the same transaction
