@@ -102,6 +102,12 @@ class Turn:
 
     async def run(self, text: str, images: list[Image] | None) -> SubmitTurnResult:
         self.emit(u.TurnStarted())
+        stop, error = await self._steps(text, images)
+        # Before the turn is announced as ended: a client that sees it end may start the next turn at once.
+        await self._keep_sent()
+        return self._finish(stop, error)
+
+    async def _steps(self, text: str, images: list[Image] | None) -> tuple[StopReason, TurnError | None]:
         pending: list[OpenAIToolCall] = []
         try:
             await self._begin(text, images)
@@ -110,7 +116,7 @@ class Turn:
                 result = await self._call_model()
                 calls = await self._store_answer(result)
                 if not calls and not (steered := self.take_steers(True)):  # nothing: closed to steering
-                    return self._finish("endTurn")
+                    return "endTurn", None
                 if not calls:  # steered while the answer streamed: the model hears it in this turn
                     await self._deliver_steers(steered)
                     continue
@@ -119,28 +125,25 @@ class Turn:
                     await self._run_call(pending[0])
                     pending.pop(0)
             await self._keep_steers()
-            return self._finish(
-                "maxIterations",
-                TurnError(code="maxIterations", message=f"stopped after {self.max_iterations} model calls in one turn"),
+            return "maxIterations", TurnError(
+                code="maxIterations", message=f"stopped after {self.max_iterations} model calls in one turn"
             )
         except TurnFailed as exc:
             await self._keep_steers()
-            return self._finish("error", TurnError(code=exc.code, message=exc.message))
+            return "error", TurnError(code=exc.code, message=exc.message)
         except DomainError as exc:  # the disk refused a write (full, read-only): end the turn saying so
             log.warning("turn %s stopped: %s", self.turn_id, exc.message)
-            return self._finish("error", TurnError(code=exc.code, message=exc.message))
+            return "error", TurnError(code=exc.code, message=exc.message)
         except asyncio.CancelledError:
             await self._record_interruption(pending)
             await self._keep_steers()
-            return self._finish("cancelled")
-        finally:
-            await self._keep_sent()
+            return "cancelled", None
 
     async def _keep_sent(self) -> None:
         """The turn's last request is stored (as digests) for ``stablePrefixTokens`` after a restart."""
         try:
             await self.views.keep_sent(self.session_id)
-        except Exception:  # the turn is over; only the next server's stable-prefix figure is lost
+        except (Exception, asyncio.CancelledError):  # the turn is ending either way; only that figure is lost
             log.exception("could not store the last request of turn %s", self.turn_id)
 
     # --- steps --------------------------------------------------------------------------------------
