@@ -25,3 +25,16 @@ MINI_SWE = TRAJECTORIES / "mini-swe-agent-pr816__deepseek_chat_dev_rerun__pylint
 def load_trajectory(path: Path) -> list[dict[str, Any]]:
     """A real recorded conversation (read-only input; derive variants in code)."""
     return json.loads(path.read_text(encoding="utf-8"))
+
+
+def long_history(count: int) -> list[dict[str, Any]]:
+    """``count`` real messages for a long session: the kimi-cli and mini-swe-agent trajectories (system messages
+    left out) cycled, each cycle's tool call ids made unique so every result still answers its own call."""
+    source = [m for path in (KIMI, MINI_SWE) for m in load_trajectory(path) if m["role"] != "system"]
+    out = []
+    for i in range(count):
+        msg, cycle = source[i % len(source)], i // len(source)
+        calls = [dict(c, id=f"{c['id']}_{cycle}") for c in msg.get("tool_calls") or []] or None
+        call_id = f"{msg['tool_call_id']}_{cycle}" if msg.get("tool_call_id") else None
+        out.append({k: v for k, v in dict(msg, tool_calls=calls, tool_call_id=call_id).items() if v is not None})
+    return out

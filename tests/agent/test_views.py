@@ -11,21 +11,16 @@ from server.context import ViewSettings, estimate_message_tokens
 from server.context.incremental import IncrementalView
 from server.sessions import Sessions
 from server.transcript import NewMessage, Store
-from tests.conftest import KIMI, MINI_SWE, load_trajectory
+from tests.conftest import long_history
 
 HISTORY = 1_500
 
 
 def _messages(count: int) -> list[NewMessage]:
-    """``count`` real messages (two trajectories, cycled; call ids unique per cycle)."""
-    source = [m for path in (KIMI, MINI_SWE) for m in load_trajectory(path) if m["role"] != "system"]
-    out = []
-    for i in range(count):
-        msg, cycle = source[i % len(source)], i // len(source)
-        calls = [dict(c, id=f"{c['id']}_{cycle}") for c in msg.get("tool_calls") or []] or None
-        call_id = f"{msg['tool_call_id']}_{cycle}" if msg.get("tool_call_id") else None
-        out.append(NewMessage(msg["role"], msg.get("content"), tool_calls=calls, tool_call_id=call_id))
-    return out
+    return [
+        NewMessage(m["role"], m.get("content"), tool_calls=m.get("tool_calls"), tool_call_id=m.get("tool_call_id"))
+        for m in long_history(count)
+    ]
 
 
 async def _reference(store: Store, sid: str, settings: ViewSettings, compaction) -> list[dict[str, Any]]:

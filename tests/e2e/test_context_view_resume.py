@@ -15,7 +15,7 @@ import pytest
 
 from server.context import estimate_message_tokens
 from server.transcript import NewMessage, Store
-from tests.conftest import KIMI, MINI_SWE, load_trajectory
+from tests.conftest import KIMI, MINI_SWE, load_trajectory, long_history
 from tests.harness import log_path, start_client
 
 pytestmark = pytest.mark.asyncio
@@ -26,16 +26,13 @@ WINDOW = 16_000
 
 async def _imported_session(home: Path, folder: Path) -> str:
     """``MESSAGES`` real messages (two trajectories, cycled, call ids made unique per cycle)."""
-    source = [m for path in (KIMI, MINI_SWE) for m in load_trajectory(path) if m["role"] != "system"]
     store = await Store.open(home / "threadline.db", estimate=estimate_message_tokens)
     try:
         session = await store.create_session(str(folder), "imported")
-        batch = []
-        for i in range(MESSAGES):
-            msg, cycle = source[i % len(source)], i // len(source)
-            calls = [dict(c, id=f"{c['id']}_{cycle}") for c in msg.get("tool_calls") or []] or None
-            call_id = f"{msg['tool_call_id']}_{cycle}" if msg.get("tool_call_id") else None
-            batch.append(NewMessage(msg["role"], msg.get("content"), tool_calls=calls, tool_call_id=call_id))
+        batch = [
+            NewMessage(m["role"], m.get("content"), tool_calls=m.get("tool_calls"), tool_call_id=m.get("tool_call_id"))
+            for m in long_history(MESSAGES)
+        ]
         await store.append_messages(session.id, batch)
         return session.id
     finally:
