@@ -4,7 +4,9 @@ The fallback window (R-FALL-1) keeps the last six conversation messages verbatim
 them (a pasted log, a 50 KB tool output on a small window) makes every request too long, and the retry of
 R-PTL-1 fails the same way. When a view is still over its budget, the largest conversation messages are cut to a
 head and a tail around a marker, in the view only: the transcript keeps every character (R-SRC-2) and the marker
-says how to get it back. Pure and deterministic, like every stage.
+says how to get it back. Pure and deterministic, like every stage. The summary path uses it too: a last exchange
+too large for any summary view to fit the threshold is cut to what the compaction target leaves
+(``Compaction.clip_tokens``), the same way at every repeat, so the view keeps its summary and stays sticky.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Deterministic fallback window (R-FALL-1), also the retry view after a prompt-too-long error (R-PTL-1).
 
-Used when the summarizer raises, when compaction cannot get under the threshold or frees too little
-(B-LOOP-1), and for the single retry on a context-too-long answer. It carries less information than a
+Used when the summarizer raises, when compaction cannot get under the threshold (the system messages alone
+leave no room) or frees too little (B-LOOP-1), and for the single retry on a context-too-long answer. It carries less information than a
 summary but is always protocol-valid.
 """
 

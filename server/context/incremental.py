@@ -11,18 +11,20 @@ A view is built in one of three ways. Under the threshold: the whole transcript 
 the previous request was built on, and repeating it stays under the threshold: that request plus what was
 appended since, byte for byte (B-CACHE-1). Otherwise a new compaction over the whole transcript (B-CACHE-2):
 all old successful outputs before the safe tail become placeholders if that fits and frees enough; else one
-summary of everything before a tail shrunk until the view is at or under the compaction target; else the
+summary of everything before a tail shrunk until the view is at or under the compaction target (a last exchange
+too large for any summary view to fit the threshold is cut to what the target leaves, ``clip``); else the
 fallback window, which is never sticky (B-CACHE-4). The property test ``tests/context/test_incremental.py``
 checks byte-for-byte equality with the reference.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from .clip import clip_to_budget
 from .fallback import FALLBACK_KEEP_MESSAGES, FALLBACK_KEEP_SYSTEM, FALLBACK_SUMMARY, _fallback_start
 from .fed import FedTranscript, Message, PartialHistory, _Item
 from .summary import render_summary, summarize, summary_feed, summary_skip, with_focus
@@ -190,6 +192,11 @@ class IncrementalView(FedTranscript):
             budget = max(0, min(budget, tail_tokens) - (tokens - target) - 1)
         if not text:
             return None
+        clip = None
+        if tokens > settings.threshold_tokens and tokens - tail_tokens < target:
+            # The last exchange alone keeps every summary view over the threshold: cut it to what the target
+            # leaves (clip.clip_to_budget), the same way at every repeat, rather than take the fallback window.
+            clip = target - (tokens - tail_tokens)
         fold = self._folds.get(tail) if summarizer is summarize else None
         head = None
         if fold is not None and self.all_seq:
@@ -201,7 +208,10 @@ class IncrementalView(FedTranscript):
                 fold,
                 self._conv[tail - 1].tokens if tail > 0 else self._head.last_tokens if self._head else None,
             )
-        return Compaction("summarized", self._real_key(self._conv[tail]), self.last_key, text, head=head), tail
+        made = Compaction(
+            "summarized", self._real_key(self._conv[tail]), self.last_key, text, clip_tokens=clip, head=head
+        )
+        return made, tail
 
     def compact_now(
         self, settings: ViewSettings, focus: str | None = None, summarizer: Callable[[list[Message]], str] = summarize
@@ -258,17 +268,18 @@ class IncrementalView(FedTranscript):
             )
         through = compaction.through_key
         text = compaction.summary or ""
+        clipped, saved = self._clipped(compaction, start)
         view = [_copy(it.msg) for it in self._systems if self._real_key(it) <= through]
         view.append({"role": "system", "content": text})
         for entry in self._order[self._conv_pos[start] :]:
             if entry >= 0:
-                view.append(_copy(self._conv[entry].msg))
+                view.append(_copy(clipped.get(entry) or self._conv[entry].msg))
             else:
                 item = self._systems[-1 - entry]
                 if self._real_key(item) > through:
                     view.append(_copy(item.msg))
         tokens = self._system_tokens + self._summary_message_tokens(text)
-        tokens += self._conv_tokens[-1] - self._conv_tokens[start]
+        tokens += self._conv_tokens[-1] - self._conv_tokens[start] - saved
         return RequestView(
             messages=view,
             mode="summarized",
@@ -277,8 +288,32 @@ class IncrementalView(FedTranscript):
             compacted_tool_outputs=0,
             compaction=compaction,
             sticky=sticky,
+            clipped_messages=len(clipped),
             **base,
         )
+
+    def _clipped(self, compaction: Compaction, start: int) -> tuple[dict[int, Message], int]:
+        """A clipping compaction's shortened messages by index in _conv, and the tokens that saves.
+
+        The messages cut are its verbatim ones it saw (from ``start`` up to the first conversation message newer
+        than ``through_key``), cut to ``clip_tokens`` together: the same every time it is repeated (B-CACHE-1)."""
+        if compaction.clip_tokens is None:
+            return {}, 0
+        keys = self._max_seq if self.all_seq else self._max_idx
+        items = self._conv[start : max(start, bisect_right(keys, compaction.through_key) - 1)]
+        cached = self._clip_cache
+        if not (
+            cached is not None
+            and cached[0] == compaction
+            and len(cached[1]) == len(items)
+            and all(a is b for a, b in zip(cached[1], items, strict=True))
+        ):
+            cut, _ = clip_to_budget([it.msg for it in items], compaction.clip_tokens)
+            shortened = [m if m != it.msg else None for it, m in zip(items, cut, strict=True)]
+            saved = sum(it.tokens - estimate_message_tokens(m) for it, m in zip(items, shortened) if m is not None)
+            cached = (compaction, items, shortened, saved)
+            self._clip_cache = cached
+        return {start + i: m for i, m in enumerate(cached[2]) if m is not None}, cached[3]
 
     def _summary_message_tokens(self, text: str) -> int:
         tokens = self._summary_tokens.get(text)

@@ -3,8 +3,9 @@ B-CACHE-1..4).
 
 repair -> estimate -> under threshold: send unchanged -> a stored compaction still under the threshold: send it
 plus what was appended since (sticky, B-CACHE-1) -> safe tail -> microcompaction -> fits: send -> structured
-summary of everything before a tail shrunk to the compaction target (B-CACHE-2) -> summarizer raised, still over,
-or freed under 10%: fallback window (never sticky).
+summary of everything before a tail shrunk to the compaction target (B-CACHE-2; a last exchange no summary view
+fits is cut to what the target leaves) -> summarizer raised, still over, or freed under 10%: fallback window
+(never sticky).
 
 The pipeline itself is ``incremental.IncrementalView`` (B-INC-1): the one production path. ``build_request_view``
 feeds a whole transcript to a fresh state and asks it once; the full-rebuild oracle lives in the tests
@@ -131,6 +132,9 @@ class Compaction:
     the first conversation message kept as it is: before it, old successful tool outputs are placeholders
     (``microcompacted``) or everything is replaced by ``summary`` (``summarized``). ``through_key`` is the last
     message the compaction saw: system messages up to it lead the summarized view, later ones stay in place.
+    ``clip_tokens``, when set, is the budget the summarized view's verbatim messages up to ``through_key`` are cut
+    to (``clip.clip_to_budget``): a last exchange too large for any summary view to fit the threshold is shortened
+    in the view, the same way at every repeat, instead of taking the fallback window.
     """
 
     mode: Literal["microcompacted", "summarized"]
@@ -140,6 +144,7 @@ class Compaction:
     requested: bool = (
         False  # made on request (compactSession): repeated even while the transcript is under the threshold
     )
+    clip_tokens: int | None = None
     # What a cold start needs to resume from the tail (not part of the cut: two equal cuts compare equal)
     head: CompactionHead | None = field(default=None, compare=False, repr=False)
 
@@ -152,6 +157,8 @@ class Compaction:
         }
         if self.requested:
             out["requested"] = True
+        if self.clip_tokens is not None:
+            out["clipTokens"] = self.clip_tokens
         if self.head is not None:
             out["head"] = self.head.to_json()
         return out
@@ -166,12 +173,16 @@ class Compaction:
             return None
         if data["mode"] == "summarized" and not isinstance(summary, str):
             return None
+        clip = data.get("clipTokens")
+        if clip is not None and not (_is_int(clip) and clip > 0 and data["mode"] == "summarized"):
+            return None
         return cls(
             data["mode"],
             tail,
             through,
             summary if data["mode"] == "summarized" else None,
             data.get("requested") is True,
+            clip,
             CompactionHead.from_json(data.get("head")),
         )
 

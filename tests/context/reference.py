@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from server.context import Compaction, RequestView, ViewSettings, estimate_message_tokens, fallback_view, summarize
+from server.context.clip import clip_to_budget
 from server.context.fallback import FALLBACK_SUMMARY
 from server.context.micro import microcompact
 from server.context.repair import SYSTEM_ROLES, repair_with_origins
@@ -131,10 +132,16 @@ def reference_view(
         if tokens <= target or budget <= 0:
             break
         budget = max(0, min(budget, tail_tokens) - (tokens - target) - 1)
-    if text is None or tokens > settings.threshold_tokens or before - tokens < MIN_FREED_RATIO * before:
+    if text is None:
         return _fallback(messages, base)
-    made = Compaction("summarized", _key(conversation[tail]), last_key, text)
-    return _compacted(items, conversation, made, tail, base, sticky=False)
+    clip = None
+    if tokens > settings.threshold_tokens and tokens - tail_tokens < target:
+        clip = target - (tokens - tail_tokens)  # the last exchange alone is too large: cut it to what is left
+    made = Compaction("summarized", _key(conversation[tail]), last_key, text, clip_tokens=clip)
+    view = _compacted(items, conversation, made, tail, base, sticky=False)
+    if view.estimated_tokens > settings.threshold_tokens or before - view.estimated_tokens < MIN_FREED_RATIO * before:
+        return _fallback(messages, base)
+    return view
 
 
 def _compacted(
@@ -163,8 +170,10 @@ def _compacted(
     first = next(i for i, it in enumerate(items) if it is conversation[start])
     leading = [it for it in items if _system(it) and _key(it) <= through]
     later = [it for it in items[first:] if not _system(it) or _key(it) > through]
-    view = [*(it.msg for it in leading), summary_msg, *(it.msg for it in later)]
-    tokens = sum(it.tokens for it in leading) + estimate_message_tokens(summary_msg) + sum(it.tokens for it in later)
+    cut = _clipped(conversation, compaction, start)
+    view = [*(it.msg for it in leading), summary_msg, *(cut.get(id(it), it.msg) for it in later)]
+    tokens = sum(it.tokens for it in leading) + estimate_message_tokens(summary_msg)
+    tokens += sum(estimate_message_tokens(cut[id(it)]) if id(it) in cut else it.tokens for it in later)
     return RequestView(
         messages=view,
         mode="summarized",
@@ -173,8 +182,25 @@ def _compacted(
         compacted_tool_outputs=0,
         compaction=compaction,
         sticky=sticky,
+        clipped_messages=len(cut),
         **base,
     )
+
+
+def _clipped(conversation: list[_Item], compaction: Compaction, start: int) -> dict[int, Message]:
+    """The shortened messages of a clipping compaction, by id of their item: the conversation messages from its
+    tail up to the first one (counting from the very first) whose key is newer than what it saw, cut together."""
+    if compaction.clip_tokens is None:
+        return {}
+    seen, end = -1, 0
+    for i, it in enumerate(conversation):
+        seen = max(seen, it.key if it.key is not None else -1)
+        if seen > compaction.through_key:
+            break
+        end = i + 1
+    kept = conversation[start : max(start, end)]
+    cut, _ = clip_to_budget([it.msg for it in kept], compaction.clip_tokens)
+    return {id(it): msg for it, msg in zip(kept, cut, strict=True) if msg != it.msg}
 
 
 def _fallback(messages: Sequence[Mapping[str, Any]], base) -> RequestView:

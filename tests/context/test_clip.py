@@ -98,10 +98,14 @@ def test_a_clipped_message_keeps_a_minimum_and_it_is_deterministic():
     assert estimate_messages_tokens([out1[1]]) >= MIN_KEEP_TOKENS
 
 
+def _broken(_msgs):
+    raise RuntimeError("compressor down")
+
+
 def test_fit_to_window_only_touches_a_fallback_view_over_the_window():
     settings = ViewSettings(context_window_tokens=4_000, keep_recent_tokens=500)
     pasted = [*transcript()[2:], {"role": "user", "content": "and this one:\n" + HUGE}]  # the last message is huge
-    view = build_request_view(pasted, settings)
+    view = build_request_view(pasted, settings, summarizer=_broken)  # R-FALL-1: the compressor raised
     assert view.mode == "fallback" and view.estimated_tokens > settings.context_window_tokens
     fitted = fit_to_window(view)
     assert fitted.clipped_messages == 1 and fitted.estimated_tokens <= settings.threshold_tokens

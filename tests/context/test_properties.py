@@ -8,6 +8,7 @@ huge outputs and non-sent keys.
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -118,6 +119,20 @@ def _last_conversation(msgs):
     return next((m for m in reversed(msgs) if m["role"] != "system"), None)
 
 
+def _is_cut_from(cut: dict[str, Any] | None, original: dict[str, Any] | None) -> bool:
+    """``cut`` is ``original`` shortened by ``clip.clip_to_budget``: same role and ids, a head of its text kept
+    and the marker saying where the rest is."""
+    if (
+        cut is None
+        or original is None
+        or {k: v for k, v in cut.items() if k not in ("content", "tool_calls")}
+        != {k: v for k, v in original.items() if k not in ("content", "tool_calls")}
+    ):
+        return False
+    text, full = json.dumps(cut, ensure_ascii=False), json.dumps(original, ensure_ascii=False)
+    return "omitted to fit the context window" in text and len(text) < len(full)
+
+
 def check_view(msgs: list[dict[str, Any]], view_settings_: ViewSettings, view) -> None:
     """The properties every view must have; shared with test_trajectories."""
     repaired = repair_tool_pairing(msgs)
@@ -141,7 +156,10 @@ def check_view(msgs: list[dict[str, Any]], view_settings_: ViewSettings, view) -
         assert view.messages[n] == {"role": "system", "content": FALLBACK_SUMMARY}
     # The view ends with the repaired transcript's last conversation message, verbatim: when the input ends
     # with an orphan result, that is the message before it; with an unanswered call, its interrupted result.
-    assert _last_conversation(view.messages) == _last_conversation(repaired)
+    # Only a view that says it clipped may hold it shortened (a last exchange no summary view fits, B-CACHE-4).
+    last, original = _last_conversation(view.messages), _last_conversation(repaired)
+    if last != original:
+        assert view.clipped_messages and _is_cut_from(last, original), (last, original)
     assert view.estimated_tokens == estimate_messages_tokens(view.messages)
 
 

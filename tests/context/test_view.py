@@ -8,6 +8,7 @@ import pytest
 
 from server.context import (
     FALLBACK_SUMMARY,
+    Compaction,
     RequestView,
     ViewSettings,
     build_request_view,
@@ -122,6 +123,47 @@ def test_B_CACHE_2_the_tail_shrinks_to_the_target_but_never_below_the_last_messa
     assert view.mode == "summarized" and view.messages[-2:] == big[-2:]
     assert settings.target_tokens < view.estimated_tokens <= settings.threshold_tokens
     assert is_protocol_valid(view.messages) == []
+
+
+def test_B_CACHE_4_a_last_exchange_no_summary_view_fits_is_cut_in_a_summary_view_that_stays_sticky():
+    settings = ViewSettings(context_window_tokens=20_000, keep_recent_tokens=8_000)  # threshold 16k, target 10k
+    msgs = [sized(system("rules "), 4_000), sized(user("goal: ship the parser "), 500)]
+    for i in range(12):
+        msgs += [
+            sized(assistant(f"step {i} ", call(f"c{i}", "edit_file", path=f"src/p{i}.py")), 300),
+            sized(tool(f"c{i}", "edited "), 300),
+        ]
+    huge = msgs + [
+        sized(assistant(None, call("z", "read_file", path="big.txt")), 200),
+        sized(tool("z", "contents of big.txt: "), 14_000),  # with system and summary, over the 16k threshold
+    ]
+    before = copy.deepcopy(huge)
+    view = build_request_view(huge, settings)
+    # Not the fallback window (which drops every goal and path): the summary, and the result cut to fit the target.
+    assert view.mode == "summarized" and view.clipped_messages == 1
+    assert view.estimated_tokens == estimate_messages_tokens(view.messages) <= settings.target_tokens
+    assert "goal: ship the parser" in view.summary and "src/p11.py" in view.summary
+    assert view.messages[-2] == huge[-2]
+    cut = view.messages[-1]
+    assert cut["tool_call_id"] == "z" and cut["content"].startswith("contents of big.txt: ")
+    assert "omitted to fit the context window" in cut["content"] and len(cut["content"]) < len(huge[-1]["content"])
+    assert huge == before, "the transcript keeps the result whole (R-SRC-2)"
+    stored = Compaction.from_json(view.compaction.to_json())  # as the store keeps it (B-CACHE-3)
+    assert stored == view.compaction and stored.clip_tokens == view.compaction.clip_tokens is not None
+    # B-CACHE-1: the next requests are this one, cut the same way, plus what was appended.
+    grown = huge + [sized(assistant("read it "), 300), sized(user("next "), 200)]
+    again = build_request_view(grown, settings, compaction=stored)
+    assert again.sticky and again.clipped_messages == 1
+    assert again.messages == [*view.messages, *grown[-2:]]
+    assert again.estimated_tokens == view.estimated_tokens + 500
+
+
+def test_B_CACHE_3_a_stored_compaction_with_a_bad_clip_budget_is_not_used():
+    good = {"mode": "summarized", "tailSeq": 4, "throughSeq": 9, "summary": "[compressed conversation context]"}
+    assert Compaction.from_json({**good, "clipTokens": 900}).clip_tokens == 900
+    for bad in (0, -5, "900", 1.5, True):
+        assert Compaction.from_json({**good, "clipTokens": bad}) is None
+    assert Compaction.from_json({**good, "mode": "microcompacted", "clipTokens": 900}) is None
 
 
 def test_B_CACHE_2_placeholders_advance_in_a_batch_at_the_next_compaction_not_per_call():

@@ -25,6 +25,7 @@ from tests.e2e.agent_support import (
     events,
     model_requests,
     new_fake,
+    read_db,
     request_messages,
     start_agent,
 )
@@ -182,3 +183,50 @@ async def test_B_CACHE_1_a_restarted_server_reports_the_stable_prefix_the_runnin
     # The last request sent is kept with the session: server B, which has sent nothing yet, compares with it.
     before, after = run.view_before_second, run.restarted_view
     assert after["stablePrefixTokens"] == before["stablePrefixTokens"] > 0
+
+
+async def test_B_CACHE_4_a_paste_too_large_for_any_summary_view_is_cut_in_a_sticky_one_that_survives_a_restart(
+    tmp_path,
+):
+    """A user pastes a log larger than the threshold into a session with history. No summary view fits with it
+    whole, and the fallback window would drop every goal: the request is the summary plus the paste cut to the
+    compaction target, and it stays the cached prefix of the calls after it, on a restarted server too."""
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    pasted = "here is the whole build log:\n" + "".join(f"step {i}: compiling module {i} ... ok\n" for i in range(600))
+    with new_fake(api_key=API_KEY, context_window=WINDOW) as fake:
+        fake.push(
+            *script(0, 3),  # turn 1: some history (three commands) for the summary to keep
+            {"tool_calls": [{"id": "call_log", "name": "run_command", "arguments": {"command": "echo checked"}}]},
+            {"content": "the log shows no error"},
+        )
+        agent = await start_agent(tmp_path / "home", fake, THREADLINE_CONTEXT_WINDOW=str(WINDOW))
+        try:
+            sid = await agent.session(folder, policy="auto")
+            assert (await agent.turn(sid, "goal: find why the build is slow", timeout=120))["stopReason"] == "endTurn"
+            first_turn, earlier = len(model_requests(fake)), len(agent.updates(sid, "contextCompacted"))
+            assert (await agent.turn(sid, pasted, timeout=120))["stopReason"] == "endTurn"
+            compacted = agent.updates(sid, "contextCompacted")[earlier:]
+            notices = [u["message"] for u in agent.updates(sid, "notice")]
+        finally:
+            await agent.client.close()
+        cut, after = _messages(fake)[first_turn:]
+    assert [c["mode"] for c in compacted] == ["summarized"], compacted  # one compaction, not the fallback window
+    assert any("shortened in this request" in n for n in notices), notices
+    summary = next(m["content"] for m in cut if "[compressed conversation context]" in str(m["content"]))
+    assert "goal: find why the build is slow" in summary and summary == compacted[0]["summary"]
+    paste = cut[-1]["content"]
+    assert paste.startswith("here is the whole build log:") and "omitted to fit the context window" in paste
+    assert "step 599" in paste and len(paste) < len(pasted)
+    assert _extends(cut, after), "the next call repeats the cut request byte for byte (B-CACHE-1)"
+    stored = read_db(tmp_path / "home", "SELECT content FROM messages WHERE session_id = ? AND role = 'user'", sid)
+    assert (pasted,) in stored, "the transcript keeps the paste whole (R-SRC-2)"
+    with new_fake(api_key=API_KEY, context_window=WINDOW) as fake_b:
+        fake_b.push({"content": "noted"})
+        agent = await start_agent(tmp_path / "home", fake_b, THREADLINE_CONTEXT_WINDOW=str(WINDOW))
+        try:
+            assert (await agent.turn(sid, "thanks, go on", timeout=120))["stopReason"] == "endTurn"
+        finally:
+            await agent.client.close()
+        (restarted,) = _messages(fake_b)
+    assert _extends(after, restarted), "a restarted server cuts the paste the same way (B-CACHE-3)"
