@@ -55,17 +55,7 @@ export function activate(context: vscode.ExtensionContext): void {
       });
       if (input?.trim()) await sidebar.steer(input.trim());
     }),
-    command('threadline.rewindFiles', async () => {
-      const sid = requireSession();
-      if (!sid) return;
-      const { turns } = await server.client.request('listCheckpoints', { sessionId: sid });
-      const pick = await vscode.window.showQuickPick([...turns].reverse().map((t) => ({
-        label: `Turn at message ${t.seq}`, description: t.createdAt.slice(0, 19).replace('T', ' '),
-        detail: t.files.length ? t.files.map((f) => `${f.change === 'created' ? '+' : '~'}${f.path}${f.restorable ? '' : ' (not restorable)'}`).join('  ') : 'no file changes',
-        turnId: t.turnId,
-      })), { title: 'Threadline: Rewind Files to Before a Turn' });
-      if (pick) await sidebar.rewindTurn(pick.turnId);
-    }),
+    command('threadline.rewindFiles', () => requireSession() && sidebar.rewindFiles()),
     command('threadline.allowEdit', () => sidebar.answerFromDiff(DiffDocuments.toolCallOf(vscode.window.activeTextEditor?.document.uri), 'allowOnce')),
     command('threadline.rewindEdit', () => sidebar.rewindFromDiff(DiffDocuments.toolCallOf(vscode.window.activeTextEditor?.document.uri))),
     command('threadline.rejectEdit', () => sidebar.answerFromDiff(DiffDocuments.toolCallOf(vscode.window.activeTextEditor?.document.uri), 'reject')),

@@ -6,6 +6,6 @@ export { METHOD_NAMES } from './rpc/protocol';
 export { buildWebviewHtml, makeNonce } from './sidebar/html';
 export { interleaveCompactions, storedDiffs } from './webview/history';
 export { cachedShare, meterLabel, sessionCost } from './webview/meter';
-export { forkSeqBefore, planRewind, rewindDone } from './sidebar/rewind';
+export { forkSeqBefore, planRewind, rewindDone, turnPickItems } from './sidebar/rewind';
 export { modelButtonLabel, modelPickItems, priceText, windowText } from './models';
 export { APPLIED_EDITS_KEY, DiffStates, PENDING_REVIEWS_KEY, diffSidePath, toolCallOfPath } from './diffKeys';

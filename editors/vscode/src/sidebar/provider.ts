@@ -128,6 +128,11 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     await this.estimateMeter(sessionId);
   }
 
+  /** The Rewind Files command's turn pick: rewindActions.ts. */
+  rewindFiles(): Promise<void> {
+    return this.rewinds.pickTurn();
+  }
+
   /** A turn's menu (or an edit's button): rewindActions.ts. */
   rewindTurn(turnId: string, text?: string, toolCallId?: string): Promise<void> {
     return this.rewinds.rewindTurn(turnId, text, toolCallId);

@@ -39,3 +39,22 @@ export function rewindDone(result: RewindFilesResult): string {
 export function forkSeqBefore(turn: Pick<TurnCheckpoints, 'seq'>): number {
   return Math.max(0, turn.seq - 1);
 }
+
+export interface TurnPickItem {
+  label: string;
+  description: string;
+  detail: string;
+  turnId: string;
+}
+
+/** The "Rewind Files" quick pick's items: the newest turn first, each with the files it changed. */
+export function turnPickItems(turns: TurnCheckpoints[]): TurnPickItem[] {
+  return [...turns].reverse().map((t) => ({
+    label: `Turn at message ${t.seq}`,
+    description: t.createdAt.slice(0, 19).replace('T', ' '),
+    detail: t.files.length
+      ? t.files.map((f) => `${f.change === 'created' ? '+' : '~'}${f.path}${f.restorable ? '' : ' (not restorable)'}`).join('  ')
+      : 'no file changes',
+    turnId: t.turnId,
+  }));
+}

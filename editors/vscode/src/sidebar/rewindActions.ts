@@ -1,9 +1,9 @@
 // Rewind and diff review from the sidebar: a turn's or an edit's rewind (confirmed from a dry run, optionally
-// forking the conversation to before the turn), and opening an edit's diff. The words are in rewind.ts.
+// forking the conversation to before the turn), the Rewind Files command's turn pick, and opening an edit's diff. The words are in rewind.ts.
 import * as vscode from 'vscode';
 import type { DiffDocuments } from '../diffs';
 import type { SidebarHost } from './host';
-import { forkSeqBefore, planRewind, rewindDone } from './rewind';
+import { forkSeqBefore, planRewind, rewindDone, turnPickItems } from './rewind';
 
 export class RewindActions {
   constructor(private readonly host: SidebarHost, private readonly diffs: DiffDocuments) {}
@@ -28,6 +28,15 @@ export class RewindActions {
     const { sessionId: forked } = await client.request('forkSession', { sessionId, atSeq: forkSeqBefore(turn) });
     await this.host.selectSession(forked);
     if (text) this.host.post({ type: 'prefill', text });
+  }
+
+  /** The "Rewind Files" command: pick one of the current session's turns, then its menu (rewindTurn). */
+  async pickTurn(): Promise<void> {
+    const sessionId = this.host.currentSession();
+    if (!sessionId) return;
+    const { turns } = await this.host.server.client.request('listCheckpoints', { sessionId });
+    const pick = await vscode.window.showQuickPick(turnPickItems(turns), { title: 'Threadline: Rewind Files to Before a Turn' });
+    if (pick) await this.rewindTurn(pick.turnId, undefined, undefined, sessionId);
   }
 
   /** An applied diff's title-bar "Rewind This Edit": the same as its tool card's button (of the edit's own session). */

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { collectUpdates, lib, makeClient, startFakeProvider, tempDir } from '../support/harness.mjs';
 
-const { forkSeqBefore, planRewind, rewindDone } = lib;
+const { forkSeqBefore, planRewind, rewindDone, turnPickItems } = lib;
 const NOTE = 'Changes made by run_command are not recorded and cannot be rewound.';
 
 test('planRewind says what each path would do and counts conflicts', () => {
@@ -21,6 +21,18 @@ test('planRewind says what each path would do and counts conflicts', () => {
   assert.equal(rewindDone({ files: [{ path: 'a', status: 'restored' }, { path: 'b', status: 'conflicted' }], note: NOTE }),
     `Rewound files: 1 restored, 0 unchanged, 1 conflicted (kept). ${NOTE}`);
   assert.equal(forkSeqBefore({ seq: 7 }), 6);
+});
+
+test('the Rewind Files pick lists the newest turn first with the files each changed', () => {
+  const items = turnPickItems([
+    { turnId: 't1', seq: 3, createdAt: '2026-12-03T10:00:00.123Z', files: [] },
+    { turnId: 't2', seq: 9, createdAt: '2026-12-03T10:05:00.000Z', files: [
+      { path: 'new.py', change: 'created', restorable: true }, { path: 'big.bin', change: 'modified', restorable: false }] },
+  ]);
+  assert.deepEqual(items.map((i) => [i.turnId, i.label, i.description]), [
+    ['t2', 'Turn at message 9', '2026-12-03 10:05:00'], ['t1', 'Turn at message 3', '2026-12-03 10:00:00']]);
+  assert.equal(items[0].detail, '+new.py  ~big.bin (not restorable)');
+  assert.equal(items[1].detail, 'no file changes');
 });
 
 describe('against the real server', () => {
