@@ -70,13 +70,12 @@ def _rss_mb(pid: int) -> float:
 
 async def bench_context_view(tmp: Path, sizes: tuple[int, ...], repeats: int) -> dict[str, Any]:
     home = tmp / "home-views"
-    store = await Store.open(home / "threadline.db", estimate=estimate_message_tokens)
-    sessions = {}
-    for n in sizes:
-        t0 = time.perf_counter()
-        sessions[n] = await build_session(store, str(tmp), n)
-        print(f"  built a {n:,}-message session in {time.perf_counter() - t0:.1f} s", flush=True)
-    await store.close()
+    async with await Store.open(home / "threadline.db", estimate=estimate_message_tokens) as store:
+        sessions = {}
+        for n in sizes:
+            t0 = time.perf_counter()
+            sessions[n] = await build_session(store, str(tmp), n)
+            print(f"  built a {n:,}-message session in {time.perf_counter() - t0:.1f} s", flush=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("THREADLINE_")}
     env["THREADLINE_HOME"] = str(home)
     client = await Client.spawn(env=env, args=[sys.executable, "-m", "server"], cwd=str(REPO))
@@ -186,33 +185,32 @@ class InstantProvider:
 
 async def bench_iteration_overhead(tmp: Path, iterations: int) -> dict[str, Any]:
     home = tmp / "home-loop"
-    store = await Store.open(home / "threadline.db", estimate=estimate_message_tokens)
-    sid = await build_session(store, str(tmp), 1_000)
-    settings = Settings(home=home, approval_policy="auto")
-    provider = InstantProvider(iterations)
+    async with await Store.open(home / "threadline.db", estimate=estimate_message_tokens) as store:
+        sid = await build_session(store, str(tmp), 1_000)
+        settings = Settings(home=home, approval_policy="auto")
+        provider = InstantProvider(iterations)
 
-    async def instant_tool(ctx, name, args) -> ToolOutcome:
-        return ToolOutcome("line 1\nline 2\n" * 20)
+        async def instant_tool(ctx, name, args) -> ToolOutcome:
+            return ToolOutcome("line 1\nline 2\n" * 20)
 
-    turn_id = "turn_bench"
-    tools = ToolContext(sid, turn_id, tmp, settings, store, ArtifactStore(home / "artifacts", store))
-    views = ViewBuilder(store, ViewSettings(128_000), provider.model, {}, overhead_tokens=tool_overhead_tokens())
-    turn = Turn(
-        store=store,
-        provider=provider,
-        tools=tools,
-        approvals=Approvals(store, None, "auto", set()),
-        emit=Emitter(lambda method, params: None, sid, turn_id),
-        views=views,
-        max_iterations=iterations + 1,
-        totals=TurnTotals(),
-        run_tool=instant_tool,
-        turn_id=turn_id,
-    )
-    t0 = time.perf_counter()
-    result = await turn.run("benchmark the loop", None)
-    total = time.perf_counter() - t0
-    await store.close()
+        turn_id = "turn_bench"
+        tools = ToolContext(sid, turn_id, tmp, settings, store, ArtifactStore(home / "artifacts", store))
+        views = ViewBuilder(store, ViewSettings(128_000), provider.model, {}, overhead_tokens=tool_overhead_tokens())
+        turn = Turn(
+            store=store,
+            provider=provider,
+            tools=tools,
+            approvals=Approvals(store, None, "auto", set()),
+            emit=Emitter(lambda method, params: None, sid, turn_id),
+            views=views,
+            max_iterations=iterations + 1,
+            totals=TurnTotals(),
+            run_tool=instant_tool,
+            turn_id=turn_id,
+        )
+        t0 = time.perf_counter()
+        result = await turn.run("benchmark the loop", None)
+        total = time.perf_counter() - t0
     gaps = [(b - a) * 1000 for a, b in zip(provider.stamps, provider.stamps[1:])]
     return {
         "iterations": len(provider.stamps),

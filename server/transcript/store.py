@@ -75,7 +75,8 @@ class Store(
     CalibrationQueries,
     ViewStateQueries,
 ):
-    """Async access to one transcript database. Open with ``await Store.open(path)``."""
+    """Async access to one transcript database. Open with ``await Store.open(path)``; ``async with`` it (or call
+    ``close``): aiosqlite's worker threads are not daemons, so a process that leaves a store open never exits."""
 
     def __init__(
         self, path: Path, writer: aiosqlite.Connection, reader: aiosqlite.Connection, estimate: TokenEstimator | None
@@ -103,6 +104,12 @@ class Store(
         writer = await _connect(path)
         reader = await _connect(path)
         return cls(path, writer, reader, estimate)
+
+    async def __aenter__(self) -> Store:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
 
     async def close(self) -> None:
         for conn in (self._writer, self._reader):

@@ -142,6 +142,7 @@ def test_B_CACHE_4_a_last_exchange_no_summary_view_fits_is_cut_in_a_summary_view
     # Not the fallback window (which drops every goal and path): the summary, and the result cut to fit the target.
     assert view.mode == "summarized" and view.clipped_messages == 1
     assert view.estimated_tokens == estimate_messages_tokens(view.messages) <= settings.target_tokens
+    assert view.summary is not None and view.compaction is not None
     assert "goal: ship the parser" in view.summary and "src/p11.py" in view.summary
     assert view.messages[-2] == huge[-2]
     cut = view.messages[-1]
@@ -149,7 +150,8 @@ def test_B_CACHE_4_a_last_exchange_no_summary_view_fits_is_cut_in_a_summary_view
     assert "omitted to fit the context window" in cut["content"] and len(cut["content"]) < len(huge[-1]["content"])
     assert huge == before, "the transcript keeps the result whole (R-SRC-2)"
     stored = Compaction.from_json(view.compaction.to_json())  # as the store keeps it (B-CACHE-3)
-    assert stored == view.compaction and stored.clip_tokens == view.compaction.clip_tokens is not None
+    assert stored is not None and stored == view.compaction
+    assert stored.clip_tokens == view.compaction.clip_tokens is not None
     # B-CACHE-1: the next requests are this one, cut the same way, plus what was appended.
     grown = huge + [sized(assistant("read it "), 300), sized(user("next "), 200)]
     again = build_request_view(grown, settings, compaction=stored)
@@ -160,7 +162,8 @@ def test_B_CACHE_4_a_last_exchange_no_summary_view_fits_is_cut_in_a_summary_view
 
 def test_B_CACHE_3_a_stored_compaction_with_a_bad_clip_budget_is_not_used():
     good = {"mode": "summarized", "tailSeq": 4, "throughSeq": 9, "summary": "[compressed conversation context]"}
-    assert Compaction.from_json({**good, "clipTokens": 900}).clip_tokens == 900
+    made = Compaction.from_json({**good, "clipTokens": 900})
+    assert made is not None and made.clip_tokens == 900
     for bad in (0, -5, "900", 1.5, True):
         assert Compaction.from_json({**good, "clipTokens": bad}) is None
     assert Compaction.from_json({**good, "mode": "microcompacted", "clipTokens": 900}) is None

@@ -239,3 +239,24 @@ async def test_B_TOK_3_calibrations_are_kept_per_model_and_the_last_write_wins(t
         assert await reopened.load_calibrations() == [("m-a", 1.5, 2), ("m-b", 1.0, 3)]
     finally:
         await reopened.close()
+
+
+def test_a_script_whose_store_block_raises_still_exits(tmp_path: Path):
+    """aiosqlite's worker threads are not daemons: a process that raised before closing its store never exited.
+    ``async with`` closes it on the way out, so the error is reported and the process ends."""
+    import subprocess
+    import sys
+
+    script = (
+        "import asyncio, sys\n"
+        "from server.transcript import Store\n"
+        "async def main():\n"
+        f"    async with await Store.open({str(tmp_path / 'threadline.db')!r}) as store:\n"
+        "        await store.create_session('/w', 't')\n"
+        "        raise RuntimeError('the script failed half way')\n"
+        "asyncio.run(main())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=Path(__file__).parents[2]
+    )
+    assert done.returncode == 1 and "the script failed half way" in done.stderr
