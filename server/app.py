@@ -63,11 +63,9 @@ def _converter():
 
 
 class ThreadlineProtocol(LanguageServerProtocol):
-    @property
-    def threadline_server(self) -> ThreadlineServer:
-        """pygls types its server as a LanguageServer; this protocol only ever serves a ThreadlineServer."""
-        assert isinstance(self._server, ThreadlineServer)
-        return self._server
+    def __init__(self, server: ThreadlineServer, converter) -> None:
+        super().__init__(server, converter)
+        self.threadline_server = server  # pygls keeps it privately, typed as a LanguageServer
 
     def _serialize_message(self, data: Any) -> Any:
         if isinstance(data, msgspec.Struct):
