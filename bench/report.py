@@ -70,8 +70,9 @@ def write_results(views: dict, loop: dict, tokens: dict, costs: dict, started: f
         "",
         "A real server over stdio; sessions built with `Store.append_messages` from real trajectory messages "
         "(kimi-cli and mini-swe-agent, cycled). `contextWindowTokens` 32,000. *Cold* is the first call on a "
-        "session with no stored compaction (as an imported one), which feeds the whole history into its incremental "
-        "state once; *warm* calls read only messages stored since (none here) and build the view from the state. "
+        "session no server has read yet and with no stored compaction (written through the Store API, as here, or by "
+        "a version before schema v9; `importSession` and the loop prepare theirs as they store), which feeds the "
+        "whole history into its incremental state once; *warm* calls read only messages stored since (none here) and build the view from the state. "
         "That cold view saves where its safe tail starts and what it knew of everything before (a resume point), "
         "so a fresh server's first call on the 100k session, still without a stored compaction, reads only what "
         f"follows it: **{views.get('restart_uncompacted_ms', float('nan')):.0f} ms** "
