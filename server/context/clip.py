@@ -35,9 +35,9 @@ def clip_marker(omitted_chars: int) -> str:
 def clip_to_budget(messages: Sequence[Mapping[str, Any]], budget: int) -> tuple[list[dict[str, Any]], int]:
     """``messages`` with the largest conversation messages shortened until the estimate fits ``budget``.
 
-    A message is shortened in its text and in the long string values of its tool-call arguments (re-encoded as
-    valid JSON, so providers that parse arguments still can). System messages (the frozen context, summaries)
-    are never cut, and ids and roles never change, so protocol pairing is untouched. Returns the new list and how
+    A message is shortened in its text (the text parts of one with images; images are kept) and in the long
+    string values of its tool-call arguments (re-encoded as valid JSON, so providers that parse arguments still
+    can). System messages (the frozen context, summaries) are never cut, and ids and roles never change, so protocol pairing is untouched. Returns the new list and how
     many messages were shortened; the input is not modified.
     """
     originals = [dict(m) for m in messages]
@@ -71,9 +71,15 @@ def _shortened(msg: dict[str, Any], ratio: float) -> dict[str, Any] | None:
     """``msg`` with its text and long argument strings cut to ``ratio`` of their length; None if nothing to cut."""
     new = dict(msg)
     changed = False
-    if isinstance(msg.get("content"), str) and len(msg["content"]) > _LONG:
-        new["content"] = _cut(msg["content"], ratio)
+    content = msg.get("content")
+    if isinstance(content, str) and len(content) > _LONG:
+        new["content"] = _cut(content, ratio)
         changed = True
+    elif isinstance(content, list):  # text and images (a message with images): the long text parts are cut
+        parts = [_cut_part(part, ratio) for part in content]
+        if parts != content:
+            new["content"] = parts
+            changed = True
     calls = []
     for call in msg.get("tool_calls") or []:
         fn = call.get("function") or {}
@@ -90,6 +96,13 @@ def _shortened(msg: dict[str, Any], ratio: float) -> dict[str, Any] | None:
     if calls:
         new["tool_calls"] = calls
     return new if changed else None
+
+
+def _cut_part(part: Any, ratio: float) -> Any:
+    if isinstance(part, Mapping) and part.get("type") == "text" and isinstance(part.get("text"), str):
+        if len(part["text"]) > _LONG:
+            return {**part, "text": _cut(part["text"], ratio)}
+    return part
 
 
 def _cut_values(value: Any, ratio: float) -> Any:

@@ -56,6 +56,20 @@ def test_R_SRC_2_the_largest_message_is_cut_in_the_view_only():
     assert is_protocol_valid(out) == []
 
 
+def test_the_text_of_a_message_with_an_image_is_cut_and_the_image_kept():
+    image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}
+    msgs: list[dict[str, Any]] = [
+        {"role": "user", "content": [{"type": "text", "text": "what is wrong here?\n" + HUGE}, image]},
+        {"role": "assistant", "content": "let me look"},
+    ]
+    before = copy.deepcopy(msgs)
+    out, clipped = clip_to_budget(msgs, 5_000)
+    assert clipped == 1 and estimate_messages_tokens(out) <= 5_000 and msgs == before
+    text, kept = out[0]["content"]
+    assert kept == image and text["type"] == "text" and text["text"].startswith("what is wrong here?")
+    assert "omitted to fit the context window" in text["text"] and out[1] == msgs[1]
+
+
 def test_system_messages_and_unparseable_arguments_are_never_cut():
     msgs: list[dict[str, Any]] = [
         {"role": "system", "content": HUGE},
