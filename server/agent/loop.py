@@ -199,6 +199,8 @@ class Turn:
             if exc.kind != "context_too_long":
                 await self._answer.keep(exc)
                 raise TurnFailed(exc.kind, exc.message) from None
+            if exc.prompt_tokens:  # the provider said what it counted: plan the retry (and what follows) with it
+                await self.views.observe_refusal(view.estimated_tokens, exc.prompt_tokens)
         # R-PTL-1: exactly one retry with the fallback view; a second failure ends the turn.
         fallback = await self.views.fallback_view(self.session_id)
         await self._announce(fallback, force=True)

@@ -29,6 +29,7 @@ from server.context import (
     RequestView,
     ViewSettings,
     calibrate,
+    calibrate_refused,
     estimate_message_tokens,
     fallback_request_view,
     fit_to_window,
@@ -280,8 +281,24 @@ class ViewBuilder:
     async def observe_usage(self, estimated: int, reported: int) -> None:
         """B-TOK-3: learn this model's ratio of reported to estimated prompt tokens, and keep it (schema v8), so a
         restarted server plans with the same window (B-CACHE-3)."""
+        await self._learn(calibrate(self.calibration, estimated + self.overhead_tokens, reported))
+
+    async def observe_refusal(self, estimated: int, reported: int) -> None:
+        """R-PTL-1 with B-TOK-3: a context-too-long answer that says how many tokens the provider counted teaches
+        the calibration too, at least that request's ratio, so the retry and later requests are planned with the
+        provider's count (a provider that reports no usage would otherwise be refused at every call)."""
+        learned = calibrate_refused(self.calibration, estimated + self.overhead_tokens, reported)
+        log.info(
+            "model %s counted %d tokens where we estimated %d: factor %.2f",
+            self.model,
+            reported,
+            estimated + self.overhead_tokens,
+            learned.factor,
+        )
+        await self._learn(learned)
+
+    async def _learn(self, learned: Calibration) -> None:
         before = self.calibration
-        learned = calibrate(before, estimated + self.overhead_tokens, reported)
         self.calibrations[self.model] = learned
         # Written only when the factor moves or on the first sample: the common case (our estimate over-counts, the
         # factor stays at its floor of 1) costs no write per call; ``samples`` matters only as zero or not.

@@ -190,6 +190,17 @@ def calibrate(cal: Calibration | None, estimated: int, reported_prompt_tokens: i
     return Calibration(model=base.model, factor=factor, samples=base.samples + 1)
 
 
+def calibrate_refused(cal: Calibration | None, estimated: int, reported_prompt_tokens: int) -> Calibration:
+    """Fold in a request the provider refused as too long and counted at ``reported_prompt_tokens``: as
+    ``calibrate``, and the factor is then at least that request's own ratio (within [1, 3]), so the next plan
+    (the R-PTL-1 retry first) is not one the provider counts over its window again."""
+    learned = calibrate(cal, estimated, reported_prompt_tokens)
+    if estimated <= 0 or reported_prompt_tokens <= 0:
+        return learned
+    floor = min(CALIBRATION_MAX, reported_prompt_tokens / estimated)
+    return Calibration(model=learned.model, factor=max(learned.factor, floor), samples=learned.samples)
+
+
 def apply_calibration(tokens: int, cal: Calibration | None) -> int:
     """Scale an estimate by the learned factor, rounding up; never below the estimate (R-TOK-1 floor)."""
     if cal is None:

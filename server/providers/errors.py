@@ -43,6 +43,7 @@ class ProviderError(Exception):
         partial: ChatResult | None = None,
         retry_after: float | None = None,
         retryable: bool | None = None,
+        prompt_tokens: int | None = None,
     ) -> None:
         if kind not in KINDS:
             raise ValueError(f"unknown ProviderError kind {kind!r}")
@@ -53,6 +54,7 @@ class ProviderError(Exception):
         self.partial = partial
         self.retry_after = retry_after
         self.retryable = kind in RETRYABLE_KINDS if retryable is None else retryable
+        self.prompt_tokens = prompt_tokens  # context_too_long: the provider's count of the refused prompt, if said
 
     def __repr__(self) -> str:
         return f"ProviderError(kind={self.kind!r}, status={self.status!r}, message={self.message!r})"
@@ -81,6 +83,27 @@ _CONTEXT_TOO_LONG = re.compile(
     ),
     re.IGNORECASE | re.DOTALL,
 )
+# What a context-too-long answer says the refused prompt counted, in the wordings that give it (B-TOK-3: the
+# provider's own count teaches the calibration as a reported usage does). Linear patterns, on a bounded prefix.
+_REFUSED_PROMPT_TOKENS = (
+    re.compile(r"prompt is too long: (\d{1,9}) tokens >"),  # Anthropic
+    re.compile(r"your messages resulted in (\d{1,9}) tokens"),  # OpenAI
+    re.compile(r"requested (?:about )?\d{1,9} tokens \((\d{1,9}) (?:in the messages|of text input)"),  # DeepSeek, vLLM
+    re.compile(r"prompt \((\d{1,9}) tokens\) is too long"),  # vLLM
+    re.compile(r'"n_prompt_tokens": ?(\d{1,9})'),  # llama.cpp server
+)
+
+
+def refused_prompt_tokens(body: str) -> int | None:
+    """The provider's count of a prompt it refused as too long, when its answer says it; else None."""
+    head = body[:20_000]
+    for pattern in _REFUSED_PROMPT_TOKENS:
+        match = pattern.search(head)
+        if match:
+            return int(match.group(1)) or None
+    return None
+
+
 # Statuses whose bodies are about something else even when they mention tokens.
 _NOT_CONTEXT_STATUSES = frozenset({401, 403, 404, 429})
 
@@ -187,7 +210,9 @@ def error_for_status(
         )
     if is_context_too_long(status, body):
         return err(
-            "context_too_long", f"The request is longer than the model's context window (HTTP {status}).{suffix}"
+            "context_too_long",
+            f"The request is longer than the model's context window (HTTP {status}).{suffix}",
+            prompt_tokens=refused_prompt_tokens(body),
         )
     if status >= 500:
         return err("server", f"The provider had a server error (HTTP {status}).{suffix}")
@@ -223,7 +248,10 @@ def error_in_stream(
         kind = "bad_request"
     else:
         kind = "server"
-    return ProviderError(kind, f"The provider reported an error mid-stream: {said}", partial=partial)
+    tokens = refused_prompt_tokens(body) if kind == "context_too_long" else None
+    return ProviderError(
+        kind, f"The provider reported an error mid-stream: {said}", partial=partial, prompt_tokens=tokens
+    )
 
 
 def _clip(text: str, limit: int) -> str:

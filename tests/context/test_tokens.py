@@ -12,6 +12,7 @@ from server.context import (
     Calibration,
     apply_calibration,
     calibrate,
+    calibrate_refused,
     estimate_message_tokens,
     estimate_messages_tokens,
     estimate_text_tokens,
@@ -94,6 +95,18 @@ def test_B_TOK_3_calibration_learns_a_factor_and_never_goes_below_the_floor():
     assert calibrate(cal, 0, 100) == cal  # no information
     assert apply_calibration(1000, None) == 1000
     assert apply_calibration(1001, Calibration(factor=1.5)) == 1502
+
+
+def test_B_TOK_3_a_refused_request_sets_the_factor_to_at_least_its_own_ratio():
+    learned = calibrate(None, 1000, 1000)
+    for _ in range(5):
+        learned = calibrate(learned, 1000, 1000)  # many calls where the estimate was right
+    refused = calibrate_refused(learned, 1000, 2000)  # then one the provider counted at twice the estimate
+    assert calibrate(learned, 1000, 2000).factor < 2.0 <= refused.factor  # a moving average would not reach it
+    assert refused.samples == learned.samples + 1 and refused.model == learned.model
+    assert calibrate_refused(None, 1000, 50_000).factor == 3.0  # bounded like any report
+    assert calibrate_refused(learned, 1000, 900).factor == learned.factor  # an over-estimate teaches nothing new
+    assert calibrate_refused(learned, 0, 100) == learned
 
 
 def test_B_TOK_3_calibration_is_immutable():

@@ -6,7 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.agent_support import API_KEY, agent_fixture, as_sent, request_messages, start_agent
+from tests.e2e.agent_support import (
+    API_KEY,
+    PROVIDER,
+    agent_fixture,
+    as_sent,
+    model_requests,
+    new_fake,
+    read_db,
+    request_messages,
+    start_agent,
+)
 from tests.fakes.fake_provider import FakeProvider
 from tests.fakes.openai_rules import PTL_STYLES
 
@@ -162,3 +172,47 @@ async def test_a_message_larger_than_the_window_is_shortened_in_the_request_not_
     assert sent.startswith("here is the whole build log:") and "step 4999" in sent
     assert any("shortened in this request" in n for n in notices), notices
     assert stored == [pasted]
+
+
+def _dense(n: int, chars: int) -> str:
+    """Text a provider's tokenizer counts at about twice our estimate: every fifth character a control character
+    (JSON escapes it as six), as a binary-ish log does to a real tokenizer."""
+    prose = f"line {n}: the build log says the quick brown fox jumps over the lazy dog. "
+    return "".join(prose[i % len(prose)] if i % 5 else "\x01" for i in range(chars))
+
+
+async def test_B_TOK_3_a_refusal_that_says_the_count_teaches_the_calibration_so_the_next_turn_fits(tmp_path, folder):
+    """A history our estimate puts under the threshold but the provider counts over its window: the first call is
+    refused (R-PTL-1, the fallback retry answers). Its answer says how many tokens it counted; that teaches the
+    calibration at once (a moving average over the small retry's usage would not), so the next turn's request is
+    planned with the provider's count and compacts instead of being refused again. The Responses API's refusal
+    gives no count: there the next turn is refused once more and retried, as before."""
+    history = [{"role": "system", "content": "rules"}]
+    for n in range(6):
+        history += [{"role": "user", "content": _dense(n, 2_650)}, {"role": "assistant", "content": f"noted {n}"}]
+    with new_fake(api_key=API_KEY, context_window=8_000) as fake:
+        fake.push({"content": "answered from the fallback"}, {"content": "answered"}, {"content": "answered again"})
+        agent = await start_agent(tmp_path / "home", fake, THREADLINE_CONTEXT_WINDOW="8000")
+        try:
+            imported = await agent.client.request("importSession", {"cwd": str(folder), "messages": history})
+            sid = imported["sessionId"]
+            planned = await agent.client.request("getContextView", {"sessionId": sid})
+            assert planned["mode"] == "full", planned  # our estimate: it fits
+            first = await agent.turn(sid, "go on", timeout=120)
+            after_first = len(model_requests(fake))
+            second = await agent.turn(sid, "and now?", timeout=120)
+            requests = model_requests(fake)
+        finally:
+            await agent.client.close()
+    assert first["stopReason"] == "endTurn" and second["stopReason"] == "endTurn", (first, second)
+    refused, retried = requests[:after_first]
+    assert refused["status"] == 400 and retried["status"] == 200  # the provider counted it over its window
+    turn_two = requests[after_first:]
+    if PROVIDER == "openai-responses":
+        assert [r["status"] for r in turn_two] == [400, 200]
+        return
+    (only,) = turn_two  # planned with the provider's count: accepted first time
+    assert only["status"] == 200 and not only.get("rejected")
+    assert any(FALLBACK_MARK in str(m.get("content")) for m in request_messages(only))  # it compacted
+    (factor,) = read_db(tmp_path / "home", "SELECT factor FROM calibrations")[0]
+    assert factor > 1.1  # learned from the refusal (the retry alone, counted as we estimate, teaches about 1)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from server.providers import ProviderError, Retrying, StreamEvent, is_context_too_long
+from server.providers.errors import refused_prompt_tokens
 from tests.fakes.openai_rules import PTL_STYLES
 
 LONG = [{"role": "user", "content": "x" * 2_000}]
@@ -58,6 +59,29 @@ def test_R_PTL_1_recognises_each_provider_wording(name):
     assert is_context_too_long(None, WORDINGS[name])  # the same text inside a stream
 
 
+# The provider's count of the refused prompt, where its wording gives one (B-TOK-3 learns from it).
+COUNTED = {
+    "openai": 130514,
+    "deepseek": 70001,
+    "openrouter": 201234,
+    "vllm": 4900,
+    "vllm_input_prompt": 5000,
+    "llamacpp": 5000,
+    "anthropic": 210000,
+}
+
+
+@pytest.mark.parametrize("name", sorted(WORDINGS))
+def test_B_TOK_3_the_count_a_context_too_long_answer_gives_is_read_and_no_other_number(name):
+    assert refused_prompt_tokens(WORDINGS[name]) == COUNTED.get(name)
+
+
+def test_B_TOK_3_a_huge_or_hostile_body_gives_no_count_and_returns_at_once():
+    assert refused_prompt_tokens("x" * 5_000_000 + "your messages resulted in 9 tokens") is None  # past the prefix
+    assert refused_prompt_tokens("your messages resulted in " + "9" * 50 + " tokens") is None
+    assert refused_prompt_tokens("prompt is too long: 0 tokens > 10 maximum") is None
+
+
 @pytest.mark.parametrize(("status", "body"), sorted(NOT_CONTEXT))
 def test_R_PTL_1_other_errors_are_not_context_too_long(status, body):
     assert not is_context_too_long(status, body)
@@ -73,6 +97,11 @@ async def test_R_PTL_1_each_style_over_http_is_context_too_long_and_not_retried(
         await make_provider(fake.url, max_retries=3).stream_chat(LONG, None, events.append)
     assert caught.value.kind == "context_too_long"
     assert caught.value.status == 400
+    counted = fake.requests[0].get("prompt_tokens")
+    if style in ("openai", "deepseek", "openrouter", "vllm", "llamacpp"):
+        assert caught.value.prompt_tokens is not None and caught.value.prompt_tokens > 100
+    else:  # Qwen, Moonshot and Ollama say the limit or the excess, not the count
+        assert caught.value.prompt_tokens is None, counted
     assert len(fake.requests) == 1
     assert not any(isinstance(e, Retrying) for e in events)
 
