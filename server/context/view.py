@@ -66,12 +66,14 @@ class ViewSettings:
 
     @property
     def tail_budget_tokens(self) -> int:
-        """``keep_recent_tokens``, capped at half the threshold (R-TAIL-1).
+        """``keep_recent_tokens``, capped at half the compaction target (R-TAIL-1, B-CACHE-2).
 
-        With a small window (8k) the default 8,000-token tail alone would exceed the threshold, so every
-        summary would be over and every turn would fall back; half leaves room for system and summary.
+        With a small window the default 8,000-token tail alone would fill the target (at 8k it would exceed the
+        threshold, and every turn would fall back): half the target leaves room for system and summary, and a
+        compaction then leaves room for many calls before the next. The cap binds below a window of about 34k
+        tokens; from there on the tail is the configured 8,000.
         """
-        return min(self.keep_recent_tokens, self.threshold_tokens // 2)
+        return min(self.keep_recent_tokens, self.target_tokens // 2)
 
     @property
     def goal_budget_tokens(self) -> int:

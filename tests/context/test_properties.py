@@ -130,7 +130,12 @@ def _is_cut_from(cut: dict[str, Any] | None, original: dict[str, Any] | None) ->
     ):
         return False
     text, full = json.dumps(cut, ensure_ascii=False), json.dumps(original, ensure_ascii=False)
-    return "omitted to fit the context window" in text and len(text) < len(full)
+    marker = "omitted to fit the context window"
+    if isinstance(cut.get("content"), str) and isinstance(original.get("content"), str) and marker in cut["content"]:
+        head = cut["content"].split("\n[... ", 1)[0]
+        if not original["content"].startswith(head):
+            return False
+    return marker in text and marker not in full
 
 
 def check_view(msgs: list[dict[str, Any]], view_settings_: ViewSettings, view) -> None:
