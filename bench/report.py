@@ -181,9 +181,10 @@ def write_results(views: dict, loop: dict, tokens: dict, costs: dict, started: f
         ]
     else:
         lines += [
-            "No Threadline request went over the window: a fallback view whose recent messages are themselves "
-            "larger than the window (R-FALL-1 keeps six verbatim) has its oversized messages cut to a head and "
-            "a tail in the request (`server/context/clip.py`); the transcript keeps them whole."
+            "No Threadline request went over the window: a last exchange too large for any summary view has its "
+            "oversized messages cut to a head and a tail in the request (`server/context/clip.py`), to what the "
+            "compaction target leaves, and so does a fallback view larger than the window (R-FALL-1 keeps six "
+            "messages verbatim); the transcript keeps them whole."
         ]
     lines += ["", " ".join(f"![tokens at {w // 1000}k](tokens-{w // 1000}k.svg)" for w in WINDOWS), ""]
     lines += [
