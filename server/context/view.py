@@ -70,8 +70,9 @@ class ViewSettings:
 
         With a small window the default 8,000-token tail alone would fill the target (at 8k it would exceed the
         threshold, and every turn would fall back): half the target leaves room for system and summary, and a
-        compaction then leaves room for many calls before the next. The cap binds below a window of about 34k
-        tokens; from there on the tail is the configured 8,000.
+        compaction then leaves room for many calls before the next. At the default ratio the cap binds below a
+        window of 32k tokens (a little more once the tool definitions are reserved); above, the tail is the
+        configured 8,000.
         """
         return min(self.keep_recent_tokens, self.target_tokens // 2)
 
