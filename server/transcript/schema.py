@@ -185,6 +185,9 @@ def migrate(conn: sqlite3.Connection) -> int:
         step = MIGRATIONS[version - 1]
         conn.execute("BEGIN IMMEDIATE")
         try:
+            if conn.execute("PRAGMA user_version").fetchone()[0] >= version:
+                conn.execute("COMMIT")  # another process (a second server on the same home) applied it first
+                continue
             if isinstance(step, str):
                 for statement in _statements(step):
                     conn.execute(statement)

@@ -142,3 +142,32 @@ async def test_a_database_from_a_newer_threadline_is_refused_and_left_untouched(
         await Store.open(path)
     assert user_version(path) == SCHEMA_VERSION + 1
     assert "tokens" not in columns(path, "messages")
+
+
+def test_two_servers_migrating_a_new_database_at_once_both_end_at_the_current_version(tmp_path: Path):
+    """Two servers started together on a fresh home both read version 0, then take the write lock in turn; the
+    second must not apply the steps again (it failed with "duplicate column name"). The race is played
+    deterministically: the other server's whole migration runs between this one's read and its first step."""
+    path = tmp_path / "threadline.db"
+
+    class Racing(sqlite3.Connection):
+        raced = False
+
+        def execute(self, sql, *args):
+            result = super().execute(sql, *args)
+            if sql == "PRAGMA user_version" and not Racing.raced:
+                Racing.raced = True
+                other = sqlite3.connect(path, isolation_level=None)  # the other server, first to the lock
+                migrate(other)
+                other.close()
+            return result
+
+    conn = sqlite3.connect(path, isolation_level=None, factory=Racing)
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        assert migrate(conn) == 0  # it saw a new database
+        assert Racing.raced
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    finally:
+        conn.close()
+    assert "tool_calls" in columns(path, "messages")  # one schema, whole, not two half-applied ones
