@@ -10,6 +10,7 @@ Stored messages are append-only: nothing here updates or deletes a message excep
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
 from collections.abc import Callable, Sequence
 from contextlib import asynccontextmanager
@@ -66,6 +67,28 @@ def _refuse_empty_file(path: Path) -> None:
     )
 
 
+def _create_whole(path: Path) -> None:
+    """A new database appears with its header written, never as the 0-byte file SQLite first creates: a second
+    server starting at the same moment would take that for a truncated store (``_refuse_empty_file``). It is
+    made under a temporary name and linked into place, which fails if another server linked its own first."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.new")
+    try:
+        conn = sqlite3.connect(tmp, isolation_level=None)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")  # writes the header
+        finally:
+            conn.close()
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass  # another server made it first: open that one
+        except OSError:
+            pass  # no hard links here: SQLite creates it in place, as it always did
+    finally:
+        for leftover in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
+            leftover.unlink(missing_ok=True)
+
+
 class Store(
     SessionQueries,
     DraftQueries,
@@ -95,6 +118,8 @@ class Store(
         _refuse_empty_file(path)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
+            if not path.exists():
+                _create_whole(path)
             with sqlite3.connect(path, isolation_level=None) as conn:
                 conn.execute("PRAGMA journal_mode=WAL")
                 migrate(conn)

@@ -260,3 +260,30 @@ def test_a_script_whose_store_block_raises_still_exits(tmp_path: Path):
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=Path(__file__).parents[2]
     )
     assert done.returncode == 1 and "the script failed half way" in done.stderr
+
+
+def test_a_new_database_appears_whole_so_a_second_server_never_sees_an_empty_file(tmp_path: Path):
+    """SQLite creates a new database as a 0-byte file and writes its header a moment later; a second server
+    starting then took it for a truncated store (issue 12's guard) and refused to start. It is made under a
+    temporary name and linked into place instead; a second server that comes second keeps the first one's."""
+    from server.transcript.store import _create_whole, _refuse_empty_file
+
+    path = tmp_path / "threadline.db"
+    _create_whole(path)
+    assert path.stat().st_size > 0
+    _refuse_empty_file(path)  # what a second server checks first: not an empty file
+    first = path.read_bytes()
+    _create_whole(path)  # the second server, a moment later: the first one's file is kept as it is
+    assert path.read_bytes() == first
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["threadline.db"]  # no temporary file left
+
+
+async def test_stores_opened_together_on_a_new_home_all_work(tmp_path: Path):
+    path = tmp_path / "home" / "threadline.db"
+    stores = await asyncio.gather(*(Store.open(path) for _ in range(4)))
+    try:
+        sid = (await stores[0].create_session("/w", "t")).id
+        assert [s.id for s in await stores[3].list_sessions()] == [sid]
+    finally:
+        for s in stores:
+            await s.close()
