@@ -15,7 +15,7 @@ from server.agent.approvals import Approvals
 from server.agent.emit import Emitter
 from server.agent.loop import Turn, TurnTotals
 from server.agent.service import tool_overhead_tokens
-from server.agent.views import ViewBuilder
+from server.agent.views import ViewBuilder, open_store
 from server.artifacts import ArtifactStore
 from server.cli.client import Client
 from server.config import Settings
@@ -70,12 +70,15 @@ def _rss_mb(pid: int) -> float:
 
 async def bench_context_view(tmp: Path, sizes: tuple[int, ...], repeats: int) -> dict[str, Any]:
     home = tmp / "home-views"
-    async with await Store.open(home / "threadline.db", estimate=estimate_message_tokens) as store:
+    async with await open_store(home / "threadline.db") as store:  # as the server opens it: view checkpoints kept
         sessions = {}
         for n in sizes:
             t0 = time.perf_counter()
             sessions[n] = await build_session(store, str(tmp), n)
             print(f"  built a {n:,}-message session in {time.perf_counter() - t0:.1f} s", flush=True)
+    # The same 100k history stored without view checkpoints, as a version before schema v10 stored it.
+    async with await Store.open(home / "threadline.db", estimate=estimate_message_tokens) as store:
+        legacy = await build_session(store, str(tmp), sizes[-1])
     env = {k: v for k, v in os.environ.items() if not k.startswith("THREADLINE_")}
     env["THREADLINE_HOME"] = str(home)
     client = await Client.spawn(env=env, args=[sys.executable, "-m", "server"], cwd=str(REPO))
@@ -101,6 +104,9 @@ async def bench_context_view(tmp: Path, sizes: tuple[int, ...], repeats: int) ->
             }
             print(f"  getContextView at {n:,}: median {out['sizes'][n]['median_ms']:.2f} ms", flush=True)
         out["rss_all_mb"] = _rss_mb(client.proc.pid)
+        t0 = time.perf_counter()
+        await client.request("getContextView", {"sessionId": legacy, "contextWindowTokens": 32_000})
+        out["legacy_cold_ms"] = (time.perf_counter() - t0) * 1000
     finally:
         await client.close()
     params = {"sessionId": sessions[sizes[-1]], "contextWindowTokens": 32_000}
@@ -185,7 +191,7 @@ class InstantProvider:
 
 async def bench_iteration_overhead(tmp: Path, iterations: int) -> dict[str, Any]:
     home = tmp / "home-loop"
-    async with await Store.open(home / "threadline.db", estimate=estimate_message_tokens) as store:
+    async with await open_store(home / "threadline.db") as store:
         sid = await build_session(store, str(tmp), 1_000)
         settings = Settings(home=home, approval_policy="auto")
         provider = InstantProvider(iterations)

@@ -14,6 +14,7 @@ from server.agent.remembered import RememberedApprovals, load_remembered
 from server.agent.service import LiveModels
 from server.agent.totals import TurnTotals, load_totals
 from server.agent.turns import TurnManager
+from server.agent.views import open_store
 from server.artifacts import ArtifactStore
 from server.checkpoints import Blobs
 from server.config import Settings
@@ -70,9 +71,9 @@ class Runtime:
         return self._artifacts
 
     async def open(self) -> None:
-        from server.context import Calibration, estimate_message_tokens
+        from server.context import Calibration
 
-        self._store = await Store.open(self.settings.database_path, estimate=estimate_message_tokens)
+        self._store = await open_store(self.settings.database_path)
         # B-TOK-3 calibrations as the last server left them, so a restart plans with the same window (B-CACHE-3)
         self.calibrations = {
             model: Calibration(model, factor, samples)

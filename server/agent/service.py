@@ -275,6 +275,7 @@ async def compact_session(rt: Runtime, session_id: str, focus: str | None) -> Co
         session_id,
         await stored_compaction(rt.store, session_id),
         lambda state: (state.compact_now(settings, focus), state.tokens),
+        settings.context_window_tokens,
     )
     if view is None or view.compaction is None:
         return CompactSessionResult(compacted=False, mode="full", before_tokens=tokens, after_tokens=tokens)
@@ -333,7 +334,12 @@ async def context_view(
     effective = effective_settings(settings, reserved, rt.calibrations.get(model))
     compaction = await stored_compaction(rt.store, session_id)
     view = await build_view(
-        rt.store, rt.sessions, session_id, compaction, lambda state: state.view(effective, compaction)
+        rt.store,
+        rt.sessions,
+        session_id,
+        compaction,
+        lambda state: state.view(effective, compaction),
+        effective.context_window_tokens,
     )
     if compaction is None:
         await keep_resume_point(rt.store, rt.sessions, session_id, view)

@@ -19,6 +19,7 @@ import hashlib
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeVar
 
 import msgspec
@@ -34,7 +35,7 @@ from server.context import (
     fallback_request_view,
     fit_to_window,
 )
-from server.context.incremental import IncrementalView, PartialHistory
+from server.context.incremental import IncrementalView, PartialHistory, next_checkpoint
 from server.context.view import CompactionHead
 from server.sessions import Sessions
 from server.transcript import Store
@@ -49,19 +50,34 @@ TRIM_MIN = 1000  # conversation messages held before a compaction's tail past wh
 COMPACTION_EVENT = "contextCompacted"
 
 
+async def open_store(path: Path) -> Store:
+    """The transcript store as the server opens it: each appended message gets its token estimate, and the store
+    keeps view checkpoints as it appends (``next_checkpoint``), so a long history written through it, by the
+    server or any other writer, opens without being read whole (cold start, B-CACHE-3)."""
+    return await Store.open(path, estimate=estimate_message_tokens, checkpoint=next_checkpoint)
+
+
 async def session_view_state(
-    store: Store, sessions: Sessions, session_id: str, compaction: Compaction | None = None, *, resume: bool = True
+    store: Store,
+    sessions: Sessions,
+    session_id: str,
+    compaction: Compaction | None = None,
+    *,
+    resume: bool = True,
+    window_tokens: int | None = None,
 ) -> IncrementalView:
     """The session's incremental view state, fed with every message stored since it last looked (B-INC-1).
 
     A first look with a summarized ``compaction`` that carries its head resumes from the compaction's tail: only
-    the system messages before it and the messages since are read and held (cold start, B-CACHE-3). A state that
+    the system messages before it and the messages since are read and held (cold start, B-CACHE-3). Without one
+    it resumes from a resume point a view saved or a view checkpoint the store kept, the newest with at least
+    ``window_tokens`` after it (``_resumed_state``). A state that
     holds ``TRIM_MIN`` or more conversation messages before that tail is replaced by such a resumed one, so a long
     session's memory is bounded by what follows its compaction, not by its history (``resume=False``: neither)."""
     held = sessions.get(session_id)
     state = held.view
     if state is None and resume:
-        state = await _resumed_state(store, session_id, compaction)
+        state = await _resumed_state(store, session_id, compaction, window_tokens)
         if state is not None and compaction is None:
             held.resume_seq = state.last_seq + 1  # the saved resume point's tail
     elif state is not None and resume and compaction is not None and compaction.head is not None:
@@ -79,18 +95,34 @@ async def session_view_state(
             return state
 
 
-async def _resumed_state(store: Store, session_id: str, compaction: Compaction | None) -> IncrementalView | None:
-    """A state resumed from the stored summarized compaction's tail, or, when the session has no stored
-    compaction, from the resume point a view on its full history saved (``keep_resume_point``); None when there
-    is neither (then the whole history is read)."""
-    if compaction is not None:
-        if compaction.head is None:
-            return None
+async def _resumed_state(
+    store: Store, session_id: str, compaction: Compaction | None, window_tokens: int | None
+) -> IncrementalView | None:
+    """A state resumed from the stored summarized compaction's tail; when the session has no stored compaction
+    with a head, from the newest of the resume point a view on its full history saved (``keep_resume_point``)
+    and the view checkpoints the store kept as it appended (``transcript.view_state``) with at least
+    ``window_tokens`` (the window planned with) stored after it, and before the compaction's tail when there is
+    one: every view but a whole-history one (full, microcompacted, or a window that holds the session) is then
+    built from what follows it. Failing that, from the saved resume point whatever follows it (the tail of a
+    view on it: a view with the same settings is built from there). None when there is neither (then the whole
+    history is read); a resumed state that cannot build the view reads everything (``PartialHistory``)."""
+    if compaction is not None and compaction.head is not None:
         return await _resume_at(
             store, session_id, compaction.tail_key, compaction.head, "resumed from the compaction at"
         )
-    saved = await store.view_resume(session_id)
+    saved = None if compaction is not None else await store.view_resume(session_id)
     head = CompactionHead.from_json(saved[1]) if saved else None
+    if window_tokens is not None:
+        points = await store.view_checkpoints(session_id)
+        if saved is not None and head is not None:
+            points.append((saved[0], await store.tokens_from(session_id, saved[0]), saved[1]))
+        for seq, tokens, data in sorted(points, key=lambda p: -p[0]):
+            if tokens < window_tokens or (compaction is not None and seq > compaction.tail_key):
+                continue
+            point = CompactionHead.from_json(data)
+            if point is not None:
+                how = "the saved resume point" if saved is not None and seq == saved[0] else "the view checkpoint"
+                return await _resume_at(store, session_id, seq, point, f"resumed from {how} at")
     if saved is None or head is None:
         return None
     return await _resume_at(store, session_id, saved[0], head, "resumed from the saved resume point at")
@@ -112,10 +144,12 @@ async def build_view(
     session_id: str,
     compaction: Compaction | None,
     build: Callable[[IncrementalView], T],
+    window_tokens: int | None = None,
 ) -> T:
     """``build(state)`` on the session's state; when a state resumed from a compaction's tail turns out to need
-    the older history, it is replaced by a full one, once."""
-    state = await session_view_state(store, sessions, session_id, compaction)
+    the older history, it is replaced by a full one, once. ``window_tokens``: the window the view is planned with
+    (what a view checkpoint to resume from must leave after it)."""
+    state = await session_view_state(store, sessions, session_id, compaction, window_tokens=window_tokens)
     try:
         return build(state)
     except PartialHistory as exc:
@@ -235,6 +269,7 @@ class ViewBuilder:
                 session_id,
                 self.compaction,
                 lambda state: state.view(settings, self.compaction),
+                settings.context_window_tokens,
             )
         except Exception:  # R-FALL-1: a failing compressor never stops the turn
             log.exception("building the request view failed; using the fallback window")
@@ -249,7 +284,12 @@ class ViewBuilder:
         settings = self.effective_settings()
         return fit_to_window(
             await build_view(
-                self.store, self.sessions, session_id, self.compaction, lambda state: state.fallback_view(settings)
+                self.store,
+                self.sessions,
+                session_id,
+                self.compaction,
+                lambda state: state.fallback_view(settings),
+                settings.context_window_tokens,
             )
         )
 

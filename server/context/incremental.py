@@ -27,12 +27,12 @@ from typing import Any
 from .clip import clip_to_budget
 from .fallback import FALLBACK_KEEP_MESSAGES, FALLBACK_KEEP_SYSTEM, FALLBACK_SUMMARY, _fallback_start
 from .fed import FedTranscript, Message, PartialHistory, _Item
-from .summary import render_summary, summarize, summary_feed, summary_skip, with_focus
+from .summary import SummaryState, render_summary, summarize, summary_feed, summary_skip, with_focus
 from .tail import safe_tail_start
 from .tokens import estimate_message_tokens
 from .view import MICRO_MIN_FREED_RATIO, MIN_FREED_RATIO, Compaction, CompactionHead, RequestView, ViewSettings
 
-__all__ = ["IncrementalView", "PartialHistory"]
+__all__ = ["IncrementalView", "PartialHistory", "next_checkpoint"]
 
 
 class _Lazy(Sequence):
@@ -198,20 +198,35 @@ class IncrementalView(FedTranscript):
             # leaves (clip.clip_to_budget), the same way at every repeat, rather than take the fallback window.
             clip = target - (tokens - tail_tokens)
         fold = self._folds.get(tail) if summarizer is summarize else None
-        head = None
-        if fold is not None and self.all_seq:
-            head = CompactionHead(
-                self._conv_tokens[tail],
-                self._savings[tail],
-                self._replaceable[tail],
-                self._max_seq[tail],
-                fold,
-                self._conv[tail - 1].tokens if tail > 0 else self._head.last_tokens if self._head else None,
-            )
+        head = self._head_at(tail, fold) if fold is not None and self.all_seq else None
         made = Compaction(
             "summarized", self._real_key(self._conv[tail]), self.last_key, text, clip_tokens=clip, head=head
         )
         return made, tail
+
+    def _head_at(self, n: int, fold: SummaryState) -> CompactionHead:
+        """What a state resumed at ``_conv[n]`` needs of everything before it (``fold``: the fold over it)."""
+        return CompactionHead(
+            self._conv_tokens[n],
+            self._savings[n],
+            self._replaceable[n],
+            self._max_seq[n],
+            fold,
+            self._conv[n - 1].tokens if n > 0 else self._head.last_tokens if self._head else None,
+        )
+
+    def checkpoint(self) -> tuple[int, CompactionHead] | None:
+        """A point a later state can resume from without reading anything older (B-CACHE-3, cold start): the seq
+        of the last non-tool message fed, which opens the segment repair may still change, and the head of the
+        closed conversation before it. None when there is no such point (nothing closed before it, the open
+        segment starts with a system message, or keys are not increasing seqs)."""
+        n = self._open_from
+        if not (self.all_seq and self.monotone) or n >= len(self._conv) or (n == 0 and self._head is None):
+            return None
+        item = self._conv[n]
+        if item.origin is None or item.seq is None or item.msg.get("role") == "tool":
+            return None
+        return item.seq, self._head_at(n, self._fold_to(n))
 
     def compact_now(
         self, settings: ViewSettings, focus: str | None = None, summarizer: Callable[[list[Message]], str] = summarize
@@ -342,6 +357,10 @@ class IncrementalView(FedTranscript):
         if summarizer is not summarize:
             self._needs_older("a custom summarizer reads every older message")
             return summarizer([it.msg for it in self._conv[:end]])
+        return render_summary(self._fold_to(end), settings.goal_budget_tokens)
+
+    def _fold_to(self, end: int) -> SummaryState:
+        """The summary fold over _conv[:end], resumed from the nearest earlier fold kept."""
         start = max((n for n in self._folds if n <= end), default=0)
         state = self._folds.get(start, self._base_fold)
         for item in self._conv[start:end]:
@@ -349,7 +368,7 @@ class IncrementalView(FedTranscript):
         self._folds[end] = state
         if len(self._folds) > 8:
             self._folds.pop(next(iter(self._folds)))
-        return render_summary(state, settings.goal_budget_tokens)
+        return state
 
     def _fallback(self, base) -> RequestView:
         """R-FALL-1 from the repaired state: first system messages + fixed summary + the last messages."""
@@ -393,3 +412,27 @@ def build_request_view(
     state = IncrementalView()
     state.feed(messages, token_counts)
     return state.view(settings, compaction, summarizer)
+
+
+def next_checkpoint(
+    head: Any, messages: Sequence[Mapping[str, Any]], token_counts: Sequence[int | None] | None = None
+) -> tuple[int, dict[str, Any]] | None:
+    """The next resume point of a stored transcript (B-CACHE-3, cold start), for the store to keep as it appends.
+
+    ``head`` is the previous point's head as stored (JSON; None: there is none, and ``messages`` is the whole
+    transcript); ``messages`` every stored message from that point's seq on. Returns ``(seq, head JSON)`` of the
+    newest point (``IncrementalView.checkpoint``), or None when there is none or ``head`` is not a valid one."""
+    if head is None:
+        state = IncrementalView()
+    else:
+        parsed = CompactionHead.from_json(head)
+        if parsed is None or not messages or not isinstance(messages[0].get("seq"), int):
+            return None
+        state = IncrementalView.resume(parsed, 0)
+        state.skip_to(messages[0]["seq"] - 1)
+    try:
+        state.feed(messages, token_counts)
+    except PartialHistory:  # a message without a seq: not a stored transcript
+        return None
+    made = state.checkpoint()
+    return (made[0], made[1].to_json()) if made is not None else None

@@ -160,6 +160,19 @@ CREATE TABLE sent_requests (
 );
 """
 
+# v10 (B-CACHE-3, cold start of a history no server has viewed): resume points the store keeps as messages are
+# appended (``transcript.view_state``), a few per session: the seq of a message that opens a tool-call segment and,
+# as JSON, the compaction head of everything before it. A server's first view of a long history written through
+# the store resumes from one instead of reading every message. Derived data, like v9's.
+V10_VIEW_CHECKPOINTS = """
+CREATE TABLE view_checkpoints (
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    seq        INTEGER NOT NULL,
+    head       TEXT NOT NULL,
+    PRIMARY KEY (session_id, seq)
+) WITHOUT ROWID;
+"""
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None] | str] = [
     V1,
     V2,
@@ -170,6 +183,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None] | str] = [
     V7_SESSION_MODEL,
     V8_CALIBRATIONS,
     V9_VIEW_RESUME,
+    V10_VIEW_CHECKPOINTS,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

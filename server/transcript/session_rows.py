@@ -99,4 +99,10 @@ class SessionQueries(Queries):
                 " JOIN messages_fts f ON f.rowid = o.id WHERE n.session_id = ?",
                 (session_id, sid),
             )
+            # A view checkpoint covers only messages before its seq: those it keeps are the fork's too.
+            await db.execute(
+                "INSERT INTO view_checkpoints (session_id, seq, head) SELECT ?, seq, head FROM view_checkpoints"
+                " WHERE session_id = ? AND seq <= ?",
+                (sid, session_id, upto),
+            )
         return Session(sid, title, src.cwd, stamp, stamp, max(upto, 0), session_id, src.approval_policy, src.model)

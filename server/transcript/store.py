@@ -10,6 +10,7 @@ Stored messages are append-only: nothing here updates or deletes a message excep
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sqlite3
 from collections.abc import Callable, Sequence
@@ -40,12 +41,15 @@ from server.transcript.records import (
 )
 from server.transcript.schema import migrate
 from server.transcript.session_rows import SessionQueries
-from server.transcript.view_state import ViewStateQueries
+from server.transcript.view_state import CHECKPOINT_EVERY, ViewStateQueries
 
 DEFAULT_PAGE = 200
 MAX_PAGE = 1000
 
 TokenEstimator = Callable[[dict[str, Any]], int]
+# (previous checkpoint's head JSON or None, the messages from its seq on (all: None), their token estimates)
+# -> (seq, head JSON) of the next one, or None: ``server.context.incremental.next_checkpoint``.
+Checkpointer = Callable[[Any, list[dict[str, Any]], list[int | None]], tuple[int, dict[str, Any]] | None]
 
 
 def _refuse_empty_file(path: Path) -> None:
@@ -102,7 +106,12 @@ class Store(
     ``close``): aiosqlite's worker threads are not daemons, so a process that leaves a store open never exits."""
 
     def __init__(
-        self, path: Path, writer: aiosqlite.Connection, reader: aiosqlite.Connection, estimate: TokenEstimator | None
+        self,
+        path: Path,
+        writer: aiosqlite.Connection,
+        reader: aiosqlite.Connection,
+        estimate: TokenEstimator | None,
+        checkpoint: Checkpointer | None = None,
     ):
         self.path = path
         self.owner = "local"  # who this process's drafts belong to (``server.transcript.drafts.Lease``)
@@ -110,10 +119,17 @@ class Store(
         self._reader = reader
         self._write_lock = asyncio.Lock()
         self._estimate = estimate
+        self._checkpoint = checkpoint
+        self._checkpoint_at: dict[str, tuple[int, int | None]] = {}  # session -> (newest checkpoint's seq, next due)
 
     @classmethod
-    async def open(cls, path: Path, estimate: TokenEstimator | None = None) -> Store:
-        """Migrate then open. A folder that cannot be written gives a ``StorageFailure`` naming the path."""
+    async def open(
+        cls, path: Path, estimate: TokenEstimator | None = None, checkpoint: Checkpointer | None = None
+    ) -> Store:
+        """Migrate then open. A folder that cannot be written gives a ``StorageFailure`` naming the path.
+
+        ``estimate`` gives each appended message its token estimate; ``checkpoint`` makes the view checkpoints
+        kept as messages are appended (``transcript.view_state``). The server gives both (``runtime.open_store``)."""
         path = Path(path)
         _refuse_empty_file(path)
         try:
@@ -128,7 +144,7 @@ class Store(
             raise StorageFailure(f"cannot open the transcript database at {path}: {exc}") from exc
         writer = await _connect(path)
         reader = await _connect(path)
-        return cls(path, writer, reader, estimate)
+        return cls(path, writer, reader, estimate, checkpoint)
 
     async def __aenter__(self) -> Store:
         return self
@@ -247,7 +263,44 @@ class Store(
             if turn_id is not None and any(m.role == "assistant" for m in messages):
                 # the answer is stored, so its draft goes in the same transaction
                 await db.execute("DELETE FROM drafts WHERE session_id = ? AND turn_id = ?", (session_id, turn_id))
+        if self._checkpoint is not None:
+            await self._advance_checkpoint(session_id, first, seq)
         return stored
+
+    async def _advance_checkpoint(self, session_id: str, before: int, last: int) -> None:
+        """Make the session's next view checkpoint once ``CHECKPOINT_EVERY`` messages follow its newest one, from
+        that one's head and the messages since (about a thousand). A session that has none and already held more
+        than twice that many before this append (stored by a version before schema v10) gets none: that would
+        read its whole history in an append; its first view reads it instead, once, and saves a resume point.
+        When no checkpoint can be made (the newest one's head is damaged, say), the next try is as far off."""
+        if session_id not in self._checkpoint_at:
+            newest = await self.newest_view_checkpoint_seq(session_id) or 0
+            due = newest + CHECKPOINT_EVERY if newest or before <= 2 * CHECKPOINT_EVERY else None
+            self._checkpoint_at[session_id] = (newest, due)
+        known, due = self._checkpoint_at[session_id]
+        if due is None or last < due:
+            return
+        head = None
+        if known:
+            rows = await self._read(
+                "SELECT head FROM view_checkpoints WHERE session_id = ? AND seq = ?", (session_id, known)
+            )
+            if not rows:  # pruned by another server on the same database: start from the newest there is
+                del self._checkpoint_at[session_id]
+                return
+            head = _json_or_none(rows[0][0])
+        messages = await self.all_messages(session_id, after_seq=known - 1 if known else 0)
+        assert self._checkpoint is not None
+        made = (
+            None
+            if known and head is None
+            else self._checkpoint(head, [m.to_openai() for m in messages], [m.tokens for m in messages])
+        )
+        if made is None or made[0] <= known:
+            self._checkpoint_at[session_id] = (known, last + CHECKPOINT_EVERY)
+            return
+        await self.save_view_checkpoint(session_id, made[0], made[1])
+        self._checkpoint_at[session_id] = (made[0], made[0] + CHECKPOINT_EVERY)
 
     async def read_messages(self, session_id: str, after_seq: int | None = None, limit: int | None = None) -> Page:
         """A page of messages with ``seq > after_seq``; ``next_seq`` is set when more follow."""
@@ -328,6 +381,13 @@ class Store(
                 return list(await cur.fetchall())
         except sqlite3.Error as exc:
             raise StorageFailure(f"cannot read the transcript: {exc}") from exc
+
+
+def _json_or_none(text: Any) -> Any:
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError):
+        return None
 
 
 async def _connect(path: Path) -> aiosqlite.Connection:

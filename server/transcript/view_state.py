@@ -1,11 +1,15 @@
-"""What a restarted server needs of a session's request views besides the transcript (schema v9). A mixin of
-``Store``.
+"""What a restarted server needs of a session's request views besides the transcript (schema v9, v10). A mixin
+of ``Store``.
 
-Both rows are derived data, one per session, the last writer winning: ``view_resume`` is where a view built on the
+All rows are derived data. One per session, the last writer winning: ``view_resume`` is where a view built on the
 whole history put its safe tail and, as JSON, what it knew of everything before it (a compaction head), so the
 next server resumes from there instead of reading every message (B-CACHE-3, cold start); ``sent_requests`` is the
-last request sent to the provider as one digest per message (``stablePrefixTokens``).
-A missing or unreadable row only makes the next view read more, or its stable prefix 0.
+last request sent to the provider as one digest per message (``stablePrefixTokens``). A few per session:
+``view_checkpoints``, resume points the store itself makes as messages are appended (every ``CHECKPOINT_EVERY``
+messages, the newest ``CHECKPOINTS_KEPT`` kept), so even a history no server has viewed (written through the
+store's API) opens without reading all of it. The store only keeps them; what a head is, and how the next one
+follows from the last, is the pipeline's (``server.context.incremental.next_checkpoint``, given to
+``Store.open``). A missing or unreadable row only makes the next view read more, or its stable prefix 0.
 """
 
 from __future__ import annotations
@@ -16,10 +20,12 @@ from typing import Any
 from server.transcript.queries import Queries
 
 DIGEST_SIZE = 16  # bytes per message digest in ``sent_requests.digests``
+CHECKPOINT_EVERY = 1000  # messages appended after a session's newest checkpoint before the next one is made
+CHECKPOINTS_KEPT = 4  # per session: the newest; a view picks one with at least a window of tokens after it
 
 
 class ViewStateQueries(Queries):
-    """``Store`` methods for ``view_resume`` and ``sent_requests``."""
+    """``Store`` methods for ``view_resume``, ``sent_requests`` and ``view_checkpoints``."""
 
     async def save_view_resume(self, session_id: str, tail_seq: int, head: dict[str, Any]) -> None:
         async with self._write() as db:
@@ -55,3 +61,46 @@ class ViewStateQueries(Queries):
         if not isinstance(blob, bytes) or len(blob) % DIGEST_SIZE:
             return None
         return [blob[i : i + DIGEST_SIZE] for i in range(0, len(blob), DIGEST_SIZE)]
+
+    async def save_view_checkpoint(self, session_id: str, seq: int, head: dict[str, Any]) -> None:
+        """Keep a resume point; only the newest ``CHECKPOINTS_KEPT`` of the session stay."""
+        async with self._write() as db:
+            await db.execute(
+                "INSERT OR REPLACE INTO view_checkpoints (session_id, seq, head) VALUES (?,?,?)",
+                (session_id, seq, json.dumps(head, separators=(",", ":"))),
+            )
+            await db.execute(
+                "DELETE FROM view_checkpoints WHERE session_id = ? AND seq NOT IN"
+                " (SELECT seq FROM view_checkpoints WHERE session_id = ? ORDER BY seq DESC LIMIT ?)",
+                (session_id, session_id, CHECKPOINTS_KEPT),
+            )
+
+    async def newest_view_checkpoint_seq(self, session_id: str) -> int | None:
+        rows = await self._read("SELECT MAX(seq) FROM view_checkpoints WHERE session_id = ?", (session_id,))
+        return rows[0][0] if rows and rows[0][0] is not None else None
+
+    async def tokens_from(self, session_id: str, seq: int) -> int:
+        """The store's estimate of the session's messages from ``seq`` on (those without one count as none)."""
+        rows = await self._read(
+            "SELECT COALESCE(SUM(tokens), 0) FROM messages WHERE session_id = ? AND seq >= ?", (session_id, seq)
+        )
+        return int(rows[0][0])
+
+    async def view_checkpoints(self, session_id: str) -> list[tuple[int, int, Any]]:
+        """The session's resume points, newest first, as ``(seq, tokens, head)``: ``tokens`` the store's estimate
+        of the messages from ``seq`` on (messages without one count as none), ``head`` decoded JSON (None when
+        unreadable), for the caller to validate."""
+        rows = await self._read(
+            "SELECT c.seq, c.head, (SELECT COALESCE(SUM(m.tokens), 0) FROM messages m"
+            " WHERE m.session_id = c.session_id AND m.seq >= c.seq)"
+            " FROM view_checkpoints c WHERE c.session_id = ? ORDER BY c.seq DESC",
+            (session_id,),
+        )
+        out = []
+        for seq, head, tokens in rows:
+            try:
+                decoded = json.loads(head)
+            except (TypeError, ValueError):
+                decoded = None
+            out.append((int(seq), int(tokens), decoded))
+        return out

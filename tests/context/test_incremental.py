@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 import server.context.incremental as incremental
 from server.context import Compaction, ViewSettings, estimate_message_tokens, fallback_request_view
 from server.context.incremental import IncrementalView
-from tests.conftest import KIMI, MINI_SWE, load_trajectory
+from server.context.view import CompactionHead
+from tests.conftest import KIMI, MINI_SWE, load_trajectory, long_history
 
 from .reference import reference_view
 from .test_properties import transcripts, view_settings
@@ -192,3 +193,88 @@ def test_B_CACHE_3_a_state_resumed_from_a_saved_resume_point_builds_the_views_a_
                 first = first or made
                 point = made  # as ``keep_resume_point`` saves it: the tail and the head
     assert same > 40 and needed_older > 0, (same, needed_older)
+
+
+def _checkpoints(msgs, every, counts=None):
+    """The resume points a store keeps as it appends (``next_checkpoint``), one batch of ``every`` at a time: each
+    made from the previous point's head and the messages from its seq on, never from the whole history again."""
+    points, head, start = [], None, 0
+    for end in range(every, len(msgs) + every, every):
+        end = min(end, len(msgs))
+        made = incremental.next_checkpoint(head, msgs[start:end], counts[start:end] if counts else None)
+        if made is not None:
+            seq, head = made
+            start = next(i for i, m in enumerate(msgs) if m["seq"] == seq)
+            points.append((seq, end, head))
+    return points
+
+
+def _resumed_at(msgs, seq, head):
+    return _resumed(msgs, Compaction("summarized", seq, seq, "", head=CompactionHead.from_json(head)))
+
+
+def test_B_CACHE_3_a_checkpoint_made_from_the_previous_one_equals_one_made_from_the_whole_history():
+    """The store makes each resume point from the last one and the messages since: the head must be the one a
+    state fed the whole history has at that point, or a resumed server would build other requests."""
+    msgs = [{**m, "seq": i + 1} for i, m in enumerate(long_history(1_500))]
+    points = _checkpoints(msgs, 200)
+    assert len(points) >= 6
+    for seq, end, head in points:
+        full = IncrementalView()
+        full.feed(msgs[:end])
+        made = full.checkpoint()
+        assert made is not None and made[0] == seq and made[1].to_json() == head
+        assert msgs[seq - 1]["role"] != "tool"  # a point opens a segment: nothing after it changes what precedes
+
+
+def test_B_CACHE_3_a_state_resumed_from_a_stored_checkpoint_builds_the_views_a_full_state_builds():
+    """A history written through the store (no server viewed it, nothing compacted) resumes from the store's
+    newest checkpoint with at least a window of tokens after it (as ``server.agent.views`` picks one): every view
+    equals a full state's, with or without a compaction carried; one whose tail lies before the point makes the
+    resumed state say it needs the older history, never build another view."""
+    from server.context.incremental import PartialHistory
+
+    msgs = [{**m, "seq": i + 1} for i, m in enumerate(long_history(1_500))]
+    counts = [estimate_message_tokens(m) for m in msgs]
+    points = _checkpoints(msgs, 150, counts)
+    same = needed_older = 0
+    for window in (8_000, 32_000):
+        cfg = ViewSettings(window)
+        full, done, carried = IncrementalView(), 0, None
+        for n in range(50, len(msgs) + 1, 50):
+            full.feed(msgs[done:n], counts[done:n])
+            done = n
+            view = full.view(cfg, carried)
+            usable = [(seq, head) for seq, end, head in points if end <= n and sum(counts[seq - 1 : n]) >= window]
+            if usable:
+                seq, head = usable[-1]
+                for given in (None, carried):
+                    try:
+                        got = _resumed_at(msgs[:n], seq, head).view(cfg, given)
+                    except PartialHistory:
+                        assert given is not None and given.tail_key < seq
+                        needed_older += 1
+                    else:
+                        assert_same(got, full.view(cfg, given))
+                        same += 1
+            carried = view.compaction or carried
+    assert same > 40 and needed_older > 0, (same, needed_older)
+
+
+@PROFILE
+@given(transcripts(), st.integers(1, 12), st.integers(0, 3))
+def test_B_CACHE_3_checkpoints_on_random_transcripts_resume_to_the_full_states_views(msgs, every, pick):
+    from server.context.incremental import PartialHistory
+
+    if not msgs or not all(isinstance(m.get("seq"), int) for m in msgs):
+        return
+    points = _checkpoints(msgs, every)
+    full = IncrementalView()
+    full.feed(msgs)
+    for seq, _end, head in points[-1 - pick :]:
+        for cfg in (ViewSettings(2_000), ViewSettings(6_000, keep_recent_tokens=500)):
+            try:
+                got = _resumed_at(msgs, seq, head).view(cfg, None)
+            except PartialHistory:
+                continue
+            assert_same(got, full.view(cfg, None))

@@ -1,18 +1,22 @@
 """Cold start of a long session no turn has compacted (B-CACHE-3): the real server over stdio on a real SQLite file.
 
-A history stored through the store's API (as an imported one: no ``contextCompacted`` event) is viewed with
-``getContextView`` by server A, which reads all of it once and saves where its view put the safe tail. Server B,
-started afterwards on the same data folder, resumes from that point: same view, without reading the history the
-saved head covers; a view that does need all of it still gets it.
+A history stored through the store's API without view checkpoints (as a version before schema v10 stored it: no
+``contextCompacted`` event either) is viewed with ``getContextView`` by server A, which reads all of it once and
+saves where its view put the safe tail. Server B, started afterwards on the same data folder, resumes from that
+point: same view, without reading the history the saved head covers; a view that does need all of it still gets
+it. A history stored through the store as the server opens it (``open_store``) has view checkpoints, and even the
+first server to view it resumes from one.
 """
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from server.agent.views import open_store
 from server.context import estimate_message_tokens
 from server.transcript import NewMessage, Store
 from tests.conftest import KIMI, MINI_SWE, load_trajectory, long_history
@@ -24,19 +28,23 @@ MESSAGES = 3_000
 WINDOW = 16_000
 
 
-async def _imported_session(home: Path, folder: Path) -> str:
-    """``MESSAGES`` real messages (two trajectories, cycled, call ids made unique per cycle)."""
-    store = await Store.open(home / "threadline.db", estimate=estimate_message_tokens)
-    try:
+async def _imported_session(home: Path, folder: Path, *, checkpoints: bool = False) -> str:
+    """``MESSAGES`` real messages (two trajectories, cycled, call ids made unique per cycle), appended 500 at a
+    time; with ``checkpoints`` through the store as the server opens it."""
+    path = home / "threadline.db"
+    store = await (open_store(path) if checkpoints else Store.open(path, estimate=estimate_message_tokens))
+    async with store:
         session = await store.create_session(str(folder), "imported")
-        batch = [
-            NewMessage(m["role"], m.get("content"), tool_calls=m.get("tool_calls"), tool_call_id=m.get("tool_call_id"))
-            for m in long_history(MESSAGES)
-        ]
-        await store.append_messages(session.id, batch)
+        history = long_history(MESSAGES)
+        for i in range(0, MESSAGES, 500):
+            batch = [
+                NewMessage(
+                    m["role"], m.get("content"), tool_calls=m.get("tool_calls"), tool_call_id=m.get("tool_call_id")
+                )
+                for m in history[i : i + 500]
+            ]
+            await store.append_messages(session.id, batch)
         return session.id
-    finally:
-        await store.close()
 
 
 async def _views(home: Path, sid: str, count: int = 1, **params: Any) -> tuple[list[dict[str, Any]], str]:
@@ -98,3 +106,36 @@ async def test_B_CACHE_3_an_imported_history_opens_without_reading_it_all_even_a
     view, log = await _view(home, sid, contextWindowTokens=None)
     assert "resumed from the saved resume point" in log and "reading all of it" not in log
     assert view["mode"] == "summarized" and view["transcriptMessages"] == 3 * len(source)
+
+
+def _older_not_held(log: str) -> int:
+    return int(log.split("older messages not held")[0].split(";")[-1])
+
+
+async def test_B_CACHE_3_a_history_written_through_the_store_opens_from_its_checkpoint_on_the_first_view(
+    tmp_path: Path, folder: Path
+):
+    """The first server ever to view a long history the store wrote with view checkpoints (no compaction, no
+    saved resume point) resumes from the newest one with a window of tokens after it: the same request, byte for
+    byte, as a server that reads the whole history (the same database with its checkpoints deleted)."""
+    home = tmp_path / "home"
+    sid = await _imported_session(home, folder, checkpoints=True)
+    for window in (WINDOW, 64_000):
+        bare = tmp_path / f"bare-{window}"
+        bare.mkdir()
+        src, dst = sqlite3.connect(home / "threadline.db"), sqlite3.connect(bare / "threadline.db")
+        try:
+            src.backup(dst)
+            with dst:
+                dst.execute("DELETE FROM view_checkpoints")
+                dst.execute("DELETE FROM view_resume")
+        finally:
+            src.close()
+            dst.close()
+        whole, log_whole = await _view(bare, sid, contextWindowTokens=window)
+        assert "resumed" not in log_whole  # nothing to resume from: it read everything
+        first, log = await _view(home, sid, contextWindowTokens=window)
+        assert "resumed from the view checkpoint" in log and "reading all of it" not in log, log
+        assert _older_not_held(log) > MESSAGES / 2  # it did not read the history the checkpoint's head covers
+        assert first == whole
+        assert first["mode"] == "summarized" and first["transcriptMessages"] == MESSAGES

@@ -1,0 +1,95 @@
+"""View checkpoints (schema v10, B-CACHE-3 cold start): resume points the store keeps as messages are appended, so
+a long history no server has viewed opens without reading all of it. The store as the server opens it
+(``open_store``: the real estimator and the real ``next_checkpoint``) on a real SQLite file."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from server.agent.views import open_store
+from server.context.incremental import IncrementalView
+from server.transcript import NewMessage, Store
+from server.transcript.view_state import CHECKPOINT_EVERY, CHECKPOINTS_KEPT
+from tests.conftest import long_history
+
+pytestmark = pytest.mark.asyncio
+
+
+def _new(msgs):
+    return [
+        NewMessage(m["role"], m.get("content"), tool_calls=m.get("tool_calls"), tool_call_id=m.get("tool_call_id"))
+        for m in msgs
+    ]
+
+
+async def _append(store: Store, sid: str, msgs, batch: int = 250) -> None:
+    for i in range(0, len(msgs), batch):
+        await store.append_messages(sid, _new(msgs[i : i + batch]))
+
+
+async def test_B_CACHE_3_the_store_keeps_a_few_checkpoints_each_the_head_a_full_state_has_there(tmp_path: Path):
+    msgs = long_history(6 * CHECKPOINT_EVERY + 300)
+    async with await open_store(tmp_path / "threadline.db") as store:
+        sid = (await store.create_session("/w", "t")).id
+        await _append(store, sid, msgs)
+        points = await store.view_checkpoints(sid)
+        stored = await store.all_messages(sid)
+    assert len(points) == CHECKPOINTS_KEPT
+    seqs = [seq for seq, _, _ in points]
+    assert seqs == sorted(seqs, reverse=True) and seqs[0] > len(msgs) - 2 * CHECKPOINT_EVERY
+    # about CHECKPOINT_EVERY apart: each is the last segment start of the append that made it due
+    assert all(CHECKPOINT_EVERY // 2 < a - b < 2 * CHECKPOINT_EVERY for a, b in zip(seqs, seqs[1:]))
+    for seq, tokens, head in points:
+        assert tokens == sum(m.tokens or 0 for m in stored if m.seq >= seq)
+        full = IncrementalView()  # what a state fed every message up to the point's segment knows there
+        upto = next(m.seq for m in stored if m.seq > seq and m.role != "tool")
+        full.feed([m.to_openai() for m in stored if m.seq < upto], [m.tokens for m in stored if m.seq < upto])
+        made = full.checkpoint()
+        assert made is not None and made[0] == seq and made[1].to_json() == head
+
+
+async def test_B_CACHE_3_a_history_stored_before_checkpoints_gets_none_from_an_append(tmp_path: Path):
+    """Made from the previous checkpoint, never from the whole history inside an append: a long session stored
+    without any (by a version before schema v10, or a store opened without a checkpointer) gets none."""
+    path = tmp_path / "threadline.db"
+    msgs = long_history(3 * CHECKPOINT_EVERY)
+    async with await Store.open(path) as plain:
+        sid = (await plain.create_session("/w", "t")).id
+        await _append(plain, sid, msgs)
+    async with await open_store(path) as store:
+        await _append(store, sid, long_history(2 * CHECKPOINT_EVERY))
+        assert await store.view_checkpoints(sid) == []
+
+
+async def test_B_CACHE_3_a_fork_keeps_the_checkpoints_of_what_it_copies_and_a_delete_drops_them(tmp_path: Path):
+    async with await open_store(tmp_path / "threadline.db") as store:
+        sid = (await store.create_session("/w", "t")).id
+        await _append(store, sid, long_history(3 * CHECKPOINT_EVERY + 100))
+        points = await store.view_checkpoints(sid)
+        cut = points[0][0] - 1  # before the newest point: the fork keeps the older ones only
+        fork = await store.fork_session(sid, cut)
+        assert await store.view_checkpoints(fork.id) == [
+            (seq, sum(m.tokens or 0 for m in await store.all_messages(fork.id) if m.seq >= seq), head)
+            for seq, _, head in points[1:]
+        ]
+        await store.delete_session(sid)
+    with sqlite3.connect(tmp_path / "threadline.db") as db:
+        assert db.execute("SELECT COUNT(*) FROM view_checkpoints WHERE session_id = ?", (sid,)).fetchone()[0] == 0
+
+
+async def test_B_CACHE_3_a_damaged_checkpoint_never_fails_an_append_and_is_not_built_on(tmp_path: Path):
+    path = tmp_path / "threadline.db"
+    async with await open_store(path) as store:
+        sid = (await store.create_session("/w", "t")).id
+        await _append(store, sid, long_history(CHECKPOINT_EVERY + 100))
+        [(seq, _, _)] = await store.view_checkpoints(sid)
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE view_checkpoints SET head = '{not json' WHERE session_id = ?", (sid,))
+    async with await open_store(path) as store:
+        await _append(store, sid, long_history(2 * CHECKPOINT_EVERY))  # appends still work, all of them
+        assert (await store.get_session(sid)).message_count == 3 * CHECKPOINT_EVERY + 100
+        points = await store.view_checkpoints(sid)
+    assert [(s, h) for s, _, h in points] == [(seq, None)]  # nothing chained on the damaged head
