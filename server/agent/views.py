@@ -39,7 +39,7 @@ from server.context.incremental import IncrementalView, PartialHistory, next_che
 from server.context.view import CompactionHead
 from server.sessions import Sessions
 from server.transcript import Store
-from server.transcript.view_state import DIGEST_SIZE
+from server.transcript.view_state import CHECKPOINT_EVERY, DIGEST_SIZE
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -85,6 +85,7 @@ async def session_view_state(
         # back past its tail, say): that would read the whole history at every call.
         if compaction.tail_key != held.full_for and state.held_before(compaction) >= TRIM_MIN:
             state = await _resume_at(store, session_id, compaction.tail_key, compaction.head, "trimmed to")
+    whole = state is None  # nothing to resume from: every message is read
     state = held.view = state or IncrementalView()
     while True:  # page by page: a long history's first load never holds all its rows at once
         page = await store.read_messages(session_id, after_seq=state.last_seq, limit=FEED_PAGE)
@@ -92,7 +93,17 @@ async def session_view_state(
         if new:
             state.feed([m.to_openai() for m in new], [m.tokens for m in new])
         if page.next_seq is None:
+            if whole and state.fed >= CHECKPOINT_EVERY:
+                await _keep_checkpoint(store, session_id, state)
             return state
+
+
+async def _keep_checkpoint(store: Store, session_id: str, state: IncrementalView) -> None:
+    """A long history read whole (stored before view checkpoints, or without them) gets one from the state that
+    read it, so the store's later ones follow from it and no server reads it whole again."""
+    made = state.checkpoint()
+    if made is not None and made[0] > (await store.newest_view_checkpoint_seq(session_id) or 0):
+        await store.save_view_checkpoint(session_id, made[0], made[1].to_json())
 
 
 async def _resumed_state(

@@ -27,6 +27,8 @@ CHECKPOINTS_KEPT = 4  # per session: the newest; a view picks one with at least 
 class ViewStateQueries(Queries):
     """``Store`` methods for ``view_resume``, ``sent_requests`` and ``view_checkpoints``."""
 
+    _checkpoint_at: dict[str, tuple[int, int | None]]  # the store's: session -> (newest checkpoint's seq, next due)
+
     async def save_view_resume(self, session_id: str, tail_seq: int, head: dict[str, Any]) -> None:
         async with self._write() as db:
             await db.execute(
@@ -64,6 +66,7 @@ class ViewStateQueries(Queries):
 
     async def save_view_checkpoint(self, session_id: str, seq: int, head: dict[str, Any]) -> None:
         """Keep a resume point; only the newest ``CHECKPOINTS_KEPT`` of the session stay."""
+        self._checkpoint_at.pop(session_id, None)  # the store's next append reads where the newest is again
         async with self._write() as db:
             await db.execute(
                 "INSERT OR REPLACE INTO view_checkpoints (session_id, seq, head) VALUES (?,?,?)",

@@ -108,6 +108,31 @@ async def test_B_CACHE_3_an_imported_history_opens_without_reading_it_all_even_a
     assert view["mode"] == "summarized" and view["transcriptMessages"] == 3 * len(source)
 
 
+async def _read_whole(home: Path, bare: Path, sid: str, window: int) -> dict[str, Any]:
+    """The view of a server that reads the whole history: on a copy of ``home``'s database without view
+    checkpoints and resume points."""
+    bare.mkdir()
+    src, dst = sqlite3.connect(home / "threadline.db"), sqlite3.connect(bare / "threadline.db")
+    try:
+        src.backup(dst)
+        with dst:
+            dst.execute("DELETE FROM view_checkpoints")
+            dst.execute("DELETE FROM view_resume")
+    finally:
+        src.close()
+        dst.close()
+    whole, log = await _view(bare, sid, contextWindowTokens=window)
+    assert "resumed" not in log  # nothing to resume from: it read everything
+    return whole
+
+
+def _checkpoints(home: Path, sid: str) -> int:
+    with sqlite3.connect(home / "threadline.db") as db:
+        count = db.execute("SELECT COUNT(*) FROM view_checkpoints WHERE session_id = ?", (sid,)).fetchone()[0]
+    db.close()
+    return count
+
+
 def _older_not_held(log: str) -> int:
     return int(log.split("older messages not held")[0].split(";")[-1])
 
@@ -121,21 +146,31 @@ async def test_B_CACHE_3_a_history_written_through_the_store_opens_from_its_chec
     home = tmp_path / "home"
     sid = await _imported_session(home, folder, checkpoints=True)
     for window in (WINDOW, 64_000):
-        bare = tmp_path / f"bare-{window}"
-        bare.mkdir()
-        src, dst = sqlite3.connect(home / "threadline.db"), sqlite3.connect(bare / "threadline.db")
-        try:
-            src.backup(dst)
-            with dst:
-                dst.execute("DELETE FROM view_checkpoints")
-                dst.execute("DELETE FROM view_resume")
-        finally:
-            src.close()
-            dst.close()
-        whole, log_whole = await _view(bare, sid, contextWindowTokens=window)
-        assert "resumed" not in log_whole  # nothing to resume from: it read everything
+        whole = await _read_whole(home, tmp_path / f"bare-{window}", sid, window)
         first, log = await _view(home, sid, contextWindowTokens=window)
         assert "resumed from the view checkpoint" in log and "reading all of it" not in log, log
         assert _older_not_held(log) > MESSAGES / 2  # it did not read the history the checkpoint's head covers
         assert first == whole
         assert first["mode"] == "summarized" and first["transcriptMessages"] == MESSAGES
+
+
+async def test_B_CACHE_3_a_history_stored_without_checkpoints_is_read_whole_once_then_gets_them(tmp_path, folder):
+    """A long session stored before view checkpoints existed is read whole by its first view, which leaves a
+    checkpoint; the store's later ones follow from it as messages are appended, so a view that its saved resume
+    point cannot serve (a larger window) resumes from a checkpoint instead of reading everything again."""
+    home = tmp_path / "home"
+    sid = await _imported_session(home, folder)
+    assert _checkpoints(home, sid) == 0
+    _, log = await _view(home, sid)
+    assert "resumed" not in log and _checkpoints(home, sid) == 1
+    async with await open_store(home / "threadline.db") as store:
+        more = [
+            NewMessage(m["role"], m.get("content"), tool_calls=m.get("tool_calls"), tool_call_id=m.get("tool_call_id"))
+            for m in long_history(MESSAGES + 1_500)[MESSAGES + 1 :]  # the history's next cycle, call ids its own
+        ]
+        await store.append_messages(sid, [NewMessage("user", "and now the next task"), *more])
+    assert _checkpoints(home, sid) == 2  # made from the first one and the messages since
+    whole = await _read_whole(home, tmp_path / "bare", sid, 64_000)
+    view, log = await _view(home, sid, contextWindowTokens=64_000)
+    assert "resumed from the view checkpoint" in log and "reading all of it" not in log, log
+    assert view == whole and view["transcriptMessages"] == MESSAGES + 1_500
