@@ -35,7 +35,7 @@ from server.context import (
     fallback_request_view,
     fit_to_window,
 )
-from server.context.incremental import IncrementalView, PartialHistory, next_checkpoint
+from server.context.incremental import IncrementalView, PartialHistory, next_checkpoints
 from server.context.view import CompactionHead
 from server.sessions import Sessions
 from server.transcript import Store
@@ -52,9 +52,9 @@ COMPACTION_EVENT = "contextCompacted"
 
 async def open_store(path: Path) -> Store:
     """The transcript store as the server opens it: each appended message gets its token estimate, and the store
-    keeps view checkpoints as it appends (``next_checkpoint``), so a long history written through it, by the
+    keeps view checkpoints as it appends (``next_checkpoints``), so a long history written through it, by the
     server or any other writer, opens without being read whole (cold start, B-CACHE-3)."""
-    return await Store.open(path, estimate=estimate_message_tokens, checkpoint=next_checkpoint)
+    return await Store.open(path, estimate=estimate_message_tokens, checkpoint=next_checkpoints)
 
 
 async def session_view_state(

@@ -7,7 +7,7 @@ pipeline). No I/O, no clock, no randomness; nothing here imports the rest of ``s
 
 from .clip import clip_to_budget, fit_to_window
 from .fallback import FALLBACK_SUMMARY, fallback_view
-from .incremental import build_request_view, next_checkpoint
+from .incremental import build_request_view, next_checkpoints
 from .micro import ERROR_EVIDENCE, is_error_evidence, microcompact, placeholder
 from .repair import INTERRUPTED_RESULT, SENT_KEYS, clean_message, repair_tool_pairing
 from .summary import WRITE_TOOLS, SummaryState, render_summary, summarize, summary_feed, write_paths
@@ -50,7 +50,7 @@ __all__ = [
     "fallback_view",
     "is_error_evidence",
     "microcompact",
-    "next_checkpoint",
+    "next_checkpoints",
     "placeholder",
     "render_summary",
     "repair_tool_pairing",

@@ -32,7 +32,7 @@ from .tail import safe_tail_start
 from .tokens import estimate_message_tokens
 from .view import MICRO_MIN_FREED_RATIO, MIN_FREED_RATIO, Compaction, CompactionHead, RequestView, ViewSettings
 
-__all__ = ["IncrementalView", "PartialHistory", "next_checkpoint"]
+__all__ = ["IncrementalView", "PartialHistory", "next_checkpoints"]
 
 
 class _Lazy(Sequence):
@@ -414,25 +414,34 @@ def build_request_view(
     return state.view(settings, compaction, summarizer)
 
 
-def next_checkpoint(
-    head: Any, messages: Sequence[Mapping[str, Any]], token_counts: Sequence[int | None] | None = None
-) -> tuple[int, dict[str, Any]] | None:
-    """The next resume point of a stored transcript (B-CACHE-3, cold start), for the store to keep as it appends.
+def next_checkpoints(
+    head: Any, messages: Sequence[Mapping[str, Any]], token_counts: Sequence[int | None] | None, every: int
+) -> list[tuple[int, dict[str, Any]]]:
+    """The next resume points of a stored transcript (B-CACHE-3, cold start), for the store to keep as it appends.
 
     ``head`` is the previous point's head as stored (JSON; None: there is none, and ``messages`` is the whole
-    transcript); ``messages`` every stored message from that point's seq on. Returns ``(seq, head JSON)`` of the
-    newest point (``IncrementalView.checkpoint``), or None when there is none or ``head`` is not a valid one."""
+    transcript); ``messages`` every stored message from that point's seq on, with their estimates. Returns
+    ``(seq, head JSON)`` points in order (``IncrementalView.checkpoint``), one after each ``every`` messages fed
+    and one at the end, each at least ``every / 2`` after the last: a long append gets points spread over it, not
+    only one at its end (which no view could resume from). Empty when there is none or ``head`` is not a valid one."""
     if head is None:
         state = IncrementalView()
     else:
         parsed = CompactionHead.from_json(head)
         if parsed is None or not messages or not isinstance(messages[0].get("seq"), int):
-            return None
+            return []
         state = IncrementalView.resume(parsed, 0)
         state.skip_to(messages[0]["seq"] - 1)
-    try:
-        state.feed(messages, token_counts)
-    except PartialHistory:  # a message without a seq: not a stored transcript
-        return None
-    made = state.checkpoint()
-    return (made[0], made[1].to_json()) if made is not None else None
+    points: list[tuple[int, dict[str, Any]]] = []
+    last = messages[0]["seq"] if head is not None else 0
+    for start in range(0, len(messages), max(1, every)):
+        chunk = slice(start, start + max(1, every))
+        try:
+            state.feed(messages[chunk], token_counts[chunk] if token_counts is not None else None)
+        except PartialHistory:  # a message without a seq: not a stored transcript
+            return points
+        made = state.checkpoint()
+        if made is not None and made[0] - last >= max(1, every // 2):
+            points.append((made[0], made[1].to_json()))
+            last = made[0]
+    return points

@@ -41,15 +41,15 @@ from server.transcript.records import (
 )
 from server.transcript.schema import migrate
 from server.transcript.session_rows import SessionQueries
-from server.transcript.view_state import CHECKPOINT_EVERY, ViewStateQueries
+from server.transcript.view_state import CHECKPOINT_EVERY, CHECKPOINTS_KEPT, ViewStateQueries
 
 DEFAULT_PAGE = 200
 MAX_PAGE = 1000
 
 TokenEstimator = Callable[[dict[str, Any]], int]
-# (previous checkpoint's head JSON or None, the messages from its seq on (all: None), their token estimates)
-# -> (seq, head JSON) of the next one, or None: ``server.context.incremental.next_checkpoint``.
-Checkpointer = Callable[[Any, list[dict[str, Any]], list[int | None]], tuple[int, dict[str, Any]] | None]
+# (previous checkpoint's head JSON or None, the messages from its seq on (all: None), their token estimates, how
+# many messages apart) -> the next ones as (seq, head JSON), in order: ``server.context.incremental.next_checkpoints``.
+Checkpointer = Callable[[Any, list[dict[str, Any]], list[int | None], int], list[tuple[int, dict[str, Any]]]]
 
 
 def _refuse_empty_file(path: Path) -> None:
@@ -268,8 +268,8 @@ class Store(
         return stored
 
     async def _advance_checkpoint(self, session_id: str, before: int, last: int) -> None:
-        """Make the session's next view checkpoint once ``CHECKPOINT_EVERY`` messages follow its newest one, from
-        that one's head and the messages since (about a thousand). A session that has none and already held more
+        """Make the session's next view checkpoints once ``CHECKPOINT_EVERY`` messages follow its newest one, from
+        that one's head and the messages since (about a thousand; a long append gets one every thousand). A session that has none and already held more
         than twice that many before this append (stored by a version before schema v10) gets none: that would
         read its whole history in an append; its first view reads it instead, once, and saves a resume point.
         When no checkpoint can be made (the newest one's head is damaged, say), the next try is as far off."""
@@ -292,15 +292,18 @@ class Store(
         messages = await self.all_messages(session_id, after_seq=known - 1 if known else 0)
         assert self._checkpoint is not None
         made = (
-            None
+            []
             if known and head is None
-            else self._checkpoint(head, [m.to_openai() for m in messages], [m.tokens for m in messages])
+            else self._checkpoint(
+                head, [m.to_openai() for m in messages], [m.tokens for m in messages], CHECKPOINT_EVERY
+            )
         )
-        if made is None or made[0] <= known:
+        if not made or made[-1][0] <= known:
             self._checkpoint_at[session_id] = (known, last + CHECKPOINT_EVERY)
             return
-        await self.save_view_checkpoint(session_id, made[0], made[1])
-        self._checkpoint_at[session_id] = (made[0], made[0] + CHECKPOINT_EVERY)
+        for seq, point in made[-CHECKPOINTS_KEPT:]:
+            await self.save_view_checkpoint(session_id, seq, point)
+        self._checkpoint_at[session_id] = (made[-1][0], made[-1][0] + CHECKPOINT_EVERY)
 
     async def read_messages(self, session_id: str, after_seq: int | None = None, limit: int | None = None) -> Page:
         """A page of messages with ``seq > after_seq``; ``next_seq`` is set when more follow."""

@@ -8,7 +8,7 @@ last request sent to the provider as one digest per message (``stablePrefixToken
 ``view_checkpoints``, resume points the store itself makes as messages are appended (every ``CHECKPOINT_EVERY``
 messages, the newest ``CHECKPOINTS_KEPT`` kept), so even a history no server has viewed (written through the
 store's API) opens without reading all of it. The store only keeps them; what a head is, and how the next one
-follows from the last, is the pipeline's (``server.context.incremental.next_checkpoint``, given to
+follows from the last, is the pipeline's (``server.context.incremental.next_checkpoints``, given to
 ``Store.open``). A missing or unreadable row only makes the next view read more, or its stable prefix 0.
 """
 

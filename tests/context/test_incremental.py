@@ -196,14 +196,14 @@ def test_B_CACHE_3_a_state_resumed_from_a_saved_resume_point_builds_the_views_a_
 
 
 def _checkpoints(msgs, every, counts=None):
-    """The resume points a store keeps as it appends (``next_checkpoint``), one batch of ``every`` at a time: each
+    """The resume points a store keeps as it appends (``next_checkpoints``), one batch of ``every`` at a time: each
     made from the previous point's head and the messages from its seq on, never from the whole history again."""
     points, head, start = [], None, 0
     for end in range(every, len(msgs) + every, every):
         end = min(end, len(msgs))
-        made = incremental.next_checkpoint(head, msgs[start:end], counts[start:end] if counts else None)
-        if made is not None:
-            seq, head = made
+        made = incremental.next_checkpoints(head, msgs[start:end], counts[start:end] if counts else None, every)
+        if made:
+            seq, head = made[-1]
             start = next(i for i, m in enumerate(msgs) if m["seq"] == seq)
             points.append((seq, end, head))
     return points
@@ -219,12 +219,25 @@ def test_B_CACHE_3_a_checkpoint_made_from_the_previous_one_equals_one_made_from_
     msgs = [{**m, "seq": i + 1} for i, m in enumerate(long_history(1_500))]
     points = _checkpoints(msgs, 200)
     assert len(points) >= 6
-    for seq, end, head in points:
-        full = IncrementalView()
-        full.feed(msgs[:end])
+    for seq, _end, head in points:
+        full = IncrementalView()  # fed up to the end of the segment the point opens
+        full.feed(msgs[: next((i for i, m in enumerate(msgs) if m["seq"] > seq and m["role"] != "tool"), len(msgs))])
         made = full.checkpoint()
         assert made is not None and made[0] == seq and made[1].to_json() == head
         assert msgs[seq - 1]["role"] != "tool"  # a point opens a segment: nothing after it changes what precedes
+
+
+def test_B_CACHE_3_one_long_append_gets_checkpoints_spread_over_it():
+    """An import of a whole history in one append gets a point every ``every`` messages, each the one a state fed
+    the history up to there has (a single point at its end would leave no window of tokens after it)."""
+    msgs = [{**m, "seq": i + 1} for i, m in enumerate(long_history(1_000))]
+    points = incremental.next_checkpoints(None, msgs, None, 150)
+    assert len(points) >= 6 and [p[0] for p in points] == sorted({p[0] for p in points})
+    for k, (seq, head) in enumerate(points[:-1]):
+        full = IncrementalView()
+        full.feed(msgs[: (k + 1) * 150])
+        made = full.checkpoint()
+        assert made is not None and (made[0], made[1].to_json()) == (seq, head)
 
 
 def test_B_CACHE_3_a_state_resumed_from_a_stored_checkpoint_builds_the_views_a_full_state_builds():

@@ -91,8 +91,8 @@ async def test_B_CACHE_3_a_view_that_needs_the_whole_history_still_gets_it_after
 
 
 async def test_B_CACHE_3_an_imported_history_opens_without_reading_it_all_even_after_a_restart(home, folder):
-    """``importSession`` reads the history into its view state once, as it stores it: the first view after the
-    import, and the first after a restart, resume from the point the import saved."""
+    """``importSession`` stores the history in one append, which leaves view checkpoints spread over it, and reads
+    it into its view state once: the first view after a restart resumes without reading it all."""
     source = [m for path in (KIMI, MINI_SWE) for m in load_trajectory(path) if m["role"] != "system"]
     client = await start_client(home, args=("--log-level", "INFO"))
     try:
@@ -104,7 +104,9 @@ async def test_B_CACHE_3_an_imported_history_opens_without_reading_it_all_even_a
     sid = imported["sessionId"]
     assert imported["messageCount"] == 3 * len(source)
     view, log = await _view(home, sid, contextWindowTokens=None)
-    assert "resumed from the saved resume point" in log and "reading all of it" not in log
+    # from the view checkpoints the import's append left (or the point the import's view saved), never all of it
+    assert "resumed from the view checkpoint" in log or "resumed from the saved resume point" in log, log
+    assert "reading all of it" not in log
     assert view["mode"] == "summarized" and view["transcriptMessages"] == 3 * len(source)
 
 
@@ -169,7 +171,7 @@ async def test_B_CACHE_3_a_history_stored_without_checkpoints_is_read_whole_once
             for m in long_history(MESSAGES + 1_500)[MESSAGES + 1 :]  # the history's next cycle, call ids its own
         ]
         await store.append_messages(sid, [NewMessage("user", "and now the next task"), *more])
-    assert _checkpoints(home, sid) == 2  # made from the first one and the messages since
+    assert _checkpoints(home, sid) >= 2  # made from the first one and the messages since
     whole = await _read_whole(home, tmp_path / "bare", sid, 64_000)
     view, log = await _view(home, sid, contextWindowTokens=64_000)
     assert "resumed from the view checkpoint" in log and "reading all of it" not in log, log

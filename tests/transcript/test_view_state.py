@@ -1,6 +1,6 @@
 """View checkpoints (schema v10, B-CACHE-3 cold start): resume points the store keeps as messages are appended, so
 a long history no server has viewed opens without reading all of it. The store as the server opens it
-(``open_store``: the real estimator and the real ``next_checkpoint``) on a real SQLite file."""
+(``open_store``: the real estimator and the real ``next_checkpoints``) on a real SQLite file."""
 
 from __future__ import annotations
 
@@ -93,3 +93,17 @@ async def test_B_CACHE_3_a_damaged_checkpoint_never_fails_an_append_and_is_not_b
         assert (await store.get_session(sid)).message_count == 3 * CHECKPOINT_EVERY + 100
         points = await store.view_checkpoints(sid)
     assert [(s, h) for s, _, h in points] == [(seq, None)]  # nothing chained on the damaged head
+
+
+async def test_B_CACHE_3_a_whole_history_in_one_append_gets_checkpoints_spread_over_it(tmp_path: Path):
+    """An import in one append: the points kept are about ``CHECKPOINT_EVERY`` apart, so a view has one with a
+    window of tokens after it (one at the end only would leave none)."""
+    msgs = long_history(5 * CHECKPOINT_EVERY + 200)
+    async with await open_store(tmp_path / "threadline.db") as store:
+        sid = (await store.create_session("/w", "t")).id
+        await store.append_messages(sid, _new(msgs))
+        points = await store.view_checkpoints(sid)
+    seqs = [seq for seq, _, _ in points]
+    assert len(seqs) == CHECKPOINTS_KEPT
+    assert all(CHECKPOINT_EVERY // 2 < a - b < 2 * CHECKPOINT_EVERY for a, b in zip(seqs, seqs[1:]))
+    assert points[-1][1] > 2 * 32_000  # the oldest kept leaves room for large windows after it
