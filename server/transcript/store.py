@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import sqlite3
 from collections.abc import Callable, Sequence
@@ -42,6 +43,8 @@ from server.transcript.records import (
 from server.transcript.schema import migrate
 from server.transcript.session_rows import SessionQueries
 from server.transcript.view_state import CHECKPOINT_EVERY, CHECKPOINTS_KEPT, ViewStateQueries
+
+log = logging.getLogger(__name__)
 
 DEFAULT_PAGE = 200
 MAX_PAGE = 1000
@@ -264,7 +267,10 @@ class Store(
                 # the answer is stored, so its draft goes in the same transaction
                 await db.execute("DELETE FROM drafts WHERE session_id = ? AND turn_id = ?", (session_id, turn_id))
         if self._checkpoint is not None:
-            await self._advance_checkpoint(session_id, first, seq)
+            try:
+                await self._advance_checkpoint(session_id, first, seq)
+            except Exception:  # noqa: BLE001 - derived data: the messages are stored, the append succeeded
+                log.exception("session %s: could not make its view checkpoint; its next view reads more", session_id)
         return stored
 
     async def _advance_checkpoint(self, session_id: str, before: int, last: int) -> None:

@@ -107,3 +107,18 @@ async def test_B_CACHE_3_a_whole_history_in_one_append_gets_checkpoints_spread_o
     assert len(seqs) == CHECKPOINTS_KEPT
     assert all(CHECKPOINT_EVERY // 2 < a - b < 2 * CHECKPOINT_EVERY for a, b in zip(seqs, seqs[1:]))
     assert points[-1][1] > 2 * 32_000  # the oldest kept leaves room for large windows after it
+
+
+async def test_a_checkpointer_that_raises_never_fails_the_append_it_follows(tmp_path: Path):
+    """The messages are committed before a checkpoint is made: whatever goes wrong making one (here, a
+    checkpointer that raises) leaves the append successful and every message stored."""
+
+    def broken(head, messages, tokens, every):
+        raise RuntimeError("no checkpoint today")
+
+    async with await Store.open(tmp_path / "threadline.db", checkpoint=broken) as store:
+        sid = (await store.create_session("/w", "t")).id
+        stored = await store.append_messages(sid, _new(long_history(CHECKPOINT_EVERY + 10)))
+        assert len(stored) == CHECKPOINT_EVERY + 10
+        assert len(await store.all_messages(sid)) == CHECKPOINT_EVERY + 10
+        assert await store.view_checkpoints(sid) == []
