@@ -53,6 +53,7 @@ TokenEstimator = Callable[[dict[str, Any]], int]
 # (previous checkpoint's head JSON or None, the messages from its seq on (all: None), their token estimates, how
 # many messages apart) -> the next ones as (seq, head JSON), in order: ``server.context.incremental.next_checkpoints``.
 Checkpointer = Callable[[Any, list[dict[str, Any]], list[int | None], int], list[tuple[int, dict[str, Any]]]]
+_PIPELINE: Any = object()  # ``Store.open``'s default checkpointer: the pipeline's, when the store estimates tokens
 
 
 def _refuse_empty_file(path: Path) -> None:
@@ -127,12 +128,17 @@ class Store(
 
     @classmethod
     async def open(
-        cls, path: Path, estimate: TokenEstimator | None = None, checkpoint: Checkpointer | None = None
+        cls, path: Path, estimate: TokenEstimator | None = None, checkpoint: Checkpointer | None = _PIPELINE
     ) -> Store:
         """Migrate then open. A folder that cannot be written gives a ``StorageFailure`` naming the path.
 
         ``estimate`` gives each appended message its token estimate; ``checkpoint`` makes the view checkpoints
-        kept as messages are appended (``transcript.view_state``). The server gives both (``runtime.open_store``)."""
+        kept as messages are appended (``transcript.view_state``): by default, for a store that estimates, the
+        pipeline's (``server.context.incremental.next_checkpoints``), so any program writing a long history
+        through the store leaves it quick to open; None keeps none. The server opens it with both
+        (``server.agent.views.open_store``)."""
+        if checkpoint is _PIPELINE:
+            checkpoint = _pipeline_checkpoints if estimate is not None else None
         path = Path(path)
         _refuse_empty_file(path)
         try:
@@ -390,6 +396,14 @@ class Store(
                 return list(await cur.fetchall())
         except sqlite3.Error as exc:
             raise StorageFailure(f"cannot read the transcript: {exc}") from exc
+
+
+def _pipeline_checkpoints(
+    head: Any, messages: list[dict[str, Any]], tokens: list[int | None], every: int
+) -> list[tuple[int, dict[str, Any]]]:
+    from server.context.incremental import next_checkpoints  # the pipeline is pure: no cycle, loaded on first use
+
+    return next_checkpoints(head, messages, tokens, every)
 
 
 def _json_or_none(text: Any) -> Any:

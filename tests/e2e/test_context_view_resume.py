@@ -30,9 +30,11 @@ WINDOW = 16_000
 
 async def _imported_session(home: Path, folder: Path, *, checkpoints: bool = False) -> str:
     """``MESSAGES`` real messages (two trajectories, cycled, call ids made unique per cycle), appended 500 at a
-    time; with ``checkpoints`` through the store as the server opens it."""
+    time; with ``checkpoints`` through the store as the server opens it, else as a version before schema v10."""
     path = home / "threadline.db"
-    store = await (open_store(path) if checkpoints else Store.open(path, estimate=estimate_message_tokens))
+    store = await (
+        open_store(path) if checkpoints else Store.open(path, estimate=estimate_message_tokens, checkpoint=None)
+    )
     async with store:
         session = await store.create_session(str(folder), "imported")
         history = long_history(MESSAGES)

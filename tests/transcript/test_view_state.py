@@ -11,6 +11,7 @@ import pytest
 
 from server.agent.views import open_store
 from server.context.incremental import IncrementalView
+from server.context.tokens import estimate_message_tokens
 from server.transcript import NewMessage, Store
 from server.transcript.view_state import CHECKPOINT_EVERY, CHECKPOINTS_KEPT
 from tests.conftest import long_history
@@ -122,3 +123,16 @@ async def test_a_checkpointer_that_raises_never_fails_the_append_it_follows(tmp_
         assert len(stored) == CHECKPOINT_EVERY + 10
         assert len(await store.all_messages(sid)) == CHECKPOINT_EVERY + 10
         assert await store.view_checkpoints(sid) == []
+
+
+async def test_B_CACHE_3_any_store_that_estimates_keeps_checkpoints_unless_told_not_to(tmp_path: Path):
+    """A program writing a long history through ``Store.open(path, estimate=...)`` (a script of its own, an older
+    bench) leaves it as quick to open as the server's own store does; ``checkpoint=None`` opts out."""
+    msgs = long_history(2 * CHECKPOINT_EVERY)
+    counts = {}
+    for name, extra in (("default", {}), ("none", {"checkpoint": None})):
+        async with await Store.open(tmp_path / f"{name}.db", estimate=estimate_message_tokens, **extra) as store:
+            sid = (await store.create_session("/w", "t")).id
+            await _append(store, sid, msgs)
+            counts[name] = len(await store.view_checkpoints(sid))
+    assert counts == {"default": 2, "none": 0}
