@@ -35,7 +35,8 @@ from server.context import (
     fallback_request_view,
     fit_to_window,
 )
-from server.context.incremental import IncrementalView, PartialHistory, next_checkpoints
+from server.context.fed import next_checkpoints
+from server.context.incremental import IncrementalView, PartialHistory
 from server.context.view import CompactionHead
 from server.sessions import Sessions
 from server.transcript import Store

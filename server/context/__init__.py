@@ -7,7 +7,8 @@ pipeline). No I/O, no clock, no randomness; nothing here imports the rest of ``s
 
 from .clip import clip_to_budget, fit_to_window
 from .fallback import FALLBACK_SUMMARY, fallback_view
-from .incremental import build_request_view, next_checkpoints
+from .fed import next_checkpoints
+from .incremental import build_request_view
 from .micro import ERROR_EVIDENCE, is_error_evidence, microcompact, placeholder
 from .repair import INTERRUPTED_RESULT, SENT_KEYS, clean_message, repair_tool_pairing
 from .summary import WRITE_TOOLS, SummaryState, render_summary, summarize, summary_feed, write_paths

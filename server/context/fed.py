@@ -7,7 +7,11 @@
   again on a feed;
 - each message's token estimate (the store's, written with the message), and running prefix sums of tokens,
   of microcompaction savings and of replaceable outputs, so the "fits after microcompaction?" test is O(1);
-- the transcript order of system and conversation messages, and the running max key, to locate a compaction.
+- the transcript order of system and conversation messages, and the running max key, to locate a compaction;
+- the summary fold at a few positions, so a new summary or resume point folds only what follows the nearest one.
+
+A resume point (``checkpoint``, and ``next_checkpoints`` for the store's view checkpoints) is where a later state
+can start without the older messages: a segment start and the compaction head of everything before it.
 
 A state ``resume``d from a summarized compaction's head holds only what follows the compaction's tail; what the
 head summarizes seeds the prefix sums, and anything that needs the older messages raises ``PartialHistory``.
@@ -23,11 +27,11 @@ from typing import Any, Self
 
 from .micro import _replaceable
 from .repair import SYSTEM_ROLES, repair_with_origins
-from .summary import SummaryState
+from .summary import SummaryState, summary_feed, summary_skip
 from .tokens import estimate_message_tokens
 from .view import CompactionHead
 
-__all__ = ["FedTranscript", "PartialHistory"]
+__all__ = ["FedTranscript", "PartialHistory", "next_checkpoints"]
 
 
 class PartialHistory(Exception):
@@ -208,3 +212,73 @@ class FedTranscript:
     def last_key(self) -> int:
         """The key of the newest message fed (what a compaction made now has seen)."""
         return self.last_seq if self.all_seq else self.fed - 1
+
+    # --- resume points ---------------------------------------------------------------------------------
+
+    def _fold_to(self, end: int) -> SummaryState:
+        """The summary fold over _conv[:end], resumed from the nearest earlier fold kept."""
+        start = max((n for n in self._folds if n <= end), default=0)
+        state = self._folds.get(start, self._base_fold)
+        for item in self._conv[start:end]:
+            state = summary_feed(state, item.msg) if item.placeholder is None else summary_skip(state)
+        self._folds[end] = state
+        if len(self._folds) > 8:
+            self._folds.pop(next(iter(self._folds)))
+        return state
+
+    def _head_at(self, n: int, fold: SummaryState) -> CompactionHead:
+        """What a state resumed at ``_conv[n]`` needs of everything before it (``fold``: the fold over it)."""
+        return CompactionHead(
+            self._conv_tokens[n],
+            self._savings[n],
+            self._replaceable[n],
+            self._max_seq[n],
+            fold,
+            self._conv[n - 1].tokens if n > 0 else self._head.last_tokens if self._head else None,
+        )
+
+    def checkpoint(self) -> tuple[int, CompactionHead] | None:
+        """A point a later state can resume from without reading anything older (B-CACHE-3, cold start): the seq
+        of the last non-tool message fed, which opens the segment repair may still change, and the head of the
+        closed conversation before it. None when there is no such point (nothing closed before it, the open
+        segment starts with a system message, or keys are not increasing seqs)."""
+        n = self._open_from
+        if not (self.all_seq and self.monotone) or n >= len(self._conv) or (n == 0 and self._head is None):
+            return None
+        item = self._conv[n]
+        if item.origin is None or item.seq is None or item.msg.get("role") == "tool":
+            return None
+        return item.seq, self._head_at(n, self._fold_to(n))
+
+
+def next_checkpoints(
+    head: Any, messages: Sequence[Mapping[str, Any]], token_counts: Sequence[int | None] | None, every: int
+) -> list[tuple[int, dict[str, Any]]]:
+    """The next resume points of a stored transcript (B-CACHE-3, cold start), for the store to keep as it appends.
+
+    ``head`` is the previous point's head as stored (JSON; None: there is none, and ``messages`` is the whole
+    transcript); ``messages`` every stored message from that point's seq on, with their estimates. Returns
+    ``(seq, head JSON)`` points in order (``FedTranscript.checkpoint``), one after each ``every`` messages fed
+    and one at the end, each at least ``every / 2`` after the last: a long append gets points spread over it, not
+    only one at its end (which no view could resume from). Empty when there is none or ``head`` is not a valid one."""
+    if head is None:
+        state = FedTranscript()
+    else:
+        parsed = CompactionHead.from_json(head)
+        if parsed is None or not messages or not isinstance(messages[0].get("seq"), int):
+            return []
+        state = FedTranscript.resume(parsed, 0)
+        state.skip_to(messages[0]["seq"] - 1)
+    points: list[tuple[int, dict[str, Any]]] = []
+    last = messages[0]["seq"] if head is not None else 0
+    for start in range(0, len(messages), max(1, every)):
+        chunk = slice(start, start + max(1, every))
+        try:
+            state.feed(messages[chunk], token_counts[chunk] if token_counts is not None else None)
+        except PartialHistory:  # a message without a seq: not a stored transcript
+            return points
+        made = state.checkpoint()
+        if made is not None and made[0] - last >= max(1, every // 2):
+            points.append((made[0], made[1].to_json()))
+            last = made[0]
+    return points

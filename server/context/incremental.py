@@ -27,12 +27,12 @@ from typing import Any
 from .clip import clip_to_budget
 from .fallback import FALLBACK_KEEP_MESSAGES, FALLBACK_KEEP_SYSTEM, FALLBACK_SUMMARY, _fallback_start
 from .fed import FedTranscript, Message, PartialHistory, _Item
-from .summary import SummaryState, render_summary, summarize, summary_feed, summary_skip, with_focus
+from .summary import render_summary, summarize, with_focus
 from .tail import safe_tail_start
 from .tokens import estimate_message_tokens
-from .view import MICRO_MIN_FREED_RATIO, MIN_FREED_RATIO, Compaction, CompactionHead, RequestView, ViewSettings
+from .view import MICRO_MIN_FREED_RATIO, MIN_FREED_RATIO, Compaction, RequestView, ViewSettings
 
-__all__ = ["IncrementalView", "PartialHistory", "next_checkpoints"]
+__all__ = ["IncrementalView", "PartialHistory"]
 
 
 class _Lazy(Sequence):
@@ -204,30 +204,6 @@ class IncrementalView(FedTranscript):
         )
         return made, tail
 
-    def _head_at(self, n: int, fold: SummaryState) -> CompactionHead:
-        """What a state resumed at ``_conv[n]`` needs of everything before it (``fold``: the fold over it)."""
-        return CompactionHead(
-            self._conv_tokens[n],
-            self._savings[n],
-            self._replaceable[n],
-            self._max_seq[n],
-            fold,
-            self._conv[n - 1].tokens if n > 0 else self._head.last_tokens if self._head else None,
-        )
-
-    def checkpoint(self) -> tuple[int, CompactionHead] | None:
-        """A point a later state can resume from without reading anything older (B-CACHE-3, cold start): the seq
-        of the last non-tool message fed, which opens the segment repair may still change, and the head of the
-        closed conversation before it. None when there is no such point (nothing closed before it, the open
-        segment starts with a system message, or keys are not increasing seqs)."""
-        n = self._open_from
-        if not (self.all_seq and self.monotone) or n >= len(self._conv) or (n == 0 and self._head is None):
-            return None
-        item = self._conv[n]
-        if item.origin is None or item.seq is None or item.msg.get("role") == "tool":
-            return None
-        return item.seq, self._head_at(n, self._fold_to(n))
-
     def compact_now(
         self, settings: ViewSettings, focus: str | None = None, summarizer: Callable[[list[Message]], str] = summarize
     ) -> RequestView | None:
@@ -359,17 +335,6 @@ class IncrementalView(FedTranscript):
             return summarizer([it.msg for it in self._conv[:end]])
         return render_summary(self._fold_to(end), settings.goal_budget_tokens)
 
-    def _fold_to(self, end: int) -> SummaryState:
-        """The summary fold over _conv[:end], resumed from the nearest earlier fold kept."""
-        start = max((n for n in self._folds if n <= end), default=0)
-        state = self._folds.get(start, self._base_fold)
-        for item in self._conv[start:end]:
-            state = summary_feed(state, item.msg) if item.placeholder is None else summary_skip(state)
-        self._folds[end] = state
-        if len(self._folds) > 8:
-            self._folds.pop(next(iter(self._folds)))
-        return state
-
     def _fallback(self, base) -> RequestView:
         """R-FALL-1 from the repaired state: first system messages + fixed summary + the last messages."""
         if len(self._conv) < FALLBACK_KEEP_MESSAGES:
@@ -412,36 +377,3 @@ def build_request_view(
     state = IncrementalView()
     state.feed(messages, token_counts)
     return state.view(settings, compaction, summarizer)
-
-
-def next_checkpoints(
-    head: Any, messages: Sequence[Mapping[str, Any]], token_counts: Sequence[int | None] | None, every: int
-) -> list[tuple[int, dict[str, Any]]]:
-    """The next resume points of a stored transcript (B-CACHE-3, cold start), for the store to keep as it appends.
-
-    ``head`` is the previous point's head as stored (JSON; None: there is none, and ``messages`` is the whole
-    transcript); ``messages`` every stored message from that point's seq on, with their estimates. Returns
-    ``(seq, head JSON)`` points in order (``IncrementalView.checkpoint``), one after each ``every`` messages fed
-    and one at the end, each at least ``every / 2`` after the last: a long append gets points spread over it, not
-    only one at its end (which no view could resume from). Empty when there is none or ``head`` is not a valid one."""
-    if head is None:
-        state = IncrementalView()
-    else:
-        parsed = CompactionHead.from_json(head)
-        if parsed is None or not messages or not isinstance(messages[0].get("seq"), int):
-            return []
-        state = IncrementalView.resume(parsed, 0)
-        state.skip_to(messages[0]["seq"] - 1)
-    points: list[tuple[int, dict[str, Any]]] = []
-    last = messages[0]["seq"] if head is not None else 0
-    for start in range(0, len(messages), max(1, every)):
-        chunk = slice(start, start + max(1, every))
-        try:
-            state.feed(messages[chunk], token_counts[chunk] if token_counts is not None else None)
-        except PartialHistory:  # a message without a seq: not a stored transcript
-            return points
-        made = state.checkpoint()
-        if made is not None and made[0] - last >= max(1, every // 2):
-            points.append((made[0], made[1].to_json()))
-            last = made[0]
-    return points

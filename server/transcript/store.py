@@ -10,7 +10,6 @@ Stored messages are append-only: nothing here updates or deletes a message excep
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import sqlite3
@@ -42,7 +41,7 @@ from server.transcript.records import (
 )
 from server.transcript.schema import migrate
 from server.transcript.session_rows import SessionQueries
-from server.transcript.view_state import CHECKPOINT_EVERY, CHECKPOINTS_KEPT, ViewStateQueries
+from server.transcript.view_state import _PIPELINE, Checkpointer, ViewStateQueries, pipeline_checkpoints
 
 log = logging.getLogger(__name__)
 
@@ -50,10 +49,6 @@ DEFAULT_PAGE = 200
 MAX_PAGE = 1000
 
 TokenEstimator = Callable[[dict[str, Any]], int]
-# (previous checkpoint's head JSON or None, the messages from its seq on (all: None), their token estimates, how
-# many messages apart) -> the next ones as (seq, head JSON), in order: ``server.context.incremental.next_checkpoints``.
-Checkpointer = Callable[[Any, list[dict[str, Any]], list[int | None], int], list[tuple[int, dict[str, Any]]]]
-_PIPELINE: Any = object()  # ``Store.open``'s default checkpointer: the pipeline's, when the store estimates tokens
 
 
 def _refuse_empty_file(path: Path) -> None:
@@ -134,11 +129,11 @@ class Store(
 
         ``estimate`` gives each appended message its token estimate; ``checkpoint`` makes the view checkpoints
         kept as messages are appended (``transcript.view_state``): by default, for a store that estimates, the
-        pipeline's (``server.context.incremental.next_checkpoints``), so any program writing a long history
+        pipeline's (``server.context.fed.next_checkpoints``), so any program writing a long history
         through the store leaves it quick to open; None keeps none. The server opens it with both
         (``server.agent.views.open_store``)."""
         if checkpoint is _PIPELINE:
-            checkpoint = _pipeline_checkpoints if estimate is not None else None
+            checkpoint = pipeline_checkpoints if estimate is not None else None
         path = Path(path)
         _refuse_empty_file(path)
         try:
@@ -274,48 +269,10 @@ class Store(
                 await db.execute("DELETE FROM drafts WHERE session_id = ? AND turn_id = ?", (session_id, turn_id))
         if self._checkpoint is not None:
             try:
-                await self._advance_checkpoint(session_id, first, seq)
+                await self._advance_view_checkpoints(session_id, first, seq)
             except Exception:  # noqa: BLE001 - derived data: the messages are stored, the append succeeded
                 log.exception("session %s: could not make its view checkpoint; its next view reads more", session_id)
         return stored
-
-    async def _advance_checkpoint(self, session_id: str, before: int, last: int) -> None:
-        """Make the session's next view checkpoints once ``CHECKPOINT_EVERY`` messages follow its newest one, from
-        that one's head and the messages since (about a thousand; a long append gets one every thousand). A session that has none and already held more
-        than twice that many before this append (stored by a version before schema v10) gets none: that would
-        read its whole history in an append; its first view reads it instead, once, and saves a resume point.
-        When no checkpoint can be made (the newest one's head is damaged, say), the next try is as far off."""
-        if session_id not in self._checkpoint_at:
-            newest = await self.newest_view_checkpoint_seq(session_id) or 0
-            due = newest + CHECKPOINT_EVERY if newest or before <= 2 * CHECKPOINT_EVERY else None
-            self._checkpoint_at[session_id] = (newest, due)
-        known, due = self._checkpoint_at[session_id]
-        if due is None or last < due:
-            return
-        head = None
-        if known:
-            rows = await self._read(
-                "SELECT head FROM view_checkpoints WHERE session_id = ? AND seq = ?", (session_id, known)
-            )
-            if not rows:  # pruned by another server on the same database: start from the newest there is
-                del self._checkpoint_at[session_id]
-                return
-            head = _json_or_none(rows[0][0])
-        messages = await self.all_messages(session_id, after_seq=known - 1 if known else 0)
-        assert self._checkpoint is not None
-        made = (
-            []
-            if known and head is None
-            else self._checkpoint(
-                head, [m.to_openai() for m in messages], [m.tokens for m in messages], CHECKPOINT_EVERY
-            )
-        )
-        if not made or made[-1][0] <= known:
-            self._checkpoint_at[session_id] = (known, last + CHECKPOINT_EVERY)
-            return
-        for seq, point in made[-CHECKPOINTS_KEPT:]:
-            await self.save_view_checkpoint(session_id, seq, point)
-        self._checkpoint_at[session_id] = (made[-1][0], made[-1][0] + CHECKPOINT_EVERY)
 
     async def read_messages(self, session_id: str, after_seq: int | None = None, limit: int | None = None) -> Page:
         """A page of messages with ``seq > after_seq``; ``next_seq`` is set when more follow."""
@@ -396,21 +353,6 @@ class Store(
                 return list(await cur.fetchall())
         except sqlite3.Error as exc:
             raise StorageFailure(f"cannot read the transcript: {exc}") from exc
-
-
-def _pipeline_checkpoints(
-    head: Any, messages: list[dict[str, Any]], tokens: list[int | None], every: int
-) -> list[tuple[int, dict[str, Any]]]:
-    from server.context.incremental import next_checkpoints  # the pipeline is pure: no cycle, loaded on first use
-
-    return next_checkpoints(head, messages, tokens, every)
-
-
-def _json_or_none(text: Any) -> Any:
-    try:
-        return json.loads(text)
-    except (TypeError, ValueError):
-        return None
 
 
 async def _connect(path: Path) -> aiosqlite.Connection:

@@ -8,26 +8,60 @@ last request sent to the provider as one digest per message (``stablePrefixToken
 ``view_checkpoints``, resume points the store itself makes as messages are appended (every ``CHECKPOINT_EVERY``
 messages, the newest ``CHECKPOINTS_KEPT`` kept), so even a history no server has viewed (written through the
 store's API) opens without reading all of it. The store only keeps them; what a head is, and how the next one
-follows from the last, is the pipeline's (``server.context.incremental.next_checkpoints``, given to
+follows from the last, is the pipeline's (``server.context.fed.next_checkpoints``, given to
 ``Store.open``). A missing or unreadable row only makes the next view read more, or its stable prefix 0.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from server.transcript.queries import Queries
+
+if TYPE_CHECKING:
+    from server.transcript.records import StoredMessage
+
+log = logging.getLogger(__name__)
 
 DIGEST_SIZE = 16  # bytes per message digest in ``sent_requests.digests``
 CHECKPOINT_EVERY = 1000  # messages appended after a session's newest checkpoint before the next one is made
 CHECKPOINTS_KEPT = 4  # per session: the newest; a view picks one with at least a window of tokens after it
 
+# (previous checkpoint's head JSON or None, the messages from its seq on (all: None), their token estimates, how
+# many messages apart) -> the next ones as (seq, head JSON), in order: ``server.context.fed.next_checkpoints``.
+Checkpointer = Callable[[Any, list[dict[str, Any]], list[int | None], int], list[tuple[int, dict[str, Any]]]]
+_PIPELINE: Any = object()  # ``Store.open``'s default checkpointer: the pipeline's, when the store estimates tokens
+
+
+def pipeline_checkpoints(
+    head: Any, messages: list[dict[str, Any]], tokens: list[int | None], every: int
+) -> list[tuple[int, dict[str, Any]]]:
+    """The pipeline's ``next_checkpoints`` (loaded on first use: the pipeline is pure, so there is no cycle)."""
+    from server.context.fed import next_checkpoints
+
+    return next_checkpoints(head, messages, tokens, every)
+
+
+def _decoded(text: Any) -> Any:
+    """A stored JSON column decoded, or None when it is damaged (the caller validates what it holds)."""
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError):
+        return None
+
 
 class ViewStateQueries(Queries):
     """``Store`` methods for ``view_resume``, ``sent_requests`` and ``view_checkpoints``."""
 
+    _checkpoint: Checkpointer | None  # the store's (``Store.open``)
     _checkpoint_at: dict[str, tuple[int, int | None]]  # the store's: session -> (newest checkpoint's seq, next due)
+
+    if TYPE_CHECKING:
+
+        async def all_messages(self, session_id: str, after_seq: int = 0) -> list[StoredMessage]: ...
 
     async def save_view_resume(self, session_id: str, tail_seq: int, head: dict[str, Any]) -> None:
         async with self._write() as db:
@@ -40,12 +74,8 @@ class ViewStateQueries(Queries):
     async def view_resume(self, session_id: str) -> tuple[int, Any] | None:
         """``(tail_seq, head)`` as saved (``head`` decoded JSON, for the caller to validate), or None."""
         rows = await self._read("SELECT tail_seq, head FROM view_resume WHERE session_id = ?", (session_id,))
-        if not rows:
-            return None
-        try:
-            return int(rows[0][0]), json.loads(rows[0][1])
-        except (TypeError, ValueError):
-            return None
+        head = _decoded(rows[0][1]) if rows else None
+        return (int(rows[0][0]), head) if head is not None else None
 
     async def save_sent_request(self, session_id: str, digests: bytes) -> None:
         """``digests``: the messages' digests of ``DIGEST_SIZE`` bytes each, concatenated in order."""
@@ -94,16 +124,43 @@ class ViewStateQueries(Queries):
         of the messages from ``seq`` on (messages without one count as none), ``head`` decoded JSON (None when
         unreadable), for the caller to validate."""
         rows = await self._read(
-            "SELECT c.seq, c.head, (SELECT COALESCE(SUM(m.tokens), 0) FROM messages m"
-            " WHERE m.session_id = c.session_id AND m.seq >= c.seq)"
-            " FROM view_checkpoints c WHERE c.session_id = ? ORDER BY c.seq DESC",
-            (session_id,),
+            "SELECT seq, head FROM view_checkpoints WHERE session_id = ? ORDER BY seq DESC", (session_id,)
         )
-        out = []
-        for seq, head, tokens in rows:
-            try:
-                decoded = json.loads(head)
-            except (TypeError, ValueError):
-                decoded = None
-            out.append((int(seq), int(tokens), decoded))
-        return out
+        return [(int(seq), await self.tokens_from(session_id, seq), _decoded(head)) for seq, head in rows]
+
+    async def _advance_view_checkpoints(self, session_id: str, before: int, last: int) -> None:
+        """After an append that took the session from seq ``before`` to ``last``: make its next view checkpoints
+        once ``CHECKPOINT_EVERY`` messages follow its newest one, from that one's head and the messages since
+        (about a thousand; a long append gets one every thousand). A session that has none and already held more
+        than twice that many before this append (stored by a version before schema v10) gets none: that would
+        read its whole history in an append; its first view reads it instead, once, and leaves one
+        (``server.agent.views``). When none can be made (the newest one's head is damaged, say), the next try is
+        as far off."""
+        if session_id not in self._checkpoint_at:
+            newest = await self.newest_view_checkpoint_seq(session_id) or 0
+            due = newest + CHECKPOINT_EVERY if newest or before <= 2 * CHECKPOINT_EVERY else None
+            self._checkpoint_at[session_id] = (newest, due)
+        known, due = self._checkpoint_at[session_id]
+        if due is None or last < due or self._checkpoint is None:
+            return
+        head = None
+        if known:
+            rows = await self._read(
+                "SELECT head FROM view_checkpoints WHERE session_id = ? AND seq = ?", (session_id, known)
+            )
+            if not rows:  # pruned by another server on the same database: start from the newest there is
+                del self._checkpoint_at[session_id]
+                return
+            head = _decoded(rows[0][0])
+        made = []
+        if head is not None or not known:
+            messages = await self.all_messages(session_id, after_seq=known - 1 if known else 0)
+            made = self._checkpoint(
+                head, [m.to_openai() for m in messages], [m.tokens for m in messages], CHECKPOINT_EVERY
+            )
+        if not made or made[-1][0] <= known:
+            self._checkpoint_at[session_id] = (known, last + CHECKPOINT_EVERY)
+            return
+        for seq, point in made[-CHECKPOINTS_KEPT:]:
+            await self.save_view_checkpoint(session_id, seq, point)
+        self._checkpoint_at[session_id] = (made[-1][0], made[-1][0] + CHECKPOINT_EVERY)

@@ -15,7 +15,7 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import server.context.incremental as incremental
+import server.context.fed as fed_module
 from server.context import Compaction, ViewSettings, estimate_message_tokens, fallback_request_view
 from server.context.incremental import IncrementalView
 from server.context.view import CompactionHead
@@ -102,13 +102,13 @@ def test_B_INC_1_each_message_is_folded_into_the_summary_about_once(monkeypatch)
     """Cost, not time: one view per appended message folds each message a bounded number of times in total
     (the full rebuild folds the whole older history at every call: quadratic)."""
     fed: list[int] = []
-    real_feed = incremental.summary_feed
+    real_feed = fed_module.summary_feed  # the fold lives with the fed state
 
     def counting_feed(state, msg):
         fed.append(1)
         return real_feed(state, msg)
 
-    monkeypatch.setattr(incremental, "summary_feed", counting_feed)
+    monkeypatch.setattr(fed_module, "summary_feed", counting_feed)
     msgs = _stored(MINI_SWE)
     inc, compaction = IncrementalView(), None
     summarized = 0
@@ -201,7 +201,7 @@ def _checkpoints(msgs, every, counts=None):
     points, head, start = [], None, 0
     for end in range(every, len(msgs) + every, every):
         end = min(end, len(msgs))
-        made = incremental.next_checkpoints(head, msgs[start:end], counts[start:end] if counts else None, every)
+        made = fed_module.next_checkpoints(head, msgs[start:end], counts[start:end] if counts else None, every)
         if made:
             seq, head = made[-1]
             start = next(i for i, m in enumerate(msgs) if m["seq"] == seq)
@@ -231,7 +231,7 @@ def test_B_CACHE_3_one_long_append_gets_checkpoints_spread_over_it():
     """An import of a whole history in one append gets a point every ``every`` messages, each the one a state fed
     the history up to there has (a single point at its end would leave no window of tokens after it)."""
     msgs = [{**m, "seq": i + 1} for i, m in enumerate(long_history(1_000))]
-    points = incremental.next_checkpoints(None, msgs, None, 150)
+    points = fed_module.next_checkpoints(None, msgs, None, 150)
     assert len(points) >= 6 and [p[0] for p in points] == sorted({p[0] for p in points})
     for k, (seq, head) in enumerate(points[:-1]):
         full = IncrementalView()
