@@ -15,7 +15,6 @@ follows from the last, is the pipeline's (``server.context.fed.next_checkpoints`
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -23,8 +22,6 @@ from server.transcript.queries import Queries
 
 if TYPE_CHECKING:
     from server.transcript.records import StoredMessage
-
-log = logging.getLogger(__name__)
 
 DIGEST_SIZE = 16  # bytes per message digest in ``sent_requests.digests``
 CHECKPOINT_EVERY = 1000  # messages appended after a session's newest checkpoint before the next one is made
