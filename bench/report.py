@@ -182,7 +182,8 @@ def write_results(views: dict, loop: dict, tokens: dict, costs: dict, started: f
         "still sends requests larger than the window at most steps. Threadline sends far less and keeps "
         "failures in its summary and in everything appended since its last compaction; the summary lists "
         "every goal (B-SUM-7: older ones shortened, the oldest dropped only past max(600, 5% of the window) "
-        "tokens), and its Failures section keeps the latest 4 (R-SUM-2). *Compactions* counts the "
+        "tokens) and, by the same rule, every distinct failure (R-SUM-2's latest 4 whole, older ones cut to "
+        "80 characters). *Compactions* counts the "
         "compactions announced (each new one breaks the prompt cache once; repeated views do not).",
     ]
     if over:

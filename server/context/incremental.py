@@ -333,7 +333,7 @@ class IncrementalView(FedTranscript):
         if summarizer is not summarize:
             self._needs_older("a custom summarizer reads every older message")
             return summarizer([it.msg for it in self._conv[:end]])
-        return render_summary(self._fold_to(end), settings.goal_budget_tokens)
+        return render_summary(self._fold_to(end), settings.section_budget_tokens)
 
     def _fallback(self, base) -> RequestView:
         """R-FALL-1 from the repaired state: first system messages + fixed summary + the last messages."""

@@ -1,7 +1,8 @@
-"""Deterministic structured summary of older history (R-SUM-1..6), built as a left fold.
+"""Deterministic structured summary of older history (R-SUM-1..6, B-SUM-7), built as a left fold.
 
 ``summary_feed`` folds one message into an immutable ``SummaryState``; ``render_summary`` turns a state into
-text. The state is bounded (every goal up to ``MAX_STORED_GOALS``, the latest failures, the de-duplicated paths),
+text. The state is bounded (every goal up to ``MAX_STORED_GOALS``, every distinct failure up to
+``MAX_STORED_FAILURES``, the de-duplicated paths),
 so a store can checkpoint it and feed only new messages later (B-INC-1) with the same result as a full rebuild. No provider
 call, no clock: the same messages give a byte-identical summary (R-SUM-3).
 """
@@ -33,10 +34,16 @@ NONE_RECORDED = "- None recorded"
 RECENT_GOALS = 4  # B-SUM-7: the latest goals keep GOAL_CHARS; older ones OLD_GOAL_CHARS
 GOAL_CHARS = 240
 OLD_GOAL_CHARS = 80
-DEFAULT_GOAL_BUDGET = 600  # tokens the Goals section may take (B-SUM-7: max(600, 5% of the usable window))
+# Tokens the Goals section may take, and so may the Failures section (B-SUM-7: max(600, 5% of the usable window))
+DEFAULT_SECTION_BUDGET = 600
 MAX_STORED_GOALS = 4096  # the fold's memory; far more than any budget shows
-MAX_FAILURES = 4
+# Failures as goals (B-SUM-7's rule applied to R-SUM-2's Failures section): the latest RECENT_FAILURES keep
+# FAILURE_CHARS, older distinct ones are shortened to OLD_FAILURE_CHARS, the oldest dropped past the budget.
+RECENT_FAILURES = 4
 FAILURE_CHARS = 240
+OLD_FAILURE_CHARS = 80
+MAX_STORED_FAILURES = 1024  # the fold's memory of distinct failures; more than any budget shows
+FOLD_VERSION = 2  # a stored fold from before version 2 kept only the latest 4 failures: not resumed from
 STATE_CHARS = 500
 MAX_FILES = 40  # Shown paths; the rest are counted, so the summary stays bounded.
 PATH_CHARS = 200
@@ -80,6 +87,7 @@ class SummaryState:
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "v": FOLD_VERSION,
             "goals": list(self.goals),
             "files": list(self.files),
             "failures": list(self.failures),
@@ -90,8 +98,11 @@ class SummaryState:
 
     @classmethod
     def from_json(cls, data: Any) -> SummaryState | None:
-        """The state a stored fold describes, or None when it is not one (a damaged or foreign record)."""
+        """The state a stored fold describes, or None when it is not one (a damaged or foreign record, or one
+        stored before FOLD_VERSION, whose failures a new summary would not show alike)."""
         try:
+            if data.get("v") != FOLD_VERSION:
+                return None
             strings = lambda key: tuple(str(x) for x in data.get(key, ()))  # noqa: E731
             last = data.get("lastState")
             calls = tuple((str(a), str(b)) for a, b in data.get("openCalls", ()))
@@ -175,13 +186,13 @@ def _feed_tool(state: SummaryState, msg: Mapping[str, Any]) -> SummaryState:
         return summary_skip(state)
     name = dict(state.open_calls).get(str(msg.get("tool_call_id")), "tool")
     failure = _clip(f"{name}: {_failure_excerpt(match)}", FAILURE_CHARS)
-    # The latest MAX_FAILURES distinct failures (R-SUM-2): a failure repeated word for word (the same test run
+    # Every distinct failure, in order (R-SUM-2, B-SUM-7): a failure repeated word for word (the same test run
     # failing again) is one failure to avoid; it moves to its latest place instead of taking a second slot.
     earlier = tuple(f for f in state.failures if f != failure)
     return SummaryState(
         state.goals,
         state.files,
-        (earlier + (failure,))[-MAX_FAILURES:],
+        (earlier + (failure,))[-MAX_STORED_FAILURES:],
         state.last_state,
         state.open_calls,
         state.fed + 1,
@@ -221,36 +232,58 @@ def _section(title: str, lines: Iterable[str]) -> list[str]:
     return [title, *(body or [NONE_RECORDED])]
 
 
-def _goal_lines(goals: tuple[str, ...], budget_tokens: int) -> list[str]:
-    """Every goal in order (B-SUM-7): the latest RECENT_GOALS as stored, older ones cut to OLD_GOAL_CHARS; the
-    oldest are dropped (and counted) only while the section would exceed ``budget_tokens``. Walks from the newest,
-    so a session with thousands of goals costs what is shown, not what is dropped."""
-    recent = len(goals) - RECENT_GOALS
-    total = estimate_text_tokens("Goals:\n")
+def _bounded_lines(
+    items: tuple[str, ...], recent: int, old_chars: int, budget_tokens: int, title: str, noun: str, distinct: bool
+) -> list[str]:
+    """Every item in order (B-SUM-7): the latest ``recent`` as stored, older ones cut to ``old_chars``; the oldest
+    are dropped (and counted) only while the section would exceed ``budget_tokens``. With ``distinct``, an older
+    line equal to a later one once cut is shown once, at its latest place. Walks from the newest, so a session
+    with thousands of items costs what is shown, not what is dropped."""
+    first_recent = len(items) - recent
+    total = estimate_text_tokens(f"{title}\n")
     shown: list[str] = []
-    for i in range(len(goals) - 1, -1, -1):
-        line = goals[i] if i >= recent else _clip(goals[i], OLD_GOAL_CHARS)
+    seen: set[str] = set()
+    dropped = 0
+    for i in range(len(items) - 1, -1, -1):
+        line = items[i] if i >= first_recent else _clip(items[i], old_chars)
+        if distinct and line in seen:
+            continue
         cost = estimate_text_tokens(f"- {line}\n")
         if shown and total + cost > budget_tokens:
-            break  # the newest goal is always shown
+            older = (items[j] if j >= first_recent else _clip(items[j], old_chars) for j in range(i + 1))
+            dropped = len(set(older) - seen) if distinct else i + 1
+            break  # the newest item is always shown
         total += cost
         shown.append(line)
+        seen.add(line)
     shown.reverse()
-    dropped = len(goals) - len(shown)
-    return [f"(and {dropped} earlier goals)", *shown] if dropped else shown
+    return [f"(and {dropped} earlier {noun})", *shown] if dropped else shown
 
 
-def render_summary(state: SummaryState, goal_budget_tokens: int = DEFAULT_GOAL_BUDGET) -> str:
+def _goal_lines(goals: tuple[str, ...], budget_tokens: int) -> list[str]:
+    """Every goal (B-SUM-7): the latest RECENT_GOALS as stored, older ones cut to OLD_GOAL_CHARS."""
+    return _bounded_lines(goals, RECENT_GOALS, OLD_GOAL_CHARS, budget_tokens, "Goals:", "goals", distinct=False)
+
+
+def _failure_lines(failures: tuple[str, ...], budget_tokens: int) -> list[str]:
+    """Every distinct failure (R-SUM-2 as B-SUM-7 extends goals): the latest RECENT_FAILURES as stored (each
+    <= FAILURE_CHARS), older ones cut to OLD_FAILURE_CHARS, the oldest dropped past ``budget_tokens``."""
+    return _bounded_lines(
+        failures, RECENT_FAILURES, OLD_FAILURE_CHARS, budget_tokens, "Failures to avoid:", "failures", distinct=True
+    )
+
+
+def render_summary(state: SummaryState, budget_tokens: int = DEFAULT_SECTION_BUDGET) -> str:
     """The summary text (R-SUM-2, B-SUM-7): header, then Goals, Files and tools touched, Failures to avoid, Last
-    state. ``goal_budget_tokens`` bounds the Goals section."""
+    state. ``budget_tokens`` bounds the Goals section, and the Failures section alike."""
     files = [_clip(path, PATH_CHARS) for path in state.files[:MAX_FILES]]
     if len(state.files) > MAX_FILES:
         files.append(f"(and {len(state.files) - MAX_FILES} more paths)")
     lines = [
         SUMMARY_HEADER,
-        *_section("Goals:", _goal_lines(state.goals, goal_budget_tokens)),
+        *_section("Goals:", _goal_lines(state.goals, budget_tokens)),
         *_section("Files and tools touched:", files),
-        *_section("Failures to avoid:", state.failures),
+        *_section("Failures to avoid:", _failure_lines(state.failures, budget_tokens)),
         *_section("Last useful assistant state:", [state.last_state] if state.last_state else []),
     ]
     return "\n".join(lines)
@@ -268,9 +301,9 @@ def with_focus(summary: str, focus: str | None) -> str:
     return f"{head}{SUMMARY_HEADER}\n{section}{rest}"
 
 
-def summarize(msgs: Iterable[Mapping[str, Any]], goal_budget_tokens: int = DEFAULT_GOAL_BUDGET) -> str:
+def summarize(msgs: Iterable[Mapping[str, Any]], budget_tokens: int = DEFAULT_SECTION_BUDGET) -> str:
     """Summary of ``msgs`` (R-SUM-2, R-SUM-3): a left fold of ``summary_feed`` then ``render_summary``."""
     state = SummaryState()
     for msg in msgs:
         state = summary_feed(state, msg)
-    return render_summary(state, goal_budget_tokens)
+    return render_summary(state, budget_tokens)

@@ -77,8 +77,9 @@ class ViewSettings:
         return min(self.keep_recent_tokens, self.target_tokens // 2)
 
     @property
-    def goal_budget_tokens(self) -> int:
-        """How many tokens the summary's Goals section may take (B-SUM-7): max(600, 5% of the window)."""
+    def section_budget_tokens(self) -> int:
+        """How many tokens the summary's Goals section may take, and its Failures section alike (B-SUM-7):
+        max(600, 5% of the window)."""
         return max(600, self.context_window_tokens // 20)
 
 

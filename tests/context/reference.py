@@ -122,7 +122,9 @@ def reference_view(
         if tail > 0:
             try:
                 older = conv_msgs[:tail]
-                text = summarize(older, settings.goal_budget_tokens) if summarizer is summarize else summarizer(older)
+                text = (
+                    summarize(older, settings.section_budget_tokens) if summarizer is summarize else summarizer(older)
+                )
             except Exception:  # noqa: BLE001 - R-FALL-1
                 return _fallback(messages, base)
         tail_tokens = sum(conv_tokens[tail:])

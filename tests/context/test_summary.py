@@ -1,4 +1,4 @@
-"""Structured summary (R-SUM-1..6)."""
+"""Structured summary (R-SUM-1..6, B-SUM-7)."""
 
 from __future__ import annotations
 
@@ -79,10 +79,10 @@ def test_B_SUM_7_oldest_goals_are_dropped_only_past_the_budget_and_counted():
     assert small[0].startswith("- (and ") and small[-1].split()[2] == "299"
     dropped = int(small[0].split()[2])
     assert [g.split()[2] for g in small[1:]] == [str(i) for i in range(dropped, 300)]  # the newest, in order
-    wide = _goals(summarize(msgs, goal_budget_tokens=50_000))  # a big window's 5%: all of them
+    wide = _goals(summarize(msgs, budget_tokens=50_000))  # a big window's 5%: all of them
     assert len(wide) == 300 and wide[0].split()[2] == "0"
     # The budget scales with the window: max(600, 5%)
-    assert ViewSettings(8_000).goal_budget_tokens == 600 and ViewSettings(200_000).goal_budget_tokens == 10_000
+    assert ViewSettings(8_000).section_budget_tokens == 600 and ViewSettings(200_000).section_budget_tokens == 10_000
 
 
 def test_B_SUM_7_a_view_over_a_long_session_keeps_its_first_goal():
@@ -92,7 +92,15 @@ def test_B_SUM_7_a_view_over_a_long_session_keeps_its_first_goal():
     assert "- goal 0 " in view.summary and "- goal 1 " in view.summary
 
 
-def test_R_SUM_2_failures_latest_four_bounded_and_state_500():
+def _failures(text: str) -> list[str]:
+    match = re.search(r"Failures to avoid:\n(.*?)\nLast useful", text, re.S)
+    assert match, text
+    return match.group(1).splitlines()
+
+
+def test_R_SUM_2_failures_latest_four_within_240_older_within_80_and_state_500():
+    """R-SUM-2's latest 4 failures keep 240 characters; older ones stay listed, shortened to their first 80 (B-SUM-7's
+    rule for goals, applied to failures), so a long session does not forget what already went wrong."""
     msgs = []
     for i in range(6):
         msgs += [assistant(None, call(f"c{i}", "bash")), tool(f"c{i}", f"Permission denied {i} " + "y" * 400)]
@@ -100,15 +108,32 @@ def test_R_SUM_2_failures_latest_four_bounded_and_state_500():
     state = SummaryState()
     for m in msgs:
         state = summary_feed(state, m)
-    assert [f.split()[3] for f in state.failures] == ["2", "3", "4", "5"]
+    assert [f.split()[3] for f in state.failures] == ["0", "1", "2", "3", "4", "5"]
     assert all(len(f) <= 240 for f in state.failures)
     assert state.last_state is not None
     assert len(state.last_state) <= 500
+    shown = _failures(render_summary(state))
+    assert [f.split()[4] for f in shown] == ["0", "1", "2", "3", "4", "5"]
+    assert all(len(f) - 2 <= 80 and f.endswith("…") for f in shown[:2])
+    assert all(80 < len(f) - 2 <= 240 and f.endswith("…") for f in shown[2:])
 
 
-def test_R_SUM_2_failures_are_the_latest_four_distinct():
-    """A failure repeated word for word (the same check failing again) takes one slot, at its latest place, so
-    an older distinct failure is not pushed out by copies of a newer one."""
+def test_R_SUM_2_oldest_failures_are_dropped_only_past_the_budget_and_counted():
+    msgs = []
+    for i in range(200):
+        msgs += [assistant(None, call(f"c{i}", "bash")), tool(f"c{i}", f"Exit code 1: check {i} failed " + "y" * 300)]
+    small = _failures(summarize(msgs))  # the default budget: 600 tokens
+    assert small[0].startswith("- (and ") and small[-1].split()[6] == "199"
+    dropped = int(small[0].split()[2])
+    assert [f.split()[6] for f in small[1:]] == [str(i) for i in range(dropped, 200)]  # the newest, in order
+    assert sum(len(line) for line in small) < 4 * 600
+    wide = _failures(summarize(msgs, budget_tokens=50_000))
+    assert len(wide) == 200 and wide[0].split()[6] == "0"
+
+
+def test_R_SUM_2_failures_are_distinct():
+    """A failure repeated word for word (the same check failing again) is listed once, at its latest place; so is
+    an older failure that reads the same as a later one once shortened."""
     msgs = []
     for i, text in enumerate(
         [
@@ -118,14 +143,37 @@ def test_R_SUM_2_failures_are_the_latest_four_distinct():
             "Exit code 1 tests B",
             "Exit code 1 deploy D",
             "Exit code 1 tests B",
+            "Exit code 1 " + "x" * 100 + " E",
+            "Exit code 1 " + "x" * 100 + " F",
+            "Exit code 1 " + "x" * 100 + " G",
+            "Exit code 1 " + "x" * 100 + " H",
+            "Exit code 1 " + "x" * 100 + " I",
         ]
     ):
         msgs += [assistant(None, call(f"c{i}", "bash")), tool(f"c{i}", text)]
     state = SummaryState()
     for m in msgs:
         state = summary_feed(state, m)
-    assert [f.split()[-1] for f in state.failures] == ["A", "C", "D", "B"]
+    assert [f.split()[-1] for f in state.failures] == ["A", "C", "D", "B", "E", "F", "G", "H", "I"]
+    shown = _failures(summarize(msgs))
     assert summarize(msgs).count("tests B") == 1
+    # E, shortened to 80 characters, reads as F-I's shortened lines would: but those are the latest four, whole.
+    assert [f[-1] for f in shown] == ["A", "C", "D", "B", "…", "F", "G", "H", "I"]
+
+
+def test_R_SUM_2_a_fold_stored_before_every_failure_was_kept_is_not_resumed_from():
+    """A stored fold (compaction head, view checkpoint) from before the Failures section listed older failures holds
+    only the latest four: a state resumed from it would summarize differently from one that read everything, so
+    it is not used (the history is read instead) and a restarted server still sends what a full read gives."""
+    state = SummaryState()
+    for i in range(6):
+        state = summary_feed(state, assistant(None, call(f"c{i}", "bash")))
+        state = summary_feed(state, tool(f"c{i}", f"Permission denied {i}"))
+    stored = state.to_json()
+    assert SummaryState.from_json(stored) == state
+    old = {k: v for k, v in stored.items() if k != "v"}
+    old["failures"] = old["failures"][-4:]
+    assert SummaryState.from_json(old) is None
 
 
 def test_R_SUM_2_paths_deduplicated_in_first_seen_order_and_total_bounded():
