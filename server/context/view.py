@@ -66,15 +66,18 @@ class ViewSettings:
 
     @property
     def tail_budget_tokens(self) -> int:
-        """``keep_recent_tokens``, capped at half the compaction target (R-TAIL-1, B-CACHE-2).
+        """``keep_recent_tokens``, capped at a quarter of the compaction target (R-TAIL-1, B-CACHE-2).
 
-        With a small window the default 8,000-token tail alone would fill the target (at 8k it would exceed the
-        threshold, and every turn would fall back): half the target leaves room for system and summary, and a
-        compaction then leaves room for many calls before the next. At the default ratio the cap binds below a
-        window of 32k tokens (a little more once the tool definitions are reserved); above, the tail is the
+        Every request after a summarized compaction re-reads the view it made (from the provider's prompt cache,
+        at about a tenth of the price) and appends to it, verbatim, until the threshold: the smaller that view,
+        the cheaper each of those requests and the further off the next compaction (measured in bench/RESULTS.md
+        section 6). What the model sees verbatim grows back from the tail with every call. A quarter of the
+        target still leaves the last exchanges (never less than R-TAIL-2/3 keep), and with a small window the
+        default 8,000-token tail alone would otherwise fill the target. At the default ratio the cap binds below
+        a window of 64k tokens (a little more once the tool definitions are reserved); above, the tail is the
         configured 8,000.
         """
-        return min(self.keep_recent_tokens, self.target_tokens // 2)
+        return min(self.keep_recent_tokens, self.target_tokens // 4)
 
     @property
     def section_budget_tokens(self) -> int:

@@ -125,6 +125,27 @@ def test_B_CACHE_2_the_tail_shrinks_to_the_target_but_never_below_the_last_messa
     assert is_protocol_valid(view.messages) == []
 
 
+def test_B_CACHE_2_a_summary_view_keeps_a_tail_of_at_most_a_quarter_of_the_target():
+    """A small window's compaction keeps a short verbatim tail, so the view it makes (re-read by every later call)
+    starts small; from 64k tokens on the configured 8,000 is kept."""
+    assert ViewSettings(32_000).tail_budget_tokens == 4_000 == ViewSettings(32_000).target_tokens // 4
+    assert ViewSettings(64_000).tail_budget_tokens == 8_000 == ViewSettings(200_000).tail_budget_tokens
+    assert ViewSettings(200_000, keep_recent_tokens=3_000).tail_budget_tokens == 3_000
+    settings = ViewSettings(context_window_tokens=32_000)  # threshold 25.6k, target 16k, tail 4k
+    msgs = [sized(system("rules "), 1_000), sized(user("goal "), 500)]
+    for i in range(60):
+        msgs += [
+            sized(assistant(f"step {i} ", call(f"c{i}", "read_file", path=f"f{i}.py")), 200),
+            sized(tool(f"c{i}", f"Tool failed: exit code {i} "), 400),  # never a placeholder
+        ]
+    view = build_request_view(msgs, settings)
+    assert view.mode == "summarized" and view.compaction is not None
+    tail = view.messages[2:]
+    assert tail[-1] == msgs[-1] and tail[0]["role"] == "assistant"
+    assert 3_000 < estimate_messages_tokens(tail) <= 4_000 + 200  # + the call of a result it starts at (R-TAIL-3)
+    assert view.estimated_tokens < settings.target_tokens // 2
+
+
 def test_B_CACHE_4_a_last_exchange_no_summary_view_fits_is_cut_in_a_summary_view_that_stays_sticky():
     settings = ViewSettings(context_window_tokens=20_000, keep_recent_tokens=8_000)  # threshold 16k, target 10k
     msgs = [sized(system("rules "), 4_000), sized(user("goal: ship the parser "), 500)]

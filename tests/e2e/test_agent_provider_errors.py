@@ -200,6 +200,8 @@ async def test_B_TOK_3_a_refusal_that_says_the_count_teaches_the_calibration_so_
             assert planned["mode"] == "full", planned  # our estimate: it fits
             first = await agent.turn(sid, "go on", timeout=120)
             after_first = len(model_requests(fake))
+            # What the first turn taught, before the second turn's own usage moves the average again
+            (factor,) = read_db(tmp_path / "home", "SELECT factor FROM calibrations")[0]
             second = await agent.turn(sid, "and now?", timeout=120)
             requests = model_requests(fake)
         finally:
@@ -214,5 +216,4 @@ async def test_B_TOK_3_a_refusal_that_says_the_count_teaches_the_calibration_so_
     (only,) = turn_two  # planned with the provider's count: accepted first time
     assert only["status"] == 200 and not only.get("rejected")
     assert any(FALLBACK_MARK in str(m.get("content")) for m in request_messages(only))  # it compacted
-    (factor,) = read_db(tmp_path / "home", "SELECT factor FROM calibrations")[0]
     assert factor > 1.1  # learned from the refusal (the retry alone, counted as we estimate, teaches about 1)
