@@ -364,11 +364,11 @@ def _cost_targets(costs: dict) -> list[str]:
     for window in _cost_windows(costs):
         for model in PRICES:
             now, codex, before = (pooled(costs, window, k, model) for k in ("now", "codex", "before"))
-            checks.append((f"{window // 1000}k {model}-like: now {now:.2f} <= codex-style {codex:.2f}", now <= codex))
+            checks.append((f"{window // 1000}k {model}-like: now {now:.3f} <= codex-style {codex:.3f}", now <= codex))
             if window <= 32_000:
                 checks.append(
                     (
-                        f"{window // 1000}k {model}-like: now {now:.2f} <= half of before {before / 2:.2f}",
+                        f"{window // 1000}k {model}-like: now {now:.3f} <= half of before {before / 2:.3f}",
                         now <= before / 2,
                     )
                 )
