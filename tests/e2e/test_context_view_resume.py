@@ -178,3 +178,34 @@ async def test_B_CACHE_3_a_history_stored_without_checkpoints_is_read_whole_once
     view, log = await _view(home, sid, contextWindowTokens=64_000)
     assert "resumed from the view checkpoint" in log and "reading all of it" not in log, log
     assert view == whole and view["transcriptMessages"] == MESSAGES + 1_500
+
+
+def _as_stored_before_fold_versions(home: Path) -> int:
+    """Rewrites every stored view checkpoint and resume point as a version before the summary listed older
+    failures wrote it (its fold without a version, holding the latest 4 failures only); returns how many."""
+    with sqlite3.connect(home / "threadline.db") as db:
+        changed = 0
+        for table in ("view_checkpoints", "view_resume"):
+            changed += db.execute(
+                f"UPDATE {table} SET head = json_set(json_remove(head, '$.fold.v'), '$.fold.failures',"
+                " json(coalesce((SELECT json_group_array(value) FROM (SELECT value FROM"
+                " json_each(head, '$.fold.failures') ORDER BY key DESC LIMIT 4) ORDER BY 1), '[]')))"
+            ).rowcount
+    db.close()
+    return changed
+
+
+async def test_B_CACHE_3_a_checkpoint_stored_before_every_failure_was_summarized_is_not_built_on(tmp_path, folder):
+    """A summary fold stored by an older version kept only the latest four failures; a state resumed from it would
+    summarize differently from one that reads the history. Such checkpoints are passed over: the first view reads
+    the whole history once and sends exactly what a full read gives, and the next server resumes from what it
+    saved."""
+    home = tmp_path / "home"
+    sid = await _imported_session(home, folder, checkpoints=True)
+    assert _as_stored_before_fold_versions(home) == _checkpoints(home, sid) > 0
+    whole = await _read_whole(home, tmp_path / "bare", sid, WINDOW)
+    first, log = await _view(home, sid)
+    assert "resumed" not in log, log  # neither an old checkpoint nor an old resume point was built on
+    assert first == whole
+    again, log = await _view(home, sid)
+    assert "resumed from the saved resume point" in log and again == whole
