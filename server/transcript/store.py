@@ -13,6 +13,7 @@ import asyncio
 import logging
 import os
 import sqlite3
+import tempfile
 from collections.abc import Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import replace
@@ -73,8 +74,12 @@ def _refuse_empty_file(path: Path) -> None:
 def _create_whole(path: Path) -> None:
     """A new database appears with its header written, never as the 0-byte file SQLite first creates: a second
     server starting at the same moment would take that for a truncated store (``_refuse_empty_file``). It is
-    made under a temporary name and linked into place, which fails if another server linked its own first."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.new")
+    made under a temporary name and linked into place, which fails if another server linked its own first. The
+    temporary name is unique (``mkstemp``: two threads of one process, or a name planted in the folder, cannot
+    collide with it) and the file is private to the user (0600), as a transcript should be."""
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".new", dir=path.parent)
+    os.close(fd)
+    tmp = Path(name)
     try:
         conn = sqlite3.connect(tmp, isolation_level=None)
         try:

@@ -278,6 +278,28 @@ def test_a_new_database_appears_whole_so_a_second_server_never_sees_an_empty_fil
     assert sorted(p.name for p in tmp_path.iterdir()) == ["threadline.db"]  # no temporary file left
 
 
+def test_a_new_database_is_private_and_a_planted_temporary_name_is_not_followed(tmp_path: Path):
+    """The temporary file a new database is made under was named by pid: a link planted under that name in the
+    data folder would have had SQLite write through it, and two threads of one process shared it. The name is
+    unique now (the attack below plants every name the old scheme could use for this process), and the database
+    is readable by its user only."""
+    import os
+    import stat
+
+    from server.transcript.store import _create_whole
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("")
+    path = tmp_path / "threadline.db"
+    planted = tmp_path / f".{path.name}.{os.getpid()}.new"
+    planted.symlink_to(victim)
+    _create_whole(path)
+    assert victim.read_bytes() == b""  # nothing was written through the planted link
+    assert path.stat().st_size > 0 and not path.is_symlink()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([path.name, planted.name, victim.name])
+
+
 async def test_stores_opened_together_on_a_new_home_all_work(tmp_path: Path):
     path = tmp_path / "home" / "threadline.db"
     stores = await asyncio.gather(*(Store.open(path) for _ in range(4)))
