@@ -63,9 +63,28 @@ def _converter():
 
 
 class ThreadlineProtocol(LanguageServerProtocol):
+    """pygls's protocol with the few of its internals we need wrapped here, once (STYLE: no framework private
+    attributes elsewhere): sending a JSON-RPC object as it is, answering with an error, forgetting a request we
+    stopped waiting for, and whether ``shutdown`` was received."""
+
     def __init__(self, server: ThreadlineServer, converter) -> None:
         super().__init__(server, converter)
         self.threadline_server = server  # pygls keeps it privately, typed as a LanguageServer
+
+    def send_payload(self, payload: dict[str, Any]) -> None:
+        """Write one JSON-RPC object as it is (no lsprotocol typing)."""
+        self._send_data(payload)
+
+    def reply_error(self, msg_id: Any, error: Any) -> None:
+        self._send_response(msg_id, error=error)
+
+    def forget_request(self, msg_id: str) -> None:
+        """Stop waiting for the answer to a server -> client request (a late answer is then ignored)."""
+        self._request_futures.pop(msg_id, None)
+
+    @property
+    def shutting_down(self) -> bool:
+        return bool(getattr(self, "_shutdown", False))
 
     def _serialize_message(self, data: Any) -> Any:
         if isinstance(data, msgspec.Struct):
@@ -87,13 +106,13 @@ class ThreadlineProtocol(LanguageServerProtocol):
 
     @lsp_method(types.EXIT)
     def lsp_exit(self, *args):
-        self.threadline_server.request_exit(0 if self._shutdown else 1)
+        self.threadline_server.request_exit(0 if self.shutting_down else 1)
 
     def handle_message(self, message):
         gate = self.threadline_server.gate(message)
         if gate is not None:
             if getattr(message, "id", None) is not None:
-                self._send_response(message.id, error=gate.to_response_error())
+                self.reply_error(message.id, gate.to_response_error())
             else:  # a notification is never answered; before initialize (or after shutdown) it is dropped
                 log.warning("dropped notification %s: %s", getattr(message, "method", "?"), gate.message)
             return
@@ -116,6 +135,13 @@ class ThreadlineServer(LanguageServer):
         self.feature(types.INITIALIZE)(lambda params: self._on_initialize(params))
         for name, handler in HANDLERS.items():
             self.feature(name)(_feature(name, handler))
+
+    @property
+    def wire(self) -> ThreadlineProtocol:
+        """``protocol`` as the class it is (pygls types it as its base)."""
+        protocol = self.protocol
+        assert isinstance(protocol, ThreadlineProtocol)
+        return protocol
 
     def _on_initialize(self, params: types.InitializeParams) -> None:
         try:
@@ -142,7 +168,7 @@ class ThreadlineServer(LanguageServer):
         method = getattr(message, "method", None)
         if method is None or method == types.EXIT:
             return None
-        if getattr(self.protocol, "_shutdown", False):
+        if self.wire.shutting_down:
             return JsonRpcException(
                 code=-32600,
                 message="invalid request: the server is shutting down; send exit",
@@ -167,7 +193,7 @@ class ThreadlineServer(LanguageServer):
     def notify(self, method: str, params: Any) -> None:
         """Send a notification as a plain JSON-RPC object (pygls would type it from lsprotocol's table, which
         fails for ``$/cancelRequest`` with dict params and is work we do not need for our own messages)."""
-        self.protocol._send_data({"jsonrpc": "2.0", "method": method, "params": params})
+        self.wire.send_payload({"jsonrpc": "2.0", "method": method, "params": params})
 
     async def ask_client(self, method: str, params: Any) -> Any:
         """A server -> client request. If the asker is cancelled (the turn ended), the client is told with
@@ -177,7 +203,7 @@ class ThreadlineServer(LanguageServer):
         try:
             return await asyncio.wrap_future(future)
         except asyncio.CancelledError:
-            self.protocol._request_futures.pop(msg_id, None)
+            self.wire.forget_request(msg_id)
             self.notify("$/cancelRequest", {"id": msg_id})
             raise
 
@@ -223,7 +249,7 @@ class ThreadlineServer(LanguageServer):
         log.warning("rejected message: %s", exc.message)
         if exc.msg_id is None and exc.code not in (-32700, -32600):
             return
-        self.protocol._send_data(
+        self.wire.send_payload(
             {"jsonrpc": "2.0", "id": exc.msg_id, "error": {"code": exc.code, "message": exc.message}}
         )
 
