@@ -34,15 +34,17 @@ import sys
 import threading
 import time
 from collections import deque
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 try:
     from . import openai_rules as rules
+    from .http_double import LocalHttpDouble
     from .script import SCRIPT_KEYS, ScriptedAnswer, check_item
 except ImportError:  # run as a script: no package, stdlib only
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import openai_rules as rules  # type: ignore[no-redef]
+    from http_double import LocalHttpDouble  # type: ignore[no-redef]
     from script import SCRIPT_KEYS, ScriptedAnswer, check_item  # type: ignore[no-redef]
 
 __all__ = ["CACHE_STYLES", "SCRIPT_KEYS", "FakeProvider", "check_item", "main"]
@@ -51,7 +53,7 @@ CACHE_STYLES = ("openai", "deepseek", "none")
 CACHE_MEMORY = 64  # requests remembered for the prompt cache
 
 
-class FakeProvider:
+class FakeProvider(LocalHttpDouble):
     """In-process control of the fake: start/stop (or `with`), `url`, `push`, `requests`, `reset`."""
 
     def __init__(
@@ -80,49 +82,16 @@ class FakeProvider:
         self.cache_style = cache_style
         self.cached_tokens = cached_tokens
         self.verbose = verbose
-        self._address = (host, port)
+        self._init_http(host, port)
         self._lock = threading.Lock()
         self._queue: deque[dict[str, Any]] = deque()
         self._requests: list[dict[str, Any]] = []
         self._cache: deque[list[bytes]] = deque(maxlen=CACHE_MEMORY)  # each remembered request's message digests
-        self._stopping = threading.Event()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
-    # -- lifecycle -------------------------------------------------------------------------------------
-    def start(self) -> FakeProvider:
-        self._stopping.clear()
-        server = ThreadingHTTPServer(self._address, _Handler)
-        server.daemon_threads = True
-        server.fake = self  # type: ignore[attr-defined]
-        self._server = server
-        self._thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-provider", daemon=True
-        )
-        self._thread.start()
-        return self
+    thread_name = "fake-provider"
 
-    def stop(self) -> None:
-        self._stopping.set()  # ends hangs and delays
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> FakeProvider:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        assert self._server is not None, "start() the fake first"
-        return self._server.server_address[1]
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        return _Handler
 
     # -- script and records ----------------------------------------------------------------------------
     def push(self, *items: dict[str, Any]) -> None:

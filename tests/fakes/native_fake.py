@@ -16,8 +16,10 @@ import socket
 import threading
 import time
 from collections import deque
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Self
+from http.server import BaseHTTPRequestHandler
+from typing import Any
+
+from .http_double import LocalHttpDouble
 
 
 def echo(messages: list[dict[str, Any]]) -> str:
@@ -56,7 +58,7 @@ def tokens_of(value: Any) -> int:
     return max(1, len(json.dumps(value, ensure_ascii=False)) // 4)
 
 
-class NativeFake:
+class NativeFake(LocalHttpDouble):
     path = ""
 
     def __init__(self, api_key: str | None = None, context_window: int | None = None) -> None:
@@ -65,34 +67,10 @@ class NativeFake:
         self._lock = threading.Lock()
         self._queue: deque[dict[str, Any]] = deque()
         self._requests: list[dict[str, Any]] = []
-        self._server: ThreadingHTTPServer | None = None
-        self._stopping = threading.Event()  # ends hangs
+        self._init_http()
 
-    def start(self) -> Self:
-        server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-        server.daemon_threads = True
-        server.fake = self  # type: ignore[attr-defined]
-        self._server = server
-        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        self._stopping.set()
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def url(self) -> str:
-        assert self._server is not None
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        return _Handler
 
     def push(self, *items: dict[str, Any]) -> None:
         with self._lock:
