@@ -238,7 +238,7 @@ def _bounded_lines(
     """Every item in order (B-SUM-7): the latest ``recent`` as stored, older ones cut to ``old_chars``; the oldest
     are dropped (and counted) only while the section would exceed ``budget_tokens``. With ``distinct``, an older
     line equal to a later one once cut is shown once, at its latest place. Walks from the newest, so a session
-    with thousands of items costs what is shown, not what is dropped."""
+    with thousands of items costs what is shown (plus, with ``distinct``, one pass to count what is dropped)."""
     first_recent = len(items) - recent
     total = estimate_text_tokens(f"{title}\n")
     shown: list[str] = []

@@ -266,14 +266,14 @@ def test_a_new_database_appears_whole_so_a_second_server_never_sees_an_empty_fil
     """SQLite creates a new database as a 0-byte file and writes its header a moment later; a second server
     starting then took it for a truncated store (issue 12's guard) and refused to start. It is made under a
     temporary name and linked into place instead; a second server that comes second keeps the first one's."""
-    from server.transcript.store import _create_whole, _refuse_empty_file
+    from server.transcript.db_file import create_whole, refuse_empty_file
 
     path = tmp_path / "threadline.db"
-    _create_whole(path)
+    create_whole(path)
     assert path.stat().st_size > 0
-    _refuse_empty_file(path)  # what a second server checks first: not an empty file
+    refuse_empty_file(path)  # what a second server checks first: not an empty file
     first = path.read_bytes()
-    _create_whole(path)  # the second server, a moment later: the first one's file is kept as it is
+    create_whole(path)  # the second server, a moment later: the first one's file is kept as it is
     assert path.read_bytes() == first
     assert sorted(p.name for p in tmp_path.iterdir()) == ["threadline.db"]  # no temporary file left
 
@@ -286,14 +286,14 @@ def test_a_new_database_is_private_and_a_planted_temporary_name_is_not_followed(
     import os
     import stat
 
-    from server.transcript.store import _create_whole
+    from server.transcript.db_file import create_whole
 
     victim = tmp_path / "victim.txt"
     victim.write_text("")
     path = tmp_path / "threadline.db"
     planted = tmp_path / f".{path.name}.{os.getpid()}.new"
     planted.symlink_to(victim)
-    _create_whole(path)
+    create_whole(path)
     assert victim.read_bytes() == b""  # nothing was written through the planted link
     assert path.stat().st_size > 0 and not path.is_symlink()
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
