@@ -17,7 +17,7 @@ from tests.harness import server_env as server_env  # noqa: E402  (re-exported f
 
 pytest_plugins = ["tests.fakes.plugin", "tests.harness"]
 
-TRAJECTORIES = REPO.parent / "shared" / "data" / "trajectories"  # shared/ sits beside the clone, in CI too
+TRAJECTORIES = REPO / "data" / "trajectories"  # in the repository (a clone has nothing beside it); see its README
 KIMI = TRAJECTORIES / "kimi-cli-entire__29_77bc73228c_1__full.json"  # 211 messages, zh + en
 MINI_SWE = TRAJECTORIES / "mini-swe-agent-pr816__deepseek_chat_dev_rerun__pylint-dev__astroid-1333.json"  # 378
 

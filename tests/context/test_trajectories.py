@@ -1,4 +1,4 @@
-"""Real recorded sessions (shared/data/trajectories) through the pipeline at several windows.
+"""Real recorded sessions (data/trajectories) through the pipeline at several windows.
 
 Every file is used; a missing folder fails loudly. Variants (crash mid-call, orphan results, reasoning and
 seq keys) are derived in code: the files themselves are read-only.
