@@ -21,7 +21,7 @@ DEFAULT_PICTURE = Path("threadline-demo.svg")
 
 def demo_session() -> Path:
     """The bundled recording (package data, so it ships with the wheel)."""
-    return Path(str(resources.files("server") / "demo_data" / DEMO_SESSION))
+    return Path(str(resources.files("server.cli") / "demo_data" / DEMO_SESSION))
 
 
 def draw(report: ReplayReport, threshold: int, title: str, breaks: Sequence[int] = ()) -> str:
