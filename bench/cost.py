@@ -20,7 +20,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from bench.legacy.policy import legacy_requests
+from bench.legacy import legacy_requests
 from bench.tokens import _trackables, _view_text
 from server.agent.service import tool_overhead_tokens
 from server.cli.replay_run import replay_file

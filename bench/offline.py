@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a scri
 
 from bench.common import BENCH, TRAJECTORIES  # noqa: E402
 from bench.cost import COST_WINDOWS, PRICES, Meter, Retention, _sent, codex_requests, keyed  # noqa: E402
-from bench.legacy.policy import legacy_requests  # noqa: E402
+from bench.legacy import LegacyUnavailable, legacy_requests, require_legacy  # noqa: E402
 from bench.tokens import _view_text  # noqa: E402
 from server.agent.service import tool_overhead_tokens  # noqa: E402
 from server.cli.replay_run import replay_file  # noqa: E402
@@ -123,6 +123,11 @@ async def main() -> int:
         help="try a setting: a ViewSettings field or a constant of server.context.incremental",
     )
     args = parser.parse_args()
+    try:
+        require_legacy()  # before any replay: "before" is read from git history
+    except LegacyUnavailable as err:
+        print(f"bench/offline.py: {err}", file=sys.stderr)
+        return 2
     for item in args.set:
         name, _, value = item.partition("=")
         if name in ViewSettings.__dataclass_fields__:

@@ -284,8 +284,8 @@ def cost_section(costs: dict, seconds: float) -> list[str]:
         "the first, are left out of every strategy alike (and reserved from the window).",
         "",
         "- *naive resend*: every request is the whole stored transcript so far.",
-        "- *Threadline before*: the policy at commit b10667b, kept runnable in `bench/legacy/` (verbatim copies of "
-        "`server/context/` then): the view rebuilt at every call, summary anchors carried within a user turn and "
+        "- *Threadline before*: the policy at commit b10667b (`bench/legacy.py` imports `server/context/` as it was "
+        "then, read from git history): the view rebuilt at every call, summary anchors carried within a user turn and "
         "reset at the next, clipped to the window.",
         "- *Threadline now*: exactly the requests `--requests-out` recorded, i.e. what the current pipeline sent "
         f'(sticky compactions, SPEC section 14): {mismatches} of {calls} requests differ from "before".',

@@ -9,8 +9,9 @@
 4. Tokens: every shared trajectory replayed at 16k, 32k and 64k windows, against naive resend and observation
    masking (keep the latest 10 tool observations, mask older ones), with what each keeps in view.
 5. The token estimator's accuracy (bench/estimator/RESULTS.md).
-6. Cost under a prompt-prefix cache at 16k, 32k and 128k: naive resend, Threadline before (b10667b, bench/legacy),
-   Threadline now (the requests `threadline replay --requests-out` records) and a codex-style baseline.
+6. Cost under a prompt-prefix cache at 16k, 32k and 128k: naive resend, Threadline before (b10667b, read from git
+   history by bench/legacy.py), Threadline now (the requests `threadline replay --requests-out` records) and a
+   codex-style baseline. A shallow clone lacks b10667b: the bench then stops at once and says `git fetch --unshallow`.
 
     .venv/bin/python bench/run.py --only cost [--windows 16000,32000]
 
@@ -34,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a scri
 
 from bench.common import BENCH, SIZES, TRAJECTORIES, WINDOWS  # noqa: E402
 from bench.cost import COST_WINDOWS, bench_costs  # noqa: E402
+from bench.legacy import LegacyUnavailable, require_legacy  # noqa: E402
 from bench.perf import bench_context_view, bench_iteration_overhead  # noqa: E402
 from bench.report import cost_section, write_plots, write_results  # noqa: E402
 from bench.tokens import bench_tokens  # noqa: E402
@@ -58,6 +60,12 @@ async def main() -> int:
     parser.add_argument("--windows", help="with --only cost: comma-separated windows (default 16000,32000,128000)")
     args = parser.parse_args()
     started = time.perf_counter()
+    if args.only in (None, "cost") and not args.from_json:
+        try:
+            require_legacy()  # before minutes of other sections: section 6's "before" is read from git history
+        except LegacyUnavailable as err:
+            print(f"bench/run.py: {err}", file=sys.stderr)
+            return 2
     if args.only == "cost":
         windows = tuple(int(w) for w in args.windows.split(",")) if args.windows else COST_WINDOWS
         costs = bench_costs(sorted(TRAJECTORIES.glob("*.json")), windows)
