@@ -21,8 +21,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-SHARED = REPO.parent / "shared"
-TRAJECTORIES = SHARED / "data" / "trajectories"
+TRAJECTORIES = REPO / "data" / "trajectories"
 sys.path.insert(0, str(REPO))
 
 from server.context.tokens import estimate_text_tokens  # noqa: E402
@@ -69,8 +68,8 @@ def code_samples(messages: list[dict]) -> list[str]:
 
 
 def english_samples(messages: list[dict]) -> list[str]:
-    """Assistant prose from the recorded sessions plus the project's own English docs."""
-    pieces = [(SHARED / name).read_text(encoding="utf-8") for name in ("SPEC.md", "STYLE.md")]
+    """Assistant prose from the recorded sessions plus the project's own English docs (the design and the README)."""
+    pieces = [(REPO / name).read_text(encoding="utf-8") for name in ("docs/DESIGN.md", "README.md")]
     for msg in messages:
         text = msg.get("content")
         if msg["role"] == "assistant" and isinstance(text, str) and len(text) > 80 and not CJK.search(text):
@@ -80,8 +79,9 @@ def english_samples(messages: list[dict]) -> list[str]:
 
 
 def chinese_samples(messages: list[dict]) -> list[str]:
-    """The seed article plus Chinese user/assistant messages from the kimi-cli session."""
-    pieces = [(SHARED / "seed" / "context-management-article.zh.txt").read_text(encoding="utf-8")]
+    """Chinese user/assistant messages from the kimi-cli session (the design article the project started from is
+    not in the repository: its licence is not ours to give)."""
+    pieces: list[str] = []
     for msg in messages:
         text = msg.get("content")
         if msg["role"] in ("user", "assistant") and isinstance(text, str) and len(CJK.findall(text)) > 20:
