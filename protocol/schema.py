@@ -14,12 +14,14 @@ import msgspec
 
 from protocol.methods import METHODS, NOTIFICATIONS, SERVER_REQUESTS
 from protocol.updates import InitializationOptions
+from protocol.wire_text import wire_text
 
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
 
 
 def build_schema() -> dict:
-    """The whole contract as one JSON Schema document: ``methods`` maps each name to its params/result refs."""
+    """The whole contract as one JSON Schema document: ``methods`` maps each name to its params/result refs,
+    ``wireText`` the compaction text clients recognise (a JSON Schema tool ignores unknown keywords)."""
     types: list[type] = [InitializationOptions]
     for spec in METHODS.values():
         types += [spec.params, spec.result]
@@ -38,6 +40,7 @@ def build_schema() -> dict:
         },
         "notifications": {name: {"params": ref[t]} for name, t in NOTIFICATIONS.items()},
         "serverRequests": {name: {"params": ref[p], "result": ref[r]} for name, (p, r) in SERVER_REQUESTS.items()},
+        "wireText": wire_text(),  # fixed text clients recognise compaction by (protocol/wire_text.py)
         "$defs": dict(sorted(components.items())),
     }
 

@@ -11,12 +11,10 @@ import json
 import sys
 from typing import Any, TextIO
 
+from protocol.wire_text import PLACEHOLDER_PREFIX, SUMMARY_MARKER
 from server.cli.chat import tokens
 from server.cli.client import Client
 from server.context.tokens import estimate_message_tokens
-
-PLACEHOLDER_PREFIX = "[old tool output compacted"
-SUMMARY_PREFIX = "[compressed conversation context]"
 
 
 def add_parser(sub: argparse._SubParsersAction, client_run) -> None:
@@ -58,7 +56,7 @@ def print_view(view: dict[str, Any], out: TextIO) -> None:
 
 def _label(msg: dict[str, Any]) -> str:
     content = msg["content"] if isinstance(msg.get("content"), str) else ""
-    if msg["role"] == "system" and content.startswith(SUMMARY_PREFIX):
+    if msg["role"] == "system" and content.startswith(SUMMARY_MARKER):
         return "system ** SUMMARY **"
     if msg["role"] == "tool" and content.startswith(PLACEHOLDER_PREFIX):
         return "tool [placeholder]"

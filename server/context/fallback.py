@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from protocol.wire_text import SUMMARY_MARKER
+
 from .repair import SYSTEM_ROLES, repair_tool_pairing
 from .tail import holder_index
 
@@ -18,7 +20,7 @@ __all__ = ["FALLBACK_KEEP_MESSAGES", "FALLBACK_KEEP_SYSTEM", "FALLBACK_SUMMARY",
 FALLBACK_KEEP_SYSTEM = 2
 FALLBACK_KEEP_MESSAGES = 6
 FALLBACK_SUMMARY = (
-    "[compressed conversation context]\n"
+    f"{SUMMARY_MARKER}\n"
     "Older conversation history was dropped from this request because context compaction failed. "
     "Only the most recent messages are shown. The full transcript is kept: use search_transcript "
     "to recover earlier goals, file paths, failures and decisions."

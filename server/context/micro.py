@@ -12,6 +12,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from protocol.wire_text import PLACEHOLDER_PREFIX, placeholder
+
 __all__ = [
     "ERROR_EVIDENCE",
     "EVIDENCE_WINDOW",
@@ -23,7 +25,6 @@ __all__ = [
     "placeholder",
 ]
 
-PLACEHOLDER_PREFIX = "[old tool output compacted: "
 EVIDENCE_WINDOW = 800
 
 # Error evidence (R-MICRO-2). The article's four markers, then failures generally, as they appear in real
@@ -170,11 +171,6 @@ def content_text(content: Any) -> str:
 def is_error_evidence(text: str) -> bool:
     """True if a tool output carries failure evidence that must stay in context (R-MICRO-2)."""
     return evidence_match(text) is not None
-
-
-def placeholder(original_chars: int) -> str:
-    """The exact replacement text of R-MICRO-1."""
-    return f"{PLACEHOLDER_PREFIX}{original_chars} characters]"
 
 
 def _replaceable(msg: Mapping[str, Any]) -> str | None:

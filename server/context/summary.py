@@ -15,7 +15,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .micro import PLACEHOLDER_PREFIX, content_text, evidence_match
+from protocol.wire_text import PLACEHOLDER_PREFIX, SUMMARY_HEADER
+
+from .micro import content_text, evidence_match
 from .tokens import estimate_text_tokens
 
 __all__ = [
@@ -29,7 +31,6 @@ __all__ = [
     "write_paths",
 ]
 
-SUMMARY_HEADER = "[compressed conversation context]\nOlder transcript messages were summarized."
 NONE_RECORDED = "- None recorded"
 RECENT_GOALS = 4  # B-SUM-7: the latest goals keep GOAL_CHARS; older ones OLD_GOAL_CHARS
 GOAL_CHARS = 240

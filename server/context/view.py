@@ -20,6 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeGuard
 
+from protocol.wire_text import MICROCOMPACTION_PREFIX
+
 from .fallback import FALLBACK_SUMMARY, fallback_view
 from .repair import repair_with_origins
 from .summary import SummaryState
@@ -230,8 +232,8 @@ class RequestView:
         if self.mode == "microcompacted":
             n = self.compacted_tool_outputs
             if n == 1:
-                return "[microcompaction] 1 old tool output replaced with a placeholder"
-            return f"[microcompaction] {n} old tool outputs replaced with placeholders"
+                return f"{MICROCOMPACTION_PREFIX} 1 old tool output replaced with a placeholder"
+            return f"{MICROCOMPACTION_PREFIX} {n} old tool outputs replaced with placeholders"
         return self.summary
 
 

@@ -710,3 +710,11 @@ export interface GeneratedNotifications {
 export interface GeneratedServerRequests {
   requestApproval: [RequestApprovalParams, RequestApprovalResult];
 }
+
+/** Fixed text compaction puts on the wire (protocol/wire_text.py). */
+export const WIRE_TEXT = {
+  placeholderPrefix: "[old tool output compacted: ",
+  summaryMarker: "[compressed conversation context]",
+  summaryHeader: "[compressed conversation context]\nOlder transcript messages were summarized.",
+  microcompactionPrefix: "[microcompaction]",
+} as const;

@@ -1,9 +1,8 @@
 // The context-view panel: what the next model request would contain (getContextView), message by message.
 import type { FromWebview, ToWebview } from '../sidebar/messages';
 import type { ContextViewResult } from '../rpc/protocol';
+import { WIRE_TEXT } from '../rpc/protocol.generated';
 import { clip, fmtTokens, h } from './dom';
-
-const PLACEHOLDER_PREFIX = '[old tool output compacted: ';
 
 export class ContextView {
   constructor(private readonly root: HTMLElement, private readonly post: (m: FromWebview) => void) {
@@ -48,7 +47,7 @@ export class ContextView {
     const callText = calls.map((c) => `${c.function?.name}(${c.function?.arguments ?? ''})`).join('\n');
     const chars = text.length + callText.length;
     const tags: string[] = [];
-    if (role === 'tool' && text.startsWith(PLACEHOLDER_PREFIX)) tags.push('placeholder');
+    if (role === 'tool' && text.startsWith(WIRE_TEXT.placeholderPrefix)) tags.push('placeholder');
     if (role === 'system' && summary && text.includes(summary.slice(0, 200))) tags.push('summary');
     if (calls.length) tags.push(`${calls.length} tool call${calls.length > 1 ? 's' : ''}`);
     const preview = (text || callText).replace(/\s+/g, ' ').slice(0, 140);

@@ -19,3 +19,10 @@ test('every wire method, notification and server request has its params and resu
   }
   for (const name of Object.keys(schema.$defs)) assert.match(text, new RegExp(`export (interface|type) ${name}\\b`));
 });
+
+test('WIRE_TEXT is protocol/wire_text.py as schema.json exports it (the one definition of the compaction text)', async () => {
+  const text = await generate();
+  const schema = JSON.parse(fs.readFileSync(new URL('../../../../protocol/schema.json', import.meta.url), 'utf8'));
+  assert.ok(schema.wireText.placeholderPrefix.startsWith('[old tool output compacted'), 'schema.json wireText');
+  for (const [name, value] of Object.entries(schema.wireText)) assert.ok(text.includes(`  ${name}: ${JSON.stringify(value)},`), name);
+});
