@@ -22,6 +22,10 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from protocol.artifacts import ListCheckpointsResult, RewindFilesResult
+from protocol.mcp import ListMcpServersResult, McpServerInfo
+from protocol.sessions import CreateSessionResult
+from protocol.turns import CompactSessionResult
 from server.cli.client import Client
 from server.cli.turns import TurnInput, read_line, run_steerable, run_turn
 
@@ -155,13 +159,13 @@ def diff_lines(diff: dict[str, Any], limit: int = DIFF_LINES) -> list[str]:
     return rows if len(rows) <= limit else [*rows[:limit], f"… {len(rows) - limit} more diff lines"]
 
 
-def server_lines(servers: list[dict[str, Any]]) -> list[str]:
+def server_lines(servers: list[McpServerInfo]) -> list[str]:
     """``threadline chat``'s start: each MCP server with its transport, origin, state and tools."""
     lines = []
     for s in servers:
-        tools = f", {len(s['tools'])} tools" if s.get("tools") else ""
-        reason = f" ({s['reason']})" if s.get("reason") else ""
-        lines.append(f"mcp {s['name']} [{s['transport']}, {s['origin']}]: {s['state']}{tools}{reason}")
+        tools = f", {len(s.tools)} tools" if s.tools else ""
+        reason = f" ({s.reason})" if s.reason else ""
+        lines.append(f"mcp {s.name} [{s.transport}, {s.origin}]: {s.state}{tools}{reason}")
     return lines
 
 
@@ -202,9 +206,10 @@ async def chat_main(args: argparse.Namespace) -> int:
         params: dict[str, Any] = {"cwd": str(cwd), "title": (args.task or "chat")[:80]}
         if args.policy:
             params["approvalPolicy"] = args.policy
-        sid = (await client.request("createSession", params))["sessionId"]
+        sid = (await client.call("createSession", params, CreateSessionResult)).session_id
         printer.write(f"session {sid} in {cwd}")
-        for line in server_lines((await client.request("listMcpServers", {"sessionId": sid}))["servers"]):
+        servers = (await client.call("listMcpServers", {"sessionId": sid}, ListMcpServersResult)).servers
+        for line in server_lines(servers):
             printer.write(line)
         client.on_notification = lambda method, p: (
             printer.update(p["update"], p.get("turnId"))
@@ -239,8 +244,8 @@ async def chat_main(args: argparse.Namespace) -> int:
 async def compact(client: Client, printer: Printer, sid: str, focus: str | None) -> None:
     """``/compact [focus]``: the next request starts from a fresh summary that keeps ``focus`` verbatim."""
     params: dict[str, Any] = {"sessionId": sid, **({"focus": focus} if focus else {})}
-    result = await client.request("compactSession", params)
-    if not result["compacted"]:
+    result = await client.call("compactSession", params, CompactSessionResult)
+    if not result.compacted:
         printer.write("— nothing to compact yet: the whole conversation is the recent tail")
     # A compaction is announced as a contextCompacted update, which the printer shows.
 
@@ -248,33 +253,31 @@ async def compact(client: Client, printer: Printer, sid: str, focus: str | None)
 async def rewind(client: Client, printer: Printer, sid: str, words: list[str]) -> None:
     """``/rewind``: list the turns and the files each changed; ``/rewind N [dry] [force]``: put the files changed
     by turn N and later ones back as they were before it (``dry``: only say what would happen)."""
-    turns = (await client.request("listCheckpoints", {"sessionId": sid}))["turns"]
+    turns = (await client.call("listCheckpoints", {"sessionId": sid}, ListCheckpointsResult)).turns
     numbers = [w for w in words if w.isdigit()]
     if not numbers:
         for i, t in enumerate(turns, 1):
             files = ", ".join(
-                ("+" if f["change"] == "created" else "~")
-                + f["path"]
-                + ("" if f["restorable"] else " (not restorable)")
-                for f in t["files"]
+                ("+" if f.change == "created" else "~") + f.path + ("" if f.restorable else " (not restorable)")
+                for f in t.files
             )
-            printer.write(f"  {i}. {t['createdAt'][:19].replace('T', ' ')}  {files or 'no file changes'}")
+            printer.write(f"  {i}. {t.created_at[:19].replace('T', ' ')}  {files or 'no file changes'}")
         printer.write("— /rewind N [dry] [force]: files back to before turn N (run_command changes cannot be rewound)")
         return
     n = int(numbers[0])
     if not 1 <= n <= len(turns):
         printer.write(f"— no turn {n}; /rewind lists them")
         return
-    params = {"sessionId": sid, "toTurnId": turns[n - 1]["turnId"], "dryRun": "dry" in words, "force": "force" in words}
-    result = await client.request("rewindFiles", params)
+    params = {"sessionId": sid, "toTurnId": turns[n - 1].turn_id, "dryRun": "dry" in words, "force": "force" in words}
+    result = await client.call("rewindFiles", params, RewindFilesResult)
     rewound(printer, result)
-    printer.write(f"— {'dry run: nothing changed. ' if result.get('dryRun') else ''}{result['note']}")
+    printer.write(f"— {'dry run: nothing changed. ' if result.dry_run else ''}{result.note}")
 
 
-def rewound(printer: Printer, result: dict[str, Any]) -> None:
-    for f in result["files"]:
-        what = f["status"] if f["status"] != "restored" else f.get("change", "restored")
-        printer.write(f"  {f['path']}: {what}" + (f" ({f['detail']})" if f.get("detail") else ""))
+def rewound(printer: Printer, result: RewindFilesResult) -> None:
+    for f in result.files:
+        what = f.status if f.status != "restored" else (f.change or "restored")
+        printer.write(f"  {f.path}: {what}" + (f" ({f.detail})" if f.detail else ""))
 
 
 async def undo(client: Client, printer: Printer, sid: str) -> None:
@@ -283,7 +286,8 @@ async def undo(client: Client, printer: Printer, sid: str) -> None:
         printer.write("— no edit to undo in this chat yet (/rewind lists the turns)")
         return
     turn_id, call_id, path = printer.last_edit
-    result = await client.request("rewindFiles", {"sessionId": sid, "toTurnId": turn_id, "toolCallId": call_id})
+    params = {"sessionId": sid, "toTurnId": turn_id, "toolCallId": call_id}
+    result = await client.call("rewindFiles", params, RewindFilesResult)
     rewound(printer, result)
-    printer.write(f"— undid the edit of {path}. {result['note']}")
+    printer.write(f"— undid the edit of {path}. {result.note}")
     printer.last_edit = None

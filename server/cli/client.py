@@ -11,9 +11,12 @@ import json
 import os
 import sys
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
+
+import msgspec
 
 Handler = Callable[[str, Any], Awaitable[Any] | Any]
+T = TypeVar("T")
 
 
 class RpcError(Exception):
@@ -70,6 +73,11 @@ class Client:
         self._pending[msg_id] = fut
         self.send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
         return await fut
+
+    async def call(self, method: str, params: Any, result: type[T]) -> T:
+        """``request``, its result decoded into the protocol's result type for ``method`` (``protocol.methods``):
+        the client reads typed fields, and a result that breaks the contract fails here, naming the field."""
+        return msgspec.convert(await self.request(method, params), result)
 
     def start_request(self, method: str, params: Any = None) -> tuple[int, asyncio.Future]:
         """Send a request without awaiting it; returns its id (for ``$/cancelRequest``) and its future."""

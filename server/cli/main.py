@@ -8,6 +8,8 @@ import json
 import sys
 from pathlib import Path
 
+from protocol.sessions import ImportSessionResult, ListSessionsResult
+from protocol.transcript import SearchTranscriptResult
 from server.cli import chat as cli_chat
 from server.cli import replay as cli_replay
 from server.cli import view as cli_view
@@ -96,21 +98,22 @@ async def _sessions(client: Client, args) -> int:
     params = {"limit": args.limit}
     if args.cwd:
         params["cwd"] = str(Path(args.cwd).resolve())
-    result = await client.request("listSessions", params)
-    for s in result["sessions"]:
-        print(f"{s['sessionId']}  {s['updatedAt'][:19]}  {s['messageCount']:>5} msgs  {s['title']}  ({s['cwd']})")
-    if not result["sessions"]:
+    result = await client.call("listSessions", params, ListSessionsResult)
+    for s in result.sessions:
+        print(f"{s.session_id}  {s.updated_at[:19]}  {s.message_count:>5} msgs  {s.title}  ({s.cwd})")
+    if not result.sessions:
         print("no sessions yet")
     return 0
 
 
 async def _import(client: Client, args) -> int:
     messages = load_messages(args.file)
-    result = await client.request(
+    result = await client.call(
         "importSession",
         {"cwd": str(Path(args.cwd).resolve()), "title": args.title or args.file.stem, "messages": messages},
+        ImportSessionResult,
     )
-    print(f"imported {result['messageCount']} messages as {result['sessionId']}")
+    print(f"imported {result.message_count} messages as {result.session_id}")
     return 0
 
 
@@ -118,10 +121,10 @@ async def _search(client: Client, args) -> int:
     params = {"query": args.query, "limit": args.limit}
     if args.session:
         params["sessionId"] = args.session
-    hits = (await client.request("searchTranscript", params))["hits"]
+    hits = (await client.call("searchTranscript", params, SearchTranscriptResult)).hits
     for h in hits:
-        snippet = " ".join(h["snippet"].split())  # one hit per line, whatever the message's layout
-        print(f"{h['sessionId']} #{h['seq']} {h['role']}: {snippet}")
+        snippet = " ".join(h.snippet.split())  # one hit per line, whatever the message's layout
+        print(f"{h.session_id} #{h.seq} {h.role}: {snippet}")
     if not hits:
         print("no matches")
     return 0

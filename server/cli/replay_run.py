@@ -18,6 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+import msgspec
+
+from protocol.transcript import ReadTranscriptResult, TranscriptItem
 from server.cli.client import Client
 from server.context.tokens import estimate_message_tokens
 from server.recording import REPLAY_ENV, REQUESTS_OUT_ENV, load_recording, plan_replay
@@ -118,35 +121,36 @@ async def _transcript(client: Client, session_id: str) -> list[dict[str, Any]]:
     messages: list[dict[str, Any]] = []
     after = 0
     while True:
-        page = await client.request("readTranscript", {"sessionId": session_id, "afterSeq": after, "limit": 1000})
-        for item in page["items"]:
+        params = {"sessionId": session_id, "afterSeq": after, "limit": 1000}
+        page = await client.call("readTranscript", params, ReadTranscriptResult)
+        for item in page.items:
             messages.append(pipeline_message(item))
-            after = item["seq"]
-        if page.get("nextSeq") is None:
+            after = item.seq
+        if page.next_seq is None:
             return messages
 
 
-def pipeline_message(item: dict[str, Any]) -> dict[str, Any]:
+def pipeline_message(item: TranscriptItem) -> dict[str, Any]:
     """A ``readTranscript`` item in the shape the server's pipeline reads and estimates a stored message
     (``StoredMessage.to_openai``), so its token estimate is the one the store made."""
-    msg: dict[str, Any] = {"role": item["role"], "content": item.get("content")}
-    if item.get("images"):
-        parts: list[dict[str, Any]] = [{"type": "text", "text": item["content"]}] if item.get("content") else []
+    msg: dict[str, Any] = {"role": item.role, "content": item.content}
+    if item.images:
+        parts: list[dict[str, Any]] = [{"type": "text", "text": item.content}] if item.content else []
         parts += [
-            {"type": "image_url", "image_url": {"url": f"data:{i['mimeType']};base64,{i['data']}"}}
-            for i in item["images"]
+            {"type": "image_url", "image_url": {"url": f"data:{i.mime_type};base64,{i.data}"}} for i in item.images
         ]
         msg["content"] = parts
-    if item.get("toolCalls"):
-        msg["tool_calls"] = item["toolCalls"]
-    for key, wire in (("tool_call_id", "toolCallId"), ("name", "name")):
-        if item.get(wire) is not None:
-            msg[key] = item[wire]
-    if item.get("reasoning"):
-        msg["reasoning"] = item["reasoning"]
-    msg["seq"] = item["seq"]
-    if item.get("status", "complete") != "complete":
-        msg["status"] = item["status"]
+    if item.tool_calls:
+        msg["tool_calls"] = msgspec.to_builtins(item.tool_calls)  # OpenAI's own shape, as the server encodes it
+    if item.tool_call_id is not None:
+        msg["tool_call_id"] = item.tool_call_id
+    if item.name is not None:
+        msg["name"] = item.name
+    if item.reasoning:
+        msg["reasoning"] = item.reasoning
+    msg["seq"] = item.seq
+    if item.status != "complete":
+        msg["status"] = item.status
     return msg
 
 

@@ -11,6 +11,9 @@ import json
 import sys
 from typing import Any, TextIO
 
+import msgspec
+
+from protocol.turns import ContextViewResult
 from protocol.wire_text import PLACEHOLDER_PREFIX, SUMMARY_MARKER
 from server.cli.chat import tokens
 from server.cli.client import Client
@@ -29,29 +32,29 @@ async def show_view(client: Client, args: argparse.Namespace) -> int:
     params: dict[str, Any] = {"sessionId": args.session}
     if args.context_window is not None:
         params["contextWindowTokens"] = args.context_window
-    view = await client.request("getContextView", params)
+    raw = await client.request("getContextView", params)
     if args.json:
-        print(json.dumps(view, ensure_ascii=False, indent=2))
+        print(json.dumps(raw, ensure_ascii=False, indent=2))  # as the server sent it, field for field
     else:
-        print_view(view, sys.stdout)
+        print_view(msgspec.convert(raw, ContextViewResult), sys.stdout)
     return 0
 
 
-def print_view(view: dict[str, Any], out: TextIO) -> None:
-    est, threshold = view["estimatedTokens"], view["thresholdTokens"]
+def print_view(view: ContextViewResult, out: TextIO) -> None:
+    est, threshold = view.estimated_tokens, view.threshold_tokens
     out.write(
-        f"mode {view['mode']}: {tokens(est)} tokens estimated, threshold {tokens(threshold)} "
-        f"({'over' if est > threshold else 'under'}), window {tokens(view['contextWindowTokens'])}, "
-        f"keep recent {tokens(view['keepRecentTokens'])}\n"
+        f"mode {view.mode}: {tokens(est)} tokens estimated, threshold {tokens(threshold)} "
+        f"({'over' if est > threshold else 'under'}), window {tokens(view.context_window_tokens)}, "
+        f"keep recent {tokens(view.keep_recent_tokens)}\n"
     )
     out.write(
-        f"{len(view['messages'])} messages sent, built from {view['transcriptMessages']} stored; "
-        f"{view['compactedToolOutputs']} tool outputs compacted\n"
+        f"{len(view.messages)} messages sent, built from {view.transcript_messages} stored; "
+        f"{view.compacted_tool_outputs} tool outputs compacted\n"
     )
-    for n, msg in enumerate(view["messages"], 1):
+    for n, msg in enumerate(view.messages, 1):
         out.write(f"{n:>4} {_label(msg):<22} {tokens(estimate_message_tokens(msg)):>6}  {_gist(msg)}\n")
-    if view.get("summary"):
-        out.write("\n== summary ==\n" + view["summary"].rstrip("\n") + "\n")
+    if view.summary:
+        out.write("\n== summary ==\n" + view.summary.rstrip("\n") + "\n")
 
 
 def _label(msg: dict[str, Any]) -> str:

@@ -4,16 +4,27 @@ from __future__ import annotations
 
 import io
 
+import msgspec
+
+from protocol.mcp import McpServerInfo
 from server.cli.chat import Printer, server_lines
 
 
 def test_servers_are_listed_with_transport_origin_state_and_tools():
+    tool = {"name": "t", "modelName": "mcp__time__t"}
+
+    def server(name: str, transport: str, origin: str, state: str) -> dict[str, object]:
+        return {"name": name, "transport": transport, "origin": origin, "state": state, "commandLine": "x", "tools": []}
+
     lines = server_lines(
-        [
-            {"name": "time", "transport": "stdio", "origin": "user", "state": "ready", "tools": [{}, {}]},
-            {"name": "proj", "transport": "stdio", "origin": "project", "state": "needsApproval", "tools": []},
-            {"name": "web", "transport": "http", "origin": "user", "state": "failed", "tools": [], "reason": "refused"},
-        ]
+        msgspec.convert(
+            [
+                {**server("time", "stdio", "user", "ready"), "tools": [tool, tool]},
+                server("proj", "stdio", "project", "needsApproval"),
+                {**server("web", "http", "user", "failed"), "reason": "refused"},
+            ],
+            list[McpServerInfo],
+        )
     )
     assert lines == [
         "mcp time [stdio, user]: ready, 2 tools",
