@@ -1,6 +1,6 @@
-"""Request and result types of every client -> server method (PROTOCOL.md, "Client -> server requests").
+"""Request and result types of every client -> server method (protocol/README.md).
 
-Wire names are camelCase (``rename="camel"``); Python attributes are snake_case. Fields that PROTOCOL.md marks
+Wire names are camelCase (``rename="camel"``); Python attributes are snake_case. Fields that the fixed contract marks
 optional default to ``None`` and are omitted on the wire when unset.
 
 The types live in one module per area (``base``, ``sessions``, ``transcript``, ``turns``, ``artifacts``, ``mcp``);

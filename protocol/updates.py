@@ -1,6 +1,6 @@
 """Server -> client messages: the ``sessionUpdate`` notification and the ``requestApproval`` request.
 
-``update`` is a tagged union on ``kind`` (PROTOCOL.md, "Server -> client").
+``update`` is a tagged union on ``kind`` (protocol/README.md, "sessionUpdate").
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Settings: environment, then ``$THREADLINE_HOME/config.toml``, then ``initializationOptions`` (PROTOCOL.md).
+"""Settings: environment, then ``$THREADLINE_HOME/config.toml``, then ``initializationOptions`` (protocol/README.md, "The fixed contract").
 
 Precedence, lowest first: built-in defaults < config.toml < environment < initializationOptions. The API key
 is held here and handed only to the provider client; it is never logged, stored or passed to tools.

@@ -1,4 +1,4 @@
-"""Settings precedence (PROTOCOL.md "Starting it"): defaults < config.toml < environment < initializationOptions."""
+"""Settings precedence (protocol/README.md, "The fixed contract"): defaults < config.toml < environment < initializationOptions."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The import structure, read from the source with ``ast``: data flows one way (STYLE.md, issue 14).
+"""The import structure, read from the source with ``ast``: data flows one way (the house style, issue 14).
 
 - the domain (agent, context, transcript, providers, tools, workspace, artifacts, frozen) never imports the
   JSON-RPC edge (app, rpc, methods, runtime, tcp);

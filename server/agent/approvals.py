@@ -1,4 +1,4 @@
-"""Approvals before commands and file writes (PROTOCOL.md ``requestApproval``).
+"""Approvals before commands and file writes (protocol/README.md ``requestApproval``).
 
 Policy ``ask`` asks for both, ``autoEdit`` asks only for commands, ``auto`` asks for neither. Every request
 and decision is stored as an event.

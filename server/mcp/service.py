@@ -127,7 +127,7 @@ class McpService:
         return {t.name: self._tool(t) for t in frozen.tools}
 
     async def _approved(self, session_id: str, cwd: Path, config: McpServerConfig, emit: Emitter, ask: Ask) -> bool:
-        """A project server starts only once the user allowed it (PROTOCOL.md ``requestApproval``)."""
+        """A project server starts only once the user allowed it (protocol/README.md ``requestApproval``)."""
         if self.trust.allowed(cwd, config):
             return True
         decided = self._decided.setdefault(session_id, {})

@@ -1,7 +1,7 @@
 """What every agent tool shares: its context, its outcome, and how failures read to the model.
 
 Tool errors are results the model sees (``Tool failed: ...``), never crashes; boundary refusals read
-``Permission denied: ...`` and forbidden commands ``Forbidden: ...`` (PROTOCOL.md, "The agent's tools").
+``Permission denied: ...`` and forbidden commands ``Forbidden: ...`` (protocol/README.md, "The fixed contract").
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""One turn per session, any number across sessions (PROTOCOL.md ``TurnAlreadyRunning``)."""
+"""One turn per session, any number across sessions (protocol/README.md ``TurnAlreadyRunning``)."""
 
 from __future__ import annotations
 

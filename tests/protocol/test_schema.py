@@ -1,4 +1,4 @@
-"""The wire contract in code: schema freshness, PROTOCOL.md's fixed names, camelCase, and no import of ``server``."""
+"""The wire contract in code: schema freshness, the fixed contract's names (protocol/README.md), camelCase, and no import of ``server``."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import msgspec
 from protocol import METHODS, NOTIFICATIONS, SERVER_REQUESTS, messages, schema, updates
 from tests.harness import REPO
 
-# PROTOCOL.md's fixed names: every method with the params and result fields it promises.
+# the fixed contract's names (protocol/README.md): every method with the params and result fields it promises.
 PROTOCOL_MD = {
     "createSession": ({"cwd", "title"}, {"sessionId"}),
     "listSessions": ({"cwd", "limit"}, {"sessions"}),
