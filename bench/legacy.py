@@ -83,7 +83,8 @@ class _HistoryLoader(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         shown = _git("show", f"{LEGACY_COMMIT}:{_path(stage)}")
         if shown.returncode != 0:
             raise LegacyUnavailable(f"git show {LEGACY_COMMIT[:7]}:{_path(stage)} failed: {shown.stderr.strip()}")
-        exec(compile(shown.stdout, module.__spec__.origin, "exec"), module.__dict__)
+        origin = f"{LEGACY_COMMIT[:7]}:{_path(stage)}"  # what tracebacks name: the file as it was at the commit
+        exec(compile(shown.stdout, origin, "exec"), module.__dict__)
 
 
 def _path(stage: str) -> str:
