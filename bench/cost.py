@@ -22,9 +22,9 @@ from typing import Any
 
 from bench.legacy import legacy_requests
 from bench.tokens import _trackables, _view_text
-from server.agent.service import tool_overhead_tokens
 from server.cli.replay_run import replay_file
 from server.context import estimate_message_tokens
+from server.services.context import tool_overhead_tokens
 
 COST_WINDOWS = (16_000, 32_000, 128_000)
 STRATEGIES = ("naive", "before", "now", "codex")

@@ -28,10 +28,10 @@ from bench.common import BENCH, TRAJECTORIES  # noqa: E402
 from bench.cost import COST_WINDOWS, PRICES, Meter, Retention, _sent, codex_requests, keyed  # noqa: E402
 from bench.legacy import LegacyUnavailable, legacy_requests, require_legacy  # noqa: E402
 from bench.tokens import _view_text  # noqa: E402
-from server.agent.service import tool_overhead_tokens  # noqa: E402
 from server.cli.replay_run import replay_file  # noqa: E402
 from server.context import ViewSettings, fit_to_window  # noqa: E402
 from server.context.incremental import IncrementalView  # noqa: E402
+from server.services.context import tool_overhead_tokens  # noqa: E402
 
 CACHE = BENCH / ".cache"
 OVERRIDES: dict[str, float] = {}  # ViewSettings fields to try (--set)

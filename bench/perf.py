@@ -14,13 +14,13 @@ from bench.common import REPO, TRAJECTORIES
 from server.agent.approvals import Approvals
 from server.agent.emit import Emitter
 from server.agent.loop import Turn, TurnTotals
-from server.agent.service import tool_overhead_tokens
 from server.agent.views import ViewBuilder, open_store
 from server.artifacts import ArtifactStore
 from server.cli.client import Client
 from server.config import Settings
 from server.context import ViewSettings, estimate_message_tokens
 from server.providers import ChatResult, ToolCall
+from server.services.context import tool_overhead_tokens
 from server.tools import ToolContext, ToolOutcome
 from server.transcript import NewMessage, Store
 

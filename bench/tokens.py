@@ -7,12 +7,12 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import MASK_KEEP, MASK_TEXT
-from server.agent.service import tool_overhead_tokens
 from server.cli.replay_run import replay_file
 from server.context import ViewSettings, estimate_message_tokens, fit_to_window, write_paths
 from server.context.incremental import IncrementalView
 from server.context.micro import content_text, evidence_match
 from server.context.summary import _failure_excerpt, _one_line
+from server.services.context import tool_overhead_tokens
 
 
 def _snippet(text: str, n: int = 50) -> str:

@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from server.errors import InvalidParams
+from server.errors import InvalidArtifactRequest
 from server.patterns import DEFAULT_TIMEOUT_SECONDS, ScanError, long_lines_note, run_scan, timeout_note
 from server.transcript import Artifact, Store, new_id, now
 
@@ -24,12 +24,6 @@ FALLBACK_CHARS = 50_000
 MAX_BYTES_READ = 1024 * 1024
 MAX_LINES_READ = 5000
 MAX_MATCHES = 500
-
-
-class InvalidArtifactRequest(InvalidParams):
-    """A range or search the artifact reader refuses (a client sees ``InvalidParams``)."""
-
-    code = "InvalidParams"
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,8 @@ import platformdirs
 
 from protocol.updates import InitializationOptions, ProviderOptions
 from server.config_file import ConfigError, ModelTable, PriceTable, read_config
-from server.mcp.config import McpConfigError, McpServerConfig, parse_user_servers
+from server.errors import McpConfigError
+from server.mcp.config import McpServerConfig, parse_user_servers
 from server.providers.capabilities import Price
 
 N = TypeVar("N", int, float)

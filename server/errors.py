@@ -1,6 +1,6 @@
 """Domain errors: what went wrong, with the stable ``data.code`` a client sees.
 
-Modules below the edge raise these and know nothing of JSON-RPC; ``server.rpc.to_rpc_error`` (and
+Modules below the edge raise these and know nothing of JSON-RPC; ``server.edge.rpc.to_rpc_error`` (and
 ``server.acp.errors`` for ACP) is the one place they become wire errors: ``internal`` ones -32603 (the server's
 fault), the rest -32602 (the request's fault), each with ``data.code``.
 """
@@ -8,16 +8,21 @@ fault), the rest -32602 (the request's fault), each with ``data.code``.
 from __future__ import annotations
 
 __all__ = [
+    "ApprovalNotFound",
     "ArtifactNotFound",
     "DomainError",
+    "InvalidArtifactRequest",
     "InvalidCwd",
     "InvalidMessage",
     "InvalidParams",
+    "McpConfigError",
+    "ModelNotFound",
     "SessionNotFound",
     "StorageFailure",
     "TurnAlreadyRunning",
     "TurnNotFound",
     "TurnNotRunning",
+    "UnsupportedContent",
 ]
 
 
@@ -75,3 +80,31 @@ class TurnNotRunning(DomainError):
 
 class TurnNotFound(DomainError):
     code = "TurnNotFound"
+
+
+class ApprovalNotFound(DomainError):
+    code = "ApprovalNotFound"
+
+
+class ModelNotFound(DomainError):
+    """A model name that is not a configured ``[models.NAME]``."""
+
+    code = "ModelNotFound"
+
+
+class InvalidArtifactRequest(InvalidParams):
+    """A range or search the artifact reader refuses (a client sees ``InvalidParams``)."""
+
+    code = "InvalidParams"
+
+
+class McpConfigError(InvalidParams):
+    """An MCP server entry that cannot be used; the message names the entry and the field."""
+
+    code = "InvalidParams"
+
+
+class UnsupportedContent(InvalidParams):
+    """Prompt content the agent did not advertise (ACP audio)."""
+
+    code = "UnsupportedContent"

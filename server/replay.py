@@ -24,7 +24,7 @@ from server.context.micro import is_error_evidence
 from server.providers import ChatResult, TextDelta, ToolCall
 from server.providers.capabilities import Price, price_for
 from server.recording import REPLAY_ENV, REQUESTS_OUT_ENV, Answer, ReplayPlan, load_recording, plan_replay
-from server.tools import ToolContext, ToolOutcome
+from server.tools import ToolContext, ToolOutcome, ToolRunner
 
 if TYPE_CHECKING:
     from server.config import Settings
@@ -111,13 +111,13 @@ class ReplayProvider:
 
 class ReplayModels:
     """The model source of a replaying server (``server.agent.models.ModelSource``): one recording answers every
-    call of every session, and its tool runner hands back the recorded results."""
+    call of every session (its ``run_tool`` hands back the recorded tool results; the runtime passes it on)."""
 
     def __init__(self, provider: ReplayProvider):
         self.replay = provider
 
     @property
-    def run_tool(self):
+    def run_tool(self) -> ToolRunner:
         return self.replay.run_tool
 
     def provider(self, settings: Settings, session: Session | None) -> ReplayProvider:

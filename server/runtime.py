@@ -1,78 +1,51 @@
-"""What handlers work with: settings, the transcript store, running turns, and the way out to the client."""
+"""The composition root: a ``Core`` for one connection, opened on the data folder and closed with the connection.
+
+Only the front ends' entry points (``server.edge.app``, ``server.acp.serve``) build one; handlers and services
+see the ``Core`` it is.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
-import shutil
-from collections.abc import Awaitable, Callable
-from typing import Any
 
 from protocol.updates import InitializationOptions
 from server.agent.models import ModelSource
-from server.agent.remembered import RememberedApprovals, load_remembered
-from server.agent.service import LiveModels
-from server.agent.totals import TurnTotals, load_totals
-from server.agent.turns import TurnManager
+from server.agent.view_resume import save_unsaved
 from server.agent.views import open_store
 from server.artifacts import ArtifactStore
-from server.checkpoints import Blobs
 from server.config import Settings
+from server.context import Calibration
 from server.errors import StorageFailure
-from server.mcp.service import McpService
 from server.replay import replay_models
-from server.sessions import Sessions
-from server.tools.processes import ProcessGroups
+from server.services.core import Ask, Core, Notify, no_client
+from server.services.models import LiveModels
 from server.transcript import Store
 from server.transcript.drafts import Lease
 
 log = logging.getLogger(__name__)
 
-Notify = Callable[[str, Any], None]
-Ask = Callable[[str, Any], Awaitable[Any]]
 
-
-def _no_client(method: str, params: Any) -> Any:
-    raise RuntimeError(f"no client to send {method} to")
-
-
-class Runtime:
+class Runtime(Core):
     def __init__(
-        self, settings: Settings, notify: Notify = _no_client, ask: Ask = _no_client, models: ModelSource | None = None
+        self, settings: Settings, notify: Notify = no_client, ask: Ask = no_client, models: ModelSource | None = None
     ):
-        """``notify`` and ``ask`` are the two ways out to the client (a notification, a request awaiting its
-        answer); the front end (pygls, ACP) supplies them. ``models`` is where turns get their model, chosen
-        once here: given, else a replay when the server was started with ``THREADLINE_REPLAY_FILE``
-        (``threadline replay``), else the live providers the settings name."""
+        """``models`` is where turns get their model, chosen once here: given, else a replay when the server was
+        started with ``THREADLINE_REPLAY_FILE`` (``threadline replay``), whose recording also answers the tool
+        calls, else the live providers the settings name."""
+        replay = replay_models(os.environ) if models is None else None
+        super().__init__(
+            settings,
+            models or replay or LiveModels(),
+            notify,
+            ask,
+            recorded_tools=replay.run_tool if replay is not None else None,
+        )
         self.base_settings = settings
-        self.settings = settings
-        self._notify, self._ask = notify, ask
-        self.turns = TurnManager()
-        self.processes = ProcessGroups()
-        self.models: ModelSource = models or replay_models(os.environ) or LiveModels()
-        self.calibrations: dict[str, Any] = {}
-        self.sessions = Sessions(busy=self.turns.is_running)  # each session's live state, bounded (server.sessions)
-        self.mcp = McpService(settings.home, settings.mcp_servers, self.notify)  # shared MCP servers (server.mcp)
-        self._store: Store | None = None
-        self._artifacts: ArtifactStore | None = None
         self._lease: Lease | None = None
-        self.blobs = Blobs(settings.checkpoints_dir)  # file checkpoint contents (server.checkpoints)
-
-    @property
-    def store(self) -> Store:
-        if self._store is None:
-            raise RuntimeError("the store is not open")
-        return self._store
-
-    @property
-    def artifacts(self) -> ArtifactStore:
-        if self._artifacts is None:
-            raise RuntimeError("the store is not open")
-        return self._artifacts
 
     async def open(self) -> None:
-        from server.context import Calibration
-
         self._store = await open_store(self.settings.database_path)
         # B-TOK-3 calibrations as the last server left them, so a restart plans with the same window (B-CACHE-3)
         self.calibrations = {
@@ -97,64 +70,28 @@ class Runtime:
 
     async def close(self) -> None:
         try:
-            await self.turns.cancel_all()
+            await asyncio.gather(*(session.turns.cancel_all() for session in self.sessions.live()))
         finally:
             self.processes.kill_all()  # what commands left running in the background ends with the server
             await self.mcp.close()  # and every MCP server (the SDK kills each stdio server's process group)
         await self.models.aclose()
         if self._store is not None:
+            await self._save_unsaved(self._store)
             await self._store.close()
             self._store = None
         if self._lease is not None:
             self._lease.release()
             self._lease = None
 
+    async def _save_unsaved(self, store: Store) -> None:
+        """What reads learned and no write has kept yet (resume points) is kept as the server closes: derived
+        data, so a failure only makes the next server read more."""
+        for session in self.sessions.live():
+            try:
+                await save_unsaved(store, session)
+            except Exception:  # noqa: BLE001 - derived data: losing it costs time, never data
+                log.warning("could not keep the resume points of session %s", session.id, exc_info=True)
+
     def configure(self, options: InitializationOptions) -> None:
         """Apply ``initializationOptions`` to this connection's settings."""
         self.settings = self.base_settings.with_initialization_options(options)
-
-    def notify(self, method: str, params: Any) -> None:
-        self._notify(method, params)
-
-    async def ask_client(self, method: str, params: Any) -> Any:
-        """A server -> client request; cancelling the asker withdraws the question (the front end's business)."""
-        return await self._ask(method, params)
-
-    async def remembered_approvals(self, session_id: str) -> RememberedApprovals:
-        """The session's "allow always" grants, loaded from its events while the session is held in memory."""
-        if self.sessions.get(session_id).approvals is None:
-            loaded = await load_remembered(self.store, session_id)
-            held = self.sessions.get(session_id)
-            if held.approvals is None:  # a concurrent load may have won: keep the first
-                held.approvals = loaded
-        approvals = self.sessions.get(session_id).approvals
-        assert approvals is not None
-        return approvals
-
-    async def session_totals(self, session_id: str) -> TurnTotals:
-        """The session's running usage totals, summed from its stored ``usage`` events when first needed."""
-        if self.sessions.get(session_id).totals is None:
-            loaded = await load_totals(self.store, session_id)
-            held = self.sessions.get(session_id)
-            if held.totals is None:
-                held.totals = loaded
-        totals = self.sessions.get(session_id).totals
-        assert totals is not None
-        return totals
-
-    async def delete_session(self, session_id: str) -> None:
-        """Remove the session's rows, then its artifact files (R-SRC-1's one exception: an explicit delete).
-
-        A running or starting turn is cancelled first and awaited, so it never calls the model again."""
-        await self.store.get_session(session_id)
-        await self.turns.stop_for_delete(session_id)
-        try:
-            await self.store.delete_session(session_id)
-        except BaseException:
-            self.turns.undelete(session_id)
-            raise
-        shutil.rmtree(self.settings.artifacts_dir / session_id, ignore_errors=True)
-        self.blobs.drop_session(session_id)
-        # What this process kept of the session goes too (a new session never inherits it)
-        self.sessions.forget(session_id)
-        self.mcp.forget_session(session_id)

@@ -23,10 +23,10 @@ def serve(tcp: bool = False, port: int = 0, log_level: str = "WARNING") -> int:
 
     def run(settings: Settings) -> int:
         if tcp:
-            from server.tcp import serve_tcp
+            from server.edge.tcp import serve_tcp
 
             return serve_tcp(settings, port)
-        from server.app import serve_stdio
+        from server.edge.app import serve_stdio
 
         return serve_stdio(settings)
 

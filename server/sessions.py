@@ -1,72 +1,178 @@
-"""The one home of what this process holds of a session between requests, all of it rebuilt from the store.
+"""The one home of what this process holds of a session: a ``Session`` handle per live session.
 
-A ``SessionState`` carries the incremental view state (B-INC-1), the last request sent (``stablePrefixTokens``),
-the remembered "allow always" grants and the running usage totals. ``Sessions`` keeps them for the most recently
-used sessions only: past ``capacity`` the least recently used idle one is dropped, and rebuilt from the store
-when next used; ``deleteSession`` forgets a session at once. A session whose turn is running is never dropped:
-its turn holds the same grants and totals, and a second copy would let a revoked grant live on in that turn.
-The running turn itself stays with ``server.agent.turns.TurnManager``.
+A handle carries everything live about its session: the incremental view state (B-INC-1), the resume points a
+read learned and has not written, the last request sent (``stablePrefixTokens``), the remembered "allow always" grants, the running usage totals, the running turn
+and those queued behind it, and the MCP choices made for it (the client's servers, the project servers allowed
+or refused). Services receive the handle; nothing else keeps per-session state.
+
+What is rebuilt from the store (view state, request digests, grants, totals) is held for the most recently used
+sessions only: past ``capacity`` the least recently used idle session lets go of it, and rebuilds it when next
+used. What exists only in memory (a running turn, the MCP choices, unsaved resume points) is never dropped: a session holding it keeps its
+handle. A session whose turn is running lets go of nothing: its turn holds the same grants and totals, and a second
+copy would let a revoked grant live on in that turn. ``Sessions.delete`` ends all of it in one call.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from server.agent.remembered import RememberedApprovals, load_remembered
+from server.agent.totals import TurnTotals, load_totals
+from server.agent.turns import SessionTurns
+
 if TYPE_CHECKING:
-    from server.agent.remembered import RememberedApprovals
-    from server.agent.totals import TurnTotals
     from server.context.incremental import IncrementalView
+    from server.mcp.config import McpServerConfig
+    from server.transcript import Store
 
 KEPT_SESSIONS = 16
 
 
 @dataclass
-class SessionState:
-    view: IncrementalView | None = None  # fed only the messages stored since it last looked
-    sent: Sequence[dict[str, Any]] | None = None  # the last request this process sent, as sent
-    sent_digests: list[bytes] | None = None  # else the last one stored, one digest a message (None: not read yet)
-    resume_seq: int = 0  # the tail of the view resume point this process knows is stored (0: none)
-    full_for: int | None = None  # the compaction (tail seq) a resumed state fell short for: held whole since
-    approvals: RememberedApprovals | None = None  # loaded from the session's events on first use
-    totals: TurnTotals | None = None  # summed from the session's ``usage`` events on first use
+class McpChoices:
+    """What was decided about a session's MCP servers; in memory only (their env and headers may hold secrets)."""
+
+    client_servers: list[McpServerConfig] = field(default_factory=list)  # createSession / ACP ``mcpServers``
+    decided: dict[str, bool] = field(default_factory=dict)  # project server -> allowed, for this session
+
+    def __bool__(self) -> bool:
+        return bool(self.client_servers or self.decided)
+
+
+@dataclass
+class Unsaved:
+    """Derived data a read learned and leaves for a path that writes anyway (``agent.view_resume.save_unsaved``)."""
+
+    checkpoint: tuple[int, dict[str, Any]] | None = None  # a view checkpoint from a history read whole
+    resume: tuple[int, dict[str, Any]] | None = None  # a view's resume point: (tail seq, head)
+
+    def __bool__(self) -> bool:
+        return self.checkpoint is not None or self.resume is not None
+
+
+class Session:
+    """Everything this process holds live about one session (see the module's docstring)."""
+
+    def __init__(self, session_id: str, store: Callable[[], Store]) -> None:
+        self.id = session_id
+        self._store = store
+        # The view state and the request digests, rebuilt from the store (``server.agent.views``)
+        self.view: IncrementalView | None = None  # fed only the messages stored since it last looked
+        self.sent: Sequence[dict[str, Any]] | None = None  # the last request this process sent, as sent
+        self.sent_digests: list[bytes] | None = None  # else the last one stored, a digest a message (None: not read)
+        self.resume_seq = 0  # the tail of the view's resume point this process knows is stored (0: none)
+        self.full_for: int | None = None  # the compaction (tail seq) a resumed state fell short for: held whole since
+        self.unsaved = Unsaved()  # what reads learned, written on the next path that writes (kept until then)
+        self._approvals: RememberedApprovals | None = None  # loaded from the session's events on first use
+        self._totals: TurnTotals | None = None  # summed from the session's ``usage`` events on first use
+        # Only in memory
+        self.turns = SessionTurns(session_id)
+        self.mcp = McpChoices()
+
+    async def approvals(self) -> RememberedApprovals:
+        """The session's "allow always" grants, loaded from its events while the session is held in memory."""
+        if self._approvals is None:
+            loaded = await load_remembered(self._store(), self.id)
+            if self._approvals is None:  # a concurrent load may have won: keep the first
+                self._approvals = loaded
+        return self._approvals
+
+    async def totals(self) -> TurnTotals:
+        """The session's running usage totals, summed from its stored ``usage`` events when first needed."""
+        if self._totals is None:
+            loaded = await load_totals(self._store(), self.id)
+            if self._totals is None:
+                self._totals = loaded
+        return self._totals
+
+    def let_go(self) -> None:
+        """Drop what the store can rebuild."""
+        self.view = self.sent = self.sent_digests = None
+        self.resume_seq, self.full_for = 0, None
+        self._approvals = self._totals = None
+
+    @property
+    def holds_memory_only_state(self) -> bool:
+        return self.turns.is_running() or bool(self.mcp) or bool(self.unsaved)
 
 
 class Sessions:
-    def __init__(self, capacity: int = KEPT_SESSIONS, busy: Callable[[str], bool] = lambda _id: False) -> None:
+    """The live sessions of this process, by id."""
+
+    def __init__(
+        self,
+        store: Callable[[], Store],
+        capacity: int = KEPT_SESSIONS,
+        on_forget: Callable[[Session], None] = lambda _session: None,
+    ) -> None:
         self.capacity = capacity
-        self._busy = busy  # whether a session has a running turn (and must stay)
-        self._live: OrderedDict[str, SessionState] = OrderedDict()
+        self._store = store
+        self._on_forget = on_forget  # releases what others keep for a session (its MCP servers)
+        self._handles: dict[str, Session] = {}
+        self._warm: OrderedDict[str, None] = OrderedDict()  # holding what the store can rebuild, oldest first
+        self._deleted: set[str] = set()
 
-    def get(self, session_id: str) -> SessionState:
-        """The session's live state (a new, empty one if none is held), now the most recently used."""
-        live = self._live.get(session_id)
-        if live is None:
-            live = self._live[session_id] = SessionState()
-        self._live.move_to_end(session_id)
-        self._drop_least_recent()
-        return live
+    def get(self, session_id: str) -> Session:
+        """The session's handle (a new, empty one if none is held), now the most recently used."""
+        if session_id in self._deleted:
+            gone = Session(session_id, self._store)  # never held: a turn read before the delete cannot start
+            gone.turns.deleted = True
+            return gone
+        handle = self._handles.get(session_id)
+        if handle is None:
+            handle = self._handles[session_id] = Session(session_id, self._store)
+        self._warm[session_id] = None
+        self._warm.move_to_end(session_id)
+        self._let_go_of_least_recent()
+        return handle
 
-    def peek(self, session_id: str) -> SessionState | None:
-        """The session's live state if held, without touching its place in the order."""
-        return self._live.get(session_id)
+    def peek(self, session_id: str) -> Session | None:
+        """The session's handle if its state is held, without touching its place in the order."""
+        return self._handles.get(session_id) if session_id in self._warm else None
 
     def forget(self, session_id: str) -> None:
-        self._live.pop(session_id, None)
+        """Forget the session in this process (its MCP servers stop unless another session uses them)."""
+        self._warm.pop(session_id, None)
+        handle = self._handles.pop(session_id, None)
+        if handle is not None:
+            self._on_forget(handle)
+
+    async def delete(self, session_id: str, erase: Callable[[], Awaitable[object]]) -> None:
+        """Delete a session: no turn starts in it from now on, its turns are cancelled and awaited, ``erase()``
+        removes what is stored of it, and this process forgets it. If ``erase`` fails the session lives on."""
+        handle = self.get(session_id)
+        await handle.turns.stop_for_delete()
+        try:
+            await erase()
+        except BaseException:
+            handle.turns.undelete()
+            raise
+        self._deleted.add(session_id)
+        self.forget(session_id)
+
+    def live(self) -> list[Session]:
+        return list(self._handles.values())
 
     def __contains__(self, session_id: object) -> bool:
-        return session_id in self._live
+        return session_id in self._warm
 
     def __len__(self) -> int:
-        return len(self._live)
+        return len(self._warm)
 
-    def _drop_least_recent(self) -> None:
-        excess = len(self._live) - self.capacity
-        for session_id in list(self._live):
+    def _let_go_of_least_recent(self) -> None:
+        excess = len(self._warm) - self.capacity
+        newest = next(reversed(self._warm))
+        for session_id in list(self._warm):
             if excess <= 0:
                 return
-            if not self._busy(session_id) and session_id != next(reversed(self._live)):
-                del self._live[session_id]
-                excess -= 1
+            handle = self._handles[session_id]
+            if handle.turns.is_running() or session_id == newest:
+                continue
+            del self._warm[session_id]
+            handle.let_go()
+            if not handle.holds_memory_only_state:
+                del self._handles[session_id]
+            excess -= 1

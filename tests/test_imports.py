@@ -30,7 +30,7 @@ DOMAIN = (
     "server.artifacts",
     "server.frozen",
 )
-EDGE = ("server.app", "server.rpc", "server.methods", "server.runtime", "server.tcp")
+EDGE = ("server.edge.app", "server.edge.rpc", "server.methods", "server.runtime", "server.edge.tcp")
 
 
 def _module_name(path: Path) -> str:

@@ -1,14 +1,26 @@
-"""``server.sessions``: one bounded home for a session's live state, rebuilt from the store, cleared on delete."""
+"""``server.sessions``: one handle per live session, its rebuildable state bounded and rebuilt from the store, its
+memory-only state kept, and all of it gone in one call on delete."""
 
 from __future__ import annotations
 
+import asyncio
+
+import pytest
+
+from protocol.messages import SubmitTurnResult, TurnUsage
 from server.config import load_settings
+from server.errors import SessionNotFound
 from server.runtime import Runtime
-from server.sessions import Sessions
+from server.services.sessions import delete_session
+from server.sessions import Session, Sessions
 
 
-def test_the_least_recently_used_idle_session_is_dropped_past_capacity():
-    sessions = Sessions(capacity=2)
+def _no_store():
+    raise AssertionError("not used")
+
+
+def test_the_least_recently_used_idle_session_lets_go_past_capacity():
+    sessions = Sessions(_no_store, capacity=2)
     sessions.get("a").sent = [{"role": "user", "content": "a"}]
     sessions.get("b")
     sessions.get("a")  # a is now the most recently used
@@ -17,25 +29,44 @@ def test_the_least_recently_used_idle_session_is_dropped_past_capacity():
     assert sessions.get("a").sent == [{"role": "user", "content": "a"}]
 
 
-def test_a_session_with_a_running_turn_is_never_dropped():
-    running = {"a"}
-    sessions = Sessions(capacity=1, busy=lambda sid: sid in running)
+async def test_a_session_with_a_running_turn_is_never_let_go():
+    sessions = Sessions(_no_store, capacity=1)
     held = sessions.get("a")
+    release = asyncio.Event()
+
+    async def run() -> SubmitTurnResult:
+        await release.wait()
+        return SubmitTurnResult(turn_id="t", stop_reason="endTurn", usage=TurnUsage())
+
+    task = held.turns.start("t", run)
     sessions.get("b")
     sessions.get("c")
     assert sessions.peek("a") is held and "c" in sessions and "b" not in sessions
-    running.clear()
+    release.set()
+    await task
     sessions.get("d")
     assert list(s for s in "abcd" if s in sessions) == ["d"]
 
 
+def test_memory_only_state_outlives_letting_go():
+    """The MCP choices made for a session exist nowhere else: letting go of the rebuildable state keeps them."""
+    sessions = Sessions(_no_store, capacity=1)
+    handle = sessions.get("a")
+    handle.mcp.decided["project-server"] = False
+    handle.sent = [{"role": "user", "content": "a"}]
+    sessions.get("b")
+    assert "a" not in sessions and handle.sent is None
+    assert sessions.get("a") is handle and handle.mcp.decided == {"project-server": False}
+
+
 def test_forget_and_peek():
-    sessions = Sessions()
+    forgotten: list[Session] = []
+    sessions = Sessions(_no_store, on_forget=forgotten.append)
     assert sessions.peek("a") is None and "a" not in sessions  # peek never creates
-    sessions.get("a")
+    held = sessions.get("a")
     sessions.forget("a")
     sessions.forget("never seen")
-    assert "a" not in sessions
+    assert "a" not in sessions and forgotten == [held]
 
 
 async def test_the_runtime_rebuilds_dropped_state_from_the_store_and_delete_clears_it(tmp_path):
@@ -52,21 +83,23 @@ async def test_the_runtime_rebuilds_dropped_state_from_the_store_and_delete_clea
                 {"inputTokens": tokens, "outputTokens": 5, "cachedInputTokens": 10, "costUsd": 0.25},
                 None,
             )
-        totals = await rt.session_totals(session.id)
+        totals = await rt.sessions.get(session.id).totals()
         assert (totals.input_tokens, totals.output_tokens, totals.cached_input_tokens, totals.cost_usd) == (
             120,
             10,
             20,
             0.5,
         )
-        assert await rt.session_totals(session.id) is totals  # held while in memory
-        approvals = await rt.remembered_approvals(session.id)
-        await rt.remembered_approvals(other.id)  # capacity 1: the first session is dropped ...
+        assert await rt.sessions.get(session.id).totals() is totals  # held while in memory
+        approvals = await rt.sessions.get(session.id).approvals()
+        await rt.sessions.get(other.id).approvals()  # capacity 1: the first session lets go ...
         assert session.id not in rt.sessions
-        again = await rt.session_totals(session.id)  # ... and comes back from its events
+        again = await rt.sessions.get(session.id).totals()  # ... and rebuilds from its events
         assert again is not totals and again == totals
-        assert await rt.remembered_approvals(session.id) is not approvals
-        await rt.delete_session(session.id)
-        assert session.id not in rt.sessions
+        assert await rt.sessions.get(session.id).approvals() is not approvals
+        await delete_session(rt, session.id)
+        assert session.id not in rt.sessions and rt.sessions.peek(session.id) is None
+        with pytest.raises(SessionNotFound):  # a turn that read the session before the delete cannot start
+            rt.sessions.get(session.id).turns.ensure_idle()
     finally:
         await rt.close()

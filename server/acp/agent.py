@@ -38,11 +38,14 @@ import server.methods  # noqa: F401  (registers the Threadline handlers the exte
 from protocol.messages import Image, SubmitTurnParams
 from server import __version__
 from server.acp import sessions
+from server.acp.client import AcpClient
 from server.acp.errors import to_acp_error, turn_failed
 from server.acp.prompt import user_message
-from server.acp.runtime import AcpRuntime
-from server.agent.service import submit_turn
-from server.rpc import HANDLERS, decode_params, encode_result
+from server.edge.errors import INTERNAL_ERROR
+from server.edge.rpc import decode_params, run_handler
+from server.methods.registry import HANDLERS
+from server.services.core import Core
+from server.services.turns import cancel_running_turn, submit_turn
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +70,7 @@ def edge(fn):
             raise
         except Exception as exc:
             error = to_acp_error(exc)
-            if error.code == -32603:
+            if error.code == INTERNAL_ERROR:
                 log.error("%s failed", fn.__name__, exc_info=exc)
             raise error from None
 
@@ -75,11 +78,11 @@ def edge(fn):
 
 
 class ThreadlineAgent:
-    def __init__(self, rt: AcpRuntime):
-        self.rt = rt
+    def __init__(self, core: Core, client: AcpClient):
+        self.core, self.client = core, client
 
     def on_connect(self, conn: Client) -> None:
-        self.rt.attach(conn)
+        self.client.attach(conn)
 
     @edge
     async def initialize(
@@ -106,75 +109,76 @@ class ThreadlineAgent:
 
     @edge
     async def new_session(self, cwd: str, mcp_servers=None, **_: Any) -> NewSessionResponse:
-        session = await sessions.new_session(self.rt, cwd, mcp_servers)
+        session = await sessions.new_session(self.core, self.client, cwd, mcp_servers)
         return NewSessionResponse(
             session_id=session.id,
-            modes=sessions.modes(self.rt, session),
-            config_options=sessions.config_options(self.rt, session),
+            modes=sessions.modes(self.core, session),
+            config_options=sessions.config_options(self.core, session),
         )
 
     @edge
     async def load_session(self, cwd: str, session_id: str, mcp_servers=None, **_: Any) -> LoadSessionResponse:
-        session = await sessions.load_session(self.rt, session_id, mcp_servers)
+        session = await sessions.load_session(self.core, self.client, session_id, mcp_servers)
         return LoadSessionResponse(
-            modes=sessions.modes(self.rt, session), config_options=sessions.config_options(self.rt, session)
+            modes=sessions.modes(self.core, session), config_options=sessions.config_options(self.core, session)
         )
 
     @edge
     async def resume_session(self, session_id: str, cwd: str, mcp_servers=None, **_: Any) -> ResumeSessionResponse:
-        session = await sessions.open_session(self.rt, session_id, mcp_servers)
+        session = await sessions.open_session(self.core, self.client, session_id, mcp_servers)
         return ResumeSessionResponse(
-            modes=sessions.modes(self.rt, session), config_options=sessions.config_options(self.rt, session)
+            modes=sessions.modes(self.core, session), config_options=sessions.config_options(self.core, session)
         )
 
     @edge
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any):
-        return await sessions.list_sessions(self.rt, cwd, cursor)
+        return await sessions.list_sessions(self.core, cwd, cursor)
 
     @edge
     async def close_session(self, session_id: str, **_: Any) -> CloseSessionResponse:
-        await sessions.close_session(self.rt, session_id)
+        await sessions.close_session(self.core, self.client, session_id)
         return CloseSessionResponse()
 
     @edge
     async def set_session_mode(self, mode_id: str, session_id: str, **_: Any) -> SetSessionModeResponse:
-        await sessions.set_mode(self.rt, session_id, mode_id)
+        await sessions.set_mode(self.core, self.client, session_id, mode_id)
         return SetSessionModeResponse()
 
     @edge
     async def set_config_option(
         self, config_id: str, session_id: str, value: str | bool, **_: Any
     ) -> SetSessionConfigOptionResponse:
-        options = await sessions.set_config_option(self.rt, session_id, config_id, value)
+        options = await sessions.set_config_option(self.core, session_id, config_id, value)
         return SetSessionConfigOptionResponse(config_options=options)
 
     @edge
     async def prompt(self, prompt: list[Any], session_id: str, **_: Any) -> PromptResponse:
-        session = await sessions.open_session(self.rt, session_id, None)
+        session = await sessions.open_session(self.core, self.client, session_id, None)
         text, images = user_message(prompt)
         params = SubmitTurnParams(
             session_id=session.id,
             text=text,
             images=[Image(mime_type=i["mimeType"], data=i["data"]) for i in images] or None,
         )
-        result = await submit_turn(self.rt, params)
-        await self.rt.flush()  # every update of the turn reaches the client before its answer
+        result = await submit_turn(self.core, params)  # images are checked there, as for submitTurn
+        await self.client.flush()  # every update of the turn reaches the client before its answer
         if result.stop_reason == "error":
             error = result.error
             raise turn_failed(error.code if error else "TurnFailed", error.message if error else "the turn failed")
         return PromptResponse(stop_reason=STOP_REASONS[result.stop_reason])
 
     async def cancel(self, session_id: str, **_: Any) -> None:
-        self.rt.turns.cancel(session_id)  # the prompt then answers `cancelled`; an open permission request is withdrawn
+        cancel_running_turn(self.core, session_id)  # the prompt then answers `cancelled`; an open permission
+        # request is withdrawn
 
     @edge
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         prefix, _, name = method.partition("/")
         if prefix != "threadline" or name not in EXTENSIONS:
             raise RequestError.method_not_found(f"_{method}")
-        result = await HANDLERS[name](self.rt, decode_params(name, params))
-        await self.rt.flush()  # what it announced (a compaction) arrives before its answer
-        return encode_result(result)
+        result = await run_handler(HANDLERS[name], self.core, decode_params(name, params))
+        await self.client.flush()  # what it announced (a compaction) arrives before its answer
+        return result
 
     async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
         log.info("ignored extension notification _%s", method)

@@ -19,9 +19,7 @@ from acp.schema import (
     TextResourceContents,
 )
 
-
-class UnsupportedContent(ValueError):
-    """A block the agent did not advertise (audio)."""
+from server.errors import UnsupportedContent
 
 
 def user_message(blocks: list[Any]) -> tuple[str, list[dict[str, str]]]:

@@ -10,9 +10,10 @@ import sys
 from acp import run_agent
 
 from server.acp.agent import ThreadlineAgent
-from server.acp.runtime import AcpRuntime
+from server.acp.client import AcpClient
 from server.acp.transport import LineTransport
 from server.config import Settings
+from server.runtime import Runtime
 
 LINE_LIMIT = 50 * 1024 * 1024  # one message per line; images make long lines
 
@@ -37,8 +38,9 @@ async def _main(settings: Settings, out) -> int:
         lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()), out
     )
     writer = asyncio.StreamWriter(transport, protocol, None, loop)
-    rt = AcpRuntime(settings)
-    rt.transport = LineTransport(reader, writer)
+    client = AcpClient()
+    client.transport = LineTransport(reader, writer)
+    rt = Runtime(settings, notify=client.notify, ask=client.ask_client)
     await rt.open()
     main = asyncio.current_task()
     assert main is not None  # run from asyncio.run
@@ -47,9 +49,12 @@ async def _main(settings: Settings, out) -> int:
     try:
         # resume/close are stable in ACP v1 (schema 1.19); this SDK still routes them only with the unstable flag
         # ThreadlineAgent implements what it advertises; the SDK protocol also lists fork/config methods
-        await run_agent(ThreadlineAgent(rt), rt.transport, use_unstable_protocol=True)  # type: ignore[arg-type]
+        await run_agent(ThreadlineAgent(rt, client), client.transport, use_unstable_protocol=True)  # type: ignore[arg-type]
     except asyncio.CancelledError:
         pass
     finally:
-        await rt.close()
+        try:
+            await rt.close()
+        finally:
+            client.close()
     return 0

@@ -7,7 +7,6 @@ over ACP is listed by ``listSessions`` and one made over Threadline's protocol l
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from acp.schema import (
@@ -22,11 +21,15 @@ from acp.schema import (
 )
 
 from server import redaction
+from server.acp.client import AcpClient
 from server.acp.replay import replay
-from server.acp.runtime import AcpRuntime
+from server.agent.approvals import approval_policy
 from server.agent.models import checked_model_name, price_of, window_of
 from server.config import ProviderSettings
 from server.errors import InvalidParams
+from server.services import sessions as service
+from server.services.core import Core
+from server.services.turns import cancel_running_turn
 from server.transcript import Session
 from server.workspace import checked_folder
 
@@ -40,25 +43,25 @@ DEFAULT_MODEL = "default"  # its value for the server's default provider (config
 PAGE = 50
 
 
-def modes(rt: AcpRuntime, session: Session) -> SessionModeState:
+def modes(core: Core, session: Session) -> SessionModeState:
     return SessionModeState(
-        current_mode_id=session.approval_policy or rt.settings.approval_policy, available_modes=MODES
+        current_mode_id=approval_policy(session.approval_policy, core.settings.approval_policy), available_modes=MODES
     )
 
 
 ConfigOptions = list[SessionConfigOptionSelect | SessionConfigOptionBoolean]
 
 
-def config_options(rt: AcpRuntime, session: Session) -> ConfigOptions | None:
+def config_options(core: Core, session: Session) -> ConfigOptions | None:
     """The model picker: the default provider and each ``[models.NAME]``; None when none are configured."""
-    if not rt.settings.models:
+    if not core.settings.models:
         return None
     choices = [
         _model_choice(
-            DEFAULT_MODEL, f"Default ({rt.settings.provider.model or 'not configured'})", rt.settings.provider
+            DEFAULT_MODEL, f"Default ({core.settings.provider.model or 'not configured'})", core.settings.provider
         )
     ]
-    choices += [_model_choice(name, name, p) for name, p in rt.settings.models.items()]
+    choices += [_model_choice(name, name, p) for name, p in core.settings.models.items()]
     return [
         SessionConfigOptionSelect(
             type="select",
@@ -80,61 +83,57 @@ def _model_choice(value: str, name: str, p: ProviderSettings) -> SessionConfigSe
     )
 
 
-async def set_config_option(rt: AcpRuntime, session_id: str, config_id: str, value: str | bool) -> ConfigOptions:
+async def set_config_option(core: Core, session_id: str, config_id: str, value: str | bool) -> ConfigOptions:
     """``session/set_config_option`` for the model: stored with the session, used from its next model call."""
-    if config_id != MODEL_OPTION or not rt.settings.models:
+    if config_id != MODEL_OPTION or not core.settings.models:
         raise InvalidParams(f"unknown config option {config_id!r}", code="UnknownConfigOption")
     if not isinstance(value, str):
         raise InvalidParams(f"the {MODEL_OPTION} option takes a model name, got {value!r}")
-    await rt.store.set_model(session_id, checked_model_name(rt.settings, None if value == DEFAULT_MODEL else value))
-    return config_options(rt, await rt.store.get_session(session_id)) or []
+    await core.store.set_model(session_id, checked_model_name(core.settings, None if value == DEFAULT_MODEL else value))
+    return config_options(core, await core.store.get_session(session_id)) or []
 
 
-async def keep_mcp_servers(rt: AcpRuntime, session_id: str, servers: list[Any] | None) -> None:
+async def keep_mcp_servers(core: Core, session_id: str, servers: list[Any] | None) -> None:
     """Hand the client's MCP servers to the MCP client (started on the session's turns). Kept in memory only:
     their ``env`` and ``headers`` may hold secrets, so they are never stored (clients send them on every
     ``session/new|load|resume``)."""
     if not servers:
         return
-    session = await rt.store.get_session(session_id)
     dumped = [s.model_dump(mode="json", by_alias=True, exclude_none=True) for s in servers]
     for server in dumped:
         for pair in [*(server.get("env") or []), *(server.get("headers") or [])]:
             redaction.add_secret(pair.get("value"))
-    try:
-        rt.mcp.set_client_servers(session_id, dumped, Path(session.cwd))
-    except ValueError as exc:
-        raise InvalidParams(str(exc)) from None
+    await service.keep_mcp_servers(core, session_id, dumped)
 
 
-async def new_session(rt: AcpRuntime, cwd: str, servers: list[Any] | None) -> Session:
-    session = await rt.store.create_session(str(checked_folder(cwd)))
-    await keep_mcp_servers(rt, session.id, servers)
-    rt.open_session(session.id, session.cwd)
+async def new_session(core: Core, client: AcpClient, cwd: str, servers: list[Any] | None) -> Session:
+    session = await core.store.create_session(str(checked_folder(cwd)))
+    await keep_mcp_servers(core, session.id, servers)
+    client.open_session(session.id, session.cwd)
     return session
 
 
-async def open_session(rt: AcpRuntime, session_id: str, servers: list[Any] | None) -> Session:
+async def open_session(core: Core, client: AcpClient, session_id: str, servers: list[Any] | None) -> Session:
     """``session/resume``: the stored session, ready for prompts in this connection."""
-    session = await rt.store.get_session(session_id)
-    await keep_mcp_servers(rt, session.id, servers)
-    rt.open_session(session.id, session.cwd)
+    session = await core.store.get_session(session_id)
+    await keep_mcp_servers(core, session.id, servers)
+    client.open_session(session.id, session.cwd)
     return session
 
 
-async def load_session(rt: AcpRuntime, session_id: str, servers: list[Any] | None) -> Session:
+async def load_session(core: Core, client: AcpClient, session_id: str, servers: list[Any] | None) -> Session:
     """``session/load``: open it, then replay the whole conversation before the answer goes out."""
-    session = await open_session(rt, session_id, servers)
-    live = rt.live[session.id]
-    for update in replay(await rt.store.all_messages(session.id), live.cwd):
-        rt.send_update(session.id, update)
-    await rt.flush()
+    session = await open_session(core, client, session_id, servers)
+    live = client.live[session.id]
+    for update in replay(await core.store.all_messages(session.id), live.cwd):
+        client.send_update(session.id, update)
+    await client.flush()
     return session
 
 
-async def list_sessions(rt: AcpRuntime, cwd: str | None, cursor: str | None) -> ListSessionsResponse:
+async def list_sessions(core: Core, cwd: str | None, cursor: str | None) -> ListSessionsResponse:
     start = _offset(cursor)
-    found = await rt.store.list_sessions(cwd, start + PAGE + 1)
+    found = await core.store.list_sessions(cwd, start + PAGE + 1)
     page = found[start : start + PAGE]
     more = len(found) > start + PAGE
     return ListSessionsResponse(
@@ -143,20 +142,21 @@ async def list_sessions(rt: AcpRuntime, cwd: str | None, cursor: str | None) -> 
     )
 
 
-async def close_session(rt: AcpRuntime, session_id: str) -> None:
+async def close_session(core: Core, client: AcpClient, session_id: str) -> None:
     """Cancel what runs in the session and forget it in this connection; nothing stored is touched."""
-    await rt.store.get_session(session_id)
-    if rt.turns.cancel(session_id):
-        await rt.flush()
-    rt.close_session(session_id)
+    _, session = await core.session(session_id)
+    if cancel_running_turn(core, session_id):
+        await client.flush()
+    client.close_session(session_id)
+    core.mcp.forget_session(session)  # its MCP servers stop unless another session uses them
 
 
-async def set_mode(rt: AcpRuntime, session_id: str, mode_id: str) -> None:
+async def set_mode(core: Core, client: AcpClient, session_id: str, mode_id: str) -> None:
     if mode_id not in {m.id for m in MODES}:
         raise InvalidParams(f"unknown mode {mode_id!r}; modes: {', '.join(m.id for m in MODES)}", code="UnknownMode")
-    await rt.store.set_approval_policy(session_id, mode_id)
-    rt.send_update(session_id, CurrentModeUpdate(session_update="current_mode_update", current_mode_id=mode_id))
-    await rt.flush()
+    await core.store.set_approval_policy(session_id, mode_id)
+    client.send_update(session_id, CurrentModeUpdate(session_update="current_mode_update", current_mode_id=mode_id))
+    await client.flush()
 
 
 def _offset(cursor: str | None) -> int:

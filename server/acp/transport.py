@@ -15,6 +15,8 @@ import json
 import logging
 from typing import Any
 
+from server.edge.errors import INVALID_REQUEST, PARSE_ERROR
+
 log = logging.getLogger(__name__)
 
 PERMISSION = "session/request_permission"
@@ -56,17 +58,17 @@ class LineTransport:
                     return None
             except asyncio.LimitOverrunError:
                 await self._skip_long_line()
-                await self._refuse(-32600, "invalid request: the message is larger than the agent accepts")
+                await self._refuse(INVALID_REQUEST, "invalid request: the message is larger than the agent accepts")
                 continue
             if not line.strip():
                 continue
             try:
                 message = json.loads(line)
             except ValueError as exc:
-                await self._refuse(-32700, f"parse error: {exc}")
+                await self._refuse(PARSE_ERROR, f"parse error: {exc}")
                 continue
             if not isinstance(message, dict):
-                await self._refuse(-32600, "invalid request: a message must be a JSON object")
+                await self._refuse(INVALID_REQUEST, "invalid request: a message must be a JSON object")
                 continue
             return message
 

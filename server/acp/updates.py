@@ -28,7 +28,7 @@ META = "threadline"
 
 
 @dataclass
-class LiveSession:
+class UpdateMapping:
     """What the mapping keeps between one session's updates: its folder, and files as they were before an edit."""
 
     cwd: Path

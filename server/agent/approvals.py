@@ -151,3 +151,9 @@ def _detail(tool: Tool, args: dict[str, Any]) -> str:
         content = str(args.get("content", ""))
         return f"{args.get('path')} ({len(content)} characters)\n{content[:2000]}"
     return msgspec.json.encode(args).decode()[:4000]
+
+
+def approval_policy(stored: str | None, default: str) -> str:
+    """The policy a session's calls are approved under: its own (``updateSession``, ACP's mode) when set, else
+    the server's (config, ``initializationOptions``). Every reader of a session's policy asks here."""
+    return stored or default

@@ -32,7 +32,7 @@ from server.context import ViewSettings, estimate_text_tokens
 from server.errors import DomainError
 from server.providers import ChatProvider, ChatResult, ProviderError
 from server.providers.capabilities import Price
-from server.tools import TOOLS, Tool, ToolContext, ToolOutcome, parse_arguments, run_tool, tool_specs
+from server.tools import TOOLS, Tool, ToolContext, ToolOutcome, ToolRunner, parse_arguments, run_tool, tool_specs
 from server.tools.base import Status, ToolFailure
 from server.transcript import NewMessage, Store, new_id
 
@@ -40,7 +40,6 @@ log = logging.getLogger(__name__)
 
 CANCELLED_RESULT = "Tool call interrupted: the turn was cancelled before this tool finished."
 
-ToolRunner = Callable[[ToolContext, str, dict[str, Any]], Awaitable[ToolOutcome]]
 SessionTools = Callable[["Emitter"], Awaitable[dict[str, Tool]]]
 
 

@@ -6,30 +6,22 @@ read from the settings at each model call, so ``updateSession`` applies from the
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from server.config import ProviderSettings, Settings
-from server.errors import DomainError
+from server.errors import ModelNotFound
 from server.providers import DEFAULT_CONTEXT_WINDOW, context_window_for
 from server.providers.capabilities import Price, price_for
 from server.transcript import Session
 
 if TYPE_CHECKING:
     from server.providers import ChatProvider
-    from server.tools import ToolContext, ToolOutcome
-
-ToolRunner = Callable[["ToolContext", str, dict[str, Any]], Awaitable["ToolOutcome"]]
 
 
 class ModelSource(Protocol):
     """Where a server's turns get their model, chosen once when the server starts: the live providers the
-    settings name (``service.LiveModels``) or a recording (``server.replay.ReplayModels``)."""
-
-    @property
-    def run_tool(self) -> ToolRunner | None:
-        """What runs a tool call instead of the tool itself (a replay hands back recorded results); None: tools
-        run for real, with file checkpoints and the session's MCP tools, and the model is chosen before each call."""
+    settings name (``server.services.models.LiveModels``) or a recording (``server.replay.ReplayModels``). Whether
+    tools run is not its business (``Core.recorded_tools``)."""
 
     def provider(self, settings: Settings, session: Session | None) -> ChatProvider | None:
         """The provider for ``session``'s model; None when nothing is configured."""
@@ -39,18 +31,15 @@ class ModelSource(Protocol):
     async def aclose(self) -> None: ...
 
 
-class ModelNotFound(DomainError):
-    code = "ModelNotFound"
-
-    def __init__(self, name: str, settings: Settings):
-        known = ", ".join(sorted(settings.models)) or "none are configured ([models.NAME] in config.toml)"
-        super().__init__(f"unknown model {name!r}; configured models: {known}")
+def model_not_found(name: str, settings: Settings) -> ModelNotFound:
+    known = ", ".join(sorted(settings.models)) or "none are configured ([models.NAME] in config.toml)"
+    return ModelNotFound(f"unknown model {name!r}; configured models: {known}")
 
 
 def checked_model_name(settings: Settings, name: str | None) -> str | None:
     """``name`` when it is a configured model (or None: the default provider), else ModelNotFound."""
     if name is not None and name not in settings.models:
-        raise ModelNotFound(name, settings)
+        raise model_not_found(name, settings)
     return name
 
 
@@ -61,7 +50,7 @@ def provider_settings(settings: Settings, session: Session | None) -> ProviderSe
     if name is None:
         return settings.provider
     if name not in settings.models:
-        raise ModelNotFound(name, settings)
+        raise model_not_found(name, settings)
     return settings.models[name]
 
 

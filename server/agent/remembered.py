@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from server.errors import DomainError
+from server.errors import ApprovalNotFound
 
 if TYPE_CHECKING:
     from server.tools import Tool
@@ -39,10 +39,6 @@ class Remembered:
     @property
     def covers(self) -> str:
         return describe(self.scope)
-
-
-class ApprovalNotFound(DomainError):
-    code = "ApprovalNotFound"
 
 
 class RememberedApprovals:

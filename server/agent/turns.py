@@ -1,4 +1,4 @@
-"""Running turns: at most one per session (``TurnAlreadyRunning``), any number across sessions.
+"""A session's turns: at most one running (``TurnAlreadyRunning``); sessions run theirs independently.
 
 A turn runs as its own task, so cancelling it (``cancelTurn`` or ``$/cancelRequest`` on ``submitTurn``) cancels
 the provider stream or the running command wherever it is, and ``submitTurn`` still resolves normally with
@@ -29,27 +29,29 @@ class _Running:
     closed: bool = False  # the turn has taken its last steer: it is ending, steerTurn answers TurnNotRunning
 
 
-class TurnManager:
-    def __init__(self) -> None:
-        self._running: dict[str, _Running] = {}
-        self._tasks: dict[str, list[asyncio.Task[SubmitTurnResult]]] = {}  # running and queued, in order
-        self._deleted: set[str] = set()  # a turn may not start in these, whatever it read before the delete
+class SessionTurns:
+    """One session's running turn and the turns queued behind it (held by its ``server.sessions.Session``)."""
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        self._running: _Running | None = None
+        self._tasks: list[asyncio.Task[SubmitTurnResult]] = []  # running and queued, in order
+        self.deleted = False  # a turn may not start any more, whatever it read before the delete
         # The result of a turn cancelled before its task took its first step (its body, and so its own
         # ``except CancelledError``, never ran): a deleteSession handled right after the submitTurn.
         self._unstarted: WeakKeyDictionary[asyncio.Task, Callable[[], SubmitTurnResult]] = WeakKeyDictionary()
 
-    def is_running(self, session_id: str) -> bool:
-        return bool(self._tasks.get(session_id))
+    def is_running(self) -> bool:
+        return bool(self._tasks)
 
-    def ensure_idle(self, session_id: str) -> None:
-        if session_id in self._deleted:
-            raise SessionNotFound(f"no session {session_id!r}")
-        if self.is_running(session_id):
-            raise TurnAlreadyRunning(f"a turn is already running in session {session_id}")
+    def ensure_idle(self) -> None:
+        if self.deleted:
+            raise SessionNotFound(f"no session {self.session_id!r}")
+        if self.is_running():
+            raise TurnAlreadyRunning(f"a turn is already running in session {self.session_id}")
 
     def start(
         self,
-        session_id: str,
         turn_id: str,
         run: Callable[[], Coroutine[Any, Any, SubmitTurnResult]],
         *,
@@ -59,11 +61,10 @@ class TurnManager:
         """Run ``run()`` as the session's turn; with ``queue``, after the turns already there (``cancelled()`` is
         the result of one cancelled while it waits)."""
         if not queue:
-            self.ensure_idle(session_id)
-        elif session_id in self._deleted:
-            raise SessionNotFound(f"no session {session_id!r}")
-        tasks = self._tasks.setdefault(session_id, [])
-        ahead = tasks[-1] if tasks else None
+            self.ensure_idle()
+        elif self.deleted:
+            raise SessionNotFound(f"no session {self.session_id!r}")
+        ahead = self._tasks[-1] if self._tasks else None
 
         async def in_order() -> SubmitTurnResult:
             if ahead is not None:
@@ -73,27 +74,23 @@ class TurnManager:
                     if cancelled is None:
                         raise
                     return cancelled()
-                self._running[session_id] = _Running(task, turn_id)  # now the running one (first: set at start)
+                self._running = _Running(task, turn_id)  # now the running one (first: set at start)
             return await run()
 
-        task = asyncio.create_task(in_order(), name=f"turn {session_id}")
-        tasks.append(task)
+        task = asyncio.create_task(in_order(), name=f"turn {self.session_id}")
+        self._tasks.append(task)
         if ahead is None:
-            self._running[session_id] = _Running(task, turn_id)
-        task.add_done_callback(lambda t: self._ended(session_id, t))
+            self._running = _Running(task, turn_id)
+        task.add_done_callback(self._ended)
         if cancelled is not None:
             self._unstarted[task] = cancelled
         return task
 
-    def _ended(self, session_id: str, task: asyncio.Task) -> None:
-        tasks = self._tasks.get(session_id, [])
-        if task in tasks:
-            tasks.remove(task)
-        if not tasks:
-            self._tasks.pop(session_id, None)
-        running = self._running.get(session_id)
-        if running is not None and running.task is task:
-            del self._running[session_id]
+    def _ended(self, task: asyncio.Task) -> None:
+        if task in self._tasks:
+            self._tasks.remove(task)
+        if self._running is not None and self._running.task is task:
+            self._running = None
 
     async def wait(self, task: asyncio.Task[SubmitTurnResult]) -> SubmitTurnResult:
         """Await a turn; if the awaiting request is itself cancelled, cancel the turn and return its result."""
@@ -108,19 +105,19 @@ class TurnManager:
                     raise
                 return unstarted()
 
-    def steer(self, session_id: str, text: str) -> str:
+    def steer(self, text: str) -> str:
         """Leave ``text`` for the running turn's next model call; returns that turn's id."""
-        running = self._running.get(session_id)
+        running = self._running
         if running is None or running.closed or running.task.done():
-            raise TurnNotRunning(f"no turn is running in session {session_id}")
+            raise TurnNotRunning(f"no turn is running in session {self.session_id}")
         running.steers.append(text)
         return running.turn_id
 
-    def take_steers(self, session_id: str, last: bool = False) -> list[str]:
-        """What was steered into the session's running turn since the last call (the turn's own call). With
-        ``last``, a turn that finds nothing is closed to steering in the same step: it is ending, and what it
-        still awaits before its task is done (storing, announcing) must not accept text it will never send."""
-        running = self._running.get(session_id)
+    def take_steers(self, last: bool = False) -> list[str]:
+        """What was steered into the running turn since the last call (the turn's own call). With ``last``, a
+        turn that finds nothing is closed to steering in the same step: it is ending, and what it still awaits
+        before its task is done (storing, announcing) must not accept text it will never send."""
+        running = self._running
         if running is None:
             return []
         texts, running.steers = running.steers, []
@@ -128,28 +125,28 @@ class TurnManager:
             running.closed = True
         return texts
 
-    def cancel(self, session_id: str) -> bool:
+    def cancel(self) -> bool:
         """Cancel the running turn; turns queued after it still run."""
-        running = self._running.get(session_id)
+        running = self._running
         if running is None or running.task.done():
             return False
         running.task.cancel()
         return True
 
-    async def stop_for_delete(self, session_id: str) -> None:
+    async def stop_for_delete(self) -> None:
         """Mark the session deleted (no turn starts in it from now on), then cancel its turns and wait for them."""
-        self._deleted.add(session_id)
-        while tasks := list(self._tasks.get(session_id, [])):
+        self.deleted = True
+        while tasks := list(self._tasks):
             for task in reversed(tasks):  # the queued ones first, so none starts when the one ahead ends
                 task.cancel()
             await asyncio.wait(tasks)
 
-    def undelete(self, session_id: str) -> None:
+    def undelete(self) -> None:
         """The delete failed (storage): the session is still there, and turns may start in it again."""
-        self._deleted.discard(session_id)
+        self.deleted = False
 
     async def cancel_all(self) -> None:
-        tasks = [t for ts in self._tasks.values() for t in ts]
+        tasks = list(self._tasks)
         for task in reversed(tasks):
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)

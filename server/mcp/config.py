@@ -16,15 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from server.errors import McpConfigError
+
 Origin = Literal["user", "project", "client"]
 Transport = Literal["stdio", "http"]
 PROJECT_FILE = ".mcp.json"
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
-
-
-class McpConfigError(ValueError):
-    """A server entry that cannot be used; the message names the entry and the field."""
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,8 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from server.mcp.config import McpConfigError, McpServerConfig, expand
+from server.errors import McpConfigError
+from server.mcp.config import McpServerConfig, expand
 
 log = logging.getLogger(__name__)
 

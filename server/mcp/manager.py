@@ -73,10 +73,6 @@ class McpManager:
         key = self._by_session.get(session_id, {}).get(server)
         return self._connections.get(key) if key else None
 
-    def for_session(self, session_id: str) -> list[McpConnection]:
-        keys = self._by_session.get(session_id, {}).values()
-        return [self._connections[k] for k in keys if k in self._connections]
-
     def all(self) -> list[McpConnection]:
         return list(self._connections.values())
 

@@ -20,7 +20,8 @@ import msgspec
 from protocol import updates as u
 from protocol.messages import McpServerInfo, McpToolInfo
 from server.agent.emit import Emitter, Notify
-from server.mcp.config import McpConfigError, McpServerConfig, client_server, read_project_servers
+from server.errors import McpConfigError
+from server.mcp.config import McpServerConfig, client_server, read_project_servers
 from server.mcp.manager import McpManager
 from server.mcp.names import model_tool_name
 from server.mcp.trust import ProjectTrust
@@ -28,6 +29,7 @@ from server.tools.base import Tool, ToolContext, ToolFailure
 
 if TYPE_CHECKING:  # the MCP SDK (and pydantic under it) loads only when a server is started: ~35 MB of RSS
     from server.mcp.connection import McpConnection
+    from server.sessions import Session
 
 log = logging.getLogger(__name__)
 
@@ -69,49 +71,49 @@ class McpService:
         self.manager = McpManager(home / "mcp-logs", self._status)
         self.trust = ProjectTrust(home)
         self.user_servers = user_servers
-        self._notify = notify
-        self._client: dict[str, list[McpServerConfig]] = {}
-        self._decided: dict[str, dict[str, bool]] = {}  # session -> project server -> allowed (this session)
+        self._notify = notify  # what is decided for a session is in its handle (``server.sessions.McpChoices``)
 
     # --- configuration -------------------------------------------------------------------------------
 
     @staticmethod
     def check_client_servers(raw: list[dict[str, Any]], cwd: Path) -> list[McpServerConfig]:
-        """``ValueError`` naming the bad entry of ``createSession {mcpServers}``."""
+        """``McpConfigError`` naming the bad entry of ``createSession {mcpServers}``."""
         try:
             return [client_server(r, cwd) for r in raw]
         except McpConfigError as exc:
-            raise ValueError(f"mcpServers: {exc}") from None
+            raise McpConfigError(f"mcpServers: {exc.message}") from None
 
-    def set_client_servers(self, session_id: str, raw: list[dict[str, Any]], cwd: Path) -> None:
-        """``createSession {mcpServers}``: kept in memory only (their env and headers may hold secrets)."""
+    def set_client_servers(self, session: Session, raw: list[dict[str, Any]], cwd: Path) -> None:
+        """``createSession {mcpServers}``: kept in the session's handle only (their env and headers may hold
+        secrets)."""
         configs = self.check_client_servers(raw, cwd)
         if configs:
-            self._client[session_id] = configs
+            session.mcp.client_servers = configs
 
-    def configs(self, session_id: str, cwd: Path) -> tuple[list[McpServerConfig], list[str]]:
+    def configs(self, session: Session, cwd: Path) -> tuple[list[McpServerConfig], list[str]]:
         """User servers, then the project's, then the client's; a later one of the same name wins."""
         project, problems = read_project_servers(cwd)
-        by_name = {c.name: c for c in [*self.user_servers, *project, *self._client.get(session_id, [])]}
+        by_name = {c.name: c for c in [*self.user_servers, *project, *session.mcp.client_servers]}
         return [c for c in by_name.values() if c.enabled], problems
 
-    def forget_session(self, session_id: str) -> None:
-        self.manager.release(session_id)
-        self._client.pop(session_id, None)
-        self._decided.pop(session_id, None)
+    def forget_session(self, session: Session) -> None:
+        """The session is gone from this process: its servers stop unless another session uses them."""
+        self.manager.release(session.id)
+        session.mcp.client_servers, session.mcp.decided = [], {}
 
     # --- a turn's tools ------------------------------------------------------------------------------
 
-    async def session_tools(self, store, session_id: str, cwd: Path, emit: Emitter, ask: Ask) -> dict[str, Tool]:
+    async def session_tools(self, store, session: Session, cwd: Path, emit: Emitter, ask: Ask) -> dict[str, Tool]:
         """Start the session's servers (asking before project ones) and return its MCP tools by model name."""
+        session_id = session.id
         frozen = await load_frozen(store, session_id)
-        configs, problems = self.configs(session_id, cwd)
+        configs, problems = self.configs(session, cwd)
         if frozen is not None:
             configs = [c for c in configs if c.name in frozen.servers]
         else:
             for problem in problems:
                 emit(u.Notice(level="warning", message=problem))
-        allowed = [c for c in configs if c.origin != "project" or await self._approved(session_id, cwd, c, emit, ask)]
+        allowed = [c for c in configs if c.origin != "project" or await self._approved(session, cwd, c, emit, ask)]
         connections = self.manager.use(session_id, allowed)
         if frozen is None and not configs:
             return {}  # nothing configured: nothing to freeze (a server added later joins a later turn's freeze)
@@ -126,11 +128,12 @@ class McpService:
             )
         return {t.name: self._tool(t) for t in frozen.tools}
 
-    async def _approved(self, session_id: str, cwd: Path, config: McpServerConfig, emit: Emitter, ask: Ask) -> bool:
+    async def _approved(self, session: Session, cwd: Path, config: McpServerConfig, emit: Emitter, ask: Ask) -> bool:
         """A project server starts only once the user allowed it (protocol/README.md ``requestApproval``)."""
         if self.trust.allowed(cwd, config):
             return True
-        decided = self._decided.setdefault(session_id, {})
+        session_id = session.id
+        decided = session.mcp.decided
         if config.name in decided:
             return decided[config.name]
         params = u.RequestApprovalParams(
@@ -177,20 +180,19 @@ class McpService:
 
     # --- visibility ----------------------------------------------------------------------------------
 
-    async def list(self, store, session_id: str | None, cwd: Path | None) -> list[McpServerInfo]:
+    async def list(self, store, session: Session | None, cwd: Path | None) -> list[McpServerInfo]:
         """With a session: its servers (starting the approved ones; once its tools are frozen, the servers they
         came from); without: every running or configured user-level one."""
-        if session_id is not None and cwd is not None:
-            configs, _ = self.configs(session_id, cwd)
+        if session is not None and cwd is not None:
+            session_id = session.id
+            configs, _ = self.configs(session, cwd)
             frozen = await load_frozen(store, session_id)
             if frozen is not None:
                 configs = [c for c in configs if c.name in frozen.servers]
             waiting = [
                 c
                 for c in configs
-                if c.origin == "project"
-                and not self.trust.allowed(cwd, c)
-                and not self._decided.get(session_id, {}).get(c.name)
+                if c.origin == "project" and not self.trust.allowed(cwd, c) and not session.mcp.decided.get(c.name)
             ]
             running = self.manager.use(session_id, [c for c in configs if c not in waiting])
             return [*(_info(c) for c in running), *(_config_info(c, "needsApproval") for c in waiting)]

@@ -1,11 +1,11 @@
 """``cancelTurn {sessionId}`` -> ``{cancelled}``; the running ``submitTurn`` resolves with ``cancelled``."""
 
 from protocol.messages import CancelTurnParams, CancelTurnResult
-from server.rpc import method
-from server.runtime import Runtime
+from server.methods.registry import mutates
+from server.services import turns
+from server.services.core import Core
 
 
-@method("cancelTurn")
-async def cancel_turn(rt: Runtime, params: CancelTurnParams) -> CancelTurnResult:
-    await rt.store.get_session(params.session_id)
-    return CancelTurnResult(cancelled=rt.turns.cancel(params.session_id))
+@mutates("cancelTurn")
+async def cancel_turn(core: Core, params: CancelTurnParams) -> CancelTurnResult:
+    return CancelTurnResult(cancelled=await turns.cancel_turn(core, params.session_id))

@@ -1,11 +1,12 @@
 """``deleteSession {sessionId}`` -> ``{}``: the one operation that removes stored messages."""
 
 from protocol.messages import DeleteSessionParams, EmptyResult
-from server.rpc import method
-from server.runtime import Runtime
+from server.methods.registry import mutates
+from server.services import sessions
+from server.services.core import Core
 
 
-@method("deleteSession")
-async def delete_session(rt: Runtime, params: DeleteSessionParams) -> EmptyResult:
-    await rt.delete_session(params.session_id)
+@mutates("deleteSession")
+async def delete_session(core: Core, params: DeleteSessionParams) -> EmptyResult:
+    await sessions.delete_session(core, params.session_id)
     return EmptyResult()

@@ -2,13 +2,13 @@
 
 from protocol.messages import ForkSessionParams, ForkSessionResult
 from server.errors import InvalidParams
-from server.rpc import method
-from server.runtime import Runtime
+from server.methods.registry import mutates
+from server.services.core import Core
 
 
-@method("forkSession")
-async def fork_session(rt: Runtime, params: ForkSessionParams) -> ForkSessionResult:
+@mutates("forkSession")
+async def fork_session(core: Core, params: ForkSessionParams) -> ForkSessionResult:
     if params.at_seq is not None and params.at_seq < 0:
         raise InvalidParams("atSeq must be >= 0")
-    session = await rt.store.fork_session(params.session_id, params.at_seq)
+    session = await core.store.fork_session(params.session_id, params.at_seq)
     return ForkSessionResult(session_id=session.id)

@@ -2,15 +2,16 @@
 
 from protocol.messages import ListApprovalsParams, ListApprovalsResult, RememberedApproval
 from server.agent.remembered import Remembered
-from server.rpc import method
-from server.runtime import Runtime
+from server.methods.registry import reads
+from server.services import sessions
+from server.services.core import Core
 
 
-@method("listApprovals")
-async def list_approvals(rt: Runtime, params: ListApprovalsParams) -> ListApprovalsResult:
-    await rt.store.get_session(params.session_id)
-    remembered = await rt.remembered_approvals(params.session_id)
-    return ListApprovalsResult(approvals=[wire(r) for r in remembered.list()])
+@reads("listApprovals")
+async def list_approvals(core: Core, params: ListApprovalsParams) -> ListApprovalsResult:
+    return ListApprovalsResult(
+        approvals=[wire(r) for r in await sessions.remembered_approvals(core, params.session_id)]
+    )
 
 
 def wire(r: Remembered) -> RememberedApproval:

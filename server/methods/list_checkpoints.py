@@ -2,10 +2,10 @@
 
 from protocol.messages import ListCheckpointsParams, ListCheckpointsResult
 from server.checkpoints import list_turn_checkpoints
-from server.rpc import method
-from server.runtime import Runtime
+from server.methods.registry import reads
+from server.services.core import Core
 
 
-@method("listCheckpoints")
-async def list_checkpoints(rt: Runtime, params: ListCheckpointsParams) -> ListCheckpointsResult:
-    return await list_turn_checkpoints(rt.store, params.session_id)
+@reads("listCheckpoints")
+async def list_checkpoints(core: Core, params: ListCheckpointsParams) -> ListCheckpointsResult:
+    return await list_turn_checkpoints(core.store, params.session_id)

@@ -3,13 +3,13 @@
 from pathlib import Path
 
 from protocol.messages import ListMcpServersParams, ListMcpServersResult
-from server.rpc import method
-from server.runtime import Runtime
+from server.methods.registry import reads
+from server.services.core import Core
 
 
-@method("listMcpServers")
-async def list_mcp_servers(rt: Runtime, params: ListMcpServersParams) -> ListMcpServersResult:
-    cwd = None
-    if params.session_id is not None:
-        cwd = Path((await rt.store.get_session(params.session_id)).cwd)
-    return ListMcpServersResult(servers=await rt.mcp.list(rt.store, params.session_id, cwd))
+@reads("listMcpServers")
+async def list_mcp_servers(core: Core, params: ListMcpServersParams) -> ListMcpServersResult:
+    if params.session_id is None:
+        return ListMcpServersResult(servers=await core.mcp.list(core.store, None, None))
+    stored, session = await core.session(params.session_id)
+    return ListMcpServersResult(servers=await core.mcp.list(core.store, session, Path(stored.cwd)))

@@ -3,17 +3,17 @@
 import msgspec
 
 from protocol.messages import ListSessionsParams, ListSessionsResult, SessionInfo, SessionTotals
+from server.methods.registry import reads
 from server.methods.update_session import policy
-from server.rpc import method
-from server.runtime import Runtime
+from server.services.core import Core
 from server.workspace import normalized_folder
 
 
-@method("listSessions")
-async def list_sessions(rt: Runtime, params: ListSessionsParams) -> ListSessionsResult:
+@reads("listSessions")
+async def list_sessions(core: Core, params: ListSessionsParams) -> ListSessionsResult:
     cwd = None if params.cwd is None else str(normalized_folder(params.cwd))
-    sessions = await rt.store.list_sessions(cwd, params.limit)
-    totals = await rt.store.usage_totals([s.id for s in sessions])
+    sessions = await core.store.list_sessions(cwd, params.limit)
+    totals = await core.store.usage_totals([s.id for s in sessions])
     return ListSessionsResult(
         sessions=[
             SessionInfo(

@@ -5,13 +5,13 @@ from typing import Any
 import msgspec
 
 from protocol.messages import ReadArtifactParams, ReadArtifactResult
-from server.rpc import method
-from server.runtime import Runtime
+from server.methods.registry import reads
+from server.services.core import Core
 
 
-@method("readArtifact")
-async def read_artifact(rt: Runtime, params: ReadArtifactParams) -> ReadArtifactResult:
-    await rt.store.get_session(params.session_id)
+@reads("readArtifact")
+async def read_artifact(core: Core, params: ReadArtifactParams) -> ReadArtifactResult:
+    await core.store.get_session(params.session_id)
     kwargs: dict[str, Any] = {}
     if params.search is not None:
         kwargs["search"] = (params.search.pattern, params.search.max_matches)
@@ -19,5 +19,5 @@ async def read_artifact(rt: Runtime, params: ReadArtifactParams) -> ReadArtifact
         kwargs["line_range"] = (params.line_range.start, params.line_range.end)
     elif params.byte_range is not None:
         kwargs["byte_range"] = (params.byte_range.offset, params.byte_range.length)
-    result = await rt.artifacts.read(params.session_id, params.artifact_id, **kwargs)
+    result = await core.artifacts.read(params.session_id, params.artifact_id, **kwargs)
     return msgspec.convert(result, ReadArtifactResult)

@@ -2,18 +2,16 @@
 (compactions, approval requests and decisions, notices), so a resumed session can show them (R-OBS-1)."""
 
 from protocol.messages import EventItem, ReadEventsParams, ReadEventsResult
-from server.rpc import method
-from server.runtime import Runtime
-
-DEFAULT_PAGE = 200
-MAX_PAGE = 1000
+from server.methods.registry import reads
+from server.services.core import Core
+from server.transcript.records import page_size
 
 
-@method("readEvents")
-async def read_events(rt: Runtime, params: ReadEventsParams) -> ReadEventsResult:
-    await rt.store.get_session(params.session_id)
-    size = min(params.limit if params.limit and params.limit > 0 else DEFAULT_PAGE, MAX_PAGE)
-    events = await rt.store.list_events(
+@reads("readEvents")
+async def read_events(core: Core, params: ReadEventsParams) -> ReadEventsResult:
+    await core.store.get_session(params.session_id)
+    size = page_size(params.limit)
+    events = await core.store.list_events(
         params.session_id, kinds=params.kinds or (), after_id=params.after_id or 0, limit=size + 1
     )
     page = events[:size]

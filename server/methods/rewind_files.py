@@ -2,17 +2,17 @@
 
 from protocol.messages import RewindFilesParams, RewindFilesResult
 from server.checkpoints import rewind_files as rewind
-from server.rpc import method
-from server.runtime import Runtime
+from server.methods.registry import mutates
+from server.services.core import Core
 
 
-@method("rewindFiles")
-async def rewind_files(rt: Runtime, params: RewindFilesParams) -> RewindFilesResult:
-    await rt.store.get_session(params.session_id)
-    rt.turns.ensure_idle(params.session_id)  # a running turn may be writing the very files
+@mutates("rewindFiles")
+async def rewind_files(core: Core, params: RewindFilesParams) -> RewindFilesResult:
+    _, session = await core.session(params.session_id)
+    session.turns.ensure_idle()  # a running turn may be writing the very files
     return await rewind(
-        rt.store,
-        rt.blobs,
+        core.store,
+        core.blobs,
         params.session_id,
         params.to_turn_id,
         params.tool_call_id,

@@ -1,15 +1,11 @@
 """``steerTurn {sessionId, text}`` -> ``{turnId}``: a user message for the running turn's next model call."""
 
 from protocol.messages import SteerTurnParams, SteerTurnResult
-from server.agent.service import steer_turn as steer
-from server.errors import InvalidParams
-from server.rpc import method
-from server.runtime import Runtime
+from server.methods.registry import mutates
+from server.services import turns
+from server.services.core import Core
 
 
-@method("steerTurn")
-async def steer_turn(rt: Runtime, params: SteerTurnParams) -> SteerTurnResult:
-    if not params.text.strip():
-        raise InvalidParams("text must not be empty")
-    await rt.store.get_session(params.session_id)
-    return steer(rt, params.session_id, params.text)
+@mutates("steerTurn")
+async def steer_turn(core: Core, params: SteerTurnParams) -> SteerTurnResult:
+    return await turns.steer_turn(core, params.session_id, params.text)

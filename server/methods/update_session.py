@@ -4,28 +4,20 @@ Both apply from the session's next model call (a running turn's too): the loop a
 
 from typing import cast
 
-import msgspec
-
 from protocol.messages import ApprovalPolicy, UpdateSessionParams, UpdateSessionResult
-from server.agent.models import checked_model_name
-from server.agent.service import context_window
-from server.rpc import method
-from server.runtime import Runtime
+from server.methods.registry import mutates
+from server.services import models, sessions
+from server.services.core import Core
 
 
-@method("updateSession")
-async def update_session(rt: Runtime, params: UpdateSessionParams) -> UpdateSessionResult:
-    session = await rt.store.get_session(params.session_id)
-    if params.model is not msgspec.UNSET:  # checked before anything is written: a bad call changes nothing
-        await rt.store.set_model(session.id, checked_model_name(rt.settings, params.model))
-    if params.approval_policy is not msgspec.UNSET:
-        await rt.store.set_approval_policy(session.id, params.approval_policy)
-    session = await rt.store.get_session(session.id)
+@mutates("updateSession")
+async def update_session(core: Core, params: UpdateSessionParams) -> UpdateSessionResult:
+    session = await sessions.update_session(core, params.session_id, params.model, params.approval_policy)
     return UpdateSessionResult(
         session_id=session.id,
         model=session.model,
         approval_policy=policy(session.approval_policy),
-        context_window_tokens=context_window(rt, session),
+        context_window_tokens=models.context_window(core.settings, session),
     )
 
 

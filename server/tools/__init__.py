@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from server.tools import command, files, memory, recall
 from server.tools.base import Tool, ToolContext, ToolDenied, ToolFailure, ToolOutcome
+
+# What runs one tool call: ``run_tool`` below, or a replay's recorded results (``server.replay``).
+ToolRunner = Callable[[ToolContext, str, dict[str, Any]], Awaitable[ToolOutcome]]
 
 TOOLS: dict[str, Tool] = {t.name: t for t in [*files.TOOLS, *command.TOOLS, *recall.TOOLS, *memory.TOOLS]}
 
@@ -42,4 +45,4 @@ async def run_tool(ctx: ToolContext, name: str, args: dict[str, Any]) -> ToolOut
         return ToolOutcome(f"Tool failed: {type(exc).__name__}: {exc}", "error")
 
 
-__all__ = ["TOOLS", "Tool", "ToolContext", "ToolOutcome", "parse_arguments", "run_tool", "tool_specs"]
+__all__ = ["TOOLS", "Tool", "ToolContext", "ToolOutcome", "ToolRunner", "parse_arguments", "run_tool", "tool_specs"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from server.artifacts import InvalidArtifactRequest
+from server.errors import InvalidArtifactRequest
 from server.tools.base import Tool, ToolContext, ToolFailure, optional_int, require_str, schema
 from server.transcript import ArtifactNotFound
 

@@ -157,6 +157,15 @@ class SearchHit:
     snippet: str
 
 
+DEFAULT_PAGE = 200  # items a paged read returns when the client names no limit
+MAX_PAGE = 1000  # and at most, whatever it names
+
+
+def page_size(limit: int | None) -> int:
+    """The items a paged read (``readTranscript``, ``readEvents``) returns for a client's ``limit``."""
+    return min(limit if limit and limit > 0 else DEFAULT_PAGE, MAX_PAGE)
+
+
 @dataclass
 class Page:
     items: list[StoredMessage] = field(default_factory=list)

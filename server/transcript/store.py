@@ -12,8 +12,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
-from collections.abc import Callable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from contextvars import ContextVar
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,7 @@ from server.transcript.records import (
     dumps,
     loads,
     now,
+    page_size,
     searchable_text,
 )
 from server.transcript.schema import migrate
@@ -45,10 +47,24 @@ from server.transcript.view_state import _PIPELINE, Checkpointer, ViewStateQueri
 
 log = logging.getLogger(__name__)
 
-DEFAULT_PAGE = 200
-MAX_PAGE = 1000
-
 TokenEstimator = Callable[[dict[str, Any]], int]
+
+_READING: ContextVar[str | None] = ContextVar("reading", default=None)
+
+
+class WriteInRead(RuntimeError):
+    """A write to the store inside ``read_only``: a bug in a read, never a request's fault."""
+
+
+@contextmanager
+def read_only(what: str) -> Iterator[None]:
+    """Within this block (and the tasks it starts) any write to a store raises ``WriteInRead``: the edge runs
+    every read handler so (``server.methods.registry``), so a read never writes."""
+    token = _READING.set(what)
+    try:
+        yield
+    finally:
+        _READING.reset(token)
 
 
 class Store(
@@ -125,6 +141,8 @@ class Store(
     @asynccontextmanager
     async def _write(self):
         """One ``BEGIN IMMEDIATE`` transaction: all of it commits or none of it does."""
+        if (reading := _READING.get()) is not None:
+            raise WriteInRead(f"{reading} is a read and may not write to the store")
         async with self._write_lock:
             try:
                 if self._writer.in_transaction:  # never start inside a transaction something left open
@@ -236,7 +254,7 @@ class Store(
     async def read_messages(self, session_id: str, after_seq: int | None = None, limit: int | None = None) -> Page:
         """A page of messages with ``seq > after_seq``; ``next_seq`` is set when more follow."""
         await self.get_session(session_id)
-        size = min(limit if limit and limit > 0 else DEFAULT_PAGE, MAX_PAGE)
+        size = page_size(limit)
         rows = await self._read(
             f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
             (session_id, after_seq or 0, size + 1),

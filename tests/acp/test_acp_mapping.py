@@ -9,9 +9,10 @@ from acp import embedded_blob_resource, resource_block, text_block
 from acp.schema import AllowedOutcome, AudioContentBlock, DeniedOutcome, RequestPermissionResponse
 
 from server.acp import permissions, tools
-from server.acp.prompt import UnsupportedContent, user_message
+from server.acp.prompt import user_message
 from server.acp.replay import UNANSWERED, replay
-from server.acp.updates import LiveSession
+from server.acp.updates import UpdateMapping
+from server.errors import UnsupportedContent
 from server.transcript import StoredMessage
 
 
@@ -40,7 +41,7 @@ def test_a_binary_resource_is_named_not_inlined_and_audio_is_refused():
 
 
 def test_compactions_and_notices_are_agent_messages_marked_in_meta(tmp_path: Path):
-    live = LiveSession(tmp_path)
+    live = UpdateMapping(tmp_path)
     [compacted] = live.translate(
         {"kind": "contextCompacted", "mode": "summarized", "beforeTokens": 900, "afterTokens": 200, "summary": "s"}
     )
@@ -52,7 +53,7 @@ def test_compactions_and_notices_are_agent_messages_marked_in_meta(tmp_path: Pat
 
 
 def test_an_answer_that_was_not_streamed_is_sent_whole(tmp_path: Path):
-    live = LiveSession(tmp_path)
+    live = UpdateMapping(tmp_path)
     [whole] = live.translate({"kind": "assistantMessage", "content": "all at once"})
     assert whole.content.text == "all at once"
     live.translate({"kind": "assistantDelta", "text": "streamed"})
@@ -78,7 +79,7 @@ def test_replay_closes_a_call_whose_result_was_never_stored(tmp_path: Path):
 
 
 def test_usage_carries_the_session_cost_when_a_price_is_known(tmp_path: Path):
-    live = LiveSession(tmp_path)
+    live = UpdateMapping(tmp_path)
     base = {"kind": "usage", "contextTokens": 10, "contextWindowTokens": 100, "inputTokens": 10, "outputTokens": 1}
     [priced] = live.translate({**base, "totals": {"inputTokens": 10, "costUsd": 0.25}})
     assert (priced.used, priced.size, priced.cost.amount, priced.cost.currency) == (10, 100, 0.25, "USD")

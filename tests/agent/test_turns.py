@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from protocol.messages import SubmitTurnResult, TurnUsage
-from server.agent.turns import TurnManager
+from server.agent.turns import SessionTurns
 from server.errors import TurnNotRunning
 
 
@@ -16,41 +16,41 @@ async def test_steerTurn_after_a_turn_took_its_last_steer_is_TurnNotRunning_not_
     task is done. A steer accepted in that window would be answered with the turn's id and then never sent; it
     must be refused, so the client runs it as a turn of its own. (And a steer that arrives before the new turn's
     task first runs, as when submitTurn and steerTurn are read in one go, is the turn's first delivery.)"""
-    turns = TurnManager()
+    turns = SessionTurns("s")
     took_last, finish = asyncio.Event(), asyncio.Event()
     seen: list[list[str]] = []
 
     async def run() -> SubmitTurnResult:
-        seen.append(turns.take_steers("s", False))  # a model call's look: the turn goes on
+        seen.append(turns.take_steers(False))  # a model call's look: the turn goes on
         await asyncio.sleep(0)
-        seen.append(turns.take_steers("s", True))  # the last look: nothing, so the turn ends
+        seen.append(turns.take_steers(True))  # the last look: nothing, so the turn ends
         took_last.set()
         await finish.wait()  # what the turn still awaits before its task is done
         return SubmitTurnResult(turn_id="t1", stop_reason="endTurn", usage=TurnUsage())
 
-    task = turns.start("s", "t1", run)
-    assert turns.steer("s", "while it runs") == "t1"
+    task = turns.start("t1", run)
+    assert turns.steer("while it runs") == "t1"
     await took_last.wait()
     assert seen == [["while it runs"], []]
     with pytest.raises(TurnNotRunning):
-        turns.steer("s", "too late")
+        turns.steer("too late")
     finish.set()
     assert (await task).stop_reason == "endTurn"
 
 
 async def test_a_last_look_that_finds_text_keeps_the_turn_open_to_steering():
-    turns = TurnManager()
+    turns = SessionTurns("s")
     release = asyncio.Event()
 
     async def run() -> SubmitTurnResult:
         await release.wait()
-        assert turns.take_steers("s", True) == ["one more"]  # delivered: the turn makes another call
-        assert turns.steer("s", "and another") == "t1"
-        assert turns.take_steers("s", True) == ["and another"]
-        assert turns.take_steers("s", True) == []
+        assert turns.take_steers(True) == ["one more"]  # delivered: the turn makes another call
+        assert turns.steer("and another") == "t1"
+        assert turns.take_steers(True) == ["and another"]
+        assert turns.take_steers(True) == []
         return SubmitTurnResult(turn_id="t1", stop_reason="endTurn", usage=TurnUsage())
 
-    task = turns.start("s", "t1", run)
-    turns.steer("s", "one more")
+    task = turns.start("t1", run)
+    turns.steer("one more")
     release.set()
     await task

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from protocol import METHODS
-from server.transport import recover_id
+from server.edge.transport import recover_id
 from tests.harness import frame, popen_server, read_frame, server_env
 
 MAX_MESSAGE = 1_000_000  # THREADLINE_MAX_MESSAGE_BYTES for this module's server

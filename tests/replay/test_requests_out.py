@@ -7,10 +7,10 @@ import json
 import subprocess
 from pathlib import Path
 
-from server.agent.service import tool_overhead_tokens
 from server.cli.demo import draw
 from server.cli.replay_run import ReplayReport, Step, cache_breaks
 from server.context import estimate_message_tokens
+from server.services.context import tool_overhead_tokens
 from tests.conftest import KIMI, load_trajectory
 from tests.fakes.fake_provider import FakeProvider
 from tests.harness import REPO, server_env, start_client

@@ -10,7 +10,7 @@ import pytest
 
 from server.context.tokens import estimate_message_tokens
 from server.transcript import InvalidMessage, NewMessage, SessionNotFound, StorageFailure, Store
-from server.transcript.store import MAX_PAGE
+from server.transcript.records import MAX_PAGE
 from tests.conftest import KIMI, load_trajectory
 
 

@@ -25,8 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from server.config import Settings
+from server.edge.errors import INVALID_REQUEST, PARSE_ERROR
+from server.edge.transport import EOF_, PREAUTH_MAX_BYTES, FrameError, frame, read_message
 from server.errors import StorageFailure
-from server.transport import EOF_, INVALID_REQUEST, PREAUTH_MAX_BYTES, FrameError, frame, read_message
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +62,7 @@ async def _admit(token: str, reader: asyncio.StreamReader, writer: asyncio.Strea
         writer.write(frame(json.dumps({"jsonrpc": "2.0", "id": msg_id, "error": error}).encode()))
 
     def reject(exc: FrameError) -> None:
-        if exc.msg_id is not None or exc.code in (-32700, INVALID_REQUEST):
+        if exc.msg_id is not None or exc.code in (PARSE_ERROR, INVALID_REQUEST):
             reply(exc.msg_id, exc.code, exc.message)
 
     try:
@@ -116,7 +117,7 @@ async def _serve_connection(
     first: dict[str, Any],
     live: set,
 ) -> None:
-    from server.app import ThreadlineServer
+    from server.edge.app import ThreadlineServer
 
     server = ThreadlineServer(settings)
     server.tcp_token = token

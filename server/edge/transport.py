@@ -16,11 +16,10 @@ from typing import Any
 
 import msgspec
 
+from server.edge.errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
+
 log = logging.getLogger(__name__)
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-INTERNAL_ERROR = -32603
 _HEADER = re.compile(rb"^([A-Za-z-]+):[ \t]*(.*?)\r?\n$")
 _MAX_HEADER_LINE = 8192
 _DISCARD_CHUNK = 1 << 16

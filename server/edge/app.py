@@ -1,7 +1,7 @@
 """The pygls application: LSP lifecycle, our methods registered as thin features, and the I/O loops.
 
 pygls supplies the lifecycle, request futures, cancellation and outgoing requests; framing is ours
-(``server.transport``) so that every message is bounded and every malformed one is answered.
+(``server.edge.transport``) so that every message is bounded and every malformed one is answered.
 """
 
 from __future__ import annotations
@@ -35,9 +35,11 @@ from protocol import METHODS, NOTIFICATIONS, SERVER_REQUESTS
 from protocol.updates import InitializationOptions
 from server import __version__, redaction
 from server.config import Settings
-from server.rpc import HANDLERS, decode_params, encode_result, to_rpc_error
+from server.edge.errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
+from server.edge.rpc import decode_params, run_handler, to_rpc_error
+from server.edge.transport import PREAUTH_MAX_BYTES, FrameError, read_messages
+from server.methods.registry import HANDLERS, Handler
 from server.runtime import Runtime
-from server.transport import PREAUTH_MAX_BYTES, FrameError, read_messages
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +49,7 @@ class _ExpectedErrors(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         exc = record.exc_info[1] if record.exc_info else None
-        return not isinstance(exc, JsonRpcException) or exc.code == -32603
+        return not isinstance(exc, JsonRpcException) or exc.code == INTERNAL_ERROR
 
 
 logging.getLogger("pygls.protocol.json_rpc").addFilter(_ExpectedErrors())
@@ -170,7 +172,7 @@ class ThreadlineServer(LanguageServer):
             return None
         if self.wire.shutting_down:
             return JsonRpcException(
-                code=-32600,
+                code=INVALID_REQUEST,
                 message="invalid request: the server is shutting down; send exit",
                 data={"code": "ShuttingDown"},
             )
@@ -232,7 +234,7 @@ class ThreadlineServer(LanguageServer):
         if "method" in data and "id" in data and data["id"] is None:
             # JSON-RPC: a request's id is a string or number; ``"id": null`` is neither a request nor a
             # notification, and must not slip past the gate as one.
-            self._reject(FrameError(-32600, "invalid request: id must be a string or an integer, not null"))
+            self._reject(FrameError(INVALID_REQUEST, "invalid request: id must be a string or an integer, not null"))
             return
         if data.get("method") == types.INITIALIZE:
             note_secrets(data.get("params"))  # before anything (pygls at DEBUG) can log the message
@@ -247,7 +249,7 @@ class ThreadlineServer(LanguageServer):
 
     def _reject(self, exc: FrameError) -> None:
         log.warning("rejected message: %s", exc.message)
-        if exc.msg_id is None and exc.code not in (-32700, -32600):
+        if exc.msg_id is None and exc.code not in (PARSE_ERROR, INVALID_REQUEST):
             return
         self.wire.send_payload(
             {"jsonrpc": "2.0", "id": exc.msg_id, "error": {"code": exc.code, "message": exc.message}}
@@ -276,16 +278,16 @@ def note_mcp_secrets(params: Any) -> None:
                     redaction.add_secret(pair["value"])
 
 
-def _feature(name: str, handler):
+def _feature(name: str, handler: Handler):
     async def feature(ls: ThreadlineServer, params: Any) -> Any:
         decoded = decode_params(name, params)
         try:
-            return encode_result(await handler(ls.runtime, decoded))
+            return await run_handler(handler, ls.runtime, decoded)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
             error = to_rpc_error(exc)
-            if error.code == -32603:
+            if error.code == INTERNAL_ERROR:
                 log.error("%s failed", name, exc_info=exc)
             raise error from None
 

@@ -1,8 +1,9 @@
-"""The services' way out to an ACP client: ``Runtime`` with ``notify`` and ``ask_client`` speaking ACP.
+"""The services' way out to an ACP client: ``notify`` and ``ask_client`` speaking ACP.
 
-The agent loop, approvals and store are Threadline's own; only the two exits differ. Updates go through one
-outbox task, so they reach the client in the order the loop emitted them, and a request or a response that must
-follow them (a permission request, the prompt's answer) waits for ``flush``.
+The agent loop, approvals and store are Threadline's own; only the two exits differ, and the runtime is built with
+these (``server.acp.serve``). Updates go through one outbox task, so they reach the client in the order the loop
+emitted them, and a request or a response that must follow them (a permission request, the prompt's answer) waits
+for ``flush``.
 """
 
 from __future__ import annotations
@@ -16,19 +17,16 @@ from acp.interfaces import Client
 
 from server.acp import permissions
 from server.acp.transport import LineTransport
-from server.acp.updates import LiveSession
-from server.config import Settings
-from server.runtime import Runtime
+from server.acp.updates import UpdateMapping
 
 log = logging.getLogger(__name__)
 
 
-class AcpRuntime(Runtime):
-    def __init__(self, settings: Settings):
-        super().__init__(settings)  # the two exits are the methods below
+class AcpClient:
+    def __init__(self) -> None:
         self.client: Client | None = None
         self.transport: LineTransport | None = None  # withdraws permission requests nobody waits for any more
-        self.live: dict[str, LiveSession] = {}  # the sessions this connection has opened, with their mapping state
+        self.live: dict[str, UpdateMapping] = {}  # the sessions this connection has opened, with their mapping
         self.rejected: dict[str, set[str]] = {}  # session -> tools the user rejected always
         self._outbox: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         self._sender: asyncio.Task | None = None
@@ -37,20 +35,16 @@ class AcpRuntime(Runtime):
         self.client = client
         self._sender = asyncio.get_running_loop().create_task(self._send_updates(), name="acp outbox")
 
-    async def close(self) -> None:
-        try:
-            await super().close()
-        finally:
-            if self._sender is not None:
-                self._sender.cancel()
+    def close(self) -> None:
+        if self._sender is not None:
+            self._sender.cancel()
 
-    def open_session(self, session_id: str, cwd: str) -> LiveSession:
-        return self.live.setdefault(session_id, LiveSession(Path(cwd)))
+    def open_session(self, session_id: str, cwd: str) -> UpdateMapping:
+        return self.live.setdefault(session_id, UpdateMapping(Path(cwd)))
 
     def close_session(self, session_id: str) -> None:
         self.live.pop(session_id, None)
         self.rejected.pop(session_id, None)
-        self.mcp.forget_session(session_id)  # its MCP servers stop unless another session uses them
 
     # --- the two exits -------------------------------------------------------------------------------
 

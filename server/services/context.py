@@ -1,0 +1,165 @@
+"""The context use cases: the view the next model call would send (``getContextView``), and compacting now.
+
+``context_view`` is a read: it builds on the session's held state and writes nothing. A resume point it learns
+waits in the session's handle (``Session.unsaved``) for a path that writes anyway: the session's next turn,
+``prepare_view`` (an import), or the server's close.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from protocol import updates as u
+from protocol.messages import CompactSessionResult, ContextViewResult, GetContextViewParams
+from server.agent.digests import stable_prefix_tokens
+from server.agent.emit import Emitter
+from server.agent.models import provider_settings
+from server.agent.view_resume import build_view, keep_resume_point, save_unsaved
+from server.agent.views import COMPACTION_EVENT, effective_settings, stored_compaction
+from server.context import RequestView, ViewSettings, estimate_text_tokens, fit_to_window
+from server.errors import InvalidParams
+from server.mcp.service import load_frozen
+from server.services.core import Core
+from server.services.models import view_settings
+from server.sessions import Session
+from server.tools import tool_specs
+from server.transcript import Store
+
+MAX_FOCUS_CHARS = 4000
+
+
+def tool_overhead_tokens(extra_specs: list[dict] | None = None) -> int:
+    """What the tool definitions add to every request (they are not part of the message view): the built-in
+    tools', plus a session's frozen MCP tools' when given."""
+    return estimate_text_tokens(json.dumps(tool_specs() + (extra_specs or [])))
+
+
+async def session_tool_overhead_tokens(store: Store, session_id: str) -> int:
+    frozen = await load_frozen(store, session_id)
+    return tool_overhead_tokens(frozen.specs() if frozen else None)
+
+
+@dataclass(frozen=True)
+class ContextView:
+    """The request view the next model call would send now, with the budgets it was planned under."""
+
+    view: RequestView
+    settings: ViewSettings  # the session's (or the request's) window, threshold and tail
+    effective: ViewSettings  # the same after the tool definitions' reserve and the learned calibration
+    reserved_tokens: int
+
+
+async def context_view(
+    core: Core,
+    session_id: str,
+    context_window_tokens: int | None = None,
+    threshold_ratio: float | None = None,
+    keep_recent_tokens: int | None = None,
+) -> tuple[ContextView, Session]:
+    """The view the next model call would really send (the same budget the agent loop uses), built on the
+    session's state and stored compaction; nothing is stored or announced. For a history no turn has compacted,
+    where its safe tail starts is noted in the session's handle, for the next server to resume from (cold start,
+    B-CACHE-3) once a path that writes keeps it."""
+    stored, session = await core.session(session_id)
+    settings = view_settings(core.settings, stored, context_window_tokens, threshold_ratio, keep_recent_tokens)
+    reserved = await session_tool_overhead_tokens(core.store, session_id)
+    model = provider_settings(core.settings, stored).model or ""
+    effective = effective_settings(settings, reserved, core.calibrations.get(model))
+    compaction = await stored_compaction(core.store, session_id)
+    view = await build_view(
+        core.store,
+        session,
+        compaction,
+        lambda state: state.view(effective, compaction),
+        effective.context_window_tokens,
+    )
+    if compaction is None:
+        await keep_resume_point(core.store, session, view)
+    return ContextView(fit_to_window(view), settings, effective, reserved), session
+
+
+async def get_context_view(core: Core, params: GetContextViewParams) -> ContextViewResult:
+    """``getContextView``: the request view the next model call would send now, without calling a model."""
+    if params.context_window_tokens is not None and params.context_window_tokens <= 0:
+        raise InvalidParams("contextWindowTokens must be positive")
+    if params.threshold_ratio is not None and not 0 < params.threshold_ratio <= 1:
+        raise InvalidParams("thresholdRatio must be in (0, 1]")
+    if params.keep_recent_tokens is not None and params.keep_recent_tokens < 0:
+        raise InvalidParams("keepRecentTokens must be >= 0")
+    got, session = await context_view(
+        core, params.session_id, params.context_window_tokens, params.threshold_ratio, params.keep_recent_tokens
+    )
+    view = got.view
+    return ContextViewResult(
+        messages=view.messages,
+        estimated_tokens=view.estimated_tokens,
+        threshold_tokens=view.threshold_tokens,
+        context_window_tokens=got.settings.context_window_tokens,
+        keep_recent_tokens=view.keep_recent_tokens,
+        reserved_tokens=got.reserved_tokens,
+        mode=view.mode,
+        compacted_tool_outputs=view.compacted_tool_outputs,
+        transcript_messages=view.transcript_messages,
+        before_tokens=view.before_tokens,
+        summary=view.summary,
+        compact_target_tokens=got.effective.target_tokens,
+        stable_prefix_tokens=await stable_prefix_tokens(core.store, session, view.messages),
+    )
+
+
+async def prepare_view(core: Core, session_id: str) -> None:
+    """Read a session's history into its view state now and keep what that learned (a mutating path: an import),
+    so opening the session, here or after a restart, is fast."""
+    _, session = await context_view(core, session_id)
+    await save_unsaved(core.store, session)
+
+
+async def compact_session(core: Core, session_id: str, focus: str | None) -> CompactSessionResult:
+    """Compact now (``compactSession``): a summary compaction of the stored transcript, stored and announced like
+    any other, so the next request starts from it (B-CACHE-2); ``focus`` goes verbatim into its Focus: section."""
+    if focus is not None and len(focus) > MAX_FOCUS_CHARS:
+        raise InvalidParams(f"focus must be at most {MAX_FOCUS_CHARS} characters")
+    stored, session = await core.session(session_id)
+    session.turns.ensure_idle()  # a running turn carries its own compaction: compact between turns
+    model = provider_settings(core.settings, stored).model or ""
+    settings = effective_settings(
+        view_settings(core.settings, stored),
+        await session_tool_overhead_tokens(core.store, session_id),
+        core.calibrations.get(model),
+    )
+    view, tokens = await build_view(
+        core.store,
+        session,
+        await stored_compaction(core.store, session_id),
+        lambda state: (state.compact_now(settings, focus), state.tokens),
+        settings.context_window_tokens,
+    )
+    if view is None or view.compaction is None:
+        return CompactSessionResult(compacted=False, mode="full", before_tokens=tokens, after_tokens=tokens)
+    event = {
+        "mode": view.mode,
+        "beforeTokens": view.before_tokens,
+        "afterTokens": view.estimated_tokens,
+        "summary": view.summary or "",
+        "compaction": view.compaction.to_json(),
+        "requested": True,
+    }
+    if focus and focus.strip():
+        event["focus"] = focus.strip()
+    await core.store.add_event(session_id, COMPACTION_EVENT, event)
+    Emitter(core.notify, session_id, None)(
+        u.ContextCompacted(
+            mode=view.mode,
+            before_tokens=view.before_tokens,
+            after_tokens=view.estimated_tokens,
+            summary=view.summary or "",
+        )
+    )
+    return CompactSessionResult(
+        compacted=True,
+        before_tokens=view.before_tokens,
+        after_tokens=view.estimated_tokens,
+        mode=view.mode,
+        summary=view.summary,
+    )

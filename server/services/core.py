@@ -1,0 +1,79 @@
+"""What the use cases share across sessions: the settings, the store, the live sessions and the ways out.
+
+``server.runtime.Runtime`` builds one ``Core`` per connection and opens and closes what it holds; the front ends
+(``server.edge``, ``server.acp``) hand it to the services, which take a session's handle from ``sessions`` and
+pass on only the collaborators each step needs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from server.agent.emit import Notify
+from server.agent.models import ModelSource
+from server.artifacts import ArtifactStore
+from server.checkpoints import Blobs
+from server.config import Settings
+from server.context import Calibration
+from server.mcp.service import McpService
+from server.sessions import Session, Sessions
+from server.tools import ToolRunner
+from server.tools.processes import ProcessGroups
+from server.transcript import Session as StoredSession
+from server.transcript import Store
+
+Ask = Callable[[str, Any], Awaitable[Any]]
+
+
+def no_client(method: str, params: Any) -> Any:
+    raise RuntimeError(f"no client to send {method} to")
+
+
+class Core:
+    def __init__(
+        self,
+        settings: Settings,
+        models: ModelSource,
+        notify: Notify = no_client,
+        ask: Ask = no_client,
+        recorded_tools: ToolRunner | None = None,
+    ):
+        """``notify`` and ``ask`` are the two ways out to the client (a notification, a request awaiting its
+        answer); the front end (pygls, ACP) supplies them. ``recorded_tools``: what runs tool calls instead of the
+        tools (a replay hands back recorded results); None: tools run for real."""
+        self.settings = settings
+        self.models = models
+        self.recorded_tools = recorded_tools
+        self._notify, self._ask = notify, ask
+        self.processes = ProcessGroups()
+        self.calibrations: dict[str, Calibration] = {}  # B-TOK-3, per model
+        self.mcp = McpService(settings.home, settings.mcp_servers, self.notify)  # shared MCP servers (server.mcp)
+        self.sessions = Sessions(lambda: self.store, on_forget=self.mcp.forget_session)
+        self.blobs = Blobs(settings.checkpoints_dir)  # file checkpoint contents (server.checkpoints)
+        self._store: Store | None = None
+        self._artifacts: ArtifactStore | None = None
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            raise RuntimeError("the store is not open")
+        return self._store
+
+    @property
+    def artifacts(self) -> ArtifactStore:
+        if self._artifacts is None:
+            raise RuntimeError("the store is not open")
+        return self._artifacts
+
+    def notify(self, method: str, params: Any) -> None:
+        self._notify(method, params)
+
+    async def ask_client(self, method: str, params: Any) -> Any:
+        """A server -> client request; cancelling the asker withdraws the question (the front end's business)."""
+        return await self._ask(method, params)
+
+    async def session(self, session_id: str) -> tuple[StoredSession, Session]:
+        """The stored session (or ``SessionNotFound``) and its live handle."""
+        stored = await self.store.get_session(session_id)
+        return stored, self.sessions.get(session_id)

@@ -1,0 +1,105 @@
+"""The session use cases: create, import, update and delete a session, and its remembered grants."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from server.agent.models import checked_model_name
+from server.agent.remembered import Remembered, revoke
+from server.errors import InvalidParams
+from server.services.context import prepare_view
+from server.services.core import Core
+from server.transcript import NewMessage
+from server.transcript import Session as StoredSession
+from server.workspace import checked_folder, normalized_folder
+
+log = logging.getLogger(__name__)
+
+
+async def create_session(
+    core: Core,
+    cwd: str,
+    title: str | None = None,
+    approval_policy: str | None = None,
+    model: str | None = None,
+    mcp_servers: list[dict[str, Any]] | None = None,
+) -> StoredSession:
+    """A new session; everything is checked before anything is stored (an unknown model is ModelNotFound)."""
+    folder = checked_folder(cwd)
+    model = checked_model_name(core.settings, model)
+    servers = mcp_servers or []
+    check_mcp_servers(core, servers, folder)
+    stored = await core.store.create_session(str(folder), title, approval_policy, model)
+    if servers:
+        core.mcp.set_client_servers(core.sessions.get(stored.id), servers, folder)
+    return stored
+
+
+def check_mcp_servers(core: Core, servers: list[dict[str, Any]], cwd: Path) -> None:
+    try:
+        core.mcp.check_client_servers(servers, cwd)
+    except ValueError as exc:
+        raise InvalidParams(str(exc)) from None
+
+
+async def keep_mcp_servers(core: Core, session_id: str, servers: list[dict[str, Any]]) -> None:
+    """A client's MCP servers for a stored session (ACP sends them on every ``session/new|load|resume``)."""
+    stored, session = await core.session(session_id)
+    try:
+        core.mcp.set_client_servers(session, servers, Path(stored.cwd))
+    except ValueError as exc:
+        raise InvalidParams(str(exc)) from None
+
+
+async def import_session(core: Core, cwd: str, title: str | None, messages: list[NewMessage]) -> StoredSession:
+    """Store a history (never calling a model), then read it into its view state once, so opening the session,
+    here or after a restart, is fast."""
+    for i, msg in enumerate(messages):
+        msg.validate(f"messages[{i}]")
+    stored = await core.store.create_session(str(normalized_folder(cwd)), title or "Imported session")
+    await core.store.append_messages(stored.id, messages)
+    try:
+        await prepare_view(core, stored.id)
+    except Exception:  # noqa: BLE001 - the import is stored; the first view will read it instead
+        log.exception("preparing the view of imported session %s failed", stored.id)
+    return stored
+
+
+async def update_session(
+    core: Core, session_id: str, model: Any = msgspec.UNSET, approval_policy: Any = msgspec.UNSET
+) -> StoredSession:
+    """Set the session's model and/or approval policy (``UNSET``: left as it is); both apply from its next model
+    call. Checked before anything is written: a bad call changes nothing."""
+    stored = await core.store.get_session(session_id)
+    if model is not msgspec.UNSET:
+        await core.store.set_model(stored.id, checked_model_name(core.settings, model))
+    if approval_policy is not msgspec.UNSET:
+        await core.store.set_approval_policy(stored.id, approval_policy)
+    return await core.store.get_session(stored.id)
+
+
+async def delete_session(core: Core, session_id: str) -> None:
+    """Remove the session's rows, then its artifact files (R-SRC-1's one exception: an explicit delete).
+
+    A running or starting turn is cancelled first and awaited, so it never calls the model again."""
+    await core.store.get_session(session_id)
+
+    await core.sessions.delete(session_id, lambda: core.store.delete_session(session_id))
+    shutil.rmtree(core.settings.artifacts_dir / session_id, ignore_errors=True)
+    core.blobs.drop_session(session_id)
+
+
+async def remembered_approvals(core: Core, session_id: str) -> list[Remembered]:
+    _, session = await core.session(session_id)
+    return (await session.approvals()).list()
+
+
+async def revoke_approval(core: Core, session_id: str, approval_id: str) -> Remembered:
+    """Forget one "allow always"; the next such call asks (``ApprovalNotFound`` if unknown)."""
+    _, session = await core.session(session_id)
+    return await revoke(core.store, await session.approvals(), session_id, approval_id)

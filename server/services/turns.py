@@ -1,0 +1,166 @@
+"""The turn use cases: submit (with its input checks), steer and cancel a turn, and putting a turn together.
+
+Every front end comes here (``submitTurn`` and ACP's ``session/prompt`` alike), so every one gets the same checks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from protocol import updates as u
+from protocol.messages import SteerTurnResult, SubmitTurnParams, SubmitTurnResult, TurnError, TurnUsage
+from server.agent.approvals import Approvals, approval_policy
+from server.agent.emit import Emitter
+from server.agent.loop import Turn
+from server.agent.views import ViewBuilder
+from server.checkpoints import Checkpointer
+from server.errors import InvalidParams
+from server.frozen import read_frozen_context
+from server.providers import ChatProvider
+from server.services.context import tool_overhead_tokens
+from server.services.core import Core
+from server.services.images import check_images
+from server.services.models import choose_model, view_settings
+from server.sessions import Session
+from server.tools import ToolContext
+from server.transcript import NewMessage, new_id
+from server.transcript import Session as StoredSession
+
+NO_PROVIDER = (
+    "no model provider is configured: set THREADLINE_BASE_URL and THREADLINE_MODEL (and "
+    "THREADLINE_API_KEY), config.toml, or initializationOptions.provider"
+)
+
+
+async def submit_turn(core: Core, params: SubmitTurnParams) -> SubmitTurnResult:
+    """Run a turn to its end (``submitTurn``, ACP ``session/prompt``); images are checked before anything is
+    stored. With ``queue`` it runs after the turns already there, else the session must be idle."""
+    check_images(params.images or [])
+    stored, session = await core.session(params.session_id)
+    if not params.queue:
+        session.turns.ensure_idle()
+    provider = core.models.provider(core.settings, stored)
+    turn_id = new_id("turn_")
+    emit = Emitter(core.notify, session.id, turn_id)
+    if provider is None:
+        error = TurnError(code="noProvider", message=NO_PROVIDER)
+        emit(u.Notice(level="error", message=NO_PROVIDER))
+        emit(u.TurnCompleted(stop_reason="error", error=error))  # clients close a turn on this, as for any turn
+        return SubmitTurnResult(turn_id=turn_id, stop_reason="error", usage=TurnUsage(), error=error)
+
+    def cancelled() -> SubmitTurnResult:  # cancelled (or its session deleted) before it began: nothing was stored
+        emit(u.TurnCompleted(stop_reason="cancelled"))
+        return SubmitTurnResult(turn_id=turn_id, stop_reason="cancelled", usage=TurnUsage())
+
+    async def build_and_run() -> SubmitTurnResult:
+        try:
+            current = await core.store.get_session(session.id)  # a queued turn starts from what the last one left
+            turn = await build_turn(core, session, current, provider, turn_id)
+        except asyncio.CancelledError:
+            return cancelled()
+        return await turn.run(params.text, params.images)
+
+    # Registered before it is built, so a deleteSession or cancelTurn arriving meanwhile finds it.
+    return await session.turns.wait(
+        session.turns.start(turn_id, build_and_run, queue=params.queue, cancelled=cancelled)
+    )
+
+
+async def steer_turn(core: Core, session_id: str, text: str) -> SteerTurnResult:
+    """``steerTurn``: the text waits for the running turn's next model call (``Turn._take_steers``)."""
+    if not text.strip():
+        raise InvalidParams("text must not be empty")
+    _, session = await core.session(session_id)
+    return SteerTurnResult(turn_id=session.turns.steer(text))
+
+
+async def cancel_turn(core: Core, session_id: str) -> bool:
+    """Cancel the running turn (its ``submitTurn`` answers ``cancelled``); the turns queued after it still run."""
+    _, session = await core.session(session_id)
+    return session.turns.cancel()
+
+
+def cancel_running_turn(core: Core, session_id: str) -> bool:
+    """Cancel the session's running turn, if this process runs one (ACP's ``session/cancel``, a notification:
+    nothing to answer, so the session is not looked up)."""
+    session = core.sessions.peek(session_id)  # a session whose turn runs is always held
+    return session is not None and session.turns.cancel()
+
+
+async def build_turn(
+    core: Core, session: Session, stored: StoredSession, provider: ChatProvider, turn_id: str | None = None
+) -> Turn:
+    cwd = Path(stored.cwd)
+    frozen = read_frozen_context(cwd, core.settings.home) if stored.message_count == 0 else None
+    turn_id = turn_id or new_id("turn_")
+    emit = Emitter(core.notify, session.id, turn_id)
+    tools = ToolContext(
+        session.id,
+        turn_id,
+        cwd,
+        core.settings,
+        core.store,
+        core.artifacts,
+        core.settings.api_keys(),
+        tuple(frozen.skill_roots) if frozen else (),
+        core.processes,
+    )
+
+    async def first_messages() -> list[NewMessage]:
+        if frozen is None:
+            return []
+        for notice in frozen.notices:
+            emit(u.Notice(level="warning", message=notice))
+            await core.store.add_event(session.id, "notice", {"level": "warning", "message": notice}, turn_id)
+        return [NewMessage("system", text) for text in frozen.messages]
+
+    views = ViewBuilder(
+        core.store,
+        view_settings(core.settings, stored),
+        provider.model,
+        core.calibrations,
+        overhead_tokens=tool_overhead_tokens(),
+        session=session,
+    )
+    policy = approval_policy(stored.approval_policy, core.settings.approval_policy)
+    return Turn(
+        store=core.store,
+        provider=provider,
+        tools=tools,
+        approvals=Approvals(core.store, core.ask_client, policy, await session.approvals(), cwd, core.settings.home),
+        emit=emit,
+        views=views,
+        max_iterations=core.settings.max_iterations,
+        totals=await session.totals(),
+        price=core.models.price(core.settings, stored),
+        first_messages=first_messages,
+        turn_id=turn_id,
+        take_steers=session.turns.take_steers,
+        **_live_or_recorded(core, session, cwd, turn_id),
+    )
+
+
+def _live_or_recorded(core: Core, session: Session, cwd: Path, turn_id: str) -> dict[str, Any]:
+    """A replay's runner hands back recorded results: nothing is written (no checkpoints), no MCP server starts,
+    and its one provider answers every call (the model is not chosen again)."""
+    if core.recorded_tools is not None:
+        return {"run_tool": core.recorded_tools}
+
+    async def session_tools(turn_emit: Emitter):
+        return await core.mcp.session_tools(core.store, session, cwd, turn_emit, core.ask_client)
+
+    return {
+        "checkpoints": Checkpointer(
+            core.store,
+            core.blobs,
+            session.id,
+            turn_id,
+            cwd,
+            core.settings.checkpoint_max_file_bytes,
+            core.settings.checkpoint_max_session_bytes,
+        ),
+        "choose_model": lambda: choose_model(core, session.id),
+        "session_tools": session_tools,
+    }
