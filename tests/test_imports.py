@@ -1,14 +1,18 @@
-"""The import structure, read from the source with ``ast``: data flows one way (the house style, issue 14).
+"""The import structure, read from the source with ``ast``: data flows one way (the house style, issues 14, 29).
 
-- the domain (agent, context, transcript, providers, tools, workspace, artifacts, frozen) never imports the
-  JSON-RPC edge (app, rpc, methods, runtime, tcp);
-- no module imports a module that imports it back, directly or around a circle;
+- the domain (agent, context, transcript, providers, tools, workspace, artifacts, frozen, sessions) never imports
+  the front ends (the edge, the handlers, ACP, the runtime) nor the services;
+- the services never import the edge, the handlers, ACP or the runtime;
+- the handlers (``server.methods``) and the ACP front end never import the runtime: they get a ``Core``; only the
+  entry points that build one (``server.edge.app``, ``server.acp.serve``) do;
+- no module imports a module that imports it back, directly or around a circle, type-only imports included;
 - the server never imports the client (``server.cli``);
 - the client (``server.cli``) imports only ``protocol``, itself and a short list of pure helpers; only ``serve``
   leads into the server (``server.serve``);
 - ``protocol`` imports nothing from ``server``.
 
-Imports under ``if TYPE_CHECKING:`` are type-only and do not count; imports inside functions do.
+Imports inside functions count; so do imports under ``if TYPE_CHECKING:`` for the cycle rule (a type-only cycle
+is still two modules that cannot be read apart). The layer rules read run-time imports.
 """
 
 from __future__ import annotations
@@ -29,8 +33,12 @@ DOMAIN = (
     "server.workspace",
     "server.artifacts",
     "server.frozen",
+    "server.sessions",
 )
-EDGE = ("server.edge.app", "server.edge.rpc", "server.methods", "server.runtime", "server.edge.tcp")
+EDGE = ("server.edge", "server.methods", "server.acp", "server.runtime")
+SERVICES = ("server.services",)
+# The two entry points that build a Runtime for their connection.
+BUILDS_RUNTIME = {"server.edge.app", "server.acp.serve"}
 
 
 def _module_name(path: Path) -> str:
@@ -50,14 +58,15 @@ def _type_checking(node: ast.If) -> bool:
     )
 
 
-def _imports(name: str, path: Path) -> set[str]:
-    """The project modules ``name`` imports at run time (``from pkg import sub`` counts as ``pkg.sub``)."""
+def _imports(name: str, path: Path, type_only: bool = False) -> set[str]:
+    """The project modules ``name`` imports at run time (``from pkg import sub`` counts as ``pkg.sub``); with
+    ``type_only``, those under ``if TYPE_CHECKING:`` too."""
     package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
     found: set[str] = set()
 
     def visit(node: ast.AST) -> None:
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.If) and _type_checking(child):
+            if isinstance(child, ast.If) and _type_checking(child) and not type_only:
                 for other in child.orelse:
                     visit_node(other)
             else:
@@ -79,17 +88,46 @@ def _imports(name: str, path: Path) -> set[str]:
 
 
 GRAPH = {name: _imports(name, path) for name, path in MODULES.items()}
+WITH_TYPES = {name: _imports(name, path, type_only=True) for name, path in MODULES.items()}
 
 
 def _within(name: str, prefixes: tuple[str, ...]) -> bool:
     return any(name == p or name.startswith(p + ".") for p in prefixes)
 
 
-def test_the_domain_never_imports_the_edge():
+def test_the_domain_never_imports_the_edge_or_the_services():
     wrong = sorted(
-        f"{m} imports {i}" for m, deps in GRAPH.items() if _within(m, DOMAIN) for i in deps if _within(i, EDGE)
+        f"{m} imports {i}"
+        for m, deps in GRAPH.items()
+        if _within(m, DOMAIN)
+        for i in deps
+        if _within(i, EDGE + SERVICES)
     )
     assert wrong == []
+
+
+def test_the_services_never_import_the_edge():
+    wrong = sorted(
+        f"{m} imports {i}" for m, deps in GRAPH.items() if _within(m, SERVICES) for i in deps if _within(i, EDGE)
+    )
+    assert wrong == []
+
+
+def test_handlers_and_acp_never_import_the_runtime():
+    """Issue 29: they get a ``Core`` (``server.services.core``); the runtime is the composition root."""
+    wrong = sorted(
+        f"{m} imports {i}"
+        for m, deps in WITH_TYPES.items()
+        if _within(m, ("server.methods", "server.acp", "server.services")) and m not in BUILDS_RUNTIME
+        for i in deps
+        if _within(i, ("server.runtime",))
+    )
+    assert wrong == []
+
+
+def test_only_the_entry_points_build_a_runtime():
+    importers = {m for m, deps in WITH_TYPES.items() if "server.runtime" in deps}
+    assert importers == BUILDS_RUNTIME
 
 
 def test_the_server_never_imports_the_client():
@@ -150,7 +188,7 @@ def test_protocol_imports_nothing_from_server():
 
 
 def test_no_import_cycles():
-    """Tarjan's strongly connected components: each must be a single module."""
+    """Tarjan's strongly connected components: each must be a single module (type-only imports count)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -159,7 +197,7 @@ def test_no_import_cycles():
     def connect(v: str) -> None:
         index[v] = low[v] = len(index)
         stack.append(v)
-        for w in sorted(GRAPH[v]):
+        for w in sorted(WITH_TYPES[v]):
             if w not in index:
                 connect(w)
                 low[v] = min(low[v], low[w])
@@ -175,7 +213,7 @@ def test_no_import_cycles():
             if len(component) > 1:
                 cycles.append(sorted(component))
 
-    for v in sorted(GRAPH):
+    for v in sorted(WITH_TYPES):
         if v not in index:
             connect(v)
     assert cycles == []
