@@ -6,6 +6,8 @@ Every message the agent sends is checked against the official ACP v1 JSON schema
 from __future__ import annotations
 
 import asyncio
+import base64
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -221,6 +223,34 @@ async def test_a_prompt_with_an_image_and_resources_becomes_one_user_message(acp
     text = " ".join(p.get("text", "") for p in user["content"])
     assert "look" in text and "file:///w/a.py" in text and "print(1)" in text
     assert any(p["type"] == "image_url" for p in user["content"])
+
+
+async def test_issue_29_an_image_blob_that_is_not_its_type_is_refused_before_anything_is_stored(acp, folder):
+    """ACP shares submitTurn's image checks (they are the turn service's): an embedded ``image/*`` blob whose bytes
+    are not that type, or a type no provider takes, is -32602 InvalidImage; nothing is stored, no model is asked."""
+    from acp import embedded_blob_resource, image_block, resource_block
+
+    sid = await new(acp, folder)
+    not_a_png = base64.b64encode(b"#!/bin/sh\necho not an image\n").decode()
+    for blocks in (
+        [
+            text_block("look"),
+            resource_block(embedded_blob_resource("file:///w/x.png", not_a_png, mime_type="image/png")),
+        ],
+        [
+            text_block("look"),
+            resource_block(embedded_blob_resource("file:///w/x.svg", not_a_png, mime_type="image/svg+xml")),
+        ],
+        [text_block("look"), image_block("not base64 at all!", "image/png")],
+    ):
+        with pytest.raises(RequestError) as refused:
+            await acp.conn.prompt(session_id=sid, prompt=blocks)
+        assert refused.value.code == -32602 and refused.value.data == {"code": "InvalidImage"}
+    assert acp.fake.requests == []
+    with sqlite3.connect(acp.home / "threadline.db") as db:
+        stored = db.execute("SELECT COUNT(*) FROM messages WHERE session_id = ?", (sid,)).fetchone()[0]
+    db.close()
+    assert stored == 0
 
 
 async def test_load_replays_a_session_made_over_threadlines_protocol(acp, folder):

@@ -209,3 +209,31 @@ async def test_B_CACHE_3_a_checkpoint_stored_before_every_failure_was_summarized
     assert first == whole
     again, log = await _view(home, sid)
     assert "resumed from the saved resume point" in log and again == whole
+
+
+def _resume_rows(home: Path, sid: str) -> tuple[int, int]:
+    with sqlite3.connect(home / "threadline.db") as db:
+        rows = tuple(
+            db.execute(f"SELECT COUNT(*) FROM {table} WHERE session_id = ?", (sid,)).fetchone()[0]
+            for table in ("view_resume", "view_checkpoints")
+        )
+    db.close()
+    return rows  # type: ignore[return-value]
+
+
+async def test_issue_29_getContextView_is_a_read_and_writes_nothing_what_it_learned_is_kept_at_close(home, folder):
+    """A read never writes: while the server runs, the views leave the database as it was (the resume point and the
+    view checkpoint they learned wait in the session's handle); the server keeps them when it closes, so the next
+    server still resumes (B-CACHE-3)."""
+    sid = await _imported_session(home, folder)
+    client = await start_client(home, args=("--log-level", "INFO"))
+    try:
+        for _ in range(2):
+            view = await client.request("getContextView", {"sessionId": sid, "contextWindowTokens": WINDOW})
+            assert view["mode"] == "summarized"
+        assert _resume_rows(home, sid) == (0, 0)
+    finally:
+        await client.close()
+    assert _resume_rows(home, sid) == (1, 1)
+    _, log = await _view(home, sid)
+    assert "resumed from the saved resume point" in log

@@ -11,6 +11,7 @@ import pytest
 from server.context.tokens import estimate_message_tokens
 from server.transcript import InvalidMessage, NewMessage, SessionNotFound, StorageFailure, Store
 from server.transcript.records import MAX_PAGE
+from server.transcript.store import WriteInRead, read_only
 from tests.conftest import KIMI, load_trajectory
 
 
@@ -309,3 +310,16 @@ async def test_stores_opened_together_on_a_new_home_all_work(tmp_path: Path):
     finally:
         for s in stores:
             await s.close()
+
+
+async def test_issue_29_a_write_inside_a_read_fails_and_writes_nothing(store):
+    """The edge runs every read handler under ``read_only``: a write there is a bug and fails loudly, in the tasks
+    the read starts too; reads still work, and writes work again after it."""
+    sid = (await store.create_session("/w", "t")).id
+    with read_only("getContextView"):
+        with pytest.raises(WriteInRead, match="getContextView"):
+            await store.append_messages(sid, [user("one")])
+        with pytest.raises(WriteInRead):
+            await asyncio.create_task(store.add_event(sid, "notice", {"message": "x"}))
+        assert (await store.read_messages(sid)).items == []
+    assert [m.seq for m in await store.append_messages(sid, [user("one")])] == [1]
