@@ -77,7 +77,7 @@ async def bench_context_view(tmp: Path, sizes: tuple[int, ...], repeats: int) ->
             sessions[n] = await build_session(store, str(tmp), n)
             print(f"  built a {n:,}-message session in {time.perf_counter() - t0:.1f} s", flush=True)
     # The same 100k history stored without view checkpoints, as a version before schema v10 stored it.
-    async with await Store.open(home / "threadline.db", estimate=estimate_message_tokens, checkpoint=None) as store:
+    async with await Store.open(home / "threadline.db", estimate=estimate_message_tokens) as store:
         legacy = await build_session(store, str(tmp), sizes[-1])
     env = {k: v for k, v in os.environ.items() if not k.startswith("THREADLINE_")}
     env["THREADLINE_HOME"] = str(home)

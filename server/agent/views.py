@@ -42,7 +42,7 @@ async def open_store(path: Path) -> Store:
     """The transcript store as the server opens it: each appended message gets its token estimate, and the store
     keeps view checkpoints as it appends (``next_checkpoints``), so a long history written through it, by the
     server or any other writer, opens without being read whole (cold start, B-CACHE-3)."""
-    return await Store.open(path, estimate=estimate_message_tokens, checkpoint=next_checkpoints)
+    return await Store.open(path, estimate=estimate_message_tokens, view_checkpointer=next_checkpoints)
 
 
 async def stored_compaction(store: Store, session_id: str) -> Compaction | None:

@@ -43,7 +43,7 @@ from server.transcript.records import (
 )
 from server.transcript.schema import migrate
 from server.transcript.session_rows import SessionQueries
-from server.transcript.view_state import _PIPELINE, Checkpointer, ViewStateQueries, pipeline_checkpoints
+from server.transcript.view_state import ViewCheckpointer, ViewStateQueries
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +85,7 @@ class Store(
         writer: aiosqlite.Connection,
         reader: aiosqlite.Connection,
         estimate: TokenEstimator | None,
-        checkpoint: Checkpointer | None = None,
+        view_checkpointer: ViewCheckpointer | None = None,
     ):
         self.path = path
         self.owner = "local"  # who this process's drafts belong to (``server.transcript.drafts.Lease``)
@@ -93,22 +93,19 @@ class Store(
         self._reader = reader
         self._write_lock = asyncio.Lock()
         self._estimate = estimate
-        self._checkpoint = checkpoint
+        self._view_checkpointer = view_checkpointer
         self._checkpoint_at: dict[str, tuple[int, int | None]] = {}  # session -> (newest checkpoint's seq, next due)
 
     @classmethod
     async def open(
-        cls, path: Path, estimate: TokenEstimator | None = None, checkpoint: Checkpointer | None = _PIPELINE
+        cls, path: Path, estimate: TokenEstimator | None = None, view_checkpointer: ViewCheckpointer | None = None
     ) -> Store:
         """Migrate then open. A folder that cannot be written gives a ``StorageFailure`` naming the path.
 
-        ``estimate`` gives each appended message its token estimate; ``checkpoint`` makes the view checkpoints
-        kept as messages are appended (``transcript.view_state``): by default, for a store that estimates, the
-        pipeline's (``server.context.fed.next_checkpoints``), so any program writing a long history
-        through the store leaves it quick to open; None keeps none. The server opens it with both
-        (``server.agent.views.open_store``)."""
-        if checkpoint is _PIPELINE:
-            checkpoint = pipeline_checkpoints if estimate is not None else None
+        ``estimate`` gives each appended message its token estimate; ``view_checkpointer`` makes the view
+        checkpoints kept as messages are appended (``transcript.view_state``); None keeps none. The store does not
+        know the pipeline: the server (and any program that wants a long history quick to open) opens it with both
+        through ``server.agent.views.open_store``."""
         path = Path(path)
         refuse_empty_file(path)
         try:
@@ -123,7 +120,7 @@ class Store(
             raise StorageFailure(f"cannot open the transcript database at {path}: {exc}") from exc
         writer = await _connect(path)
         reader = await _connect(path)
-        return cls(path, writer, reader, estimate, checkpoint)
+        return cls(path, writer, reader, estimate, view_checkpointer)
 
     async def __aenter__(self) -> Store:
         return self
@@ -244,7 +241,7 @@ class Store(
             if turn_id is not None and any(m.role == "assistant" for m in messages):
                 # the answer is stored, so its draft goes in the same transaction
                 await db.execute("DELETE FROM drafts WHERE session_id = ? AND turn_id = ?", (session_id, turn_id))
-        if self._checkpoint is not None:
+        if self._view_checkpointer is not None:
             try:
                 await self._advance_view_checkpoints(session_id, first, seq)
             except Exception:  # noqa: BLE001 - derived data: the messages are stored, the append succeeded

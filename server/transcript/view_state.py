@@ -28,18 +28,9 @@ CHECKPOINT_EVERY = 1000  # messages appended after a session's newest checkpoint
 CHECKPOINTS_KEPT = 4  # per session: the newest; a view picks one with at least a window of tokens after it
 
 # (previous checkpoint's head JSON or None, the messages from its seq on (all: None), their token estimates, how
-# many messages apart) -> the next ones as (seq, head JSON), in order: ``server.context.fed.next_checkpoints``.
-Checkpointer = Callable[[Any, list[dict[str, Any]], list[int | None], int], list[tuple[int, dict[str, Any]]]]
-_PIPELINE: Any = object()  # ``Store.open``'s default checkpointer: the pipeline's, when the store estimates tokens
-
-
-def pipeline_checkpoints(
-    head: Any, messages: list[dict[str, Any]], tokens: list[int | None], every: int
-) -> list[tuple[int, dict[str, Any]]]:
-    """The pipeline's ``next_checkpoints`` (loaded on first use: the pipeline is pure, so there is no cycle)."""
-    from server.context.fed import next_checkpoints
-
-    return next_checkpoints(head, messages, tokens, every)
+# many messages apart) -> the next ones as (seq, head JSON), in order: ``server.context.fed.next_checkpoints``,
+# given to ``Store.open`` by ``server.agent.views.open_store``. (Not a file checkpoint: ``server.checkpoints``.)
+ViewCheckpointer = Callable[[Any, list[dict[str, Any]], list[int | None], int], list[tuple[int, dict[str, Any]]]]
 
 
 def _decoded(text: Any) -> Any:
@@ -53,7 +44,7 @@ def _decoded(text: Any) -> Any:
 class ViewStateQueries(Queries):
     """``Store`` methods for ``view_resume``, ``sent_requests`` and ``view_checkpoints``."""
 
-    _checkpoint: Checkpointer | None  # the store's (``Store.open``)
+    _view_checkpointer: ViewCheckpointer | None  # the store's (``Store.open``)
     _checkpoint_at: dict[str, tuple[int, int | None]]  # the store's: session -> (newest checkpoint's seq, next due)
 
     if TYPE_CHECKING:
@@ -138,7 +129,7 @@ class ViewStateQueries(Queries):
             due = newest + CHECKPOINT_EVERY if newest or before <= 2 * CHECKPOINT_EVERY else None
             self._checkpoint_at[session_id] = (newest, due)
         known, due = self._checkpoint_at[session_id]
-        if due is None or last < due or self._checkpoint is None:
+        if due is None or last < due or self._view_checkpointer is None:
             return
         head = None
         if known:
@@ -152,7 +143,7 @@ class ViewStateQueries(Queries):
         made = []
         if head is not None or not known:
             messages = await self.all_messages(session_id, after_seq=known - 1 if known else 0)
-            made = self._checkpoint(
+            made = self._view_checkpointer(
                 head, [m.to_openai() for m in messages], [m.tokens for m in messages], CHECKPOINT_EVERY
             )
         if not made or made[-1][0] <= known:

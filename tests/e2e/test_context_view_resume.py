@@ -32,9 +32,7 @@ async def _imported_session(home: Path, folder: Path, *, checkpoints: bool = Fal
     """``MESSAGES`` real messages (two trajectories, cycled, call ids made unique per cycle), appended 500 at a
     time; with ``checkpoints`` through the store as the server opens it, else as a version before schema v10."""
     path = home / "threadline.db"
-    store = await (
-        open_store(path) if checkpoints else Store.open(path, estimate=estimate_message_tokens, checkpoint=None)
-    )
+    store = await (open_store(path) if checkpoints else Store.open(path, estimate=estimate_message_tokens))
     async with store:
         session = await store.create_session(str(folder), "imported")
         history = long_history(MESSAGES)
@@ -218,7 +216,7 @@ def _resume_rows(home: Path, sid: str) -> tuple[int, int]:
             for table in ("view_resume", "view_checkpoints")
         )
     db.close()
-    return rows  # type: ignore[return-value]
+    return rows
 
 
 async def test_issue_29_getContextView_is_a_read_and_writes_nothing_what_it_learned_is_kept_at_close(home, folder):

@@ -117,7 +117,7 @@ async def test_a_checkpointer_that_raises_never_fails_the_append_it_follows(tmp_
     def broken(head, messages, tokens, every):
         raise RuntimeError("no checkpoint today")
 
-    async with await Store.open(tmp_path / "threadline.db", checkpoint=broken) as store:
+    async with await Store.open(tmp_path / "threadline.db", view_checkpointer=broken) as store:
         sid = (await store.create_session("/w", "t")).id
         stored = await store.append_messages(sid, _new(long_history(CHECKPOINT_EVERY + 10)))
         assert len(stored) == CHECKPOINT_EVERY + 10
@@ -125,14 +125,17 @@ async def test_a_checkpointer_that_raises_never_fails_the_append_it_follows(tmp_
         assert await store.view_checkpoints(sid) == []
 
 
-async def test_B_CACHE_3_any_store_that_estimates_keeps_checkpoints_unless_told_not_to(tmp_path: Path):
-    """A program writing a long history through ``Store.open(path, estimate=...)`` (a script of its own, an older
-    bench) leaves it as quick to open as the server's own store does; ``checkpoint=None`` opts out."""
+async def test_B_CACHE_3_a_store_keeps_view_checkpoints_when_given_the_pipelines_checkpointer(tmp_path: Path):
+    """A program writing a long history through ``open_store`` (the server's way to open the store, with the
+    pipeline's checkpointer injected) leaves it quick to open; a store opened bare keeps none (issue 29: the store
+    does not import the pipeline)."""
     msgs = long_history(2 * CHECKPOINT_EVERY)
     counts = {}
-    for name, extra in (("default", {}), ("none", {"checkpoint": None})):
-        async with await Store.open(tmp_path / f"{name}.db", estimate=estimate_message_tokens, **extra) as store:
+    for name in ("open_store", "bare"):
+        path = tmp_path / f"{name}.db"
+        opened = open_store(path) if name == "open_store" else Store.open(path, estimate=estimate_message_tokens)
+        async with await opened as store:
             sid = (await store.create_session("/w", "t")).id
             await _append(store, sid, msgs)
             counts[name] = len(await store.view_checkpoints(sid))
-    assert counts == {"default": 2, "none": 0}
+    assert counts == {"open_store": 2, "bare": 0}
