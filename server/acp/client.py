@@ -15,6 +15,7 @@ from typing import Any
 
 from acp.interfaces import Client
 
+from protocol.updates import SessionUpdate
 from server.acp import permissions
 from server.acp.transport import LineTransport
 from server.acp.updates import UpdateMapping
@@ -49,13 +50,13 @@ class AcpClient:
     # --- the two exits -------------------------------------------------------------------------------
 
     def notify(self, method: str, params: Any) -> None:
-        if method != "sessionUpdate":
+        if not isinstance(params, SessionUpdate):
             return  # Threadline's other notifications have no ACP counterpart
-        session = self.live.get(params["sessionId"])
+        session = self.live.get(params.session_id)
         if session is None:
             return
-        for update in session.translate(params["update"]):
-            self.send_update(params["sessionId"], update)
+        for update in session.translate(params.update):
+            self.send_update(params.session_id, update)
 
     async def ask_client(self, method: str, params: Any) -> Any:
         if method != "requestApproval" or self.client is None:

@@ -1,4 +1,5 @@
-"""Threadline ``sessionUpdate`` kinds -> ACP ``session/update`` updates, for one session's live turns.
+"""Threadline's typed session updates (``protocol.updates``) -> ACP ``session/update`` updates, for one session's
+live turns; the update is encoded here, as ACP, and nowhere else.
 
 ``assistantDelta``/``reasoningDelta`` stream as ``agent_message_chunk``/``agent_thought_chunk``; ``toolCall``
 starts a ``tool_call`` and ``toolResult`` ends it with a ``tool_call_update`` (a ``diff`` for file edits);
@@ -12,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from acp.schema import (
     AgentMessageChunk,
     AgentThoughtChunk,
@@ -22,6 +24,7 @@ from acp.schema import (
     UsageUpdate,
 )
 
+from protocol import updates as u
 from server.acp import tools
 
 META = "threadline"
@@ -36,69 +39,78 @@ class UpdateMapping:
     calls: dict[str, tuple[str, Any]] = field(default_factory=dict)  # toolCallId -> (tool, arguments)
     streamed: bool = False  # text deltas arrived since the last whole answer
 
-    def translate(self, update: dict[str, Any]) -> list[Any]:
-        kind = update.get("kind")
-        handler = getattr(self, f"_on_{kind}", None)
-        return handler(update) if handler else []
+    def translate(self, update: u.Update) -> list[Any]:
+        match update:
+            case u.AssistantDelta(text=text):
+                self.streamed = True
+                return [agent_text(text)]
+            case u.ReasoningDelta(text=text):
+                return [
+                    AgentThoughtChunk(
+                        session_update="agent_thought_chunk", content=TextContentBlock(type="text", text=text)
+                    )
+                ]
+            case u.AssistantMessage(content=content):
+                # A provider that answered without streaming sent no deltas: the whole answer goes out once.
+                streamed, self.streamed = self.streamed, False
+                return [agent_text(content)] if content and not streamed else []
+            case u.ToolCall():
+                return [self._tool_call(update)]
+            case u.ToolResult():
+                return [self._tool_result(update)]
+            case u.Usage():
+                return [_usage(update)]
+            case u.ContextCompacted():
+                return [_compacted(update)]
+            case u.Notice(level=level, message=message):
+                return [agent_text(f"[{level}] {message}\n", {"notice": {"level": level}})]
+        return []  # the client has the rest already (its own prompt, the turn's edges)
 
-    def _on_assistantDelta(self, u: dict[str, Any]) -> list[Any]:
-        self.streamed = True
-        return [agent_text(u["text"])]
+    def _tool_call(self, call: u.ToolCall) -> ToolCallStart:
+        self.calls[call.tool_call_id] = (call.tool, call.arguments)
+        if call.tool in tools.EDIT_TOOLS and isinstance(call.arguments, dict):
+            self.before[call.tool_call_id] = tools.file_text(tools.resolve(self.cwd, call.arguments.get("path")))
+        return tool_call_start(call.tool_call_id, call.tool, call.arguments, call.title, self.cwd)
 
-    def _on_reasoningDelta(self, u: dict[str, Any]) -> list[Any]:
-        return [
-            AgentThoughtChunk(
-                session_update="agent_thought_chunk", content=TextContentBlock(type="text", text=u["text"])
-            )
-        ]
-
-    def _on_assistantMessage(self, u: dict[str, Any]) -> list[Any]:
-        # A provider that answered without streaming sent no deltas: the whole answer goes out once.
-        streamed, self.streamed = self.streamed, False
-        return [agent_text(u["content"])] if u.get("content") and not streamed else []
-
-    def _on_toolCall(self, u: dict[str, Any]) -> list[Any]:
-        name, args, call_id = u["tool"], u.get("arguments"), u["toolCallId"]
-        self.calls[call_id] = (name, args)
-        if name in tools.EDIT_TOOLS and isinstance(args, dict):
-            self.before[call_id] = tools.file_text(tools.resolve(self.cwd, args.get("path")))
-        return [tool_call_start(call_id, name, args, u.get("title"), self.cwd)]
-
-    def _on_toolResult(self, u: dict[str, Any]) -> list[Any]:
-        call_id = u["toolCallId"]
-        name, args = self.calls.pop(call_id, (u["tool"], None))
+    def _tool_result(self, result: u.ToolResult) -> ToolCallProgress:
+        call_id = result.tool_call_id
+        name, args = self.calls.pop(call_id, (result.tool, None))
         before = self.before.pop(call_id, None)
-        status = tools.status_of(u["status"], u["content"])
+        status = tools.status_of(result.status, result.content)
         after = None
         if status == "completed" and name in tools.EDIT_TOOLS and isinstance(args, dict):
             after = tools.file_text(tools.resolve(self.cwd, args.get("path")))
         diff = tools.edit_diff(name, args, self.cwd, before, after) if status == "completed" else None
-        return [tool_call_end(call_id, status, u["content"], diff)]
+        return tool_call_end(call_id, status, result.content, diff)
 
-    def _on_usage(self, u: dict[str, Any]) -> list[Any]:
-        totals = u.get("totals") or {}
-        # ACP's cost is the session's so far: Threadline's totals.costUsd, present once a call had a known price
-        cost = Cost(amount=totals["costUsd"], currency="USD") if totals.get("costUsd") is not None else None
-        return [
-            UsageUpdate(
-                session_update="usage_update",
-                used=max(0, u["contextTokens"]),
-                size=max(0, u["contextWindowTokens"]),
-                cost=cost,
-                field_meta={META: {"totals": totals}},
-            )
-        ]
 
-    def _on_contextCompacted(self, u: dict[str, Any]) -> list[Any]:
-        text = (
-            f"[context compacted ({u['mode']}): about {u['beforeTokens']} -> {u['afterTokens']} tokens; "
-            "the transcript keeps every message]\n"
-        )
-        meta = {"contextCompacted": {k: u.get(k) for k in ("mode", "beforeTokens", "afterTokens", "summary")}}
-        return [agent_text(text, meta)]
+def _usage(usage: u.Usage) -> UsageUpdate:
+    totals = msgspec.to_builtins(usage.totals)
+    # ACP's cost is the session's so far: Threadline's totals.costUsd, present once a call had a known price
+    cost = Cost(amount=totals["costUsd"], currency="USD") if totals.get("costUsd") is not None else None
+    return UsageUpdate(
+        session_update="usage_update",
+        used=max(0, usage.context_tokens),
+        size=max(0, usage.context_window_tokens),
+        cost=cost,
+        field_meta={META: {"totals": totals}},
+    )
 
-    def _on_notice(self, u: dict[str, Any]) -> list[Any]:
-        return [agent_text(f"[{u['level']}] {u['message']}\n", {"notice": {"level": u["level"]}})]
+
+def _compacted(c: u.ContextCompacted) -> AgentMessageChunk:
+    text = (
+        f"[context compacted ({c.mode}): about {c.before_tokens} -> {c.after_tokens} tokens; "
+        "the transcript keeps every message]\n"
+    )
+    meta = {
+        "contextCompacted": {
+            "mode": c.mode,
+            "beforeTokens": c.before_tokens,
+            "afterTokens": c.after_tokens,
+            "summary": c.summary,
+        }
+    }
+    return agent_text(text, meta)
 
 
 def agent_text(text: str, meta: dict[str, Any] | None = None) -> AgentMessageChunk:

@@ -1,15 +1,16 @@
-"""Sending ``sessionUpdate`` notifications for one turn."""
+"""Sending ``sessionUpdate`` notifications for one turn.
+
+The update stays a typed ``protocol.updates.SessionUpdate`` until a front end encodes it: JSON for Threadline's
+protocol (``server.edge.app``), ACP's updates for ACP (``server.acp.updates``)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-import msgspec
-
 from protocol.updates import AnyUpdate, SessionUpdate
 
-Notify = Callable[[str, Any], None]
+Notify = Callable[[str, Any], None]  # (method, params): params a protocol Struct or plain JSON
 
 
 class Emitter:
@@ -19,5 +20,6 @@ class Emitter:
         self.turn_id = turn_id
 
     def __call__(self, update: AnyUpdate, seq: int | None = None) -> None:
-        message = SessionUpdate(session_id=self.session_id, update=update, turn_id=self.turn_id, seq=seq)
-        self._notify("sessionUpdate", msgspec.to_builtins(message))
+        self._notify(
+            "sessionUpdate", SessionUpdate(session_id=self.session_id, update=update, turn_id=self.turn_id, seq=seq)
+        )

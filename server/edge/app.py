@@ -195,7 +195,7 @@ class ThreadlineServer(LanguageServer):
     def notify(self, method: str, params: Any) -> None:
         """Send a notification as a plain JSON-RPC object (pygls would type it from lsprotocol's table, which
         fails for ``$/cancelRequest`` with dict params and is work we do not need for our own messages)."""
-        self.wire.send_payload({"jsonrpc": "2.0", "method": method, "params": params})
+        self.wire.send_payload({"jsonrpc": "2.0", "method": method, "params": msgspec.to_builtins(params)})
 
     async def ask_client(self, method: str, params: Any) -> Any:
         """A server -> client request. If the asker is cancelled (the turn ended), the client is told with

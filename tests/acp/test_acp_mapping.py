@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
 import pytest
 from acp import embedded_blob_resource, resource_block, text_block
 from acp.schema import AllowedOutcome, AudioContentBlock, DeniedOutcome, RequestPermissionResponse
 
+from protocol.updates import AnyUpdate, Update
 from server.acp import permissions, tools
 from server.acp.prompt import user_message
 from server.acp.replay import UNANSWERED, replay
@@ -40,24 +42,31 @@ def test_a_binary_resource_is_named_not_inlined_and_audio_is_refused():
         user_message([AudioContentBlock(type="audio", data="AAAA", mime_type="audio/wav")])
 
 
+def _update(raw: dict) -> Update:
+    """An update as the loop emits it: typed (``protocol.updates``), from its wire form."""
+    return msgspec.convert(raw, AnyUpdate)
+
+
 def test_compactions_and_notices_are_agent_messages_marked_in_meta(tmp_path: Path):
     live = UpdateMapping(tmp_path)
     [compacted] = live.translate(
-        {"kind": "contextCompacted", "mode": "summarized", "beforeTokens": 900, "afterTokens": 200, "summary": "s"}
+        _update(
+            {"kind": "contextCompacted", "mode": "summarized", "beforeTokens": 900, "afterTokens": 200, "summary": "s"}
+        )
     )
     assert compacted.session_update == "agent_message_chunk"
     assert compacted.field_meta["threadline"]["contextCompacted"]["afterTokens"] == 200
-    [notice] = live.translate({"kind": "notice", "level": "warning", "message": "retrying"})
+    [notice] = live.translate(_update({"kind": "notice", "level": "warning", "message": "retrying"}))
     assert notice.field_meta == {"threadline": {"notice": {"level": "warning"}}}
-    assert live.translate({"kind": "turnStarted"}) == []
+    assert live.translate(_update({"kind": "turnStarted"})) == []
 
 
 def test_an_answer_that_was_not_streamed_is_sent_whole(tmp_path: Path):
     live = UpdateMapping(tmp_path)
-    [whole] = live.translate({"kind": "assistantMessage", "content": "all at once"})
+    [whole] = live.translate(_update({"kind": "assistantMessage", "content": "all at once"}))
     assert whole.content.text == "all at once"
-    live.translate({"kind": "assistantDelta", "text": "streamed"})
-    assert live.translate({"kind": "assistantMessage", "content": "streamed"}) == []
+    live.translate(_update({"kind": "assistantDelta", "text": "streamed"}))
+    assert live.translate(_update({"kind": "assistantMessage", "content": "streamed"})) == []
 
 
 def test_replay_closes_a_call_whose_result_was_never_stored(tmp_path: Path):
@@ -81,7 +90,7 @@ def test_replay_closes_a_call_whose_result_was_never_stored(tmp_path: Path):
 def test_usage_carries_the_session_cost_when_a_price_is_known(tmp_path: Path):
     live = UpdateMapping(tmp_path)
     base = {"kind": "usage", "contextTokens": 10, "contextWindowTokens": 100, "inputTokens": 10, "outputTokens": 1}
-    [priced] = live.translate({**base, "totals": {"inputTokens": 10, "costUsd": 0.25}})
+    [priced] = live.translate(_update({**base, "totals": {"inputTokens": 10, "costUsd": 0.25}}))
     assert (priced.used, priced.size, priced.cost.amount, priced.cost.currency) == (10, 100, 0.25, "USD")
-    [unpriced] = live.translate({**base, "totals": {"inputTokens": 10}})
+    [unpriced] = live.translate(_update({**base, "totals": {"inputTokens": 10}}))
     assert unpriced.cost is None
