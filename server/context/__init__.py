@@ -6,7 +6,7 @@ pipeline). No I/O, no clock, no randomness; nothing here imports the rest of ``s
 """
 
 from .clip import clip_to_budget, fit_to_window
-from .fallback import FALLBACK_SUMMARY, fallback_view
+from .fallback import FALLBACK_SUMMARY, fallback_window
 from .fed import next_checkpoints
 from .incremental import build_request_view
 from .micro import ERROR_EVIDENCE, is_error_evidence, microcompact, placeholder
@@ -48,7 +48,7 @@ __all__ = [
     "estimate_messages_tokens",
     "estimate_text_tokens",
     "fallback_request_view",
-    "fallback_view",
+    "fallback_window",
     "is_error_evidence",
     "microcompact",
     "next_checkpoints",

@@ -15,7 +15,7 @@ from protocol.wire_text import SUMMARY_MARKER
 from .repair import SYSTEM_ROLES, repair_tool_pairing
 from .tail import holder_index
 
-__all__ = ["FALLBACK_KEEP_MESSAGES", "FALLBACK_KEEP_SYSTEM", "FALLBACK_SUMMARY", "fallback_view"]
+__all__ = ["FALLBACK_KEEP_MESSAGES", "FALLBACK_KEEP_SYSTEM", "FALLBACK_SUMMARY", "fallback_window"]
 
 FALLBACK_KEEP_SYSTEM = 2
 FALLBACK_KEEP_MESSAGES = 6
@@ -39,7 +39,7 @@ def _fallback_start(conversation: Sequence[Mapping[str, Any]]) -> int:
     return start
 
 
-def fallback_view(msgs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def fallback_window(msgs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """First 2 system messages + FALLBACK_SUMMARY + the last 6 conversation messages (R-FALL-1).
 
     The input is repaired first (idempotent), so the window is protocol-valid whatever it is given.

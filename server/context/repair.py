@@ -49,9 +49,9 @@ def _copy_tool_calls(calls: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
 def sendable_arguments(arguments: Any) -> str:
     """Arguments a provider accepts: the stored text when it is valid JSON, else that text as a JSON string.
 
-    A model can stream truncated or broken JSON arguments; stored as they came (R-SRC-1), they used to be re-sent
-    on every later request and rejected with HTTP 400, bricking the session. The loop already answered such a call
-    with an ``Invalid arguments`` error result, so the model sees what went wrong.
+    A model can stream truncated or broken JSON arguments; stored as they came (R-SRC-1), sent as they are they
+    would be rejected with HTTP 400 on every later request, bricking the session. The loop already answered such a
+    call with an ``Invalid arguments`` error result, so the model sees what went wrong.
     """
     if isinstance(arguments, str):
         try:

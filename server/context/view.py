@@ -22,7 +22,7 @@ from typing import Any, Literal, TypeGuard
 
 from protocol.wire_text import MICROCOMPACTION_PREFIX
 
-from .fallback import FALLBACK_SUMMARY, fallback_view
+from .fallback import FALLBACK_SUMMARY, fallback_window
 from .repair import repair_with_origins
 from .summary import SummaryState
 from .tokens import estimate_message_tokens
@@ -248,7 +248,7 @@ def fallback_request_view(
 ) -> RequestView:
     """The fallback window as a view, straight from the messages (R-FALL-1): the loop's last resort when
     building a view failed, so it shares no state with the incremental path."""
-    view = fallback_view(messages)
+    view = fallback_window(messages)
     before = sum(
         token_counts[origin] if origin is not None and token_counts is not None else estimate_message_tokens(msg)
         for msg, origin in repair_with_origins(messages)

@@ -47,7 +47,9 @@ class Answer(Protocol):
     def result(self) -> ChatResult: ...
 
 
-class Emitter:
+class StreamRelay:
+    """Hands a call's stream events to the caller, and remembers whether any text reached it."""
+
     def __init__(self, on_event: OnEvent | None) -> None:
         self._on_event = on_event
         self.shown = False  # a delta reached the caller, so a retry would repeat it
@@ -105,7 +107,7 @@ class HttpProvider:
     def headers(self) -> dict[str, str]:
         raise NotImplementedError
 
-    async def _retrying(self, attempt: Callable[[], Awaitable[ChatResult]], emitter: Emitter) -> ChatResult:
+    async def _retrying(self, attempt: Callable[[], Awaitable[ChatResult]], emitter: StreamRelay) -> ChatResult:
         """``attempt()`` again after a retryable failure, up to ``max_retries`` times with backoff (or the
         provider's Retry-After), never once a delta has reached the caller."""
         retries = 0

@@ -17,8 +17,8 @@ from .http import (
     MAX_RESPONSE_BYTES,
     MAX_SSE_LINE_BYTES,
     Answer,
-    Emitter,
     HttpProvider,
+    StreamRelay,
     error_text,
     json_object,
     partial_answer,
@@ -56,11 +56,11 @@ class NativeProvider(HttpProvider):
         *,
         cache_key: str | None = None,
     ) -> ChatResult:
-        emitter = Emitter(on_event)
+        emitter = StreamRelay(on_event)
         body = self.request_body(messages, tools, cache_key)
         return await self._retrying(lambda: self._attempt(body, emitter), emitter)
 
-    async def _attempt(self, body: dict[str, Any], emitter: Emitter) -> ChatResult:
+    async def _attempt(self, body: dict[str, Any], emitter: StreamRelay) -> ChatResult:
         assembler = self.new_assembler()
         async with self._streamed_post(body, assembler) as response:
             if response.status_code >= 300:
@@ -80,7 +80,7 @@ class NativeProvider(HttpProvider):
             )
         return assembler.result()
 
-    async def _take_stream(self, response: httpx.Response, assembler: Assembler, emitter: Emitter) -> None:
+    async def _take_stream(self, response: httpx.Response, assembler: Assembler, emitter: StreamRelay) -> None:
         events = sse_data(response.aiter_bytes(), max_line_bytes=MAX_SSE_LINE_BYTES, max_body_bytes=MAX_RESPONSE_BYTES)
         async for data in events:
             if assembler.finished or not data.strip():

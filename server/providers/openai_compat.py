@@ -14,8 +14,8 @@ from .errors import ProviderError
 from .http import (
     MAX_RESPONSE_BYTES,
     MAX_SSE_LINE_BYTES,
-    Emitter,
     HttpProvider,
+    StreamRelay,
     error_text,
     json_object,
     partial_answer,
@@ -53,7 +53,7 @@ class OpenAICompatibleProvider(HttpProvider):
         *,
         cache_key: str | None = None,  # Chat Completions servers cache prefixes without being told
     ) -> ChatResult:
-        emitter = Emitter(on_event)
+        emitter = StreamRelay(on_event)
         return await self._retrying(lambda: self._attempt(messages, tools, emitter), emitter)
 
     def _request_body(self, messages: list[dict], tools: list[dict] | None) -> dict[str, Any]:
@@ -71,14 +71,14 @@ class OpenAICompatibleProvider(HttpProvider):
             headers["Authorization"] = f"Bearer {self._api_key}"
         return headers
 
-    async def _attempt(self, messages: list[dict], tools: list[dict] | None, emitter: Emitter) -> ChatResult:
+    async def _attempt(self, messages: list[dict], tools: list[dict] | None, emitter: StreamRelay) -> ChatResult:
         try:
             return await self._post(messages, tools, emitter)
         except _StreamOptionsRejected:  # at once, and not counted as a retry; this provider never sends it again
             self._send_stream_options = False
             return await self._post(messages, tools, emitter)
 
-    async def _post(self, messages: list[dict], tools: list[dict] | None, emitter: Emitter) -> ChatResult:
+    async def _post(self, messages: list[dict], tools: list[dict] | None, emitter: StreamRelay) -> ChatResult:
         body = self._request_body(messages, tools)
         assembler = ChatAssembler(max_chars=self.max_answer_chars)
         async with self._streamed_post(body, assembler) as response:
@@ -101,7 +101,9 @@ class OpenAICompatibleProvider(HttpProvider):
             )
         return assembler.result()
 
-    async def _take_plain_answer(self, response: httpx.Response, assembler: ChatAssembler, emitter: Emitter) -> None:
+    async def _take_plain_answer(
+        self, response: httpx.Response, assembler: ChatAssembler, emitter: StreamRelay
+    ) -> None:
         """A server that ignored `stream: true` and sent one JSON completion."""
         text = (await read_capped(response, self.max_answer_chars)).decode("utf-8", "replace")
         try:
@@ -119,7 +121,7 @@ class OpenAICompatibleProvider(HttpProvider):
         for event in assembler.add_completion(payload):
             await emitter.emit(event)
 
-    async def _take_stream(self, response: httpx.Response, assembler: ChatAssembler, emitter: Emitter) -> None:
+    async def _take_stream(self, response: httpx.Response, assembler: ChatAssembler, emitter: StreamRelay) -> None:
         events = sse_data(response.aiter_bytes(), max_line_bytes=MAX_SSE_LINE_BYTES, max_body_bytes=MAX_RESPONSE_BYTES)
         try:
             async with asyncio.timeout(None) as deadline:
@@ -138,7 +140,7 @@ class OpenAICompatibleProvider(HttpProvider):
             if not assembler.done:
                 raise
 
-    async def _take_event(self, data: str, assembler: ChatAssembler, emitter: Emitter) -> None:
+    async def _take_event(self, data: str, assembler: ChatAssembler, emitter: StreamRelay) -> None:
         if not data:
             return
         chunk = json_object(data, assembler, "stream chunk")

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from server.context import Compaction, RequestView, ViewSettings, estimate_message_tokens, fallback_view, summarize
+from server.context import Compaction, RequestView, ViewSettings, estimate_message_tokens, fallback_window, summarize
 from server.context.clip import clip_to_budget
 from server.context.fallback import FALLBACK_SUMMARY
 from server.context.micro import microcompact
@@ -206,7 +206,7 @@ def _clipped(conversation: list[_Item], compaction: Compaction, start: int) -> d
 
 
 def _fallback(messages: Sequence[Mapping[str, Any]], base) -> RequestView:
-    view = fallback_view(messages)
+    view = fallback_window(messages)
     return RequestView(
         messages=view,
         mode="fallback",

@@ -9,7 +9,7 @@ from server.context import (
     ViewSettings,
     build_request_view,
     fallback_request_view,
-    fallback_view,
+    fallback_window,
 )
 
 from .helpers import assistant, call, sized, system, tool, user
@@ -49,7 +49,7 @@ def test_R_FALL_1_summarizer_raising_gives_the_fallback_window():
 
 def test_R_FALL_1_at_most_two_system_messages_and_six_conversation_messages():
     msgs = _session()[:-1]  # the last six then start at a user message
-    out = fallback_view(msgs)
+    out = fallback_window(msgs)
     assert [m["role"] for m in out[:3]] == ["system"] * 3
     assert out[3:] == msgs[-6:]
 
@@ -57,14 +57,14 @@ def test_R_FALL_1_at_most_two_system_messages_and_six_conversation_messages():
 def test_R_FALL_1_start_moved_back_off_a_tool_result():
     msgs = [user("go"), assistant(None, call("a"), call("b"), call("c"), call("d"))]
     msgs += [tool(x, "out " + x) for x in "abcd"] + [assistant("done"), user("next")]
-    out = fallback_view(msgs)  # the last six start at tool "b"
+    out = fallback_window(msgs)  # the last six start at tool "b"
     assert out[1]["role"] == "assistant" and len(out[1]["tool_calls"]) == 4
     assert out[1:] == msgs[1:]
     assert is_protocol_valid(out) == []
 
 
 def test_R_FALL_1_repairs_what_it_is_given():
-    out = fallback_view([tool("ghost", "x"), user("hi"), assistant(None, call("a"))])
+    out = fallback_window([tool("ghost", "x"), user("hi"), assistant(None, call("a"))])
     assert is_protocol_valid(out) == []
     assert out[0] == {"role": "system", "content": FALLBACK_SUMMARY}
 
@@ -72,6 +72,6 @@ def test_R_FALL_1_repairs_what_it_is_given():
 def test_R_PTL_1_fallback_request_view_for_the_single_retry():
     msgs = _session()
     view = fallback_request_view(msgs, ViewSettings(context_window_tokens=200_000))
-    assert view.mode == "fallback" and view.messages == fallback_view(msgs)
+    assert view.mode == "fallback" and view.messages == fallback_window(msgs)
     assert view.before_tokens > view.estimated_tokens
     assert view.transcript_messages == len(msgs)
