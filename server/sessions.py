@@ -59,7 +59,7 @@ class Session:
     def __init__(self, session_id: str, store: Callable[[], Store]) -> None:
         self.id = session_id
         self._store = store
-        # The view state and the request digests, rebuilt from the store (``server.agent.views``)
+        # The view state and the request digests, rebuilt from the store (``server.agent.view_resume``, ``server.agent.digests``)
         self.view: IncrementalView | None = None  # fed only the messages stored since it last looked
         self.sent: Sequence[dict[str, Any]] | None = None  # the last request this process sent, as sent
         self.sent_digests: list[bytes] | None = None  # else the last one stored, a digest a message (None: not read)

@@ -121,9 +121,9 @@ class ViewStateQueries(Queries):
         once ``CHECKPOINT_EVERY`` messages follow its newest one, from that one's head and the messages since
         (about a thousand; a long append gets one every thousand). A session that has none and already held more
         than twice that many before this append (stored by a version before schema v10) gets none: that would
-        read its whole history in an append; its first view reads it instead, once, and leaves one
-        (``server.agent.views``). When none can be made (the newest one's head is damaged, say), the next try is
-        as far off."""
+        read its whole history in an append; its first view reads it instead, once, and leaves one for the next
+        write to keep (``server.agent.view_resume``). When none can be made (the newest one's head is damaged, say),
+        the next try is as far off."""
         if session_id not in self._checkpoint_at:
             newest = await self.newest_view_checkpoint_seq(session_id) or 0
             due = newest + CHECKPOINT_EVERY if newest or before <= 2 * CHECKPOINT_EVERY else None

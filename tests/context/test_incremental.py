@@ -242,7 +242,7 @@ def test_B_CACHE_3_one_long_append_gets_checkpoints_spread_over_it():
 
 def test_B_CACHE_3_a_state_resumed_from_a_stored_checkpoint_builds_the_views_a_full_state_builds():
     """A history written through the store (no server viewed it, nothing compacted) resumes from the store's
-    newest checkpoint with at least a window of tokens after it (as ``server.agent.views`` picks one): every view
+    newest checkpoint with at least a window of tokens after it (as ``server.agent.view_resume`` picks one): every view
     equals a full state's, with or without a compaction carried; one whose tail lies before the point makes the
     resumed state say it needs the older history, never build another view."""
     from server.context.incremental import PartialHistory
