@@ -1,15 +1,17 @@
 """The one home of what this process holds of a session: a ``Session`` handle per live session.
 
 A handle carries everything live about its session: the incremental view state (B-INC-1), the resume points a
-read learned and has not written, the last request sent (``stablePrefixTokens``), the remembered "allow always" grants, the running usage totals, the running turn
-and those queued behind it, and the MCP choices made for it (the client's servers, the project servers allowed
-or refused). Services receive the handle; nothing else keeps per-session state.
+read learned and has not written, the last request sent (``stablePrefixTokens``), the remembered "allow always"
+grants, the running usage totals, the running turn and those queued behind it, and the MCP choices made for it
+(the client's servers, the project servers allowed or refused). Services receive the handle; nothing else keeps
+per-session state.
 
 What is rebuilt from the store (view state, request digests, grants, totals) is held for the most recently used
 sessions only: past ``capacity`` the least recently used idle session lets go of it, and rebuilds it when next
-used. What exists only in memory (a running turn, the MCP choices, unsaved resume points) is never dropped: a session holding it keeps its
-handle. A session whose turn is running lets go of nothing: its turn holds the same grants and totals, and a second
-copy would let a revoked grant live on in that turn. ``Sessions.delete`` ends all of it in one call.
+used. What exists only in memory (a running turn, the MCP choices, unsaved resume points) is never dropped: a
+session holding it keeps its handle. A session whose turn is running lets go of nothing: its turn holds the same
+grants and totals, and a second copy would let a revoked grant live on in that turn. ``Sessions.delete`` ends all
+of it in one call.
 """
 
 from __future__ import annotations

@@ -49,7 +49,8 @@ async def _main(settings: Settings, out) -> int:
     try:
         # resume/close are stable in ACP v1 (schema 1.19); this SDK still routes them only with the unstable flag
         # ThreadlineAgent implements what it advertises; the SDK protocol also lists fork/config methods
-        await run_agent(ThreadlineAgent(rt, client), client.transport, use_unstable_protocol=True)  # type: ignore[arg-type]
+        agent = ThreadlineAgent(rt, client)
+        await run_agent(agent, client.transport, use_unstable_protocol=True)  # type: ignore[arg-type]
     except asyncio.CancelledError:
         pass
     finally:
