@@ -70,7 +70,7 @@ class Session:
         self.unsaved = Unsaved()  # what reads learned, written on the next path that writes (kept until then)
         self._approvals: RememberedApprovals | None = None  # loaded from the session's events on first use
         self._totals: TurnTotals | None = None  # summed from the session's ``usage`` events on first use
-        # Only in memory
+        # Only in memory. What else a session comes to hold live (its plan, its hooks) belongs here too.
         self.turns = SessionTurns(session_id)
         self.mcp = McpChoices()
 
