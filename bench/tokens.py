@@ -9,10 +9,13 @@ from typing import Any
 from bench.common import MASK_KEEP, MASK_TEXT
 from server.cli.replay_run import replay_file
 from server.context import ViewSettings, estimate_message_tokens, fit_to_window, write_paths
+from server.context.failures import is_failure, telling_line
 from server.context.incremental import IncrementalView
-from server.context.micro import content_text, evidence_match
-from server.context.summary import _failure_excerpt, _one_line
+from server.context.micro import content_text
+from server.context.summary import _one_line
 from server.services.context import tool_overhead_tokens
+
+FAILURE_SNIPPET = 36  # of a failure's telling line: what even an older (80-character) summary line keeps of it
 
 
 def _snippet(text: str, n: int = 50) -> str:
@@ -20,16 +23,20 @@ def _snippet(text: str, n: int = 50) -> str:
 
 
 def _trackables(transcript: list[dict[str, Any]]) -> list[tuple[str, Any]]:
-    """Per message: ('goal', snippet) | ('failure', snippet) | ('paths', [...]) | (None, None)."""
+    """Per message: ('goal', snippet) | ('failure', snippet) | ('paths', [...]) | (None, None). A failure is a
+    call that failed (B-SUM-10, the summary's own rule); it is kept when the start of its telling line is in view."""
     out: list[tuple[str, Any]] = []
+    names: dict[str, str] = {}
     for msg in transcript:
         role = msg["role"]
         if role == "user" and _snippet(content_text(msg.get("content"))):
             out.append(("goal", _snippet(content_text(msg.get("content")))))
         elif role == "tool":
-            match = evidence_match(content_text(msg.get("content")))
-            out.append(("failure", _snippet(_failure_excerpt(match))) if match else (None, None))
+            text = content_text(msg.get("content"))
+            failed = is_failure(text, names.get(str(msg.get("tool_call_id"))), msg.get("tool_status"))
+            out.append(("failure", _snippet(telling_line(text), FAILURE_SNIPPET)) if failed else (None, None))
         elif role == "assistant" and msg.get("tool_calls"):
+            names = {str(c["id"]): c["function"]["name"] for c in msg["tool_calls"]}
             paths = [
                 p for c in msg["tool_calls"] for p in write_paths(c["function"]["name"], c["function"]["arguments"])
             ]

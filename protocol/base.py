@@ -39,3 +39,6 @@ class OpenAIMessage(msgspec.Struct, omit_defaults=True):
     name: str | None = None
     reasoning_content: str | None = None
     reasoning: str | None = None
+    # A tool message's failure flag as the recorded format has it (Claude Code's ``is_error``): an import keeps it,
+    # so the summary and microcompaction know the call failed even when its text does not say so (B-SUM-10).
+    is_error: bool | None = None

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from server.context.micro import is_error_evidence
+from server.context.failures import is_failure
 from server.providers import ChatResult, TextDelta, ToolCall
 from server.providers.capabilities import Price, price_for
 from server.recording import REPLAY_ENV, REQUESTS_OUT_ENV, Answer, ReplayPlan, load_recording, plan_replay
@@ -103,7 +103,7 @@ class ReplayProvider:
         not needed)."""
         queue = self._results.get(_arg_key(name, args))
         content = queue.popleft() if queue else NO_RESULT
-        return ToolOutcome(content, "error" if is_error_evidence(content) else "ok")
+        return ToolOutcome(content, "error" if is_failure(content, name) else "ok")  # as the recording ended
 
     async def aclose(self) -> None:
         return None

@@ -6,10 +6,11 @@ pipeline). No I/O, no clock, no randomness; nothing here imports the rest of ``s
 """
 
 from .clip import clip_to_budget, fit_to_window
+from .failures import is_failure
 from .fallback import FALLBACK_SUMMARY, fallback_window
 from .fed import next_checkpoints
 from .incremental import build_request_view
-from .micro import ERROR_EVIDENCE, is_error_evidence, microcompact, placeholder
+from .micro import is_failed_result, microcompact, placeholder
 from .repair import INTERRUPTED_RESULT, SENT_KEYS, clean_message, repair_tool_pairing
 from .summary import WRITE_TOOLS, SummaryState, render_summary, summarize, summary_feed, write_paths
 from .tail import safe_tail_start
@@ -28,7 +29,6 @@ from .view import Compaction, RequestView, ViewSettings, fallback_request_view
 __all__ = [
     "clip_to_budget",
     "fit_to_window",
-    "ERROR_EVIDENCE",
     "FALLBACK_SUMMARY",
     "IMAGE_TOKENS",
     "INTERRUPTED_RESULT",
@@ -49,7 +49,8 @@ __all__ = [
     "estimate_text_tokens",
     "fallback_request_view",
     "fallback_window",
-    "is_error_evidence",
+    "is_failed_result",
+    "is_failure",
     "microcompact",
     "next_checkpoints",
     "placeholder",

@@ -50,6 +50,7 @@ class _Item:
     seq: int | None
     placeholder: str | None = None  # the microcompaction text, when this is a replaceable tool output
     saving: int = 0  # tokens the placeholder saves
+    status: str | None = None  # a tool result's stored status (repair keeps only the sent keys)
 
 
 def _has_seq(msg: Mapping[str, Any]) -> bool:
@@ -155,29 +156,42 @@ class FedTranscript:
         if not self._open:
             return
         msgs = [m for m, _ in self._open]
+        names: dict[str, str] = {}  # call id -> tool name, for the results that follow (B-SUM-10)
         for cleaned, origin in repair_with_origins(msgs):
+            if cleaned.get("tool_calls"):
+                names = {c["id"]: str(c.get("function", {}).get("name", "")) for c in cleaned["tool_calls"]}
+            tool = names.get(str(cleaned.get("tool_call_id"))) if cleaned.get("role") == "tool" else None
             if origin is None:
-                self._append(cleaned, estimate_message_tokens(cleaned), None, None)
+                self._append(cleaned, estimate_message_tokens(cleaned), None, None, tool)
                 continue
             raw, index = self._open[origin]
             tokens = raw.get("_tokens")
             if tokens is None:
                 tokens = estimate_message_tokens(cleaned)
-            self._append(cleaned, tokens, index, raw["seq"] if _has_seq(raw) else None)
+            status = raw.get("tool_status") if cleaned.get("role") == "tool" else None
+            self._append(cleaned, tokens, index, raw["seq"] if _has_seq(raw) else None, tool, status)
 
-    def _append(self, msg: Message, tokens: int, origin: int | None, seq: int | None) -> None:
+    def _append(
+        self,
+        msg: Message,
+        tokens: int,
+        origin: int | None,
+        seq: int | None,
+        tool: str | None = None,
+        status: str | None = None,
+    ) -> None:
         if msg.get("role") in SYSTEM_ROLES:
             self._order.append(-1 - len(self._systems))
             self._systems.append(_Item(msg, tokens, origin, seq))
             self._system_tokens += tokens
             return
-        placeholder = _replaceable(msg)
+        placeholder = _replaceable(msg, tool, status)
         saving = None
         if placeholder is not None:
             saving = tokens - estimate_message_tokens(dict(msg, content=placeholder))
         self._order.append(len(self._conv))
         self._conv_pos.append(len(self._order) - 1)
-        self._conv.append(_Item(msg, tokens, origin, seq, placeholder, saving or 0))
+        self._conv.append(_Item(msg, tokens, origin, seq, placeholder, saving or 0, status))
         self._conv_tokens.append(self._conv_tokens[-1] + tokens)
         self._savings.append(self._savings[-1] + (saving or 0))
         self._replaceable.append(self._replaceable[-1] + (placeholder is not None))
@@ -220,7 +234,7 @@ class FedTranscript:
         start = max((n for n in self._folds if n <= end), default=0)
         state = self._folds.get(start, self._base_fold)
         for item in self._conv[start:end]:
-            state = summary_feed(state, item.msg) if item.placeholder is None else summary_skip(state)
+            state = summary_feed(state, item.msg, item.status) if item.placeholder is None else summary_skip(state)
         self._folds[end] = state
         if len(self._folds) > 8:
             self._folds.pop(next(iter(self._folds)))

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from protocol.wire_text import PLACEHOLDER_PREFIX, SUMMARY_HEADER
+from protocol.wire_text import SUMMARY_HEADER
 
-from .micro import content_text, evidence_match
+from .failures import call_label, failure_telling, fit_failure, is_failure
+from .micro import content_text
 from .tokens import estimate_text_tokens
 
 __all__ = [
@@ -44,7 +45,9 @@ RECENT_FAILURES = 4
 FAILURE_CHARS = 240
 OLD_FAILURE_CHARS = 80
 MAX_STORED_FAILURES = 1024  # the fold's memory of distinct failures; more than any budget shows
-FOLD_VERSION = 2  # a stored fold from before version 2 kept only the latest 4 failures: not resumed from
+# A stored fold of another version is not resumed from (its failures would not show alike): before 2 it kept only
+# the latest 4 failures; before 3 (B-SUM-10) its failures were text excerpts of any output mentioning an error.
+FOLD_VERSION = 3
 STATE_CHARS = 500
 MAX_FILES = 40  # Shown paths; the rest are counted, so the summary stays bounded.
 PATH_CHARS = 200
@@ -81,9 +84,11 @@ class SummaryState:
 
     goals: tuple[str, ...] = ()
     files: tuple[str, ...] = ()
-    failures: tuple[str, ...] = ()
+    failures: tuple[tuple[str, str], ...] = ()  # (call, telling line) per distinct failure (B-SUM-10)
     last_state: str | None = None
-    open_calls: tuple[tuple[str, str], ...] = ()  # (call id, tool name) of the latest calling assistant
+    open_calls: tuple[
+        tuple[str, str, str], ...
+    ] = ()  # (call id, tool name, call label) of the latest calling assistant
     fed: int = 0
 
     def to_json(self) -> dict[str, Any]:
@@ -91,7 +96,7 @@ class SummaryState:
             "v": FOLD_VERSION,
             "goals": list(self.goals),
             "files": list(self.files),
-            "failures": list(self.failures),
+            "failures": [list(f) for f in self.failures],
             "lastState": self.last_state,
             "openCalls": [list(c) for c in self.open_calls],
             "fed": self.fed,
@@ -106,11 +111,12 @@ class SummaryState:
                 return None
             strings = lambda key: tuple(str(x) for x in data.get(key, ()))  # noqa: E731
             last = data.get("lastState")
-            calls = tuple((str(a), str(b)) for a, b in data.get("openCalls", ()))
+            calls = tuple((str(a), str(b), str(c)) for a, b, c in data.get("openCalls", ()))
+            failures = tuple((str(a), str(b)) for a, b in data.get("failures", ()))
             fed = data.get("fed", 0)
             if (last is not None and not isinstance(last, str)) or not isinstance(fed, int):
                 return None
-            return cls(strings("goals"), strings("files"), strings("failures"), last, calls, fed)
+            return cls(strings("goals"), strings("files"), failures, last, calls, fed)
         except (AttributeError, TypeError, ValueError):
             return None
 
@@ -158,7 +164,7 @@ def _feed_assistant(state: SummaryState, msg: Mapping[str, Any]) -> SummaryState
     for call in msg.get("tool_calls") or ():
         function = call.get("function") or {}
         name = str(function.get("name", ""))
-        calls.append((str(call.get("id", "")), name))
+        calls.append((str(call.get("id", "")), name, call_label(name, function.get("arguments"))))
         for path in write_paths(name, function.get("arguments")):
             if path not in files:
                 files = (*files, path)
@@ -173,21 +179,16 @@ def _feed_assistant(state: SummaryState, msg: Mapping[str, Any]) -> SummaryState
     )
 
 
-def _failure_excerpt(match: re.Match[str]) -> str:
-    # Start at the line holding the evidence when it is not near the top: that line says what went wrong.
-    text = match.string
-    start = text.rfind("\n", 0, match.start()) + 1 if match.start() > 120 else 0
-    return _one_line(text[start:], FAILURE_CHARS)  # only ever clipped to FAILURE_CHARS, after the tool name
-
-
-def _feed_tool(state: SummaryState, msg: Mapping[str, Any]) -> SummaryState:
+def _feed_tool(state: SummaryState, msg: Mapping[str, Any], status: str | None) -> SummaryState:
     text = content_text(msg.get("content"))
-    match = None if text.startswith(PLACEHOLDER_PREFIX) else evidence_match(text)
-    if match is None:
+    call_id = str(msg.get("tool_call_id"))
+    name, label = next(
+        ((n, lb) for i, n, lb in state.open_calls if i == call_id), (str(msg.get("name") or "tool"),) * 2
+    )
+    if not is_failure(text, name, status):  # B-SUM-10: only a call that failed
         return summary_skip(state)
-    name = dict(state.open_calls).get(str(msg.get("tool_call_id")), "tool")
-    failure = _clip(f"{name}: {_failure_excerpt(match)}", FAILURE_CHARS)
-    # Every distinct failure, in order (R-SUM-2, B-SUM-7): a failure repeated word for word (the same test run
+    failure = (label, _clip(failure_telling(text), FAILURE_CHARS))  # bounded: only ever shown within FAILURE_CHARS
+    # Every distinct failure, in order (R-SUM-2, B-SUM-8): a failure repeated word for word (the same test run
     # failing again) is one failure to avoid; it moves to its latest place instead of taking a second slot.
     earlier = tuple(f for f in state.failures if f != failure)
     return SummaryState(
@@ -200,9 +201,11 @@ def _feed_tool(state: SummaryState, msg: Mapping[str, Any]) -> SummaryState:
     )
 
 
-def summary_feed(state: SummaryState, msg: Mapping[str, Any]) -> SummaryState:
+def summary_feed(state: SummaryState, msg: Mapping[str, Any], status: str | None = None) -> SummaryState:
     """Fold one transcript message into the state (R-SUM-2). System messages are not history: skipped. Each
-    step builds the next state once (with the count of messages fed), not once per changed field."""
+    step builds the next state once (with the count of messages fed), not once per changed field. ``status``: a
+    tool message's stored status (``ok``/``error``/``denied``) when the message itself no longer carries it (a
+    repaired message keeps only the keys a provider is sent); else its ``tool_status`` is read."""
     role = msg.get("role")
     if role == "user":
         text = _one_line(content_text(msg.get("content")), GOAL_CHARS)
@@ -218,12 +221,12 @@ def summary_feed(state: SummaryState, msg: Mapping[str, Any]) -> SummaryState:
     elif role == "assistant":
         return _feed_assistant(state, msg)
     elif role == "tool":
-        return _feed_tool(state, msg)
+        return _feed_tool(state, msg, status or msg.get("tool_status"))
     return summary_skip(state)
 
 
 def summary_skip(state: SummaryState) -> SummaryState:
-    """``summary_feed`` of a tool output known to carry no error evidence (a microcompactable one, R-MICRO-2):
+    """``summary_feed`` of a tool output known not to be a failure (a microcompactable one, R-MICRO-2):
     it records nothing, so its text need not be searched again."""
     return SummaryState(state.goals, state.files, state.failures, state.last_state, state.open_calls, state.fed + 1)
 
@@ -234,43 +237,59 @@ def _section(title: str, lines: Iterable[str]) -> list[str]:
 
 
 def _bounded_lines(
-    items: tuple[str, ...], recent: int, old_chars: int, budget_tokens: int, title: str, noun: str, distinct: bool
+    count: int,
+    line: Callable[[int, bool], str],
+    recent: int,
+    budget_tokens: int,
+    title: str,
+    noun: str,
+    distinct: bool,
 ) -> list[str]:
-    """Every item in order (B-SUM-7): the latest ``recent`` as stored, older ones cut to ``old_chars``; the oldest
-    are dropped (and counted) only while the section would exceed ``budget_tokens``. With ``distinct``, an older
-    line equal to a later one once cut is shown once, at its latest place. Walks from the newest, so a session
-    with thousands of items costs what is shown (plus, with ``distinct``, one pass to count what is dropped)."""
-    first_recent = len(items) - recent
+    """Every item in order (B-SUM-7): ``line(i, recent)`` is item ``i`` as shown, whole when among the latest
+    ``recent``, else shortened; the oldest are dropped (and counted) only while the section would exceed
+    ``budget_tokens``. With ``distinct``, an older line equal to a later one once cut is shown once, at its latest
+    place. Walks from the newest, so a session with thousands of items costs what is shown (plus, with
+    ``distinct``, one pass to count what is dropped)."""
+    first_recent = count - recent
     total = estimate_text_tokens(f"{title}\n")
     shown: list[str] = []
     seen: set[str] = set()
     dropped = 0
-    for i in range(len(items) - 1, -1, -1):
-        line = items[i] if i >= first_recent else _clip(items[i], old_chars)
-        if distinct and line in seen:
+    for i in range(count - 1, -1, -1):
+        text = line(i, i >= first_recent)
+        if distinct and text in seen:
             continue
-        cost = estimate_text_tokens(f"- {line}\n")
+        cost = estimate_text_tokens(f"- {text}\n")
         if shown and total + cost > budget_tokens:
-            older = (items[j] if j >= first_recent else _clip(items[j], old_chars) for j in range(i + 1))
+            older = (line(j, j >= first_recent) for j in range(i + 1))
             dropped = len(set(older) - seen) if distinct else i + 1
             break  # the newest item is always shown
         total += cost
-        shown.append(line)
-        seen.add(line)
+        shown.append(text)
+        seen.add(text)
     shown.reverse()
     return [f"(and {dropped} earlier {noun})", *shown] if dropped else shown
 
 
 def _goal_lines(goals: tuple[str, ...], budget_tokens: int) -> list[str]:
     """Every goal (B-SUM-7): the latest RECENT_GOALS as stored, older ones cut to OLD_GOAL_CHARS."""
-    return _bounded_lines(goals, RECENT_GOALS, OLD_GOAL_CHARS, budget_tokens, "Goals:", "goals", distinct=False)
+
+    def line(i: int, recent: bool) -> str:
+        return goals[i] if recent else _clip(goals[i], OLD_GOAL_CHARS)
+
+    return _bounded_lines(len(goals), line, RECENT_GOALS, budget_tokens, "Goals:", "goals", distinct=False)
 
 
-def _failure_lines(failures: tuple[str, ...], budget_tokens: int) -> list[str]:
-    """Every distinct failure (R-SUM-2 as B-SUM-7 extends goals): the latest RECENT_FAILURES as stored (each
-    <= FAILURE_CHARS), older ones cut to OLD_FAILURE_CHARS, the oldest dropped past ``budget_tokens``."""
+def _failure_lines(failures: tuple[tuple[str, str], ...], budget_tokens: int) -> list[str]:
+    """Every distinct failure (B-SUM-8): the latest RECENT_FAILURES within FAILURE_CHARS, older ones within
+    OLD_FAILURE_CHARS, each cut so both its call and its telling line survive (B-SUM-10); the oldest dropped past
+    ``budget_tokens``."""
+
+    def line(i: int, recent: bool) -> str:
+        return fit_failure(*failures[i], FAILURE_CHARS if recent else OLD_FAILURE_CHARS)
+
     return _bounded_lines(
-        failures, RECENT_FAILURES, OLD_FAILURE_CHARS, budget_tokens, "Failures to avoid:", "failures", distinct=True
+        len(failures), line, RECENT_FAILURES, budget_tokens, "Failures to avoid:", "failures", distinct=True
     )
 
 

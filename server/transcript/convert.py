@@ -14,8 +14,11 @@ _DATA_URL = re.compile(r"^data:([\w.+-]+/[\w.+-]+);base64,(.*)$", re.S)
 
 
 def from_openai(msg: OpenAIMessage, where: str = "message") -> NewMessage:
-    """An imported Chat Completions message as a record; ``reasoning_content``/``reasoning`` become reasoning."""
+    """An imported Chat Completions message as a record; ``reasoning_content``/``reasoning`` become reasoning, and
+    a tool message's ``is_error`` its stored status (B-SUM-10: an import keeps the failure flag it has)."""
     text, images = _split_content(msg.content, where)
+    if msg.is_error is not None and msg.role != "tool":
+        raise InvalidMessage(f"{where}.is_error: only tool messages carry one")
     role = "system" if msg.role == "developer" else msg.role
     calls = [msgspec.to_builtins(c) for c in msg.tool_calls] if msg.tool_calls else None
     return NewMessage(
@@ -26,6 +29,7 @@ def from_openai(msg: OpenAIMessage, where: str = "message") -> NewMessage:
         name=msg.name,
         reasoning=msg.reasoning_content or msg.reasoning,
         images=images or None,
+        tool_status=None if msg.is_error is None else "error" if msg.is_error else "ok",
     )
 
 

@@ -102,7 +102,8 @@ class StoredMessage:
     tool_status: ToolStatus | None = None
 
     def to_openai(self) -> dict[str, Any]:
-        """The pipeline's input shape: OpenAI keys plus ``reasoning``/``seq``/``status``, never sent."""
+        """The pipeline's input shape: OpenAI keys plus ``reasoning``/``seq``/``status``/``tool_status``, never
+        sent."""
         msg: dict[str, Any] = {"role": self.role, "content": self.content}
         if self.images:
             parts: list[dict[str, Any]] = []
@@ -125,6 +126,8 @@ class StoredMessage:
         msg["seq"] = self.seq
         if self.status != "complete":
             msg["status"] = self.status
+        if self.tool_status is not None:
+            msg["tool_status"] = self.tool_status  # how the call ended, for what counts as a failure (B-SUM-10)
         return msg
 
 

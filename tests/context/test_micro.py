@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from server.context import ViewSettings, build_request_view, is_error_evidence, microcompact, placeholder
+from server.context import ViewSettings, build_request_view, microcompact, placeholder
 
 from .helpers import assistant, call, sized, system, text_of_tokens, tool, user
 from .protocol_check import is_protocol_valid
@@ -51,38 +51,55 @@ def test_R_MICRO_1_tiny_outputs_and_placeholders_are_left_alone():
 
 
 @pytest.mark.parametrize(
-    "evidence",
+    "failure",
     [
         "Tool failed: no such module: fts5",
-        "Invalid arguments for edit_file",
-        "bash: /etc/shadow: Permission denied",
+        "Tool failed: command exited with code 2\nnpm ERR! missing script",
+        "Permission denied: rm -rf / needs approval",
         "Forbidden: command rm -rf / is not allowed",
         'Traceback (most recent call last):\n  File "x.py", line 1\nValueError: bad',
         "Exit code 1\nnpm ERR! missing script",
         "<returncode>2</returncode>\n<output>\n",
-        "src/a.ts(3,4): error TS2304: Cannot find name 'x'",
         "error: could not compile `app`",
-        "ls: cannot access 'x': No such file or directory",
+        "fatal: not a git repository (or any of the parent directories): .git",
         "bash: foo: command not found",
-        "FAILED tests/test_a.py::test_b - AssertionError",
-        "3 failed, 10 passed in 2.1s",
+        "<tool_use_error>String to replace not found in file.</tool_use_error>",
         "Tool call interrupted: no result was recorded (the process stopped before the tool finished).",
     ],
 )
-def test_R_MICRO_2_error_evidence_is_never_compacted(evidence):
-    text = evidence + "\n" + BIG
-    assert is_error_evidence(text)
-    out, count = microcompact([assistant(None, call("a")), tool("a", text)], tail_start=2)
+def test_R_MICRO_2_B_SUM_10_a_failed_call_is_never_compacted(failure):
+    text = failure + "\n" + BIG
+    out, count = microcompact([assistant(None, call("a", "run_command", command="x")), tool("a", text)], 2)
     assert count == 0 and out[1]["content"] == text
 
 
-def test_R_MICRO_2_evidence_at_the_end_of_a_long_output_counts():
-    assert is_error_evidence(BIG * 5 + "\nE   AssertionError: 1 != 2\n1 failed in 0.3s")
+def test_R_MICRO_2_B_SUM_10_an_exit_code_at_the_end_of_a_long_output_counts():
+    for end in ("\nCommand exited with code 1", "\n[exit code 1]"):
+        text = BIG * 5 + "\nE   AssertionError: 1 != 2\n1 failed in 0.3s" + end
+        out, count = microcompact([assistant(None, call("a", "bash", command="pytest")), tool("a", text)], 2)
+        assert count == 0
 
 
-def test_R_MICRO_2_success_reports_are_not_evidence():
-    assert not is_error_evidence("10 passed, 0 failed in 1.2s\n" + BIG)
-    assert not is_error_evidence(BIG + "\nreturn {:error, reason} in the middle of code\n" + BIG)
+def test_R_MICRO_2_B_SUM_10_the_stored_status_counts_whatever_the_text():
+    msgs = [assistant(None, call("a", "mcp_tool")), dict(tool("a", BIG), tool_status="error")]
+    assert microcompact(msgs, 2)[1] == 0
+    assert microcompact([msgs[0], tool("a", BIG)], 2, statuses=[None, "denied"])[1] == 0
+    assert microcompact([msgs[0], tool("a", BIG)], 2)[1] == 1
+
+
+def test_R_MICRO_2_B_SUM_10_successful_output_that_mentions_errors_is_compacted():
+    """A read of code full of error handling, a search whose hits say "not found", a passing test run: each
+    succeeded, so each is an old output like any other (it used to be kept, crowding the window)."""
+    read = BIG + "\nraise ValueError('Invalid: Permission denied')\nreturn {:error, reason}\n" + BIG
+    grep = "src/a.py:3: # not found -> error\n" + BIG
+    passed = "10 passed, 0 failed in 1.2s\n" + BIG + "\n[exit code 0]"
+    msgs = [
+        assistant(None, call("r"), call("g", "Grep", pattern="error"), call("t", "run_command", command="pytest")),
+        tool("r", read),
+        tool("g", grep),
+        tool("t", passed),
+    ]
+    assert microcompact(msgs, 4)[1] == 3
 
 
 def test_R_MICRO_2_system_user_assistant_and_summaries_are_never_compacted():

@@ -47,7 +47,7 @@ def test_R_SUM_2_header_and_four_sections_in_order():
             "Files and tools touched:",
             "- packages/storage/src/sqlite.ts",
             "Failures to avoid:",
-            "- bash: Tool failed: no such module: fts5",
+            "- bash(npm test): Tool failed: no such module: fts5",
             "Last useful assistant state:",
             "- FTS index implemented, verifying on Node 22.",
         ]
@@ -98,22 +98,27 @@ def _failures(text: str) -> list[str]:
     return match.group(1).splitlines()
 
 
-def test_R_SUM_2_failures_latest_four_within_240_older_within_80_and_state_500():
-    """R-SUM-2's latest 4 failures keep 240 characters; older ones stay listed, shortened to their first 80 (B-SUM-7's
-    rule for goals, applied to failures), so a long session does not forget what already went wrong."""
+def test_B_SUM_8_failures_latest_four_within_240_older_within_80_and_state_500():
+    """R-SUM-2's latest 4 failures keep 240 characters; older ones stay listed, shortened to 80 (B-SUM-8), so a long
+    session does not forget what already went wrong; each cut keeps both the call and the error (B-SUM-10)."""
     msgs = []
     for i in range(6):
-        msgs += [assistant(None, call(f"c{i}", "bash")), tool(f"c{i}", f"Permission denied {i} " + "y" * 400)]
+        command = f"pytest tests/test_{i}.py " + "-k x " * 60
+        msgs += [
+            assistant(None, call(f"c{i}", "bash", command=command)),
+            tool(f"c{i}", f"Permission denied {i} " + "y" * 400),
+        ]
     msgs.append(assistant("z" * 2_000))
     state = SummaryState()
     for m in msgs:
         state = summary_feed(state, m)
-    assert [f.split()[3] for f in state.failures] == ["0", "1", "2", "3", "4", "5"]
-    assert all(len(f) <= 240 for f in state.failures)
+    assert [telling.split()[2] for _, telling in state.failures] == ["0", "1", "2", "3", "4", "5"]
+    assert all(len(telling) <= 240 for _, telling in state.failures)
     assert state.last_state is not None
     assert len(state.last_state) <= 500
     shown = _failures(render_summary(state))
-    assert [f.split()[4] for f in shown] == ["0", "1", "2", "3", "4", "5"]
+    assert [f.split(": ")[1].split()[2] for f in shown] == ["0", "1", "2", "3", "4", "5"]
+    assert all(f.startswith("- bash(pytest tests/test_") for f in shown)
     assert all(len(f) - 2 <= 80 and f.endswith("…") for f in shown[:2])
     assert all(80 < len(f) - 2 <= 240 and f.endswith("…") for f in shown[2:])
 
@@ -121,14 +126,17 @@ def test_R_SUM_2_failures_latest_four_within_240_older_within_80_and_state_500()
 def test_R_SUM_2_oldest_failures_are_dropped_only_past_the_budget_and_counted():
     msgs = []
     for i in range(200):
-        msgs += [assistant(None, call(f"c{i}", "bash")), tool(f"c{i}", f"Exit code 1: check {i} failed " + "y" * 300)]
+        msgs += [
+            assistant(None, call(f"c{i}", "bash", command="make")),
+            tool(f"c{i}", f"Exit code 1\ncheck {i} failed " + "y" * 300),
+        ]
     small = _failures(summarize(msgs))  # the default budget: 600 tokens
-    assert small[0].startswith("- (and ") and small[-1].split()[6] == "199"
+    assert small[0].startswith("- (and ") and small[-1].split()[3] == "199"
     dropped = int(small[0].split()[2])
-    assert [f.split()[6] for f in small[1:]] == [str(i) for i in range(dropped, 200)]  # the newest, in order
+    assert [f.split()[3] for f in small[1:]] == [str(i) for i in range(dropped, 200)]  # the newest, in order
     assert sum(len(line) for line in small) < 4 * 600
     wide = _failures(summarize(msgs, budget_tokens=50_000))
-    assert len(wide) == 200 and wide[0].split()[6] == "0"
+    assert len(wide) == 200 and wide[0].split()[3] == "0"
 
 
 def test_R_SUM_2_failures_are_distinct():
@@ -150,11 +158,11 @@ def test_R_SUM_2_failures_are_distinct():
             "Exit code 1 " + "x" * 100 + " I",
         ]
     ):
-        msgs += [assistant(None, call(f"c{i}", "bash")), tool(f"c{i}", text)]
+        msgs += [assistant(None, call(f"c{i}", "bash", command="make")), tool(f"c{i}", text)]
     state = SummaryState()
     for m in msgs:
         state = summary_feed(state, m)
-    assert [f.split()[-1] for f in state.failures] == ["A", "C", "D", "B", "E", "F", "G", "H", "I"]
+    assert [telling.split()[-1] for _, telling in state.failures] == ["A", "C", "D", "B", "E", "F", "G", "H", "I"]
     shown = _failures(summarize(msgs))
     assert summarize(msgs).count("tests B") == 1
     # E, shortened to 80 characters, reads as F-I's shortened lines would: but those are the latest four, whole.
@@ -167,7 +175,7 @@ def test_R_SUM_2_a_fold_stored_before_every_failure_was_kept_is_not_resumed_from
     it is not used (the history is read instead) and a restarted server still sends what a full read gives."""
     state = SummaryState()
     for i in range(6):
-        state = summary_feed(state, assistant(None, call(f"c{i}", "bash")))
+        state = summary_feed(state, assistant(None, call(f"c{i}", "bash", command="make")))
         state = summary_feed(state, tool(f"c{i}", f"Permission denied {i}"))
     stored = state.to_json()
     assert SummaryState.from_json(stored) == state
