@@ -281,6 +281,14 @@ def fit_failure(call: str, telling: str, limit: int) -> str:
     if len(call) + 2 + len(telling) <= limit:
         return f"{call}: {telling}"
     room = limit - 2
-    call_room = max(room // 3, room - len(telling))
-    call = _clip(call, call_room)
+    call = _clip_call(call, max(room // 3, room - len(telling)))
     return f"{call}: {_clip(telling, room - len(call))}"
+
+
+def _clip_call(call: str, room: int) -> str:
+    """A call label in ``room`` characters, cut inside its parentheses (``Bash(mix test tes…)``) so it still
+    reads as a call."""
+    name, paren, arg = call.partition("(")
+    if len(call) <= room or not paren or not arg.endswith(")") or room - len(name) - 2 < 4:
+        return _clip(call, room)
+    return f"{name}({_clip(arg[:-1], room - len(name) - 2)})"

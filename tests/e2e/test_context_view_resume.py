@@ -193,14 +193,34 @@ def _as_stored_before_fold_versions(home: Path) -> int:
     return changed
 
 
-async def test_B_CACHE_3_a_checkpoint_stored_before_every_failure_was_summarized_is_not_built_on(tmp_path, folder):
-    """A summary fold stored by an older version kept only the latest four failures; a state resumed from it would
-    summarize differently from one that reads the history. Such checkpoints are passed over: the first view reads
-    the whole history once and sends exactly what a full read gives, and the next server resumes from what it
-    saved."""
+def _as_stored_by_fold_version_2(home: Path) -> int:
+    """Rewrites every stored view checkpoint and resume point as fold version 2 wrote it, before B-SUM-10: each
+    failure one line of text (``call: excerpt``), not a call and its telling line; returns how many."""
+    with sqlite3.connect(home / "threadline.db") as db:
+        changed = 0
+        for table in ("view_checkpoints", "view_resume"):
+            changed += db.execute(
+                f"UPDATE {table} SET head = json_set(head, '$.fold.v', 2, '$.fold.failures', json(coalesce((SELECT"
+                " json_group_array(json_extract(value, '$[0]') || ': ' || json_extract(value, '$[1]')) FROM"
+                " json_each(head, '$.fold.failures')), '[]')))"
+            ).rowcount
+    db.close()
+    return changed
+
+
+@pytest.mark.parametrize(
+    "rewrite", [_as_stored_before_fold_versions, _as_stored_by_fold_version_2], ids=["unversioned", "version-2"]
+)
+async def test_B_CACHE_3_a_checkpoint_stored_before_every_failure_was_summarized_is_not_built_on(
+    tmp_path, folder, rewrite
+):
+    """A summary fold stored by an older version kept only the latest four failures (unversioned), or kept failure
+    lines of the old format (version 2, before B-SUM-10); a state resumed from it would summarize differently from
+    one that reads the history. Such checkpoints are passed over: the first view reads the whole history once and
+    sends exactly what a full read gives, and the next server resumes from what it saved."""
     home = tmp_path / "home"
     sid = await _imported_session(home, folder, checkpoints=True)
-    assert _as_stored_before_fold_versions(home) == _checkpoints(home, sid) > 0
+    assert rewrite(home) == _checkpoints(home, sid) > 0
     whole = await _read_whole(home, tmp_path / "bare", sid, WINDOW)
     first, log = await _view(home, sid)
     assert "resumed" not in log, log  # neither an old checkpoint nor an old resume point was built on
