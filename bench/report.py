@@ -9,6 +9,7 @@ from pathlib import Path
 
 from bench.common import BENCH, MASK_TEXT, SIZES, WINDOWS
 from bench.cost import BREAK_RATIO, CODEX_OUTPUT_FACTOR, CODEX_SUMMARY_TOKENS, COST_WINDOWS, PRICES, STRATEGIES, pooled
+from bench.failures import failure_section
 from server.cli.plot import BLUE, GRAY, GREEN, ORANGE, BarChart
 
 STRATEGY_NAMES = {
@@ -23,7 +24,15 @@ def _pct(part: int, whole: int) -> str:
     return f"{100 * part / whole:.0f}%" if whole else "n/a"
 
 
-def write_results(views: dict, loop: dict, tokens: dict, costs: dict, started: float, cost_seconds: float = 0.0) -> str:
+def write_results(
+    views: dict,
+    loop: dict,
+    tokens: dict,
+    costs: dict,
+    started: float,
+    cost_seconds: float = 0.0,
+    failures: dict | None = None,
+) -> str:
     sizes = views["sizes"]
     small, mid, big = (sizes[n]["median_ms"] for n in SIZES)
     ratio_10k, ratio_100k = mid / small, big / mid
@@ -147,7 +156,8 @@ def write_results(views: dict, loop: dict, tokens: dict, costs: dict, started: f
         "mismatches column). *Over window* counts model calls whose request would not fit the window at all.",
         "",
         "Kept in view, summed over every step: a *goal* (user message) is kept when its first 50 characters are in "
-        "the view; a *failure* (tool output with error evidence) when the excerpt the summary would record is; an "
+        "the view; a *failure* (the result of a call that failed, B-SUM-10) when the first 36 characters of its telling "
+        "line (what even an 80-character summary line keeps of it) are; an "
         "*edited path* (write-tool target) when the path is. Naive keeps everything by construction; masking keeps "
         "every goal and path (it never masks user or assistant messages) and a failure only while it is among the "
         "latest 10 observations.",
@@ -183,7 +193,7 @@ def write_results(views: dict, loop: dict, tokens: dict, costs: dict, started: f
         "failures in its summary and in everything appended since its last compaction; the summary lists "
         "every goal (B-SUM-7: older ones shortened, the oldest dropped only past max(600, 5% of the window) "
         "tokens) and, by the same rule, every distinct failure (R-SUM-2's latest 4 whole, older ones cut to "
-        "80 characters). *Compactions* counts the "
+        "80 characters; each line names the call and quotes its error, B-SUM-10). *Compactions* counts the "
         "compactions announced (each new one breaks the prompt cache once; repeated views do not).",
     ]
     if over:
@@ -198,6 +208,8 @@ def write_results(views: dict, loop: dict, tokens: dict, costs: dict, started: f
             "messages verbatim); the transcript keeps them whole."
         ]
     lines += ["", " ".join(f"![tokens at {w // 1000}k](tokens-{w // 1000}k.svg)" for w in WINDOWS), ""]
+    if failures:
+        lines += [*failure_section(failures), ""]
     lines += [
         "## 5. Token estimator accuracy",
         "",

@@ -7,13 +7,16 @@
 2. Server overhead per model iteration beyond provider time (instant provider, 1k-message session, real loop).
 3. Server RSS after building views on the 100k-message session.
 4. Tokens: every shared trajectory replayed at 16k, 32k and 64k windows, against naive resend and observation
-   masking (keep the latest 10 tool observations, mask older ones), with what each keeps in view.
+   masking (keep the latest 10 tool observations, mask older ones), with what each keeps in view; and the
+   precision and informativeness of the summary's failure lines, before and after B-SUM-10 (bench/failures.py).
 5. The token estimator's accuracy (bench/estimator/RESULTS.md).
 6. Cost under a prompt-prefix cache at 16k, 32k and 128k: naive resend, Threadline before (b10667b, read from git
    history by bench/legacy.py), Threadline now (the requests `threadline replay --requests-out` records) and a
    codex-style baseline. A shallow clone lacks b10667b: the bench then stops at once and says `git fetch --unshallow`.
 
     .venv/bin/python bench/run.py --only cost [--windows 16000,32000]
+    .venv/bin/python bench/run.py --only failures      # section 4's failure lines, printed (seconds)
+    .venv/bin/python bench/run.py --keep-latency       # sections 4-6 measured again, 1-3 from results.json
 
 runs section 6 alone and prints it (to check a policy change) without touching RESULTS.md or results.json;
 bench/offline.py gives the same figures in about a minute a window.
@@ -35,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a scri
 
 from bench.common import BENCH, SIZES, TRAJECTORIES, WINDOWS  # noqa: E402
 from bench.cost import COST_WINDOWS, bench_costs  # noqa: E402
+from bench.failures import bench_failures, failure_section  # noqa: E402
 from bench.legacy import LegacyUnavailable, require_legacy  # noqa: E402
 from bench.perf import bench_context_view, bench_iteration_overhead  # noqa: E402
 from bench.report import cost_section, write_plots, write_results  # noqa: E402
@@ -54,13 +58,16 @@ async def main() -> int:
     parser.add_argument("--from-json", action="store_true", help="rewrite RESULTS.md and plots from results.json")
     parser.add_argument(
         "--only",
-        choices=["cost", "views", "overhead"],
+        choices=["cost", "views", "overhead", "failures"],
         help="run one section (6: cost, 1+3: views, 2: overhead) and print it; RESULTS.md is kept",
     )
     parser.add_argument("--windows", help="with --only cost: comma-separated windows (default 16000,32000,128000)")
+    parser.add_argument(
+        "--keep-latency", action="store_true", help="sections 1-3 from results.json; measure 4-6 again (pipeline work)"
+    )
     args = parser.parse_args()
     started = time.perf_counter()
-    if args.only in (None, "cost") and not args.from_json:
+    if args.only in (None, "cost", "failures") and not args.from_json:
         try:
             require_legacy()  # before minutes of other sections: section 6's "before" is read from git history
         except LegacyUnavailable as err:
@@ -70,6 +77,9 @@ async def main() -> int:
         windows = tuple(int(w) for w in args.windows.split(",")) if args.windows else COST_WINDOWS
         costs = bench_costs(sorted(TRAJECTORIES.glob("*.json")), windows)
         print("\n".join(cost_section(costs, time.perf_counter() - started)))
+        return 0
+    if args.only == "failures":
+        print("\n".join(failure_section(bench_failures(sorted(TRAJECTORIES.glob("*.json"))))))
         return 0
     if args.only:
         with tempfile.TemporaryDirectory(prefix="threadline-bench-") as tmp:
@@ -89,26 +99,36 @@ async def main() -> int:
                 saved.get("costs", {}),
                 started - saved.get("seconds", 0),
                 saved.get("cost_seconds", 0),
+                saved.get("failures"),
             ),
             encoding="utf-8",
         )
         write_plots(saved["views"], saved["tokens"])
         return 0
     files = sorted(TRAJECTORIES.glob("*.json"))
-    with tempfile.TemporaryDirectory(prefix="threadline-bench-") as tmp:
-        print("1/3 getContextView latency and RSS", flush=True)
-        views = await bench_context_view(Path(tmp), SIZES, 10 if args.quick else 50)
-        print("2 server overhead per model iteration", flush=True)
-        loop = await bench_iteration_overhead(Path(tmp), 50 if args.quick else 200)
+    if args.keep_latency:
+        saved = _int_keys(json.loads((BENCH / "results.json").read_text(encoding="utf-8")))
+        views, loop = saved["views"], saved["loop"]
+    else:
+        with tempfile.TemporaryDirectory(prefix="threadline-bench-") as tmp:
+            print("1/3 getContextView latency and RSS", flush=True)
+            views = await bench_context_view(Path(tmp), SIZES, 10 if args.quick else 50)
+            print("2 server overhead per model iteration", flush=True)
+            loop = await bench_iteration_overhead(Path(tmp), 50 if args.quick else 200)
     print("4 tokens: replaying every trajectory at every window", flush=True)
     tokens = await bench_tokens(files[:1] if args.quick else files, WINDOWS[:1] if args.quick else WINDOWS)
+    failures = bench_failures(files)
     print("6 cost under a prefix cache: every trajectory at 16k, 32k and 128k, two replays at a time", flush=True)
     cost_started = time.perf_counter()
     costs = bench_costs(files[:1] if args.quick else files, COST_WINDOWS[:1] if args.quick else COST_WINDOWS)
     cost_seconds = time.perf_counter() - cost_started
-    (BENCH / "RESULTS.md").write_text(
-        write_results(views, loop, tokens, costs, started, cost_seconds), encoding="utf-8"
-    )
+    text = write_results(views, loop, tokens, costs, started, cost_seconds, failures)
+    if args.keep_latency:
+        text = text.replace(
+            "All ratios below come from this one run.",
+            "Sections 1-3 come from the previous full run (results.json, `--keep-latency`); sections 4-6 from this one.",
+        )
+    (BENCH / "RESULTS.md").write_text(text, encoding="utf-8")
     write_plots(views, tokens)
     (BENCH / "results.json").write_text(
         json.dumps(
@@ -118,6 +138,7 @@ async def main() -> int:
                 "tokens": tokens,
                 "costs": costs,
                 "cost_seconds": cost_seconds,
+                "failures": failures,
                 "seconds": time.perf_counter() - started,
             },
             indent=1,
