@@ -148,6 +148,7 @@ def test_the_server_never_imports_the_client():
 CLIENT_PURE = {
     "server.context.tokens": "the token estimate (R-TOK-1): the client sizes messages exactly as the server does",
     "server.context.micro": "content_text, which server.recording reads a recording's messages with",
+    "server.context.failures": "what counts as a failure (B-SUM-10), which server.context.micro keeps by",
     "server.recording": "a recording's plan: the client submits its user messages, the server replays its answers",
 }
 # The one way into the server in process: ``threadline serve`` / ``threadline acp`` start it (server.cli.main).

@@ -248,7 +248,7 @@ def telling_line(text: str) -> str:
     if not lines:
         return ""
     if text.startswith(_REJECTED):
-        return _one_line(f"rejected by the user: {lines[-1]}") if len(lines) > 1 else _one_line(lines[0])
+        return _one_line(lines[-1])  # the user's reason when they gave one (``failure_telling`` says who rejected)
     chosen = _traceback_line(lines)
     if chosen is None:
         chosen = _pick(lines)
@@ -265,6 +265,8 @@ def failure_telling(text: str) -> str:
     """What a failed call's line quotes: its telling line, with the exit code when that line does not read as an
     error (``exit 1: The following paths are ignored...``), or just ``exit N`` for an output with no text."""
     telling = telling_line(text)
+    if text.startswith(_REJECTED) and not telling.startswith(_REJECTED):
+        return f"rejected by the user: {telling}"
     code = _exit_code(text)
     if code and not telling:
         telling = f"exit {code}"
