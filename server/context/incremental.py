@@ -30,7 +30,14 @@ from .fed import FedTranscript, Message, PartialHistory, _Item
 from .summary import render_summary, summarize, with_focus
 from .tail import safe_tail_start
 from .tokens import estimate_message_tokens
-from .view import MICRO_MIN_FREED_RATIO, MIN_FREED_RATIO, Compaction, RequestView, ViewSettings
+from .view import (
+    MICRO_MIN_FREED_RATIO,
+    MICRO_REPEAT_MIN_FREED_RATIO,
+    MIN_FREED_RATIO,
+    Compaction,
+    RequestView,
+    ViewSettings,
+)
 
 __all__ = ["IncrementalView", "PartialHistory"]
 
@@ -96,15 +103,15 @@ class IncrementalView(FedTranscript):
                 compacted_tool_outputs=0,
                 **base,
             )
-        replaced = before  # the request a new compaction replaces: the repeated one, when there is one
+        replaced, repeated = before, False  # the request a new compaction replaces: the repeated one, if any
         if compaction is not None:
             start = self._locate(compaction)
             if start is not None:
                 view = self._compacted(compaction, start, base, sticky=True)
                 if view.estimated_tokens <= settings.threshold_tokens:  # B-CACHE-1
                     return view
-                replaced = view.estimated_tokens
-        return self._compact(settings, summarizer, base, replaced)
+                replaced, repeated = view.estimated_tokens, True
+        return self._compact(settings, summarizer, base, replaced, repeated)
 
     def held_before(self, compaction: Compaction) -> int:
         """How many conversation messages this state holds before ``compaction``'s tail (0 when it does not
@@ -140,18 +147,20 @@ class IncrementalView(FedTranscript):
             return i
         return None
 
-    def _compact(self, settings: ViewSettings, summarizer, base, replaced: int) -> RequestView:
+    def _compact(self, settings: ViewSettings, summarizer, base, replaced: int, repeated: bool = False) -> RequestView:
         """A new compaction over the whole transcript (R-MICRO-3, R-SUM-1, B-CACHE-2, B-LOOP-1, R-FALL-1).
 
         Microcompaction is the view when it fits and is at least MICRO_MIN_FREED_RATIO smaller than ``replaced``,
-        the request it replaces (the repeated compaction, else the whole transcript); else the summary path."""
+        the request it replaces (the whole transcript; MICRO_REPEAT_MIN_FREED_RATIO when ``repeated``: a repeated
+        compaction); else the summary path."""
         before = base["before_tokens"]
         tail = self._tail_start(settings.tail_budget_tokens)
         micro_tokens = before - self._savings[tail]
         if (
             self._replaceable[tail]
             and micro_tokens <= settings.threshold_tokens
-            and replaced - micro_tokens >= MICRO_MIN_FREED_RATIO * replaced
+            and replaced - micro_tokens
+            >= (MICRO_REPEAT_MIN_FREED_RATIO if repeated else MICRO_MIN_FREED_RATIO) * replaced
         ):
             self._needs_older("a microcompacted view holds the whole transcript")
             micro = Compaction("microcompacted", self._real_key(self._conv[tail]), self.last_key)
