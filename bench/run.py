@@ -52,6 +52,14 @@ def _int_keys(value):
     return value
 
 
+def _kept_latency(text: str) -> str:
+    """RESULTS.md of a ``--keep-latency`` run says which sections it measured."""
+    return text.replace(
+        "All ratios below come from this one run.",
+        "Sections 1-3 come from the previous full run (results.json, `--keep-latency`); sections 4-6 from this one.",
+    )
+
+
 async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller runs, for trying the script out")
@@ -91,18 +99,16 @@ async def main() -> int:
         return 0
     if args.from_json:
         saved = _int_keys(json.loads((BENCH / "results.json").read_text(encoding="utf-8")))
-        (BENCH / "RESULTS.md").write_text(
-            write_results(
-                saved["views"],
-                saved["loop"],
-                saved["tokens"],
-                saved.get("costs", {}),
-                started - saved.get("seconds", 0),
-                saved.get("cost_seconds", 0),
-                saved.get("failures"),
-            ),
-            encoding="utf-8",
+        text = write_results(
+            saved["views"],
+            saved["loop"],
+            saved["tokens"],
+            saved.get("costs", {}),
+            started - saved.get("seconds", 0),
+            saved.get("cost_seconds", 0),
+            saved.get("failures"),
         )
+        (BENCH / "RESULTS.md").write_text(_kept_latency(text) if saved.get("kept_latency") else text, encoding="utf-8")
         write_plots(saved["views"], saved["tokens"])
         return 0
     files = sorted(TRAJECTORIES.glob("*.json"))
@@ -123,12 +129,7 @@ async def main() -> int:
     costs = bench_costs(files[:1] if args.quick else files, COST_WINDOWS[:1] if args.quick else COST_WINDOWS)
     cost_seconds = time.perf_counter() - cost_started
     text = write_results(views, loop, tokens, costs, started, cost_seconds, failures)
-    if args.keep_latency:
-        text = text.replace(
-            "All ratios below come from this one run.",
-            "Sections 1-3 come from the previous full run (results.json, `--keep-latency`); sections 4-6 from this one.",
-        )
-    (BENCH / "RESULTS.md").write_text(text, encoding="utf-8")
+    (BENCH / "RESULTS.md").write_text(_kept_latency(text) if args.keep_latency else text, encoding="utf-8")
     write_plots(views, tokens)
     (BENCH / "results.json").write_text(
         json.dumps(
@@ -139,6 +140,7 @@ async def main() -> int:
                 "costs": costs,
                 "cost_seconds": cost_seconds,
                 "failures": failures,
+                "kept_latency": args.keep_latency,
                 "seconds": time.perf_counter() - started,
             },
             indent=1,

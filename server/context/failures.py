@@ -26,6 +26,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from protocol.wire_text import PLACEHOLDER_PREFIX
+
 __all__ = ["call_label", "failure_telling", "fit_failure", "is_failure", "telling_line"]
 
 FAILED_STATUSES = frozenset({"error", "denied"})
@@ -64,7 +66,6 @@ _FAILED_PREFIXES = (
     "The user doesn't want to proceed",  # Claude Code: the user rejected the call (_REJECTED)
 )
 _REJECTED = "The user doesn't want to proceed"
-_PLACEHOLDER_PREFIX = "[old tool output compacted: "  # micro.PLACEHOLDER_PREFIX (micro imports this module)
 # Exit codes as each format records them: at the start of the output, or on one of its last lines.
 _HEAD_EXIT = re.compile(r"\A\s*(?:Exit code (-?\d+)\b|<returncode>\s*(-?\d+)\s*</returncode>)")
 _TAIL_EXIT = re.compile(
@@ -103,7 +104,7 @@ def is_failure(text: str, tool: str | None = None, status: str | None = None) ->
     called tool's name, when known; ``status``: the stored tool status (``ok``/``error``/``denied``), when known."""
     if status in FAILED_STATUSES:
         return True
-    if text.startswith(_PLACEHOLDER_PREFIX):
+    if text.startswith(PLACEHOLDER_PREFIX):
         return False
     stripped = text.lstrip()
     if stripped.startswith(_FAILED_PREFIXES):

@@ -24,6 +24,7 @@ __all__ = [
     "placeholder",
 ]
 
+
 def content_text(content: Any) -> str:
     """The text of a content value: the string, or the text parts (and image URLs) of a part list."""
     if content is None:

@@ -279,6 +279,7 @@ export interface OpenAIMessage {
   name?: string | null;
   reasoning_content?: string | null;
   reasoning?: string | null;
+  is_error?: boolean | null;
 }
 export interface ImportSessionResult {
   sessionId: string;
