@@ -55,6 +55,7 @@ _QUIET_TOOLS = frozenset(
         "read_many_files",
     }
 )
+_REJECTED = "The user doesn't want to proceed"  # Claude Code: the user rejected the call
 # Prefixes only a failed or refused call starts with, in every format we store or import.
 _FAILED_PREFIXES = (
     "Tool failed",
@@ -63,9 +64,8 @@ _FAILED_PREFIXES = (
     "Forbidden",
     "<tool_use_error>",
     "[no tool result recorded",
-    "The user doesn't want to proceed",  # Claude Code: the user rejected the call (_REJECTED)
+    _REJECTED,
 )
-_REJECTED = "The user doesn't want to proceed"
 # Exit codes as each format records them: at the start of the output, or on one of its last lines.
 _HEAD_EXIT = re.compile(r"\A\s*(?:Exit code (-?\d+)\b|<returncode>\s*(-?\d+)\s*</returncode>)")
 _TAIL_EXIT = re.compile(
