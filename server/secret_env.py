@@ -2,8 +2,13 @@
 
 Scrubbing ``os.environ`` is not enough: ``/proc/<pid>/environ`` shows the environment the process was started
 with, and every command ``run_command`` runs can read its parent's (``cat /proc/$PPID/environ``). So when ``serve``
-finds a key in its environment, it re-executes itself (same pid, same arguments, same stdio) with the keys removed
-from the environment, handing them over a pipe that the new image reads once and closes.
+finds a secret in its environment, it re-executes itself (same pid, same arguments, same stdio) with the secrets
+removed from the environment, handing them over a pipe that the new image reads once and closes.
+
+The secrets are every variable the server reads a key from: the built-in key variables (``KEY_VARS``), whatever
+``api_key_env`` names in ``config.toml`` (``[provider]`` and each ``[models.NAME]``; any name, issue 28), and
+``THREADLINE_BASE_URL`` when it carries a password (``http://user:PASS@host/v1``). Any other variable holding
+the same value goes too. Children (commands, MCP servers, ``threadline acp``'s) inherit the cleaned block.
 """
 
 from __future__ import annotations
@@ -11,6 +16,9 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Mapping
+from pathlib import Path
+from urllib.parse import urlsplit
 
 KEY_VARS = (
     "THREADLINE_API_KEY",
@@ -23,16 +31,50 @@ KEY_VARS = (
     "GEMINI_API_KEY",
     "GROQ_API_KEY",
 )
+URL_VARS = ("THREADLINE_BASE_URL",)  # secret only when the URL has a password
 _FD_VAR = "THREADLINE_SECRETS_FD"
 _MAX_PIPE_BYTES = 60_000  # under a pipe's buffer, so the write cannot block before the exec
 
 
+def secret_vars(environ: Mapping[str, str]) -> dict[str, str]:
+    """The variables of ``environ`` that hold a secret the server reads, with their values."""
+    names = [*KEY_VARS, *configured_key_vars(environ)]
+    found = {k: environ[k] for k in names if environ.get(k)}
+    for name in URL_VARS:
+        if environ.get(name) and _has_password(environ[name]):
+            found[name] = environ[name]
+    return found
+
+
+def configured_key_vars(environ: Mapping[str, str]) -> list[str]:
+    """What ``api_key_env`` names in ``config.toml`` (read leniently: a broken file is reported later, by
+    ``load_settings``, and names nothing here)."""
+    from server.config import default_home
+    from server.config_file import ConfigError, read_config
+
+    home = Path(environ.get("THREADLINE_HOME") or default_home()).expanduser()
+    try:
+        config = read_config(home / "config.toml")
+    except (ConfigError, OSError, ValueError):
+        return []
+    names = [config.provider.api_key_env, *(m.api_key_env for m in config.models.values())]
+    return [n for n in names if isinstance(n, str) and n]
+
+
+def _has_password(url: str) -> bool:
+    try:
+        parts = urlsplit(url.strip())
+        return bool(parts.password or parts.username)  # ``https://KEY@host``: a user name may be a token
+    except ValueError:
+        return "@" in url  # unparseable: hide it rather than guess
+
+
 def reexec_without_keys() -> None:
-    """Re-execute this process without provider keys (or any variable holding the same value) in its
-    environment; returns only when there is nothing to hide, or after the re-exec (in the new image)."""
+    """Re-execute this process without its secrets (or any variable holding the same value) in its environment;
+    returns only when there is nothing to hide, or after the re-exec (in the new image)."""
     if _FD_VAR in os.environ:
         return
-    keys = {k: os.environ[k] for k in KEY_VARS if os.environ.get(k)}
+    keys = secret_vars(os.environ)
     if not keys:
         return
     payload = json.dumps(keys).encode()
@@ -51,7 +93,7 @@ def reexec_without_keys() -> None:
 
 
 def take_keys() -> dict[str, str]:
-    """The keys the previous image handed over (read once; the pipe is closed), or {}."""
+    """The secrets the previous image handed over (read once; the pipe is closed), or {}."""
     fd = os.environ.pop(_FD_VAR, None)
     if fd is None:
         return {}
@@ -60,4 +102,6 @@ def take_keys() -> dict[str, str]:
             keys = json.loads(pipe.read() or b"{}")
     except (OSError, ValueError):
         return {}
-    return {k: v for k, v in keys.items() if k in KEY_VARS and isinstance(v, str)}
+    if not isinstance(keys, dict):
+        return {}
+    return {k: v for k, v in keys.items() if isinstance(k, str) and isinstance(v, str)}
