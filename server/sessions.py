@@ -38,7 +38,9 @@ class McpChoices:
     """What was decided about a session's MCP servers; in memory only (their env and headers may hold secrets)."""
 
     client_servers: list[McpServerConfig] = field(default_factory=list)  # createSession / ACP ``mcpServers``
-    decided: dict[str, bool] = field(default_factory=dict)  # project server -> allowed, for this session
+    # project server's configuration key -> allowed, for this session. Keyed on the exact command, arguments and
+    # environment, never the name: a rewritten .mcp.json under the same name asks again (issue 28).
+    decided: dict[str, bool] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
         return bool(self.client_servers or self.decided)
@@ -80,6 +82,7 @@ class Session:
             loaded = await load_remembered(self._store(), self.id)
             if self._approvals is None:  # a concurrent load may have won: keep the first
                 self._approvals = loaded
+        await self._approvals.refresh(self._store(), self.id)  # what another server granted or revoked since
         return self._approvals
 
     async def totals(self) -> TurnTotals:

@@ -6,8 +6,9 @@ and decision is stored as an event.
 Two rules keep a hostile repository or model from turning a convenience into code execution:
 
 - *Execution-bearing paths always ask* under every policy but ``auto``, whatever was allowed "always": writes
-  into ``.git/`` (``core.fsmonitor`` runs at the next ``git status``), ``.threadline/``, ``.vscode/``,
-  ``.github/workflows/``, ``AGENTS.md``, ``.envrc``, anything under ``$THREADLINE_HOME`` (the server's own config
+  into ``.git/`` (``core.fsmonitor`` runs at the next ``git status``), ``.threadline/`` (``hooks.toml`` and the
+  rest), ``.mcp.json`` (the MCP servers a session starts), ``.vscode/``, ``.github/workflows/``, ``AGENTS.md``,
+  ``.envrc``, anything under ``$THREADLINE_HOME`` (the server's own config
   and approval memory), and ``save_memory`` (it changes every later session).
 - *"Always" covers exactly what the request showed*: one exact command, never a compound one (``;``, ``&&``,
   ``|``, ``$(...)``, backticks, redirections), which is allowed once instead; for a file tool, that tool on
@@ -35,7 +36,8 @@ Ask = Callable[[str, dict[str, Any]], Awaitable[Any]]
 
 
 PROTECTED_DIRS = (".git", ".threadline", ".vscode", ".github/workflows", ".idea")
-PROTECTED_NAMES = ("AGENTS.md", ".envrc", ".env", ".gitattributes", ".gitmodules")
+# .mcp.json names programs a session starts (issue 28: rewritten under autoEdit, it ran another command)
+PROTECTED_NAMES = ("AGENTS.md", ".envrc", ".env", ".gitattributes", ".gitmodules", ".mcp.json")
 ALWAYS_ASK_TOOLS = ("save_memory",)
 
 
@@ -51,6 +53,10 @@ class Approvals:
     ):
         self.store, self._ask, self.policy, self.always = store, ask, policy, always
         self.cwd, self.home = cwd, home
+
+    async def refresh(self, session_id: str) -> None:
+        """Re-read the session's remembered grants (a revoke by another server counts at the next call)."""
+        await self.always.refresh(self.store, session_id)
 
     def needed(self, tool: Tool, args: dict[str, Any] | None = None) -> bool:
         if tool.approval is None or self.policy == "auto":

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from server.errors import ApprovalNotFound
+from server.workspace import OutsideWorkspace, resolve_inside
 
 if TYPE_CHECKING:
     from server.tools import Tool
@@ -44,6 +45,25 @@ class Remembered:
 class RememberedApprovals:
     def __init__(self) -> None:
         self._by_scope: dict[str, Remembered] = {}
+        self._seen = 0  # the id of the last grant or revocation event applied
+
+    async def refresh(self, store: Store, session_id: str) -> None:
+        """Apply the grants and revocations stored since the last look, in order: another server on the same
+        data folder may have revoked a grant (issue 28), and the next call anywhere must honour it. Re-applying
+        one this process stored itself changes nothing. An old grant without a scope covered a whole tool; that
+        is kept for file tools but never for ``run_command`` (a whole-tool "always" let ``ls; rm ...`` through)."""
+        kinds = ("approvalDecided", "approvalRevoked")
+        for e in await store.list_events(session_id, kinds=kinds, after_id=self._seen):
+            self._seen = max(self._seen, e.id)
+            if e.kind == "approvalRevoked":
+                self.remove(str(e.payload.get("scope")))
+                continue
+            if e.payload.get("decision") != "allowAlways":
+                continue
+            tool = e.payload.get("tool")
+            scope = e.payload.get("scope") or (None if tool == "run_command" else tool)
+            if scope and tool:
+                self.add(scope, tool, e)
 
     def allows(self, tool: Tool, args: dict[str, Any], cwd: Path | None) -> bool:
         """Whether a remembered "always" covers this call."""
@@ -105,19 +125,9 @@ def describe(scope: str) -> str:
 
 
 async def load_remembered(store: Store, session_id: str) -> RememberedApprovals:
-    """Replay the session's grants and revocations in order. An old grant without a scope covered a whole tool;
-    that is kept for file tools but never for ``run_command`` (a whole-tool "always" let ``ls; rm ...`` through)."""
+    """Replay the session's grants and revocations in order (``RememberedApprovals.refresh`` from nothing)."""
     remembered = RememberedApprovals()
-    for e in await store.list_events(session_id, kinds=("approvalDecided", "approvalRevoked")):
-        if e.kind == "approvalRevoked":
-            remembered.remove(str(e.payload.get("scope")))
-            continue
-        if e.payload.get("decision") != "allowAlways":
-            continue
-        tool = e.payload.get("tool")
-        scope = e.payload.get("scope") or (None if tool == "run_command" else tool)
-        if scope and tool:
-            remembered.add(scope, tool, e)
+    await remembered.refresh(store, session_id)
     return remembered
 
 
@@ -130,15 +140,20 @@ async def revoke(store: Store, remembered: RememberedApprovals, session_id: str,
 
 
 def _relative_file(tool: Tool, args: dict[str, Any], cwd: Path | None) -> str | None:
-    """The written path relative to the session folder (``..`` folded, links not followed), or None."""
+    """The written path relative to the session folder, or None. Resolved as the write resolves it (links
+    followed, ``server.workspace.resolve_inside``), so a grant for ``src/`` never covers ``src/link.txt ->
+    ../Makefile`` (issue 28): the scope is checked against the file the write would change."""
     if cwd is None or not tool.writes_paths:
         return None
     raw = args.get(tool.writes_paths[0])
     if not isinstance(raw, str) or not raw:
         return None
-    base = Path(os.path.abspath(cwd))
-    target = Path(os.path.abspath(base / raw))
-    if target == base or base not in target.parents:
+    try:
+        target = resolve_inside(cwd, raw)
+    except OutsideWorkspace:
+        return None
+    base = cwd.resolve()
+    if target == base:
         return None
     return target.relative_to(base).as_posix()
 

@@ -23,6 +23,39 @@ Transport = Literal["stdio", "http"]
 PROJECT_FILE = ".mcp.json"
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+# Variables that make a process (or the interpreter it runs) load code from where they point: an approval names
+# them as such, since "allow" then runs that code (issue 28: PYTHONPATH into the repository ran its code).
+CODE_LOADING_VARS = frozenset(
+    {
+        "PATH",
+        "PYTHONPATH",
+        "PYTHONSTARTUP",
+        "PYTHONHOME",
+        "PYTHONUSERBASE",
+        "PYTHONINSPECT",
+        "NODE_OPTIONS",
+        "NODE_PATH",
+        "LD_PRELOAD",
+        "LD_LIBRARY_PATH",
+        "LD_AUDIT",
+        "DYLD_INSERT_LIBRARIES",
+        "DYLD_LIBRARY_PATH",
+        "PERL5LIB",
+        "PERL5OPT",
+        "PERLLIB",
+        "RUBYOPT",
+        "RUBYLIB",
+        "JAVA_TOOL_OPTIONS",
+        "_JAVA_OPTIONS",
+        "JDK_JAVA_OPTIONS",
+        "CLASSPATH",
+        "BASH_ENV",
+        "ENV",
+        "GIT_CONFIG_GLOBAL",
+        "GIT_EXEC_PATH",
+        "npm_config_userconfig",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -55,6 +88,28 @@ class McpServerConfig:
         if self.env:
             line += " (env: " + ", ".join(k for k, _ in self.env) + ")"
         return line + (f" (in {self.cwd})" if self.cwd else "")
+
+    @property
+    def approval_detail(self) -> str:
+        """What the user approves before a project server starts: the command line and every ``env`` value (or
+        header) as written. A ``${VAR}`` stays unexpanded (its value may be a secret) and the line says it comes
+        from that variable; a variable that makes the process load code is named as such."""
+        stdio = self.transport == "stdio"
+        lines = [shlex.join([str(self.command), *self.args]) if stdio else str(self.url)]
+        if stdio and self.cwd:
+            lines.append(f"in {self.cwd}")
+        pairs = self.env if stdio else self.headers
+        if pairs:
+            lines.append("environment:" if stdio else "headers:")
+        for name, value in pairs:
+            line = f"  {name}={value}"
+            hidden = [m.group(1) for m in _VAR.finditer(value)]
+            if hidden:
+                line += "   (the value of " + ", ".join(f"${v}" for v in hidden) + " from your environment, not shown)"
+            if stdio and name in CODE_LOADING_VARS:
+                line += "   <- makes the server load code from there"
+            lines.append(line)
+        return "\n".join(lines)
 
     @property
     def key(self) -> str:

@@ -134,15 +134,15 @@ class McpService:
             return True
         session_id = session.id
         decided = session.mcp.decided
-        if config.name in decided:
-            return decided[config.name]
+        if config.key in decided:
+            return decided[config.key]
         params = u.RequestApprovalParams(
             session_id=session_id,
             turn_id=emit.turn_id or "",
             tool_call_id=f"mcp_server_{config.name}",
             tool="mcpServer",
             title=f"Start MCP server {config.name!r} from .mcp.json?",
-            detail=f'{config.command_line}\n\n["Allow always" covers this server, as configured now, in {cwd}]',
+            detail=f'{config.approval_detail}\n\n["Allow always" covers this server, as configured now, in {cwd}]',
         )
         try:
             raw = await ask("requestApproval", msgspec.to_builtins(params))
@@ -153,14 +153,14 @@ class McpService:
             decision = "reject"
         if decision == "allowAlways":
             self.trust.allow(cwd, config)
-        decided[config.name] = decision != "reject"
+        decided[config.key] = decision != "reject"
         if decision == "reject":
             emit(
                 u.Notice(
                     level="info", message=f"MCP server {config.name!r} from .mcp.json was not started (not approved)"
                 )
             )
-        return decided[config.name]
+        return decided[config.key]
 
     def _tool(self, frozen: FrozenTool) -> Tool:
         async def run(ctx: ToolContext, args: dict[str, Any]) -> str:
@@ -192,7 +192,7 @@ class McpService:
             waiting = [
                 c
                 for c in configs
-                if c.origin == "project" and not self.trust.allowed(cwd, c) and not session.mcp.decided.get(c.name)
+                if c.origin == "project" and not self.trust.allowed(cwd, c) and not session.mcp.decided.get(c.key)
             ]
             running = self.manager.use(session_id, [c for c in configs if c not in waiting])
             return [*(_info(c) for c in running), *(_config_info(c, "needsApproval") for c in waiting)]
