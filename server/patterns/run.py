@@ -46,6 +46,7 @@ async def run_scan(job: dict[str, Any], timeout: float = DEFAULT_TIMEOUT_SECONDS
         sys.executable,
         "-m",
         "server.patterns.worker",
+        str(os.getpid()),  # the worker dies with this process (``worker.die_with_parent``)
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL,

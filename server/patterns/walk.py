@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,7 +15,9 @@ ALWAYS_SKIPPED = {".git", ".hg", ".svn", ".threadline-tmp"}
 def walk_files(root: Path, base: Path) -> Iterator[Path]:
     """Files under ``base`` (inside ``root``) not ignored by any ``.gitignore`` from ``root`` down.
 
-    Symlinked directories are not followed, so a link pointing outside the folder is never walked into.
+    Symlinked directories are not followed, so a link pointing outside the folder is never walked into. Only
+    regular files are yielded: a FIFO, socket or device is never opened (issue 28: opening a FIFO blocks until
+    someone writes to it, which held a search for its whole deadline), and a symlink is not followed.
     """
     root = root.resolve()
     specs: list[tuple[Path, pathspec.PathSpec]] = []
@@ -27,17 +30,42 @@ def walk_files(root: Path, base: Path) -> Iterator[Path]:
         dirnames[:] = sorted(d for d in dirnames if d not in ALWAYS_SKIPPED and not _ignored(here / d, True, specs))
         for name in sorted(filenames):
             path = here / name
-            if not _ignored(path, False, specs) and not path.is_symlink():
+            if _regular(path) and not _ignored(path, False, specs):
                 yield path
 
 
+def _regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def read_regular(path: Path, max_bytes: int) -> bytes | None:
+    """The bytes of a regular file of at most ``max_bytes`` (None otherwise). Opened without following a link
+    and without blocking, then checked on the open descriptor, so a file swapped for a FIFO after the walk saw
+    it still cannot block the read."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > max_bytes:
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return fh.read(max_bytes + 1)[:max_bytes]
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 def _load_spec(folder: Path, specs: list[tuple[Path, pathspec.PathSpec]]) -> None:
-    ignore = folder / ".gitignore"
-    if ignore.is_file():
-        try:
-            lines = ignore.read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError:
-            return
+    data = read_regular(folder / ".gitignore", 1 << 20)
+    if data is not None:
+        lines = data.decode("utf-8", errors="replace").splitlines()
         specs.append((folder, pathspec.GitIgnoreSpec.from_lines(lines)))
 
 

@@ -9,14 +9,17 @@ each result as it is found (so a killed scan still leaves its partial results), 
 
 from __future__ import annotations
 
+import ctypes
 import json
+import os
 import re
 import resource
+import signal
 import sys
 from pathlib import Path
 from typing import Any
 
-from server.patterns.walk import glob_matcher, walk_files
+from server.patterns.walk import glob_matcher, read_regular, walk_files
 
 MEMORY_LIMIT_BYTES = 2 * 1024 * 1024 * 1024  # a pattern or ignore file must not fill the machine's memory either
 
@@ -52,13 +55,8 @@ def search_tree(job: dict[str, Any]) -> dict[str, Any]:
         rel = _relative(root, path)
         if matcher is not None and not matcher(rel):
             continue
-        try:
-            if path.stat().st_size > job["max_read_bytes"]:
-                continue
-            data = path.read_bytes()
-        except OSError:
-            continue
-        if b"\x00" in data[:8192]:
+        data = read_regular(path, job["max_read_bytes"])
+        if data is None or b"\x00" in data[:8192]:
             continue
         for no, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
             if len(line) > cap:
@@ -104,7 +102,20 @@ def search_artifact(job: dict[str, Any]) -> dict[str, Any]:
 JOBS = {"search": search_tree, "list": list_tree, "artifact": search_artifact}
 
 
+def die_with_parent(parent: int) -> None:
+    """SIGKILL this process when its parent dies (``PR_SET_PDEATHSIG``), so a worker stuck in a pattern or in the
+    kernel never outlives a server killed with SIGKILL (issue 28). A parent already gone before the call is
+    caught by the ``getppid`` check."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):
+        pass
+    if parent and os.getppid() != parent:
+        os._exit(1)
+
+
 def main() -> int:
+    die_with_parent(int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() else 0)
     try:
         resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT_BYTES, MEMORY_LIMIT_BYTES))
     except (ValueError, OSError):
