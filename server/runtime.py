@@ -69,19 +69,28 @@ class Runtime(Core):
         self.processes.reap_orphans(self._lease.owner_alive)
 
     async def close(self) -> None:
+        """Stop everything this process runs, then close the store and drop the lease, whatever failed before:
+        a store left open keeps aiosqlite's (non-daemon) thread, and with it the process, alive (issue 28)."""
         try:
-            await asyncio.gather(*(session.turns.cancel_all() for session in self.sessions.live()))
+            try:
+                await asyncio.gather(*(session.turns.cancel_all() for session in self.sessions.live()))
+            finally:
+                self.processes.kill_all()  # what commands left running in the background ends with the server
+                await self.mcp.close()  # and every MCP server (the SDK kills each stdio server's process group)
+                await self.models.aclose()
         finally:
-            self.processes.kill_all()  # what commands left running in the background ends with the server
-            await self.mcp.close()  # and every MCP server (the SDK kills each stdio server's process group)
-        await self.models.aclose()
-        if self._store is not None:
-            await self._save_unsaved(self._store)
-            await self._store.close()
-            self._store = None
-        if self._lease is not None:
-            self._lease.release()
-            self._lease = None
+            if self._store is not None:
+                store, self._store = self._store, None
+                await asyncio.shield(self._close_store(store))  # a cancel arriving now waits, never cuts it
+            if self._lease is not None:
+                self._lease.release()
+                self._lease = None
+
+    async def _close_store(self, store: Store) -> None:
+        try:
+            await self._save_unsaved(store)
+        finally:
+            await store.close()
 
     async def _save_unsaved(self, store: Store) -> None:
         """What reads learned and no write has kept yet (resume points) is kept as the server closes: derived

@@ -16,6 +16,7 @@ from server.config import Settings
 from server.runtime import Runtime
 
 LINE_LIMIT = 50 * 1024 * 1024  # one message per line; images make long lines
+STOP_GRACE_S = 5.0  # how long the SDK's connection may take to wind down before the runtime closes anyway
 
 
 def serve_acp(settings: Settings) -> int:
@@ -38,22 +39,27 @@ async def _main(settings: Settings, out) -> int:
         lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()), out
     )
     writer = asyncio.StreamWriter(transport, protocol, None, loop)
+    # A signal asks to stop, as EOF does; it never cancels the task that is closing the store (issue 28: SIGTERM
+    # just after EOF cancelled ``store.close()``, and aiosqlite's non-daemon thread then held the process).
+    stop = asyncio.Event()
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        loop.add_signal_handler(signum, stop.set)
     client = AcpClient()
     client.transport = LineTransport(reader, writer)
     rt = Runtime(settings, notify=client.notify, ask=client.ask_client)
     await rt.open()
-    main = asyncio.current_task()
-    assert main is not None  # run from asyncio.run
-    for signum in (signal.SIGTERM, signal.SIGHUP):  # end as EOF does: turns cancelled, commands' groups killed
-        loop.add_signal_handler(signum, main.cancel)
+    # resume/close are stable in ACP v1 (schema 1.19); this SDK still routes them only with the unstable flag
+    # ThreadlineAgent implements what it advertises; the SDK protocol also lists fork/config methods
+    threadline = ThreadlineAgent(rt, client)
+    serving = run_agent(threadline, client.transport, use_unstable_protocol=True)  # type: ignore[arg-type]
+    agent = asyncio.ensure_future(serving)
+    stopped = asyncio.ensure_future(stop.wait())
     try:
-        # resume/close are stable in ACP v1 (schema 1.19); this SDK still routes them only with the unstable flag
-        # ThreadlineAgent implements what it advertises; the SDK protocol also lists fork/config methods
-        agent = ThreadlineAgent(rt, client)
-        await run_agent(agent, client.transport, use_unstable_protocol=True)  # type: ignore[arg-type]
-    except asyncio.CancelledError:
-        pass
+        await asyncio.wait({agent, stopped}, return_when=asyncio.FIRST_COMPLETED)
     finally:
+        for task in (agent, stopped):
+            task.cancel()
+        await asyncio.wait({agent, stopped}, timeout=STOP_GRACE_S)
         try:
             await rt.close()
         finally:
