@@ -21,11 +21,12 @@ import anyio
 import httpx2
 from mcp import types as mt
 from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from server.errors import McpConfigError
 from server.mcp.config import McpServerConfig, expand
+from server.mcp.stdio import TOO_LARGE, bounded_stdio_client
 
 log = logging.getLogger(__name__)
 
@@ -168,7 +169,7 @@ class McpConnection:
             return streamable_http_client(url, http_client=client)
         self._log_dir.mkdir(parents=True, exist_ok=True)
         errlog = stack.enter_context(open(self._log_path, "a", encoding="utf-8"))
-        return stdio_client(
+        return bounded_stdio_client(  # not the SDK's stdio_client: its line reader is quadratic (server.mcp.stdio)
             StdioServerParameters(command=command, args=args, env=env or None, cwd=c.cwd), errlog=errlog
         )
 
@@ -249,6 +250,8 @@ class McpConnection:
                 f"MCP tool {tool!r} of server {self.config.name!r} did not answer within {timeout:g} s"
             ) from None
         except Exception as exc:
+            if getattr(exc, "code", None) == TOO_LARGE:  # an over-long result; the server is fine
+                raise McpCallFailed(f"MCP tool {tool!r} of server {self.config.name!r}: {exc}") from None
             self._lost.set()  # the watcher checks the connection at once
             raise McpCallFailed(self.mask(f"MCP server {self.config.name!r}: {describe(exc)}")) from None
         if not isinstance(result, mt.CallToolResult):

@@ -39,6 +39,13 @@ def big(kilobytes: int) -> str:
 
 
 @mcp.tool()
+def huge(megabytes: int) -> str:
+    """Return that many megabytes of text (the SDK sends it twice: in content and in structuredContent)."""
+    line = "0123456789" * 10 + "\n"
+    return line * (megabytes * 1024 * 1024 // len(line))
+
+
+@mcp.tool()
 def fail(message: str) -> str:
     """Always fails (the result has isError set)."""
     raise ValueError(message)

@@ -140,4 +140,3 @@ async def test_issue28_a_revoke_by_another_server_on_the_same_data_folder_counts
         finally:
             await b.close()
             await a.client.close()
-
