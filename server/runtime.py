@@ -18,6 +18,7 @@ from server.artifacts import ArtifactStore
 from server.config import Settings
 from server.context import Calibration
 from server.errors import StorageFailure
+from server.patterns.pool import FORK_SERVER
 from server.replay import replay_models
 from server.services.core import Ask, Core, Notify, no_client
 from server.services.models import LiveModels
@@ -54,6 +55,7 @@ class Runtime(Core):
         }
         self._artifacts = ArtifactStore(self.settings.artifacts_dir, self._store, self.settings.pattern_timeout_seconds)
         await self._recover_drafts()
+        FORK_SERVER.get()  # the search workers' warm parent starts now, so the first search does not wait for it
 
     async def _recover_drafts(self) -> None:
         """Answers cut off by a killed server are kept as ``interrupted`` messages (see ``transcript.drafts``)."""

@@ -2,7 +2,9 @@
 
 A thread is not enough: ``re`` keeps the GIL for the whole of one catastrophic match, so the event loop would
 stop answering every client. The worker (``server.patterns.worker``) streams its results; at the deadline it
-is killed and the results found so far are returned with ``timed_out`` set, for the caller to say so.
+is killed and the results found so far are returned with ``timed_out`` set, for the caller to say so. Workers are
+forked by a warm fork server (``server.patterns.pool``; a spawned interpreter per search cost ~0.3 s, issue 28)
+and die with the server however it ends.
 """
 
 from __future__ import annotations
@@ -11,37 +13,26 @@ import asyncio
 import json
 import os
 import sys
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
+
+from server.patterns.answer import PACKAGE_ROOT, ScanError, ScanResult, collect_until, worker_env
+from server.patterns.pool import FORK_SERVER
 
 DEFAULT_TIMEOUT_SECONDS = 10.0
 MAX_LINE_CHARS = 10_000  # lines longer than this are searched in their first MAX_LINE_CHARS characters only
-_MAX_ITEMS = 5000  # a worker never sends more; this bounds what a misbehaving one can make us hold
-_PACKAGE_ROOT = Path(__file__).resolve().parents[2]
-# The worker gets only what Python needs: never the provider key or anything else in the server's environment.
-_ENV_KEYS = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "PYTHONPATH", "SYSTEMROOT", "TMPDIR")
-
-
-class ScanError(Exception):
-    """The job was refused (an invalid regex) or the worker failed; the message says which."""
-
-
-@dataclass
-class ScanResult:
-    items: list[Any] = field(default_factory=list)
-    done: dict[str, Any] = field(default_factory=dict)
-    timed_out: bool = False
-
-    @property
-    def long_lines(self) -> int:
-        return int(self.done.get("longLines", 0))
 
 
 async def run_scan(job: dict[str, Any], timeout: float = DEFAULT_TIMEOUT_SECONDS) -> ScanResult:
-    """Run ``job`` in a fresh worker, killed after ``timeout`` seconds or when the caller is cancelled."""
+    """Run ``job`` in a worker forked by the warm fork server (a freshly spawned one if that cannot be had),
+    killed after ``timeout`` seconds or when the caller is cancelled."""
     job = {"max_line_chars": MAX_LINE_CHARS, **job}
-    env = {k: os.environ[k] for k in _ENV_KEYS if k in os.environ}
+    pool = FORK_SERVER.get()
+    if pool is None:
+        return await _spawned_scan(job, timeout)
+    return await pool.scan(job, timeout)
+
+
+async def _spawned_scan(job: dict[str, Any], timeout: float) -> ScanResult:
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -50,8 +41,8 @@ async def run_scan(job: dict[str, Any], timeout: float = DEFAULT_TIMEOUT_SECONDS
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL,
-        env=env,
-        cwd=str(_PACKAGE_ROOT),
+        env=worker_env(),
+        cwd=str(PACKAGE_ROOT),
         limit=1 << 20,
     )
     result = ScanResult()
@@ -59,11 +50,7 @@ async def run_scan(job: dict[str, Any], timeout: float = DEFAULT_TIMEOUT_SECONDS
         assert proc.stdin is not None and proc.stdout is not None
         proc.stdin.write(json.dumps(job).encode())
         proc.stdin.close()
-        try:
-            async with asyncio.timeout(timeout):
-                await _collect(proc.stdout, result)
-        except TimeoutError:
-            result.timed_out = True
+        await collect_until(proc.stdout, result, timeout)
     finally:
         if proc.returncode is None:
             try:
@@ -74,18 +61,6 @@ async def run_scan(job: dict[str, Any], timeout: float = DEFAULT_TIMEOUT_SECONDS
     if not result.timed_out and not result.done:
         raise ScanError(f"the pattern worker stopped without an answer (exit status {proc.returncode})")
     return result
-
-
-async def _collect(stdout: asyncio.StreamReader, result: ScanResult) -> None:
-    while line := await stdout.readline():
-        message = json.loads(line)
-        if "item" in message and len(result.items) < _MAX_ITEMS:
-            result.items.append(message["item"])
-        elif "error" in message:
-            raise ScanError(message["error"])
-        elif "done" in message:
-            result.done = message["done"] or {"complete": True}
-            return
 
 
 def timeout_note(timeout: float, what: str = "search") -> str:

@@ -116,6 +116,11 @@ def die_with_parent(parent: int) -> None:
 
 def main() -> int:
     die_with_parent(int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() else 0)
+    return run_job()
+
+
+def run_job() -> int:
+    """One job from stdin, its answer on stdout (in a spawned worker, or a fork of ``server.patterns.forkserver``)."""
     try:
         resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT_BYTES, MEMORY_LIMIT_BYTES))
     except (ValueError, OSError):

@@ -19,9 +19,10 @@ def call(call_id: str, tool: str, **arguments) -> dict:
     return {"tool_calls": [{"id": call_id, "name": tool, "arguments": arguments}]}
 
 
-def workers_of(parent: int) -> list[int]:
-    """Pattern workers whose parent is ``parent`` (by /proc)."""
-    found = []
+def workers_of(server: int) -> list[int]:
+    """Pattern processes descending from ``server`` (the fork server and the workers it forked), by /proc."""
+    parents: dict[int, int] = {}
+    patterns = set()
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -30,10 +31,20 @@ def workers_of(parent: int) -> list[int]:
             status = (entry / "status").read_text()
         except OSError:
             continue
-        ppid = next((int(line.split()[1]) for line in status.splitlines() if line.startswith("PPid:")), 0)
-        if b"server.patterns" in cmdline and ppid == parent:
-            found.append(int(entry.name))
-    return found
+        parents[int(entry.name)] = next(
+            (int(line.split()[1]) for line in status.splitlines() if line.startswith("PPid:")), 0
+        )
+        if b"server.patterns" in cmdline:
+            patterns.add(int(entry.name))
+
+    def descends(pid: int) -> bool:
+        for _ in range(10):
+            pid = parents.get(pid, 0)
+            if pid == server:
+                return True
+        return False
+
+    return sorted(p for p in patterns if descends(p))
 
 
 def alive(pid: int) -> bool:
@@ -82,8 +93,8 @@ async def test_issue28_a_search_worker_dies_with_a_server_killed_mid_search(tmp_
             fake.push(call("c1", "search_files", pattern="(a+)+$"), {"content": "ok"})
             turn = asyncio.ensure_future(agent.turn(sid, "search", timeout=600))
             await agent.wait_for(lambda: bool(agent.updates(sid, "toolCall")), timeout=60)
-            async with asyncio.timeout(60):
-                while not (workers := workers_of(server.pid)):
+            async with asyncio.timeout(60):  # the fork server and the worker it forked for this search
+                while len(workers := workers_of(server.pid)) < 2:
                     await asyncio.sleep(0.05)
             await asyncio.sleep(0.3)  # well inside the match
             assert all(alive(w) for w in workers)
