@@ -7,14 +7,15 @@ removed from the environment, handing them over a pipe that the new image reads 
 
 The secrets are every variable the server reads a key from: the built-in key variables (``KEY_VARS``), whatever
 ``api_key_env`` names in ``config.toml`` (``[provider]`` and each ``[models.NAME]``; any name, issue 28), and
-``THREADLINE_BASE_URL`` when it carries a password (``http://user:PASS@host/v1``). Any other variable holding
-the same value goes too. Children (commands, MCP servers, ``threadline acp``'s) inherit the cleaned block.
+``THREADLINE_BASE_URL`` when it carries a password (``http://user:PASS@host/v1``), and key-like variables that
+config.toml's MCP servers name as ``${VAR}``. Any other variable holding the same value goes too. Children (commands, MCP servers, ``threadline acp``'s) inherit the cleaned block.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -32,8 +33,13 @@ KEY_VARS = (
     "GROQ_API_KEY",
 )
 URL_VARS = ("THREADLINE_BASE_URL",)  # secret only when the URL has a password
+# A ``${VAR}`` in config.toml's [mcp_servers] env/headers whose name says it holds a secret is read by the server
+# (to start that MCP server) and is hidden too; ``${PATH}`` or ``${HOME}`` are not secrets and stay.
+_KEY_LIKE = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
+_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)")
 _FD_VAR = "THREADLINE_SECRETS_FD"
 _MAX_PIPE_BYTES = 60_000  # under a pipe's buffer, so the write cannot block before the exec
+_handed: dict[str, str] = {}  # what ``take_keys`` read, for ``${VAR}`` in config.toml's MCP servers
 
 
 def secret_vars(environ: Mapping[str, str]) -> dict[str, str]:
@@ -58,7 +64,23 @@ def configured_key_vars(environ: Mapping[str, str]) -> list[str]:
     except (ConfigError, OSError, ValueError):
         return []
     names = [config.provider.api_key_env, *(m.api_key_env for m in config.models.values())]
-    return [n for n in names if isinstance(n, str) and n]
+    return [n for n in names if isinstance(n, str) and n] + _mcp_references(config.mcp_servers)
+
+
+def _mcp_references(servers: object) -> list[str]:
+    """Key-like variables named by ``${VAR}`` in ``[mcp_servers.NAME]`` env and headers."""
+    found = []
+    for table in servers.values() if isinstance(servers, dict) else ():
+        for key in ("env", "headers"):
+            pairs = table.get(key) if isinstance(table, dict) else None
+            for value in pairs.values() if isinstance(pairs, dict) else ():
+                found += [n for n in _REFERENCE.findall(str(value)) if _KEY_LIKE.search(n)]
+    return found
+
+
+def handed_over() -> dict[str, str]:
+    """The secrets this image took from the one before it (for config.toml's ``${VAR}`` only)."""
+    return dict(_handed)
 
 
 def _has_password(url: str) -> bool:
@@ -104,4 +126,5 @@ def take_keys() -> dict[str, str]:
         return {}
     if not isinstance(keys, dict):
         return {}
-    return {k: v for k, v in keys.items() if isinstance(k, str) and isinstance(v, str)}
+    _handed.update({k: v for k, v in keys.items() if isinstance(k, str) and isinstance(v, str)})
+    return dict(_handed)

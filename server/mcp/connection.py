@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,7 @@ from mcp.client.streamable_http import streamable_http_client
 from server.errors import McpConfigError
 from server.mcp.config import McpServerConfig, expand
 from server.mcp.stdio import TOO_LARGE, bounded_stdio_client
+from server.secret_env import handed_over
 
 log = logging.getLogger(__name__)
 
@@ -155,11 +157,14 @@ class McpConnection:
     def _transport(self, stack: contextlib.AsyncExitStack):
         c = self.config
         try:
-            env = {k: expand(v) for k, v in c.env}
-            headers = {k: expand(v) for k, v in c.headers}
-            command = expand(c.command or "")
-            args = [expand(a) for a in c.args]
-            url = expand(c.url or "")
+            # config.toml's servers may name the secrets the server took out of its environment block
+            # (``server.secret_env``); a project's .mcp.json or a client's never reaches them.
+            environ = {**os.environ, **handed_over()} if c.origin == "user" else dict(os.environ)
+            env = {k: expand(v, environ) for k, v in c.env}
+            headers = {k: expand(v, environ) for k, v in c.headers}
+            command = expand(c.command or "", environ)
+            args = [expand(a, environ) for a in c.args]
+            url = expand(c.url or "", environ)
         except McpConfigError as exc:
             raise McpCallFailed(str(exc)) from None
         self._secrets = tuple(v for v in [*env.values(), *headers.values()] if len(v) >= 4)

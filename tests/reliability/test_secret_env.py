@@ -21,6 +21,7 @@ from tests.harness import MODEL, REPO, initialize, server_env, start_server
 
 KEY = "xai-SECRET-key-3b9f01d"
 URL_PASS = "URLPASS-SECRET-77c2e1"
+MCP_TOKEN = "mcp-token-SECRET-41aa90"  # named as ${MCP_TEST_TOKEN} by config.toml's MCP server
 
 
 def config(home: Path, pidfile: Path) -> None:
@@ -34,14 +35,14 @@ api_key_env = "XAI_API_KEY"
 command = {json.dumps(sys.executable)}
 args = ["-m", "tests.fakes.mcp_server"]
 cwd = {json.dumps(str(REPO))}
-env = {{ FAKE_MCP_PIDFILE = {json.dumps(str(pidfile))} }}
+env = {{ FAKE_MCP_PIDFILE = {json.dumps(str(pidfile))}, FAKE_TOKEN = "${{MCP_TEST_TOKEN}}" }}
 """
     )
 
 
 ATTACK = (
-    "tr '\\0' '\\n' < /proc/$PPID/environ; echo PPID=$PPID; echo ---MCP---; "
-    "tr '\\0' '\\n' < /proc/$(head -1 {pidfile})/environ; echo; env"
+    "tr '\\0' '\\n' < /proc/$PPID/environ; echo PPID=$PPID; env; echo ---MCP---; "
+    "tr '\\0' '\\n' < /proc/$(head -1 {pidfile})/environ"
 )
 
 
@@ -61,6 +62,7 @@ async def test_issue28_a_key_named_by_api_key_env_or_a_url_password_is_in_no_env
             THREADLINE_MODEL=MODEL,
             THREADLINE_APPROVAL_POLICY="auto",
             XAI_API_KEY=KEY,
+            MCP_TEST_TOKEN=MCP_TOKEN,
             COPY_OF_URL=url,  # a variable holding the same value goes too
         )
         client = await initialize(Client(await start_server(home, env=env)))
@@ -82,6 +84,10 @@ async def test_issue28_a_key_named_by_api_key_env_or_a_url_password_is_in_no_env
     assert "THREADLINE_HOME=" in own and "PPID=" in own, shown  # it did read the server's block
     assert "FAKE_MCP_PIDFILE=" in mcp, shown  # and the MCP server's
     assert KEY not in shown and URL_PASS not in shown and "XAI_API_KEY" not in shown, shown
+    # a key-like ${VAR} of config.toml's MCP server is out of the server's block (and so of every command's),
+    # and still reaches the MCP server it was configured for
+    assert MCP_TOKEN not in own and "MCP_TEST_TOKEN" not in own, shown
+    assert f"FAKE_TOKEN={MCP_TOKEN}" in mcp, shown
     if where == "base_url_password":
         assert "THREADLINE_BASE_URL" not in own and "COPY_OF_URL" not in own, shown
 
