@@ -99,7 +99,8 @@ class RememberedApprovals:
 
 def always_scope(tool: Tool, args: dict[str, Any], cwd: Path | None) -> str | None:
     """What an "always" for this call would cover; None when nothing broader than this one call may be allowed
-    (a compound command, a path outside the session folder)."""
+    (a compound command, a path outside the session folder, a path that goes through a symlink: the folder the
+    user saw is not the one written)."""
     if tool.name == "run_command":
         command = str(args.get("command", "")).strip()
         if not command or _COMPOUND.search(command):
@@ -108,7 +109,7 @@ def always_scope(tool: Tool, args: dict[str, Any], cwd: Path | None) -> str | No
     if not tool.writes_paths:
         return tool.name
     relative = _relative_file(tool, args, cwd)
-    if relative is None:
+    if relative is None or relative != _named_file(tool, args, cwd):
         return None
     folder = os.path.dirname(relative)
     return f"{tool.name}:{folder + '/' if folder else WHOLE_FOLDER}"
@@ -156,6 +157,16 @@ def _relative_file(tool: Tool, args: dict[str, Any], cwd: Path | None) -> str | 
     if target == base:
         return None
     return target.relative_to(base).as_posix()
+
+
+def _named_file(tool: Tool, args: dict[str, Any], cwd: Path | None) -> str | None:
+    """The written path relative to the session folder as named (``..`` folded, no link followed)."""
+    raw = args.get(tool.writes_paths[0]) if tool.writes_paths else None
+    if cwd is None or not isinstance(raw, str) or not raw:
+        return None
+    base = cwd.resolve()
+    target = Path(os.path.abspath(base / raw))
+    return target.relative_to(base).as_posix() if base in target.parents else None
 
 
 def _under(relative: str, scope: str) -> bool:

@@ -112,6 +112,7 @@ async def test_issue28_allow_always_for_a_folder_does_not_follow_a_symlink_out_o
         finally:
             await agent.client.close()
     assert len(agent.approvals) == 2, agent.approvals  # the write through the link asked
+    assert "not offered" in agent.approvals[1]["detail"]  # and "always" is not offered through a link
     assert (work / "Makefile").read_text() == "all:\n\techo safe\n"
     assert (work / "src" / "a.txt").read_text() == "b\n"
 
