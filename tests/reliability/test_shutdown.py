@@ -85,10 +85,10 @@ def check_store(home: Path) -> None:
         db.close()
 
 
-CASES = [
-    *(("serve", "eof", signal.SIGTERM, d) for d in DELAYS),
+CASES = [  # acp, where the hang was seen, at every delay; serve (the same close path) at fewer
+    *(("serve", "eof", signal.SIGTERM, d) for d in (0.0, 0.02)),
     ("serve", "eof", signal.SIGHUP, 0.003),
-    *(("serve", "exit", signal.SIGTERM, d) for d in (0.0, 0.02)),
+    ("serve", "exit", signal.SIGTERM, 0.0),
     *(("acp", "eof", signal.SIGTERM, d) for d in DELAYS),
     ("acp", "eof", signal.SIGHUP, 0.003),
     ("acp", "signal only", signal.SIGTERM, 0.0),
