@@ -354,8 +354,8 @@ class Turn:
 
     async def _approved_run(self, call: OpenAIToolCall, tool, args: dict[str, Any]) -> _Outcome:
         diff = await proposed_diff(self.tools.cwd, tool.name, args) if tool is not None else None
-        if tool is not None and tool.approval is not None:
-            await self.approvals.refresh(self.session_id)
+        if tool is not None and tool.approval is not None and self.approvals.policy != "auto":
+            await self.approvals.refresh(self.session_id)  # a revoke by another server counts now
         if tool is not None and self.approvals.needed(tool, args):
             decision = await self.approvals.decide(self.session_id, self.turn_id, call.id, tool, args, diff)
             if decision == "reject":
