@@ -8,12 +8,13 @@ Two rules keep a hostile repository or model from turning a convenience into cod
 - *Execution-bearing paths always ask* under every policy but ``auto``, whatever was allowed "always": writes
   into ``.git/`` (``core.fsmonitor`` runs at the next ``git status``), ``.threadline/`` (``hooks.toml`` and the
   rest), ``.mcp.json`` (the MCP servers a session starts), ``.vscode/``, ``.github/workflows/``, ``AGENTS.md``,
-  ``.envrc``, anything under ``$THREADLINE_HOME`` (the server's own config
-  and approval memory), and ``save_memory`` (it changes every later session).
+  ``.envrc``, anything under ``$THREADLINE_HOME`` (the server's own config and approval memory), and
+  ``save_memory`` (it changes every later session).
 - *"Always" covers exactly what the request showed*: one exact command, never a compound one (``;``, ``&&``,
   ``|``, ``$(...)``, backticks, redirections), which is allowed once instead; for a file tool, that tool on
-  ordinary files in the folder of the file shown, and below it. It is remembered for the session (rebuilt from the
-  stored events after a restart; ``server.agent.remembered``), clients can list and revoke it, and the request's
+  ordinary files in the folder of the file shown, and below it, checked on the path as the write resolves it. It is
+  remembered for the session (rebuilt from the stored events after a restart, and re-read before each check so a
+  revoke by another server counts; ``server.agent.remembered``), clients can list and revoke it, and the request's
   ``detail`` says what it will cover.
 """
 

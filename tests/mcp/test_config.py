@@ -91,3 +91,30 @@ def test_model_tool_names_follow_the_provider_rules(server, tool):
 
 def test_long_names_stay_distinct():
     assert model_tool_name("s" * 40, "t" * 40 + "a") != model_tool_name("s" * 40, "t" * 40 + "b")
+
+
+def test_issue28_the_approval_shows_every_value_names_hidden_variables_and_code_loading_ones():
+    [stdio], _ = parse_project_servers(
+        {
+            "mcpServers": {
+                "x": {
+                    "command": "node",
+                    "args": ["srv.js"],
+                    "env": {"NODE_OPTIONS": "--require ./evil.js", "TOKEN": "Bearer ${GH_TOKEN}", "MODE": "fast"},
+                }
+            }
+        },
+        Path("/repo"),
+    )
+    shown = stdio.approval_detail
+    lines = {line.strip().split("=")[0]: line for line in shown.splitlines() if "=" in line}
+    assert "node srv.js" in shown and "in /repo" in shown
+    assert "NODE_OPTIONS=--require ./evil.js" in lines["NODE_OPTIONS"] and "load code" in lines["NODE_OPTIONS"]
+    assert "TOKEN=Bearer ${GH_TOKEN}" in lines["TOKEN"] and "$GH_TOKEN from your environment, not shown" in shown
+    assert "MODE=fast" in lines["MODE"] and "load code" not in lines["MODE"]
+    [remote], _ = parse_project_servers(
+        {"mcpServers": {"r": {"url": "https://h/mcp", "headers": {"Authorization": "Bearer ${API_TOKEN}"}}}},
+        Path("/repo"),
+    )
+    assert "Authorization=Bearer ${API_TOKEN}" in remote.approval_detail
+    assert "$API_TOKEN" in remote.approval_detail
