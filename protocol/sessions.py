@@ -46,6 +46,7 @@ class CreateSessionResult(Base):
 class ListSessionsParams(Base):
     cwd: str | None = None
     limit: SafeInt | None = None
+    include_children: bool = False  # subagents' sessions too (B-SUB-1); left out by default
 
 
 class SessionTotals(msgspec.Struct, rename="camel"):
@@ -66,7 +67,8 @@ class SessionInfo(Base):
     created_at: str
     updated_at: str
     message_count: int
-    parent_session_id: str | None = None
+    parent_session_id: str | None = None  # a fork's source, or the session whose ``task`` call runs this one
+    parent_tool_call_id: str | None = None  # a subagent's session: the parent's ``task`` call (B-SUB-1)
     model: str | None = None  # the session's named model; absent: the server's default provider
     approval_policy: ApprovalPolicy | None = None  # absent: the server's default policy
     totals: SessionTotals | None = None  # what its model calls used and cost; absent before the first call

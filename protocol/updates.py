@@ -154,6 +154,9 @@ class SessionUpdate(Base):
     update: AnyUpdate
     turn_id: str | None = None
     seq: int | None = None
+    # A subagent's update (B-SUB-1): its session is a child of this one, run by this ``task`` tool call.
+    parent_session_id: str | None = None
+    parent_tool_call_id: str | None = None
 
 
 ApprovalOption = Literal["allowOnce", "allowAlways", "reject"]
@@ -168,6 +171,8 @@ class RequestApprovalParams(Base):
     detail: str
     options: list[ApprovalOption] = msgspec.field(default_factory=lambda: ["allowOnce", "allowAlways", "reject"])
     diff: FileDiff | None = None  # edit_file/write_file: the proposed change, for a diff view with allow/reject
+    parent_session_id: str | None = None  # asked by a subagent (B-SUB-1): its parent session and ``task`` call
+    parent_tool_call_id: str | None = None
 
 
 class RequestApprovalResult(Base):

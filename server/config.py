@@ -53,6 +53,7 @@ class Settings:
     keep_recent_tokens: int = 8000
     compact_target_ratio: float = 0.5  # B-CACHE-2: a summary-path view comes out at or under this share
     max_iterations: int = 50
+    agents_max_parallel: int = 3  # [agents] max_parallel: a parent's ``task`` calls running at once (B-SUB-1)
     command_timeout_seconds: float = 120.0
     max_message_bytes: int = 64 * 1024 * 1024
     provider_read_timeout_seconds: float = 120.0  # silence on an open stream longer than this is a timeout
@@ -148,6 +149,7 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         keep_recent_tokens=_int(env.get("THREADLINE_KEEP_RECENT_TOKENS"), "THREADLINE_KEEP_RECENT_TOKENS")
         or _given(ctx.keep_recent_tokens, Settings.keep_recent_tokens),
         max_iterations=config.max_iterations or Settings.max_iterations,
+        agents_max_parallel=config.agents.max_parallel or Settings.agents_max_parallel,
         command_timeout_seconds=config.command_timeout_seconds or Settings.command_timeout_seconds,
         max_message_bytes=_int(env.get("THREADLINE_MAX_MESSAGE_BYTES"), "THREADLINE_MAX_MESSAGE_BYTES")
         or Settings.max_message_bytes,

@@ -77,12 +77,19 @@ class ContextTable(msgspec.Struct):
     keep_recent_tokens: Count | None = None
 
 
+class AgentsTable(msgspec.Struct, forbid_unknown_fields=True):
+    """``[agents]``: subagents (B-SUB-1)."""
+
+    max_parallel: Positive | None = None  # ``task`` calls of one answer running at once
+
+
 class ConfigFile(msgspec.Struct):
     """The whole file. Unknown top-level keys are ignored (a newer or older Threadline may have written them)."""
 
     provider: ProviderTable = msgspec.field(default_factory=ProviderTable)
     context: ContextTable = msgspec.field(default_factory=ContextTable)
     models: dict[str, ModelTable] = msgspec.field(default_factory=dict)
+    agents: AgentsTable = msgspec.field(default_factory=AgentsTable)
     mcp_servers: dict[str, Any] | None = None  # checked by server.mcp.config, which names each entry
     approval_policy: str | None = None
     max_iterations: Positive | None = None

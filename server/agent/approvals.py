@@ -54,6 +54,7 @@ class Approvals:
     ):
         self.store, self._ask, self.policy, self.always = store, ask, policy, always
         self.cwd, self.home = cwd, home
+        self.parent: tuple[str, str] | None = None  # a subagent's (parent session, task call), asked with (B-SUB-1)
 
     async def refresh(self, session_id: str) -> None:
         """Re-read the session's remembered grants (a revoke by another server counts at the next call)."""
@@ -114,6 +115,8 @@ class Approvals:
             title=tool.title(args),
             detail=detail + _covers(tool, args, scope),
             diff=diff,
+            parent_session_id=self.parent[0] if self.parent else None,
+            parent_tool_call_id=self.parent[1] if self.parent else None,
         )
         stored = msgspec.to_builtins(params)
         if diff is not None:  # the whole texts are on disk and in the checkpoint; the event keeps the unified form

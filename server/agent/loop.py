@@ -32,7 +32,16 @@ from server.context import ViewSettings, estimate_text_tokens
 from server.errors import DomainError
 from server.providers import ChatProvider, ChatResult, ProviderError
 from server.providers.capabilities import Price
-from server.tools import TOOLS, Tool, ToolContext, ToolOutcome, ToolRunner, parse_arguments, run_tool, tool_specs
+from server.tools import (
+    Tool,
+    ToolContext,
+    ToolOutcome,
+    ToolRunner,
+    available_tools,
+    parse_arguments,
+    run_tool,
+    tool_specs,
+)
 from server.tools.base import Status, ToolFailure
 from server.transcript import NewMessage, Store, new_id
 
@@ -41,6 +50,7 @@ log = logging.getLogger(__name__)
 CANCELLED_RESULT = "Tool call interrupted: the turn was cancelled before this tool finished."
 
 SessionTools = Callable[["Emitter"], Awaitable[dict[str, Tool]]]
+TASK_TOOL = "task"  # calls to it in one answer run together (B-SUB-1, ``server.services.subagents``)
 
 
 class TurnFailed(Exception):
@@ -89,6 +99,8 @@ class Turn:
     checkpoints: Checkpointer | None = None  # keeps what file writes replace (None in replay: nothing is written)
     # texts sent with steerTurn since the last call; True: the turn's last look, which closes it to steering if empty
     take_steers: Callable[[bool], list[str]] = lambda last: []
+    # Told each model call's stored usage figures: a subagent's turn adds them to its parent's totals (B-SUB-1)
+    on_usage: Callable[[dict[str, Any]], Awaitable[None]] | None = None
     _usage: TurnUsage = field(default_factory=TurnUsage)
     _answer: PartialAnswer = field(init=False)
 
@@ -120,9 +132,8 @@ class Turn:
                     await self._deliver_steers(steered)
                     continue
                 pending = list(calls)
-                while pending:
-                    await self._run_call(pending[0])
-                    pending.pop(0)
+                for batch in _batches(calls):
+                    await self._run_batch(batch, pending)
             await self._keep_steers()
             return "maxIterations", TurnError(
                 code="maxIterations", message=f"stopped after {self.max_iterations} model calls in one turn"
@@ -160,6 +171,7 @@ class Turn:
         """The session's MCP tools join the request's tools; their definitions are reserved in the budget."""
         if not tools:
             return
+        tools = {**self.tools.session_tools, **tools}  # after the turn's own (``task``)
         self.tools = dataclasses.replace(self.tools, session_tools=tools)
         self.views.overhead_tokens = estimate_text_tokens(json.dumps(tool_specs(tools.values())))
 
@@ -220,7 +232,7 @@ class Turn:
         self.views.record_sent(self.session_id, view.messages)  # for getContextView's stablePrefixTokens
         result = await self.provider.stream_chat(
             view.messages,
-            tool_specs(self.tools.session_tools.values()),
+            [t.spec() for t in available_tools(self.tools).values()],
             self._answer.on_event,
             cache_key=self.session_id,
         )
@@ -242,6 +254,8 @@ class Turn:
         self._usage = call.turn
         await self.store.add_event(self.session_id, USAGE_EVENT, call.event, self.turn_id)
         self.emit(call.update)
+        if self.on_usage is not None:
+            await self.on_usage(call.event)
 
     async def _announce(self, view, force: bool = False) -> None:
         """R-OBS-1: each new compaction is stored as an event and sent to the client."""
@@ -294,6 +308,24 @@ class Turn:
         )
         return calls
 
+    async def _run_batch(self, batch: list[OpenAIToolCall], pending: list[OpenAIToolCall]) -> None:
+        """Run one call, or several ``task`` calls together; each leaves ``pending`` once its result is stored.
+        A batch ends together: cancelled, or one call failing, cancels and awaits the others."""
+
+        async def run(call: OpenAIToolCall) -> None:
+            await self._run_call(call)
+            pending.remove(call)
+
+        if len(batch) == 1:
+            return await run(batch[0])
+        tasks = [asyncio.create_task(run(call)) for call in batch]
+        try:
+            await asyncio.gather(*tasks)
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.wait(tasks)
+
     async def _run_call(self, call: OpenAIToolCall) -> None:
         name = call.function.name
         failure: ToolOutcome | None = None
@@ -301,7 +333,7 @@ class Turn:
             args = parse_arguments(call.function.arguments)
         except ToolFailure as exc:
             args, failure = {}, ToolOutcome(f"Tool failed: {exc}", "error")
-        tool = self.tools.session_tools.get(name) or TOOLS.get(name)
+        tool = available_tools(self.tools).get(name)
         self.emit(
             u.ToolCall(
                 tool_call_id=call.id,
@@ -360,11 +392,12 @@ class Turn:
             decision = await self.approvals.decide(self.session_id, self.turn_id, call.id, tool, args, diff)
             if decision == "reject":
                 return _Outcome(f"Permission denied: the user rejected this {tool.name} call", "denied")
+        ctx = dataclasses.replace(self.tools, tool_call_id=call.id)
         if self.checkpoints is None or tool is None or not tool.writes_paths:
-            done = await self.run_tool(self.tools, call.function.name, args)
+            done = await self.run_tool(ctx, call.function.name, args)
             return _Outcome(done.content, done.status, diff)
         kept = await self.checkpoints.before(call.id, tool, args)
-        done = await self.run_tool(self.tools, call.function.name, args)
+        done = await self.run_tool(ctx, call.function.name, args)
         notes = await self.checkpoints.after(kept, wrote=done.status == "ok")
         return _Outcome("\n".join([done.content, *notes]), done.status, diff)
 
@@ -393,3 +426,14 @@ class Turn:
     def _finish(self, stop: StopReason, error: TurnError | None = None) -> SubmitTurnResult:
         self.emit(u.TurnCompleted(stop_reason=stop, error=error))
         return SubmitTurnResult(turn_id=self.turn_id, stop_reason=stop, usage=self._usage, error=error)
+
+
+def _batches(calls: list[OpenAIToolCall]) -> list[list[OpenAIToolCall]]:
+    """The calls in order, each alone but for ``task`` calls next to each other, which run together (B-SUB-1)."""
+    batches: list[list[OpenAIToolCall]] = []
+    for call in calls:
+        if call.function.name == TASK_TOOL and batches and batches[-1][-1].function.name == TASK_TOOL:
+            batches[-1].append(call)
+        else:
+            batches.append([call])
+    return batches

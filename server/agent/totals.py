@@ -95,6 +95,16 @@ def account_call(
     return CallUsage(turn, update, event)
 
 
+def add_usage(totals: TurnTotals, event: dict[str, Any]) -> None:
+    """Add one stored ``usage`` event's figures to ``totals`` (a subagent's call, to its parent's; B-SUB-1)."""
+    totals.input_tokens += event.get("inputTokens") or 0
+    totals.output_tokens += event.get("outputTokens") or 0
+    totals.cached_input_tokens += event.get("cachedInputTokens") or 0
+    totals.cache_write_tokens += event.get("cacheWriteTokens") or 0
+    if (cost := event.get("costUsd")) is not None:
+        totals.cost_usd = (totals.cost_usd or 0.0) + cost
+
+
 @overload
 def cents(usd: float) -> float: ...
 @overload

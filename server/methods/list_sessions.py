@@ -1,4 +1,4 @@
-"""``listSessions {cwd?, limit?}`` -> ``{sessions}``, newest first."""
+"""``listSessions {cwd?, limit?, includeChildren?}`` -> ``{sessions}``, newest first."""
 
 import msgspec
 
@@ -12,7 +12,7 @@ from server.workspace import normalized_folder
 @reads("listSessions")
 async def list_sessions(core: Core, params: ListSessionsParams) -> ListSessionsResult:
     cwd = None if params.cwd is None else str(normalized_folder(params.cwd))
-    sessions = await core.store.list_sessions(cwd, params.limit)
+    sessions = await core.store.list_sessions(cwd, params.limit, params.include_children)
     totals = await core.store.usage_totals([s.id for s in sessions])
     return ListSessionsResult(
         sessions=[
@@ -24,6 +24,7 @@ async def list_sessions(core: Core, params: ListSessionsParams) -> ListSessionsR
                 updated_at=s.updated_at,
                 message_count=s.message_count,
                 parent_session_id=s.parent_id,
+                parent_tool_call_id=s.parent_tool_call_id,
                 model=s.model,
                 approval_policy=policy(s.approval_policy),
                 totals=_totals(totals.get(s.id)),

@@ -13,7 +13,7 @@ from protocol import updates as u
 from protocol.messages import SteerTurnResult, SubmitTurnParams, SubmitTurnResult, TurnError, TurnUsage
 from server.agent.approvals import Approvals, approval_policy
 from server.agent.emit import Emitter
-from server.agent.loop import Turn
+from server.agent.loop import TASK_TOOL, Turn
 from server.agent.views import ViewBuilder
 from server.checkpoints import Checkpointer
 from server.errors import InvalidParams
@@ -23,6 +23,7 @@ from server.services.context import tool_overhead_tokens
 from server.services.core import Core
 from server.services.images import check_images
 from server.services.models import choose_model, view_settings
+from server.services.subagents import Child, task_tool
 from server.sessions import Session
 from server.tools import ToolContext
 from server.transcript import NewMessage, new_id
@@ -90,12 +91,19 @@ def cancel_running_turn(core: Core, session_id: str) -> bool:
 
 
 async def build_turn(
-    core: Core, session: Session, stored: StoredSession, provider: ChatProvider, turn_id: str | None = None
+    core: Core,
+    session: Session,
+    stored: StoredSession,
+    provider: ChatProvider,
+    turn_id: str | None = None,
+    child: Child | None = None,
 ) -> Turn:
+    """A session's turn; with ``child``, a subagent's (B-SUB-1): no ``task`` tool, its ids on every update and
+    approval, its instructions after the frozen context, its usage told to the parent."""
     cwd = Path(stored.cwd)
     frozen = read_frozen_context(cwd, core.settings.home) if stored.message_count == 0 else None
     turn_id = turn_id or new_id("turn_")
-    emit = Emitter(core.notify, session.id, turn_id)
+    emit = Emitter(core.notify, session.id, turn_id, parent=child.parent if child else None)
     tools = ToolContext(
         session.id,
         turn_id,
@@ -106,6 +114,8 @@ async def build_turn(
         core.settings.api_keys(),
         tuple(frozen.skill_roots) if frozen else (),
         core.processes,
+        session_tools={} if child else {TASK_TOOL: task_tool(core, session, cwd, build_turn)},
+        allowed=child.tools if child else None,
     )
 
     async def first_messages() -> list[NewMessage]:
@@ -114,22 +124,24 @@ async def build_turn(
         for notice in frozen.notices:
             emit(u.Notice(level="warning", message=notice))
             await core.store.add_event(session.id, "notice", {"level": "warning", "message": notice}, turn_id)
-        return [NewMessage("system", text) for text in frozen.messages]
+        return [NewMessage("system", text) for text in [*frozen.messages, *(child.instructions if child else [])]]
 
     views = ViewBuilder(
         core.store,
         view_settings(core.settings, stored),
         provider.model,
         core.calibrations,
-        overhead_tokens=tool_overhead_tokens(),
+        overhead_tokens=tool_overhead_tokens([t.spec() for t in tools.session_tools.values()]),
         session=session,
     )
     policy = approval_policy(stored.approval_policy, core.settings.approval_policy)
+    approvals = Approvals(core.store, core.ask_client, policy, await session.approvals(), cwd, core.settings.home)
+    approvals.parent = child.parent if child else None
     return Turn(
         store=core.store,
         provider=provider,
         tools=tools,
-        approvals=Approvals(core.store, core.ask_client, policy, await session.approvals(), cwd, core.settings.home),
+        approvals=approvals,
         emit=emit,
         views=views,
         max_iterations=core.settings.max_iterations,
@@ -138,6 +150,7 @@ async def build_turn(
         first_messages=first_messages,
         turn_id=turn_id,
         take_steers=session.turns.take_steers,
+        on_usage=child.on_usage if child else None,
         **_live_or_recorded(core, session, cwd, turn_id),
     )
 

@@ -20,6 +20,13 @@ def tool_specs(extra: Iterable[Tool] = ()) -> list[dict[str, Any]]:
     return [t.spec() for t in [*TOOLS.values(), *extra]]
 
 
+def available_tools(ctx: ToolContext) -> dict[str, Tool]:
+    """The tools a turn offers and runs: the built-in ones, then its session's own (MCP tools, ``task``), within a
+    named agent's allow-list when it has one."""
+    tools = {**TOOLS, **ctx.session_tools}
+    return tools if ctx.allowed is None else {name: t for name, t in tools.items() if name in ctx.allowed}
+
+
 def parse_arguments(raw: str) -> dict[str, Any]:
     try:
         args = json.loads(raw or "{}")
@@ -31,9 +38,10 @@ def parse_arguments(raw: str) -> dict[str, Any]:
 
 
 async def run_tool(ctx: ToolContext, name: str, args: dict[str, Any]) -> ToolOutcome:
-    tool = ctx.session_tools.get(name) or TOOLS.get(name)
+    tools = available_tools(ctx)
+    tool = tools.get(name)
     if tool is None:
-        available = ", ".join([*TOOLS, *ctx.session_tools])
+        available = ", ".join(tools)
         return ToolOutcome(f"Tool failed: unknown tool {name!r}; available: {available}", "error")
     try:
         return ToolOutcome(await tool.run(ctx, args), "ok")
@@ -45,4 +53,14 @@ async def run_tool(ctx: ToolContext, name: str, args: dict[str, Any]) -> ToolOut
         return ToolOutcome(f"Tool failed: {type(exc).__name__}: {exc}", "error")
 
 
-__all__ = ["TOOLS", "Tool", "ToolContext", "ToolOutcome", "ToolRunner", "parse_arguments", "run_tool", "tool_specs"]
+__all__ = [
+    "TOOLS",
+    "Tool",
+    "available_tools",
+    "ToolContext",
+    "ToolOutcome",
+    "ToolRunner",
+    "parse_arguments",
+    "run_tool",
+    "tool_specs",
+]

@@ -41,6 +41,8 @@ class ToolContext:
     read_roots: tuple[Path, ...] = ()  # outside cwd but readable (skill folders)
     processes: ProcessGroups | None = None  # where run_command registers its groups, killed at server exit
     session_tools: Mapping[str, Tool] = field(default_factory=dict)  # the session's MCP tools, by model name
+    tool_call_id: str | None = None  # the call being run (set per call by the loop; ``task`` names its child so)
+    allowed: frozenset[str] | None = None  # a named agent's ``tools`` allow-list (B-SUB-1); None: every tool
 
 
 @dataclass(frozen=True)

@@ -46,14 +46,15 @@ class EventQueries(Queries):
 
     async def usage_totals(self, session_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """Each session's stored ``usage`` events summed (B-CACHE-5 figures and cost): what its model calls
-        have used and cost so far, across restarts. ``costUsd`` is None when no call had a price."""
+        have used and cost so far, across restarts, with its subagents' calls (``childUsage``, B-SUB-1).
+        ``costUsd`` is None when no call had a price."""
         if not session_ids:
             return {}
         fields = ("inputTokens", "outputTokens", "cachedInputTokens", "cacheWriteTokens", "costUsd")
         sums = ", ".join(f"total(json_extract(payload, '$.{f}'))" for f in fields[:-1])
         rows = await self._read(
             f"SELECT session_id, {sums}, sum(json_extract(payload, '$.costUsd')) FROM events"
-            f" WHERE kind = 'usage' AND session_id IN ({', '.join('?' * len(session_ids))}) GROUP BY session_id",
+            f" WHERE kind IN ('usage', 'childUsage') AND session_id IN ({', '.join('?' * len(session_ids))}) GROUP BY session_id",
             list(session_ids),
         )
         return {r[0]: {**{f: int(v) for f, v in zip(fields[:-1], r[1:5])}, "costUsd": r[5]} for r in rows}

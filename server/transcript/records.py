@@ -37,6 +37,7 @@ class Session:
     parent_id: str | None = None
     approval_policy: str | None = None
     model: str | None = None  # a ``[models.NAME]`` name; None: the server's default provider
+    parent_tool_call_id: str | None = None  # a subagent's session: the parent's ``task`` call (B-SUB-1)
 
 
 TOOL_STATUSES = ("ok", "error", "denied")

@@ -173,6 +173,14 @@ CREATE TABLE view_checkpoints (
 ) WITHOUT ROWID;
 """
 
+# v11 (B-SUB-1, subagents): a child session run by a parent's ``task`` tool call names that call. Its parent is
+# ``parent_id`` (a fork's parent is kept there too; a fork has ``forked_at_seq`` and no call). Children are left out
+# of ``listSessions`` unless asked for, so they are found by this column.
+V11_CHILD_SESSIONS = """
+ALTER TABLE sessions ADD COLUMN parent_tool_call_id TEXT;
+CREATE INDEX sessions_parent ON sessions(parent_id);
+"""
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None] | str] = [
     V1,
     V2,
@@ -184,6 +192,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None] | str] = [
     V8_CALIBRATIONS,
     V9_VIEW_RESUME,
     V10_VIEW_CHECKPOINTS,
+    V11_CHILD_SESSIONS,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -12,7 +12,9 @@ from server.errors import SessionNotFound
 from server.transcript.queries import Queries
 from server.transcript.records import MESSAGE_COLUMNS, Artifact, Session, new_id, now
 
-SESSION_COLUMNS = "id, title, cwd, created_at, updated_at, last_seq, parent_id, approval_policy, model"
+SESSION_COLUMNS = (
+    "id, title, cwd, created_at, updated_at, last_seq, parent_id, approval_policy, model, parent_tool_call_id"
+)
 
 
 class SessionQueries(Queries):
@@ -23,17 +25,24 @@ class SessionQueries(Queries):
         async def list_artifacts(self, session_id: str) -> list[Artifact]: ...
 
     async def create_session(
-        self, cwd: str, title: str | None = None, approval_policy: str | None = None, model: str | None = None
+        self,
+        cwd: str,
+        title: str | None = None,
+        approval_policy: str | None = None,
+        model: str | None = None,
+        parent: tuple[str, str] | None = None,
     ) -> Session:
+        """``parent``: (session id, tool call id) of the ``task`` call a subagent's session runs for (B-SUB-1)."""
         sid, stamp = new_id("ses_"), now()
         title = title or "New session"
+        parent_id, call_id = parent or (None, None)
         async with self._write() as db:
             await db.execute(
-                "INSERT INTO sessions (id, title, cwd, created_at, updated_at, approval_policy, model)"
-                " VALUES (?,?,?,?,?,?,?)",
-                (sid, title, cwd, stamp, stamp, approval_policy, model),
+                "INSERT INTO sessions (id, title, cwd, created_at, updated_at, approval_policy, model, parent_id,"
+                " parent_tool_call_id) VALUES (?,?,?,?,?,?,?,?,?)",
+                (sid, title, cwd, stamp, stamp, approval_policy, model, parent_id, call_id),
             )
-        return Session(sid, title, cwd, stamp, stamp, 0, None, approval_policy, model)
+        return Session(sid, title, cwd, stamp, stamp, 0, parent_id, approval_policy, model, call_id)
 
     async def get_session(self, session_id: str) -> Session:
         rows = await self._read(f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ?", (session_id,))
@@ -41,12 +50,17 @@ class SessionQueries(Queries):
             raise SessionNotFound(f"no session {session_id!r}")
         return Session(*rows[0])
 
-    async def list_sessions(self, cwd: str | None = None, limit: int | None = None) -> list[Session]:
-        sql = f"SELECT {SESSION_COLUMNS} FROM sessions"
+    async def list_sessions(
+        self, cwd: str | None = None, limit: int | None = None, include_children: bool = False
+    ) -> list[Session]:
+        """Newest first; subagents' sessions (B-SUB-1) only with ``include_children``."""
+        sql = f"SELECT {SESSION_COLUMNS} FROM sessions WHERE 1"
         args: list[Any] = []
         if cwd is not None:
-            sql += " WHERE cwd = ?"
+            sql += " AND cwd = ?"
             args.append(cwd)
+        if not include_children:
+            sql += " AND parent_tool_call_id IS NULL"
         sql += " ORDER BY updated_at DESC, id LIMIT ?"
         args.append(limit if limit and limit > 0 else -1)
         return [Session(*row) for row in await self._read(sql, args)]
