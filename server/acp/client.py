@@ -52,6 +52,13 @@ class AcpClient:
     def notify(self, method: str, params: Any) -> None:
         if not isinstance(params, SessionUpdate):
             return  # Threadline's other notifications have no ACP counterpart
+        if params.parent_session_id is not None:  # a subagent's: its parent's task call shows it (B-SUB-1)
+            parent = self.live.get(params.parent_session_id)
+            if parent is not None and params.parent_tool_call_id is not None:
+                progress = parent.child_progress(params.parent_tool_call_id, params.session_id, params.update)
+                if progress is not None:
+                    self.send_update(params.parent_session_id, progress)
+            return
         session = self.live.get(params.session_id)
         if session is None:
             return
@@ -61,11 +68,12 @@ class AcpClient:
     async def ask_client(self, method: str, params: Any) -> Any:
         if method != "requestApproval" or self.client is None:
             raise RuntimeError(f"the ACP client cannot answer {method}")
-        session_id = params["sessionId"]
+        # A subagent asks through its parent's session and task call, the ones the client knows (B-SUB-1)
+        session_id = params.get("parentSessionId") or params["sessionId"]
         if params["tool"] in self.rejected.get(session_id, ()):
             return {"decision": "reject"}
         await self.flush()  # the tool_call goes out before the question about it
-        call_id = params["toolCallId"]
+        call_id = params.get("parentToolCallId") or params["toolCallId"]
         try:
             response = await self.client.request_permission(
                 session_id=session_id, options=permissions.OPTIONS, tool_call=permissions.tool_call_of(params)

@@ -29,7 +29,11 @@ DECISIONS = {
 
 
 def tool_call_of(params: dict[str, Any]) -> ToolCallUpdate:
-    """The ``toolCall`` of the request: the call already announced, with the approval's title and detail."""
+    """The ``toolCall`` of the request: the call already announced, with the approval's title and detail. A
+    subagent's call is not one the client knows: the question is about the parent's ``task`` call (B-SUB-1)."""
+    if params.get("parentToolCallId"):
+        detail = f"A subagent asks to run {params['title']}\n{params.get('detail') or ''}".rstrip()
+        return ToolCallUpdate(tool_call_id=params["parentToolCallId"], content=[text_content(detail)])
     return ToolCallUpdate(
         tool_call_id=params["toolCallId"],
         title=params["title"],

@@ -5,6 +5,9 @@ live turns; the update is encoded here, as ACP, and nowhere else.
 starts a ``tool_call`` and ``toolResult`` ends it with a ``tool_call_update`` (a ``diff`` for file edits);
 ``usage`` is ``usage_update``; compactions and notices, which ACP has no update for yet, are agent messages
 marked in ``_meta.threadline``. What the client already has (its own prompt, the turn's edges) is not sent.
+
+A subagent's updates (B-SUB-1) are not a session the client knows: they update the parent's ``task`` tool call,
+``in_progress`` with a short log of what the child does as its content, until the ``task`` result replaces it.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from protocol import updates as u
 from server.acp import tools
 
 META = "threadline"
+CHILD_LINES = 20  # the last lines of a subagent's progress shown in its task call
 
 
 @dataclass
@@ -38,6 +42,29 @@ class UpdateMapping:
     before: dict[str, str | None] = field(default_factory=dict)  # toolCallId -> file text before the call
     calls: dict[str, tuple[str, Any]] = field(default_factory=dict)  # toolCallId -> (tool, arguments)
     streamed: bool = False  # text deltas arrived since the last whole answer
+    children: dict[str, list[str]] = field(default_factory=dict)  # task toolCallId -> its child's progress lines
+
+    def child_progress(self, call_id: str, child_id: str, update: u.Update) -> ToolCallProgress | None:
+        """The parent's ``task`` call ``call_id`` updated with what its child just did, or None (nothing new)."""
+        lines = self.children.setdefault(call_id, [])
+        match update:
+            case u.TurnStarted():
+                lines.append("subagent started")
+            case u.ToolCall(title=title, tool=tool):
+                lines.append(f"- {title or tool}")
+            case u.ToolResult(status=status) if status != "ok":
+                lines.append(f"  ({status})")
+            case u.TurnCompleted(stop_reason=stop):
+                lines.append(f"subagent finished ({stop})")
+            case _:
+                return None
+        return ToolCallProgress(
+            session_update="tool_call_update",
+            tool_call_id=call_id,
+            status="in_progress",
+            content=[tools.text_content("\n".join(lines[-CHILD_LINES:]))],
+            field_meta={META: {"childSessionId": child_id}},
+        )
 
     def translate(self, update: u.Update) -> list[Any]:
         match update:
@@ -74,6 +101,7 @@ class UpdateMapping:
 
     def _tool_result(self, result: u.ToolResult) -> ToolCallProgress:
         call_id = result.tool_call_id
+        self.children.pop(call_id, None)
         name, args = self.calls.pop(call_id, (result.tool, None))
         before = self.before.pop(call_id, None)
         status = tools.status_of(result.status, result.content)
