@@ -384,6 +384,7 @@ export interface ModelPrice {
 export interface ListSessionsParams {
   cwd?: string | null;
   limit?: number | null;
+  includeChildren?: boolean;
 }
 export interface ListSessionsResult {
   sessions: SessionInfo[];
@@ -396,6 +397,7 @@ export interface SessionInfo {
   updatedAt: string;
   messageCount: number;
   parentSessionId?: string | null;
+  parentToolCallId?: string | null;
   model?: string | null;
   approvalPolicy?: ('ask' | 'auto' | 'autoEdit') | null;
   totals?: SessionTotals | null;
@@ -491,6 +493,8 @@ export interface RequestApprovalParams {
   detail: string;
   options?: ('allowAlways' | 'allowOnce' | 'reject')[];
   diff?: FileDiff | null;
+  parentSessionId?: string | null;
+  parentToolCallId?: string | null;
 }
 export interface RequestApprovalResult {
   decision: 'allowAlways' | 'allowOnce' | 'reject';
@@ -562,6 +566,8 @@ export interface SessionUpdate {
     | McpServerStatus;
   turnId?: string | null;
   seq?: number | null;
+  parentSessionId?: string | null;
+  parentToolCallId?: string | null;
 }
 export interface TurnStarted {
   kind: 'turnStarted';

@@ -91,7 +91,12 @@ export class Chat {
       case 'server': return this.setServer(msg.state, msg.message);
       case 'sessions': return this.setSessions(msg.sessions, msg.currentId);
       case 'session': return this.loadSession(msg.session.sessionId, msg.history, msg.events ?? []);
-      case 'update': return msg.params.sessionId === this.currentId ? this.apply(msg.params.update, msg.params.turnId ?? undefined) : undefined;
+      case 'update':
+        if (msg.params.parentSessionId && msg.params.parentToolCallId) { // a subagent's: inside its parent's task card
+          return msg.params.parentSessionId === this.currentId
+            ? this.cards.child(msg.params.parentToolCallId, msg.params.sessionId, msg.params.update) : undefined;
+        }
+        return msg.params.sessionId === this.currentId ? this.apply(msg.params.update, msg.params.turnId ?? undefined) : undefined;
       case 'approval': return this.showApproval(msg.requestId, msg.params);
       case 'approvalClosed': return this.closeApproval(msg.requestId, msg.decision);
       case 'turn': return this.setTurn(msg.running, msg.result?.stopReason, msg.error ?? msg.result?.error?.message);
@@ -297,7 +302,7 @@ export class Chat {
       buttons.append(b);
     }
     this.approvals.set(requestId, card);
-    const toolCard = this.cards.get(p.toolCallId);
+    const toolCard = this.cards.get(p.parentToolCallId ?? p.toolCallId); // a subagent asks under its task card
     if (toolCard) toolCard.after(card);
     else this.log.append(card);
     this.scroll(true);

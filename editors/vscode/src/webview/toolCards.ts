@@ -1,12 +1,14 @@
 // The conversation's tool cards: one folded card per tool call (arguments, status badge, result), with the
 // artifact link of a large result and, for an applied edit, "Show diff" and "Rewind this edit". The buttons carry
 // data-action/data-artifact; chat.ts turns clicks on them into messages to the extension.
-import type { FileDiff } from '../rpc/protocol';
+import type { FileDiff, SessionUpdate } from '../rpc/protocol';
 import { clip, fmtTokens, h, prettyArgs } from './dom';
+import { type ChildProgress, childProgress, childSummary } from './subagents';
 
 export class ToolCards {
   private readonly cards = new Map<string, HTMLElement>();
   private readonly artifactSizes = new Map<string, string>(); // artifact id -> "12.3 KB, 400 lines", once known
+  private readonly children = new Map<string, ChildProgress>(); // task toolCallId -> its subagent's progress
 
   constructor(private readonly log: HTMLElement) {}
 
@@ -18,6 +20,7 @@ export class ToolCards {
   /** Another session is shown: its cards are new ones. */
   clear(): void {
     this.cards.clear();
+    this.children.clear();
   }
 
   add(id: string, tool: string, args: unknown, title?: string): HTMLElement {
@@ -50,6 +53,23 @@ export class ToolCards {
         ...(turnId ? [h('button', { class: 'rewind-edit', 'data-action': 'rewind-edit', 'data-turn': turnId, 'data-call': id,
           title: 'Put the file back as it was before this edit (and later ones)', text: 'Rewind this edit' })] : [])));
     }
+  }
+
+  /** A subagent's update (B-SUB-1): the collapsible card inside its parent's task card, open while it runs. */
+  child(parentToolCallId: string, childSessionId: string, u: SessionUpdate['update']): void {
+    const card = this.cards.get(parentToolCallId);
+    if (!card) return;
+    const p = childProgress(this.children.get(parentToolCallId), childSessionId, u);
+    this.children.set(parentToolCallId, p);
+    let box = card.querySelector<HTMLDetailsElement>(':scope > details.subagent-card');
+    if (!box) {
+      box = h('details', { class: 'subagent-card', open: true, 'data-child-session': childSessionId });
+      card.querySelector('.tool-result')!.before(box);
+    }
+    box.dataset.state = p.state;
+    if (p.state !== 'running') box.open = false;
+    box.replaceChildren(h('summary', { text: childSummary(p) }),
+      h('ol', { class: 'subagent-steps' }, ...p.lines.slice(-50).map((line) => h('li', { text: line }))));
   }
 
   artifactLink(toolCallId: string, artifactId: string, size?: string): void {
