@@ -8,8 +8,15 @@ from pathlib import Path
 
 from tests.editors.nvim.test_nvim_e2e import Provider, nvim, provider, workdir  # noqa: F401  (fixtures)
 
-EDIT = {"tool_calls": [{"id": "call_e", "name": "edit_file", "arguments": {
-    "path": "a.txt", "old_string": "hello", "new_string": "bonjour"}}]}
+EDIT = {
+    "tool_calls": [
+        {
+            "id": "call_e",
+            "name": "edit_file",
+            "arguments": {"path": "a.txt", "old_string": "hello", "new_string": "bonjour"},
+        }
+    ]
+}
 
 
 def test_edit_reviewed_in_a_diff_tab_then_rewound_from_the_turn_menu(nvim, provider: Provider, workdir: Path):
@@ -55,10 +62,13 @@ def test_edit_reviewed_in_a_diff_tab_then_rewound_from_the_turn_menu(nvim, provi
 
 
 def test_rewind_files_and_conversation_forks_before_the_turn(nvim, provider: Provider, workdir: Path):
-    provider.push({"content": "First."},
-                  {"tool_calls": [{"id": "call_w", "name": "write_file", "arguments": {"path": "new.txt", "content": "x\\n"}}]},
-                  {"content": "Wrote it."})
-    out = nvim("""
+    provider.push(
+        {"content": "First."},
+        {"tool_calls": [{"id": "call_w", "name": "write_file", "arguments": {"path": "new.txt", "content": "x\\n"}}]},
+        {"content": "Wrote it."},
+    )
+    out = nvim(
+        """
       local first = T.open()
       T.turn('one')
       T.turn('make new.txt')
@@ -69,7 +79,9 @@ def test_rewind_files_and_conversation_forks_before_the_turn(nvim, provider: Pro
       T.wait('the fork', function() return T.tl.status().session_id ~= first end)
       T.wait('its history', function() return T.find('resumed') end)
       return { first = first, made = made, turns = #turns }
-    """, TL_POLICY="auto")
+    """,
+        TL_POLICY="auto",
+    )
     r, chat = out["result"], "\n".join(out["chat"])
     assert r["made"] and r["turns"] == 2
     assert not (workdir / "new.txt").exists()
@@ -107,7 +119,8 @@ def test_steer_and_queue_while_a_turn_runs_then_compact_now(nvim, provider: Prov
 
 def test_autoEdit_diff_after_the_fact_and_its_one_key_rewind(nvim, provider: Provider, workdir: Path):
     provider.push(EDIT, {"content": "Changed."})
-    out = nvim("""
+    out = nvim(
+        """
       T.open()
       T.turn('French')
       vim.cmd('ThreadlineDiff')
@@ -119,7 +132,9 @@ def test_autoEdit_diff_after_the_fact_and_its_one_key_rewind(nvim, provider: Pro
       vim.api.nvim_feedkeys('gR', 'x', false)
       T.wait('the rewind', function() return T.find('files rewound') end)
       return { names = names, selects = T.selects }
-    """, TL_POLICY="autoEdit")
+    """,
+        TL_POLICY="autoEdit",
+    )
     r, chat = out["result"], "\n".join(out["chat"])
     assert ":ThreadlineDiff call_e" in chat
     assert any("applied" in n for n in r["names"]) and len(r["names"]) == 2
@@ -152,14 +167,18 @@ def test_applied_diff_of_a_resumed_session_after_a_restart_and_its_rewind(nvim, 
     """A new Neovim (so a new server) resumes the session: the stored fileDiff gives the tool result its
     :ThreadlineDiff line, the diff tab shows old | new, and gR there rewinds the edit on disk."""
     provider.push(EDIT, {"content": "Changed."})
-    first = nvim("""
+    first = nvim(
+        """
       local id = T.open()
       T.turn('French')
       return { id = id }
-    """, TL_POLICY="autoEdit")
+    """,
+        TL_POLICY="autoEdit",
+    )
     sid = first["result"]["id"]
     assert (workdir / "a.txt").read_text() == "bonjour from a.txt\nsecond line\n"
-    out = nvim(f"""
+    out = nvim(
+        f"""
       T.tl.resume('{sid}', {{ cwd = T.workdir }})
       T.wait('the resumed session', function() return T.find('resumed:') ~= nil end)
       vim.cmd('ThreadlineDiff call_e')
@@ -173,7 +192,9 @@ def test_applied_diff_of_a_resumed_session_after_a_restart_and_its_rewind(nvim, 
       vim.api.nvim_feedkeys('gR', 'x', false)
       T.wait('the rewind', function() return T.find('files rewound') end)
       return {{ sides = sides }}
-    """, TL_POLICY="autoEdit")
+    """,
+        TL_POLICY="autoEdit",
+    )
     r, chat = out["result"], "\n".join(out["chat"])
     assert ":ThreadlineDiff call_e" in chat, chat
     assert [s["diff"] for s in r["sides"]] == [True, True]

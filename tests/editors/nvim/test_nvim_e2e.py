@@ -53,8 +53,12 @@ class Provider:
         self.control = self.url.rsplit("/v1", 1)[0] + "/_control"
 
     def push(self, *items: dict) -> None:
-        req = urllib.request.Request(self.control + "/push", data=json.dumps(list(items)).encode(),
-                                     headers={"Content-Type": "application/json"}, method="POST")
+        req = urllib.request.Request(
+            self.control + "/push",
+            data=json.dumps(list(items)).encode(),
+            headers={"Content-Type": "application/json"},
+            method="POST",
+        )
         urllib.request.urlopen(req, timeout=5).read()
 
     def requests(self) -> list[dict]:
@@ -92,16 +96,31 @@ def nvim(tmp_path: Path, home: Path, provider: Provider, workdir: Path):
     def run(body: str, timeout: float = 60, **env: str) -> dict:
         n = next(runs)
         script, result = tmp_path / f"test{n}.lua", tmp_path / f"result{n}.json"
-        script.write_text(f"local T = dofile({json.dumps(str(HERE / 'helpers.lua'))})\n"
-                          f"T.run(function(T)\n{body}\nend)\n")
+        script.write_text(
+            f"local T = dofile({json.dumps(str(HERE / 'helpers.lua'))})\nT.run(function(T)\n{body}\nend)\n"
+        )
         full_env = {k: v for k, v in server_env(home).items() if not k.startswith("NVIM")}
-        full_env.update(VIMRUNTIME=str(runtime), TL_REPO=str(REPO), TL_WORKDIR=str(workdir), TL_HOME=str(home),
-                        TL_PROVIDER_URL=provider.url, TL_RESULT=str(result),
-                        XDG_STATE_HOME=str(tmp_path / "state"), XDG_DATA_HOME=str(tmp_path / "data"),
-                        XDG_CONFIG_HOME=str(tmp_path / "config"), XDG_CACHE_HOME=str(tmp_path / "cache"), **env)
-        proc = subprocess.run([str(binary), "--headless", "--clean", "-u", "NONE", "-i", "NONE", "-n",
-                               "-c", f"luafile {script}"], env=full_env, cwd=str(workdir), timeout=timeout,
-                              capture_output=True, text=True)
+        full_env.update(
+            VIMRUNTIME=str(runtime),
+            TL_REPO=str(REPO),
+            TL_WORKDIR=str(workdir),
+            TL_HOME=str(home),
+            TL_PROVIDER_URL=provider.url,
+            TL_RESULT=str(result),
+            XDG_STATE_HOME=str(tmp_path / "state"),
+            XDG_DATA_HOME=str(tmp_path / "data"),
+            XDG_CONFIG_HOME=str(tmp_path / "config"),
+            XDG_CACHE_HOME=str(tmp_path / "cache"),
+            **env,
+        )
+        proc = subprocess.run(
+            [str(binary), "--headless", "--clean", "-u", "NONE", "-i", "NONE", "-n", "-c", f"luafile {script}"],
+            env=full_env,
+            cwd=str(workdir),
+            timeout=timeout,
+            capture_output=True,
+            text=True,
+        )
         assert result.exists(), f"nvim wrote no result (rc {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
         out = json.loads(result.read_text())
         assert out["ok"], f"{out['error']}\n--- chat buffer ---\n" + "\n".join(out["chat"])
@@ -113,8 +132,10 @@ def nvim(tmp_path: Path, home: Path, provider: Provider, workdir: Path):
 
 
 def test_read_tool_turn_streams_the_reply(nvim, provider: Provider):
-    provider.push({"tool_calls": [{"id": "call_1", "name": "read_file", "arguments": {"path": "a.txt"}}]},
-                  {"content": "The file greets you\nfrom a.txt,\n\ntwice over.", "chunks": 6, "chunk_delay": 0.05})
+    provider.push(
+        {"tool_calls": [{"id": "call_1", "name": "read_file", "arguments": {"path": "a.txt"}}]},
+        {"content": "The file greets you\nfrom a.txt,\n\ntwice over.", "chunks": 6, "chunk_delay": 0.05},
+    )
     out = nvim("""
       T.open()
       local seen = {}
@@ -193,12 +214,24 @@ def test_B_CACHE_5_no_cached_share_when_the_provider_reports_none(nvim, provider
 
 
 def test_approval_is_answered_through_vim_ui_select(nvim, provider: Provider, workdir: Path):
-    provider.push({"tool_calls": [{"id": "call_w", "name": "write_file",
-                                   "arguments": {"path": "out.txt", "content": "written by the agent\n"}}]},
-                  {"content": "Wrote out.txt."},
-                  {"tool_calls": [{"id": "call_r", "name": "write_file",
-                                   "arguments": {"path": "no.txt", "content": "must not exist\n"}}]},
-                  {"content": "Understood, not writing."})
+    provider.push(
+        {
+            "tool_calls": [
+                {
+                    "id": "call_w",
+                    "name": "write_file",
+                    "arguments": {"path": "out.txt", "content": "written by the agent\n"},
+                }
+            ]
+        },
+        {"content": "Wrote out.txt."},
+        {
+            "tool_calls": [
+                {"id": "call_r", "name": "write_file", "arguments": {"path": "no.txt", "content": "must not exist\n"}}
+            ]
+        },
+        {"content": "Understood, not writing."},
+    )
     out = nvim("""
       T.open()
       local answers = { 'allowOnce', 'reject' }
@@ -219,8 +252,10 @@ def test_approval_is_answered_through_vim_ui_select(nvim, provider: Provider, wo
     assert not (workdir / "no.txt").exists()
     assert "? approval needed" in chat
     assert "→ Allow once" in chat and "→ Reject" in chat
-    assert '⚙ write_file {"content":"written by the agent\\n","path":"out.txt"}  ✓ ok' in chat \
+    assert (
+        '⚙ write_file {"content":"written by the agent\\n","path":"out.txt"}  ✓ ok' in chat
         or '⚙ write_file {"path":"out.txt","content":"written by the agent\\n"}  ✓ ok' in chat
+    )
     assert "⊘ denied" in chat
     assert "Wrote out.txt." in chat and "Understood, not writing." in chat
     assert out["status"]["state"] == "idle"
@@ -323,9 +358,10 @@ def test_server_crash_is_reported_and_status_is_stopped(nvim, provider: Provider
 
 def test_artifact_opens_read_only_and_pages(nvim, provider: Provider, workdir: Path):
     (workdir / "big.txt").write_text("".join(f"line {i:05d} of the big file\n" for i in range(1, 4001)))
-    provider.push({"tool_calls": [{"id": "call_big", "name": "read_file",
-                                   "arguments": {"path": "big.txt", "limit": 5000}}]},
-                  {"content": "That is a big file."})
+    provider.push(
+        {"tool_calls": [{"id": "call_big", "name": "read_file", "arguments": {"path": "big.txt", "limit": 5000}}]},
+        {"content": "That is a big file."},
+    )
     out = nvim("""
       require('threadline.config').options.artifact_page_lines = 1000
       T.open()
@@ -352,27 +388,34 @@ def test_artifact_opens_read_only_and_pages(nvim, provider: Provider, workdir: P
     assert r["name"].endswith(r["id"])
 
 
-def test_R_OBS_2_compaction_notice_shows_before_and_after_and_the_history_stays(nvim, provider: Provider,
-                                                                              workdir: Path):
+def test_R_OBS_2_compaction_notice_shows_before_and_after_and_the_history_stays(
+    nvim, provider: Provider, workdir: Path
+):
     """R-OBS-2: the chat shows the compaction (mode, before -> after, the summary folded) and keeps every message
     it already showed: a summary never replaces what the person saw."""
     for name in ("one.txt", "two.txt", "three.txt"):
         (workdir / name).write_text("".join(f"{name} row {i:03d}: some filler text to read\n" for i in range(150)))
-    provider.push({"tool_calls": [{"id": "call_1", "name": "read_file", "arguments": {"path": "one.txt"}}]},
-                  {"tool_calls": [{"id": "call_2", "name": "read_file", "arguments": {"path": "two.txt"}}]},
-                  {"tool_calls": [{"id": "call_3", "name": "read_file", "arguments": {"path": "three.txt"}}]},
-                  {"content": "Read all three."})
-    out = nvim("""
+    provider.push(
+        {"tool_calls": [{"id": "call_1", "name": "read_file", "arguments": {"path": "one.txt"}}]},
+        {"tool_calls": [{"id": "call_2", "name": "read_file", "arguments": {"path": "two.txt"}}]},
+        {"tool_calls": [{"id": "call_3", "name": "read_file", "arguments": {"path": "three.txt"}}]},
+        {"content": "Read all three."},
+    )
+    out = nvim(
+        """
       T.open()
       T.turn('Read the three files')
       local row = T.find('── context compacted')
       return { row = row, folded = row and T.foldclosed(row + 1) or -2 }
-    """, TL_CONTEXT_WINDOW="6000")
+    """,
+        TL_CONTEXT_WINDOW="6000",
+    )
     chat, r = "\n".join(out["chat"]), out["result"]
     assert r["row"], chat
     notice = out["chat"][r["row"] - 1]
-    m = re.fullmatch(r"── context compacted \((microcompacted|summarized|fallback)\): ([\d.]+k?) → ([\d.]+k?) tokens",
-                     notice)
+    m = re.fullmatch(
+        r"── context compacted \((microcompacted|summarized|fallback)\): ([\d.]+k?) → ([\d.]+k?) tokens", notice
+    )
     assert m, notice
     assert _tokens(m.group(2)) > _tokens(m.group(3))
     assert out["chat"][r["row"]].startswith("  │ ") and r["folded"] != -1, "the summary should be folded"
@@ -386,9 +429,15 @@ def _tokens(s: str) -> float:
 
 
 def test_input_window_send_command_errors_and_health(nvim, provider: Provider):
-    provider.push({"content": "Typed reply."},
-                  {"error": {"status": 400, "body": {"error": {"message": "model exploded on purpose",
-                                                               "type": "invalid_request_error"}}}})
+    provider.push(
+        {"content": "Typed reply."},
+        {
+            "error": {
+                "status": 400,
+                "body": {"error": {"message": "model exploded on purpose", "type": "invalid_request_error"}},
+            }
+        },
+    )
     out = nvim("""
       vim.cmd('Threadline')
       T.wait('a session', function() return T.tl.status().session_id ~= nil end)
@@ -426,10 +475,14 @@ def test_input_window_send_command_errors_and_health(nvim, provider: Provider):
 
 
 def test_cancel_answers_an_approval_whose_picker_never_returns(nvim, provider: Provider, workdir: Path):
-    provider.push({"reasoning": "The user wants a file; writing needs approval.", "chunks": 2,
-                   "tool_calls": [{"id": "call_x", "name": "write_file",
-                                   "arguments": {"path": "x.txt", "content": "x\n"}}]},
-                  {"content": "Never reached."})
+    provider.push(
+        {
+            "reasoning": "The user wants a file; writing needs approval.",
+            "chunks": 2,
+            "tool_calls": [{"id": "call_x", "name": "write_file", "arguments": {"path": "x.txt", "content": "x\n"}}],
+        },
+        {"content": "Never reached."},
+    )
     out = nvim("""
       T.open()
       T.stub_select(function() return nil end)
@@ -482,7 +535,8 @@ def test_server_that_cannot_start_is_reported(nvim, tmp_path: Path):
 
 def resume(nvim, sid: str, result: str, **env: str) -> dict:
     """A second Neovim picks session ``sid`` in :ThreadlineSessions, waits for its history, returns ``result``."""
-    return nvim(f"""
+    return nvim(
+        f"""
       T.stub_select(function(items)
         for _, it in ipairs(items) do
           if it.sessionId == '{sid}' then return it end
@@ -491,13 +545,21 @@ def resume(nvim, sid: str, result: str, **env: str) -> dict:
       vim.cmd('ThreadlineSessions')
       T.wait('the resumed session', function() return T.find('resumed:') ~= nil end)
       return {result}
-    """, **env)
+    """,
+        **env,
+    )
 
 
 def test_resumed_history_shows_how_each_tool_call_ended(nvim, provider: Provider):
-    provider.push({"tool_calls": [{"id": "call_missing", "name": "read_file", "arguments": {"path": "missing.txt"}},
-                                  {"id": "call_out", "name": "read_file", "arguments": {"path": "../escape.txt"}}]},
-                  {"content": "Both reads failed."})
+    provider.push(
+        {
+            "tool_calls": [
+                {"id": "call_missing", "name": "read_file", "arguments": {"path": "missing.txt"}},
+                {"id": "call_out", "name": "read_file", "arguments": {"path": "../escape.txt"}},
+            ]
+        },
+        {"content": "Both reads failed."},
+    )
     first = nvim("""
       local id = T.open()
       T.turn('read two files')
@@ -515,15 +577,20 @@ def test_R_OBS_2_a_resumed_session_shows_its_past_compactions(nvim, provider: Pr
     messages themselves are all there (the summary replaces nothing)."""
     for name in ("one.txt", "two.txt", "three.txt"):
         (workdir / name).write_text("".join(f"{name} row {i:03d}: some filler text to read\n" for i in range(150)))
-    provider.push({"tool_calls": [{"id": "call_1", "name": "read_file", "arguments": {"path": "one.txt"}}]},
-                  {"tool_calls": [{"id": "call_2", "name": "read_file", "arguments": {"path": "two.txt"}}]},
-                  {"tool_calls": [{"id": "call_3", "name": "read_file", "arguments": {"path": "three.txt"}}]},
-                  {"content": "Read all three."})
-    first = nvim("""
+    provider.push(
+        {"tool_calls": [{"id": "call_1", "name": "read_file", "arguments": {"path": "one.txt"}}]},
+        {"tool_calls": [{"id": "call_2", "name": "read_file", "arguments": {"path": "two.txt"}}]},
+        {"tool_calls": [{"id": "call_3", "name": "read_file", "arguments": {"path": "three.txt"}}]},
+        {"content": "Read all three."},
+    )
+    first = nvim(
+        """
       local id = T.open()
       T.turn('Read the three files')
       return { id = id, live = T.find('── context compacted') ~= nil }
-    """, TL_CONTEXT_WINDOW="6000")
+    """,
+        TL_CONTEXT_WINDOW="6000",
+    )
     assert first["result"]["live"], "\n".join(first["chat"])
     sid = first["result"]["id"]
     second = resume(nvim, sid, "{ row = T.find('── context compacted') }", TL_CONTEXT_WINDOW="6000")

@@ -50,7 +50,9 @@ def test_ThreadlineModel_picks_from_listModels_and_the_next_call_uses_it(nvim, p
     assert r["labels"][2].startswith("big  openai · deepseek-chat · 64k window · $0.")
     assert r["first"] == 9000 and r["size"] == 64000 and r["model"] == "big"
     assert [q["body"]["model"] for q in provider.requests() if q["path"].startswith("/v1/chat")] == [
-        "small-chat", "deepseek-chat"]
+        "small-chat",
+        "deepseek-chat",
+    ]
     assert "── model: big (64k window), from the next model call" in chat
 
 

@@ -237,6 +237,32 @@ function Chat:tool_result(u)
   end
 end
 
+--- A subagent's progress (B-SUB-1), indented under the task call that runs it; tasks are numbered in the order
+--- they first report, so parallel ones stay apart.
+function Chat:child_update(parent_call, u)
+  self.children = self.children or { n = 0 }
+  local n = self.children[parent_call]
+  if not n then
+    self.children.n = self.children.n + 1
+    n = self.children.n
+    self.children[parent_call] = n
+  end
+  local kind, line = fmt.str(u.kind), nil
+  if kind == 'toolCall' then
+    line = fmt.val(u.title) and fmt.str(u.title) or fmt.str(u.tool)
+  elseif kind == 'toolResult' and fmt.str(u.status) ~= 'ok' then
+    line = ('%s %s'):format(fmt.str(u.tool), STATUS[fmt.str(u.status)] or fmt.str(u.status))
+  elseif kind == 'turnStarted' then
+    line = 'subagent started'
+  elseif kind == 'turnCompleted' then
+    line = 'subagent finished: ' .. fmt.str(u.stopReason)
+  end
+  if line then
+    self.stream = nil
+    self:append({ ('    ↳ [task %d] %s'):format(n, line) })
+  end
+end
+
 function Chat:artifact_created(u)
   self:append({
     ('    artifact %s: %s lines, %s bytes (:ThreadlineArtifact %s)'):format(

@@ -48,8 +48,16 @@ local function on_notification(method, params)
   if method ~= 'sessionUpdate' or type(params) ~= 'table' then
     return
   end
-  local s = session_for(fmt.val(params.sessionId))
   local u = fmt.val(params.update)
+  local parent = fmt.val(params.parentSessionId)
+  if parent then -- a subagent's update (B-SUB-1): an indented block under its parent's task call
+    local p = session_for(parent)
+    if p and type(u) == 'table' then
+      p.chat:child_update(fmt.str(params.parentToolCallId), u)
+    end
+    return
+  end
+  local s = session_for(fmt.val(params.sessionId))
   if not s or type(u) ~= 'table' then
     return
   end
@@ -58,7 +66,8 @@ end
 
 local function on_request(method, params)
   if method == 'requestApproval' then
-    local s = session_for(params and fmt.val(params.sessionId))
+    -- a subagent's approval (B-SUB-1) shows in its parent's chat
+    local s = session_for(params and (fmt.val(params.parentSessionId) or fmt.val(params.sessionId)))
     local decision = require('threadline.approval').ask(params or {}, s and s.chat)
     return { decision = decision }
   end
