@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from pathlib import Path
 
 from protocol import updates as u
 from protocol.messages import CompactSessionResult, ContextViewResult, GetContextViewParams
@@ -22,9 +23,10 @@ from server.errors import InvalidParams
 from server.mcp.service import load_frozen
 from server.services.core import Core
 from server.services.models import view_settings
+from server.services.subagents import task_spec
 from server.sessions import Session
 from server.tools import tool_specs
-from server.transcript import Store
+from server.transcript import Session as StoredSession
 
 MAX_FOCUS_CHARS = 4000
 
@@ -35,9 +37,12 @@ def tool_overhead_tokens(extra_specs: list[dict] | None = None) -> int:
     return estimate_text_tokens(json.dumps(tool_specs() + (extra_specs or [])))
 
 
-async def session_tool_overhead_tokens(store: Store, session_id: str) -> int:
-    frozen = await load_frozen(store, session_id)
-    return tool_overhead_tokens(frozen.specs() if frozen else None)
+async def session_tool_overhead_tokens(core: Core, stored: StoredSession) -> int:
+    """The tool definitions' reserve of a session's requests: the built-in tools, its frozen MCP tools and, but in
+    a subagent's session, ``task`` (B-SUB-1), as the turn's loop offers them."""
+    frozen = await load_frozen(core.store, stored.id)
+    own = [] if stored.parent_tool_call_id else [task_spec(core, Path(stored.cwd))]
+    return tool_overhead_tokens([*own, *(frozen.specs() if frozen else [])])
 
 
 @dataclass(frozen=True)
@@ -63,7 +68,7 @@ async def context_view(
     B-CACHE-3) once a path that writes keeps it."""
     stored, session = await core.session(session_id)
     settings = view_settings(core.settings, stored, context_window_tokens, threshold_ratio, keep_recent_tokens)
-    reserved = await session_tool_overhead_tokens(core.store, session_id)
+    reserved = await session_tool_overhead_tokens(core, stored)
     model = provider_settings(core.settings, stored).model or ""
     effective = effective_settings(settings, reserved, core.calibrations.get(model))
     compaction = await stored_compaction(core.store, session_id)
@@ -125,7 +130,7 @@ async def compact_session(core: Core, session_id: str, focus: str | None) -> Com
     model = provider_settings(core.settings, stored).model or ""
     settings = effective_settings(
         view_settings(core.settings, stored),
-        await session_tool_overhead_tokens(core.store, session_id),
+        await session_tool_overhead_tokens(core, stored),
         core.calibrations.get(model),
     )
     view, tokens = await build_view(

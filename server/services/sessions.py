@@ -86,12 +86,15 @@ async def update_session(
 async def delete_session(core: Core, session_id: str) -> None:
     """Remove the session's rows, then its artifact files (R-SRC-1's one exception: an explicit delete).
 
-    A running or starting turn is cancelled first and awaited, so it never calls the model again."""
+    A running or starting turn is cancelled first and awaited, so it never calls the model again. The sessions its
+    ``task`` calls ran go with it (B-SUB-1): they are part of its work, and listed nowhere once it is gone."""
     await core.store.get_session(session_id)
-
-    await core.sessions.delete(session_id, lambda: core.store.delete_session(session_id))
+    children = await core.store.child_session_ids(session_id)
+    await core.sessions.delete(session_id, lambda: core.store.delete_session(session_id))  # cancels the children
     shutil.rmtree(core.settings.artifacts_dir / session_id, ignore_errors=True)
     core.blobs.drop_session(session_id)
+    for child in children:
+        await delete_session(core, child)
 
 
 async def remembered_approvals(core: Core, session_id: str) -> list[Remembered]:

@@ -63,17 +63,27 @@ def task_tool(core: Core, parent: Session, cwd: Path, build: Build) -> Tool:
         async with limit:
             return await run_child(core, parent, ctx, description, prompt, agent, build)
 
-    return Tool(
-        name=TASK_TOOL,
-        description=describe(catalog),
-        parameters=schema(
-            ["description", "prompt"],
-            description={"type": "string", "description": "a short title for the task (3-6 words)"},
-            prompt={"type": "string", "description": "the whole task: the subagent sees nothing else of this chat"},
-            agent={"type": "string", "description": "a named agent to run it (see the list above)"},
-        ),
-        run=run,
-    )
+    return Tool(name=TASK_TOOL, description=describe(catalog), parameters=PARAMETERS, run=run)
+
+
+def task_spec(core: Core, cwd: Path) -> dict[str, Any]:
+    """The ``task`` tool's definition as a session in ``cwd`` sends it (for the budget ``getContextView`` plans)."""
+    return {
+        "type": "function",
+        "function": {
+            "name": TASK_TOOL,
+            "description": describe(load_agents(cwd, core.settings.home)),
+            "parameters": PARAMETERS,
+        },
+    }
+
+
+PARAMETERS = schema(
+    ["description", "prompt"],
+    description={"type": "string", "description": "a short title for the task (3-6 words)"},
+    prompt={"type": "string", "description": "the whole task: the subagent sees nothing else of this chat"},
+    agent={"type": "string", "description": "a named agent to run it (see the list above)"},
+)
 
 
 def describe(catalog: AgentCatalog) -> str:

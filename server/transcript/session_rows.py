@@ -65,6 +65,14 @@ class SessionQueries(Queries):
         args.append(limit if limit and limit > 0 else -1)
         return [Session(*row) for row in await self._read(sql, args)]
 
+    async def child_session_ids(self, session_id: str) -> list[str]:
+        """The sessions the session's ``task`` calls ran (B-SUB-1), oldest first."""
+        rows = await self._read(
+            "SELECT id FROM sessions WHERE parent_id = ? AND parent_tool_call_id IS NOT NULL ORDER BY created_at, id",
+            (session_id,),
+        )
+        return [row[0] for row in rows]
+
     async def set_approval_policy(self, session_id: str, policy: str | None) -> None:
         """The session's approval policy (ACP's mode); None falls back to the server's setting."""
         async with self._write() as db:

@@ -234,3 +234,39 @@ async def test_B_SUB_1_a_named_agent_restricts_tools_and_adds_instructions(agent
     await agent.turn(sid, "unknown agent")
     [result] = [m for m in tool_messages(agent.chat_requests()[-1]) if m["tool_call_id"] == "call_task6"]
     assert result["content"].startswith("Tool failed: Invalid arguments: no agent 'nobody'; available: scout")
+
+
+async def test_B_SUB_1_getContextView_reserves_the_task_tool_as_the_loop_sends_it(agent, folder):
+    agent.fake.push({"tool_calls": [task("call_task7", "say hi")]}, {"content": "hi"}, {"content": "ok"})
+    sid = await agent.session(folder, policy="auto")
+    await agent.turn(sid, "delegate")
+    [(child, _)] = children(agent.home, sid)
+    parent_view = await agent.client.request("getContextView", {"sessionId": sid})
+    child_view = await agent.client.request("getContextView", {"sessionId": child})
+    [spec] = [t for t in offered(agent.chat_requests()[0]) if t["function"]["name"] == "task"]
+    assert parent_view["reservedTokens"] - child_view["reservedTokens"] == pytest.approx(
+        len(json.dumps(spec)) / 4, rel=0.3
+    )
+
+
+async def test_B_SUB_1_deleting_the_parent_deletes_its_children(agent, folder):
+    agent.fake.push({"tool_calls": [task("call_task8", "say hi")]}, {"content": "hi"}, {"content": "ok"})
+    sid = await agent.session(folder, policy="auto")
+    await agent.turn(sid, "delegate")
+    [(child, _)] = children(agent.home, sid)
+    await agent.client.request("deleteSession", {"sessionId": sid})
+    assert read_db(agent.home, "SELECT count(*) FROM sessions WHERE id IN (?, ?)", sid, child) == [(0,)]
+    assert read_db(agent.home, "SELECT count(*) FROM messages WHERE session_id = ?", child) == [(0,)]
+
+
+async def test_B_SUB_1_a_child_cancelled_on_its_own_is_a_failed_result_and_the_parent_goes_on(agent, folder):
+    agent.fake.push({"tool_calls": [task("call_task9", "take forever")]}, {"hang": True}, {"content": "fine"})
+    sid = await agent.session(folder, policy="auto")
+    _, fut = agent.client.start_request("submitTurn", {"sessionId": sid, "text": "delegate"})
+    await agent.wait_for(lambda: len(agent.chat_requests()) == 2 and bool(children(agent.home, sid)), 30)
+    [(child, _)] = children(agent.home, sid)
+    await agent.wait_for(lambda: any(u["update"]["kind"] == "turnStarted" for u in child_updates(agent, child)))
+    assert (await agent.client.request("cancelTurn", {"sessionId": child})) == {"cancelled": True}
+    assert (await asyncio.wait_for(fut, 30))["stopReason"] == "endTurn"
+    [result] = tool_messages(agent.chat_requests()[-1])
+    assert result["content"] == f"Tool failed: the subagent was cancelled before it finished (subagent session {child})"
