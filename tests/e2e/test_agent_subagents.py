@@ -270,3 +270,19 @@ async def test_B_SUB_1_a_child_cancelled_on_its_own_is_a_failed_result_and_the_p
     assert (await asyncio.wait_for(fut, 30))["stopReason"] == "endTurn"
     [result] = tool_messages(agent.chat_requests()[-1])
     assert result["content"] == f"Tool failed: the subagent was cancelled before it finished (subagent session {child})"
+
+
+async def test_B_SUB_1_a_long_answer_reaches_the_parent_as_an_artifact_with_a_preview(agent, folder):
+    long_answer = "".join(f"finding {n}: something in file_{n}.py\n" for n in range(3000))  # > 50 KB
+    agent.fake.push(
+        {"tool_calls": [task("call_task10", "list everything")]}, {"content": long_answer}, {"content": "ok"}
+    )
+    sid = await agent.session(folder, policy="auto")
+    await agent.turn(sid, "delegate")
+    [result] = tool_messages(agent.chat_requests()[-1])
+    assert len(result["content"]) < len(long_answer) and "[artifact artifact-" in result["content"]
+    [card] = [u for u in agent.updates(sid, "toolResult") if u["toolCallId"] == "call_task10"]
+    page = await agent.client.request(
+        "readArtifact", {"sessionId": sid, "artifactId": card["artifactId"], "lineRange": {"start": 2999, "end": 3000}}
+    )
+    assert page["content"] == "finding 2998: something in file_2998.py\nfinding 2999: something in file_2999.py"
