@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import json
 import logging
 from collections.abc import Awaitable, Callable
@@ -22,6 +23,7 @@ from protocol import updates as u
 from protocol.messages import Image, OpenAIFunction, OpenAIToolCall, StopReason, SubmitTurnResult, TurnError, TurnUsage
 from protocol.updates import FileDiff
 from server.agent.approvals import Approvals
+from server.agent.batches import batches, run_batch
 from server.agent.diffs import proposed_diff, stored_diff
 from server.agent.emit import Emitter
 from server.agent.partial import PartialAnswer
@@ -50,7 +52,6 @@ log = logging.getLogger(__name__)
 CANCELLED_RESULT = "Tool call interrupted: the turn was cancelled before this tool finished."
 
 SessionTools = Callable[["Emitter"], Awaitable[dict[str, Tool]]]
-TASK_TOOL = "task"  # calls to it in one answer run together (B-SUB-1, ``server.services.subagents``)
 
 
 class TurnFailed(Exception):
@@ -132,8 +133,8 @@ class Turn:
                     await self._deliver_steers(steered)
                     continue
                 pending = list(calls)
-                for batch in _batches(calls):
-                    await self._run_batch(batch, pending)
+                for batch in batches(calls):  # task calls next to each other run together (B-SUB-1)
+                    await run_batch(functools.partial(self._run_pending, pending=pending), batch)
             await self._keep_steers()
             return "maxIterations", TurnError(
                 code="maxIterations", message=f"stopped after {self.max_iterations} model calls in one turn"
@@ -308,23 +309,9 @@ class Turn:
         )
         return calls
 
-    async def _run_batch(self, batch: list[OpenAIToolCall], pending: list[OpenAIToolCall]) -> None:
-        """Run one call, or several ``task`` calls together; each leaves ``pending`` once its result is stored.
-        A batch ends together: cancelled, or one call failing, cancels and awaits the others."""
-
-        async def run(call: OpenAIToolCall) -> None:
-            await self._run_call(call)
-            pending.remove(call)
-
-        if len(batch) == 1:
-            return await run(batch[0])
-        tasks = [asyncio.create_task(run(call)) for call in batch]
-        try:
-            await asyncio.gather(*tasks)
-        finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.wait(tasks)
+    async def _run_pending(self, call: OpenAIToolCall, pending: list[OpenAIToolCall]) -> None:
+        await self._run_call(call)
+        pending.remove(call)  # its result is stored: an interruption from here on need not close it
 
     async def _run_call(self, call: OpenAIToolCall) -> None:
         name = call.function.name
@@ -426,14 +413,3 @@ class Turn:
     def _finish(self, stop: StopReason, error: TurnError | None = None) -> SubmitTurnResult:
         self.emit(u.TurnCompleted(stop_reason=stop, error=error))
         return SubmitTurnResult(turn_id=self.turn_id, stop_reason=stop, usage=self._usage, error=error)
-
-
-def _batches(calls: list[OpenAIToolCall]) -> list[list[OpenAIToolCall]]:
-    """The calls in order, each alone but for ``task`` calls next to each other, which run together (B-SUB-1)."""
-    batches: list[list[OpenAIToolCall]] = []
-    for call in calls:
-        if call.function.name == TASK_TOOL and batches and batches[-1][-1].function.name == TASK_TOOL:
-            batches[-1].append(call)
-        else:
-            batches.append([call])
-    return batches

@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from protocol.messages import SubmitTurnResult
+from server.agent.batches import TASK_TOOL
 from server.agent.definitions import AgentCatalog, AgentDefinition, load_agents
-from server.agent.loop import TASK_TOOL, Turn
+from server.agent.loop import Turn
 from server.agent.totals import add_usage
 from server.providers import ChatProvider
 from server.services.core import Core

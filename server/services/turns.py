@@ -12,8 +12,9 @@ from typing import Any
 from protocol import updates as u
 from protocol.messages import SteerTurnResult, SubmitTurnParams, SubmitTurnResult, TurnError, TurnUsage
 from server.agent.approvals import Approvals, approval_policy
+from server.agent.batches import TASK_TOOL
 from server.agent.emit import Emitter
-from server.agent.loop import TASK_TOOL, Turn
+from server.agent.loop import Turn
 from server.agent.views import ViewBuilder
 from server.checkpoints import Checkpointer
 from server.errors import InvalidParams
