@@ -106,7 +106,8 @@ def _agent(catalog: AgentCatalog, name: Any) -> AgentDefinition | None:
         return None
     if not isinstance(name, str) or name not in catalog.agents:
         known = ", ".join(catalog.agents) or "none"
-        raise ToolFailure(f"Invalid arguments: no agent {name!r}; available: {known}")
+        skipped = "".join(f"\n(skipped: {notice})" for notice in catalog.notices)  # why a file is not an agent
+        raise ToolFailure(f"Invalid arguments: no agent {name!r}; available: {known}{skipped}")
     return catalog.agents[name]
 
 
