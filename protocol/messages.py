@@ -27,6 +27,19 @@ from protocol.artifacts import (
     TurnCheckpoints,
 )
 from protocol.base import Base, OpenAIFunction, OpenAIMessage, OpenAIToolCall, SafeInt
+from protocol.hooks import (
+    CallDecision,
+    CheckPolicyParams,
+    CheckPolicyResult,
+    HookInfo,
+    HookSource,
+    ListHooksParams,
+    ListHooksResult,
+    PolicyCall,
+    PolicySummary,
+    RevokeHooksApprovalParams,
+    RevokeHooksApprovalResult,
+)
 from protocol.mcp import (
     ListMcpServersParams,
     ListMcpServersResult,
@@ -94,6 +107,17 @@ from protocol.turns import (
 )
 
 __all__ = [
+    "CallDecision",
+    "CheckPolicyParams",
+    "CheckPolicyResult",
+    "HookInfo",
+    "HookSource",
+    "ListHooksParams",
+    "ListHooksResult",
+    "PolicyCall",
+    "PolicySummary",
+    "RevokeHooksApprovalParams",
+    "RevokeHooksApprovalResult",
     "ApprovalPolicy",
     "ArtifactMatch",
     "ArtifactSearch",

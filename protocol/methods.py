@@ -119,6 +119,24 @@ METHODS: dict[str, MethodSpec] = {
             "Forget a project's remembered approval of one of its .mcp.json servers.",
         ),
         MethodSpec(
+            "listHooks",
+            m.ListHooksParams,
+            m.ListHooksResult,
+            "List the hooks a session in this folder gets (config.toml and .threadline/hooks.toml), with approval.",
+        ),
+        MethodSpec(
+            "revokeHooksApproval",
+            m.RevokeHooksApprovalParams,
+            m.RevokeHooksApprovalResult,
+            "Forget a project's remembered approval of its .threadline/hooks.toml.",
+        ),
+        MethodSpec(
+            "checkPolicy",
+            m.CheckPolicyParams,
+            m.CheckPolicyResult,
+            "The decision the live server would make for every tool call of a recorded session; runs no tool.",
+        ),
+        MethodSpec(
             "readArtifact",
             m.ReadArtifactParams,
             m.ReadArtifactResult,

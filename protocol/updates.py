@@ -132,6 +132,24 @@ class McpServerStatus(Update, tag="mcpServerStatus"):
     tools: list[str] | None = None  # the model names of its tools, when ready
 
 
+class HookRun(Update, tag="hookRun"):
+    """A hook ran (SPEC B-HOOK-1); stored alike as a ``hookRun`` event. ``decision`` is what it answered
+    (``block`` for exit 2), ``failure`` why it failed (then a ``PreToolUse`` call was blocked)."""
+
+    event: str
+    command: str
+    source: Literal["user", "project"]
+    duration_ms: int
+    exit_code: int | None = None
+    decision: Literal["allow", "deny", "ask", "block"] | None = None
+    output: str = ""  # a bounded excerpt of stdout and stderr
+    reason: str | None = None
+    additional_context: str | None = None
+    failure: str | None = None
+    tool_call_id: str | None = None
+    tool: str | None = None
+
+
 AnyUpdate = (
     TurnStarted
     | UserMessage
@@ -146,6 +164,7 @@ AnyUpdate = (
     | TurnCompleted
     | Notice
     | McpServerStatus
+    | HookRun
 )
 
 

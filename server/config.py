@@ -16,6 +16,7 @@ import platformdirs
 from protocol.updates import InitializationOptions, ProviderOptions
 from server.config_file import ConfigError, ModelTable, PriceTable, read_config
 from server.errors import McpConfigError
+from server.hooks.config import HookConfigError, HookSpec, parse_hooks
 from server.mcp.config import McpServerConfig, parse_user_servers
 from server.providers.capabilities import Price
 
@@ -59,6 +60,7 @@ class Settings:
     provider_read_timeout_seconds: float = 120.0  # silence on an open stream longer than this is a timeout
     pattern_timeout_seconds: float = 10.0  # an untrusted regex/glob job is killed after this (server.patterns)
     mcp_servers: tuple[McpServerConfig, ...] = ()  # [mcp_servers.NAME] (server.mcp.config)
+    hooks: tuple[HookSpec, ...] = ()  # [[hooks.EVENT]] (server.hooks.config)
     # File checkpoints (issue 18): a previous content over the file cap, or one that would take the session's kept
     # contents over the session cap, is recorded as not restorable instead of being kept.
     checkpoint_max_file_bytes: int = 4 * 1024 * 1024
@@ -137,9 +139,14 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         mcp_servers = parse_user_servers(config.mcp_servers)
     except McpConfigError as exc:
         raise ConfigError(f"{home / 'config.toml'}: mcp_servers: {exc}") from None
+    try:
+        hooks = parse_hooks(config.hooks, "user")
+    except HookConfigError as exc:
+        raise ConfigError(f"{home / 'config.toml'}: {exc}") from None
     return Settings(
         home=home,
         mcp_servers=mcp_servers,
+        hooks=hooks,
         provider=provider,
         approval_policy=policy,
         threshold_ratio=_ratio(env.get("THREADLINE_THRESHOLD_RATIO") or _given(ctx.threshold_ratio, 0.8)),

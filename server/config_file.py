@@ -91,6 +91,7 @@ class ConfigFile(msgspec.Struct):
     models: dict[str, ModelTable] = msgspec.field(default_factory=dict)
     agents: AgentsTable = msgspec.field(default_factory=AgentsTable)
     mcp_servers: dict[str, Any] | None = None  # checked by server.mcp.config, which names each entry
+    hooks: dict[str, Any] | None = None  # [[hooks.EVENT]], checked by server.hooks.config
     approval_policy: str | None = None
     max_iterations: Positive | None = None
     command_timeout_seconds: PositiveNumber | None = None

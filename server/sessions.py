@@ -2,13 +2,13 @@
 
 A handle carries everything live about its session: the incremental view state (B-INC-1), the resume points a
 read learned and has not written, the last request sent (``stablePrefixTokens``), the remembered "allow always"
-grants, the running usage totals, the running turn and those queued behind it, and the MCP choices made for it
-(the client's servers, the project servers allowed or refused). Services receive the handle; nothing else keeps
+grants, the running usage totals, the running turn and those queued behind it, the MCP choices made for it
+(the client's servers, the project servers allowed or refused) and the project hook file allowed or refused. Services receive the handle; nothing else keeps
 per-session state.
 
 What is rebuilt from the store (view state, request digests, grants, totals) is held for the most recently used
 sessions only: past ``capacity`` the least recently used idle session lets go of it, and rebuilds it when next
-used. What exists only in memory (a running turn, the MCP choices, unsaved resume points) is never dropped: a
+used. What exists only in memory (a running turn, the MCP and hook choices, unsaved resume points) is never dropped: a
 session holding it keeps its handle. A session whose turn is running lets go of nothing: its turn holds the same
 grants and totals, and a second copy would let a revoked grant live on in that turn. ``Sessions.delete`` ends all
 of it in one call.
@@ -47,6 +47,18 @@ class McpChoices:
 
 
 @dataclass
+class HookChoices:
+    """What was decided about a project's ``.threadline/hooks.toml`` in this session; in memory only
+    (``server.hooks.service``)."""
+
+    decided: dict[str, bool] = field(default_factory=dict)  # file digest -> run ("allow once" / "reject")
+    unattended: bool = False  # nobody to ask (``threadline exec``, issue 31): an unapproved file does not run
+
+    def __bool__(self) -> bool:
+        return bool(self.decided)
+
+
+@dataclass
 class Unsaved:
     """Derived data a read learned and leaves for a path that writes anyway (``agent.view_resume.save_unsaved``)."""
 
@@ -72,9 +84,10 @@ class Session:
         self.unsaved = Unsaved()  # what reads learned, written on the next path that writes (kept until then)
         self._approvals: RememberedApprovals | None = None  # loaded from the session's events on first use
         self._totals: TurnTotals | None = None  # summed from the session's ``usage`` events on first use
-        # Only in memory. What else a session comes to hold live (its plan, its hooks) belongs here too.
+        # Only in memory. What else a session comes to hold live (its plan) belongs here too.
         self.turns = SessionTurns(session_id)
         self.mcp = McpChoices()
+        self.hooks = HookChoices()
 
     async def approvals(self) -> RememberedApprovals:
         """The session's "allow always" grants, loaded from its events while the session is held in memory."""
@@ -101,7 +114,7 @@ class Session:
 
     @property
     def holds_memory_only_state(self) -> bool:
-        return self.turns.is_running() or bool(self.mcp) or bool(self.unsaved)
+        return self.turns.is_running() or bool(self.mcp) or bool(self.hooks) or bool(self.unsaved)
 
 
 class Sessions:

@@ -61,14 +61,22 @@ class Approvals:
         await self.always.refresh(self.store, session_id)
 
     def needed(self, tool: Tool, args: dict[str, Any] | None = None) -> bool:
-        if tool.approval is None or self.policy == "auto":
-            return False
-        args = args or {}
-        if self.protected(tool, args):
-            return True
+        return self.judge(tool, args or {})[0] == "ask"
+
+    def judge(self, tool: Tool, args: dict[str, Any]) -> tuple[str, str, str]:
+        """Whether the policy asks for this call (``allow``/``ask``), what made it so and why; the policy's part of
+        ``server.agent.calls.decide_call``."""
+        if tool.approval is None:
+            return "allow", "policy", f"{tool.name} needs no approval"
+        if self.policy == "auto":
+            return "allow", "policy", "policy auto"
+        if why := self.protected(tool, args):
+            return "ask", "protected path", why
         if self.always.allows(tool, args, self.cwd):
-            return False
-        return not (self.policy == "autoEdit" and tool.approval == "edit")
+            return "allow", "remembered rule", "allowed always earlier in this session"
+        if self.policy == "autoEdit" and tool.approval == "edit":
+            return "allow", "policy", "policy autoEdit allows edits"
+        return "ask", "policy", f"policy {self.policy} asks before {tool.approval}s"
 
     def protected(self, tool: Tool, args: dict[str, Any]) -> str | None:
         """Why this call must ask under every policy but ``auto`` (an execution-bearing path), or None."""

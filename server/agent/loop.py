@@ -22,8 +22,10 @@ import msgspec
 from protocol import updates as u
 from protocol.messages import Image, OpenAIFunction, OpenAIToolCall, StopReason, SubmitTurnResult, TurnError, TurnUsage
 from protocol.updates import FileDiff
+from server.agent import turn_hooks
 from server.agent.approvals import Approvals
 from server.agent.batches import batches, run_batch
+from server.agent.calls import decide_call
 from server.agent.diffs import proposed_diff, stored_diff
 from server.agent.emit import Emitter
 from server.agent.partial import PartialAnswer
@@ -32,6 +34,7 @@ from server.agent.views import ViewBuilder
 from server.checkpoints import Checkpointer
 from server.context import ViewSettings, estimate_text_tokens
 from server.errors import DomainError
+from server.hooks.service import SessionHooks
 from server.providers import ChatProvider, ChatResult, ProviderError
 from server.providers.capabilities import Price
 from server.tools import (
@@ -52,6 +55,7 @@ log = logging.getLogger(__name__)
 CANCELLED_RESULT = "Tool call interrupted: the turn was cancelled before this tool finished."
 
 SessionTools = Callable[["Emitter"], Awaitable[dict[str, Tool]]]
+LoadHooks = Callable[["Emitter"], Awaitable[SessionHooks]]
 
 
 class TurnFailed(Exception):
@@ -102,6 +106,10 @@ class Turn:
     take_steers: Callable[[bool], list[str]] = lambda last: []
     # Told each model call's stored usage figures: a subagent's turn adds them to its parent's totals (B-SUB-1)
     on_usage: Callable[[dict[str, Any]], Awaitable[None]] | None = None
+    load_hooks: LoadHooks | None = None  # the session's hooks, read (and the project's approved) as the turn starts
+    new_session: bool = False  # nothing stored yet: the SessionStart hooks run
+    hooks: SessionHooks | None = None
+    _stop_blocks: int = 0
     _usage: TurnUsage = field(default_factory=TurnUsage)
     _answer: PartialAnswer = field(init=False)
 
@@ -127,6 +135,10 @@ class Turn:
                 await self._deliver_steers()
                 result = await self._call_model()
                 calls = await self._store_answer(result)
+                if not calls and (reason := await turn_hooks.stop(self.hooks, self._stop_blocks)):
+                    self._stop_blocks += 1  # a Stop hook sends the turn on, its reason the next user input
+                    await self._deliver_steers([reason])
+                    continue
                 if not calls and not (steered := self.take_steers(True)):  # nothing: closed to steering
                     return "endTurn", None
                 if not calls:  # steered while the answer streamed: the model hears it in this turn
@@ -160,11 +172,20 @@ class Turn:
     # --- steps --------------------------------------------------------------------------------------
 
     async def _begin(self, text: str, images: list[Image] | None) -> None:
+        if self.load_hooks is not None:
+            self.hooks = await self.load_hooks(self.emit)
+        started = await turn_hooks.session_start(self.hooks) if self.new_session else None
+        refused, context = await turn_hooks.prompt_submit(self.hooks, text)
+        if refused is not None:  # before anything is stored or any model call
+            raise TurnFailed("hookBlocked", f"the prompt was refused by a UserPromptSubmit hook: {refused}")
         first = await self.first_messages() if self.first_messages else []
+        if started:
+            first.append(NewMessage("system", started))
         # The wire's images go to the client as they came; the store keeps their JSON ({mimeType, data})
         user = NewMessage("user", text, images=msgspec.to_builtins(images) if images else None)
-        stored = await self.store.append_messages(self.session_id, [*first, user], self.turn_id)
-        self.emit(u.UserMessage(text=text, images=images or None), seq=stored[-1].seq)
+        extra = [NewMessage("user", context)] if context else []
+        stored = await self.store.append_messages(self.session_id, [*first, user, *extra], self.turn_id)
+        self.emit(u.UserMessage(text=text, images=images or None), seq=stored[len(first)].seq)
         if self.session_tools is not None:
             await self._add_session_tools(await self.session_tools(self.emit))
 
@@ -203,8 +224,9 @@ class Turn:
 
     async def _call_model(self) -> ChatResult:
         await self._choose_model()
-        view = await self.views.next_view(self.session_id)
-        await self._announce(view)
+        view = await self.views.next_view(self.session_id, lambda: turn_hooks.pre_compact(self.hooks, "auto"))
+        if await self._announce(view):
+            await turn_hooks.post_compact(self.hooks, "auto", view.event_summary or "")
         try:
             return await self._stream(view)
         except ProviderError as exc:
@@ -258,11 +280,11 @@ class Turn:
         if self.on_usage is not None:
             await self.on_usage(call.event)
 
-    async def _announce(self, view, force: bool = False) -> None:
-        """R-OBS-1: each new compaction is stored as an event and sent to the client."""
+    async def _announce(self, view, force: bool = False) -> bool:
+        """R-OBS-1: each new compaction is stored as an event and sent to the client; False: nothing new."""
         event = self.views.compaction_event(view, force)
         if event is None:
-            return
+            return False
         if view.clipped_messages:
             event["clippedMessages"] = view.clipped_messages
             self.emit(
@@ -283,6 +305,7 @@ class Turn:
                 summary=event["summary"],
             )
         )
+        return True
 
     async def _store_answer(self, result: ChatResult) -> list[OpenAIToolCall]:
         calls = [
@@ -372,15 +395,30 @@ class Turn:
         )
 
     async def _approved_run(self, call: OpenAIToolCall, tool, args: dict[str, Any]) -> _Outcome:
-        diff = await proposed_diff(self.tools.cwd, tool.name, args) if tool is not None else None
-        if tool is not None and tool.approval is not None and self.approvals.policy != "auto":
+        """The one path every tool call takes, built-in or MCP: hooks, deny list and approval (``decide_call``),
+        the run, then the ``PostToolUse`` hooks (SPEC B-HOOK-1)."""
+        if tool is None:  # nothing runs: the model reads which tools exist
+            done = await self.run_tool(self.tools, call.function.name, args)
+            return _Outcome(done.content, done.status)
+        diff = await proposed_diff(self.tools.cwd, tool.name, args)
+        if tool.approval is not None and self.approvals.policy != "auto":
             await self.approvals.refresh(self.session_id)  # a revoke by another server counts now
-        if tool is not None and self.approvals.needed(tool, args):
+        verdict = await decide_call(
+            tool, args, self.approvals, lambda t, a: turn_hooks.pre_tool(self.hooks, t, a, call.id)
+        )
+        if verdict.decision == "deny":
+            return _Outcome(turn_hooks.blocked_result(verdict), "denied")  # type: ignore[arg-type]
+        if verdict.decision == "ask":
             decision = await self.approvals.decide(self.session_id, self.turn_id, call.id, tool, args, diff)
             if decision == "reject":
                 return _Outcome(f"Permission denied: the user rejected this {tool.name} call", "denied")
+        outcome = await self._run(call, tool, args, diff)  # a forbidden command is refused by the tool itself
+        added = await turn_hooks.post_tool(self.hooks, tool, args, call.id, outcome.content, outcome.status)
+        return dataclasses.replace(outcome, content=f"{outcome.content}\n\n{added}") if added else outcome
+
+    async def _run(self, call: OpenAIToolCall, tool: Tool, args: dict[str, Any], diff: FileDiff | None) -> _Outcome:
         ctx = dataclasses.replace(self.tools, tool_call_id=call.id)
-        if self.checkpoints is None or tool is None or not tool.writes_paths:
+        if self.checkpoints is None or not tool.writes_paths:
             done = await self.run_tool(ctx, call.function.name, args)
             return _Outcome(done.content, done.status, diff)
         kept = await self.checkpoints.before(call.id, tool, args)

@@ -11,7 +11,7 @@ is ``server.agent.digests``.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -80,20 +80,32 @@ class ViewBuilder:
         assert self.session.id == session_id
         return self.session
 
-    async def next_view(self, session_id: str) -> RequestView:
+    async def next_view(
+        self, session_id: str, before_compaction: Callable[[], Awaitable[str | None]] | None = None
+    ) -> RequestView:
+        """The next request's view. ``before_compaction`` runs when the view makes a new compaction, before it is
+        used (the ``PreCompact`` hooks); the notes it returns go into a new summary (``Hook notes:``)."""
         session = self._session(session_id)
         settings = self.effective_settings()
         if not self._loaded:  # once per turn: user turns and restarts repeat the stored compaction (B-CACHE-3)
             self.compaction = await stored_compaction(self.store, session_id)
             self._loaded = True
-        try:
-            view = await build_view(
+
+        async def build(notes: str | None) -> RequestView:
+            return await build_view(
                 self.store,
                 session,
                 self.compaction,
-                lambda state: state.view(settings, self.compaction),
+                lambda state: state.view(settings, self.compaction, notes=notes),
                 settings.context_window_tokens,
             )
+
+        try:
+            view = await build(None)
+            if view.new_compaction is not None and before_compaction is not None:
+                notes = await before_compaction()
+                if notes and view.mode == "summarized":  # the same cut, its summary with the notes
+                    view = await build(notes)
         except Exception:  # R-FALL-1: a failing compressor never stops the turn
             log.exception("building the request view failed; using the fallback window")
             forget_view_state(session)

@@ -27,7 +27,7 @@ from typing import Any
 from .clip import clip_to_budget
 from .fallback import FALLBACK_KEEP_MESSAGES, FALLBACK_KEEP_SYSTEM, FALLBACK_SUMMARY, _fallback_start
 from .fed import FedTranscript, Message, PartialHistory, _Item
-from .summary import render_summary, summarize, with_focus
+from .summary import render_summary, summarize, with_focus, with_hook_notes
 from .tail import safe_tail_start
 from .tokens import estimate_message_tokens
 from .view import (
@@ -88,9 +88,11 @@ class IncrementalView(FedTranscript):
         settings: ViewSettings,
         compaction: Compaction | None = None,
         summarizer: Callable[[list[Message]], str] = summarize,
+        notes: str | None = None,
     ) -> RequestView:
         """The request view over every message fed (see the module doc). ``compaction`` is the one the previous
-        request was built on; the view says in ``compaction``/``sticky`` whether it repeats it or makes a new one."""
+        request was built on; the view says in ``compaction``/``sticky`` whether it repeats it or makes a new one.
+        ``notes`` (what ``PreCompact`` hooks asked to keep) go into a new summary's ``Hook notes:`` section."""
         base = self._base(settings)
         before = base["before_tokens"]
         if before <= settings.threshold_tokens and not (compaction and compaction.requested):  # R-PIPE-1
@@ -111,7 +113,7 @@ class IncrementalView(FedTranscript):
                 if view.estimated_tokens <= settings.threshold_tokens:  # B-CACHE-1
                     return view
                 replaced, repeated = view.estimated_tokens, True
-        return self._compact(settings, summarizer, base, replaced, repeated)
+        return self._compact(settings, summarizer, base, replaced, repeated, notes)
 
     def held_before(self, compaction: Compaction) -> int:
         """How many conversation messages this state holds before ``compaction``'s tail (0 when it does not
@@ -147,7 +149,15 @@ class IncrementalView(FedTranscript):
             return i
         return None
 
-    def _compact(self, settings: ViewSettings, summarizer, base, replaced: int, repeated: bool = False) -> RequestView:
+    def _compact(
+        self,
+        settings: ViewSettings,
+        summarizer,
+        base,
+        replaced: int,
+        repeated: bool = False,
+        notes: str | None = None,
+    ) -> RequestView:
         """A new compaction over the whole transcript (R-MICRO-3, R-SUM-1, B-CACHE-2, B-LOOP-1, R-FALL-1).
 
         Microcompaction is the view when it fits and is at least MICRO_MIN_FREED_RATIO smaller than ``replaced``,
@@ -165,7 +175,7 @@ class IncrementalView(FedTranscript):
             self._needs_older("a microcompacted view holds the whole transcript")
             micro = Compaction("microcompacted", self._real_key(self._conv[tail]), self.last_key)
             return self._compacted(micro, tail, base, sticky=False)
-        made = self._summary_compaction(settings, summarizer)
+        made = self._summary_compaction(settings, summarizer, notes=notes)
         if made is None:
             return self._fallback(base)
         summary, start = made
@@ -178,7 +188,12 @@ class IncrementalView(FedTranscript):
         return view
 
     def _summary_compaction(
-        self, settings: ViewSettings, summarizer, focus: str | None = None, budget: int | None = None
+        self,
+        settings: ViewSettings,
+        summarizer,
+        focus: str | None = None,
+        budget: int | None = None,
+        notes: str | None = None,
     ) -> tuple[Compaction, int] | None:
         """One summary of everything before a tail shrunk until system + summary + tail is at or under the target
         (B-CACHE-2), never below R-TAIL-2/3, with its tail start; None when there is nothing before the tail or the
@@ -190,7 +205,11 @@ class IncrementalView(FedTranscript):
             text = None
             if tail > 0 or self._head is not None:  # a resumed state's head holds what precedes its first message
                 try:
-                    text = with_focus(self._summary_text(tail, settings, summarizer), focus)
+                    text = with_hook_notes(
+                        with_focus(self._summary_text(tail, settings, summarizer), focus),
+                        notes,
+                        settings.section_budget_tokens,
+                    )
                 except Exception:  # noqa: BLE001 - any compressor failure takes the fallback window (R-FALL-1)
                     return None
             tail_tokens = self._conv_tokens[-1] - self._conv_tokens[tail]
@@ -214,16 +233,20 @@ class IncrementalView(FedTranscript):
         return made, tail
 
     def compact_now(
-        self, settings: ViewSettings, focus: str | None = None, summarizer: Callable[[list[Message]], str] = summarize
+        self,
+        settings: ViewSettings,
+        focus: str | None = None,
+        summarizer: Callable[[list[Message]], str] = summarize,
+        notes: str | None = None,
     ) -> RequestView | None:
         """A summary compaction made on request (``compactSession``), whatever the request's size: the next
         request starts from it. ``focus`` is kept verbatim in the summary's ``Focus:`` section. When the whole
         conversation fits the recent tail, only the last exchange is kept verbatim. None when there is nothing
         before the last exchange to summarize (or the summarizer failed)."""
-        made = self._summary_compaction(settings, summarizer, focus)
+        made = self._summary_compaction(settings, summarizer, focus, notes=notes)
         if made is None and self._tail_start(settings.tail_budget_tokens) == 0:
             # All of it fits the recent tail: on request, keep only the last exchange (R-TAIL-2/3) verbatim.
-            made = self._summary_compaction(settings, summarizer, focus, budget=0)
+            made = self._summary_compaction(settings, summarizer, focus, budget=0, notes=notes)
         if made is None:
             return None
         compaction, tail = made

@@ -29,6 +29,7 @@ __all__ = [
     "summarize",
     "summary_feed",
     "with_focus",
+    "with_hook_notes",
     "write_paths",
 ]
 
@@ -319,6 +320,25 @@ def with_focus(summary: str, focus: str | None) -> str:
     if not sep:
         return f"{summary}\n{section}"
     return f"{head}{SUMMARY_HEADER}\n{section}{rest}"
+
+
+HOOK_NOTES_TITLE = "Hook notes:"
+
+
+def with_hook_notes(summary: str, notes: str | None, budget_tokens: int = DEFAULT_SECTION_BUDGET) -> str:
+    """The summary with a ``Hook notes:`` section at its end: what ``PreCompact`` hooks asked to keep (issue 32),
+    passed in as data so the summary stays pure (R-SUM-3). The section is cut to the section budget, the same way
+    every time; it lasts until the next compaction makes a new summary."""
+    if not notes or not notes.strip():
+        return summary
+    whole = notes.strip()
+    room = budget_tokens - estimate_text_tokens(f"{HOOK_NOTES_TITLE}\n")
+    limit, text = len(whole), whole
+    while text and estimate_text_tokens(text) > room:
+        # A strictly smaller limit each step, in proportion to the excess: bounded, and the same cut every time.
+        limit = min(limit - 1, limit * max(room, 0) // estimate_text_tokens(text))
+        text = _clip(whole, limit) if limit > 0 else ""
+    return f"{summary}\n{HOOK_NOTES_TITLE}\n{text or NONE_RECORDED}"
 
 
 def summarize(msgs: Iterable[Mapping[str, Any]], budget_tokens: int = DEFAULT_SECTION_BUDGET) -> str:

@@ -18,15 +18,21 @@ FILE = "mcp-trust.json"
 
 
 class ProjectTrust:
-    def __init__(self, home: Path):
-        self._path = home / FILE
+    def __init__(self, home: Path, file: str = FILE):
+        self._path = home / file  # project hooks keep theirs apart (server.hooks.service, hooks-trust.json)
 
     def allowed(self, project: Path, config: McpServerConfig) -> bool:
-        return self._load().get(str(project), {}).get(config.name) == config.key
+        return self.allowed_key(project, config.name, config.key)
 
     def allow(self, project: Path, config: McpServerConfig) -> None:
+        self.allow_key(project, config.name, config.key)
+
+    def allowed_key(self, project: Path, name: str, key: str) -> bool:
+        return self._load().get(str(project), {}).get(name) == key
+
+    def allow_key(self, project: Path, name: str, key: str) -> None:
         data = self._load()
-        data.setdefault(str(project), {})[config.name] = config.key
+        data.setdefault(str(project), {})[name] = key
         self._save(data)
 
     def revoke(self, project: Path, name: str) -> bool:

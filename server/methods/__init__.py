@@ -2,6 +2,7 @@
 
 from server.methods import (  # noqa: F401
     cancel_turn,
+    check_policy,
     compact_session,
     create_session,
     delete_session,
@@ -10,6 +11,7 @@ from server.methods import (  # noqa: F401
     import_session,
     list_approvals,
     list_checkpoints,
+    list_hooks,
     list_mcp_servers,
     list_models,
     list_sessions,
@@ -17,6 +19,7 @@ from server.methods import (  # noqa: F401
     read_events,
     read_transcript,
     revoke_approval,
+    revoke_hooks_approval,
     revoke_mcp_server_approval,
     rewind_files,
     search_transcript,

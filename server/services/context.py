@@ -13,6 +13,7 @@ from pathlib import Path
 
 from protocol import updates as u
 from protocol.messages import CompactSessionResult, ContextViewResult, GetContextViewParams
+from server.agent import turn_hooks
 from server.agent.digests import stable_prefix_tokens
 from server.agent.emit import Emitter
 from server.agent.models import provider_settings
@@ -127,6 +128,18 @@ async def compact_session(core: Core, session_id: str, focus: str | None) -> Com
         raise InvalidParams(f"focus must be at most {MAX_FOCUS_CHARS} characters")
     stored, session = await core.session(session_id)
     session.turns.ensure_idle()  # a running turn carries its own compaction: compact between turns
+    emit = Emitter(core.notify, session_id, None)
+    choices = session.hooks
+    hooks = await core.hooks.for_turn(
+        choices.decided,
+        Path(stored.cwd),
+        emit,
+        core.ask_client,
+        core.store,
+        core.settings.api_keys(),
+        choices.unattended,
+    )
+    notes = await turn_hooks.pre_compact(hooks, "manual")
     model = provider_settings(core.settings, stored).model or ""
     settings = effective_settings(
         view_settings(core.settings, stored),
@@ -137,7 +150,7 @@ async def compact_session(core: Core, session_id: str, focus: str | None) -> Com
         core.store,
         session,
         await stored_compaction(core.store, session_id),
-        lambda state: (state.compact_now(settings, focus), state.tokens),
+        lambda state: (state.compact_now(settings, focus, notes=notes), state.tokens),
         settings.context_window_tokens,
     )
     if view is None or view.compaction is None:
@@ -153,7 +166,7 @@ async def compact_session(core: Core, session_id: str, focus: str | None) -> Com
     if focus and focus.strip():
         event["focus"] = focus.strip()
     await core.store.add_event(session_id, COMPACTION_EVENT, event)
-    Emitter(core.notify, session_id, None)(
+    emit(
         u.ContextCompacted(
             mode=view.mode,
             before_tokens=view.before_tokens,
@@ -161,6 +174,7 @@ async def compact_session(core: Core, session_id: str, focus: str | None) -> Com
             summary=view.summary or "",
         )
     )
+    await turn_hooks.post_compact(hooks, "manual", view.summary or "")
     return CompactSessionResult(
         compacted=True,
         before_tokens=view.before_tokens,

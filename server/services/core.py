@@ -16,6 +16,7 @@ from server.artifacts import ArtifactStore
 from server.checkpoints import Blobs
 from server.config import Settings
 from server.context import Calibration
+from server.hooks.service import HookService
 from server.mcp.service import McpService
 from server.sessions import Session, Sessions
 from server.tools import ToolRunner
@@ -49,6 +50,7 @@ class Core:
         self.processes = ProcessGroups()
         self.calibrations: dict[str, Calibration] = {}  # B-TOK-3, per model
         self.mcp = McpService(settings.home, settings.mcp_servers, self.notify)  # shared MCP servers (server.mcp)
+        self.hooks = HookService(settings.home, settings.hooks)  # [[hooks.EVENT]] and project hooks (server.hooks)
         self.sessions = Sessions(lambda: self.store, on_forget=self.mcp.forget_session)
         self.blobs = Blobs(settings.checkpoints_dir)  # file checkpoint contents (server.checkpoints)
         self._store: Store | None = None

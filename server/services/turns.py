@@ -152,18 +152,26 @@ async def build_turn(
         turn_id=turn_id,
         take_steers=session.turns.take_steers,
         on_usage=child.on_usage if child else None,
+        new_session=stored.message_count == 0,
         **_live_or_recorded(core, session, cwd, turn_id),
     )
 
 
 def _live_or_recorded(core: Core, session: Session, cwd: Path, turn_id: str) -> dict[str, Any]:
-    """A replay's runner hands back recorded results: nothing is written (no checkpoints), no MCP server starts,
-    and its one provider answers every call (the model is not chosen again)."""
+    """A replay's runner hands back recorded results: nothing is written (no checkpoints), no MCP server starts, no
+    hook runs, and its one provider answers every call (the model is not chosen again)."""
     if core.recorded_tools is not None:
         return {"run_tool": core.recorded_tools}
 
     async def session_tools(turn_emit: Emitter):
         return await core.mcp.session_tools(core.store, session, cwd, turn_emit, core.ask_client)
+
+    async def load_hooks(turn_emit: Emitter):
+        # issue 31 (``threadline exec``) sets ``unattended``: an unapproved project hook file then does not run
+        choices = session.hooks
+        return await core.hooks.for_turn(
+            choices.decided, cwd, turn_emit, core.ask_client, core.store, core.settings.api_keys(), choices.unattended
+        )
 
     return {
         "checkpoints": Checkpointer(
@@ -177,4 +185,5 @@ def _live_or_recorded(core: Core, session: Session, cwd: Path, turn_id: str) -> 
         ),
         "choose_model": lambda: choose_model(core, session.id),
         "session_tools": session_tools,
+        "load_hooks": load_hooks,
     }

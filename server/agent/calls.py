@@ -1,0 +1,44 @@
+"""The one decision about a tool call before it runs: the live agent loop and ``checkPolicy`` both call
+``decide_call``, so an offline check of a recorded session answers exactly what the live server would.
+
+Order: the ``PreToolUse`` hooks first (they see every call, built-in or MCP: SPEC B-HOOK-1); a block, or a hook
+that failed, denies (fail closed). Then the deny list: a forbidden command is refused whatever a hook allowed. A
+hook's ``allow`` then skips the approval (the sandbox still applies), its ``ask`` asks under every policy. Else
+the approval policy decides, with the protected paths and the session's remembered "always" grants.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from server.agent.approvals import Approvals
+from server.hooks.service import Verdict
+from server.tools import Tool
+from server.tools.command import forbidden_reason
+
+Decision = Literal["allow", "ask", "deny", "forbidden"]
+PreHooks = Callable[[Tool, dict[str, Any]], Awaitable[Verdict | None]]
+SEVERITY: dict[str, int] = {"allow": 0, "ask": 1, "deny": 2, "forbidden": 3}
+
+
+@dataclass(frozen=True)
+class CallDecision:
+    decision: Decision
+    by: str  # policy, protected path, remembered rule, deny list, hook: <command>
+    reason: str = ""
+
+
+async def decide_call(
+    tool: Tool, args: dict[str, Any], approvals: Approvals, pre_hooks: PreHooks | None
+) -> CallDecision:
+    verdict = await pre_hooks(tool, args) if pre_hooks is not None else None
+    if verdict is not None and verdict.decision == "deny":
+        return CallDecision("deny", verdict.by, verdict.reason)
+    if tool.name == "run_command" and (why := forbidden_reason(str(args.get("command", "")))):
+        return CallDecision("forbidden", "deny list", why)
+    if verdict is not None and verdict.decision in ("allow", "ask"):
+        return CallDecision(verdict.decision, verdict.by, verdict.reason)  # type: ignore[arg-type]
+    decision, by, reason = approvals.judge(tool, args)
+    return CallDecision(decision, by, reason)  # type: ignore[arg-type]

@@ -1,0 +1,11 @@
+"""``revokeHooksApproval {cwd}`` -> ``{revoked}``: a project's .threadline/hooks.toml asks again before it runs."""
+
+from protocol.messages import RevokeHooksApprovalParams, RevokeHooksApprovalResult
+from server.methods.registry import mutates
+from server.services.core import Core
+from server.workspace import checked_folder
+
+
+@mutates("revokeHooksApproval")
+async def revoke_hooks_approval(core: Core, params: RevokeHooksApprovalParams) -> RevokeHooksApprovalResult:
+    return RevokeHooksApprovalResult(revoked=core.hooks.revoke(checked_folder(params.cwd)))
