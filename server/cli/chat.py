@@ -136,6 +136,8 @@ class Printer:
         elif kind == "mcpServerStatus":
             tools = f", {len(u['tools'])} tools" if u.get("tools") is not None else ""
             self.write(f"mcp {u['name']}: {u['state']}{tools}" + (f" ({u['reason']})" if u.get("reason") else ""))
+        elif kind == "hookRun":
+            self.write(hook_line(u))
 
     def applied(self, turn_id: str, call_id: str, diff: dict[str, Any]) -> None:
         """An applied edit: its diff when no approval showed it first, and how to undo it."""
@@ -144,6 +146,14 @@ class Printer:
             for row in diff_lines(diff):
                 self.write(f"    {printable(row)}")
         self.write("    (/undo rewinds this edit)")
+
+
+def hook_line(u: dict[str, Any]) -> str:
+    """A hook run in one line: what it decided (a blocked call, a failure) and its note, shortened."""
+    said = u.get("failure") or u.get("decision") or "ok"
+    note = u.get("reason") or u.get("additionalContext") or ""
+    line = f"hook {u['event']}{' ' + u['tool'] if u.get('tool') else ''}: {said} ({u['command'][:60]})"
+    return line + (f": {' '.join(note.split())[:200]}" if note else "")
 
 
 def diff_lines(diff: dict[str, Any], limit: int = DIFF_LINES) -> list[str]:

@@ -11,6 +11,7 @@ from pathlib import Path
 from protocol.sessions import ImportSessionResult, ListSessionsResult
 from protocol.transcript import SearchTranscriptResult
 from server.cli import chat as cli_chat
+from server.cli import policy as cli_policy
 from server.cli import replay as cli_replay
 from server.cli import view as cli_view
 from server.cli.client import Client, RpcError
@@ -68,6 +69,7 @@ def _parser() -> argparse.ArgumentParser:
     cli_chat.add_parser(sub)
     cli_view.add_parser(sub, _client_run)
     cli_replay.add_parsers(sub)
+    cli_policy.add_parser(sub, _client_run, load_messages)
     return parser
 
 
