@@ -114,6 +114,26 @@ function UPDATE.notice(s, u)
   end
 end
 
+--- A hook ran: shown when it blocked, failed or left a note (a quiet run is not a chat line).
+function UPDATE.hookRun(s, u)
+  local failure, decision = fmt.val(u.failure), fmt.val(u.decision)
+  local note = fmt.val(u.reason) or fmt.val(u.additionalContext)
+  local blocked = failure ~= nil or decision == 'block' or decision == 'deny'
+  if not blocked and not note then
+    return
+  end
+  local said = failure and ('failed (' .. fmt.str(failure) .. ')') or (decision and fmt.str(decision) or '')
+  local tool = fmt.val(u.tool)
+  local head = fmt.str(u.event) .. ' hook'
+  if tool then
+    head = head .. ' on ' .. fmt.str(tool)
+  end
+  if said ~= '' then
+    head = head .. ' ' .. said
+  end
+  s.chat:notice(blocked and 'warning' or 'info', head .. ': ' .. fmt.str(note or u.command))
+end
+
 --- An MCP server of the session changed state: kept in s.mcp[name] for :ThreadlineMcp and the statusline.
 function UPDATE.mcpServerStatus(s, u)
   s.mcp = s.mcp or {}

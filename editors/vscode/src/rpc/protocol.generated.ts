@@ -11,6 +11,8 @@ export interface ProtocolDefinitions {
   ByteRange?: ByteRange;
   CancelTurnParams?: CancelTurnParams;
   CancelTurnResult?: CancelTurnResult;
+  CheckPolicyParams?: CheckPolicyParams;
+  CheckPolicyResult?: CheckPolicyResult;
   CheckpointFile?: CheckpointFile;
   CompactSessionParams?: CompactSessionParams;
   CompactSessionResult?: CompactSessionResult;
@@ -25,6 +27,8 @@ export interface ProtocolDefinitions {
   ForkSessionParams?: ForkSessionParams;
   ForkSessionResult?: ForkSessionResult;
   GetContextViewParams?: GetContextViewParams;
+  HookInfo?: HookInfo;
+  HookRun?: HookRun;
   Image?: Image;
   ImportSessionParams?: ImportSessionParams;
   ImportSessionResult?: ImportSessionResult;
@@ -34,6 +38,8 @@ export interface ProtocolDefinitions {
   ListApprovalsResult?: ListApprovalsResult;
   ListCheckpointsParams?: ListCheckpointsParams;
   ListCheckpointsResult?: ListCheckpointsResult;
+  ListHooksParams?: ListHooksParams;
+  ListHooksResult?: ListHooksResult;
   ListMcpServersParams?: ListMcpServersParams;
   ListMcpServersResult?: ListMcpServersResult;
   ListModelsParams?: ListModelsParams;
@@ -51,6 +57,8 @@ export interface ProtocolDefinitions {
   OpenAIFunction?: OpenAIFunction;
   OpenAIMessage?: OpenAIMessage;
   OpenAIToolCall?: OpenAIToolCall;
+  PolicyCall?: PolicyCall;
+  PolicySummary?: PolicySummary;
   ProviderOptions?: ProviderOptions;
   ReadArtifactParams?: ReadArtifactParams;
   ReadArtifactResult?: ReadArtifactResult;
@@ -64,6 +72,8 @@ export interface ProtocolDefinitions {
   RequestApprovalResult?: RequestApprovalResult;
   RevokeApprovalParams?: RevokeApprovalParams;
   RevokeApprovalResult?: RevokeApprovalResult;
+  RevokeHooksApprovalParams?: RevokeHooksApprovalParams;
+  RevokeHooksApprovalResult?: RevokeHooksApprovalResult;
   RevokeMcpServerApprovalParams?: RevokeMcpServerApprovalParams;
   RevokeMcpServerApprovalResult?: RevokeMcpServerApprovalResult;
   RewindFilesParams?: RewindFilesParams;
@@ -141,6 +151,53 @@ export interface CancelTurnParams {
 }
 export interface CancelTurnResult {
   cancelled: boolean;
+}
+/**
+ * The decision the live server would make for every tool call of a recorded session (``messages``, as
+ * ``importSession`` takes them, or a stored ``sessionId``), in ``cwd`` under ``policy``; no tool runs, no model
+ * is called, the ``PreToolUse`` hooks run with the recorded input.
+ */
+export interface CheckPolicyParams {
+  cwd: string;
+  policy?: ('ask' | 'auto' | 'autoEdit') | null;
+  messages?: OpenAIMessage[] | null;
+  sessionId?: string | null;
+}
+/**
+ * A Chat Completions message. ``content`` is a string, null, or a list of content parts.
+ */
+export interface OpenAIMessage {
+  role: 'assistant' | 'developer' | 'system' | 'tool' | 'user';
+  content?:
+    | string
+    | {
+        [k: string]: unknown;
+      }[]
+    | null;
+  tool_calls?: OpenAIToolCall[] | null;
+  tool_call_id?: string | null;
+  name?: string | null;
+  reasoning_content?: string | null;
+  reasoning?: string | null;
+  is_error?: boolean | null;
+}
+export interface CheckPolicyResult {
+  calls: PolicyCall[];
+  summary: PolicySummary;
+}
+export interface PolicyCall {
+  index: number;
+  toolCallId: string;
+  tool: string;
+  decision: 'allow' | 'ask' | 'deny' | 'forbidden';
+  by: string;
+  reason: string;
+}
+export interface PolicySummary {
+  allow: number;
+  ask: number;
+  deny: number;
+  forbidden: number;
 }
 export interface CheckpointFile {
   path: string;
@@ -254,6 +311,37 @@ export interface GetContextViewParams {
   thresholdRatio?: number | null;
   keepRecentTokens?: number | null;
 }
+/**
+ * One configured hook; ``approved`` is false for a project's hook whose file (as it is now) was not
+ * approved "always" (user hooks from config.toml are always approved).
+ */
+export interface HookInfo {
+  event: string;
+  command: string;
+  source: 'project' | 'user';
+  approved: boolean;
+  timeout: number;
+  matcher?: string | null;
+}
+/**
+ * A hook ran (SPEC B-HOOK-1); stored alike as a ``hookRun`` event. ``decision`` is what it answered
+ * (``block`` for exit 2), ``failure`` why it failed (then a ``PreToolUse`` call was blocked).
+ */
+export interface HookRun {
+  kind: 'hookRun';
+  event: string;
+  command: string;
+  source: 'project' | 'user';
+  durationMs: number;
+  exitCode?: number | null;
+  decision?: ('allow' | 'ask' | 'block' | 'deny') | null;
+  output?: string;
+  reason?: string | null;
+  additionalContext?: string | null;
+  failure?: string | null;
+  toolCallId?: string | null;
+  tool?: string | null;
+}
 export interface Image {
   mimeType: string;
   data: string;
@@ -262,24 +350,6 @@ export interface ImportSessionParams {
   cwd: string;
   messages: OpenAIMessage[];
   title?: string | null;
-}
-/**
- * A Chat Completions message. ``content`` is a string, null, or a list of content parts.
- */
-export interface OpenAIMessage {
-  role: 'assistant' | 'developer' | 'system' | 'tool' | 'user';
-  content?:
-    | string
-    | {
-        [k: string]: unknown;
-      }[]
-    | null;
-  tool_calls?: OpenAIToolCall[] | null;
-  tool_call_id?: string | null;
-  name?: string | null;
-  reasoning_content?: string | null;
-  reasoning?: string | null;
-  is_error?: boolean | null;
 }
 export interface ImportSessionResult {
   sessionId: string;
@@ -335,6 +405,13 @@ export interface TurnCheckpoints {
   seq: number;
   createdAt: string;
   files: CheckpointFile[];
+}
+export interface ListHooksParams {
+  cwd: string;
+}
+export interface ListHooksResult {
+  hooks: HookInfo[];
+  problems?: string[] | null;
 }
 export interface ListMcpServersParams {
   sessionId?: string | null;
@@ -507,6 +584,15 @@ export interface RevokeApprovalResult {
   revoked: RememberedApproval;
 }
 /**
+ * Forget the "allow always" given to a project's ``.threadline/hooks.toml``: it asks again before it runs.
+ */
+export interface RevokeHooksApprovalParams {
+  cwd: string;
+}
+export interface RevokeHooksApprovalResult {
+  revoked: boolean;
+}
+/**
  * Forget the "allow always" given to a project's ``.mcp.json`` server: it asks again before its next start.
  */
 export interface RevokeMcpServerApprovalParams {
@@ -563,7 +649,8 @@ export interface SessionUpdate {
     | Usage
     | TurnCompleted
     | Notice
-    | McpServerStatus;
+    | McpServerStatus
+    | HookRun;
   turnId?: string | null;
   seq?: number | null;
   parentSessionId?: string | null;
@@ -705,6 +792,9 @@ export interface GeneratedMethods {
   revokeApproval: [RevokeApprovalParams, RevokeApprovalResult];
   listMcpServers: [ListMcpServersParams, ListMcpServersResult];
   revokeMcpServerApproval: [RevokeMcpServerApprovalParams, RevokeMcpServerApprovalResult];
+  listHooks: [ListHooksParams, ListHooksResult];
+  revokeHooksApproval: [RevokeHooksApprovalParams, RevokeHooksApprovalResult];
+  checkPolicy: [CheckPolicyParams, CheckPolicyResult];
   readArtifact: [ReadArtifactParams, ReadArtifactResult];
 }
 

@@ -229,6 +229,16 @@ export class Chat {
       case 'notice':
         this.note(u.level, u.message);
         break;
+      case 'hookRun': {
+        // Shown when a hook blocked, failed or left a note; a quiet run that said nothing is not a log entry.
+        const said = u.failure ? `failed (${u.failure})` : u.decision ?? '';
+        const note = u.reason ?? u.additionalContext ?? '';
+        if (!u.failure && !note && u.decision !== 'block' && u.decision !== 'deny') return;
+        const blocked = !!u.failure || u.decision === 'block' || u.decision === 'deny';
+        const head = `${u.event} hook${u.tool ? ` on ${u.tool}` : ''}${said ? ` ${said}` : ''}`;
+        this.note(blocked ? 'warning' : 'info', `${head}: ${note || u.command}`);
+        break;
+      }
       case 'mcpServerStatus':
         this.strip.setMcpServer(u.name, u.state, u.transport, u.reason ?? undefined, u.tools?.length);
         return; // a status strip, not a log entry
