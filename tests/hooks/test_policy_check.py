@@ -1,0 +1,93 @@
+"""``threadline policy-check`` as a subprocess on a recorded session: the decision the live server would make for
+every call, with its JSON and exit status; hooks run, no tool runs (issue 32)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from tests.harness import REPO, server_env
+from tests.hooks.test_hook_examples import CONFIG, example
+
+THREADLINE = REPO / ".venv" / "bin" / "threadline"
+
+
+RECORDED: list[dict[str, Any]] = [
+    {"role": "user", "content": "tidy up"},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "c0", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "a.txt"}'}},
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "write_file", "arguments": '{"path": "x.txt", "content": "x"}'},
+            },
+            {
+                "id": "c2",
+                "type": "function",
+                "function": {"name": "run_command", "arguments": '{"command": "rm -rf /tmp/elsewhere"}'},
+            },
+            {
+                "id": "c3",
+                "type": "function",
+                "function": {"name": "run_command", "arguments": '{"command": "mkfs.ext4 /dev/sda1"}'},
+            },
+            {"id": "c4", "type": "function", "function": {"name": "mcp__fake__echo", "arguments": '{"text": "hi"}'}},
+            {"id": "c5", "type": "function", "function": {"name": "Bash", "arguments": '{"command": "ls"}'}},
+        ],
+    },
+    *({"role": "tool", "tool_call_id": f"c{i}", "content": "recorded"} for i in range(6)),
+    {"role": "assistant", "content": "done"},
+]
+
+
+def threadline(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(THREADLINE), *args], env=server_env(home), cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_policy_check_on_a_recorded_session_json_and_exit_status(tmp_path, folder):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text(CONFIG)
+    recorded = tmp_path / "session.json"
+    recorded.write_text(json.dumps(RECORDED))
+
+    done = threadline(home, "policy-check", str(recorded), "--cwd", str(folder), "--json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    decided = [(c["index"], c["toolCallId"], c["tool"], c["decision"], c["by"]) for c in result["calls"]]
+    hook = f"hook: {example('block_rm_outside.py')}"
+    assert decided == [
+        (0, "c0", "read_file", "allow", "policy"),
+        (1, "c1", "write_file", "ask", "policy"),
+        (2, "c2", "run_command", "deny", hook),
+        (3, "c3", "run_command", "forbidden", "deny list"),
+        (4, "c4", "mcp__fake__echo", "ask", "policy"),
+        (5, "c5", "Bash", "deny", "unknown tool"),
+    ]
+    assert "rm outside the session folder" in result["calls"][2]["reason"]
+    assert result["summary"] == {"allow": 1, "ask": 2, "deny": 2, "forbidden": 1}
+    assert not (folder / "x.txt").exists()  # no tool ran
+
+    assert threadline(home, "policy-check", str(recorded), "--cwd", str(folder), "--fail-on", "deny").returncode == 1
+    auto = threadline(home, "policy-check", str(recorded), "--cwd", str(folder), "--policy", "auto")
+    assert auto.returncode == 0 and "1 ask" not in auto.stdout and "2 deny, 1 forbidden" in auto.stdout
+
+    # a stored session, by id: the same decisions
+    imported = threadline(home, "import", str(recorded), "--cwd", str(folder))
+    sid = imported.stdout.split()[-1]
+    by_id = threadline(home, "policy-check", "--session", sid, "--cwd", str(folder), "--json", "--fail-on", "ask")
+    assert by_id.returncode == 1
+    assert [c["decision"] for c in json.loads(by_id.stdout)["calls"]] == [d[3] for d in decided]
+
+    calm = tmp_path / "calm.json"
+    calm.write_text(
+        json.dumps(RECORDED[:1] + [{**RECORDED[1], "tool_calls": RECORDED[1]["tool_calls"][:1]}] + RECORDED[2:3])
+    )
+    assert threadline(home, "policy-check", str(calm), "--cwd", str(folder), "--fail-on", "ask").returncode == 0
