@@ -25,7 +25,7 @@ from server.services.core import Core
 from server.services.images import check_images
 from server.services.models import choose_model, view_settings
 from server.services.subagents import Child, task_tool
-from server.sessions import Session
+from server.sessions import HookChoices, Session
 from server.tools import ToolContext
 from server.transcript import NewMessage, new_id
 from server.transcript import Session as StoredSession
@@ -152,12 +152,15 @@ async def build_turn(
         turn_id=turn_id,
         take_steers=session.turns.take_steers,
         on_usage=child.on_usage if child else None,
-        new_session=stored.message_count == 0,
-        **_live_or_recorded(core, session, cwd, turn_id),
+        new_session=stored.message_count == 0 and child is None,  # a subagent is no new session: no SessionStart
+        # a subagent's project hooks follow its parent's approval (one question per session, not per child)
+        **_live_or_recorded(core, session, cwd, turn_id, core.sessions.get(child.parent[0]).hooks if child else None),
     )
 
 
-def _live_or_recorded(core: Core, session: Session, cwd: Path, turn_id: str) -> dict[str, Any]:
+def _live_or_recorded(
+    core: Core, session: Session, cwd: Path, turn_id: str, hook_choices: HookChoices | None = None
+) -> dict[str, Any]:
     """A replay's runner hands back recorded results: nothing is written (no checkpoints), no MCP server starts, no
     hook runs, and its one provider answers every call (the model is not chosen again)."""
     if core.recorded_tools is not None:
@@ -168,7 +171,7 @@ def _live_or_recorded(core: Core, session: Session, cwd: Path, turn_id: str) -> 
 
     async def load_hooks(turn_emit: Emitter):
         # issue 31 (``threadline exec``) sets ``unattended``: an unapproved project hook file then does not run
-        choices = session.hooks
+        choices = hook_choices or session.hooks
         return await core.hooks.for_turn(
             choices.decided, cwd, turn_emit, core.ask_client, core.store, core.settings.api_keys(), choices.unattended
         )
