@@ -360,3 +360,30 @@ async def test_B_HOOK_1_an_automatic_compaction_runs_precompact_and_keeps_its_no
     assert triggers == [("PreCompact", "auto"), ("PostCompact", "auto")]
     [post] = [r["input"] for r in seen(folder) if r["input"]["hook_event_name"] == "PostCompact"]
     assert post["summary"] == compacted["summary"] == summary
+
+
+async def test_B_HOOK_1_a_subagents_calls_pass_the_hooks_under_its_parents_approval(agent, folder):
+    project(
+        folder,
+        toml(
+            [("PreToolUse", hook("exit2", "no reading in children"), "read_file"), ("SessionStart", hook("ok"), None)]
+        ),
+    )
+    (folder / "a.txt").write_text("alpha\n")
+    agent.decide = lambda params: "allowOnce"  # for this session only: the child must not ask again
+    task = {"id": "call_t1", "name": "task", "arguments": {"description": "read", "prompt": "What is in a.txt?"}}
+    agent.fake.push(
+        {"tool_calls": [task]},
+        call("call_c1", "read_file", path="a.txt"),
+        {"content": "I could not read it."},
+        {"content": "done"},
+    )
+    sid = await agent.session(folder, policy="auto")
+    assert (await agent.turn(sid, "explore", timeout=60))["stopReason"] == "endTurn"
+    assert [a["tool"] for a in agent.approvals] == ["projectHooks"]  # asked once, for the parent
+    child_read = tool_messages(agent.chat_requests()[2])
+    assert child_read and "no reading in children" in child_read[-1]["content"]
+    given = [r["input"] for r in seen(folder) if r["input"]["hook_event_name"] == "PreToolUse"]
+    assert [g["tool_name"] for g in given] == ["read_file"] and given[0]["session_id"] != sid
+    starts = [r["input"]["session_id"] for r in seen(folder) if r["input"]["hook_event_name"] == "SessionStart"]
+    assert starts == [sid]  # the parent's start only: a subagent is no new session
