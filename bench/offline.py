@@ -24,14 +24,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from anywhere
 
-from bench.common import BENCH, TRAJECTORIES  # noqa: E402
-from bench.cost import COST_WINDOWS, PRICES, Meter, Retention, _sent, codex_requests, keyed  # noqa: E402
-from bench.legacy import LegacyUnavailable, legacy_requests, require_legacy  # noqa: E402
-from bench.tokens import _view_text  # noqa: E402
-from server.cli.replay_run import replay_file  # noqa: E402
-from server.context import ViewSettings, fit_to_window  # noqa: E402
-from server.context.incremental import IncrementalView  # noqa: E402
-from server.services.context import tool_overhead_tokens  # noqa: E402
+from bench.common import BENCH, TRAJECTORIES
+from bench.cost import COST_WINDOWS, PRICES, Meter, Retention, _sent, codex_requests, keyed
+from bench.legacy import LegacyUnavailable, legacy_requests, require_legacy
+from bench.tokens import _view_text
+from server.cli.replay_run import replay_file
+from server.context import ViewSettings, fit_to_window
+from server.context.incremental import IncrementalView
+from server.services.context import tool_overhead_tokens
 
 CACHE = BENCH / ".cache"
 OVERRIDES: dict[str, float] = {}  # ViewSettings fields to try (--set)

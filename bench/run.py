@@ -36,13 +36,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from anywhere
 
-from bench.common import BENCH, SIZES, TRAJECTORIES, WINDOWS  # noqa: E402
-from bench.cost import COST_WINDOWS, bench_costs  # noqa: E402
-from bench.failures import bench_failures, failure_section  # noqa: E402
-from bench.legacy import LegacyUnavailable, require_legacy  # noqa: E402
-from bench.perf import bench_context_view, bench_iteration_overhead  # noqa: E402
-from bench.report import cost_section, write_plots, write_results  # noqa: E402
-from bench.tokens import bench_tokens  # noqa: E402
+from bench.common import BENCH, SIZES, TRAJECTORIES, WINDOWS
+from bench.cost import COST_WINDOWS, bench_costs
+from bench.failures import bench_failures, failure_section
+from bench.legacy import LegacyUnavailable, require_legacy
+from bench.perf import bench_context_view, bench_iteration_overhead
+from bench.report import cost_section, write_plots, write_results
+from bench.tokens import bench_tokens
 
 
 def _int_keys(value):

@@ -32,8 +32,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from anywhere
 
-from server.cli.client import Client  # noqa: E402
-from tests.fakes.fake_provider import FakeProvider  # noqa: E402  (stdlib only: the same double the tests use)
+from server.cli.client import Client
+from tests.fakes.fake_provider import FakeProvider
 
 REPO = Path(__file__).resolve().parent.parent
 SOURCE = REPO / "data" / "trajectories" / "spotter__fa812bfe-b295-4cca-9c2f-fdf01028cb46.json"

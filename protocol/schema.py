@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -19,7 +20,7 @@ from protocol.wire_text import wire_text
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
 
 
-def build_schema() -> dict:
+def build_schema() -> dict[str, Any]:
     """The whole contract as one JSON Schema document: ``methods`` maps each name to its params/result refs,
     ``wireText`` the compaction text clients recognise (a JSON Schema tool ignores unknown keywords)."""
     types: list[type] = [InitializationOptions]

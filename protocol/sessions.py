@@ -83,8 +83,8 @@ class UpdateSessionParams(Base):
     default. Applies from the session's next model call, a running turn's included."""
 
     session_id: str
-    model: str | None | msgspec.UnsetType = msgspec.UNSET
-    approval_policy: ApprovalPolicy | None | msgspec.UnsetType = msgspec.UNSET
+    model: str | msgspec.UnsetType | None = msgspec.UNSET
+    approval_policy: ApprovalPolicy | msgspec.UnsetType | None = msgspec.UNSET
 
 
 class UpdateSessionResult(Base):

@@ -12,6 +12,7 @@ import asyncio
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from server.errors import InvalidArtifactRequest
 from server.patterns import DEFAULT_TIMEOUT_SECONDS, ScanError, long_lines_note, run_scan, timeout_note
@@ -70,7 +71,7 @@ class ArtifactStore:
                 artifact_id, session_id, str(path), len(data), text.count("\n") + 1, now(), tool_call_id
             )
             await self.store.add_artifact(artifact)
-        except Exception as exc:  # any storage failure: never turn a tool success into a failure
+        except Exception as exc:  # noqa: BLE001 - any storage failure: never turn a tool success into a failure
             return Stored(truncated(text, f"{type(exc).__name__}: {exc}"), storage_error=str(exc))
         return Stored(preview(text, artifact_id, len(data)), artifact)
 
@@ -94,7 +95,7 @@ class ArtifactStore:
         byte_range: tuple[int, int] | None = None,
         line_range: tuple[int, int] | None = None,
         search: tuple[str, int | None] | None = None,
-    ) -> dict:
+    ) -> dict[str, Any]:
         """R-ART-2: by byte range, line range or regex search; another session's id is ``ArtifactNotFound``."""
         artifact = await self.store.get_artifact(session_id, artifact_id)
         if search is not None:
@@ -105,7 +106,11 @@ class ArtifactStore:
                 **await self._search(Path(artifact.path), *search),
             }
         data = await asyncio.to_thread(Path(artifact.path).read_bytes)
-        result: dict = {"artifactId": artifact.id, "totalBytes": len(data), "totalLines": artifact.total_lines}
+        result: dict[str, Any] = {
+            "artifactId": artifact.id,
+            "totalBytes": len(data),
+            "totalLines": artifact.total_lines,
+        }
         if line_range is not None:
             start, end = line_range
             if start < 1 or end < start:
@@ -120,14 +125,14 @@ class ArtifactStore:
             result["content"] = chunk.decode("utf-8", errors="replace")
         return result
 
-    async def _search(self, path: Path, pattern: str, max_matches: int | None) -> dict:
+    async def _search(self, path: Path, pattern: str, max_matches: int | None) -> dict[str, Any]:
         """The pattern is the caller's (a client or the model): it runs in a worker killed at the deadline."""
         job = {"op": "artifact", "path": str(path), "pattern": pattern, "limit": min(max_matches or 50, MAX_MATCHES)}
         try:
             result = await run_scan(job, self.pattern_timeout)
         except ScanError as exc:
             raise InvalidArtifactRequest(f"search.pattern: {exc}") from None
-        found: dict = {"matches": result.items}
+        found: dict[str, Any] = {"matches": result.items}
         notes = [timeout_note(self.pattern_timeout)] if result.timed_out else []
         if result.long_lines:
             notes.append(long_lines_note(result.long_lines))

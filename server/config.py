@@ -96,9 +96,9 @@ class Settings:
             value = getattr(given, attr)
             if value not in (None, ""):
                 provider = replace(provider, **{attr: value})
-        if provider.kind != self.provider.kind:
-            if self.provider.base_url is None or self.provider.base_url == DEFAULT_BASE_URLS.get(self.provider.kind):
-                provider = replace(provider, base_url=given.base_url or DEFAULT_BASE_URLS.get(provider.kind))
+        default_url = self.provider.base_url in (None, DEFAULT_BASE_URLS.get(self.provider.kind))
+        if provider.kind != self.provider.kind and default_url:
+            provider = replace(provider, base_url=given.base_url or DEFAULT_BASE_URLS.get(provider.kind))
         return replace(self, provider=provider, approval_policy=options.approval_policy or self.approval_policy)
 
 
@@ -215,7 +215,7 @@ def _models(
 def _kind(value: Any, name: str) -> str:
     if value not in PROVIDER_KINDS:
         raise ConfigError(f"{name} must be one of {', '.join(repr(k) for k in PROVIDER_KINDS)}, got {value!r}")
-    return value
+    return str(value)
 
 
 def _price(table: PriceTable | None) -> Price | None:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from server.context.failures import is_failure
-from server.providers import ChatResult, TextDelta, ToolCall
+from server.providers import ChatResult, OnEvent, TextDelta, ToolCall
 from server.providers.capabilities import Price, price_for
 from server.recording import REPLAY_ENV, REQUESTS_OUT_ENV, Answer, ReplayPlan, load_recording, plan_replay
 from server.tools import ToolContext, ToolOutcome, ToolRunner
@@ -34,8 +34,8 @@ __all__ = [
     "REPLAY_ENV",
     "REQUESTS_OUT_ENV",
     "Answer",
-    "ReplayPlan",
     "ReplayModels",
+    "ReplayPlan",
     "ReplayProvider",
     "load_recording",
     "plan_replay",
@@ -65,7 +65,7 @@ class ReplayProvider:
         self._requests_out = requests_out
         self.calls = 0
 
-    def _write_request(self, messages: list[dict]) -> None:
+    def _write_request(self, messages: list[dict[str, Any]]) -> None:
         """One JSON line per model call: the messages exactly as this provider received them (after clipping).
 
         Appended and closed per call, so a reader sees every finished call even if the server is killed.
@@ -75,7 +75,12 @@ class ReplayProvider:
             out.write(line + "\n")
 
     async def stream_chat(
-        self, messages: list[dict], tools: list[dict] | None, on_event, *, cache_key: str | None = None
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        on_event: OnEvent | None,
+        *,
+        cache_key: str | None = None,
     ) -> ChatResult:
         self.calls += 1
         if self._requests_out is not None:

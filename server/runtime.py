@@ -11,6 +11,7 @@ import logging
 import os
 
 from protocol.updates import InitializationOptions
+from server.agent.emit import Notify
 from server.agent.models import ModelSource
 from server.agent.view_resume import save_unsaved
 from server.agent.views import open_store
@@ -20,7 +21,7 @@ from server.context import Calibration
 from server.errors import StorageFailure
 from server.patterns.pool import FORK_SERVER
 from server.replay import replay_models
-from server.services.core import Ask, Core, Notify, no_client
+from server.services.core import Ask, Core, no_client
 from server.services.models import LiveModels
 from server.transcript import Store
 from server.transcript.drafts import Lease
@@ -100,7 +101,7 @@ class Runtime(Core):
         for session in self.sessions.live():
             try:
                 await save_unsaved(store, session)
-            except Exception:  # noqa: BLE001 - derived data: losing it costs time, never data
+            except Exception:
                 log.warning("could not keep the resume points of session %s", session.id, exc_info=True)
 
     def configure(self, options: InitializationOptions) -> None:

@@ -13,7 +13,8 @@ import sys
 from collections.abc import Callable
 
 from server import redaction
-from server.config import ConfigError, Settings, load_settings
+from server.config import Settings, load_settings
+from server.config_file import ConfigError
 from server.errors import StorageFailure
 from server.secret_env import reexec_without_keys, take_keys
 

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from protocol.updates import InitializationOptions, ProviderOptions
-from server.config import ConfigError, load_settings
+from server.config import load_settings
+from server.config_file import ConfigError
 
 
 def write_config(home: Path, text: str) -> None:
@@ -78,7 +79,7 @@ def test_bad_values_name_the_setting(tmp_path, env, message):
 
 def test_a_broken_config_toml_is_a_clear_error(tmp_path):
     write_config(tmp_path, "[provider\n")
-    with pytest.raises(ConfigError, match="config.toml"):
+    with pytest.raises(ConfigError, match=r"config\.toml"):
         load_settings({"THREADLINE_HOME": str(tmp_path)})
 
 

@@ -72,9 +72,9 @@ def english_samples(messages: list[dict]) -> list[str]:
     pieces = [(REPO / name).read_text(encoding="utf-8") for name in ("docs/DESIGN.md", "README.md")]
     for msg in messages:
         text = msg.get("content")
-        if msg["role"] == "assistant" and isinstance(text, str) and len(text) > 80 and not CJK.search(text):
-            if "```" not in text and "<returncode>" not in text:
-                pieces.append(text)
+        prose = isinstance(text, str) and "```" not in text and "<returncode>" not in text
+        if msg["role"] == "assistant" and prose and len(text) > 80 and not CJK.search(text):
+            pieces.append(text)
     return _clip(pieces)
 
 
@@ -89,7 +89,35 @@ def chinese_samples(messages: list[dict]) -> list[str]:
     return _clip(pieces)
 
 
-_SYLLABLES = "ba ce di fo gu ha ji ko lu ma ne pi qu ra se ti vo wu xa yo zu str ing ify lex pars cli".split()
+_SYLLABLES = [
+    "ba",
+    "ce",
+    "di",
+    "fo",
+    "gu",
+    "ha",
+    "ji",
+    "ko",
+    "lu",
+    "ma",
+    "ne",
+    "pi",
+    "qu",
+    "ra",
+    "se",
+    "ti",
+    "vo",
+    "wu",
+    "xa",
+    "yo",
+    "zu",
+    "str",
+    "ing",
+    "ify",
+    "lex",
+    "pars",
+    "cli",
+]
 
 
 def _name(rng: random.Random) -> str:

@@ -10,7 +10,8 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from typing import Any, Literal
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal, TypeVar, cast
 
 from acp import PROTOCOL_VERSION, RequestError
 from acp.interfaces import Client
@@ -20,6 +21,7 @@ from acp.schema import (
     CloseSessionResponse,
     Implementation,
     InitializeResponse,
+    ListSessionsResponse,
     LoadSessionResponse,
     McpCapabilities,
     NewSessionResponse,
@@ -61,9 +63,12 @@ AUTH_NOTE = (
 )
 
 
-def edge(fn):
+_Handler = TypeVar("_Handler", bound=Callable[..., Awaitable[Any]])
+
+
+def edge(fn: _Handler) -> _Handler:
     @functools.wraps(fn)
-    async def wrapper(*args, **kwargs):
+    async def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return await fn(*args, **kwargs)
         except asyncio.CancelledError:
@@ -74,7 +79,7 @@ def edge(fn):
                 log.error("%s failed", fn.__name__, exc_info=exc)
             raise error from None
 
-    return wrapper
+    return cast(_Handler, wrapper)
 
 
 class ThreadlineAgent:
@@ -86,7 +91,7 @@ class ThreadlineAgent:
 
     @edge
     async def initialize(
-        self, protocol_version: int, client_capabilities=None, client_info=None, **_: Any
+        self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None, **_: Any
     ) -> InitializeResponse:
         capabilities = AgentCapabilities(
             load_session=True,
@@ -108,7 +113,7 @@ class ThreadlineAgent:
         return AuthenticateResponse(field_meta={"threadline": {"note": AUTH_NOTE}})
 
     @edge
-    async def new_session(self, cwd: str, mcp_servers=None, **_: Any) -> NewSessionResponse:
+    async def new_session(self, cwd: str, mcp_servers: Any = None, **_: Any) -> NewSessionResponse:
         session = await sessions.new_session(self.core, self.client, cwd, mcp_servers)
         return NewSessionResponse(
             session_id=session.id,
@@ -117,21 +122,23 @@ class ThreadlineAgent:
         )
 
     @edge
-    async def load_session(self, cwd: str, session_id: str, mcp_servers=None, **_: Any) -> LoadSessionResponse:
+    async def load_session(self, cwd: str, session_id: str, mcp_servers: Any = None, **_: Any) -> LoadSessionResponse:
         session = await sessions.load_session(self.core, self.client, session_id, mcp_servers)
         return LoadSessionResponse(
             modes=sessions.modes(self.core, session), config_options=sessions.config_options(self.core, session)
         )
 
     @edge
-    async def resume_session(self, session_id: str, cwd: str, mcp_servers=None, **_: Any) -> ResumeSessionResponse:
+    async def resume_session(
+        self, session_id: str, cwd: str, mcp_servers: Any = None, **_: Any
+    ) -> ResumeSessionResponse:
         session = await sessions.open_session(self.core, self.client, session_id, mcp_servers)
         return ResumeSessionResponse(
             modes=sessions.modes(self.core, session), config_options=sessions.config_options(self.core, session)
         )
 
     @edge
-    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any):
+    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any) -> ListSessionsResponse:
         return await sessions.list_sessions(self.core, cwd, cursor)
 
     @edge
@@ -176,7 +183,7 @@ class ThreadlineAgent:
         prefix, _, name = method.partition("/")
         if prefix != "threadline" or name not in EXTENSIONS:
             raise RequestError.method_not_found(f"_{method}")
-        result = await run_handler(HANDLERS[name], self.core, decode_params(name, params))
+        result: dict[str, Any] = await run_handler(HANDLERS[name], self.core, decode_params(name, params))
         await self.client.flush()  # what it announced (a compaction) arrives before its answer
         return result
 

@@ -30,7 +30,7 @@ class AcpClient:
         self.live: dict[str, UpdateMapping] = {}  # the sessions this connection has opened, with their mapping
         self.rejected: dict[str, set[str]] = {}  # session -> tools the user rejected always
         self._outbox: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
-        self._sender: asyncio.Task | None = None
+        self._sender: asyncio.Task[Any] | None = None
 
     def attach(self, client: Client) -> None:
         self.client = client

@@ -6,6 +6,7 @@ import asyncio
 import os
 import signal
 import sys
+from typing import Any
 
 from acp import run_agent
 
@@ -31,7 +32,7 @@ def serve_acp(settings: Settings) -> int:
         return 0
 
 
-async def _main(settings: Settings, out) -> int:
+async def _main(settings: Settings, out: Any) -> int:
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=LINE_LIMIT)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)

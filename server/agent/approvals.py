@@ -134,7 +134,7 @@ class Approvals:
             raw = await self._ask("requestApproval", msgspec.to_builtins(params))
             decision = msgspec.convert(raw, RequestApprovalResult).decision
             note = None
-        except Exception as exc:  # client error, bad answer, disconnected client
+        except Exception as exc:  # noqa: BLE001 - client error, bad answer, disconnected client
             decision, note = "reject", f"no valid answer from the client: {exc}"
         payload: dict[str, Any] = {"toolCallId": call_id, "tool": tool.name, "decision": decision}
         granted = decision == "allowAlways" and scope is not None

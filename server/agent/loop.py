@@ -32,7 +32,7 @@ from server.agent.partial import PartialAnswer
 from server.agent.totals import USAGE_EVENT, TurnTotals, account_call
 from server.agent.views import ViewBuilder
 from server.checkpoints import Checkpointer
-from server.context import ViewSettings, estimate_text_tokens
+from server.context import RequestView, ViewSettings, estimate_text_tokens
 from server.errors import DomainError
 from server.hooks.service import SessionHooks
 from server.providers import ChatProvider, ChatResult, ProviderError
@@ -250,7 +250,7 @@ class Turn:
                 ) from None
             raise TurnFailed(exc.kind, exc.message) from None
 
-    async def _stream(self, view) -> ChatResult:
+    async def _stream(self, view: RequestView) -> ChatResult:
         self._answer.start()
         self.views.record_sent(self.session_id, view.messages)  # for getContextView's stablePrefixTokens
         result = await self.provider.stream_chat(
@@ -262,7 +262,7 @@ class Turn:
         await self._account(view, result)
         return result
 
-    async def _account(self, view, result: ChatResult) -> None:
+    async def _account(self, view: RequestView, result: ChatResult) -> None:
         """B-CACHE-5: each call's figures, cached input tokens included, are stored as a ``usage`` event."""
         if result.usage:
             await self.views.observe_usage(view.estimated_tokens, result.usage.prompt_tokens)
@@ -280,7 +280,7 @@ class Turn:
         if self.on_usage is not None:
             await self.on_usage(call.event)
 
-    async def _announce(self, view, force: bool = False) -> bool:
+    async def _announce(self, view: RequestView, force: bool = False) -> bool:
         """R-OBS-1: each new compaction is stored as an event and sent to the client; False: nothing new."""
         event = self.views.compaction_event(view, force)
         if event is None:
@@ -394,7 +394,7 @@ class Turn:
             seq=stored[0].seq,
         )
 
-    async def _approved_run(self, call: OpenAIToolCall, tool, args: dict[str, Any]) -> _Outcome:
+    async def _approved_run(self, call: OpenAIToolCall, tool: Tool | None, args: dict[str, Any]) -> _Outcome:
         """The one path every tool call takes, built-in or MCP: hooks, deny list and approval (``decide_call``),
         the run, then the ``PostToolUse`` hooks (SPEC B-HOOK-1)."""
         if tool is None:  # nothing runs: the model reads which tools exist

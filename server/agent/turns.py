@@ -39,7 +39,7 @@ class SessionTurns:
         self.deleted = False  # a turn may not start any more, whatever it read before the delete
         # The result of a turn cancelled before its task took its first step (its body, and so its own
         # ``except CancelledError``, never ran): a deleteSession handled right after the submitTurn.
-        self._unstarted: WeakKeyDictionary[asyncio.Task, Callable[[], SubmitTurnResult]] = WeakKeyDictionary()
+        self._unstarted: WeakKeyDictionary[asyncio.Task[Any], Callable[[], SubmitTurnResult]] = WeakKeyDictionary()
 
     def is_running(self) -> bool:
         return bool(self._tasks)
@@ -57,7 +57,7 @@ class SessionTurns:
         *,
         queue: bool = False,
         cancelled: Callable[[], SubmitTurnResult] | None = None,
-    ) -> asyncio.Task:
+    ) -> asyncio.Task[Any]:
         """Run ``run()`` as the session's turn; with ``queue``, after the turns already there (``cancelled()`` is
         the result of one cancelled while it waits)."""
         if not queue:
@@ -86,7 +86,7 @@ class SessionTurns:
             self._unstarted[task] = cancelled
         return task
 
-    def _ended(self, task: asyncio.Task) -> None:
+    def _ended(self, task: asyncio.Task[Any]) -> None:
         if task in self._tasks:
             self._tasks.remove(task)
         if self._running is not None and self._running.task is task:

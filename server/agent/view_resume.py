@@ -55,11 +55,17 @@ async def session_view_state(
         state = await _resumed_state(store, session.id, compaction, window_tokens)
         if state is not None and compaction is None:
             session.resume_seq = state.last_seq + 1  # the saved resume point's tail
-    elif state is not None and resume and compaction is not None and compaction.head is not None:
-        # Not again for a compaction whose trimmed state needed the older history (a fallback window reaching
-        # back past its tail, say): that would read the whole history at every call.
-        if compaction.tail_key != session.full_for and state.held_before(compaction) >= TRIM_MIN:
-            state = await _resume_at(store, session.id, compaction.tail_key, compaction.head, "trimmed to")
+    # Trimmed, but not again for a compaction whose trimmed state needed the older history (a fallback window
+    # reaching back past its tail, say): that would read the whole history at every call.
+    elif (
+        state is not None
+        and resume
+        and compaction is not None
+        and compaction.head is not None
+        and compaction.tail_key != session.full_for
+        and state.held_before(compaction) >= TRIM_MIN
+    ):
+        state = await _resume_at(store, session.id, compaction.tail_key, compaction.head, "trimmed to")
     whole = state is None  # nothing to resume from: every message is read
     state = session.view = state or IncrementalView()
     while True:  # page by page: a long history's first load never holds all its rows at once

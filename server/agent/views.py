@@ -61,7 +61,7 @@ class ViewBuilder:
     compaction: Compaction | None = None  # what the session's requests are built on (B-CACHE-1)
     session: Session | None = None  # where the view state lives; None: a handle of the builder's own
     _loaded: bool = False
-    _last_announced: tuple | None = None
+    _last_announced: tuple[Any, ...] | None = None
 
     @property
     def calibration(self) -> Calibration | None:
@@ -70,7 +70,7 @@ class ViewBuilder:
     def effective_settings(self) -> ViewSettings:
         return effective_settings(self.settings, self.overhead_tokens, self.calibration)
 
-    async def _load(self, session_id: str) -> tuple[list[dict], list[int | None]]:
+    async def _load(self, session_id: str) -> tuple[list[dict[str, Any]], list[int | None]]:
         stored = await self.store.all_messages(session_id)
         return [m.to_openai() for m in stored], [m.tokens for m in stored]
 
@@ -134,7 +134,7 @@ class ViewBuilder:
     async def keep_sent(self, session_id: str) -> None:
         await keep_sent(self.store, self._session(session_id))
 
-    def compaction_event(self, view: RequestView, force: bool = False) -> dict | None:
+    def compaction_event(self, view: RequestView, force: bool = False) -> dict[str, Any] | None:
         """The ``contextCompacted`` payload for a view that compacts anew (R-OBS-1), else None. A new compaction
         carries its cut (``compaction``), which is how it is persisted (B-CACHE-3); a repeated one is not news."""
         if view.mode == "full" or (view.sticky and not force):

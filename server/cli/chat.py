@@ -34,7 +34,7 @@ DIFF_LINES = 40  # an applied edit's diff, printed after the fact, is cut after 
 DECISIONS = {"y": "allowOnce", "a": "allowAlways", "n": "reject"}
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     chat = sub.add_parser("chat", help="run agent turns in a session from the terminal")
     chat.add_argument("task", nargs="?", help="the task; without it, tasks are read line by line until EOF")
     chat.add_argument("--cwd", default=".", help="the session folder (default: the current folder)")

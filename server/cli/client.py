@@ -29,11 +29,12 @@ class Client:
     def __init__(self, proc: asyncio.subprocess.Process):
         self.proc = proc
         self._ids = itertools.count(1)
-        self._pending: dict[Any, asyncio.Future] = {}
+        self._pending: dict[Any, asyncio.Future[Any]] = {}
         self.on_notification: Callable[[str, Any], None] | None = None
         self.on_request: Handler | None = None
         self.notifications: list[tuple[str, Any]] = []
-        self.server_requests: list[dict] = []  # every server -> client request, as received
+        self.server_requests: list[dict[str, Any]] = []  # every server -> client request, as received
+        self._answering: set[asyncio.Task[None]] = set()
         self._reader = asyncio.create_task(self._read_loop())
         self.initialize_result: Any = None
 
@@ -42,7 +43,7 @@ class Client:
         cls,
         env: dict[str, str] | None = None,
         args: list[str] | None = None,
-        initialization_options: dict | None = None,
+        initialization_options: dict[str, Any] | None = None,
         cwd: str | None = None,
     ) -> Client:
         proc = await asyncio.create_subprocess_exec(
@@ -79,7 +80,7 @@ class Client:
         the client reads typed fields, and a result that breaks the contract fails here, naming the field."""
         return msgspec.convert(await self.request(method, params), result)
 
-    def start_request(self, method: str, params: Any = None) -> tuple[int, asyncio.Future]:
+    def start_request(self, method: str, params: Any = None) -> tuple[int, asyncio.Future[Any]]:
         """Send a request without awaiting it; returns its id (for ``$/cancelRequest``) and its future."""
         msg_id = next(self._ids)
         fut = asyncio.get_running_loop().create_future()
@@ -90,7 +91,7 @@ class Client:
     def notify(self, method: str, params: Any = None) -> None:
         self.send({"jsonrpc": "2.0", "method": method, "params": params})
 
-    def send(self, message: dict) -> None:
+    def send(self, message: dict[str, Any]) -> None:
         self.send_raw(json.dumps(message).encode())
 
     def send_raw(self, body: bytes, header: bytes | None = None) -> None:
@@ -135,10 +136,12 @@ class Client:
                 if not fut.done():
                     fut.set_exception(ConnectionError("the server closed the connection"))
 
-    async def _dispatch(self, message: dict) -> None:
+    async def _dispatch(self, message: dict[str, Any]) -> None:
         if "method" in message and "id" in message:
             self.server_requests.append(message)
-            asyncio.create_task(self._answer(message))
+            task = asyncio.create_task(self._answer(message))
+            self._answering.add(task)  # held until done: the loop keeps only weak references to tasks
+            task.add_done_callback(self._answering.discard)
         elif "method" in message:
             self.notifications.append((message["method"], message.get("params")))
             if self.on_notification:
@@ -153,7 +156,7 @@ class Client:
             else:
                 fut.set_result(message.get("result"))
 
-    async def _answer(self, message: dict) -> None:
+    async def _answer(self, message: dict[str, Any]) -> None:
         try:
             if self.on_request is None:
                 raise RpcError(-32601, f"client does not handle {message['method']}")

@@ -6,7 +6,9 @@ import argparse
 import asyncio
 import json
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 from protocol.sessions import ImportSessionResult, ListSessionsResult
 from protocol.transcript import SearchTranscriptResult
@@ -23,7 +25,8 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "command", None):
         args = parser.parse_args(["serve", *(argv or [])])
     try:
-        return args.run(args)
+        code: int = args.run(args)
+        return code
     except RpcError as exc:
         print(f"threadline: {exc.message}", file=sys.stderr)
         return 1
@@ -73,19 +76,19 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _serve(args) -> int:
+def _serve(args: argparse.Namespace) -> int:
     from server.serve import serve  # the one way into the server in this process
 
     return serve(args.tcp, args.port, args.log_level)
 
 
-def _acp(args) -> int:
+def _acp(args: argparse.Namespace) -> int:
     from server.serve import serve_acp
 
     return serve_acp(args.log_level)
 
 
-def _client_run(command, args) -> int:
+def _client_run(command: Callable[[Client, argparse.Namespace], Awaitable[int]], args: argparse.Namespace) -> int:
     async def run() -> int:
         client = await Client.spawn()
         try:
@@ -96,7 +99,7 @@ def _client_run(command, args) -> int:
     return asyncio.run(run())
 
 
-async def _sessions(client: Client, args) -> int:
+async def _sessions(client: Client, args: argparse.Namespace) -> int:
     params = {"limit": args.limit}
     if args.cwd:
         params["cwd"] = str(Path(args.cwd).resolve())
@@ -108,7 +111,7 @@ async def _sessions(client: Client, args) -> int:
     return 0
 
 
-async def _import(client: Client, args) -> int:
+async def _import(client: Client, args: argparse.Namespace) -> int:
     messages = load_messages(args.file)
     result = await client.call(
         "importSession",
@@ -119,7 +122,7 @@ async def _import(client: Client, args) -> int:
     return 0
 
 
-async def _search(client: Client, args) -> int:
+async def _search(client: Client, args: argparse.Namespace) -> int:
     params = {"query": args.query, "limit": args.limit}
     if args.session:
         params["sessionId"] = args.session
@@ -132,7 +135,7 @@ async def _search(client: Client, args) -> int:
     return 0
 
 
-def load_messages(path: Path) -> list[dict]:
+def load_messages(path: Path) -> list[dict[str, Any]]:
     """An OpenAI-message JSON file: a list of messages, or an object with a ``messages`` list."""
     data = json.loads(path.read_text(encoding="utf-8"))
     if isinstance(data, dict):

@@ -33,7 +33,7 @@ def nice_step(span: float, target: int = 5) -> float:
         return 1.0
     raw = span / target
     power = 10 ** math.floor(math.log10(raw))
-    return next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+    return float(next(m * power for m in (1, 2, 5, 10) if m * power >= raw))
 
 
 def short_number(value: float) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,11 @@ from server.cli.client import Client
 SEVERITY = {"allow": 0, "ask": 1, "deny": 2, "forbidden": 3}
 
 
-def add_parser(sub: argparse._SubParsersAction, client_run, load_messages) -> None:
+def add_parser(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    client_run: Callable[..., int],
+    load_messages: Callable[[Path], list[dict[str, Any]]],
+) -> None:
     check = sub.add_parser(
         "policy-check", help="the decision the live server would make for every tool call of a recorded session"
     )
@@ -42,7 +47,7 @@ def add_parser(sub: argparse._SubParsersAction, client_run, load_messages) -> No
     check.set_defaults(run=run)
 
 
-async def policy_check(client: Client, args: argparse.Namespace, messages: list[dict] | None) -> int:
+async def policy_check(client: Client, args: argparse.Namespace, messages: list[dict[str, Any]] | None) -> int:
     params: dict[str, Any] = {"cwd": str(Path(args.cwd).resolve())}
     if args.policy:
         params["policy"] = args.policy

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 
-def add_parsers(sub: argparse._SubParsersAction) -> None:
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     replay = sub.add_parser("replay", help="replay a recorded OpenAI-message session through the real server")
     replay.add_argument("file", type=Path)
     replay.add_argument("--context-window", type=int, help="context window in tokens")
@@ -28,7 +28,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     demo.set_defaults(run=_demo)
 
 
-def _replay(args) -> int:
+def _replay(args: argparse.Namespace) -> int:
     from server.cli.replay_run import print_report, replay_file
 
     try:
@@ -42,7 +42,7 @@ def _replay(args) -> int:
     return 1 if report.errors else 0
 
 
-def _demo(args) -> int:
+def _demo(args: argparse.Namespace) -> int:
     import tempfile
 
     from server.cli.demo import DEFAULT_PICTURE, DEMO_WINDOW, demo_session, draw

@@ -14,6 +14,7 @@ import os
 import sys
 import tempfile
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -158,7 +159,7 @@ async def replay_file(
     path: Path,
     context_window: int | None = None,
     keep_recent: int | None = None,
-    on_step=None,
+    on_step: Callable[..., Any] | None = None,
     requests_out: Path | None = None,
 ) -> ReplayReport:
     """Replay ``path`` through a real server on a throwaway home; returns the per-step report.

@@ -7,6 +7,7 @@ swallow lines.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 import sys
 import threading
@@ -41,10 +42,8 @@ def _readline() -> asyncio.Future[str]:
             line = sys.stdin.readline()
         except (OSError, ValueError):
             line = ""
-        try:
+        with contextlib.suppress(RuntimeError):  # the loop is already closed: nobody is waiting any more
             loop.call_soon_threadsafe(lambda: None if fut.done() else fut.set_result(line))
-        except RuntimeError:  # the loop is already closed: nobody is waiting any more
-            pass
 
     threading.Thread(target=read, name="stdin", daemon=True).start()
     return fut
@@ -116,21 +115,21 @@ async def run_turn(client: Client, printer: Lines, sid: str, text: str, queue: b
     """One turn; Ctrl-C cancels it (the turn still ends normally, as ``cancelled``)."""
     loop = asyncio.get_running_loop()
 
-    def cancel() -> None:
-        asyncio.ensure_future(client.request("cancelTurn", {"sessionId": sid}))
+    cancels: set[asyncio.Future[Any]] = set()
 
-    try:
+    def cancel() -> None:
+        request = asyncio.ensure_future(client.request("cancelTurn", {"sessionId": sid}))
+        cancels.add(request)  # held until done: the loop keeps only weak references to tasks
+        request.add_done_callback(cancels.discard)
+
+    with contextlib.suppress(NotImplementedError, RuntimeError):  # not the main thread, or no signals here
         loop.add_signal_handler(signal.SIGINT, cancel)
-    except (NotImplementedError, RuntimeError):  # not the main thread, or no signals here
-        pass
     try:
         params: dict[str, Any] = {"sessionId": sid, "text": text, **({"queue": True} if queue else {})}
         result = await client.request("submitTurn", params)
     finally:
-        try:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.remove_signal_handler(signal.SIGINT)
-        except (NotImplementedError, RuntimeError):
-            pass
     error = result.get("error")
     printer.write(f"— turn ended: {result['stopReason']}" + (f": {error['message']}" if error else ""))
     return 1 if result["stopReason"] == "error" else 0

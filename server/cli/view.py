@@ -20,7 +20,7 @@ from server.cli.client import Client
 from server.context.tokens import estimate_message_tokens
 
 
-def add_parser(sub: argparse._SubParsersAction, client_run) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser], client_run: Any) -> None:
     view = sub.add_parser("view", help="show the request view the next model call would send")
     view.add_argument("session")
     view.add_argument("--context-window", type=int, help="ask as if the window were this many tokens")
@@ -65,7 +65,7 @@ def _label(msg: dict[str, Any]) -> str:
         return "tool [placeholder]"
     if msg.get("tool_calls"):
         return f"assistant +{len(msg['tool_calls'])} call{'s' if len(msg['tool_calls']) > 1 else ''}"
-    return msg["role"]
+    return str(msg["role"])
 
 
 def _gist(msg: dict[str, Any], width: int = 90) -> str:

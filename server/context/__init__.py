@@ -27,8 +27,6 @@ from .tokens import (
 from .view import Compaction, RequestView, ViewSettings, fallback_request_view
 
 __all__ = [
-    "clip_to_budget",
-    "fit_to_window",
     "FALLBACK_SUMMARY",
     "IMAGE_TOKENS",
     "INTERRUPTED_RESULT",
@@ -44,11 +42,13 @@ __all__ = [
     "calibrate",
     "calibrate_refused",
     "clean_message",
+    "clip_to_budget",
     "estimate_message_tokens",
     "estimate_messages_tokens",
     "estimate_text_tokens",
     "fallback_request_view",
     "fallback_window",
+    "fit_to_window",
     "is_failed_result",
     "is_failure",
     "microcompact",

@@ -99,9 +99,9 @@ def _shortened(msg: dict[str, Any], ratio: float) -> dict[str, Any] | None:
 
 
 def _cut_part(part: Any, ratio: float) -> Any:
-    if isinstance(part, Mapping) and part.get("type") == "text" and isinstance(part.get("text"), str):
-        if len(part["text"]) > _LONG:
-            return {**part, "text": _cut(part["text"], ratio)}
+    text = part.get("text") if isinstance(part, Mapping) and part.get("type") == "text" else None
+    if isinstance(text, str) and len(text) > _LONG:
+        return {**part, "text": _cut(part["text"], ratio)}
     return part
 
 

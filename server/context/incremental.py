@@ -42,7 +42,10 @@ from .view import (
 __all__ = ["IncrementalView", "PartialHistory"]
 
 
-class _Lazy(Sequence):
+Summarizer = Callable[[list[Message]], str]
+
+
+class _Lazy(Sequence[Any]):
     """``items[offset:]`` seen as messages or token counts, without copying (for the reference's walkers)."""
 
     def __init__(self, items: list[_Item], offset: int, tokens: bool = False):
@@ -51,7 +54,7 @@ class _Lazy(Sequence):
     def __len__(self) -> int:
         return len(self._items) - self._offset
 
-    def __getitem__(self, i: int):  # type: ignore[override]
+    def __getitem__(self, i: int) -> Any:  # type: ignore[override]
         if i < 0:
             raise IndexError(i)
         item = self._items[self._offset + i]
@@ -87,7 +90,7 @@ class IncrementalView(FedTranscript):
         self,
         settings: ViewSettings,
         compaction: Compaction | None = None,
-        summarizer: Callable[[list[Message]], str] = summarize,
+        summarizer: Summarizer = summarize,
         notes: str | None = None,
     ) -> RequestView:
         """The request view over every message fed (see the module doc). ``compaction`` is the one the previous
@@ -152,8 +155,8 @@ class IncrementalView(FedTranscript):
     def _compact(
         self,
         settings: ViewSettings,
-        summarizer,
-        base,
+        summarizer: Summarizer,
+        base: dict[str, Any],
         replaced: int,
         repeated: bool = False,
         notes: str | None = None,
@@ -190,7 +193,7 @@ class IncrementalView(FedTranscript):
     def _summary_compaction(
         self,
         settings: ViewSettings,
-        summarizer,
+        summarizer: Summarizer,
         focus: str | None = None,
         budget: int | None = None,
         notes: str | None = None,
@@ -236,7 +239,7 @@ class IncrementalView(FedTranscript):
         self,
         settings: ViewSettings,
         focus: str | None = None,
-        summarizer: Callable[[list[Message]], str] = summarize,
+        summarizer: Summarizer = summarize,
         notes: str | None = None,
     ) -> RequestView | None:
         """A summary compaction made on request (``compactSession``), whatever the request's size: the next
@@ -269,7 +272,7 @@ class IncrementalView(FedTranscript):
         last = self._head.last_tokens if self._head is not None else None
         return last is not None and held + last > budget
 
-    def _compacted(self, compaction: Compaction, start: int, base, *, sticky: bool) -> RequestView:
+    def _compacted(self, compaction: Compaction, start: int, base: dict[str, Any], *, sticky: bool) -> RequestView:
         """The view a compaction gives over today's transcript; ``start`` is its first verbatim message.
 
         Microcompacted: every message in order, outputs before ``start`` as placeholders. Summarized: the system
@@ -360,14 +363,14 @@ class IncrementalView(FedTranscript):
                 out.append(_copy(item.msg))
         return out
 
-    def _summary_text(self, end: int, settings: ViewSettings, summarizer) -> str:
+    def _summary_text(self, end: int, settings: ViewSettings, summarizer: Summarizer) -> str:
         """The summary of _conv[:end]; the default summarizer's fold resumes from the nearest earlier fold."""
         if summarizer is not summarize:
             self._needs_older("a custom summarizer reads every older message")
             return summarizer([it.msg for it in self._conv[:end]])
         return render_summary(self._fold_to(end), settings.section_budget_tokens)
 
-    def _fallback(self, base) -> RequestView:
+    def _fallback(self, base: dict[str, Any]) -> RequestView:
         """R-FALL-1 from the repaired state: first system messages + fixed summary + the last messages."""
         if len(self._conv) < FALLBACK_KEEP_MESSAGES:
             self._needs_older("the fallback window reaches back past what this state holds")
@@ -398,7 +401,7 @@ def build_request_view(
     *,
     token_counts: Sequence[int] | None = None,
     compaction: Compaction | None = None,
-    summarizer: Callable[[list[Message]], str] = summarize,
+    summarizer: Summarizer = summarize,
 ) -> RequestView:
     """The view to send for one model call over ``messages`` (the whole transcript so far).
 

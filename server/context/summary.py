@@ -110,14 +110,15 @@ class SummaryState:
         try:
             if data.get("v") != FOLD_VERSION:
                 return None
-            strings = lambda key: tuple(str(x) for x in data.get(key, ()))  # noqa: E731
             last = data.get("lastState")
             calls = tuple((str(a), str(b), str(c)) for a, b, c in data.get("openCalls", ()))
             failures = tuple((str(a), str(b)) for a, b in data.get("failures", ()))
             fed = data.get("fed", 0)
             if (last is not None and not isinstance(last, str)) or not isinstance(fed, int):
                 return None
-            return cls(strings("goals"), strings("files"), failures, last, calls, fed)
+            goals = tuple(str(x) for x in data.get("goals", ()))
+            files = tuple(str(x) for x in data.get("files", ()))
+            return cls(goals, files, failures, last, calls, fed)
         except (AttributeError, TypeError, ValueError):
             return None
 
@@ -195,7 +196,7 @@ def _feed_tool(state: SummaryState, msg: Mapping[str, Any], status: str | None) 
     return SummaryState(
         state.goals,
         state.files,
-        (earlier + (failure,))[-MAX_STORED_FAILURES:],
+        ((*earlier, failure))[-MAX_STORED_FAILURES:],
         state.last_state,
         state.open_calls,
         state.fed + 1,
@@ -212,7 +213,7 @@ def summary_feed(state: SummaryState, msg: Mapping[str, Any], status: str | None
         text = _one_line(content_text(msg.get("content")), GOAL_CHARS)
         if text:
             return SummaryState(
-                (state.goals + (_clip(text, GOAL_CHARS),))[-MAX_STORED_GOALS:],
+                ((*state.goals, _clip(text, GOAL_CHARS)))[-MAX_STORED_GOALS:],
                 state.files,
                 state.failures,
                 state.last_state,

@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Awaitable, Callable, Generator
 from typing import Any
 
 import msgspec
@@ -55,9 +56,9 @@ class _ExpectedErrors(logging.Filter):
 logging.getLogger("pygls.protocol.json_rpc").addFilter(_ExpectedErrors())
 
 
-def _converter():
+def _converter() -> Any:
     """Keep params/results of our own methods as plain dicts (pygls turns them into namedtuples)."""
-    conv = default_converter()
+    conv = default_converter()  # type: ignore[no-untyped-call]
     for cls in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
         names = [a.name for a in cls.__attrs_attrs__]
         conv.register_structure_hook(cls, lambda obj, c, names=names: c(**{n: obj.get(n) for n in names}))
@@ -69,7 +70,7 @@ class ThreadlineProtocol(LanguageServerProtocol):
     attributes elsewhere): sending a JSON-RPC object as it is, answering with an error, forgetting a request we
     stopped waiting for, and whether ``shutdown`` was received."""
 
-    def __init__(self, server: ThreadlineServer, converter) -> None:
+    def __init__(self, server: ThreadlineServer, converter: Any) -> None:
         super().__init__(server, converter)
         self.threadline_server = server  # pygls keeps it privately, typed as a LanguageServer
 
@@ -94,7 +95,7 @@ class ThreadlineProtocol(LanguageServerProtocol):
         return super()._serialize_message(data)
 
     @lsp_method(types.INITIALIZE)
-    def lsp_initialize(self, params: types.InitializeParams):
+    def lsp_initialize(self, params: types.InitializeParams) -> Generator[Any, Any, types.InitializeResult]:
         result = yield from super().lsp_initialize(params)
         result.capabilities.experimental = {
             "threadline": {
@@ -107,10 +108,10 @@ class ThreadlineProtocol(LanguageServerProtocol):
         return result
 
     @lsp_method(types.EXIT)
-    def lsp_exit(self, *args):
+    def lsp_exit(self, *args: Any) -> Any:
         self.threadline_server.request_exit(0 if self.shutting_down else 1)
 
-    def handle_message(self, message):
+    def handle_message(self, message: Any) -> Any:
         gate = self.threadline_server.gate(message)
         if gate is not None:
             if getattr(message, "id", None) is not None:
@@ -278,7 +279,7 @@ def note_mcp_secrets(params: Any) -> None:
                     redaction.add_secret(pair["value"])
 
 
-def _feature(name: str, handler: Handler):
+def _feature(name: str, handler: Handler) -> Callable[[ThreadlineServer, Any], Awaitable[Any]]:
     async def feature(ls: ThreadlineServer, params: Any) -> Any:
         decoded = decode_params(name, params)
         try:
@@ -298,7 +299,7 @@ def _feature(name: str, handler: Handler):
 class _Writer:
     """pygls' writer interface over a plain ``write(bytes)`` (its frames are ASCII JSON, so lengths hold)."""
 
-    def __init__(self, write):
+    def __init__(self, write: Callable[[bytes], Any]) -> None:
         self.write = write
 
     def close(self) -> None:

@@ -14,6 +14,7 @@ Idle or slow strangers are closed at the deadline and never make the real client
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import json
 import logging
@@ -57,7 +58,7 @@ async def _admit(token: str, reader: asyncio.StreamReader, writer: asyncio.Strea
 
     Before it, requests are answered -32002 and notifications dropped, exactly as the server's gate would."""
 
-    def reply(msg_id: Any, code: int, message: str, data: dict | None = None) -> None:
+    def reply(msg_id: Any, code: int, message: str, data: dict[str, Any] | None = None) -> None:
         error = {"code": code, "message": message, **({"data": data} if data else {})}
         writer.write(frame(json.dumps({"jsonrpc": "2.0", "id": msg_id, "error": error}).encode()))
 
@@ -77,7 +78,7 @@ async def _admit(token: str, reader: asyncio.StreamReader, writer: asyncio.Strea
                     reply(None, INVALID_REQUEST, "invalid request: id must be a string or an integer, not null")
                 elif message["method"] == "initialize" and "id" in message:
                     if _carries_token(message, token):
-                        return message
+                        return message  # type: ignore[no-any-return]
                     reply(
                         message["id"],
                         -32001,
@@ -115,7 +116,7 @@ async def _serve_connection(
     reader: asyncio.StreamReader,
     writer: asyncio.StreamWriter,
     first: dict[str, Any],
-    live: set,
+    live: set[Any],
 ) -> None:
     from server.edge.app import ThreadlineServer
 
@@ -132,16 +133,14 @@ async def _serve_connection(
 
 async def _close(writer: asyncio.StreamWriter) -> None:
     writer.close()
-    try:
+    with contextlib.suppress(ConnectionError, OSError):
         await writer.wait_closed()
-    except (ConnectionError, OSError):
-        pass
 
 
 async def _main(settings: Settings, port: int) -> int:
     token = write_token(settings.home)
     one_at_a_time = asyncio.Lock()
-    live: set = set()  # the connection being served: told to exit on SIGTERM, so its runtime closes cleanly
+    live: set[Any] = set()  # the connection being served: told to exit on SIGTERM, so its runtime closes cleanly
     stop = asyncio.get_running_loop().create_future()
 
     def on_signal(signum: int) -> None:
@@ -169,7 +168,7 @@ async def _main(settings: Settings, port: int) -> int:
         code = await stop
         while live:  # let the connection's runtime close (turns cancelled, commands' groups killed)
             await asyncio.sleep(0.05)
-    return code
+    return int(code)
 
 
 def serve_tcp(settings: Settings, port: int) -> int:

@@ -10,6 +10,7 @@ blocks the call; other events go on with a notice). Provider keys never reach a 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -150,10 +151,8 @@ async def _bounded(stream: asyncio.StreamReader) -> bytes:
 
 
 def _kill(proc: asyncio.subprocess.Process) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _excerpt(out: str, err: str) -> str:

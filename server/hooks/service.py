@@ -89,7 +89,9 @@ class SessionHooks:
     def has(self, event: str) -> bool:
         return any(s.event == event for s in self.specs)
 
-    async def run(self, event: str, fields: dict[str, Any], tool: str | None = None, call_id: str | None = None):
+    async def run(
+        self, event: str, fields: dict[str, Any], tool: str | None = None, call_id: str | None = None
+    ) -> Outcome:
         """Run ``event``'s hooks (those whose matcher takes ``tool``) in order; a ``PreToolUse`` block or failure
         stops the rest (the call is blocked either way)."""
         outcome = Outcome()
@@ -199,7 +201,7 @@ class HookService:
             decision = msgspec.convert(raw, u.RequestApprovalResult).decision
         except asyncio.CancelledError:
             raise
-        except Exception:  # no valid answer: never a silent allow
+        except Exception:  # noqa: BLE001 - no valid answer: never a silent allow
             decision = "reject"
         if decision == "allowAlways":
             self.trust.allow_key(cwd, PROJECT_FILE, project.digest)

@@ -61,7 +61,7 @@ class McpConnection:
         self._log_dir = log_dir
         self._on_change = on_change
         self._session: ClientSession | None = None
-        self._task: asyncio.Task | None = None
+        self._task: asyncio.Task[Any] | None = None
         self._scope: anyio.CancelScope | None = None  # the owner task's; cancelled to stop it
         self._lost = asyncio.Event()
         self._settled = asyncio.Event()  # set when the current attempt ended in ready or failed
@@ -154,7 +154,7 @@ class McpConnection:
             await self._watch(session)
             return ready_at
 
-    def _transport(self, stack: contextlib.AsyncExitStack):
+    def _transport(self, stack: contextlib.AsyncExitStack) -> Any:
         c = self.config
         try:
             # config.toml's servers may name the secrets the server took out of its environment block
@@ -173,7 +173,7 @@ class McpConnection:
             stack.push_async_callback(client.aclose)  # a client we pass in is ours to close, after the transport
             return streamable_http_client(url, http_client=client)
         self._log_dir.mkdir(parents=True, exist_ok=True)
-        errlog = stack.enter_context(open(self._log_path, "a", encoding="utf-8"))
+        errlog = stack.enter_context(open(self._log_path, "a", encoding="utf-8"))  # noqa: SIM115 - the stack closes it
         return bounded_stdio_client(  # not the SDK's stdio_client: its line reader is quadratic (server.mcp.stdio)
             StdioServerParameters(command=command, args=args, env=env or None, cwd=c.cwd), errlog=errlog
         )
@@ -189,7 +189,7 @@ class McpConnection:
                 await asyncio.wait_for(session.send_ping(), 30)
             except TimeoutError:
                 continue  # busy is not dead; a dead server closes its end
-            except Exception:
+            except Exception:  # noqa: BLE001 - any failure of the probe means the server is gone
                 return
 
     def _stderr_tail(self, starting: bool) -> str:
@@ -254,7 +254,7 @@ class McpConnection:
             raise McpCallFailed(
                 f"MCP tool {tool!r} of server {self.config.name!r} did not answer within {timeout:g} s"
             ) from None
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - the SDK raises many kinds; each becomes a failed call
             if getattr(exc, "code", None) == TOO_LARGE:  # an over-long result; the server is fine
                 raise McpCallFailed(f"MCP tool {tool!r} of server {self.config.name!r}: {exc}") from None
             self._lost.set()  # the watcher checks the connection at once

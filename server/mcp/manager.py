@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from server.mcp.config import McpServerConfig
 
@@ -25,7 +25,7 @@ class McpManager:
     def __init__(self, log_dir: Path, on_status: StatusListener, idle_stop_s: float = IDLE_STOP_S):
         self._log_dir = log_dir
         self.idle_stop_s = idle_stop_s
-        self._reaper: asyncio.Task | None = None
+        self._reaper: asyncio.Task[Any] | None = None
         self._on_status = on_status
         self._connections: dict[str, McpConnection] = {}
         self._users: dict[str, set[str]] = {}  # config key -> session ids

@@ -30,6 +30,7 @@ from server.tools.base import Tool, ToolContext, ToolFailure
 if TYPE_CHECKING:  # the MCP SDK (and pydantic under it) loads only when a server is started: ~35 MB of RSS
     from server.mcp.connection import McpConnection
     from server.sessions import Session
+    from server.transcript import Store
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +59,7 @@ class FrozenTools:
         ]
 
 
-async def load_frozen(store, session_id: str) -> FrozenTools | None:
+async def load_frozen(store: Store, session_id: str) -> FrozenTools | None:
     events = await store.list_events(session_id, FROZEN_EVENT)
     if not events:
         return None
@@ -103,7 +104,9 @@ class McpService:
 
     # --- a turn's tools ------------------------------------------------------------------------------
 
-    async def session_tools(self, store, session: Session, cwd: Path, emit: Emitter, ask: Ask) -> dict[str, Tool]:
+    async def session_tools(
+        self, store: Store, session: Session, cwd: Path, emit: Emitter, ask: Ask
+    ) -> dict[str, Tool]:
         """Start the session's servers (asking before project ones) and return its MCP tools by model name."""
         session_id = session.id
         frozen = await load_frozen(store, session_id)
@@ -149,7 +152,7 @@ class McpService:
             decision = msgspec.convert(raw, u.RequestApprovalResult).decision
         except asyncio.CancelledError:
             raise
-        except Exception:  # no valid answer: never a silent allow
+        except Exception:  # noqa: BLE001 - no valid answer: never a silent allow
             decision = "reject"
         if decision == "allowAlways":
             self.trust.allow(cwd, config)
@@ -180,7 +183,7 @@ class McpService:
 
     # --- visibility ----------------------------------------------------------------------------------
 
-    async def list(self, store, session: Session | None, cwd: Path | None) -> list[McpServerInfo]:
+    async def list(self, store: Store, session: Session | None, cwd: Path | None) -> list[McpServerInfo]:
         """With a session: its servers (starting the approved ones; once its tools are frozen, the servers they
         came from); without: every running or configured user-level one."""
         if session is not None and cwd is not None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from server.mcp.config import McpServerConfig
 
@@ -49,7 +50,7 @@ class ProjectTrust:
             return {}
         return data if isinstance(data, dict) else {}
 
-    def _save(self, data: dict) -> None:
+    def _save(self, data: dict[str, Any]) -> None:
         tmp = self._path.with_suffix(".tmp")
         tmp.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
         os.replace(tmp, self._path)

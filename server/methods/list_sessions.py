@@ -1,5 +1,7 @@
 """``listSessions {cwd?, limit?, includeChildren?}`` -> ``{sessions}``, newest first."""
 
+from typing import Any
+
 import msgspec
 
 from protocol.messages import ListSessionsParams, ListSessionsResult, SessionInfo, SessionTotals
@@ -34,7 +36,7 @@ async def list_sessions(core: Core, params: ListSessionsParams) -> ListSessionsR
     )
 
 
-def _totals(summed: dict | None) -> SessionTotals | None:
+def _totals(summed: dict[str, Any] | None) -> SessionTotals | None:
     if summed is None:
         return None
     cost = summed["costUsd"]

@@ -11,6 +11,7 @@ It dies with its server (``PR_SET_PDEATHSIG``, and the socket's end of file), an
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -71,18 +72,14 @@ def serve(control: socket.socket) -> None:
                 _run_job(control, me, *fds)
             _children[int(message["job"])] = pid
         elif "kill" in message and int(message["kill"]) in _children:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(_children[int(message["kill"])], signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         for fd in fds:
             os.close(fd)
         _reap()
     for pid in list(_children.values()):
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 def main() -> int:

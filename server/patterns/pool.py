@@ -10,6 +10,7 @@ so the pid is never reused before it reaps it).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import logging
@@ -78,10 +79,8 @@ class ForkServer:
             await collect_until(reader, result, timeout)
         finally:
             if not result.done:
-                try:
+                with contextlib.suppress(OSError):  # the fork server is gone, and its workers with it
                     self._send({"kill": number})
-                except OSError:
-                    pass  # the fork server is gone, and its workers with it
             transport.close()
         if not result.timed_out and not result.done:
             raise ScanError("the pattern worker stopped without an answer")

@@ -10,6 +10,7 @@ and die with the server however it ends.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import sys
@@ -53,10 +54,8 @@ async def _spawned_scan(job: dict[str, Any], timeout: float) -> ScanResult:
         await collect_until(proc.stdout, result, timeout)
     finally:
         if proc.returncode is None:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 proc.kill()
-            except ProcessLookupError:
-                pass
         await proc.wait()
     if not result.timed_out and not result.done:
         raise ScanError(f"the pattern worker stopped without an answer (exit status {proc.returncode})")

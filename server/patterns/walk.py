@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pathspec
 
@@ -20,7 +21,7 @@ def walk_files(root: Path, base: Path) -> Iterator[Path]:
     someone writes to it, which held a search for its whole deadline), and a symlink is not followed.
     """
     root = root.resolve()
-    specs: list[tuple[Path, pathspec.PathSpec]] = []
+    specs: list[tuple[Path, pathspec.PathSpec[Any]]] = []
     for parent in [root, *[p for p in reversed(base.parents) if root in p.parents]]:
         _load_spec(parent, specs)
     for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
@@ -62,14 +63,14 @@ def read_regular(path: Path, max_bytes: int) -> bytes | None:
         os.close(fd)
 
 
-def _load_spec(folder: Path, specs: list[tuple[Path, pathspec.PathSpec]]) -> None:
+def _load_spec(folder: Path, specs: list[tuple[Path, pathspec.PathSpec[Any]]]) -> None:
     data = read_regular(folder / ".gitignore", 1 << 20)
     if data is not None:
         lines = data.decode("utf-8", errors="replace").splitlines()
         specs.append((folder, pathspec.GitIgnoreSpec.from_lines(lines)))
 
 
-def _ignored(path: Path, is_dir: bool, specs: list[tuple[Path, pathspec.PathSpec]]) -> bool:
+def _ignored(path: Path, is_dir: bool, specs: list[tuple[Path, pathspec.PathSpec[Any]]]) -> bool:
     for folder, spec in specs:
         if folder == path or folder in path.parents:
             rel = path.relative_to(folder).as_posix() + ("/" if is_dir else "")
@@ -78,7 +79,7 @@ def _ignored(path: Path, is_dir: bool, specs: list[tuple[Path, pathspec.PathSpec
     return False
 
 
-def glob_matcher(pattern: str):
+def glob_matcher(pattern: str) -> Callable[[str], bool]:
     """A predicate on folder-relative POSIX paths; globs follow .gitignore rules (``*.py`` matches at any depth)."""
     spec = pathspec.GitIgnoreSpec.from_lines([pattern])
     return spec.match_file

@@ -9,6 +9,7 @@ each result as it is found (so a killed scan still leaves its partial results), 
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import os
@@ -106,10 +107,8 @@ def die_with_parent(parent: int) -> None:
     """SIGKILL this process when its parent dies (``PR_SET_PDEATHSIG``), so a worker stuck in a pattern or in the
     kernel never outlives a server killed with SIGKILL (issue 28). A parent already gone before the call is
     caught by the ``getppid`` check."""
-    try:
+    with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG = 1
-    except (OSError, AttributeError):
-        pass
     if parent and os.getppid() != parent:
         os._exit(1)
 
@@ -121,10 +120,8 @@ def main() -> int:
 
 def run_job() -> int:
     """One job from stdin, its answer on stdout (in a spawned worker, or a fork of ``server.patterns.forkserver``)."""
-    try:
+    with contextlib.suppress(ValueError, OSError):
         resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT_BYTES, MEMORY_LIMIT_BYTES))
-    except (ValueError, OSError):
-        pass
     job = json.loads(sys.stdin.read())
     try:
         done = JOBS[job["op"]](job)

@@ -62,7 +62,9 @@ class AnthropicProvider(NativeProvider):
             headers["x-api-key"] = self._api_key
         return headers
 
-    def request_body(self, messages: list[dict], tools: list[dict] | None, cache_key: str | None) -> dict[str, Any]:
+    def request_body(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, cache_key: str | None
+    ) -> dict[str, Any]:
         system, turns = convert_messages(messages)
         place_cache_breakpoints(system, turns)
         body: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens, "messages": turns, "stream": True}

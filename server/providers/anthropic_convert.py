@@ -29,7 +29,7 @@ def tool_id(call_id: str) -> str:
     return _BAD_ID_CHARS.sub("_", call_id) or "call"
 
 
-def convert_tools(tools: list[dict] | None) -> list[dict[str, Any]]:
+def convert_tools(tools: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
     out = []
     for spec in tools or ():
         fn = spec.get("function", spec)
@@ -43,7 +43,7 @@ def convert_tools(tools: list[dict] | None) -> list[dict[str, Any]]:
     return out
 
 
-def convert_messages(messages: list[dict]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def convert_messages(messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """``(system_blocks, messages)`` for the Messages API, roles alternating and starting with ``user``."""
     system: list[dict[str, Any]] = []
     turns: list[dict[str, Any]] = []

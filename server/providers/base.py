@@ -70,8 +70,8 @@ class ChatProvider(Protocol):
 
     async def stream_chat(
         self,
-        messages: list[dict],
-        tools: list[dict] | None,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
         on_event: OnEvent | None,
         *,
         cache_key: str | None = None,

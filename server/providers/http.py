@@ -138,7 +138,7 @@ class HttpProvider:
         if retry_after is not None:
             return min(retry_after, self.backoff_max)
         raw = self.backoff_base * 2 ** (attempt - 1)
-        return min(self.backoff_max, raw + random.uniform(0, raw / 2))
+        return float(min(self.backoff_max, raw + random.uniform(0, raw / 2)))
 
     @asynccontextmanager
     async def _streamed_post(self, body: dict[str, Any], answer: Answer) -> AsyncIterator[httpx.Response]:

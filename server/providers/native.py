@@ -37,7 +37,9 @@ class NativeProvider(HttpProvider):
     kind = ""
 
     # -- what a kind provides ----------------------------------------------------------------------------
-    def request_body(self, messages: list[dict], tools: list[dict] | None, cache_key: str | None) -> dict[str, Any]:
+    def request_body(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, cache_key: str | None
+    ) -> dict[str, Any]:
         raise NotImplementedError
 
     def new_assembler(self) -> Assembler:
@@ -50,8 +52,8 @@ class NativeProvider(HttpProvider):
     # -- the call -------------------------------------------------------------------------------------------
     async def stream_chat(
         self,
-        messages: list[dict],
-        tools: list[dict] | None,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
         on_event: OnEvent | None = None,
         *,
         cache_key: str | None = None,

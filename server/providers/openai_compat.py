@@ -39,7 +39,13 @@ class OpenAICompatibleProvider(HttpProvider):
     path = "/chat/completions"
 
     def __init__(
-        self, base_url: str, api_key: str | None, model: str, *, extra_headers: dict | None = None, **options: Any
+        self,
+        base_url: str,
+        api_key: str | None,
+        model: str,
+        *,
+        extra_headers: dict[str, Any] | None = None,
+        **options: Any,
     ) -> None:
         super().__init__(base_url, api_key, model, **options)
         self._extra_headers = dict(extra_headers or {})
@@ -47,8 +53,8 @@ class OpenAICompatibleProvider(HttpProvider):
 
     async def stream_chat(
         self,
-        messages: list[dict],
-        tools: list[dict] | None,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
         on_event: OnEvent | None = None,
         *,
         cache_key: str | None = None,  # Chat Completions servers cache prefixes without being told
@@ -56,7 +62,7 @@ class OpenAICompatibleProvider(HttpProvider):
         emitter = StreamRelay(on_event)
         return await self._retrying(lambda: self._attempt(messages, tools, emitter), emitter)
 
-    def _request_body(self, messages: list[dict], tools: list[dict] | None) -> dict[str, Any]:
+    def _request_body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.model, "messages": without_reasoning_items(messages), "stream": True}
         if self._send_stream_options:
             body["stream_options"] = {"include_usage": True}
@@ -71,14 +77,18 @@ class OpenAICompatibleProvider(HttpProvider):
             headers["Authorization"] = f"Bearer {self._api_key}"
         return headers
 
-    async def _attempt(self, messages: list[dict], tools: list[dict] | None, emitter: StreamRelay) -> ChatResult:
+    async def _attempt(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, emitter: StreamRelay
+    ) -> ChatResult:
         try:
             return await self._post(messages, tools, emitter)
         except _StreamOptionsRejected:  # at once, and not counted as a retry; this provider never sends it again
             self._send_stream_options = False
             return await self._post(messages, tools, emitter)
 
-    async def _post(self, messages: list[dict], tools: list[dict] | None, emitter: StreamRelay) -> ChatResult:
+    async def _post(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, emitter: StreamRelay
+    ) -> ChatResult:
         body = self._request_body(messages, tools)
         assembler = ChatAssembler(max_chars=self.max_answer_chars)
         async with self._streamed_post(body, assembler) as response:

@@ -36,7 +36,9 @@ class ResponsesProvider(NativeProvider):
             headers["Authorization"] = f"Bearer {self._api_key}"
         return headers
 
-    def request_body(self, messages: list[dict], tools: list[dict] | None, cache_key: str | None) -> dict[str, Any]:
+    def request_body(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, cache_key: str | None
+    ) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.model,
             "input": input_items(messages),
@@ -68,7 +70,7 @@ class ResponsesProvider(NativeProvider):
         return None
 
 
-def input_items(messages: list[dict]) -> list[dict[str, Any]]:
+def input_items(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The OpenAI-shaped view as Responses input items, in order."""
     items: list[dict[str, Any]] = []
     for msg in messages:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from protocol import updates as u
 from protocol.messages import CompactSessionResult, ContextViewResult, GetContextViewParams
@@ -32,7 +33,7 @@ from server.transcript import Session as StoredSession
 MAX_FOCUS_CHARS = 4000
 
 
-def tool_overhead_tokens(extra_specs: list[dict] | None = None) -> int:
+def tool_overhead_tokens(extra_specs: list[dict[str, Any]] | None = None) -> int:
     """What the tool definitions add to every request (they are not part of the message view): the built-in
     tools', plus a session's frozen MCP tools' when given."""
     return estimate_text_tokens(json.dumps(tool_specs() + (extra_specs or [])))

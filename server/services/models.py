@@ -57,7 +57,7 @@ class LiveModels:
     """The live providers: one client per distinct configuration of a session's model, built on first use."""
 
     def __init__(self) -> None:
-        self._built: dict[tuple, Any] = {}  # ChatProviders, each with an aclose()
+        self._built: dict[tuple[Any, ...], Any] = {}  # ChatProviders, each with an aclose()
 
     def provider(self, settings: Settings, session: StoredSession | None) -> ChatProvider | None:
         p = provider_settings(settings, session)
@@ -66,7 +66,8 @@ class LiveModels:
         key = (p.kind, p.base_url, p.api_key, p.model, p.max_output_tokens, p.thinking_budget_tokens)
         if key not in self._built:
             self._built[key] = new_provider(p, settings.provider_read_timeout_seconds)
-        return self._built[key]
+        provider: ChatProvider = self._built[key]
+        return provider
 
     def price(self, settings: Settings, session: StoredSession | None) -> Price | None:
         return price_of(provider_settings(settings, session))

@@ -65,7 +65,7 @@ async def import_session(core: Core, cwd: str, title: str | None, messages: list
     await core.store.append_messages(stored.id, messages)
     try:
         await prepare_view(core, stored.id)
-    except Exception:  # noqa: BLE001 - the import is stored; the first view will read it instead
+    except Exception:
         log.exception("preparing the view of imported session %s failed", stored.id)
     return stored
 

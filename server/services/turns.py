@@ -19,6 +19,7 @@ from server.agent.views import ViewBuilder
 from server.checkpoints import Checkpointer
 from server.errors import InvalidParams
 from server.frozen import read_frozen_context
+from server.hooks.service import SessionHooks
 from server.providers import ChatProvider
 from server.services.context import tool_overhead_tokens
 from server.services.core import Core
@@ -26,7 +27,7 @@ from server.services.images import check_images
 from server.services.models import choose_model, view_settings
 from server.services.subagents import Child, task_tool
 from server.sessions import HookChoices, Session
-from server.tools import ToolContext
+from server.tools import Tool, ToolContext
 from server.transcript import NewMessage, new_id
 from server.transcript import Session as StoredSession
 
@@ -166,10 +167,10 @@ def _live_or_recorded(
     if core.recorded_tools is not None:
         return {"run_tool": core.recorded_tools}
 
-    async def session_tools(turn_emit: Emitter):
+    async def session_tools(turn_emit: Emitter) -> dict[str, Tool]:
         return await core.mcp.session_tools(core.store, session, cwd, turn_emit, core.ask_client)
 
-    async def load_hooks(turn_emit: Emitter):
+    async def load_hooks(turn_emit: Emitter) -> SessionHooks:
         # issue 31 (``threadline exec``) sets ``unattended``: an unapproved project hook file then does not run
         choices = hook_choices or session.hooks
         return await core.hooks.for_turn(

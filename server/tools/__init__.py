@@ -56,10 +56,10 @@ async def run_tool(ctx: ToolContext, name: str, args: dict[str, Any]) -> ToolOut
 __all__ = [
     "TOOLS",
     "Tool",
-    "available_tools",
     "ToolContext",
     "ToolOutcome",
     "ToolRunner",
+    "available_tools",
     "parse_arguments",
     "run_tool",
     "tool_specs",

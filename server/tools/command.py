@@ -8,6 +8,7 @@ configured secret are removed from its environment.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import shlex
@@ -84,8 +85,7 @@ def _simple_commands(command: str) -> list[list[str]]:
 
 def _judge(argv: list[str]) -> str | None:
     while argv and (
-        "=" in argv[0]
-        and not argv[0].startswith("=")
+        ("=" in argv[0] and not argv[0].startswith("="))
         or os.path.basename(argv[0]) in _WRAPPERS
         or (argv[0].startswith("-") and len(argv) > 1)
     ):
@@ -94,9 +94,9 @@ def _judge(argv: list[str]) -> str | None:
         return None
     name, args = os.path.basename(argv[0]), argv[1:]
     flags = "".join(a[1:] for a in args if a.startswith("-") and not a.startswith("--"))
-    if name == "rm" and ("r" in flags.lower() or "--recursive" in args):
-        if any(_DANGEROUS_TARGETS.match(a) for a in args if not a.startswith("-")):
-            return "recursive removal of / or the home folder"
+    recursive = "r" in flags.lower() or "--recursive" in args
+    if name == "rm" and recursive and any(_DANGEROUS_TARGETS.match(a) for a in args if not a.startswith("-")):
+        return "recursive removal of / or the home folder"
     if name in _HALT or name.startswith("mkfs"):
         return "shutting the machine down" if name in _HALT else "formatting a filesystem"
     if name in ("systemctl", "init", "telinit") and any(a in ("poweroff", "reboot", "halt", "0", "6") for a in args):
@@ -173,10 +173,8 @@ async def _read_capped(proc: asyncio.subprocess.Process) -> bytes:
 
 
 def _kill_group(proc: asyncio.subprocess.Process) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 TOOLS = [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import tempfile
 from pathlib import Path
@@ -176,10 +177,8 @@ def write_atomic(root: Path, path: Path, text: str | bytes) -> None:
             os.chmod(tmp_name, mode, dir_fd=dir_fd)
             os.replace(tmp_name, path.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
         except BaseException:
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(tmp_name, dir_fd=dir_fd)
-            except OSError:
-                pass
             raise
     finally:
         os.close(dir_fd)
@@ -194,10 +193,8 @@ def remove_inside(root: Path, path: Path) -> None:
     try:
         if not is_inside(root, Path(os.readlink(f"/proc/self/fd/{dir_fd}"))):
             raise ToolDenied(f"Permission denied: {path.parent} moved outside the session folder {root}")
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(path.name, dir_fd=dir_fd)
-        except FileNotFoundError:
-            pass
     finally:
         os.close(dir_fd)
 

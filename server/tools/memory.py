@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from server.tools.base import Tool, ToolContext, ToolFailure, require_str, schema
@@ -11,7 +12,7 @@ from server.tools.base import Tool, ToolContext, ToolFailure, require_str, schem
 MAX_MEMORY_ENTRY = 4000
 
 
-def memory_path(ctx: ToolContext, scope: str):
+def memory_path(ctx: ToolContext, scope: str) -> Path:
     if scope == "user":
         return ctx.settings.home / "memory.md"
     if scope == "project":

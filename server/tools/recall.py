@@ -30,7 +30,7 @@ async def read_artifact(ctx: ToolContext, args: dict[str, Any]) -> str:
         lines = [f"{m['line']}: {m['text']}" for m in result["matches"]]
         note = f"\n{result['searchNote']}" if result.get("searchNote") else ""
         return head + "\n" + ("\n".join(lines) if lines else "[no matches]") + note
-    return head + "\n" + result["content"]
+    return head + "\n" + str(result["content"])
 
 
 async def search_transcript(ctx: ToolContext, args: dict[str, Any]) -> str:

@@ -15,8 +15,8 @@ __all__ = [
     "Session",
     "SessionNotFound",
     "StorageFailure",
-    "StoredMessage",
     "Store",
+    "StoredMessage",
     "new_id",
     "now",
 ]

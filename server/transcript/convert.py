@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import msgspec
 
@@ -33,7 +34,7 @@ def from_openai(msg: OpenAIMessage, where: str = "message") -> NewMessage:
     )
 
 
-def _split_content(content, where: str) -> tuple[str | None, list[dict[str, str]]]:
+def _split_content(content: Any, where: str) -> tuple[str | None, list[dict[str, str]]]:
     if content is None or isinstance(content, str):
         return content, []
     texts: list[str] = []

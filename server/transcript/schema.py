@@ -221,7 +221,7 @@ def migrate(conn: sqlite3.Connection) -> int:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-    return start
+    return int(start)
 
 
 def _statements(script: str) -> list[str]:

@@ -10,10 +10,11 @@ Stored messages are append-only: nothing here updates or deletes a message excep
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import sqlite3
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager, suppress
 from contextvars import ContextVar
 from dataclasses import replace
 from pathlib import Path
@@ -130,13 +131,12 @@ class Store(
 
     async def close(self) -> None:
         for conn in (self._writer, self._reader):
-            try:
+            # closing twice or after a crash must not mask the real error
+            with contextlib.suppress(Exception):
                 await conn.close()
-            except Exception:  # closing twice or after a crash must not mask the real error
-                pass
 
     @asynccontextmanager
-    async def _write(self):
+    async def _write(self) -> AsyncIterator[aiosqlite.Connection]:
         """One ``BEGIN IMMEDIATE`` transaction: all of it commits or none of it does."""
         if (reading := _READING.get()) is not None:
             raise WriteInRead(f"{reading} is a read and may not write to the store")
@@ -162,10 +162,8 @@ class Store(
 
     async def _rollback(self) -> None:
         if self._writer.in_transaction:
-            try:
+            with suppress(sqlite3.Error):
                 await self._writer.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
 
     # --- messages -----------------------------------------------------------------------------------
 
@@ -244,7 +242,7 @@ class Store(
         if self._view_checkpointer is not None:
             try:
                 await self._advance_view_checkpoints(session_id, first, seq)
-            except Exception:  # noqa: BLE001 - derived data: the messages are stored, the append succeeded
+            except Exception:
                 log.exception("session %s: could not make its view checkpoint; its next view reads more", session_id)
         return stored
 
@@ -337,7 +335,7 @@ async def _connect(path: Path) -> aiosqlite.Connection:
     return conn
 
 
-def _message(row: tuple) -> StoredMessage:
+def _message(row: tuple[Any, ...]) -> StoredMessage:
     (
         seq,
         role,
@@ -372,7 +370,7 @@ def _message(row: tuple) -> StoredMessage:
     )
 
 
-async def _to_completion(awaitable) -> Any:
+async def _to_completion(awaitable: Awaitable[Any]) -> Any:
     """Await a transaction-control statement to its end even when the caller is cancelled meanwhile, then
     re-raise the cancellation: a cancel landing mid-``BEGIN``/``COMMIT``/``ROLLBACK`` must never leave the
     writer connection inside a transaction (every later write would fail until a restart)."""

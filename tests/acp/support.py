@@ -129,7 +129,7 @@ class AcpAgent:
 @contextlib.asynccontextmanager
 async def start_acp(home: Path, fake: FakeProvider, **env: str) -> AsyncIterator[AcpAgent]:
     editor = Editor()
-    stderr = open(log_path(home), "ab")
+    stderr = open(log_path(home), "ab")  # noqa: SIM115 - closed when the agent ends, below
     holder: list[AcpAgent] = []
     # Editor implements only the Client methods these tests need, so it is not a full acp.Client to mypy.
     async with spawn_agent_process(

@@ -48,10 +48,7 @@ def _items(messages: Sequence[Mapping[str, Any]], token_counts: Sequence[int] | 
             continue
         tokens = token_counts[origin] if token_counts is not None else estimate_message_tokens(msg)
         items.append(_Item(msg, tokens, messages[origin]["seq"] if use_seq else origin))
-    if use_seq:
-        last_key = max((m["seq"] for m in messages), default=0)
-    else:
-        last_key = len(messages) - 1
+    last_key = max((m["seq"] for m in messages), default=0) if use_seq else len(messages) - 1
     return items, last_key
 
 

@@ -166,7 +166,7 @@ def _call(call_id: str, name: str, **args: Any) -> dict[str, Any]:
 
 
 def test_B_SUM_10_a_rejected_call_says_so_with_the_users_reason():
-    name, args, text = _find(KIMI, lambda n, a, t: n == "ExitPlanMode" and t.startswith("The user doesn't want"))
+    name, _args, text = _find(KIMI, lambda n, a, t: n == "ExitPlanMode" and t.startswith("The user doesn't want"))
     assert is_failure(text, name)
     telling = failure_telling(text)
     assert telling.startswith("rejected by the user: ") and telling_line(text) in text.replace("\n", " ")

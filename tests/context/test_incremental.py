@@ -102,7 +102,7 @@ def test_B_INC_1_each_message_is_folded_into_the_summary_about_once(monkeypatch)
     """Cost, not time: one view per appended message folds each message a bounded number of times in total
     (the full rebuild folds the whole older history at every call: quadratic)."""
     fed: list[int] = []
-    real_feed = fed_module.summary_feed  # the fold lives with the fed state
+    real_feed = fed_module.summary_feed  # type: ignore[attr-defined]  # the fold lives with the fed state
 
     def counting_feed(state, msg, status=None):
         fed.append(1)

@@ -76,7 +76,7 @@ def test_R_MICRO_2_B_SUM_10_a_failed_call_is_never_compacted(failure):
 def test_R_MICRO_2_B_SUM_10_an_exit_code_at_the_end_of_a_long_output_counts():
     for end in ("\nCommand exited with code 1", "\n[exit code 1]"):
         text = BIG * 5 + "\nE   AssertionError: 1 != 2\n1 failed in 0.3s" + end
-        out, count = microcompact([assistant(None, call("a", "bash", command="pytest")), tool("a", text)], 2)
+        _out, count = microcompact([assistant(None, call("a", "bash", command="pytest")), tool("a", text)], 2)
         assert count == 0
 
 

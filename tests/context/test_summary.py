@@ -253,10 +253,10 @@ def test_B_CACHE_3_the_summary_is_kept_across_turns_and_recomputed_only_at_the_n
     first = build_request_view(msgs, settings)
     assert first.compaction is not None
     assert first.mode == "summarized" and first.compaction.summary == first.summary and not first.sticky
-    grown = msgs + [user("goal 20: one more thing")]
+    grown = [*msgs, user("goal 20: one more thing")]
     second = build_request_view(grown, settings, compaction=first.compaction)
     assert second.sticky and second.summary == first.summary
-    assert second.messages == first.messages + [user("goal 20: one more thing")]
+    assert second.messages == [*first.messages, user("goal 20: one more thing")]
     much = grown + _long_session(10, start=21)
     third = build_request_view(much, settings, compaction=first.compaction)
     assert not third.sticky and third.mode == "summarized" and third.summary != first.summary

@@ -93,7 +93,7 @@ def test_SPEC_12_worked_example_25k_older_conversation_is_microcompacted():
 
 
 def test_B_CACHE_2_the_worked_example_summary_comes_out_under_the_target_with_the_tail_kept():
-    msgs, tail = _worked_example(35_000)
+    msgs, _tail = _worked_example(35_000)
     view = build_request_view(msgs, SPEC_SETTINGS)
     assert SPEC_SETTINGS.target_tokens == 32_000
     assert view.estimated_tokens <= SPEC_SETTINGS.target_tokens
@@ -115,9 +115,10 @@ def test_B_CACHE_2_the_tail_shrinks_to_the_target_but_never_below_the_last_messa
     assert view.estimated_tokens <= settings.target_tokens < settings.threshold_tokens
     assert view.messages[-1] == msgs[-1]
     # A last exchange bigger than the target is still kept whole (R-TAIL-2/3): the view only has to fit.
-    big = msgs + [
+    big = [
+        *msgs,
         sized(assistant(None, call("z", "read_file", path="big.txt")), 200),
-        sized(tool("z", "Tool failed: huge error "), 9_000),
+        sized(tool("z", "Tool failed: huge error "), 9000),
     ]
     view = build_request_view(big, settings)
     assert view.mode == "summarized" and view.messages[-2:] == big[-2:]
@@ -154,7 +155,8 @@ def test_B_CACHE_4_a_last_exchange_no_summary_view_fits_is_cut_in_a_summary_view
             sized(assistant(f"step {i} ", call(f"c{i}", "edit_file", path=f"src/p{i}.py")), 300),
             sized(tool(f"c{i}", "edited "), 300),
         ]
-    huge = msgs + [
+    huge = [
+        *msgs,
         sized(assistant(None, call("z", "read_file", path="big.txt")), 200),
         sized(tool("z", "contents of big.txt: "), 14_000),  # with system and summary, over the 16k threshold
     ]
@@ -174,7 +176,7 @@ def test_B_CACHE_4_a_last_exchange_no_summary_view_fits_is_cut_in_a_summary_view
     assert stored is not None and stored == view.compaction
     assert stored.clip_tokens == view.compaction.clip_tokens is not None
     # B-CACHE-1: the next requests are this one, cut the same way, plus what was appended.
-    grown = huge + [sized(assistant("read it "), 300), sized(user("next "), 200)]
+    grown = [*huge, sized(assistant("read it "), 300), sized(user("next "), 200)]
     again = build_request_view(grown, settings, compaction=stored)
     assert again.sticky and again.clipped_messages == 1
     assert again.messages == [*view.messages, *grown[-2:]]
@@ -196,9 +198,10 @@ def test_B_CACHE_2_placeholders_advance_in_a_batch_at_the_next_compaction_not_pe
     assert first.mode == "microcompacted" and first.compacted_tool_outputs == 10
     grown = msgs
     for i in range(3):  # more successful outputs, each then older than the tail: still not replaced
-        grown = grown + [
+        grown = [
+            *grown,
             sized(assistant(None, call(f"n{i}", "read_file", path="x")), 300),
-            sized(tool(f"n{i}", "more source: "), 1_500),
+            sized(tool(f"n{i}", "more source: "), 1500),
         ]
         view = build_request_view(grown, SPEC_SETTINGS, compaction=first.compaction)
         assert view.sticky and view.compacted_tool_outputs == 10
@@ -239,7 +242,7 @@ def test_R_PIPE_2_each_call_rechecks_a_growing_transcript():
     msgs = [system("s"), sized(user("go "), 500)]
     modes = []
     for i in range(12):
-        msgs = msgs + [assistant(None, call(f"c{i}")), sized(tool(f"c{i}", ""), 1_000)]
+        msgs = [*msgs, assistant(None, call(f"c{i}")), sized(tool(f"c{i}", ""), 1000)]
         modes.append(build_request_view(msgs, settings).mode)
     assert modes[0] == "full" and modes[-1] != "full"
 

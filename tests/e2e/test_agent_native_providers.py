@@ -56,7 +56,7 @@ async def test_a_thinking_tool_turn_round_trips_its_signature_and_reads_the_cach
     sid = await claude.session(folder, policy="auto")
     result = await claude.turn(sid, "what do the notes say?")
     assert result["stopReason"] == "endTurn", result
-    first, second = claude.fake.requests
+    _first, second = claude.fake.requests
     assert not second["rejected"], second["error"]
     assert second["body"]["messages"][1]["content"][0]["type"] == "thinking"  # sent back, signature checked
     items = await claude.transcript(sid)
@@ -126,7 +126,7 @@ async def test_a_responses_tool_turn_keeps_no_server_state_and_names_the_session
     sid = await codex.session(folder, policy="auto")
     result = await codex.turn(sid, "what do the notes say?")
     assert result["stopReason"] == "endTurn", result
-    first, second = codex.fake.requests
+    _first, second = codex.fake.requests
     assert not second["rejected"], second["error"]
     assert second["body"]["store"] is False and second["body"]["prompt_cache_key"] == sid
     assert [i["type"] for i in second["body"]["input"]][-3:] == ["reasoning", "function_call", "function_call_output"]

@@ -126,7 +126,8 @@ class FakeAnthropic(NativeFake):
             )
         ]
         if error:
-            return events + [
+            return [
+                *events,
                 (
                     "error",
                     {
@@ -136,7 +137,7 @@ class FakeAnthropic(NativeFake):
                             "message": error.get("message", "Overloaded"),
                         },
                     },
-                )
+                ),
             ]
         index = 0
         if item.get("thinking") and body.get("thinking"):
@@ -193,7 +194,8 @@ class FakeAnthropic(NativeFake):
             ]
             index += 1
         stop = item.get("stop_reason") or ("tool_use" if item.get("tool_calls") else "end_turn")
-        return events + [
+        return [
+            *events,
             (
                 "message_delta",
                 {

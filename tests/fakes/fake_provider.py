@@ -25,6 +25,7 @@ message reports 0. The figure goes in ``usage.prompt_tokens_details.cached_token
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -148,10 +149,8 @@ class _Handler(BaseHTTPRequestHandler):
         return self.server.fake  # type: ignore[attr-defined]
 
     def handle(self) -> None:
-        try:
+        with contextlib.suppress(ConnectionResetError, BrokenPipeError):  # the client went away, as clients may
             super().handle()
-        except (ConnectionResetError, BrokenPipeError):
-            pass  # the client went away, as clients may
 
     def log_message(self, format: str, *args: Any) -> None:
         if self.fake.verbose:

@@ -74,12 +74,11 @@ class FakeResponses(NativeFake):
                         f"required 'reasoning' item: '{needed}'."
                     )
                 seen_calls.add(item.get("call_id", ""))
-            elif kind == "function_call_output":
-                if item.get("call_id") not in seen_calls:
-                    raise invalid(
-                        f"No tool call found for function call output with call_id {item.get('call_id')}.",
-                        param="input",
-                    )
+            elif kind == "function_call_output" and item.get("call_id") not in seen_calls:
+                raise invalid(
+                    f"No tool call found for function call output with call_id {item.get('call_id')}.",
+                    param="input",
+                )
         outputs = {item.get("call_id") for item in items if item.get("type") == "function_call_output"}
         for call in seen_calls - outputs:
             raise invalid(f"No tool output found for function call {call}.", param="input")
@@ -117,7 +116,7 @@ class FakeResponses(NativeFake):
                 "status": "failed",
                 "error": {"code": error.get("code", "server_error"), "message": error.get("message", "failed")},
             }
-            return events + [("response.failed", {"type": "response.failed", "response": failed})]
+            return [*events, ("response.failed", {"type": "response.failed", "response": failed})]
         output: list[dict[str, Any]] = []
         reasoning_id = None
         if item.get("reasoning"):
@@ -218,7 +217,7 @@ class FakeResponses(NativeFake):
         usage = self._usage(body["input"])
         record["usage"] = usage
         completed = {**response, "status": "completed", "output": output, "usage": usage}
-        return events + [("response.completed", {"type": "response.completed", "response": completed})]
+        return [*events, ("response.completed", {"type": "response.completed", "response": completed})]
 
     def _usage(self, items: list[dict[str, Any]]) -> dict[str, Any]:
         encoded = [digest(i) for i in items]

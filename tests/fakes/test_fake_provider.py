@@ -68,12 +68,12 @@ def chunks(datas: list[str]) -> list[dict[str, Any]]:
 
 def test_streams_text_as_chunked_sse_ending_with_done(fake_provider):
     fake_provider.push({"content": "Hello world", "chunks": 3})
-    with httpx.Client(timeout=5) as client:
-        with connect_sse(
-            client, "POST", f"{fake_provider.url}/chat/completions", json=chat([USER], stream=True)
-        ) as source:
-            assert source.response.headers["transfer-encoding"] == "chunked"
-            datas = [sse.data for sse in source.iter_sse()]
+    with (
+        httpx.Client(timeout=5) as client,
+        connect_sse(client, "POST", f"{fake_provider.url}/chat/completions", json=chat([USER], stream=True)) as source,
+    ):
+        assert source.response.headers["transfer-encoding"] == "chunked"
+        datas = [sse.data for sse in source.iter_sse()]
     parsed = chunks(datas)
     assert all(c["object"] == "chat.completion.chunk" for c in parsed)
     assert parsed[0]["choices"][0]["delta"]["role"] == "assistant"
@@ -96,13 +96,13 @@ def test_streams_usage_in_a_final_chunk_with_empty_choices_only_when_asked(fake_
 
 def test_close_framing_ends_the_body_by_closing_the_socket(fake_provider):
     fake_provider.push({"content": "Hello", "framing": "close"})
-    with httpx.Client(timeout=5) as client:
-        with connect_sse(
-            client, "POST", f"{fake_provider.url}/chat/completions", json=chat([USER], stream=True)
-        ) as source:
-            assert "transfer-encoding" not in source.response.headers
-            assert source.response.headers["connection"] == "close"
-            datas = [sse.data for sse in source.iter_sse()]
+    with (
+        httpx.Client(timeout=5) as client,
+        connect_sse(client, "POST", f"{fake_provider.url}/chat/completions", json=chat([USER], stream=True)) as source,
+    ):
+        assert "transfer-encoding" not in source.response.headers
+        assert source.response.headers["connection"] == "close"
+        datas = [sse.data for sse in source.iter_sse()]
     assert datas[-1] == "[DONE]"
 
 
@@ -114,9 +114,9 @@ def test_streams_reasoning_before_content_in_the_chosen_field(fake_provider):
     first = chunks(stream(fake_provider, chat([USER], stream=True)))
     deltas = [c["choices"][0]["delta"] for c in first]
     assert "".join(d.get("reasoning_content", "") for d in deltas) == "think"
-    assert [i for i, d in enumerate(deltas) if "reasoning_content" in d][-1] < [
+    assert [i for i, d in enumerate(deltas) if "reasoning_content" in d][-1] < next(
         i for i, d in enumerate(deltas) if d.get("content")
-    ][0]
+    )
     second = chunks(stream(fake_provider, chat([USER], stream=True)))
     assert "".join(c["choices"][0]["delta"].get("reasoning", "") for c in second) == "think"
 
@@ -165,12 +165,12 @@ def test_scripted_error_sends_its_status_body_and_headers(fake_provider):
 def test_cut_after_chunks_closes_the_socket_mid_event_without_done(fake_provider):
     fake_provider.push({"content": "abcdef", "chunks": 6, "cut_after_chunks": 3})
     received: list[str] = []
-    with pytest.raises(httpx.RemoteProtocolError):
-        with httpx.Client(timeout=5) as client:
-            with connect_sse(
-                client, "POST", f"{fake_provider.url}/chat/completions", json=chat([USER], stream=True)
-            ) as source:
-                received.extend(sse.data for sse in source.iter_sse())
+    with (
+        pytest.raises(httpx.RemoteProtocolError),
+        httpx.Client(timeout=5) as client,
+        connect_sse(client, "POST", f"{fake_provider.url}/chat/completions", json=chat([USER], stream=True)) as source,
+    ):
+        received.extend(sse.data for sse in source.iter_sse())
     assert len(received) == 3 and "[DONE]" not in received
     assert fake_provider.requests[-1]["cut"] is True
 
@@ -185,13 +185,14 @@ def test_malformed_chunk_sends_an_unparseable_data_line(fake_provider):
 
 def test_hang_sends_headers_then_nothing_and_notices_the_client_leave(fake_provider):
     fake_provider.push({"hang": True})
-    with httpx.Client(timeout=httpx.Timeout(5, read=0.3)) as client:
-        with pytest.raises(httpx.ReadTimeout):
-            with client.stream(
-                "POST", f"{fake_provider.url}/chat/completions", json=chat([USER], stream=True)
-            ) as response:
-                assert response.status_code == 200
-                response.read()
+    url = f"{fake_provider.url}/chat/completions"
+    with (
+        httpx.Client(timeout=httpx.Timeout(5, read=0.3)) as client,
+        pytest.raises(httpx.ReadTimeout),
+        client.stream("POST", url, json=chat([USER], stream=True)) as response,
+    ):
+        assert response.status_code == 200
+        response.read()
     deadline = time.monotonic() + 3
     while not fake_provider.requests[-1]["client_closed"] and time.monotonic() < deadline:
         time.sleep(0.02)

@@ -88,6 +88,6 @@ def test_policy_check_on_a_recorded_session_json_and_exit_status(tmp_path, folde
 
     calm = tmp_path / "calm.json"
     calm.write_text(
-        json.dumps(RECORDED[:1] + [{**RECORDED[1], "tool_calls": RECORDED[1]["tool_calls"][:1]}] + RECORDED[2:3])
+        json.dumps([*RECORDED[:1], {**RECORDED[1], "tool_calls": RECORDED[1]["tool_calls"][:1]}, *RECORDED[2:3]])
     )
     assert threadline(home, "policy-check", str(calm), "--cwd", str(folder), "--fail-on", "ask").returncode == 0

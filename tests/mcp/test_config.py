@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from server.config import ConfigError, load_settings
+from server.config import load_settings
+from server.config_file import ConfigError
 from server.errors import McpConfigError
 from server.mcp.config import client_server, expand, parse_project_servers, parse_user_servers
 from server.mcp.names import model_tool_name

@@ -96,9 +96,9 @@ def test_listed_session_and_search_hit_and_transcript_item_carry_protocol_md_fie
 
 
 def test_session_update_kinds_approval_and_initialization_options_match_protocol_md():
-    assert NOTIFICATIONS == {"sessionUpdate": updates.SessionUpdate}
+    assert {"sessionUpdate": updates.SessionUpdate} == NOTIFICATIONS
     kinds = {t.__struct_config__.tag for t in updates.AnyUpdate.__args__}
-    assert UPDATE_KINDS <= kinds
+    assert kinds >= UPDATE_KINDS
     assert {"sessionId", "turnId", "seq", "update"} <= fields(updates.SessionUpdate)
     assert {"mode", "beforeTokens", "afterTokens", "summary"} <= fields(updates.ContextCompacted)
     assert {"contextTokens", "contextWindowTokens", "inputTokens", "outputTokens"} <= fields(updates.Usage)

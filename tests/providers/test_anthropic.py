@@ -68,7 +68,8 @@ async def test_parallel_tool_calls_come_back_as_one_user_turn_of_results_the_api
         ("toolu_b", {"path": "b"}),
     ]
     assert first.finish_reason == "tool_calls"
-    view = as_view(START, first) + [
+    view = [
+        *as_view(START, first),
         {"role": "tool", "tool_call_id": "toolu_a", "content": "A"},
         {"role": "tool", "tool_call_id": "toolu_b", "content": "B"},
     ]
@@ -100,7 +101,7 @@ async def test_thinking_and_its_signature_go_back_unchanged_on_the_tool_use_cont
     assert not any(isinstance(e, TextDelta) for e in events)  # thinking is never shown as text
     [item] = first.reasoning_items
     assert item["type"] == "thinking" and item["signature"]
-    view = as_view(START, first) + [{"role": "tool", "tool_call_id": "toolu_t", "content": "A"}]
+    view = [*as_view(START, first), {"role": "tool", "tool_call_id": "toolu_t", "content": "A"}]
     second = await p.stream_chat(view, TOOLS, None)
     assert second.content == "Done."
     sent = fake.requests[-1]["body"]["messages"][1]["content"][0]
@@ -111,8 +112,8 @@ async def test_thinking_and_its_signature_go_back_unchanged_on_the_tool_use_cont
 async def test_the_double_rejects_a_thinking_continuation_without_its_thinking_block(fake):
     p = provider(fake, thinking_budget_tokens=1024)
     body = p.request_body(
-        START
-        + [
+        [
+            *START,
             {
                 "role": "assistant",
                 "content": "",
@@ -140,7 +141,7 @@ async def test_cache_breakpoints_sit_on_the_last_system_block_and_the_last_messa
     fake.push({"tool_calls": [{"id": "toolu_1", "name": "read_file", "arguments": {"path": "a"}}]}, {"content": "ok"})
     p = provider(fake)
     first = await p.stream_chat(START, TOOLS, None)
-    view = as_view(START, first) + [{"role": "tool", "tool_call_id": "toolu_1", "content": "A" * 400}]
+    view = [*as_view(START, first), {"role": "tool", "tool_call_id": "toolu_1", "content": "A" * 400}]
     second = await p.stream_chat(view, TOOLS, None)
     body = fake.requests[-1]["body"]
     assert "cache_control" in body["system"][-1] and "cache_control" in body["messages"][-1]["content"][-1]
@@ -158,7 +159,7 @@ async def test_prompt_is_too_long_is_the_context_too_long_kind():
     with FakeAnthropic(api_key=KEY, context_window=50) as fake:
         p = provider(fake)
         with pytest.raises(ProviderError) as caught:
-            await p.stream_chat(START + [{"role": "user", "content": "x" * 2000}], TOOLS, None)
+            await p.stream_chat([*START, {"role": "user", "content": "x" * 2000}], TOOLS, None)
         assert caught.value.kind == "context_too_long" and "prompt is too long" in caught.value.message
         await p.aclose()
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -10,7 +12,7 @@ from server.providers.assembly import ChatAssembler
 
 def pieces(text: str, cuts: list[int]) -> list[str]:
     points = sorted({min(c, len(text)) for c in cuts} | {0, len(text)})
-    return [text[a:b] for a, b in zip(points, points[1:])]
+    return [text[a:b] for a, b in itertools.pairwise(points)]
 
 
 @given(st.text(), st.text(min_size=1), st.lists(st.integers(0, 200)), st.lists(st.integers(0, 200)), st.booleans())

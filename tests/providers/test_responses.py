@@ -41,7 +41,8 @@ async def test_a_tool_turn_sends_function_calls_and_outputs_with_no_server_side_
         ("call_a", {"path": "a"}),
         ("call_b", {"path": "b"}),
     ]
-    view = as_view(START, first) + [
+    view = [
+        *as_view(START, first),
         {"role": "tool", "tool_call_id": "call_a", "content": "A"},
         {"role": "tool", "tool_call_id": "call_b", "content": "B"},
     ]
@@ -77,7 +78,7 @@ async def test_reasoning_items_go_back_encrypted_before_the_call_they_led_to(fak
     assert [e.text for e in events if isinstance(e, ReasoningDelta)] == ["Look at a first."]
     [item] = first.reasoning_items
     assert item["type"] == "reasoning" and item["encrypted_content"]
-    view = as_view(START, first) + [{"role": "tool", "tool_call_id": "call_r", "content": "A"}]
+    view = [*as_view(START, first), {"role": "tool", "tool_call_id": "call_r", "content": "A"}]
     assert (await p.stream_chat(view, TOOLS, None)).content == "ok"
     # without the reasoning item the double refuses, as the API does
     bare = [m if m.get("role") != "assistant" else {k: v for k, v in m.items() if k != "reasoning_items"} for m in view]
@@ -90,7 +91,7 @@ async def test_reasoning_items_go_back_encrypted_before_the_call_they_led_to(fak
 async def test_an_input_over_the_window_is_the_context_too_long_kind():
     with FakeResponses(api_key=KEY, context_window=40) as fake:
         with pytest.raises(ProviderError) as caught:
-            await provider(fake).stream_chat(START + [{"role": "user", "content": "x" * 2000}], TOOLS, None)
+            await provider(fake).stream_chat([*START, {"role": "user", "content": "x" * 2000}], TOOLS, None)
         assert caught.value.kind == "context_too_long"
 
 

@@ -138,7 +138,7 @@ async def test_sigkill_mid_artifact_write_leaves_no_half_artifact(home, work, fa
     folder = home / "artifacts" / sid
     client.start_request("submitTurn", {"sessionId": sid, "text": "make a big output"})
     await wait_for(
-        lambda: folder.exists() and any(folder.iterdir()) or updates(client, sid, "toolResult"),
+        lambda: (folder.exists() and any(folder.iterdir())) or updates(client, sid, "toolResult"),
         what="the artifact write to begin",
     )
     hit = any(p.name.endswith(".partial") for p in folder.iterdir())

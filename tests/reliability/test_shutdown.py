@@ -10,6 +10,7 @@ Measured: the process exits within a generous bound, its stderr holds no traceba
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -112,10 +113,8 @@ async def test_issue28_every_shutdown_path_exits_promptly_with_the_store_closed(
             proc.stdin.close()
         if delay:
             await asyncio.sleep(delay)
-        try:
+        with contextlib.suppress(ProcessLookupError):  # it had already gone: nothing to race
             os.kill(proc.pid, signum)
-        except ProcessLookupError:
-            pass  # it had already gone: nothing to race
         await asyncio.wait_for(proc.wait(), EXIT_BOUND_S)
     finally:
         if proc.returncode is None:

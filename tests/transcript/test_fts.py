@@ -99,7 +99,7 @@ def test_B_SEARCH_1_queries_with_stray_quotes_and_operators_never_fail(db, query
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     st.lists(
-        st.sampled_from(list("ab \"()*:^-+.{}'\\\x00é中") + ["AND", "OR", "NOT", "NEAR", " alpha "]), max_size=12
+        st.sampled_from([*list("ab \"()*:^-+.{}'\\\x00é中"), "AND", "OR", "NOT", "NEAR", " alpha "]), max_size=12
     ).map("".join)
     | st.text(max_size=30)
 )

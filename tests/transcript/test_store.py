@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 from pathlib import Path
 
@@ -209,10 +210,8 @@ async def test_a_cancelled_write_never_leaves_a_transaction_open_at_any_await_po
             await asyncio.sleep(0)
         finished = task.done()
         task.cancel()
-        try:
+        with contextlib.suppress(asyncio.CancelledError):
             await task
-        except asyncio.CancelledError:
-            pass
         assert not store._writer.in_transaction, f"a transaction was left open by a cancel at step {steps}"
         after.append(f"after step {steps}")
         await store.append_messages(session.id, [user(after[-1])])  # the next write works

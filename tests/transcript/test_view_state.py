@@ -4,6 +4,7 @@ a long history no server has viewed opens without reading all of it. The store a
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
 from pathlib import Path
 
@@ -42,7 +43,7 @@ async def test_B_CACHE_3_the_store_keeps_a_few_checkpoints_each_the_head_a_full_
     seqs = [seq for seq, _, _ in points]
     assert seqs == sorted(seqs, reverse=True) and seqs[0] > len(msgs) - 2 * CHECKPOINT_EVERY
     # about CHECKPOINT_EVERY apart: each is the last segment start of the append that made it due
-    assert all(CHECKPOINT_EVERY // 2 < a - b < 2 * CHECKPOINT_EVERY for a, b in zip(seqs, seqs[1:]))
+    assert all(CHECKPOINT_EVERY // 2 < a - b < 2 * CHECKPOINT_EVERY for a, b in itertools.pairwise(seqs))
     for seq, tokens, head in points:
         assert tokens == sum(m.tokens or 0 for m in stored if m.seq >= seq)
         full = IncrementalView()  # what a state fed every message up to the point's segment knows there
@@ -106,7 +107,7 @@ async def test_B_CACHE_3_a_whole_history_in_one_append_gets_checkpoints_spread_o
         points = await store.view_checkpoints(sid)
     seqs = [seq for seq, _, _ in points]
     assert len(seqs) == CHECKPOINTS_KEPT
-    assert all(CHECKPOINT_EVERY // 2 < a - b < 2 * CHECKPOINT_EVERY for a, b in zip(seqs, seqs[1:]))
+    assert all(CHECKPOINT_EVERY // 2 < a - b < 2 * CHECKPOINT_EVERY for a, b in itertools.pairwise(seqs))
     assert points[-1][1] > 2 * 32_000  # the oldest kept leaves room for large windows after it
 
 
