@@ -218,3 +218,6 @@ class InitializationOptions(Base):
     provider: ProviderOptions | None = None
     approval_policy: Literal["ask", "autoEdit", "auto"] | None = None
     token: str | None = None  # required in TCP mode
+    # Nobody can answer requestApproval on this connection (``threadline exec``): a call that would ask is refused
+    # at once, and the model reads why.
+    unattended: bool = False

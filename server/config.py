@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 import platformdirs
 
 from protocol.updates import InitializationOptions, ProviderOptions
+from server.agent.approval_rules import ApprovalRules, RuleError
 from server.config_file import ConfigError, ModelTable, PriceTable, read_config
 from server.errors import McpConfigError
 from server.hooks.config import HookConfigError, HookSpec, parse_hooks
@@ -68,6 +69,10 @@ class Settings:
     # ``[models.NAME]``: named models a session may pick (createSession/updateSession ``model``); a session
     # without one uses ``provider``.
     models: dict[str, ProviderSettings] = field(default_factory=dict)
+    approval_rules: ApprovalRules = ApprovalRules()  # ``[approvals]``: commands allowed without asking
+    # ``initializationOptions.unattended``: nobody can answer ``requestApproval`` on this connection (threadline
+    # exec), so a call that would ask is refused at once and the model is told why (server.agent.approvals).
+    unattended: bool = False
 
     def api_keys(self) -> tuple[str, ...]:
         """Every provider key configured (the default's and each named model's), for redaction and scrubbing."""
@@ -99,7 +104,12 @@ class Settings:
         default_url = self.provider.base_url in (None, DEFAULT_BASE_URLS.get(self.provider.kind))
         if provider.kind != self.provider.kind and default_url:
             provider = replace(provider, base_url=given.base_url or DEFAULT_BASE_URLS.get(provider.kind))
-        return replace(self, provider=provider, approval_policy=options.approval_policy or self.approval_policy)
+        return replace(
+            self,
+            provider=provider,
+            approval_policy=options.approval_policy or self.approval_policy,
+            unattended=bool(options.unattended),
+        )
 
 
 def default_home() -> Path:
@@ -141,10 +151,12 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         raise ConfigError(f"{home / 'config.toml'}: mcp_servers: {exc}") from None
     try:
         hooks = parse_hooks(config.hooks, "user")
-    except HookConfigError as exc:
+        rules = ApprovalRules.parse(config.approvals.commands, config.approvals.command_prefixes)
+    except (HookConfigError, RuleError) as exc:
         raise ConfigError(f"{home / 'config.toml'}: {exc}") from None
     return Settings(
         home=home,
+        approval_rules=rules,
         mcp_servers=mcp_servers,
         hooks=hooks,
         provider=provider,

@@ -16,6 +16,14 @@ Two rules keep a hostile repository or model from turning a convenience into cod
   remembered for the session (rebuilt from the stored events after a restart, and re-read before each check so a
   revoke by another server counts; ``server.agent.remembered``), clients can list and revoke it, and the request's
   ``detail`` says what it will cover.
+
+What allows a call without asking, in order: the policy (``auto``: everything), then, unless the path is
+execution-bearing, a remembered "always" or an ``[approvals]`` rule of config.toml (``server.agent.approval_rules``),
+then ``autoEdit`` for edits. A ``PreToolUse`` hook's allow (issue 32) belongs beside the rules in ``needed``.
+
+*Unattended* (``initializationOptions.unattended``, ``threadline exec``): nobody can answer, so a call that would
+ask is refused at once, without a ``requestApproval``, stored as an ``approvalDecided`` rejection with a note, and
+the model's tool result says why and what the policy and rules allow, so it can take another way (issue 31).
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ from typing import Any
 import msgspec
 
 from protocol.updates import FileDiff, RequestApprovalParams, RequestApprovalResult
+from server.agent.approval_rules import ApprovalRules
 from server.agent.diffs import unified
 from server.agent.remembered import RememberedApprovals, always_scope, describe
 from server.tools import Tool
@@ -51,10 +60,13 @@ class Approvals:
         always: RememberedApprovals,
         cwd: Path | None = None,
         home: Path | None = None,
+        rules: ApprovalRules | None = None,
+        unattended: bool = False,
     ):
         self.store, self._ask, self.policy, self.always = store, ask, policy, always
         self.cwd, self.home = cwd, home
         self.parent: tuple[str, str] | None = None  # a subagent's (parent session, task call), asked with (B-SUB-1)
+        self.rules, self.unattended = rules or ApprovalRules(), unattended
 
     async def refresh(self, session_id: str) -> None:
         """Re-read the session's remembered grants (a revoke by another server counts at the next call)."""
@@ -74,6 +86,8 @@ class Approvals:
             return "ask", "protected path", why
         if self.always.allows(tool, args, self.cwd):
             return "allow", "remembered rule", "allowed always earlier in this session"
+        if rule := self.rules.allows(tool.name, args):
+            return "allow", "approvals rule", f"[approvals] in config.toml allows {rule}"
         if self.policy == "autoEdit" and tool.approval == "edit":
             return "allow", "policy", "policy autoEdit allows edits"
         return "ask", "policy", f"policy {self.policy} asks before {tool.approval}s"
@@ -112,7 +126,12 @@ class Approvals:
         args: dict[str, Any],
         diff: FileDiff | None = None,
     ) -> str:
-        """Ask the client; any failure to get a valid answer counts as a rejection (never a silent allow)."""
+        """Ask the client; any failure to get a valid answer counts as a rejection (never a silent allow).
+        Unattended, nobody is asked: the call is rejected at once (``denial`` says why)."""
+        if self.unattended:
+            refused = {"toolCallId": call_id, "tool": tool.name, "decision": "reject", "note": UNATTENDED_NOTE}
+            await self.store.add_event(session_id, "approvalDecided", refused, turn_id)
+            return "reject"
         scope = None if self.protected(tool, args) else always_scope(tool, args, self.cwd)
         detail = f"{diff.path}\n{unified(diff).rstrip()}" if diff is not None else _detail(tool, args)
         params = RequestApprovalParams(
@@ -148,6 +167,34 @@ class Approvals:
         if granted and scope is not None:
             self.always.add(scope, tool.name, event)
         return decision
+
+    def denial(self, tool: Tool, args: dict[str, Any]) -> str:
+        """The rejected call's tool result: what the model reads, so it can take another way."""
+        if not self.unattended:
+            return f"Permission denied: the user rejected this {tool.name} call"
+        why = self.protected(tool, args)
+        allowed = POLICY_ALLOWS.get(self.policy, f"the approval policy is {self.policy!r}")
+        rules = self.rules.describe()
+        return (
+            f"Permission denied: this is an unattended run (nobody can approve anything), and this {tool.name} "
+            "call needs approval, so it was not run"
+            + (f" ({why}, which always needs approval)" if why else "")
+            + f". Under the approval policy {self.policy!r}, {allowed}."
+            + (f" The user's [approvals] rules also allow these commands: {rules}." if rules else "")
+            + " Do not retry this call: do what is allowed instead, or finish and say what needs approval."
+        )
+
+
+UNATTENDED_NOTE = "unattended run: nobody can approve, so the call was refused without asking"
+# What each policy lets through without asking, in the words the model reads when a call is refused unattended.
+POLICY_ALLOWS = {
+    "ask": "only reading and searching run without approval: commands and file changes need it",
+    "autoEdit": (
+        "reading, searching and file edits inside the session folder run without approval: commands and other "
+        "tools need it"
+    ),
+    "auto": "everything runs without approval",
+}
 
 
 def _covers(tool: Tool, args: dict[str, Any], scope: str | None) -> str:

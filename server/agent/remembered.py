@@ -102,10 +102,8 @@ def always_scope(tool: Tool, args: dict[str, Any], cwd: Path | None) -> str | No
     (a compound command, a path outside the session folder, a path that goes through a symlink: the folder the
     user saw is not the one written)."""
     if tool.name == "run_command":
-        command = str(args.get("command", "")).strip()
-        if not command or _COMPOUND.search(command):
-            return None
-        return f"run_command:{command}"
+        command = simple_command(str(args.get("command", "")))
+        return None if command is None else f"run_command:{command}"
     if not tool.writes_paths:
         return tool.name
     relative = _relative_file(tool, args, cwd)
@@ -113,6 +111,15 @@ def always_scope(tool: Tool, args: dict[str, Any], cwd: Path | None) -> str | No
         return None
     folder = os.path.dirname(relative)
     return f"{tool.name}:{folder + '/' if folder else WHOLE_FOLDER}"
+
+
+def simple_command(command: str) -> str | None:
+    """``command`` stripped when it is one simple command; None when it is empty or compound (``;``, ``&&``, ``|``,
+    ``$(...)``, backticks, redirections, a second line), which nothing broader than one call may allow."""
+    command = command.strip()
+    if not command or _COMPOUND.search(command):
+        return None
+    return command
 
 
 def describe(scope: str) -> str:

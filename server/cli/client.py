@@ -45,7 +45,10 @@ class Client:
         args: list[str] | None = None,
         initialization_options: dict[str, Any] | None = None,
         cwd: str | None = None,
+        new_session: bool = False,
     ) -> Client:
+        """Start the server and initialize it. ``new_session``: in its own process group, so a terminal's Ctrl-C
+        reaches only this client, which can then cancel a turn cleanly instead of the server dying mid-answer."""
         proc = await asyncio.create_subprocess_exec(
             *(args or [sys.executable, "-m", "server"]),
             stdin=asyncio.subprocess.PIPE,
@@ -54,6 +57,7 @@ class Client:
             env={**os.environ, **(env or {})},
             cwd=cwd,
             limit=1 << 24,
+            start_new_session=new_session,
         )
         client = cls(proc)
         client.initialize_result = await client.request(

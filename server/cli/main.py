@@ -13,6 +13,7 @@ from typing import Any
 from protocol.sessions import ImportSessionResult, ListSessionsResult
 from protocol.transcript import SearchTranscriptResult
 from server.cli import chat as cli_chat
+from server.cli import exec as cli_exec
 from server.cli import policy as cli_policy
 from server.cli import replay as cli_replay
 from server.cli import view as cli_view
@@ -70,6 +71,7 @@ def _parser() -> argparse.ArgumentParser:
     search.set_defaults(run=lambda a: _client_run(_search, a))
 
     cli_chat.add_parser(sub)
+    cli_exec.add_parser(sub)
     cli_view.add_parser(sub, _client_run)
     cli_replay.add_parsers(sub)
     cli_policy.add_parser(sub, _client_run, load_messages)

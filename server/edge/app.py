@@ -41,6 +41,7 @@ from server.edge.rpc import decode_params, run_handler, to_rpc_error
 from server.edge.transport import PREAUTH_MAX_BYTES, FrameError, read_messages
 from server.methods.registry import HANDLERS, Handler
 from server.runtime import Runtime
+from server.tools import TOOLS
 
 log = logging.getLogger(__name__)
 
@@ -97,12 +98,16 @@ class ThreadlineProtocol(LanguageServerProtocol):
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams) -> Generator[Any, Any, types.InitializeResult]:
         result = yield from super().lsp_initialize(params)
+        settings = self.threadline_server.runtime.settings  # as this connection's options left them
         result.capabilities.experimental = {
             "threadline": {
                 "version": __version__,
                 "methods": sorted(METHODS),
                 "notifications": sorted(NOTIFICATIONS),
                 "serverRequests": sorted(SERVER_REQUESTS),
+                "tools": list(TOOLS),  # the built-in tools a model may call (MCP tools come per session)
+                "approvalPolicy": settings.approval_policy,  # what a session that sets none runs under
+                "unattended": settings.unattended,
             }
         }
         return result
