@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 import msgspec
 
 from protocol.messages import CreateSessionParams, UpdateSessionParams
-from server.cli.client import Client
+from server.cli.client import Client, RpcError
 
 ZERO_TOTALS = {"inputTokens": 0, "outputTokens": 0, "cachedInputTokens": 0, "cacheWriteTokens": 0}
 LATER = {"plan": "plan mode (issue 33)"}  # values a later server knows, with what they need
@@ -34,7 +34,10 @@ class ExecSession:
 
     async def totals(self, client: Client) -> dict[str, Any]:
         """The session's stored totals (the run made no model call that reported them)."""
-        info = await find_session(client, self.id)
+        try:
+            info = await find_session(client, self.id)
+        except (RpcError, ConnectionError):  # the server is gone: the result still comes out, with zeros
+            info = None
         return (info or {}).get("totals") or dict(ZERO_TOTALS)
 
 
