@@ -93,25 +93,46 @@ def _has_password(url: str) -> bool:
 
 def reexec_without_keys() -> None:
     """Re-execute this process without its secrets (or any variable holding the same value) in its environment;
-    returns only when there is nothing to hide, or after the re-exec (in the new image)."""
-    if _FD_VAR in os.environ:
+    returns only when there is nothing to hide, or after the re-exec (in the new image).
+
+    A client that started this server may have handed the built-in keys over already (``hand_over_keys``): then
+    there is nothing left to hide and no second interpreter start (issue 31). Whatever secret the environment still
+    holds is hidden the same way, together with what was handed over."""
+    found = secret_vars(os.environ)
+    if not found:
+        return  # keys a client handed over wait in their pipe for take_keys
+    keys = {**take_keys(), **found}
+    env, read_end = _hand_over(dict(os.environ), keys)
+    if read_end is None:  # too many to hand over: they stay where the settings can read them
+        os.environ.update(keys)
         return
-    keys = secret_vars(os.environ)
-    if not keys:
-        return
-    payload = json.dumps(keys).encode()
-    if len(payload) > _MAX_PIPE_BYTES:
-        return
-    values = set(keys.values())
-    env = {k: v for k, v in os.environ.items() if k not in keys and v not in values}
-    read_end, write_end = os.pipe()
-    os.write(write_end, payload)
-    os.close(write_end)
     os.set_inheritable(read_end, True)
-    env[_FD_VAR] = str(read_end)
     sys.stdout.flush()
     sys.stderr.flush()
     os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], env)
+
+
+def hand_over_keys(env: dict[str, str]) -> tuple[dict[str, str], int | None]:
+    """For a client starting the server (``server.cli.client``): ``env`` without the built-in key variables (nor
+    any variable holding the same value), naming the read end of a pipe that holds them (``take_keys`` reads it);
+    that read end, or None when there is nothing to hand over. The client reads no configuration: the server
+    hides whatever else ``secret_vars`` finds, re-executing only then."""
+    if _FD_VAR in env:
+        return env, None
+    return _hand_over(env, {k: env[k] for k in KEY_VARS if env.get(k)})
+
+
+def _hand_over(env: dict[str, str], keys: dict[str, str]) -> tuple[dict[str, str], int | None]:
+    payload = json.dumps(keys).encode()
+    if not keys or len(payload) > _MAX_PIPE_BYTES:
+        return env, None
+    values = set(keys.values())
+    env = {k: v for k, v in env.items() if k not in keys and v not in values and k != _FD_VAR}
+    read_end, write_end = os.pipe()
+    os.write(write_end, payload)
+    os.close(write_end)
+    env[_FD_VAR] = str(read_end)
+    return env, read_end
 
 
 def take_keys() -> dict[str, str]:

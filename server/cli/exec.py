@@ -12,17 +12,21 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import signal
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from server.cli.client import Client, RpcError
-from server.cli.exec_output import FORMATS, Output, TurnRecord, guard_stdout, output_for
-from server.cli.exec_session import ExecSession, UsageError, check_choices, open_session
+
+if TYPE_CHECKING:
+    from server.cli.exec_output import Output, TurnRecord
+    from server.cli.exec_session import ExecSession
 
 OK, FAILED, USAGE, INTERRUPTED = 0, 1, 2, 130
+FORMATS = ("text", "json", "stream-json")
 CANCEL_RETRY_SECONDS = 0.5  # a cancelTurn that came before the server registered the turn is sent again
 CANCEL_GRACE_SECONDS = 30  # after this long without the turn ending, the server is stopped anyway
 
@@ -61,13 +65,7 @@ def _positive(text: str) -> int:
 
 
 def exec_command(args: argparse.Namespace) -> int:
-    started = time.monotonic()
-    out = guard_stdout(args.output_format)
-    try:
-        return asyncio.run(run(args, output_for(args.output_format, out, sys.stderr), started))
-    except UsageError as exc:
-        print(f"threadline exec: {exc}", file=sys.stderr)
-        return USAGE
+    return asyncio.run(run(args, time.monotonic()))
 
 
 class Interrupt:
@@ -101,7 +99,8 @@ class Interrupt:
                 return
             await asyncio.wait({self.turn}, timeout=CANCEL_RETRY_SECONDS)
         if not self.turn.done():  # the server did not end the turn: stop it (its drafts are recovered on restart)
-            self.client.proc.kill()
+            with contextlib.suppress(ProcessLookupError):
+                self.client.proc.kill()
 
     def watch(self, client: Client, session_id: str, turn: asyncio.Future[Any]) -> None:
         self.client, self.session_id, self.turn = client, session_id, turn
@@ -109,30 +108,60 @@ class Interrupt:
             self._fired(self.signal)
 
 
-async def run(args: argparse.Namespace, output: Output, started: float) -> int:
-    check_choices(args)  # before a server starts: a bad flag costs nothing
-    text = read_task(args.task)
+async def run(args: argparse.Namespace, started: float) -> int:
     interrupt = Interrupt()
     interrupt.install()
+    # The server boots first (most of the time to the first model call, bench/exec_start.py) while this side
+    # imports the rest and checks its arguments; in its own process group, a terminal's Ctrl-C reaches only us,
+    # and we cancel the turn cleanly.
+    client, answer = await Client.start(initialization_options={"unattended": True}, new_session=True)
+    from server.cli.exec_output import guard_stdout, output_for
+    from server.cli.exec_session import UsageError
+
+    output = output_for(args.output_format, guard_stdout(args.output_format), sys.stderr)
     try:
-        # Its own process group: a terminal's Ctrl-C reaches only us, and we cancel the turn cleanly
-        client = await Client.spawn(initialization_options={"unattended": True}, new_session=True)
-    except (ConnectionError, OSError) as exc:
-        raise UsageError(f"the server did not start ({exc}); see its message above") from None
-    try:
-        try:
-            session = await open_session(client, args, title=text.strip().splitlines()[0][:80])
-        except RpcError as exc:
-            raise UsageError(exc.message) from None
-        if interrupt.signal is not None:
-            return INTERRUPTED
-        output.init(session.init)
-        return await run_turn(client, session, text, args, output, interrupt, started)
+        return await _run(client, answer, args, output, interrupt, started)
+    except UsageError as exc:
+        print(f"threadline exec: {exc}", file=sys.stderr)
+        return USAGE
     finally:
         await client.close()
 
 
+async def _run(
+    client: Client,
+    answer: asyncio.Future[Any],
+    args: argparse.Namespace,
+    output: Output,
+    interrupt: Interrupt,
+    started: float,
+) -> int:
+    from server.cli.exec_session import UsageError, check_choices, open_session
+
+    try:
+        check_choices(args)
+        text = read_task(args.task)
+    except UsageError:
+        with contextlib.suppress(ProcessLookupError):
+            client.proc.kill()  # nothing to run: the server need not finish booting
+        raise
+    try:
+        await client.initialized(answer)
+    except (ConnectionError, OSError) as exc:
+        raise UsageError(f"the server did not start ({exc}); see its message above") from None
+    try:
+        session = await open_session(client, args, title=text.strip().splitlines()[0][:80])
+    except RpcError as exc:
+        raise UsageError(exc.message) from None
+    if interrupt.signal is not None:
+        return INTERRUPTED
+    output.init(session.init)
+    return await run_turn(client, session, text, args, output, interrupt, started)
+
+
 def read_task(task: str) -> str:
+    from server.cli.exec_session import UsageError
+
     text = sys.stdin.read() if task == "-" else task
     if not text.strip():
         raise UsageError("the task is empty" + (" (nothing on stdin)" if task == "-" else ""))
@@ -148,6 +177,8 @@ async def run_turn(
     interrupt: Interrupt,
     started: float,
 ) -> int:
+    from server.cli.exec_output import TurnRecord
+
     record = TurnRecord()
 
     def on_update(method: str, params: Any) -> None:

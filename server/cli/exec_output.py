@@ -19,8 +19,6 @@ from typing import Any, TextIO
 
 from server.cli.chat import cached_share, fold, money, printable, tokens
 
-FORMATS = ("text", "json", "stream-json")
-
 
 @dataclass
 class TurnRecord:

@@ -212,6 +212,7 @@ class _Handler(BaseHTTPRequestHandler):
             "error": None,
             "client_closed": False,
             "peer_port": self.client_address[1],
+            "received_at": time.time(),  # wall clock, comparable across processes (bench/exec_start.py)
         }
         fake._record(record)
         try:
