@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -27,8 +29,10 @@ THREADLINE = REPO / ".venv" / "bin" / "threadline"
 KEY = "sk-bench-exec-start"
 
 
-def one_run(fake: FakeProvider, home: Path, folder: Path) -> float:
-    """Milliseconds from just before the command starts to the double receiving its first model request."""
+def one_run(fake: FakeProvider, home: Path, folder: Path) -> tuple[float, float]:
+    """Milliseconds from just before the command starts to the double receiving its first model request, and the
+    CPU milliseconds (user + system) the command and its server used over the whole run (the machine is shared:
+    under load the wall time grows, the CPU time much less)."""
     fake.reset()
     env = {
         "PATH": "/usr/bin:/bin",
@@ -37,6 +41,7 @@ def one_run(fake: FakeProvider, home: Path, folder: Path) -> float:
         "THREADLINE_MODEL": "fake-model",
         "THREADLINE_API_KEY": KEY,
     }
+    cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.time()
     run = subprocess.run(
         [str(THREADLINE), "exec", "--cwd", str(folder), "--output-format", "json", "hello"],
@@ -48,7 +53,9 @@ def one_run(fake: FakeProvider, home: Path, folder: Path) -> float:
     if run.returncode != 0:
         raise SystemExit(f"threadline exec failed ({run.returncode}): {run.stderr}")
     first = min(r["received_at"] for r in fake.requests if r["path"].endswith("/chat/completions"))
-    return (first - started) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    used = (after.ru_utime - cpu.ru_utime) + (after.ru_stime - cpu.ru_stime)
+    return (first - started) * 1000, used * 1000
 
 
 def measure(runs: int) -> dict[str, Any]:
@@ -62,8 +69,11 @@ def measure(runs: int) -> dict[str, Any]:
         warm = [one_run(fake, warm_home, folder) for _ in range(runs)]
     return {
         "runs": runs,
-        "fresh_home_ms": _stats(fresh),
-        "warm_home_ms": _stats(warm),
+        "fresh_home_ms": _stats([wall for wall, _ in fresh]),
+        "warm_home_ms": _stats([wall for wall, _ in warm]),
+        "whole_run_cpu_ms": _stats([cpu for _, cpu in fresh + warm]),
+        "load_average_1min": round(os.getloadavg()[0], 1),
+        "cores": os.cpu_count(),
         "python": sys.version.split()[0],
     }
 
