@@ -72,10 +72,34 @@ def measure(runs: int) -> dict[str, Any]:
         "fresh_home_ms": _stats([wall for wall, _ in fresh]),
         "warm_home_ms": _stats([wall for wall, _ in warm]),
         "whole_run_cpu_ms": _stats([cpu for _, cpu in fresh + warm]),
+        "import_cpu_ms": import_cpu_ms(),
         "load_average_1min": round(os.getloadavg()[0], 1),
         "cores": os.cpu_count(),
         "python": sys.version.split()[0],
     }
+
+
+# Where the time goes: the CPU an interpreter spends importing each of these (min of 5), before any work.
+IMPORTS = {
+    "python alone": "pass",
+    "the exec client (server.cli.exec)": "import server.cli.exec",
+    "lsprotocol.types (pygls's LSP types)": "import lsprotocol.types",
+    "pygls.lsp.server": "import pygls.lsp.server",
+    "the whole server (server.app)": "import server.app",
+}
+
+
+def import_cpu_ms() -> dict[str, int]:
+    costs = {}
+    for name, code in IMPORTS.items():
+        best = float("inf")
+        for _ in range(5):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            best = min(best, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
+        costs[name] = round(best * 1000)
+    return costs
 
 
 def _stats(values: list[float]) -> dict[str, float]:
