@@ -153,8 +153,6 @@ async def _run(
         session = await open_session(client, args, title=text.strip().splitlines()[0][:80])
     except RpcError as exc:
         raise UsageError(exc.message) from None
-    if interrupt.signal is not None:
-        return INTERRUPTED
     output.init(session.init)
     return await run_turn(client, session, text, args, output, interrupt, started)
 
@@ -191,12 +189,14 @@ async def run_turn(
     params: dict[str, Any] = {"sessionId": session.id, "text": text}
     if args.max_model_calls:
         params["maxModelCalls"] = args.max_model_calls
-    _, turn = client.start_request("submitTurn", params)
-    interrupt.watch(client, session.id, turn)
-    try:
-        answer = await turn
-    except ConnectionError as exc:  # the server died (or was stopped after a signal)
-        answer = {"stopReason": "cancelled" if interrupt.signal else "error", "error": _lost(exc)}
+    answer: dict[str, Any] = {"stopReason": "cancelled"}  # a signal came while the session was set up: no turn
+    if interrupt.signal is None:
+        _, turn = client.start_request("submitTurn", params)
+        interrupt.watch(client, session.id, turn)
+        try:
+            answer = await turn
+        except ConnectionError as exc:  # the server died (or was stopped after a signal)
+            answer = {"stopReason": "cancelled" if interrupt.signal else "error", "error": _lost(exc)}
     result = result_object(session, answer, record, interrupt.signal, started)
     if result.get("usage") is None:
         result["usage"] = await session.totals(client)

@@ -3,6 +3,7 @@ against the strict model double. Every line it prints in a JSON format is parsed
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -13,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from server.cli.client import Client
 from tests.e2e.agent_support import events, model_requests, read_db, request_messages
 from tests.harness import API_KEY, MODEL, REPO, kind_of, new_fake, server_env
 
@@ -197,6 +199,30 @@ def test_approvals_rules_in_config_allow_exact_commands_and_word_prefixes_never_
     assert not any((folder / n).exists() for n in ("other.txt", "evil.txt", "ok", "wordy"))
     refused = tool_results_sent(fake)[2]
     assert "[approvals] rules also allow these commands: `touch exact.txt`, `mkdir -p ...`" in refused
+
+
+async def test_an_always_approval_the_session_remembers_allows_the_call_in_an_unattended_run(fake, env, home, folder):
+    """Granted "always" at a person's prompt (a real server and client), then resumed by exec: no one is asked."""
+    fake.push(
+        {"tool_calls": [{"id": "c1", "name": "run_command", "arguments": {"command": "touch granted.txt"}}]},
+        {"content": "done"},
+    )
+    client = await Client.spawn(env=env, cwd=str(REPO))
+    try:
+        client.on_request = lambda method, params: {"decision": "allowAlways"}
+        sid = (await client.request("createSession", {"cwd": str(folder), "approvalPolicy": "ask"}))["sessionId"]
+        assert (await client.request("submitTurn", {"sessionId": sid, "text": "make it"}))["stopReason"] == "endTurn"
+    finally:
+        await client.close()
+    (folder / "granted.txt").unlink()
+    fake.push(
+        {"tool_calls": [{"id": "c2", "name": "run_command", "arguments": {"command": "touch granted.txt"}}]},
+        {"content": "made again"},
+    )
+    run = await asyncio.to_thread(exec_, env, "--resume", sid, "--output-format", "stream-json", "again")
+    assert run.returncode == 0, run.stderr
+    assert [u["status"] for u in updates(ndjson(run), "toolResult")] == ["ok"]
+    assert (folder / "granted.txt").exists()
 
 
 def test_a_compound_rule_in_config_is_a_configuration_error_exit_2(env, home, folder):
