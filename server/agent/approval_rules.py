@@ -6,7 +6,7 @@ commands = ["git status", "make lint"]      # exactly these commands
 command_prefixes = ["npm test", "pytest"]    # these, or these followed by arguments ("npm test -- --ci")
 ```
 
-A rule matches the way a remembered "allow always" does (``server.agent.remembered``): only a simple command,
+A rule matches the way a remembered "allow always" does (``server.agent.remembered``, through ``simple_command``): only a simple command,
 never a compound one (``;``, ``&&``, ``|``, ``$(...)``, backticks, redirections, a second line), so ``npm test &&
 curl ... | sh`` is asked about (or, in an unattended run, refused) whatever the rules say. A prefix matches whole
 words: ``npm test`` covers ``npm test`` and ``npm test -- --watch``, not ``npm testing`` nor ``npm  test;x``.
@@ -15,11 +15,22 @@ A rule that is itself compound is a configuration error, so no rule can look bro
 
 from __future__ import annotations
 
+import re
 import shlex
 from dataclasses import dataclass
 from typing import Any
 
-from server.agent.remembered import simple_command
+_COMPOUND = re.compile(r"[;&|<>`\n]|\$\(")
+
+
+def simple_command(command: str) -> str | None:
+    """``command`` stripped when it is one simple command; None when it is empty or compound (``;``, ``&&``, ``|``,
+    ``$(...)``, backticks, redirections, a second line), which nothing broader than one call may allow (a
+    remembered "allow always" nor a rule)."""
+    command = command.strip()
+    if not command or _COMPOUND.search(command):
+        return None
+    return command
 
 
 class RuleError(ValueError):

@@ -14,11 +14,11 @@ keeps both. An approval's id is ``appr_<id of the event that granted it>``.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from server.agent.approval_rules import simple_command
 from server.errors import ApprovalNotFound
 from server.workspace import OutsideWorkspace, resolve_inside
 
@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from server.tools import Tool
     from server.transcript import Event, Store
 
-_COMPOUND = re.compile(r"[;&|<>`\n]|\$\(")
 WHOLE_FOLDER = "./"
 
 
@@ -111,15 +110,6 @@ def always_scope(tool: Tool, args: dict[str, Any], cwd: Path | None) -> str | No
         return None
     folder = os.path.dirname(relative)
     return f"{tool.name}:{folder + '/' if folder else WHOLE_FOLDER}"
-
-
-def simple_command(command: str) -> str | None:
-    """``command`` stripped when it is one simple command; None when it is empty or compound (``;``, ``&&``, ``|``,
-    ``$(...)``, backticks, redirections, a second line), which nothing broader than one call may allow."""
-    command = command.strip()
-    if not command or _COMPOUND.search(command):
-        return None
-    return command
 
 
 def describe(scope: str) -> str:
