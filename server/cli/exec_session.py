@@ -16,7 +16,15 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import msgspec
 
-from protocol.messages import CreateSessionParams, UpdateSessionParams
+from protocol.messages import (
+    CreateSessionParams,
+    CreateSessionResult,
+    ListModelsResult,
+    ListSessionsResult,
+    SessionInfo,
+    UpdateSessionParams,
+    UpdateSessionResult,
+)
 from server.cli.client import Client, RpcError
 
 ZERO_TOTALS = {"inputTokens": 0, "outputTokens": 0, "cachedInputTokens": 0, "cacheWriteTokens": 0}
@@ -38,7 +46,7 @@ class ExecSession:
             info = await find_session(client, self.id)
         except (RpcError, ConnectionError):  # the server is gone: the result still comes out, with zeros
             info = None
-        return (info or {}).get("totals") or dict(ZERO_TOTALS)
+        return msgspec.to_builtins(info.totals) if info and info.totals else dict(ZERO_TOTALS)
 
 
 def wire_values(struct: type[msgspec.Struct], name: str) -> tuple[str, ...]:
@@ -84,20 +92,20 @@ async def open_session(client: Client, args: argparse.Namespace, title: str) -> 
     caps = client.initialize_result["capabilities"]["experimental"]["threadline"]
     if not caps.get("unattended"):
         raise UsageError("this server cannot run unattended (initializationOptions.unattended was not taken)")
-    models = await client.request("listModels", {})
+    models = await client.call("listModels", {}, ListModelsResult)
     changes: dict[str, Any] = {
         k: v for k, v in (("approvalPolicy", args.policy), ("model", args.model), ("sandbox", args.sandbox)) if v
     }
     if args.resume or args.continue_:
         sid = args.resume or await latest_session(client, Path(args.cwd).resolve())
-        now = await client.request("updateSession", {"sessionId": sid, **changes})
-        cwd = ((await find_session(client, sid)) or {}).get("cwd")
-        model, policy, sandbox = now.get("model"), now.get("approvalPolicy"), now.get("sandbox")
+        now = await client.call("updateSession", {"sessionId": sid, **changes}, UpdateSessionResult)
+        info = await find_session(client, sid)
+        cwd, model, policy, sandbox = info.cwd if info else None, now.model, now.approval_policy, _sandbox(now)
     else:
         model_of(models, args.model)  # nothing is created for a run that cannot call a model
         cwd = str(Path(args.cwd).expanduser().resolve())
-        created = await client.request("createSession", {"cwd": cwd, "title": title, **changes})
-        sid, model, policy, sandbox = created["sessionId"], args.model, args.policy, created.get("sandbox")
+        created = await client.call("createSession", {"cwd": cwd, "title": title, **changes}, CreateSessionResult)
+        sid, model, policy, sandbox = created.session_id, args.model, args.policy, _sandbox(created)
     init = {
         "sessionId": sid,
         "cwd": cwd,
@@ -109,24 +117,29 @@ async def open_session(client: Client, args: argparse.Namespace, title: str) -> 
     return ExecSession(sid, init)
 
 
-def model_of(models: dict[str, Any], name: str | None) -> str:
+def _sandbox(result: msgspec.Struct) -> Any:
+    """The session's sandbox as the result gives it (issue 30 adds the field); None without one."""
+    return msgspec.to_builtins(getattr(result, "sandbox", None))
+
+
+def model_of(models: ListModelsResult, name: str | None) -> str:
     """The provider's model id behind a configured name (or the default provider's)."""
-    chosen = next((m for m in models["models"] if m["name"] == name), None) if name else models.get("default")
+    chosen = next((m for m in models.models if m.name == name), None) if name else models.default
     if chosen is None and name is None:
         raise UsageError(
             "no model provider is configured: set THREADLINE_BASE_URL and THREADLINE_MODEL (and THREADLINE_API_KEY), "
             "or [provider] in $THREADLINE_HOME/config.toml, or use --model NAME"
         )
-    return chosen["model"] if chosen else name or ""
+    return chosen.model if chosen else name or ""
 
 
 async def latest_session(client: Client, cwd: Path) -> str:
-    sessions = (await client.request("listSessions", {"cwd": str(cwd), "limit": 1}))["sessions"]
+    sessions = (await client.call("listSessions", {"cwd": str(cwd), "limit": 1}, ListSessionsResult)).sessions
     if not sessions:
         raise UsageError(f"--continue: no session in {cwd} yet")
-    return sessions[0]["sessionId"]
+    return sessions[0].session_id
 
 
-async def find_session(client: Client, session_id: str) -> dict[str, Any] | None:
-    sessions = (await client.request("listSessions", {}))["sessions"]
-    return next((s for s in sessions if s["sessionId"] == session_id), None)
+async def find_session(client: Client, session_id: str) -> SessionInfo | None:
+    sessions = (await client.call("listSessions", {}, ListSessionsResult)).sessions
+    return next((s for s in sessions if s.session_id == session_id), None)
