@@ -362,6 +362,7 @@ export interface InitializationOptions {
   provider?: ProviderOptions | null;
   approvalPolicy?: ('ask' | 'auto' | 'autoEdit') | null;
   token?: string | null;
+  unattended?: boolean;
 }
 export interface ProviderOptions {
   baseUrl?: string | null;
@@ -731,6 +732,7 @@ export interface SubmitTurnParams {
   text: string;
   images?: Image[] | null;
   queue?: boolean;
+  maxModelCalls?: number | null;
 }
 export interface SubmitTurnResult {
   turnId: string;
