@@ -85,7 +85,7 @@ IMPORTS = {
     "the exec client (server.cli.exec)": "import server.cli.exec",
     "lsprotocol.types (pygls's LSP types)": "import lsprotocol.types",
     "pygls.lsp.server": "import pygls.lsp.server",
-    "the whole server (server.app)": "import server.app",
+    "the whole server (server.edge.app)": "import server.edge.app",
 }
 
 
