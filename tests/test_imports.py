@@ -150,7 +150,7 @@ CLIENT_PURE = {
     "server.context.micro": "content_text, which server.recording reads a recording's messages with",
     "server.context.failures": "what counts as a failure (B-SUM-10), which server.context.micro keeps by",
     "server.recording": "a recording's plan: the client submits its user messages, the server replays its answers",
-    "server.secret_env": "the provider keys handed to the server it starts over a pipe, never in its environment",
+    "server.key_handover": "the provider keys handed to the server it starts over a pipe, never in its environment",
 }
 # The one way into the server in process: ``threadline serve`` / ``threadline acp`` start it (server.cli.main).
 CLIENT_STARTS_SERVER = {"server.cli.main": {"server.serve"}}

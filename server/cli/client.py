@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from server.secret_env import hand_over_keys
+from server.key_handover import hand_over_keys
 
 Handler = Callable[[str, Any], Awaitable[Any] | Any]
 T = TypeVar("T")
