@@ -69,7 +69,9 @@ class Settings:
     # ``[models.NAME]``: named models a session may pick (createSession/updateSession ``model``); a session
     # without one uses ``provider``.
     models: dict[str, ProviderSettings] = field(default_factory=dict)
-    approval_rules: ApprovalRules = ApprovalRules()  # ``[approvals]``: commands allowed without asking
+    approval_rules: ApprovalRules = field(
+        default_factory=ApprovalRules
+    )  # ``[approvals]``: commands allowed without asking
     # ``initializationOptions.unattended``: nobody can answer ``requestApproval`` on this connection (threadline
     # exec), so a call that would ask is refused at once and the model is told why (server.agent.approvals).
     unattended: bool = False

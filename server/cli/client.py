@@ -59,7 +59,7 @@ class Client:
         cls,
         env: dict[str, str] | None = None,
         args: list[str] | None = None,
-        initialization_options: dict | None = None,
+        initialization_options: dict[str, Any] | None = None,
         cwd: str | None = None,
         new_session: bool = False,
     ) -> tuple[Client, asyncio.Future[Any]]:

@@ -31,7 +31,7 @@ CANCEL_RETRY_SECONDS = 0.5  # a cancelTurn that came before the server registere
 CANCEL_GRACE_SECONDS = 30  # after this long without the turn ending, the server is stopped anyway
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "exec",
         help="run one unattended turn for scripts and CI (machine-readable output, meaningful exit status)",

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from server.agent.approval_rules import ApprovalRules, RuleError
-from server.config import ConfigError, load_settings
+from server.config import load_settings
+from server.config_file import ConfigError
 
 RULES = ApprovalRules.parse(["git status"], ["npm test", "pytest -q"])
 
