@@ -65,6 +65,7 @@ def _parser(server_only: bool = False, command: str | None = None) -> argparse.A
 
 def _client_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from server.cli import chat as cli_chat
+    from server.cli import eval as cli_eval
     from server.cli import exec as cli_exec
     from server.cli import policy as cli_policy
     from server.cli import replay as cli_replay
@@ -92,6 +93,7 @@ def _client_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     cli_view.add_parser(sub, _client_run)
     cli_replay.add_parsers(sub)
     cli_policy.add_parser(sub, _client_run, load_messages)
+    cli_eval.add_parsers(sub)
 
 
 def _serve(args: argparse.Namespace) -> int:
