@@ -14,14 +14,21 @@ from server.cli.eval_probes import PROBES, expected_answers, key_terms, score
 from server.cli.eval_views import COMPACTION_PROMPT, PROBE_RESERVE, SUMMARY_PREFIX, system_prefix
 from server.cli.replay_run import replay_file
 from server.context import estimate_message_tokens
+from server.context.micro import content_text
 from server.context.repair import repair_tool_pairing
 from tests.conftest import KIMI
 from tests.fakes.fake_provider import FakeProvider
-from tests.harness import REPO, server_env
+from tests.harness import API_KEY, KINDS, REPO, server_env
 
 THREADLINE = REPO / ".venv" / "bin" / "threadline"
 WINDOW = 8_000
 SUMMARY = "SUMMARY-OF-THE-DOUBLE: the user wants the make targets fixed."
+
+
+def _text(message: dict) -> str:
+    """A message as a model would repeat it: its text and its tool calls (name and arguments)."""
+    calls = [f"{c['function']['name']} {c['function']['arguments']}" for c in message.get("tool_calls") or []]
+    return "\n".join([content_text(message.get("content")), *calls])
 
 
 def _whole_view(messages: list[dict]) -> str:
@@ -29,7 +36,7 @@ def _whole_view(messages: list[dict]) -> str:
     is asked to compact, as a model would)."""
     if messages[-1].get("content") == COMPACTION_PROMPT:
         return SUMMARY
-    return "\n".join(json.dumps(m, ensure_ascii=False) for m in messages)
+    return "\n".join(_text(m) for m in messages)
 
 
 def _run(args: list[str], env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess:
@@ -169,6 +176,36 @@ def test_issue37_no_configured_model_is_a_clear_error(tmp_path):
     result = _run(["eval", str(KIMI), "--json"], server_env(tmp_path / "home"), timeout=60)
     assert result.returncode != 0
     assert result.stderr.startswith("threadline eval: no model is configured"), result.stderr
+
+
+@pytest.mark.parametrize("kind", ["anthropic", "openai-responses"])
+def test_issue37_runs_with_the_native_provider_kinds(kind, tmp_path):
+    fake_class, path, read = KINDS[kind]
+    with fake_class(api_key=API_KEY) as fake:
+        env = server_env(tmp_path / "home", fake.url, THREADLINE_PROVIDER=kind)
+        args = ["eval", str(KIMI), "--context-window", str(WINDOW), "--json", "--points", "1"]
+        result = _run([*args, "--strategy", "threadline"], env)
+        requests = [read(r["body"]) for r in fake.requests if r["path"].startswith(path)]
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["strategies"]["threadline"]["probes"]["goal"]["n"] == 1
+    assert len(requests) == len(PROBES)
+    assert all("tools" not in r["body"] for r in fake.requests)  # asked with no tools
+
+
+def test_issue37_judge_grades_are_reported_apart(tmp_path):
+    def grading(messages: list[dict]) -> str:
+        return "4" if messages[-1]["content"].startswith("Grade an answer") else _whole_view(messages)
+
+    with FakeProvider(answer=grading) as fake:
+        result = _eval(fake, tmp_path / "home", "--points", "1", "--strategy", "threadline", "--judge")
+    assert result.returncode == 0, result.stderr
+    parsed = json.loads(result.stdout)
+    assert set(parsed) == {"points", "strategies", "judge"}
+    judged = parsed["judge"]["threadline"]
+    scored = parsed["strategies"]["threadline"]["probes"]
+    for probe in PROBES:
+        assert judged["probes"][probe] == {"grade": 4 if scored[probe]["n"] else None, "n": scored[probe]["n"]}
+    assert judged["inputTokens"] > 0
 
 
 # --- the expected answers and the scores, on a transcript written for them --------------------------------------
