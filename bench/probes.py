@@ -84,7 +84,7 @@ def main() -> None:
     for session, window, points in SESSIONS:
         for label, answer in DOUBLES.items():
             result = run(session, window, points, answer)
-            print(f"\n{session[:40]}... at {window:,} tokens, points {result['points']}, the double {label}:\n")
+            print(f"\n**{session}** at {window:,} tokens, points {result['points']}, the double {label}\n")
             print(table(result))
 
 
