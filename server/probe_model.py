@@ -24,6 +24,12 @@ from server.services.models import new_provider
 __all__ = ["Answer", "ModelFailed", "ProbeModel", "open_model"]
 
 
+STUB_TOOL = {
+    "type": "function",
+    "function": {"name": "no_tools", "description": "Not available now: answer in text, without calling a tool."},
+}
+
+
 class ModelFailed(Exception):
     """The model could not be asked (nothing configured, an unknown model) or a call failed or timed out."""
 
@@ -55,7 +61,9 @@ class ProbeModel:
     async def ask(self, messages: list[dict[str, Any]]) -> Answer:
         self.calls += 1
         try:
-            result = await asyncio.wait_for(self.provider.stream_chat(messages, None, None), self.timeout)
+            result = await asyncio.wait_for(
+                self.provider.stream_chat(messages, self._tools(messages), None), self.timeout
+            )
         except TimeoutError:
             raise ModelFailed(f"the model did not answer within {self.timeout:.0f} s (call {self.calls})") from None
         except ProviderError as exc:
@@ -65,6 +73,16 @@ class ProbeModel:
             return Answer(result.content, usage.prompt_tokens, usage.completion_tokens)
         sent = sum(estimate_message_tokens(m) for m in messages)
         return Answer(result.content, sent, estimate_message_tokens({"role": "assistant", "content": result.content}))
+
+    def _tools(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+        """None (no tools), except where the kind refuses a history of tool calls without tool definitions
+        (Anthropic: "Requests which include tool_use or tool_result blocks must define tools"): there, one stub
+        that says it is not available, so the model answers in text. Nothing is run whatever the model asks."""
+        if self.settings.kind != "anthropic":
+            return None
+        if not any(m.get("tool_calls") or m.get("role") == "tool" for m in messages):
+            return None
+        return [STUB_TOOL]
 
     async def aclose(self) -> None:
         close = getattr(self.provider, "aclose", None)
