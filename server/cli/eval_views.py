@@ -4,7 +4,8 @@ A point is a model call (a step, from 1, as ``threadline replay`` numbers them).
 view, the message list a model would read there:
 
 - ``threadline``: the request the real pipeline sent at that step, as ``replay --requests-out`` recorded it;
-- ``naive``: the system prompt and the whole transcript up to the step, clipped to the window from the front;
+- ``naive``: the system prompt and the whole transcript up to the step, clipped to the window (less ``reserve``)
+  from the front;
 - ``codex-style``: the transcript appended message by message; when the view passes CODEX_TRIGGER of the window the
   model writes a summary from COMPACTION_PROMPT (a real call, counted), and the view becomes the system prompt, the
   summary and the latest CODEX_TAIL of the window in messages.
@@ -33,12 +34,13 @@ __all__ = [
     "load_requests",
     "naive_view",
     "points_of",
+    "reserve",
     "system_prefix",
 ]
 
 CODEX_TRIGGER = 0.9  # the share of the window at which the codex-style view is summarized
 CODEX_TAIL = 0.25  # the share of the window kept as the latest messages after a codex-style summary
-PROBE_RESERVE = 1024  # tokens left free in a clipped view for the probe question and its answer
+PROBE_RESERVE = 1024  # tokens left free in a clipped view for the probe question and its answer (at most 1/8 window)
 COMPACTION_PROMPT = (
     "You are performing a context checkpoint compaction. Write a handoff summary for another model that will "
     "resume this task: the user's goal and constraints, the progress so far and the decisions made, the files "
@@ -97,8 +99,12 @@ def clip_front(messages: Messages, budget: int) -> Messages:
     return kept
 
 
+def reserve(window: int) -> int:
+    return min(PROBE_RESERVE, window // 8)
+
+
 def naive_view(system: Messages, transcript: Messages, window: int) -> Messages:
-    return system + clip_front(transcript, max(0, window - PROBE_RESERVE - _tokens(system)))
+    return system + clip_front(transcript, max(0, window - reserve(window) - _tokens(system)))
 
 
 Ask = Callable[[Messages], Awaitable[str]]
@@ -133,7 +139,7 @@ class CodexStyle:
 
     async def _compact(self) -> None:
         prompt = {"role": "user", "content": COMPACTION_PROMPT}
-        room = self.window - PROBE_RESERVE - _tokens(self.system) - estimate_message_tokens(prompt)
+        room = self.window - reserve(self.window) - _tokens(self.system) - estimate_message_tokens(prompt)
         request = self.system + clip_front(self.history, max(0, room)) + [prompt]
         summary = await self.ask(request)
         self.summaries.append((request, summary))

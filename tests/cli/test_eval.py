@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from server.cli.eval_probes import PROBES, expected_answers, key_terms, score
-from server.cli.eval_views import COMPACTION_PROMPT, PROBE_RESERVE, SUMMARY_PREFIX, system_prefix
+from server.cli.eval_views import COMPACTION_PROMPT, SUMMARY_PREFIX, CodexStyle, reserve, system_prefix
 from server.cli.replay_run import replay_file
 from server.context import estimate_message_tokens
 from server.context.micro import content_text
@@ -94,7 +94,7 @@ def test_issue37_the_naive_view_is_the_latest_transcript_within_the_window(whole
     result, tmp, _ = whole
     report, requests = replayed
     system = system_prefix(requests[0])
-    budget = WINDOW - PROBE_RESERVE - sum(estimate_message_tokens(m) for m in system)
+    budget = WINDOW - reserve(WINDOW) - sum(estimate_message_tokens(m) for m in system)
     for step in result["points"]:
         view = _kept(tmp, step, "naive", "goal")["messages"][:-1]
         upto = report.transcript[: report.steps[step - 1].transcript_seq]
@@ -209,6 +209,45 @@ def test_issue37_judge_grades_are_reported_apart(tmp_path):
     for probe in PROBES:
         assert judged["probes"][probe] == {"grade": 4 if scored[probe]["n"] else None, "n": scored[probe]["n"]}
     assert judged["inputTokens"] > 0
+
+
+def test_issue37_at_picks_the_steps_and_refuses_one_the_replay_did_not_make(tmp_path):
+    with FakeProvider() as fake:
+        picked = _eval(fake, tmp_path / "home", "--at", "5", "--at", "2", "--strategy", "naive")
+        beyond = _eval(fake, tmp_path / "home", "--at", "999")
+    assert picked.returncode == 0, picked.stderr
+    assert json.loads(picked.stdout)["points"] == [2, 5]
+    assert beyond.returncode == 2
+    assert beyond.stderr.startswith("threadline eval: --at 999: the replay made"), beyond.stderr
+
+
+def test_issue37_codex_style_summarizes_at_90_percent_and_keeps_a_quarter_window():
+    window = 1_000
+    system = [{"role": "system", "content": "prompt"}]
+    asked: list[list[dict]] = []
+
+    async def ask(messages: list[dict]) -> str:
+        asked.append(messages)
+        return "the summary"
+
+    turns: list[dict] = []
+    for i in range(40):
+        turns.append({"role": "user", "content": f"step {i} " + "word " * 20})
+        call = _call(f"c{i}", "run_command", {"command": f"make {i}"})
+        turns += [{"role": "assistant", "content": "", "tool_calls": [call]}]
+        turns += [{"role": "tool", "tool_call_id": f"c{i}", "content": "ok " * 10}]
+    codex = CodexStyle(system, window, ask)
+    view = asyncio.run(codex.advance(turns[:30]))
+    assert asked, "no summary call"
+    assert asked[0][-1] == {"role": "user", "content": COMPACTION_PROMPT}
+    assert asked[0][-2]["role"] == "tool"  # never between a call and its results
+    assert view[:2] == [*system, {"role": "user", "content": SUMMARY_PREFIX + "the summary"}]
+    tail = view[2:]
+    assert tail == turns[30 - len(tail) : 30]  # the latest messages, whole
+    assert sum(estimate_message_tokens(m) for m in view) <= 0.9 * window
+    before = len(asked)
+    later = asyncio.run(codex.advance(turns))  # the same history, advanced: only the new messages are appended
+    assert later[-1] == turns[-1] and len(asked) >= before
 
 
 # --- the expected answers and the scores, on a transcript written for them --------------------------------------
