@@ -221,6 +221,18 @@ def test_issue37_at_picks_the_steps_and_refuses_one_the_replay_did_not_make(tmp_
     assert beyond.stderr.startswith("threadline eval: --at 999: the replay made"), beyond.stderr
 
 
+def test_issue37_the_table_shows_each_strategy_and_probe_and_the_tokens(tmp_path):
+    with FakeProvider(answer=_whole_view) as fake:
+        args = ["eval", str(KIMI), "--context-window", str(WINDOW), "--at", "3", "--strategy", "naive"]
+        result = _run(args, server_env(tmp_path / "home", fake.url))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "points (steps): 3"
+    assert lines[1].split() == ["strategy", "probe", "score", "n"]
+    assert [line.split()[:2] for line in lines[2:6]] == [["naive", p] for p in PROBES]
+    assert lines[6].startswith("tokens spent") and lines[7].split()[0] == "naive"
+
+
 def test_issue37_codex_style_summarizes_at_90_percent_and_keeps_a_quarter_window():
     window = 1_000
     system = [{"role": "system", "content": "prompt"}]
