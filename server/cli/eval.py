@@ -35,7 +35,7 @@ JUDGE_PROMPT = (
 )
 
 
-def add_parsers(sub: argparse._SubParsersAction) -> None:
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     ev = sub.add_parser(
         "eval", help="ask the configured model probe questions after each compaction of a recorded session"
     )
@@ -63,7 +63,7 @@ class Tally:
     judge_output: int = 0
 
 
-def _eval(args) -> int:
+def _eval(args: argparse.Namespace) -> int:
     from server.probe_model import ModelFailed  # the provider code loads only for this command
 
     if args.points is not None and args.points < 1:
@@ -84,7 +84,7 @@ def _eval(args) -> int:
     return 0
 
 
-async def run_eval(args) -> dict[str, Any]:
+async def run_eval(args: argparse.Namespace) -> dict[str, Any]:
     from server.probe_model import open_model
 
     model = open_model(args.model, args.timeout)
@@ -94,7 +94,7 @@ async def run_eval(args) -> dict[str, Any]:
         await model.aclose()
 
 
-async def _run(args, model: ProbeModel) -> dict[str, Any]:
+async def _run(args: argparse.Namespace, model: ProbeModel) -> dict[str, Any]:
     window = args.context_window or model.window
     with tempfile.TemporaryDirectory(prefix="threadline-eval-") as tmp:
         out = Path(tmp) / "requests.jsonl"
@@ -136,7 +136,14 @@ async def _run(args, model: ProbeModel) -> dict[str, Any]:
     return _result(points, tallies, args.judge)
 
 
-async def _probe(model: ProbeModel, view, expected: Expected, tally: Tally, args, where: str) -> None:
+async def _probe(
+    model: ProbeModel,
+    view: list[dict[str, Any]],
+    expected: Expected,
+    tally: Tally,
+    args: argparse.Namespace,
+    where: str,
+) -> None:
     for probe in PROBES:
         request = [*view, {"role": "user", "content": QUESTIONS[probe]}]
         answer = await model.ask(request)

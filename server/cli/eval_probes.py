@@ -47,9 +47,66 @@ _PATH_ARGS = ("path", "file_path", "filepath", "file", "filename", "target_file"
 _PATHISH = re.compile(r"[\w.\-]*[/\\][\w.\-/\\]+|[\w\-]+\.[A-Za-z][\w]{0,7}\b")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _STOP = frozenset(
-    "this that with from have what which when where there their they them then than were will would should could "
-    "into onto about after before been being does done make made also only just more most some such your yours "
-    "please need needs want wants like here very each other these those file files none true false null".split()
+    [
+        "this",
+        "that",
+        "with",
+        "from",
+        "have",
+        "what",
+        "which",
+        "when",
+        "where",
+        "there",
+        "their",
+        "they",
+        "them",
+        "then",
+        "than",
+        "were",
+        "will",
+        "would",
+        "should",
+        "could",
+        "into",
+        "onto",
+        "about",
+        "after",
+        "before",
+        "been",
+        "being",
+        "does",
+        "done",
+        "make",
+        "made",
+        "also",
+        "only",
+        "just",
+        "more",
+        "most",
+        "some",
+        "such",
+        "your",
+        "yours",
+        "please",
+        "need",
+        "needs",
+        "want",
+        "wants",
+        "like",
+        "here",
+        "very",
+        "each",
+        "other",
+        "these",
+        "those",
+        "file",
+        "files",
+        "none",
+        "true",
+        "false",
+        "null",
+    ]
 )
 
 
@@ -86,8 +143,9 @@ def _write_path(name: str, arguments: Any) -> str | None:
         return None
     args = _args(arguments)
     for key in _PATH_ARGS:
-        if isinstance(args.get(key), str) and args[key].strip():
-            return args[key].strip()
+        value = args.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
     return None
 
 
