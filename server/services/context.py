@@ -21,6 +21,7 @@ from server.agent.models import provider_settings
 from server.agent.view_resume import build_view, keep_resume_point, save_unsaved
 from server.agent.views import COMPACTION_EVENT, effective_settings, stored_compaction
 from server.context import RequestView, ViewSettings, estimate_text_tokens, fit_to_window
+from server.editor.tools import editor_tools
 from server.errors import InvalidParams
 from server.mcp.service import load_frozen
 from server.services.core import Core
@@ -44,6 +45,7 @@ async def session_tool_overhead_tokens(core: Core, stored: StoredSession) -> int
     a subagent's session, ``task`` (B-SUB-1), as the turn's loop offers them."""
     frozen = await load_frozen(core.store, stored.id)
     own = [] if stored.parent_tool_call_id else [task_spec(core, Path(stored.cwd))]
+    own += [t.spec() for t in editor_tools(core.editor).values()] if core.editor else []
     return tool_overhead_tokens([*own, *(frozen.specs() if frozen else [])])
 
 

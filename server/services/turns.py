@@ -17,6 +17,8 @@ from server.agent.emit import Emitter
 from server.agent.loop import Turn
 from server.agent.views import ViewBuilder
 from server.checkpoints import Checkpointer
+from server.editor.edits import EditWatch
+from server.editor.tools import editor_tools
 from server.errors import InvalidParams
 from server.frozen import read_frozen_context
 from server.hooks.service import SessionHooks
@@ -118,7 +120,11 @@ async def build_turn(
         core.settings.api_keys(),
         tuple(frozen.skill_roots) if frozen else (),
         core.processes,
-        session_tools={} if child else {TASK_TOOL: task_tool(core, session, cwd, build_turn)},
+        session_tools={
+            **(editor_tools(core.editor) if core.editor else {}),
+            **({} if child else {TASK_TOOL: task_tool(core, session, cwd, build_turn)}),
+        },
+        edit_watch=EditWatch(core.editor) if core.editor and core.recorded_tools is None else None,
         allowed=child.tools if child else None,
     )
 

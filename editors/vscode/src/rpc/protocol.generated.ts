@@ -21,6 +21,13 @@ export interface ProtocolDefinitions {
   CreateSessionParams?: CreateSessionParams;
   CreateSessionResult?: CreateSessionResult;
   DeleteSessionParams?: DeleteSessionParams;
+  Diagnostic?: Diagnostic;
+  EditorDiagnosticsParams?: EditorDiagnosticsParams;
+  EditorDiagnosticsResult?: EditorDiagnosticsResult;
+  EditorLocationsResult?: EditorLocationsResult;
+  EditorPositionParams?: EditorPositionParams;
+  EditorWorkspaceSymbolsParams?: EditorWorkspaceSymbolsParams;
+  EditorWorkspaceSymbolsResult?: EditorWorkspaceSymbolsResult;
   EmptyResult?: EmptyResult;
   EventItem?: EventItem;
   FileDiff?: FileDiff;
@@ -46,6 +53,7 @@ export interface ProtocolDefinitions {
   ListModelsResult?: ListModelsResult;
   ListSessionsParams?: ListSessionsParams;
   ListSessionsResult?: ListSessionsResult;
+  Location?: Location;
   McpServerInfo?: McpServerInfo;
   McpServerParam?: McpServerParam;
   McpServerStatus?: McpServerStatus;
@@ -59,7 +67,9 @@ export interface ProtocolDefinitions {
   OpenAIToolCall?: OpenAIToolCall;
   PolicyCall?: PolicyCall;
   PolicySummary?: PolicySummary;
+  Position?: Position;
   ProviderOptions?: ProviderOptions;
+  Range?: Range;
   ReadArtifactParams?: ReadArtifactParams;
   ReadArtifactResult?: ReadArtifactResult;
   ReadEventsParams?: ReadEventsParams;
@@ -89,6 +99,7 @@ export interface ProtocolDefinitions {
   SteerTurnResult?: SteerTurnResult;
   SubmitTurnParams?: SubmitTurnParams;
   SubmitTurnResult?: SubmitTurnResult;
+  SymbolInfo?: SymbolInfo;
   TokenTotals?: TokenTotals;
   ToolCall?: ToolCall;
   ToolResult?: ToolResult;
@@ -276,6 +287,55 @@ export interface CreateSessionResult {
 }
 export interface DeleteSessionParams {
   sessionId: string;
+}
+export interface Diagnostic {
+  uri: string;
+  range: Range;
+  severity?: 1 | 2 | 3 | 4;
+  message?: string;
+  source?: string | null;
+  code?: string | number | null;
+}
+export interface Range {
+  start: Position;
+  end: Position;
+}
+export interface Position {
+  line: number;
+  character: number;
+}
+export interface EditorDiagnosticsParams {
+  uris?: string[] | null;
+}
+export interface EditorDiagnosticsResult {
+  items?: Diagnostic[];
+}
+export interface EditorLocationsResult {
+  locations?: Location[];
+}
+export interface Location {
+  uri: string;
+  range: Range;
+}
+/**
+ * ``editor/definition`` and ``editor/references``.
+ */
+export interface EditorPositionParams {
+  uri: string;
+  position: Position;
+}
+export interface EditorWorkspaceSymbolsParams {
+  query: string;
+}
+export interface EditorWorkspaceSymbolsResult {
+  symbols?: SymbolInfo[];
+}
+export interface SymbolInfo {
+  name: string;
+  kind: number;
+  uri: string;
+  range: Range;
+  containerName?: string | null;
 }
 export interface EmptyResult {}
 /**
@@ -808,6 +868,10 @@ export interface GeneratedNotifications {
 /** Server -> client requests: [params, result] of each. */
 export interface GeneratedServerRequests {
   requestApproval: [RequestApprovalParams, RequestApprovalResult];
+  editor/diagnostics: [EditorDiagnosticsParams, EditorDiagnosticsResult];
+  editor/definition: [EditorPositionParams, EditorLocationsResult];
+  editor/references: [EditorPositionParams, EditorLocationsResult];
+  editor/workspaceSymbols: [EditorWorkspaceSymbolsParams, EditorWorkspaceSymbolsResult];
 }
 
 /** Fixed text compaction puts on the wire (protocol/wire_text.py). */
