@@ -11,6 +11,7 @@ import asyncio
 import functools
 import logging
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any, Literal, TypeVar, cast
 
 from acp import PROTOCOL_VERSION, RequestError
@@ -42,7 +43,7 @@ from server import __version__
 from server.acp import sessions
 from server.acp.client import AcpClient
 from server.acp.errors import to_acp_error, turn_failed
-from server.acp.prompt import user_message
+from server.acp.prompt import prompt_context, user_message
 from server.edge.errors import INTERNAL_ERROR
 from server.edge.rpc import decode_params, run_handler
 from server.methods.registry import HANDLERS
@@ -161,11 +162,13 @@ class ThreadlineAgent:
     @edge
     async def prompt(self, prompt: list[Any], session_id: str, **_: Any) -> PromptResponse:
         session = await sessions.open_session(self.core, self.client, session_id, None)
-        text, images = user_message(prompt)
+        blocks, context = prompt_context(prompt, Path(session.cwd))  # files the user points at (issue 34)
+        text, images = user_message(blocks)
         params = SubmitTurnParams(
             session_id=session.id,
             text=text,
             images=[Image(mime_type=i["mimeType"], data=i["data"]) for i in images] or None,
+            context=context or None,
         )
         result = await submit_turn(self.core, params)  # images are checked there, as for submitTurn
         await self.client.flush()  # every update of the turn reaches the client before its answer

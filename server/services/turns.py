@@ -17,6 +17,7 @@ from server.agent.emit import Emitter
 from server.agent.loop import Turn
 from server.agent.views import ViewBuilder
 from server.checkpoints import Checkpointer
+from server.editor.attach import attach_context
 from server.editor.edits import EditWatch
 from server.editor.tools import editor_tools
 from server.errors import InvalidParams
@@ -55,6 +56,15 @@ async def submit_turn(core: Core, params: SubmitTurnParams) -> SubmitTurnResult:
         emit(u.TurnCompleted(stop_reason="error", error=error))  # clients close a turn on this, as for any turn
         return SubmitTurnResult(turn_id=turn_id, stop_reason="error", usage=TurnUsage(), error=error)
 
+    text = params.text
+    if core.recorded_tools is None and (params.context or "@" in text):  # a replay's text has its blocks already
+        attached = await attach_context(
+            Path(stored.cwd), session.id, core.artifacts, core.editor, text, params.context or []
+        )
+        text = attached.text
+        for note in attached.notes:
+            emit(u.Notice(level="warning", message=note))
+
     def cancelled() -> SubmitTurnResult:  # cancelled (or its session deleted) before it began: nothing was stored
         emit(u.TurnCompleted(stop_reason="cancelled"))
         return SubmitTurnResult(turn_id=turn_id, stop_reason="cancelled", usage=TurnUsage())
@@ -65,7 +75,7 @@ async def submit_turn(core: Core, params: SubmitTurnParams) -> SubmitTurnResult:
             turn = await build_turn(core, session, current, provider, turn_id, max_model_calls=params.max_model_calls)
         except asyncio.CancelledError:
             return cancelled()
-        return await turn.run(params.text, params.images)
+        return await turn.run(text, params.images)
 
     # Registered before it is built, so a deleteSession or cancelTurn arriving meanwhile finds it.
     return await session.turns.wait(

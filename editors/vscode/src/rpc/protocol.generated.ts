@@ -22,6 +22,7 @@ export interface ProtocolDefinitions {
   CreateSessionResult?: CreateSessionResult;
   DeleteSessionParams?: DeleteSessionParams;
   Diagnostic?: Diagnostic;
+  DiagnosticsContext?: DiagnosticsContext;
   EditorDiagnosticsParams?: EditorDiagnosticsParams;
   EditorDiagnosticsResult?: EditorDiagnosticsResult;
   EditorLocationsResult?: EditorLocationsResult;
@@ -30,6 +31,7 @@ export interface ProtocolDefinitions {
   EditorWorkspaceSymbolsResult?: EditorWorkspaceSymbolsResult;
   EmptyResult?: EmptyResult;
   EventItem?: EventItem;
+  FileContext?: FileContext;
   FileDiff?: FileDiff;
   ForkSessionParams?: ForkSessionParams;
   ForkSessionResult?: ForkSessionResult;
@@ -92,6 +94,7 @@ export interface ProtocolDefinitions {
   SearchHit?: SearchHit;
   SearchTranscriptParams?: SearchTranscriptParams;
   SearchTranscriptResult?: SearchTranscriptResult;
+  SelectionContext?: SelectionContext;
   SessionInfo?: SessionInfo;
   SessionTotals?: SessionTotals;
   SessionUpdate?: SessionUpdate;
@@ -304,6 +307,13 @@ export interface Position {
   line: number;
   character: number;
 }
+/**
+ * The editor's problems for a file, asked with ``editor/diagnostics``.
+ */
+export interface DiagnosticsContext {
+  kind: 'diagnostics';
+  uri: string;
+}
 export interface EditorDiagnosticsParams {
   uris?: string[] | null;
 }
@@ -349,6 +359,13 @@ export interface EventItem {
     [k: string]: unknown;
   };
   turnId?: string | null;
+}
+/**
+ * A file to attach, read by the server (inside the session folder only).
+ */
+export interface FileContext {
+  kind: 'file';
+  uri: string;
 }
 /**
  * A file change as whole texts before and after (issue 18); ``oldText`` is empty for a new file.
@@ -695,6 +712,16 @@ export interface SearchTranscriptParams {
 export interface SearchTranscriptResult {
   hits: SearchHit[];
 }
+/**
+ * Text the user selected in the editor (issue 34); ``range`` None: the whole buffer as the editor holds it
+ * (an ACP embedded resource).
+ */
+export interface SelectionContext {
+  kind: 'selection';
+  uri: string;
+  text: string;
+  range?: Range | null;
+}
 export interface SessionUpdate {
   sessionId: string;
   update:
@@ -791,6 +818,7 @@ export interface SubmitTurnParams {
   sessionId: string;
   text: string;
   images?: Image[] | null;
+  context?: (SelectionContext | FileContext | DiagnosticsContext)[] | null;
   queue?: boolean;
   maxModelCalls?: number | null;
 }
