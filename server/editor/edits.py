@@ -81,6 +81,7 @@ def introduced_text(cwd: Path, new: list[Diagnostic]) -> str:
     if not new:
         return ""
     lines = [f"\n\n{INTRODUCED_MARKER} ({counts(new)}):"]
+    new = sorted(new, key=lambda d: (d.severity, d.range.start.line, d.range.start.character))  # errors first
     for item in new[:MAX_LISTED]:
         lines += diagnostic_line(cwd, item)
     if len(new) > MAX_LISTED:
