@@ -896,10 +896,10 @@ export interface GeneratedNotifications {
 /** Server -> client requests: [params, result] of each. */
 export interface GeneratedServerRequests {
   requestApproval: [RequestApprovalParams, RequestApprovalResult];
-  editor/diagnostics: [EditorDiagnosticsParams, EditorDiagnosticsResult];
-  editor/definition: [EditorPositionParams, EditorLocationsResult];
-  editor/references: [EditorPositionParams, EditorLocationsResult];
-  editor/workspaceSymbols: [EditorWorkspaceSymbolsParams, EditorWorkspaceSymbolsResult];
+  'editor/diagnostics': [EditorDiagnosticsParams, EditorDiagnosticsResult];
+  'editor/definition': [EditorPositionParams, EditorLocationsResult];
+  'editor/references': [EditorPositionParams, EditorLocationsResult];
+  'editor/workspaceSymbols': [EditorWorkspaceSymbolsParams, EditorWorkspaceSymbolsResult];
 }
 
 /** Fixed text compaction puts on the wire (protocol/wire_text.py). */
