@@ -23,6 +23,7 @@ export interface ProtocolDefinitions {
   DeleteSessionParams?: DeleteSessionParams;
   Diagnostic?: Diagnostic;
   DiagnosticsContext?: DiagnosticsContext;
+  EditorCapabilities?: EditorCapabilities;
   EditorDiagnosticsParams?: EditorDiagnosticsParams;
   EditorDiagnosticsResult?: EditorDiagnosticsResult;
   EditorLocationsResult?: EditorLocationsResult;
@@ -313,6 +314,17 @@ export interface Position {
 export interface DiagnosticsContext {
   kind: 'diagnostics';
   uri: string;
+}
+/**
+ * ``initialize``'s ``capabilities.experimental.threadline.editor``: what the client answers. Absent: nothing.
+ */
+export interface EditorCapabilities {
+  diagnostics?: boolean;
+  definition?: boolean;
+  references?: boolean;
+  workspaceSymbols?: boolean;
+  diagnosticsAfterEdit?: boolean;
+  settleMs?: number;
 }
 export interface EditorDiagnosticsParams {
   uris?: string[] | null;

@@ -28,7 +28,9 @@ export type ToWebview =
   | { type: 'mcpServers'; servers: McpServerInfo[] }
   | { type: 'prefill'; text: string }
   | { type: 'model'; label: string }
-  | { type: 'contextView'; view: ContextViewResult; sessionTitle?: string };
+  | { type: 'contextView'; view: ContextViewResult; sessionTitle?: string }
+  | { type: 'chips'; chips: { label: string; index: number }[] }
+  | { type: 'completions'; prefix: string; items: string[] };
 
 export type FromWebview =
   | { type: 'ready' }
@@ -48,4 +50,6 @@ export type FromWebview =
   | { type: 'openArtifact'; artifactId: string }
   | { type: 'showContextView' }
   | { type: 'pickModel' }
-  | { type: 'refreshContextView' };
+  | { type: 'refreshContextView' }
+  | { type: 'removeChip'; index: number }
+  | { type: 'complete'; prefix: string };
