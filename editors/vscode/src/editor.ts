@@ -132,6 +132,7 @@ export class EditorBridge implements EditorAnswerer {
   }
 
   private activeFile(): G.FileContext | undefined {
+    if (!vscode.workspace.getConfiguration('threadline.editor').get<boolean>('attachActiveFile', true)) return undefined;
     const doc = vscode.window.activeTextEditor?.document;
     if (!doc || doc.uri.scheme !== 'file') return undefined;
     const uri = doc.uri.toString();
