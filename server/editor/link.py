@@ -69,7 +69,7 @@ class EditorLink:
             raise EditorUnavailable(f"the editor did not answer {method} within {self.timeout:g} s") from None
         except asyncio.CancelledError:
             raise
-        except Exception as exc:  # the client answered with an error (or the connection is gone)
+        except Exception as exc:  # noqa: BLE001 - client error or disconnected client: a tool result, never a crash
             message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
             raise EditorUnavailable(f"the editor could not answer {method}: {message}") from None
         try:

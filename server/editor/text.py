@@ -13,10 +13,34 @@ from server.workspace import is_inside
 MAX_ITEMS = 50  # locations, symbols or diagnostics listed; the rest are counted
 MAX_SOURCE_CHARS = 200  # a source line longer than this is cut
 SEVERITY = {1: "error", 2: "warning", 3: "info", 4: "hint"}
-SYMBOL_KINDS = (
-    "file module namespace package class method property field constructor enum interface function variable "
-    "constant string number boolean array object key null enum-member struct event operator type-parameter"
-).split()
+SYMBOL_KINDS = [
+    "file",
+    "module",
+    "namespace",
+    "package",
+    "class",
+    "method",
+    "property",
+    "field",
+    "constructor",
+    "enum",
+    "interface",
+    "function",
+    "variable",
+    "constant",
+    "string",
+    "number",
+    "boolean",
+    "array",
+    "object",
+    "key",
+    "null",
+    "enum-member",
+    "struct",
+    "event",
+    "operator",
+    "type-parameter",
+]
 
 
 def utf16_offset(line: str, column: int) -> int:

@@ -6,6 +6,7 @@ inside the session folder. Whatever goes wrong with the editor reads as ``Tool f
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -69,7 +70,7 @@ def editor_tools(link: EditorLink) -> dict[str, Tool]:
         items = [d for d in result.items if _uri_inside(ctx.cwd, d.uri)]  # the session's files only
         return diagnostics_text(ctx.cwd, items)
 
-    def navigate(method: str, what: str):
+    def navigate(method: str, what: str) -> Callable[[ToolContext, dict[str, Any]], Awaitable[str]]:
         async def run(ctx: ToolContext, args: dict[str, Any]) -> str:
             path, position = _position(ctx, args)
             result = await _ask(link, method, EditorPositionParams(uri=path_to_uri(path), position=position))

@@ -70,7 +70,7 @@ def lib(folder):
 async def test_issue34_tools_offered_when_advertised_with_1_based_positions_on_a_0_based_wire(agent, editor, tmp_path):
     lib(tmp_path)
     [text] = await result_of(agent, tmp_path, call("find_definition", path="main.py", line=3, column=8))
-    assert EDITOR_TOOLS <= names(agent.chat_requests()[0])
+    assert names(agent.chat_requests()[0]) >= EDITOR_TOOLS
     [(method, params)] = editor.asked
     assert method == "editor/definition"
     assert params == {"uri": (tmp_path / "main.py").as_uri(), "position": {"line": 2, "character": 7}}
