@@ -156,7 +156,7 @@ class ThreadlineAgent:
     async def set_config_option(
         self, config_id: str, session_id: str, value: str | bool, **_: Any
     ) -> SetSessionConfigOptionResponse:
-        options = await sessions.set_config_option(self.core, session_id, config_id, value)
+        options = await sessions.set_config_option(self.core, self.client, session_id, config_id, value)
         return SetSessionConfigOptionResponse(config_options=options)
 
     @edge
@@ -178,8 +178,8 @@ class ThreadlineAgent:
         return PromptResponse(stop_reason=STOP_REASONS[result.stop_reason])
 
     async def cancel(self, session_id: str, **_: Any) -> None:
-        cancel_running_turn(self.core, session_id)  # the prompt then answers `cancelled`; an open permission
-        # request is withdrawn
+        self.client.cancel_prompt(session_id)  # an open permission request is the client's to answer `cancelled`
+        cancel_running_turn(self.core, session_id)  # the prompt then answers `cancelled`
 
     @edge
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:

@@ -179,6 +179,7 @@ class Turn:
         if refused is not None:  # before anything is stored or any model call
             raise TurnFailed("hookBlocked", f"the prompt was refused by a UserPromptSubmit hook: {refused}")
         first = await self.first_messages() if self.first_messages else []
+        await self.store.title_from_prompt(self.session_id, text)
         if started:
             first.append(NewMessage("system", started))
         # The wire's images go to the client as they came; the store keeps their JSON ({mimeType, data})
@@ -417,6 +418,7 @@ class Turn:
         return dataclasses.replace(outcome, content=f"{outcome.content}\n\n{added}") if added else outcome
 
     async def _run(self, call: OpenAIToolCall, tool: Tool, args: dict[str, Any], diff: FileDiff | None) -> _Outcome:
+        self.emit(u.ToolStarted(tool_call_id=call.id, tool=call.function.name))
         ctx = dataclasses.replace(self.tools, tool_call_id=call.id)
         if self.checkpoints is None or not tool.writes_paths:
             done = await self.run_tool(ctx, call.function.name, args)

@@ -107,6 +107,7 @@ export interface ProtocolDefinitions {
   TokenTotals?: TokenTotals;
   ToolCall?: ToolCall;
   ToolResult?: ToolResult;
+  ToolStarted?: ToolStarted;
   TranscriptItem?: TranscriptItem;
   TurnCheckpoints?: TurnCheckpoints;
   TurnCompleted?: TurnCompleted;
@@ -743,6 +744,7 @@ export interface SessionUpdate {
     | ReasoningDelta
     | AssistantMessage
     | ToolCall
+    | ToolStarted
     | ToolResult
     | ArtifactCreated
     | ContextCompacted
@@ -771,6 +773,14 @@ export interface ToolCall {
   tool: string;
   arguments: unknown;
   title?: string | null;
+}
+/**
+ * The announced call starts running (after its approval, if one was asked): clients show it as in progress.
+ */
+export interface ToolStarted {
+  kind: 'toolStarted';
+  toolCallId: string;
+  tool: string;
 }
 export interface ToolResult {
   kind: 'toolResult';
