@@ -74,7 +74,7 @@ async def context_view(
     settings = view_settings(core.settings, stored, context_window_tokens, threshold_ratio, keep_recent_tokens)
     reserved = await session_tool_overhead_tokens(core, stored)
     model = provider_settings(core.settings, stored).model or ""
-    effective = effective_settings(settings, reserved, core.calibrations.get(model))
+    effective = effective_settings(settings, reserved, core.calibrations.get(model), core.server_windows.get(model))
     compaction = await stored_compaction(core.store, session_id)
     view = await build_view(
         core.store,
@@ -148,6 +148,7 @@ async def compact_session(core: Core, session_id: str, focus: str | None) -> Com
         view_settings(core.settings, stored),
         await session_tool_overhead_tokens(core, stored),
         core.calibrations.get(model),
+        core.server_windows.get(model),
     )
     view, tokens = await build_view(
         core.store,

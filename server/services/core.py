@@ -50,6 +50,9 @@ class Core:
         self._notify, self._ask = notify, ask
         self.processes = ProcessGroups()
         self.calibrations: dict[str, Calibration] = {}  # B-TOK-3, per model
+        # per model: the context window its server stated when it refused a prompt (issue 28), for every session
+        # on that model; each session also keeps it as an event, for a restarted server
+        self.server_windows: dict[str, int] = {}
         self.mcp = McpService(settings.home, settings.mcp_servers, self.notify)  # shared MCP servers (server.mcp)
         self.hooks = HookService(settings.home, settings.hooks)  # [[hooks.EVENT]] and project hooks (server.hooks)
         self.sessions = Sessions(lambda: self.store, on_forget=self.mcp.forget_session)

@@ -152,6 +152,7 @@ async def build_turn(
         provider.model,
         core.calibrations,
         overhead_tokens=tool_overhead_tokens([t.spec() for t in tools.session_tools.values()]),
+        server_windows=core.server_windows,
         session=session,
     )
     policy = approval_policy(stored.approval_policy, core.settings.approval_policy)

@@ -1,0 +1,109 @@
+"""Issue 28: an answer cut at the output limit is never silent, for every provider kind, against a real server.
+
+Chat Completions' ``finish_reason: "length"``, Anthropic's ``stop_reason: "max_tokens"`` and Responses'
+``response.incomplete`` (``max_output_tokens``) are the same thing: the user gets a notice, the model is told its
+answer was cut so it can go on, and a tool call cut while its arguments were being written is never run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from server.agent.cut import CONTINUE_NOTE, CUT_CALL_RESULT, MAX_CONTINUATIONS
+from tests.e2e.agent_support import API_KEY, model_requests, request_messages, start_agent
+from tests.fakes import fake_anthropic, fake_responses
+from tests.fakes.fake_provider import FakeProvider
+
+pytestmark = pytest.mark.asyncio
+
+CUT = {
+    "openai": (FakeProvider, {"finish_reason": "length"}),
+    "anthropic": (fake_anthropic.FakeAnthropic, {"stop_reason": "max_tokens"}),
+    "openai-responses": (fake_responses.FakeResponses, {"incomplete": True}),
+}
+
+
+def text_of(content: Any) -> str:
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return content or ""
+
+
+def notices(agent, sid: str) -> list[str]:
+    return [u["message"] for u in agent.updates(sid, "notice")]
+
+
+@pytest.mark.parametrize("kind", sorted(CUT))
+async def test_issue_28_a_cut_text_answer_is_announced_and_the_model_is_told_to_go_on(tmp_path: Path, folder, kind):
+    fake_class, cut = CUT[kind]
+    home = tmp_path / "home"
+    home.mkdir()
+    with fake_class(api_key=API_KEY) as fake:
+        fake.push({"content": "The first half of the answer", **cut}, {"content": " and the second half."})
+        agent = await start_agent(home, fake)
+        try:
+            sid = await agent.session(folder, policy="auto")
+            result = await agent.turn(sid, "explain it all")
+            transcript = await agent.transcript(sid)
+        finally:
+            await agent.client.close()
+    assert result["stopReason"] == "endTurn", result
+    first, second = model_requests(fake)
+    last = request_messages(second)[-1]
+    assert last["role"] == "user" and text_of(last["content"]) == CONTINUE_NOTE
+    assert [m["role"] for m in request_messages(second)][-2:] == ["assistant", "user"]
+    [notice] = notices(agent, sid)
+    assert "cut off at its output limit" in notice and "asked to continue" in notice
+    assert [(m["role"], m["content"]) for m in transcript if m["role"] != "system"][-3:] == [
+        ("assistant", "The first half of the answer"),
+        ("user", CONTINUE_NOTE),
+        ("assistant", " and the second half."),
+    ]
+
+
+@pytest.mark.parametrize("kind", sorted(CUT))
+async def test_issue_28_a_tool_call_cut_mid_arguments_is_never_run(tmp_path: Path, folder, kind):
+    fake_class, cut = CUT[kind]
+    home = tmp_path / "home"
+    home.mkdir()
+    whole = {"id": "call_whole", "name": "write_file", "arguments": {"path": "whole.txt", "content": "whole\n"}}
+    # a whole JSON object would be run: this one stopped inside its string, as a cut answer does
+    partial = {"id": "call_cut", "name": "write_file", "arguments": '{"path": "cut.txt", "content": "half of it'}
+    with fake_class(api_key=API_KEY) as fake:
+        fake.push({"tool_calls": [whole, partial], **cut}, {"content": "ok, writing it in parts"})
+        agent = await start_agent(home, fake)
+        try:
+            sid = await agent.session(folder, policy="auto")
+            result = await agent.turn(sid, "write two files")
+        finally:
+            await agent.client.close()
+    assert result["stopReason"] == "endTurn", result
+    assert (folder / "whole.txt").read_text() == "whole\n" and not (folder / "cut.txt").exists()
+    results = {u["toolCallId"]: u for u in agent.updates(sid, "toolResult")}
+    assert results["call_cut"]["status"] == "error" and results["call_cut"]["content"] == CUT_CALL_RESULT
+    assert results["call_whole"]["status"] == "ok"
+    assert "call_cut" not in [u["toolCallId"] for u in agent.updates(sid, "toolStarted")]
+    told = {m.get("tool_call_id"): text_of(m["content"]) for m in request_messages(model_requests(fake)[1])}
+    assert told["call_cut"] == CUT_CALL_RESULT  # the model hears why, and can write the call again
+    [notice] = notices(agent, sid)
+    assert "1 tool call(s) it was still writing were not run" in notice
+
+
+async def test_issue_28_an_answer_cut_again_and_again_ends_the_turn_saying_so(tmp_path: Path, folder):
+    home = tmp_path / "home"
+    home.mkdir()
+    with FakeProvider(api_key=API_KEY) as fake:
+        fake.push(*[{"content": f"part {n}", "finish_reason": "length"} for n in range(MAX_CONTINUATIONS + 2)])
+        agent = await start_agent(home, fake)
+        try:
+            sid = await agent.session(folder, policy="auto")
+            result = await agent.turn(sid, "a runaway answer")
+        finally:
+            await agent.client.close()
+    assert result["stopReason"] == "endTurn"
+    assert len(model_requests(fake)) == MAX_CONTINUATIONS + 1  # never a loop
+    said = notices(agent, sid)
+    assert len(said) == MAX_CONTINUATIONS + 1 and "the turn ends here" in said[-1]
