@@ -18,16 +18,19 @@ from __future__ import annotations
 import argparse
 import asyncio
 import difflib
+import os
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import IO, Any, TextIO
+
+import platformdirs
 
 from protocol.artifacts import ListCheckpointsResult, RewindFilesResult
 from protocol.mcp import ListMcpServersResult, McpServerInfo
 from protocol.sessions import CreateSessionResult
 from protocol.turns import CompactSessionResult
 from server.cli.client import Client
-from server.cli.turns import TurnInput, read_line, run_steerable, run_turn
+from server.cli.turns import Quit, TurnInput, read_line, run_steerable, run_turn
 
 RESULT_LINES = 4
 DIFF_LINES = 40  # an applied edit's diff, printed after the fact, is cut after this many lines
@@ -208,16 +211,36 @@ async def ask_approval(printer: Printer, params: dict[str, Any], turn_input: Tur
             return {"decision": decision}
 
 
+def open_log() -> tuple[Path, IO[bytes]]:
+    """The server's log file for this chat (``$THREADLINE_HOME/logs/chat.log``, private, appended): its log lines
+    (warnings included) belong there, not between the conversation's lines."""
+    home = Path(os.environ.get("THREADLINE_HOME") or platformdirs.user_data_dir("threadline", appauthor=False))
+    path = home.expanduser() / "logs" / "chat.log"
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return path, os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab")
+
+
 async def chat_main(args: argparse.Namespace) -> int:
     cwd = Path(args.cwd).expanduser().resolve()
     printer = Printer(sys.stdout)
-    client = await Client.spawn()
+    log_path, log = open_log()
     try:
-        params: dict[str, Any] = {"cwd": str(cwd), "title": (args.task or "chat")[:80]}
+        return await _chat(args, cwd, printer, log_path, log)
+    except Quit:  # Ctrl-C twice: the turn was cancelled and the chat closed cleanly
+        return 130
+    finally:
+        log.close()
+
+
+async def _chat(args: argparse.Namespace, cwd: Path, printer: Printer, log_path: Path, log: IO[bytes]) -> int:
+    client = await Client.spawn(stderr=log)
+    try:
+        # no title: the server names the session after its first prompt
+        params: dict[str, Any] = {"cwd": str(cwd)}
         if args.policy:
             params["approvalPolicy"] = args.policy
         sid = (await client.call("createSession", params, CreateSessionResult)).session_id
-        printer.write(f"session {sid} in {cwd}")
+        printer.write(f"session {sid} in {cwd} (server log: {log_path})")
         servers = (await client.call("listMcpServers", {"sessionId": sid}, ListMcpServersResult)).servers
         for line in server_lines(servers):
             printer.write(line)

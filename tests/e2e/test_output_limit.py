@@ -19,7 +19,7 @@ from tests.fakes.fake_provider import FakeProvider
 
 pytestmark = pytest.mark.asyncio
 
-CUT = {
+CUT: dict[str, tuple[Any, dict[str, Any]]] = {
     "openai": (FakeProvider, {"finish_reason": "length"}),
     "anthropic": (fake_anthropic.FakeAnthropic, {"stop_reason": "max_tokens"}),
     "openai-responses": (fake_responses.FakeResponses, {"incomplete": True}),
