@@ -87,3 +87,21 @@ async def test_issue_28_a_server_window_smaller_than_configured_is_learned_from_
     assert not agent.updates(other["sessionId"], "notice")  # told once
     usage = agent.updates(sid, "usage")
     assert usage[-1]["contextWindowTokens"] == SERVER_WINDOW  # the meter shows the window really there
+
+
+async def test_issue_28_a_server_stopping_at_max_tokens_gets_the_answer_continued(tmp_path: Path, folder):
+    """The double stops a text answer at ``max_tokens`` as llama.cpp does (``finish_reason: "length"``)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text("[provider]\nmax_output_tokens = 5\n")
+    with FakeProvider(api_key=API_KEY) as fake:
+        fake.push({"content": "a long story that goes on"}, {"content": "the end"})
+        agent = await start_agent(home, fake)
+        try:
+            sid = await agent.session(folder, policy="auto")
+            assert (await agent.turn(sid, "tell me a story"))["stopReason"] == "endTurn"
+            items = await agent.transcript(sid)
+        finally:
+            await agent.client.close()
+    assert [m["content"] for m in items if m["role"] == "assistant"] == ["a long story that go", "the end"]
+    assert any("cut off at its output limit" in u["message"] for u in agent.updates(sid, "notice"))
