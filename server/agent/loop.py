@@ -246,9 +246,8 @@ class Turn:
             if exc.kind != "context_too_long":
                 await self._answer.keep(exc)
                 raise TurnFailed(exc.kind, exc.message) from None
-            if exc.context_window and (
-                notice := self.views.observe_server_window(exc.context_window, exc.prompt_tokens)
-            ):
+            stated, refused = exc.context_window, exc.prompt_tokens
+            if stated and (notice := await self.views.observe_server_window(self.session_id, stated, refused)):
                 self.emit(u.Notice(level="warning", message=notice))
             if exc.prompt_tokens:  # the provider said what it counted: plan the retry (and what follows) with it
                 await self.views.observe_refusal(view.estimated_tokens, exc.prompt_tokens)

@@ -51,6 +51,17 @@ async def stored_compaction(store: Store, session_id: str) -> Compaction | None:
     return Compaction.from_json(event.payload.get("compaction")) if event else None
 
 
+SERVER_WINDOW_EVENT = "serverContextWindow"
+
+
+async def recall_server_window(store: Store, session_id: str, server_windows: dict[str, int]) -> None:
+    """The window a model's server stated to this session before (``observe_server_window``), for a server that
+    has not learned it since it started."""
+    event = await store.latest_event(session_id, SERVER_WINDOW_EVENT, "contextWindowTokens")
+    if event is not None and isinstance(event.payload.get("contextWindowTokens"), int):
+        server_windows.setdefault(str(event.payload.get("model", "")), event.payload["contextWindowTokens"])
+
+
 @dataclass
 class ViewBuilder:
     store: Store
@@ -78,14 +89,17 @@ class ViewBuilder:
         """The window requests are planned for: the configured one, or the server's where it said it is smaller."""
         return min(self.settings.context_window_tokens, self.server_windows.get(self.model) or 1 << 62)
 
-    def observe_server_window(self, stated: int, refused: int | None) -> str | None:
+    async def observe_server_window(self, session_id: str, stated: int, refused: int | None) -> str | None:
         """R-PTL-1, issue 28: a context-too-long answer said the server's real window. When it is smaller than the
-        configured one, plan this retry and every later request (every session on this model) for it; the notice
-        to show, the first time only. A window no larger than the prompt it refused is not believed."""
+        configured one, plan this retry and every later request (every session on this model) for it, and keep it
+        with the session (a ``serverContextWindow`` event) so a restarted server plans for it too; the notice to
+        show, the first time only. A window no larger than the prompt it refused is not believed."""
         known = self.server_windows.get(self.model)
         if stated >= self.window_tokens or (refused is not None and refused <= stated):
             return None
         self.server_windows[self.model] = stated
+        payload = {"model": self.model, "contextWindowTokens": stated}
+        await self.store.add_event(session_id, SERVER_WINDOW_EVENT, payload)
         if known is not None:
             return None
         return (

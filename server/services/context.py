@@ -19,7 +19,7 @@ from server.agent.digests import stable_prefix_tokens
 from server.agent.emit import Emitter
 from server.agent.models import provider_settings
 from server.agent.view_resume import build_view, keep_resume_point, save_unsaved
-from server.agent.views import COMPACTION_EVENT, effective_settings, stored_compaction
+from server.agent.views import COMPACTION_EVENT, effective_settings, recall_server_window, stored_compaction
 from server.context import RequestView, ViewSettings, estimate_text_tokens, fit_to_window
 from server.editor.tools import editor_tools
 from server.errors import InvalidParams
@@ -74,6 +74,7 @@ async def context_view(
     settings = view_settings(core.settings, stored, context_window_tokens, threshold_ratio, keep_recent_tokens)
     reserved = await session_tool_overhead_tokens(core, stored)
     model = provider_settings(core.settings, stored).model or ""
+    await recall_server_window(core.store, session_id, core.server_windows)
     effective = effective_settings(settings, reserved, core.calibrations.get(model), core.server_windows.get(model))
     compaction = await stored_compaction(core.store, session_id)
     view = await build_view(

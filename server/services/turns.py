@@ -15,7 +15,7 @@ from server.agent.approvals import Approvals, approval_policy
 from server.agent.batches import TASK_TOOL
 from server.agent.emit import Emitter
 from server.agent.loop import Turn
-from server.agent.views import ViewBuilder
+from server.agent.views import ViewBuilder, recall_server_window
 from server.checkpoints import Checkpointer
 from server.editor.attach import attach_context
 from server.editor.edits import EditWatch
@@ -146,6 +146,7 @@ async def build_turn(
             await core.store.add_event(session.id, "notice", {"level": "warning", "message": notice}, turn_id)
         return [NewMessage("system", text) for text in [*frozen.messages, *(child.instructions if child else [])]]
 
+    await recall_server_window(core.store, stored.id, core.server_windows)
     views = ViewBuilder(
         core.store,
         view_settings(core.settings, stored),

@@ -88,6 +88,18 @@ async def test_issue_28_a_server_window_smaller_than_configured_is_learned_from_
     usage = agent.updates(sid, "usage")
     assert usage[-1]["contextWindowTokens"] == SERVER_WINDOW  # the meter shows the window really there
 
+    # a new server process (each `threadline chat` starts one) plans the session for the window it was told
+    with FakeProvider(api_key=API_KEY, context_window=SERVER_WINDOW, ptl_style=style) as fake:
+        restarted = await start_agent(home, fake, THREADLINE_CONTEXT_WINDOW=str(CONFIGURED))
+        try:
+            view = await restarted.client.request("getContextView", {"sessionId": sid})
+            assert (await restarted.turn(sid, "after a restart"))["stopReason"] == "endTurn"
+        finally:
+            await restarted.client.close()
+    assert [r["status"] for r in model_requests(fake)] == [200]
+    assert not restarted.updates(sid, "notice")
+    assert view["estimatedTokens"] <= SERVER_WINDOW
+
 
 async def test_issue_28_a_server_stopping_at_max_tokens_gets_the_answer_continued(tmp_path: Path, folder):
     """The double stops a text answer at ``max_tokens`` as llama.cpp does (``finish_reason: "length"``)."""
