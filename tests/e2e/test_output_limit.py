@@ -7,23 +7,37 @@ answer was cut so it can go on, and a tool call cut while its arguments were bei
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_asyncio
 
 from server.agent.cut import CONTINUE_NOTE, CUT_CALL_RESULT, MAX_CONTINUATIONS
-from tests.e2e.agent_support import API_KEY, model_requests, request_messages, start_agent
+from tests.e2e.agent_support import API_KEY, Agent, model_requests, request_messages, start_agent
 from tests.fakes import fake_anthropic, fake_responses
 from tests.fakes.fake_provider import FakeProvider
 
-pytestmark = pytest.mark.asyncio
+pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 CUT: dict[str, tuple[Any, dict[str, Any]]] = {
     "openai": (FakeProvider, {"finish_reason": "length"}),
     "anthropic": (fake_anthropic.FakeAnthropic, {"stop_reason": "max_tokens"}),
     "openai-responses": (fake_responses.FakeResponses, {"incomplete": True}),
 }
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module", params=sorted(CUT))
+async def kind_agent(request, tmp_path_factory) -> AsyncIterator[tuple[Agent, dict[str, Any]]]:
+    """One server and one double per provider kind, for the module, with what that kind's cut answer says."""
+    fake_class, cut = CUT[request.param]
+    with fake_class(api_key=API_KEY) as fake:
+        running = await start_agent(tmp_path_factory.mktemp("home"), fake)
+        try:
+            yield running, cut
+        finally:
+            await running.client.close()
 
 
 def text_of(content: Any) -> str:
@@ -36,20 +50,14 @@ def notices(agent, sid: str) -> list[str]:
     return [u["message"] for u in agent.updates(sid, "notice")]
 
 
-@pytest.mark.parametrize("kind", sorted(CUT))
-async def test_issue_28_a_cut_text_answer_is_announced_and_the_model_is_told_to_go_on(tmp_path: Path, folder, kind):
-    fake_class, cut = CUT[kind]
-    home = tmp_path / "home"
-    home.mkdir()
-    with fake_class(api_key=API_KEY) as fake:
-        fake.push({"content": "The first half of the answer", **cut}, {"content": " and the second half."})
-        agent = await start_agent(home, fake)
-        try:
-            sid = await agent.session(folder, policy="auto")
-            result = await agent.turn(sid, "explain it all")
-            transcript = await agent.transcript(sid)
-        finally:
-            await agent.client.close()
+async def test_issue_28_a_cut_text_answer_is_announced_and_the_model_is_told_to_go_on(kind_agent, folder: Path):
+    agent, cut = kind_agent
+    fake = agent.fake
+    fake.reset()
+    fake.push({"content": "The first half of the answer", **cut}, {"content": " and the second half."})
+    sid = await agent.session(folder, policy="auto")
+    result = await agent.turn(sid, "explain it all")
+    transcript = await agent.transcript(sid)
     assert result["stopReason"] == "endTurn", result
     first, second = model_requests(fake)
     last = request_messages(second)[-1]
@@ -64,22 +72,16 @@ async def test_issue_28_a_cut_text_answer_is_announced_and_the_model_is_told_to_
     ]
 
 
-@pytest.mark.parametrize("kind", sorted(CUT))
-async def test_issue_28_a_tool_call_cut_mid_arguments_is_never_run(tmp_path: Path, folder, kind):
-    fake_class, cut = CUT[kind]
-    home = tmp_path / "home"
-    home.mkdir()
+async def test_issue_28_a_tool_call_cut_mid_arguments_is_never_run(kind_agent, folder: Path):
+    agent, cut = kind_agent
+    fake = agent.fake
+    fake.reset()
     whole = {"id": "call_whole", "name": "write_file", "arguments": {"path": "whole.txt", "content": "whole\n"}}
     # a whole JSON object would be run: this one stopped inside its string, as a cut answer does
     partial = {"id": "call_cut", "name": "write_file", "arguments": '{"path": "cut.txt", "content": "half of it'}
-    with fake_class(api_key=API_KEY) as fake:
-        fake.push({"tool_calls": [whole, partial], **cut}, {"content": "ok, writing it in parts"})
-        agent = await start_agent(home, fake)
-        try:
-            sid = await agent.session(folder, policy="auto")
-            result = await agent.turn(sid, "write two files")
-        finally:
-            await agent.client.close()
+    fake.push({"tool_calls": [whole, partial], **cut}, {"content": "ok, writing it in parts"})
+    sid = await agent.session(folder, policy="auto")
+    result = await agent.turn(sid, "write two files")
     assert result["stopReason"] == "endTurn", result
     assert (folder / "whole.txt").read_text() == "whole\n" and not (folder / "cut.txt").exists()
     results = {u["toolCallId"]: u for u in agent.updates(sid, "toolResult")}
@@ -92,17 +94,13 @@ async def test_issue_28_a_tool_call_cut_mid_arguments_is_never_run(tmp_path: Pat
     assert "1 tool call(s) it was still writing were not run" in notice
 
 
-async def test_issue_28_an_answer_cut_again_and_again_ends_the_turn_saying_so(tmp_path: Path, folder):
-    home = tmp_path / "home"
-    home.mkdir()
-    with FakeProvider(api_key=API_KEY) as fake:
-        fake.push(*[{"content": f"part {n}", "finish_reason": "length"} for n in range(MAX_CONTINUATIONS + 2)])
-        agent = await start_agent(home, fake)
-        try:
-            sid = await agent.session(folder, policy="auto")
-            result = await agent.turn(sid, "a runaway answer")
-        finally:
-            await agent.client.close()
+async def test_issue_28_an_answer_cut_again_and_again_ends_the_turn_saying_so(kind_agent, folder: Path):
+    agent, cut = kind_agent
+    fake = agent.fake
+    fake.reset()
+    fake.push(*[{"content": f"part {n}", **cut} for n in range(MAX_CONTINUATIONS + 2)])
+    sid = await agent.session(folder, policy="auto")
+    result = await agent.turn(sid, "a runaway answer")
     assert result["stopReason"] == "endTurn"
     assert len(model_requests(fake)) == MAX_CONTINUATIONS + 1  # never a loop
     said = notices(agent, sid)
