@@ -172,6 +172,7 @@ class ThreadlineAgent:
         )
         result = await submit_turn(self.core, params)  # images are checked there, as for submitTurn
         await self.client.flush()  # every update of the turn reaches the client before its answer
+        await sessions.announce_title(self.core, self.client, session)
         if result.stop_reason == "error":
             error = result.error
             raise turn_failed(error.code if error else "TurnFailed", error.message if error else "the turn failed")

@@ -17,6 +17,7 @@ from acp.schema import (
     SessionConfigOptionSelect,
     SessionConfigSelectOption,
     SessionInfo,
+    SessionInfoUpdate,
     SessionMode,
     SessionModeState,
 )
@@ -32,6 +33,7 @@ from server.services import sessions as service
 from server.services.core import Core
 from server.services.turns import cancel_running_turn
 from server.transcript import Session
+from server.transcript.session_rows import UNTITLED
 from server.workspace import checked_folder
 
 MODES = [
@@ -163,6 +165,18 @@ async def list_sessions(core: Core, cwd: str | None, cursor: str | None) -> List
         sessions=[SessionInfo(session_id=s.id, cwd=s.cwd, title=s.title, updated_at=s.updated_at) for s in page],
         next_cursor=str(start + PAGE) if more else None,
     )
+
+
+async def announce_title(core: Core, client: AcpClient, before: Session) -> None:
+    """A session that had no title when its prompt began is named after that prompt (``Store.title_from_prompt``):
+    the client hears it with ``session_info_update``, as it would in ``session/list``."""
+    if before.title != UNTITLED:
+        return
+    after = await core.store.get_session(before.id)
+    if after.title != before.title:
+        update = SessionInfoUpdate(session_update="session_info_update", title=after.title, updated_at=after.updated_at)
+        client.send_update(after.id, update)
+        await client.flush()
 
 
 async def close_session(core: Core, client: AcpClient, session_id: str) -> None:

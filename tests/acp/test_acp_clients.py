@@ -139,6 +139,8 @@ async def test_issue_28_a_session_is_titled_after_its_first_prompt_over_acp(acp,
     await acp.prompt(sid, "a second prompt does not rename it")
     listed = {s.session_id: s.title for s in (await acp.conn.list_sessions(cwd=str(folder))).sessions}
     assert listed[sid] == "Fix the flaky parser test"
+    [told] = acp.editor.of(sid, "session_info_update")  # once, when the first prompt named it
+    assert told.title == "Fix the flaky parser test" and told.updated_at
 
 
 async def test_issue_28_titles_are_stored_bounded_and_an_explicit_title_wins_over_listSessions(acp, folder):
