@@ -46,11 +46,14 @@ def _whole_object(raw: str) -> bool:
         return False
 
 
-def cut_notice(skipped: int, continuing: bool) -> str:
-    """What the user is told about a cut answer."""
+def cut_notice(skipped: int | None, continuing: bool) -> str:
+    """What the user is told about a cut answer (``skipped``: how many of its tool calls were unfinished; None for
+    an answer without calls)."""
     text = "the model's answer was cut off at its output limit (max_output_tokens or the server's own)"
     if skipped:
         text += f"; {skipped} tool call(s) it was still writing were not run, and the model was told"
+    elif skipped == 0:
+        text += "; its tool calls were whole, and run"
     elif continuing:
         text += "; the model was asked to continue"
     else:
@@ -62,7 +65,7 @@ async def after_cut_text(store: Store, emit: Emitter, session_id: str, turn_id: 
     """A text answer was cut (the ``cuts``-th time this turn): tell the user, and, up to ``MAX_CONTINUATIONS``,
     store a note asking the model to go on (True: the turn makes another model call)."""
     going_on = cuts <= MAX_CONTINUATIONS
-    notice = cut_notice(0, going_on)
+    notice = cut_notice(None, going_on)
     emit(u.Notice(level="warning", message=notice))
     await store.add_event(session_id, "notice", {"level": "warning", "message": notice}, turn_id)
     if going_on:

@@ -105,3 +105,16 @@ async def test_issue_28_an_answer_cut_again_and_again_ends_the_turn_saying_so(ki
     assert len(model_requests(fake)) == MAX_CONTINUATIONS + 1  # never a loop
     said = notices(agent, sid)
     assert len(said) == MAX_CONTINUATIONS + 1 and "the turn ends here" in said[-1]
+
+
+async def test_issue_28_a_cut_answer_whose_calls_are_whole_runs_them_and_says_so(kind_agent, folder: Path):
+    agent, cut = kind_agent
+    fake = agent.fake
+    fake.reset()
+    whole = {"id": "call_done", "name": "write_file", "arguments": {"path": "done.txt", "content": "done\n"}}
+    fake.push({"tool_calls": [whole], **cut}, {"content": "written"})
+    sid = await agent.session(folder, policy="auto")
+    assert (await agent.turn(sid, "write it"))["stopReason"] == "endTurn"
+    assert (folder / "done.txt").read_text() == "done\n"
+    [notice] = notices(agent, sid)
+    assert "its tool calls were whole, and run" in notice
