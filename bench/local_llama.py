@@ -63,10 +63,12 @@ def llama_server(binary: str, model: Path, ctx: int, template: Path | None, log:
         while time.monotonic() < deadline:
             if proc.poll() is not None:
                 raise SystemExit(f"llama-server exited with {proc.returncode}; see {log}")
-            with contextlib.suppress(OSError):
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as answer:
-                    if answer.status == 200:
-                        break
+            with (
+                contextlib.suppress(OSError),
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as answer,
+            ):
+                if answer.status == 200:
+                    break
             time.sleep(0.5)
         else:
             raise SystemExit(f"llama-server did not become ready in 300 s; see {log}")

@@ -154,7 +154,5 @@ async def run_turn(client: Client, printer: Lines, sid: str, text: str, queue: b
 
 
 async def _cancel_turn(client: Client, sid: str) -> None:
-    try:
+    with contextlib.suppress(RpcError, ConnectionError, TimeoutError):  # the turn ended anyway, or the server is gone
         await asyncio.wait_for(client.request("cancelTurn", {"sessionId": sid}), 10)
-    except (RpcError, ConnectionError, TimeoutError):  # the turn ended anyway, or the server is gone
-        pass

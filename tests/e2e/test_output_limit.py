@@ -59,7 +59,7 @@ async def test_issue_28_a_cut_text_answer_is_announced_and_the_model_is_told_to_
     result = await agent.turn(sid, "explain it all")
     transcript = await agent.transcript(sid)
     assert result["stopReason"] == "endTurn", result
-    first, second = model_requests(fake)
+    _, second = model_requests(fake)
     last = request_messages(second)[-1]
     assert last["role"] == "user" and text_of(last["content"]) == CONTINUE_NOTE
     assert [m["role"] for m in request_messages(second)][-2:] == ["assistant", "user"]

@@ -222,7 +222,7 @@ class FakeResponses(NativeFake):
                 output[-1] = {**output[-1], "status": "incomplete"}
             reason = {"reason": "max_output_tokens"}
             cut = {**response, "status": "incomplete", "incomplete_details": reason, "output": output, "usage": usage}
-            return events + [("response.incomplete", {"type": "response.incomplete", "response": cut})]
+            return [*events, ("response.incomplete", {"type": "response.incomplete", "response": cut})]
         completed = {**response, "status": "completed", "output": output, "usage": usage}
         return [*events, ("response.completed", {"type": "response.completed", "response": completed})]
 
