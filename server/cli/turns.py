@@ -25,6 +25,10 @@ class Lines(Protocol):
 
     def write(self, line: str) -> None: ...
 
+    def ended(self, result: dict[str, Any]) -> None: ...
+
+    def typed(self, line: str) -> None: ...
+
 
 async def read_line(prompt: str | None = None) -> str | None:
     """A line from stdin without blocking the event loop; None at EOF."""
@@ -101,6 +105,7 @@ async def run_steerable(
         reader = asyncio.ensure_future(read_line())
         if turn_input.take(line) or not line.strip():
             continue
+        printer.typed(line)
         if line.startswith("/") and not line.startswith("/queue "):
             printer.write(f"— {line.split()[0]} waits for the turn to end; type it again then")
             continue
@@ -148,8 +153,7 @@ async def run_turn(client: Client, printer: Lines, sid: str, text: str, queue: b
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.remove_signal_handler(signal.SIGINT)
         await asyncio.gather(*cancelling)
-    error = result.get("error")
-    printer.write(f"— turn ended: {result['stopReason']}" + (f": {error['message']}" if error else ""))
+    printer.ended(result)
     return 1 if result["stopReason"] == "error" else 0
 
 
