@@ -107,6 +107,23 @@ class GetContextViewParams(Base):
     keep_recent_tokens: SafeInt | None = None
 
 
+PlanStatus = Literal["pending", "in_progress", "completed"]
+
+
+class PlanEntry(Base):
+    """One step of the agent's plan (``update_plan``, B-SUM-9)."""
+
+    step: str
+    status: PlanStatus
+
+
+class Plan(Base):
+    """The agent's latest plan: its steps in order, at most one ``in_progress``."""
+
+    entries: list[PlanEntry]
+    explanation: str | None = None
+
+
 class ContextViewResult(Base):
     messages: list[dict[str, Any]]
     estimated_tokens: int
@@ -128,6 +145,8 @@ class ContextViewResult(Base):
     # B-CACHE-1: tokens of the leading messages identical to the last request this server process sent for the
     # session, i.e. what a provider's prompt cache could serve. 0 before the first call since the server started.
     stable_prefix_tokens: int = 0
+    # The session's latest plan (the newest planUpdated event); null before the agent made one (B-SUM-9).
+    plan: Plan | None = None
 
 
 class CompactSessionParams(Base):

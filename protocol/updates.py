@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from protocol.messages import Base, Image, OpenAIToolCall, StopReason, TurnError, ViewMode
+from protocol.messages import ApprovalPolicy, Base, Image, OpenAIToolCall, PlanEntry, StopReason, TurnError, ViewMode
 
 
 class Update(Base, tag_field="kind"):
@@ -89,6 +89,13 @@ class ContextCompacted(Update, tag="contextCompacted"):
     before_tokens: int
     after_tokens: int
     summary: str
+
+
+class PlanUpdate(Update, tag="plan"):
+    """The agent set its plan (``update_plan``): every step with its status, in order (B-SUM-9)."""
+
+    entries: list[PlanEntry]
+    explanation: str | None = None
 
 
 class TokenTotals(msgspec.Struct, rename="camel"):
@@ -173,6 +180,7 @@ AnyUpdate = (
     | Notice
     | McpServerStatus
     | HookRun
+    | PlanUpdate
 )
 
 
@@ -224,7 +232,7 @@ class InitializationOptions(Base):
     """``initialize``'s ``initializationOptions``: overrides env and config.toml for this connection."""
 
     provider: ProviderOptions | None = None
-    approval_policy: Literal["ask", "autoEdit", "auto"] | None = None
+    approval_policy: ApprovalPolicy | None = None
     token: str | None = None  # required in TCP mode
     # Nobody can answer requestApproval on this connection (``threadline exec``): a call that would ask is refused
     # at once, and the model reads why.

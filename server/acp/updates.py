@@ -4,7 +4,8 @@ live turns; the update is encoded here, as ACP, and nowhere else.
 ``assistantDelta``/``reasoningDelta`` stream as ``agent_message_chunk``/``agent_thought_chunk``; ``toolCall``
 starts a ``tool_call`` (``pending``), ``toolStarted`` marks it ``in_progress`` and ``toolResult`` ends it with a
 ``tool_call_update`` (a ``diff`` for file edits);
-``usage`` is ``usage_update``; compactions and notices, which ACP has no update for yet, are agent messages
+``usage`` is ``usage_update``; ``plan`` is ACP's ``plan``; compactions and notices, which ACP has no update for yet, are
+agent messages
 marked in ``_meta.threadline``. What the client already has (its own prompt, the turn's edges) is not sent.
 
 A subagent's updates (B-SUB-1) are not a session the client knows: they update the parent's ``task`` tool call,
@@ -20,8 +21,10 @@ from typing import Any
 import msgspec
 from acp.schema import (
     AgentMessageChunk,
+    AgentPlanUpdate,
     AgentThoughtChunk,
     Cost,
+    PlanEntry,
     TextContentBlock,
     ToolCallProgress,
     ToolCallStart,
@@ -93,6 +96,8 @@ class UpdateMapping:
                 return [_usage(update)]
             case u.ContextCompacted():
                 return [_compacted(update)]
+            case u.PlanUpdate():
+                return [_plan(update)]
             case u.Notice(level=level, message=message):
                 return [agent_text(f"[{level}] {message}\n", {"notice": {"level": level}})]
         return []  # the client has the rest already (its own prompt, the turn's edges)
@@ -126,6 +131,16 @@ def _usage(usage: u.Usage) -> UsageUpdate:
         size=max(0, usage.context_window_tokens),
         cost=cost,
         field_meta={META: {"totals": totals}},
+    )
+
+
+def _plan(plan: u.PlanUpdate) -> AgentPlanUpdate:
+    """ACP's ``plan`` update: every entry each time (ACP replaces the client's plan); Threadline's steps carry no
+    priority, so all are "medium"; the explanation travels in ``_meta.threadline``."""
+    return AgentPlanUpdate(
+        session_update="plan",
+        entries=[PlanEntry(content=e.step, priority="medium", status=e.status) for e in plan.entries],
+        field_meta={META: {"explanation": plan.explanation}} if plan.explanation else None,
     )
 
 

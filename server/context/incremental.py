@@ -368,7 +368,9 @@ class IncrementalView(FedTranscript):
         if summarizer is not summarize:
             self._needs_older("a custom summarizer reads every older message")
             return summarizer([it.msg for it in self._conv[:end]])
-        return render_summary(self._fold_to(end), settings.section_budget_tokens)
+        # B-SUM-9: the latest plan, even one set in the verbatim tail (folding to the end costs only the tail)
+        latest = self._fold_to(len(self._conv)).plan
+        return render_summary(self._fold_to(end), settings.section_budget_tokens, latest)
 
     def _fallback(self, base: dict[str, Any]) -> RequestView:
         """R-FALL-1 from the repaired state: first system messages + fixed summary + the last messages."""

@@ -12,19 +12,21 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from protocol.wire_text import SUMMARY_HEADER
 
 from .failures import call_label, failure_telling, fit_failure, is_failure
 from .micro import content_text
+from .plan import Plan, plan_lines, plan_of_call
 from .tokens import estimate_text_tokens
 
 __all__ = [
     "SUMMARY_HEADER",
     "WRITE_TOOLS",
     "SummaryState",
+    "latest_plan",
     "render_summary",
     "summarize",
     "summary_feed",
@@ -46,9 +48,10 @@ RECENT_FAILURES = 4
 FAILURE_CHARS = 240
 OLD_FAILURE_CHARS = 80
 MAX_STORED_FAILURES = 1024  # the fold's memory of distinct failures; more than any budget shows
-# A stored fold of another version is not resumed from (its failures would not show alike): before 2 it kept only
-# the latest 4 failures; before 3 (B-SUM-10) its failures were text excerpts of any output mentioning an error.
-FOLD_VERSION = 3
+# A stored fold of another version is not resumed from (its summary would not show alike): before 2 it kept only
+# the latest 4 failures; before 3 (B-SUM-10) its failures were text excerpts of any output mentioning an error;
+# before 4 it had no plan (B-SUM-9).
+FOLD_VERSION = 4
 STATE_CHARS = 500
 MAX_FILES = 40  # Shown paths; the rest are counted, so the summary stays bounded.
 PATH_CHARS = 200
@@ -91,6 +94,7 @@ class SummaryState:
         tuple[str, str, str], ...
     ] = ()  # (call id, tool name, call label) of the latest calling assistant
     fed: int = 0
+    plan: Plan | None = None  # the latest valid update_plan call's plan (B-SUM-9)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -101,6 +105,7 @@ class SummaryState:
             "lastState": self.last_state,
             "openCalls": [list(c) for c in self.open_calls],
             "fed": self.fed,
+            "plan": self.plan.to_json() if self.plan else None,
         }
 
     @classmethod
@@ -118,7 +123,10 @@ class SummaryState:
                 return None
             goals = tuple(str(x) for x in data.get("goals", ()))
             files = tuple(str(x) for x in data.get("files", ()))
-            return cls(goals, files, failures, last, calls, fed)
+            plan = Plan.from_json(data["plan"]) if data.get("plan") is not None else None
+            if data.get("plan") is not None and plan is None:
+                return None
+            return cls(goals, files, failures, last, calls, fed, plan)
         except (AttributeError, TypeError, ValueError):
             return None
 
@@ -161,12 +169,13 @@ def write_paths(tool_name: str, arguments: Any) -> list[str]:
 
 
 def _feed_assistant(state: SummaryState, msg: Mapping[str, Any]) -> SummaryState:
-    files = state.files
+    files, plan = state.files, state.plan
     calls = []
     for call in msg.get("tool_calls") or ():
         function = call.get("function") or {}
         name = str(function.get("name", ""))
         calls.append((str(call.get("id", "")), name, call_label(name, function.get("arguments"))))
+        plan = plan_of_call(name, function.get("arguments")) or plan
         for path in write_paths(name, function.get("arguments")):
             if path not in files:
                 files = (*files, path)
@@ -178,6 +187,7 @@ def _feed_assistant(state: SummaryState, msg: Mapping[str, Any]) -> SummaryState
         _clip(text, STATE_CHARS) if text else state.last_state,
         tuple(calls) if calls else state.open_calls,
         state.fed + 1,
+        plan,
     )
 
 
@@ -200,6 +210,7 @@ def _feed_tool(state: SummaryState, msg: Mapping[str, Any], status: str | None) 
         state.last_state,
         state.open_calls,
         state.fed + 1,
+        state.plan,
     )
 
 
@@ -219,6 +230,7 @@ def summary_feed(state: SummaryState, msg: Mapping[str, Any], status: str | None
                 state.last_state,
                 state.open_calls,
                 state.fed + 1,
+                state.plan,
             )
     elif role == "assistant":
         return _feed_assistant(state, msg)
@@ -230,7 +242,7 @@ def summary_feed(state: SummaryState, msg: Mapping[str, Any], status: str | None
 def summary_skip(state: SummaryState) -> SummaryState:
     """``summary_feed`` of a tool output known not to be a failure (a microcompactable one, R-MICRO-2):
     it records nothing, so its text need not be searched again."""
-    return SummaryState(state.goals, state.files, state.failures, state.last_state, state.open_calls, state.fed + 1)
+    return replace(state, fed=state.fed + 1)
 
 
 def _section(title: str, lines: Iterable[str]) -> list[str]:
@@ -295,14 +307,18 @@ def _failure_lines(failures: tuple[tuple[str, str], ...], budget_tokens: int) ->
     )
 
 
-def render_summary(state: SummaryState, budget_tokens: int = DEFAULT_SECTION_BUDGET) -> str:
-    """The summary text (R-SUM-2, B-SUM-7): header, then Goals, Files and tools touched, Failures to avoid, Last
-    state. ``budget_tokens`` bounds the Goals section, and the Failures section alike."""
+def render_summary(state: SummaryState, budget_tokens: int = DEFAULT_SECTION_BUDGET, plan: Plan | None = None) -> str:
+    """The summary text (R-SUM-2, B-SUM-7, B-SUM-9): header, then the Plan (only when there is one), Goals, Files
+    and tools touched, Failures to avoid, Last state. ``budget_tokens`` bounds the Plan section, the Goals section
+    and the Failures section alike. ``plan`` is the transcript's latest plan when it is newer than the summarized
+    history's own (an ``update_plan`` call in the verbatim tail), else the state's is shown."""
+    plan = plan or state.plan
     files = [_clip(path, PATH_CHARS) for path in state.files[:MAX_FILES]]
     if len(state.files) > MAX_FILES:
         files.append(f"(and {len(state.files) - MAX_FILES} more paths)")
     lines = [
         SUMMARY_HEADER,
+        *(_section("Plan:", plan_lines(plan, budget_tokens)) if plan else []),
         *_section("Goals:", _goal_lines(state.goals, budget_tokens)),
         *_section("Files and tools touched:", files),
         *_section("Failures to avoid:", _failure_lines(state.failures, budget_tokens)),
@@ -342,9 +358,23 @@ def with_hook_notes(summary: str, notes: str | None, budget_tokens: int = DEFAUL
     return f"{summary}\n{HOOK_NOTES_TITLE}\n{text or NONE_RECORDED}"
 
 
-def summarize(msgs: Iterable[Mapping[str, Any]], budget_tokens: int = DEFAULT_SECTION_BUDGET) -> str:
-    """Summary of ``msgs`` (R-SUM-2, R-SUM-3): a left fold of ``summary_feed`` then ``render_summary``."""
+def summarize(
+    msgs: Iterable[Mapping[str, Any]], budget_tokens: int = DEFAULT_SECTION_BUDGET, plan: Plan | None = None
+) -> str:
+    """Summary of ``msgs`` (R-SUM-2, R-SUM-3): a left fold of ``summary_feed`` then ``render_summary``; ``plan``
+    as ``render_summary``'s (B-SUM-9)."""
     state = SummaryState()
     for msg in msgs:
         state = summary_feed(state, msg)
-    return render_summary(state, budget_tokens)
+    return render_summary(state, budget_tokens, plan)
+
+
+def latest_plan(msgs: Iterable[Mapping[str, Any]]) -> Plan | None:
+    """The plan of the last valid ``update_plan`` call in ``msgs`` (B-SUM-9), or None."""
+    plan = None
+    for msg in msgs:
+        if msg.get("role") == "assistant":
+            for call in msg.get("tool_calls") or ():
+                function = call.get("function") or {}
+                plan = plan_of_call(str(function.get("name", "")), function.get("arguments")) or plan
+    return plan

@@ -18,6 +18,7 @@ from server.agent import turn_hooks
 from server.agent.digests import stable_prefix_tokens
 from server.agent.emit import Emitter
 from server.agent.models import provider_settings
+from server.agent.plans import stored_plan
 from server.agent.view_resume import build_view, keep_resume_point, save_unsaved
 from server.agent.views import COMPACTION_EVENT, effective_settings, recall_server_window, stored_compaction
 from server.context import RequestView, ViewSettings, estimate_text_tokens, fit_to_window
@@ -115,6 +116,7 @@ async def get_context_view(core: Core, params: GetContextViewParams) -> ContextV
         summary=view.summary,
         compact_target_tokens=got.effective.target_tokens,
         stable_prefix_tokens=await stable_prefix_tokens(core.store, session, view.messages),
+        plan=await stored_plan(core.store, params.session_id),
     )
 
 

@@ -22,6 +22,7 @@ from server.context.clip import clip_to_budget
 from server.context.fallback import FALLBACK_SUMMARY
 from server.context.micro import microcompact
 from server.context.repair import SYSTEM_ROLES, repair_with_origins
+from server.context.summary import latest_plan
 from server.context.tail import safe_tail_start
 from server.context.view import MICRO_MIN_FREED_RATIO, MICRO_REPEAT_MIN_FREED_RATIO, MIN_FREED_RATIO
 
@@ -120,7 +121,9 @@ def reference_view(
             try:
                 older = conv_msgs[:tail]
                 text = (
-                    summarize(older, settings.section_budget_tokens) if summarizer is summarize else summarizer(older)
+                    summarize(older, settings.section_budget_tokens, latest_plan(conv_msgs))
+                    if summarizer is summarize
+                    else summarizer(older)
                 )
             except Exception:  # noqa: BLE001 - R-FALL-1
                 return _fallback(messages, base)

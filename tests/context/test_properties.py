@@ -60,10 +60,14 @@ def _call_group(draw, counter: list[int]) -> list[dict[str, Any]]:
     for _ in range(draw(st.integers(1, 4))):
         counter[0] += 1
         ids.append(f"call_{counter[0]}")
-    name = draw(st.sampled_from(["read_file", "bash", "edit_file", "write_file"]))
-    calls = [
-        {"id": i, "type": "function", "function": {"name": name, "arguments": f'{{"path": "src/{i}.py"}}'}} for i in ids
-    ]
+    name = draw(st.sampled_from(["read_file", "bash", "edit_file", "write_file", "update_plan"]))
+    # update_plan: the summary shows the transcript's latest plan (B-SUM-9), wherever in the history it was set
+    args = (
+        '{{"plan": [{{"step": "{}", "status": "in_progress"}}]}}'
+        if name == "update_plan"
+        else '{{"path": "src/{}.py"}}'
+    )
+    calls = [{"id": i, "type": "function", "function": {"name": name, "arguments": args.format(i)}} for i in ids]
     group = [{"role": "assistant", "content": draw(st.one_of(st.none(), _TEXT)), "tool_calls": calls, **_extras(draw)}]
     answered = draw(st.lists(st.sampled_from(ids), max_size=6)) if draw(st.booleans()) else list(ids)
     for call_id in answered:

@@ -370,3 +370,62 @@ def test_B_SUM_6_no_tool_name_declared_in_server_source_escapes_the_registry():
             if _WRITE_ISH.search(name) and name.lower() not in WRITE_TOOLS:
                 missing.add(f"{name} ({path.relative_to(REPO)})")
     assert missing == set(), "add these write tools to server/context/summary.py WRITE_TOOLS"
+
+
+# --- B-SUM-9: the plan -------------------------------------------------------------------------------------
+
+
+def _plan_call(call_id: str, *steps: tuple[str, str], explanation: str | None = None) -> dict:
+    args: dict = {"plan": [{"step": s, "status": st} for s, st in steps]}
+    if explanation:
+        args["explanation"] = explanation
+    return call(call_id, "update_plan", **args)
+
+
+def test_B_SUM_9_the_latest_plan_is_verbatim_in_a_plan_section_before_goals():
+    msgs = [
+        user("port the lexer"),
+        assistant(None, _plan_call("p1", ("read", "in_progress"), ("port", "pending"))),
+        tool("p1", "Plan updated"),
+        assistant(None, _plan_call("p2", ("read", "completed"), ("port  it: ß/λ", "in_progress"), explanation="e")),
+        tool("p2", "Plan updated"),
+        # An invalid plan (two steps in progress) is refused by the tool, and ignored by the summary alike
+        assistant(None, _plan_call("p3", ("a", "in_progress"), ("b", "in_progress"))),
+        tool("p3", "Tool failed: Invalid arguments: at most one step may be in_progress, not 2"),
+    ]
+    text = summarize(msgs)
+    assert "\nPlan:\n- [completed] read\n- [in_progress] port  it: ß/λ\n- Explanation: e\nGoals:\n" in text
+    assert "Plan:" not in summarize(msgs[:1]), "no plan, no section: summaries without a plan are unchanged"
+
+
+def test_B_SUM_9_a_plan_set_after_the_summarized_history_is_the_one_shown():
+    from server.context.summary import latest_plan
+
+    older = [user("go"), assistant(None, _plan_call("p1", ("old step", "pending"))), tool("p1", "ok")]
+    newer = [assistant(None, _plan_call("p2", ("new step", "in_progress"))), tool("p2", "ok")]
+    text = summarize(older, plan=latest_plan(older + newer))
+    assert "- [in_progress] new step" in text and "old step" not in text
+
+
+def test_B_SUM_9_a_long_plan_stays_within_the_section_budget_keeping_what_is_left_to_do():
+    steps = [(f"done step {i} " + "word " * 30, "completed") for i in range(40)]
+    steps += [("now: the one running", "in_progress"), ("next: still to do", "pending")]
+    msgs = [user("go"), assistant(None, _plan_call("p", *steps)), tool("p", "ok")]
+    text = summarize(msgs, budget_tokens=200)
+    section = text.split("Plan:\n", 1)[1].split("\nGoals:", 1)[0]
+    assert "- (40 completed steps not shown)" in section
+    assert "- [in_progress] now: the one running" in section and "- [pending] next: still to do" in section
+    from server.context import estimate_text_tokens
+
+    assert estimate_text_tokens(f"Plan:\n{section}\n") <= 200
+
+
+def test_B_SUM_9_the_fold_keeps_the_plan_through_its_stored_form():
+    msgs = [user("go"), assistant(None, _plan_call("p1", ("a", "in_progress"), explanation="x")), tool("p1", "ok")]
+    state = SummaryState()
+    for m in msgs:
+        state = summary_feed(state, m)
+    assert state.plan is not None
+    again = SummaryState.from_json(json.loads(json.dumps(state.to_json())))
+    assert again == state and render_summary(again) == render_summary(state)
+    assert SummaryState.from_json({**state.to_json(), "v": 3}) is None, "a fold from before plans is not resumed"

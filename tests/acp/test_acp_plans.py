@@ -1,0 +1,59 @@
+"""Issue 33 over ACP, against the real ``threadline acp`` process: the plan arrives as ACP's ``plan`` update, and
+every message the agent wrote validates against the official ACP schema (``schema_errors``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.acp.support import acp_fixture, schema_errors
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+acp = acp_fixture()
+
+
+@pytest.fixture(autouse=True)
+def fresh(acp):
+    acp.fake.reset()
+    acp.editor.permissions.clear()
+    acp.editor.decide = lambda request: "allow_once"
+    yield
+    assert schema_errors(acp.received, acp.sent_methods) == []
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    return tmp_path
+
+
+async def new(acp, folder: Path) -> str:
+    return (await acp.conn.new_session(cwd=str(folder), mcp_servers=[])).session_id
+
+
+def plan_call(call_id: str, plan: list[dict], explanation: str | None = None) -> dict:
+    arguments: dict = {"plan": plan}
+    if explanation:
+        arguments["explanation"] = explanation
+    return {"tool_calls": [{"id": call_id, "name": "update_plan", "arguments": arguments}]}
+
+
+async def test_B_SUM_9_update_plan_reaches_the_editor_as_an_acp_plan_update(acp, folder):
+    sid = await new(acp, folder)
+    steps = [{"step": "read", "status": "completed"}, {"step": "fix", "status": "in_progress"}]
+    acp.fake.push(
+        plan_call("p1", steps, "why"), plan_call("p2", [{"step": "fix", "status": "completed"}]), {"content": "ok"}
+    )
+    await acp.prompt(sid, "go")
+    plans = acp.editor.of(sid, "plan")
+    assert [[(e.content, e.status, e.priority) for e in p.entries] for p in plans] == [
+        [("read", "completed", "medium"), ("fix", "in_progress", "medium")],
+        [("fix", "completed", "medium")],
+    ]
+    assert plans[0].field_meta == {"threadline": {"explanation": "why"}}
+    raw = [m["params"]["update"] for m in acp.received if m.get("method") == "session/update"]
+    assert [u for u in raw if u["sessionUpdate"] == "plan"][1] == {
+        "sessionUpdate": "plan",
+        "entries": [{"content": "fix", "priority": "medium", "status": "completed"}],
+    }
