@@ -10,7 +10,8 @@ from protocol.base import Base, OpenAIMessage, SafeInt
 
 # --- sessions --------------------------------------------------------------------------------------------
 
-ApprovalPolicy = Literal["ask", "autoEdit", "auto"]
+# "plan": read-only tools and update_plan only; writes, commands and MCP tools are refused (issue 33)
+ApprovalPolicy = Literal["ask", "autoEdit", "auto", "plan"]
 
 
 class NameValue(Base):

@@ -23,7 +23,7 @@ from server.providers.capabilities import Price
 
 N = TypeVar("N", int, float)
 
-APPROVAL_POLICIES = ("ask", "autoEdit", "auto")
+APPROVAL_POLICIES = ("ask", "autoEdit", "auto", "plan")  # plan: read-only, issue 33
 # Each kind is one module under server/providers/; "openai" is Chat Completions (any compatible server).
 PROVIDER_KINDS = ("openai", "anthropic", "openai-responses")
 # Where a native kind lives when no base URL is configured (an "openai" server has no such default).

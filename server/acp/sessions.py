@@ -40,6 +40,7 @@ MODES = [
     SessionMode(id="ask", name="Ask", description="Ask before file edits and commands"),
     SessionMode(id="autoEdit", name="Auto edit", description="Edit files without asking; ask before commands"),
     SessionMode(id="auto", name="Auto", description="Run edits and commands without asking"),
+    SessionMode(id="plan", name="Plan", description="Read and plan only: no edits, commands or MCP tools"),
 ]
 MODEL_OPTION = "model"  # the config option that picks a session's [models.NAME]
 MODE_OPTION = "mode"  # the approval policy again, as a config option (category ``mode``), beside the model

@@ -1,7 +1,8 @@
 """Approvals before commands and file writes (protocol/README.md ``requestApproval``).
 
-Policy ``ask`` asks for both, ``autoEdit`` asks only for commands, ``auto`` asks for neither. Every request
-and decision is stored as an event.
+Policy ``ask`` asks for both, ``autoEdit`` asks only for commands, ``auto`` asks for neither; ``plan`` (plan mode,
+issue 33) runs only the tools that need no approval (reading, searching, ``read_artifact``, ``search_transcript``,
+``update_plan``) and refuses the rest without asking. Every request and decision is stored as an event.
 
 Two rules keep a hostile repository or model from turning a convenience into code execution:
 
@@ -49,6 +50,13 @@ PROTECTED_DIRS = (".git", ".threadline", ".vscode", ".github/workflows", ".idea"
 # .mcp.json names programs a session starts (issue 28: rewritten under autoEdit, it ran another command)
 PROTECTED_NAMES = ("AGENTS.md", ".envrc", ".env", ".gitattributes", ".gitmodules", ".mcp.json")
 ALWAYS_ASK_TOOLS = ("save_memory",)
+PLAN_MODE = "plan mode"  # what decided a call plan mode refused (``CallDecision.by``)
+PLAN_MODE_REFUSAL = (
+    "Permission denied: {tool} was not run because this session is in plan mode, where only reading, searching "
+    "(read_file, list_files, search_files, search_transcript, read_artifact) and update_plan work. Present your "
+    "plan instead. The user leaves plan mode by switching the session's approval policy to ask, autoEdit or auto "
+    "(updateSession {{approvalPolicy}}, or the editor's mode)."
+)
 
 
 class Approvals:
@@ -71,6 +79,12 @@ class Approvals:
     async def refresh(self, session_id: str) -> None:
         """Re-read the session's remembered grants (a revoke by another server counts at the next call)."""
         await self.always.refresh(self.store, session_id)
+
+    def plan_mode_refusal(self, tool: Tool) -> str | None:
+        """The result of a call plan mode refuses (a write, a command, an MCP tool), or None when it may run."""
+        if self.policy != "plan" or tool.approval is None:
+            return None
+        return PLAN_MODE_REFUSAL.format(tool=tool.name)
 
     def needed(self, tool: Tool, args: dict[str, Any] | None = None) -> bool:
         return self.judge(tool, args or {})[0] == "ask"

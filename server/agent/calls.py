@@ -2,7 +2,8 @@
 ``decide_call``, so an offline check of a recorded session answers exactly what the live server would.
 
 Order: the ``PreToolUse`` hooks first (they see every call, built-in or MCP: SPEC B-HOOK-1); a block, or a hook
-that failed, denies (fail closed). Then the deny list: a forbidden command is refused whatever a hook allowed. A
+that failed, denies (fail closed). Then plan mode: under policy ``plan`` every call that needs an approval is
+refused (issue 33). Then the deny list: a forbidden command is refused whatever a hook allowed. A
 hook's ``allow`` then skips the approval (the sandbox still applies), its ``ask`` asks under every policy. Else
 the approval policy decides, with the protected paths and the session's remembered "always" grants.
 """
@@ -13,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from server.agent.approvals import Approvals
+from server.agent.approvals import PLAN_MODE, Approvals
 from server.hooks.service import Verdict
 from server.tools import Tool
 from server.tools.command import forbidden_reason
@@ -36,6 +37,8 @@ async def decide_call(
     verdict = await pre_hooks(tool, args) if pre_hooks is not None else None
     if verdict is not None and verdict.decision == "deny":
         return CallDecision("deny", verdict.by, verdict.reason)
+    if refusal := approvals.plan_mode_refusal(tool):  # plan mode (issue 33): whatever a hook allowed
+        return CallDecision("deny", PLAN_MODE, refusal)
     if tool.name == "run_command" and (why := forbidden_reason(str(args.get("command", "")))):
         return CallDecision("forbidden", "deny list", why)
     if verdict is not None and verdict.decision in ("allow", "ask"):

@@ -23,7 +23,7 @@ from protocol import updates as u
 from protocol.messages import Image, OpenAIFunction, OpenAIToolCall, StopReason, SubmitTurnResult, TurnError, TurnUsage
 from protocol.updates import FileDiff
 from server.agent import cut, turn_hooks
-from server.agent.approvals import Approvals
+from server.agent.approvals import PLAN_MODE, Approvals
 from server.agent.batches import batches, run_batch
 from server.agent.calls import decide_call
 from server.agent.diffs import proposed_diff, stored_diff
@@ -435,8 +435,9 @@ class Turn:
         verdict = await decide_call(
             tool, args, self.approvals, lambda t, a: turn_hooks.pre_tool(self.hooks, t, a, call.id)
         )
-        if verdict.decision == "deny":
-            return _Outcome(turn_hooks.blocked_result(verdict), "denied")  # type: ignore[arg-type]
+        if verdict.decision == "deny":  # plan mode's refusal says itself how to leave plan mode
+            blocked = verdict.reason if verdict.by == PLAN_MODE else turn_hooks.blocked_result(verdict)  # type: ignore[arg-type]
+            return _Outcome(blocked, "denied")
         if verdict.decision == "ask":
             decision = await self.approvals.decide(self.session_id, self.turn_id, call.id, tool, args, diff)
             if decision == "reject":

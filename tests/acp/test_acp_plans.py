@@ -57,3 +57,21 @@ async def test_B_SUM_9_update_plan_reaches_the_editor_as_an_acp_plan_update(acp,
         "sessionUpdate": "plan",
         "entries": [{"content": "fix", "priority": "medium", "status": "completed"}],
     }
+
+
+async def test_plan_is_an_acp_mode_that_refuses_commands_without_asking(acp, folder):
+    sid = await new(acp, folder)
+    created = acp.editor.of(sid)  # nothing yet; the modes came with session/new
+    assert created == []
+    await acp.conn.set_session_mode(session_id=sid, mode_id="plan")
+    assert [u.current_mode_id for u in acp.editor.of(sid, "current_mode_update")] == ["plan"]
+    acp.fake.push(
+        {"tool_calls": [{"id": "c1", "name": "run_command", "arguments": {"command": "touch out.txt"}}]},
+        {"content": "planned"},
+    )
+    await acp.prompt(sid, "run")
+    assert acp.editor.permissions == [] and not (folder / "out.txt").exists()
+    [done] = [u for u in acp.editor.of(sid, "tool_call_update") if u.status == "failed"]
+    assert "plan mode" in done.content[0].content.text
+    resumed = await acp.conn.resume_session(session_id=sid, cwd=str(folder), mcp_servers=[])
+    assert resumed.modes.current_mode_id == "plan" and "plan" in [m.id for m in resumed.modes.available_modes]

@@ -10,7 +10,7 @@ M.defaults = {
   -- initializationOptions.provider: { baseUrl = ..., apiKey = ..., model = ..., contextWindowTokens = ... }.
   -- Unset fields fall back to the server's environment (THREADLINE_*) and $THREADLINE_HOME/config.toml.
   provider = nil,
-  -- "ask" | "autoEdit" | "auto"; nil keeps the server's default ("ask").
+  -- "ask" | "autoEdit" | "auto" | "plan"; nil keeps the server's default ("ask").
   approval_policy = nil,
   chat = {
     -- "right" | "left" | "bottom" | "tab" | "current": where :Threadline opens the chat window.

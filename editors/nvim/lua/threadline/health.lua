@@ -91,8 +91,8 @@ local function check_provider(opts)
     end
   end
   local policy = opts.approval_policy
-  if policy ~= nil and policy ~= 'ask' and policy ~= 'autoEdit' and policy ~= 'auto' then
-    error_('approval_policy must be "ask", "autoEdit" or "auto", not ' .. vim.inspect(policy))
+  if policy ~= nil and policy ~= 'ask' and policy ~= 'autoEdit' and policy ~= 'auto' and policy ~= 'plan' then
+    error_('approval_policy must be "ask", "autoEdit", "auto" or "plan", not ' .. vim.inspect(policy))
   else
     ok_('approval_policy: ' .. (policy or 'server default (ask)'))
   end

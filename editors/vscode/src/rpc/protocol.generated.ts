@@ -68,6 +68,9 @@ export interface ProtocolDefinitions {
   OpenAIFunction?: OpenAIFunction;
   OpenAIMessage?: OpenAIMessage;
   OpenAIToolCall?: OpenAIToolCall;
+  Plan?: Plan;
+  PlanEntry?: PlanEntry;
+  PlanUpdate?: PlanUpdate;
   PolicyCall?: PolicyCall;
   PolicySummary?: PolicySummary;
   Position?: Position;
@@ -175,7 +178,7 @@ export interface CancelTurnResult {
  */
 export interface CheckPolicyParams {
   cwd: string;
-  policy?: ('ask' | 'auto' | 'autoEdit') | null;
+  policy?: ('ask' | 'auto' | 'autoEdit' | 'plan') | null;
   messages?: OpenAIMessage[] | null;
   sessionId?: string | null;
 }
@@ -262,11 +265,26 @@ export interface ContextViewResult {
   reservedTokens?: number;
   compactTargetTokens?: number;
   stablePrefixTokens?: number;
+  plan?: Plan | null;
+}
+/**
+ * The agent's latest plan: its steps in order, at most one ``in_progress``.
+ */
+export interface Plan {
+  entries: PlanEntry[];
+  explanation?: string | null;
+}
+/**
+ * One step of the agent's plan (``update_plan``, B-SUM-9).
+ */
+export interface PlanEntry {
+  step: string;
+  status: 'completed' | 'in_progress' | 'pending';
 }
 export interface CreateSessionParams {
   cwd: string;
   title?: string | null;
-  approvalPolicy?: ('ask' | 'auto' | 'autoEdit') | null;
+  approvalPolicy?: ('ask' | 'auto' | 'autoEdit' | 'plan') | null;
   mcpServers?: McpServerParam[] | null;
   model?: string | null;
 }
@@ -450,7 +468,7 @@ export interface ImportSessionResult {
  */
 export interface InitializationOptions {
   provider?: ProviderOptions | null;
-  approvalPolicy?: ('ask' | 'auto' | 'autoEdit') | null;
+  approvalPolicy?: ('ask' | 'auto' | 'autoEdit' | 'plan') | null;
   token?: string | null;
   unattended?: boolean;
 }
@@ -567,7 +585,7 @@ export interface SessionInfo {
   parentSessionId?: string | null;
   parentToolCallId?: string | null;
   model?: string | null;
-  approvalPolicy?: ('ask' | 'auto' | 'autoEdit') | null;
+  approvalPolicy?: ('ask' | 'auto' | 'autoEdit' | 'plan') | null;
   totals?: SessionTotals | null;
 }
 /**
@@ -596,6 +614,14 @@ export interface Notice {
   kind: 'notice';
   level: 'error' | 'info' | 'warning';
   message: string;
+}
+/**
+ * The agent set its plan (``update_plan``): every step with its status, in order (B-SUM-9).
+ */
+export interface PlanUpdate {
+  kind: 'plan';
+  entries: PlanEntry[];
+  explanation?: string | null;
 }
 export interface ReadArtifactParams {
   sessionId: string;
@@ -752,7 +778,8 @@ export interface SessionUpdate {
     | TurnCompleted
     | Notice
     | McpServerStatus
-    | HookRun;
+    | HookRun
+    | PlanUpdate;
   turnId?: string | null;
   seq?: number | null;
   parentSessionId?: string | null;
@@ -869,7 +896,7 @@ export interface TurnUsage {
 export interface UpdateSessionParams {
   sessionId: string;
   model?: string | null;
-  approvalPolicy?: ('ask' | 'auto' | 'autoEdit') | null;
+  approvalPolicy?: ('ask' | 'auto' | 'autoEdit' | 'plan') | null;
 }
 /**
  * The session's settings now; absent fields mean the server's defaults.
@@ -877,7 +904,7 @@ export interface UpdateSessionParams {
 export interface UpdateSessionResult {
   sessionId: string;
   model?: string | null;
-  approvalPolicy?: ('ask' | 'auto' | 'autoEdit') | null;
+  approvalPolicy?: ('ask' | 'auto' | 'autoEdit' | 'plan') | null;
   contextWindowTokens?: number;
 }
 
