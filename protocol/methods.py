@@ -84,6 +84,12 @@ METHODS: dict[str, MethodSpec] = {
             "Restore every file changed by a turn and later ones to its state before that turn.",
         ),
         MethodSpec(
+            "listCommands",
+            m.ListCommandsParams,
+            m.ListCommandsResult,
+            "List the slash commands a session or folder can use (project, user and built-in).",
+        ),
+        MethodSpec(
             "getContextView",
             m.GetContextViewParams,
             m.ContextViewResult,

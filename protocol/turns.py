@@ -80,11 +80,42 @@ class TurnError(Base):
     message: str
 
 
+class CommandOutcome(Base):
+    """A built-in slash command the server answered without a model call (issue 33): its name and what it says."""
+
+    name: str
+    output: str
+
+
 class SubmitTurnResult(Base):
     turn_id: str
     stop_reason: StopReason
     usage: TurnUsage
     error: TurnError | None = None
+    command: CommandOutcome | None = None  # set when the text was a built-in command (/compact, /context, /plan)
+
+
+# --- slash commands --------------------------------------------------------------------------------------
+
+CommandSource = Literal["project", "user", "builtin"]
+
+
+class ListCommandsParams(Base):
+    """The commands a session (its folder), or a folder, can use; neither: the user's and the built-ins."""
+
+    session_id: str | None = None
+    cwd: str | None = None
+
+
+class CommandInfo(Base):
+    name: str  # without the slash
+    description: str
+    source: CommandSource
+    argument_hint: str | None = None
+
+
+class ListCommandsResult(Base):
+    commands: list[CommandInfo]  # sorted by name
 
 
 class CancelTurnParams(Base):

@@ -21,7 +21,8 @@ class TurnStarted(Update, tag="turnStarted"):
 
 
 class UserMessage(Update, tag="userMessage"):
-    text: str
+    text: str  # what the model sees (a slash command's expansion)
+    typed: str | None = None  # what the user typed, when it was a slash command (issue 33)
     images: list[Image] | None = None
     steered: bool = False  # sent with steerTurn into a running turn
 

@@ -38,6 +38,10 @@ class DomainError(Exception):
         if code is not None:
             self.code = code
 
+    def details(self) -> dict[str, object]:
+        """What ``data`` carries besides ``code`` (a client can act on it without parsing the message)."""
+        return {}
+
 
 class SessionNotFound(DomainError):
     code = "SessionNotFound"
@@ -108,3 +112,16 @@ class UnsupportedContent(InvalidParams):
     """Prompt content the agent did not advertise (ACP audio)."""
 
     code = "UnsupportedContent"
+
+
+class UnknownCommand(InvalidParams):
+    """A ``/name`` that names no command (issue 33); ``data.commands`` lists the known ones."""
+
+    code = "UnknownCommand"
+
+    def __init__(self, name: str, known: list[str]):
+        super().__init__(f"unknown command /{name}; known commands: {', '.join('/' + k for k in known) or 'none'}")
+        self.known = known
+
+    def details(self) -> dict[str, object]:
+        return {"commands": self.known}

@@ -20,6 +20,7 @@ from acp.schema import (
     AgentCapabilities,
     AuthenticateResponse,
     CloseSessionResponse,
+    CurrentModeUpdate,
     Implementation,
     InitializeResponse,
     ListSessionsResponse,
@@ -42,8 +43,10 @@ from protocol.messages import Image, SubmitTurnParams
 from server import __version__
 from server.acp import sessions
 from server.acp.client import AcpClient
+from server.acp.commands import CommandWatch
 from server.acp.errors import to_acp_error, turn_failed
 from server.acp.prompt import prompt_context, user_message
+from server.acp.updates import agent_text
 from server.edge.errors import INTERNAL_ERROR
 from server.edge.rpc import decode_params, run_handler
 from server.methods.registry import HANDLERS
@@ -86,6 +89,7 @@ def edge(fn: _Handler) -> _Handler:
 class ThreadlineAgent:
     def __init__(self, core: Core, client: AcpClient):
         self.core, self.client = core, client
+        self.commands = CommandWatch(client, core.settings.home)
 
     def on_connect(self, conn: Client) -> None:
         self.client.attach(conn)
@@ -116,6 +120,7 @@ class ThreadlineAgent:
     @edge
     async def new_session(self, cwd: str, mcp_servers: Any = None, **_: Any) -> NewSessionResponse:
         session = await sessions.new_session(self.core, self.client, cwd, mcp_servers)
+        self.commands.announce(session.id, Path(session.cwd))  # queued: written after this answer
         return NewSessionResponse(
             session_id=session.id,
             modes=sessions.modes(self.core, session),
@@ -125,6 +130,7 @@ class ThreadlineAgent:
     @edge
     async def load_session(self, cwd: str, session_id: str, mcp_servers: Any = None, **_: Any) -> LoadSessionResponse:
         session = await sessions.load_session(self.core, self.client, session_id, mcp_servers)
+        self.commands.announce(session.id, Path(session.cwd))
         return LoadSessionResponse(
             modes=sessions.modes(self.core, session), config_options=sessions.config_options(self.core, session)
         )
@@ -134,6 +140,7 @@ class ThreadlineAgent:
         self, session_id: str, cwd: str, mcp_servers: Any = None, **_: Any
     ) -> ResumeSessionResponse:
         session = await sessions.open_session(self.core, self.client, session_id, mcp_servers)
+        self.commands.announce(session.id, Path(session.cwd))
         return ResumeSessionResponse(
             modes=sessions.modes(self.core, session), config_options=sessions.config_options(self.core, session)
         )
@@ -171,6 +178,11 @@ class ThreadlineAgent:
             context=context or None,
         )
         result = await submit_turn(self.core, params)  # images are checked there, as for submitTurn
+        if result.command is not None:  # a built-in slash command answered without a model call
+            self.client.send_update(session.id, agent_text(result.command.output + "\n"))
+            if result.command.name == "plan":
+                update = CurrentModeUpdate(session_update="current_mode_update", current_mode_id="plan")
+                self.client.send_update(session.id, update)
         await self.client.flush()  # every update of the turn reaches the client before its answer
         await sessions.announce_title(self.core, self.client, session)
         if result.stop_reason == "error":

@@ -54,6 +54,7 @@ from server.transcript import NewMessage, Store, new_id
 
 log = logging.getLogger(__name__)
 
+COMMAND_EVENT = "commandExpanded"  # issue 33: {seq, typed} of a user message that is a slash command's expansion
 CANCELLED_RESULT = "Tool call interrupted: the turn was cancelled before this tool finished."
 
 SessionTools = Callable[["Emitter"], Awaitable[dict[str, Tool]]]
@@ -123,18 +124,21 @@ class Turn:
     def session_id(self) -> str:
         return self.tools.session_id
 
-    async def run(self, text: str, images: list[Image] | None) -> SubmitTurnResult:
+    async def run(self, text: str, images: list[Image] | None, typed: str | None = None) -> SubmitTurnResult:
+        """``typed``: what the user typed when ``text`` is a slash command's expansion (kept beside it)."""
         self.emit(u.TurnStarted())
-        stop, error = await self._steps(text, images)
+        stop, error = await self._steps(text, images, typed)
         # Before the turn is announced as ended: a client that sees it end may start the next turn at once.
         await self._keep_sent()
         return self._finish(stop, error)
 
-    async def _steps(self, text: str, images: list[Image] | None) -> tuple[StopReason, TurnError | None]:
+    async def _steps(
+        self, text: str, images: list[Image] | None, typed: str | None
+    ) -> tuple[StopReason, TurnError | None]:
         pending: list[OpenAIToolCall] = []
         cuts = 0  # text answers cut at the output limit in this turn
         try:
-            await self._begin(text, images)
+            await self._begin(text, images, typed)
             for _ in range(self.max_iterations):
                 await self._deliver_steers()
                 result = await self._call_model()
@@ -185,7 +189,7 @@ class Turn:
 
     # --- steps --------------------------------------------------------------------------------------
 
-    async def _begin(self, text: str, images: list[Image] | None) -> None:
+    async def _begin(self, text: str, images: list[Image] | None, typed: str | None) -> None:
         if self.load_hooks is not None:
             self.hooks = await self.load_hooks(self.emit)
         started = await turn_hooks.session_start(self.hooks) if self.new_session else None
@@ -200,7 +204,10 @@ class Turn:
         user = NewMessage("user", text, images=msgspec.to_builtins(images) if images else None)
         extra = [NewMessage("user", context)] if context else []
         stored = await self.store.append_messages(self.session_id, [*first, user, *extra], self.turn_id)
-        self.emit(u.UserMessage(text=text, images=images or None), seq=stored[len(first)].seq)
+        seq = stored[len(first)].seq
+        if typed is not None:  # the message holds what the model sees; the event what the user typed
+            await self.store.add_event(self.session_id, COMMAND_EVENT, {"seq": seq, "typed": typed}, self.turn_id)
+        self.emit(u.UserMessage(text=text, images=images or None, typed=typed), seq=seq)
         if self.session_tools is not None:
             await self._add_session_tools(await self.session_tools(self.emit))
 

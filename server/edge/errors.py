@@ -27,7 +27,7 @@ class WireError:
 
 def wire_error(exc: Exception) -> WireError:
     if isinstance(exc, DomainError):
-        return WireError(wire_code(exc), exc.message, {"code": exc.code})
+        return WireError(wire_code(exc), exc.message, {"code": exc.code, **exc.details()})
     return WireError(INTERNAL_ERROR, f"internal error: {type(exc).__name__}: {exc}", {"code": "InternalError"})
 
 

@@ -11,6 +11,7 @@ from server.methods import (  # noqa: F401
     import_session,
     list_approvals,
     list_checkpoints,
+    list_commands,
     list_hooks,
     list_mcp_servers,
     list_models,

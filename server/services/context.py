@@ -189,3 +189,18 @@ async def compact_session(core: Core, session_id: str, focus: str | None) -> Com
         mode=view.mode,
         summary=view.summary,
     )
+
+
+def context_report(view: ContextViewResult) -> str:
+    """What ``/context`` answers: the request's size against the window, how it was built, and the plan."""
+    used = view.estimated_tokens + view.reserved_tokens
+    window = view.context_window_tokens
+    lines = [
+        f"Context: about {used} of {window} tokens ({100 * used // max(window, 1)}%), "
+        f"compaction at {view.threshold_tokens} message tokens; the view is {view.mode}.",
+        f"Messages: {view.estimated_tokens} tokens over {view.transcript_messages} stored messages; "
+        f"tool definitions: {view.reserved_tokens}.",
+    ]
+    if view.plan is not None:
+        lines.append("Plan: " + "; ".join(f"[{e.status}] {e.step}" for e in view.plan.entries))
+    return "\n".join(lines)

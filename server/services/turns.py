@@ -24,6 +24,7 @@ from server.errors import InvalidParams
 from server.frozen import read_frozen_context
 from server.hooks.service import SessionHooks
 from server.providers import ChatProvider
+from server.services.commands import turn_text
 from server.services.context import tool_overhead_tokens
 from server.services.core import Core
 from server.services.images import check_images
@@ -45,6 +46,9 @@ async def submit_turn(core: Core, params: SubmitTurnParams) -> SubmitTurnResult:
     stored. With ``queue`` it runs after the turns already there, else the session must be idle."""
     check_images(params.images or [])
     stored, session = await core.session(params.session_id)
+    prepared = await turn_text(core, stored, params.text)  # a slash command's expansion, or a built-in's answer
+    if prepared.answered is not None:
+        return prepared.answered
     if not params.queue:
         session.turns.ensure_idle()
     provider = core.models.provider(core.settings, stored)
@@ -56,7 +60,7 @@ async def submit_turn(core: Core, params: SubmitTurnParams) -> SubmitTurnResult:
         emit(u.TurnCompleted(stop_reason="error", error=error))  # clients close a turn on this, as for any turn
         return SubmitTurnResult(turn_id=turn_id, stop_reason="error", usage=TurnUsage(), error=error)
 
-    text = params.text
+    text = prepared.text  # the expansion of a slash command (what the model sees), else what was sent
     if core.recorded_tools is None and (params.context or "@" in text):  # a replay's text has its blocks already
         attached = await attach_context(
             Path(stored.cwd), session.id, core.artifacts, core.editor, text, params.context or []
@@ -75,7 +79,7 @@ async def submit_turn(core: Core, params: SubmitTurnParams) -> SubmitTurnResult:
             turn = await build_turn(core, session, current, provider, turn_id, max_model_calls=params.max_model_calls)
         except asyncio.CancelledError:
             return cancelled()
-        return await turn.run(text, params.images)
+        return await turn.run(text, params.images, prepared.typed)
 
     # Registered before it is built, so a deleteSession or cancelTurn arriving meanwhile finds it.
     return await session.turns.wait(

@@ -75,3 +75,35 @@ async def test_plan_is_an_acp_mode_that_refuses_commands_without_asking(acp, fol
     assert "plan mode" in done.content[0].content.text
     resumed = await acp.conn.resume_session(session_id=sid, cwd=str(folder), mcp_servers=[])
     assert resumed.modes.current_mode_id == "plan" and "plan" in [m.id for m in resumed.modes.available_modes]
+
+
+async def test_available_commands_update_after_new_and_load_and_when_the_files_change(acp, folder):
+    commands = folder / ".threadline" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "review.md").write_text(
+        "---\ndescription: Review a file\nargument-hint: <path>\n---\nReview $ARGUMENTS\n"
+    )
+    sid = await new(acp, folder)
+    await acp.wait_for(lambda: acp.editor.of(sid, "available_commands_update"))
+    [first] = acp.editor.of(sid, "available_commands_update")
+    assert [(c.name, c.description) for c in first.available_commands][-1] == ("review", "Review a file")
+    assert {c.name for c in first.available_commands} == {"compact", "context", "plan", "review"}
+    review = [c for c in first.available_commands if c.name == "review"][0]
+    assert review.input.root.hint == "<path>"
+
+    (commands / "ship.md").write_text("Ship it: $ARGUMENTS\n")
+    await acp.wait_for(lambda: len(acp.editor.of(sid, "available_commands_update")) == 2)
+    assert "ship" in {c.name for c in acp.editor.of(sid, "available_commands_update")[-1].available_commands}
+
+    await acp.conn.load_session(session_id=sid, cwd=str(folder), mcp_servers=[])
+    await acp.wait_for(lambda: len(acp.editor.of(sid, "available_commands_update")) == 3)
+
+    acp.fake.push({"content": "shipping"})
+    await acp.prompt(sid, "/ship the release")
+    sent = [m for m in acp.fake.requests if m["path"].endswith("/chat/completions")][-1]["body"]["messages"]
+    assert sent[-1] == {"role": "user", "content": "Ship it: the release"}
+    calls = len(acp.fake.requests)
+    answer = await acp.prompt(sid, "/context")
+    assert answer.stop_reason == "end_turn" and len(acp.fake.requests) == calls
+    chunks = [u.content.text for u in acp.editor.of(sid, "agent_message_chunk")]
+    assert chunks[-1].startswith("Context: about ")

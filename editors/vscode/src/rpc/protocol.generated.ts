@@ -14,6 +14,8 @@ export interface ProtocolDefinitions {
   CheckPolicyParams?: CheckPolicyParams;
   CheckPolicyResult?: CheckPolicyResult;
   CheckpointFile?: CheckpointFile;
+  CommandInfo?: CommandInfo;
+  CommandOutcome?: CommandOutcome;
   CompactSessionParams?: CompactSessionParams;
   CompactSessionResult?: CompactSessionResult;
   ContextCompacted?: ContextCompacted;
@@ -48,6 +50,8 @@ export interface ProtocolDefinitions {
   ListApprovalsResult?: ListApprovalsResult;
   ListCheckpointsParams?: ListCheckpointsParams;
   ListCheckpointsResult?: ListCheckpointsResult;
+  ListCommandsParams?: ListCommandsParams;
+  ListCommandsResult?: ListCommandsResult;
   ListHooksParams?: ListHooksParams;
   ListHooksResult?: ListHooksResult;
   ListMcpServersParams?: ListMcpServersParams;
@@ -224,6 +228,19 @@ export interface CheckpointFile {
   restorable: boolean;
   toolCallId: string;
   note?: string | null;
+}
+export interface CommandInfo {
+  name: string;
+  description: string;
+  source: 'builtin' | 'project' | 'user';
+  argumentHint?: string | null;
+}
+/**
+ * A built-in slash command the server answered without a model call (issue 33): its name and what it says.
+ */
+export interface CommandOutcome {
+  name: string;
+  output: string;
 }
 export interface CompactSessionParams {
   sessionId: string;
@@ -515,6 +532,16 @@ export interface TurnCheckpoints {
   createdAt: string;
   files: CheckpointFile[];
 }
+/**
+ * The commands a session (its folder), or a folder, can use; neither: the user's and the built-ins.
+ */
+export interface ListCommandsParams {
+  sessionId?: string | null;
+  cwd?: string | null;
+}
+export interface ListCommandsResult {
+  commands: CommandInfo[];
+}
 export interface ListHooksParams {
   cwd: string;
 }
@@ -791,6 +818,7 @@ export interface TurnStarted {
 export interface UserMessage {
   kind: 'userMessage';
   text: string;
+  typed?: string | null;
   images?: Image[] | null;
   steered?: boolean;
 }
@@ -876,6 +904,7 @@ export interface SubmitTurnResult {
   stopReason: 'cancelled' | 'endTurn' | 'error' | 'maxIterations';
   usage: TurnUsage;
   error?: TurnError | null;
+  command?: CommandOutcome | null;
 }
 /**
  * Always sent whole: a client reads zeros, never missing fields.
@@ -925,6 +954,7 @@ export interface GeneratedMethods {
   steerTurn: [SteerTurnParams, SteerTurnResult];
   listCheckpoints: [ListCheckpointsParams, ListCheckpointsResult];
   rewindFiles: [RewindFilesParams, RewindFilesResult];
+  listCommands: [ListCommandsParams, ListCommandsResult];
   getContextView: [GetContextViewParams, ContextViewResult];
   compactSession: [CompactSessionParams, CompactSessionResult];
   listApprovals: [ListApprovalsParams, ListApprovalsResult];
