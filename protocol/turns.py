@@ -155,6 +155,35 @@ class Plan(Base):
     explanation: str | None = None
 
 
+class ContextBreakdown(Base):
+    """What fills the request, in estimated tokens (issue 33): ``systemPrompt + projectContext + summary +
+    messages + placeholders == estimatedTokens``, ``toolDefinitions == reservedTokens``, and ``free`` is what the
+    window has left: ``max(0, contextWindowTokens - estimatedTokens - reservedTokens)``."""
+
+    system_prompt: int
+    project_context: int  # AGENTS.md, rules, validation policy, skills index, memory (the frozen context)
+    tool_definitions: int  # built-in and MCP tools
+    summary: int
+    messages: int  # the conversation's messages, placeholders apart
+    placeholders: int  # what the placeholders of microcompacted tool outputs still cost
+    free: int
+
+
+CompactionTrigger = Literal["auto", "manual", "promptTooLong"]
+
+
+class CompactionRecord(Base):
+    """One compaction of the session (a stored ``contextCompacted`` event), oldest first."""
+
+    event_id: int
+    at: str
+    mode: ViewMode
+    trigger: CompactionTrigger  # auto: over the threshold; manual: compactSession or /compact; promptTooLong: R-PTL-1
+    before_tokens: int
+    after_tokens: int
+    focus: str | None = None
+
+
 class ContextViewResult(Base):
     messages: list[dict[str, Any]]
     estimated_tokens: int
@@ -178,6 +207,8 @@ class ContextViewResult(Base):
     stable_prefix_tokens: int = 0
     # The session's latest plan (the newest planUpdated event); null before the agent made one (B-SUM-9).
     plan: Plan | None = None
+    breakdown: ContextBreakdown | None = None  # what fills the request (always set by the server)
+    compactions: list[CompactionRecord] = msgspec.field(default_factory=list)  # the session's, oldest first
 
 
 class CompactSessionParams(Base):

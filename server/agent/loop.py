@@ -310,6 +310,7 @@ class Turn:
         event = self.views.compaction_event(view, force)
         if event is None:
             return False
+        event["trigger"] = "promptTooLong" if force else "auto"  # force: the R-PTL-1 retry's fallback
         if view.clipped_messages:
             event["clippedMessages"] = view.clipped_messages
             self.emit(

@@ -149,10 +149,18 @@ async def run_turn(client: Client, printer: Lines, sid: str, text: str, queue: b
         if not quitting:
             raise
         raise Quit from None
+    except RpcError as exc:  # a mistyped slash command (issue 33): say which exist, the chat goes on
+        if (exc.data or {}).get("code") != "UnknownCommand":
+            raise
+        printer.write(f"— {exc.message}")
+        return 0
     finally:
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.remove_signal_handler(signal.SIGINT)
         await asyncio.gather(*cancelling)
+    if result.get("command"):  # a built-in (/context, /plan) the server answered without a turn
+        printer.write(result["command"]["output"])
+        return 0
     printer.ended(result)
     return 1 if result["stopReason"] == "error" else 0
 

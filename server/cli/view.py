@@ -1,7 +1,8 @@
-"""``threadline view SESSION [--context-window N] [--json]``: what the next model call would send, readably.
+"""``threadline view SESSION [--context-window N] [--json] [--breakdown]``: what the next model call would send.
 
 Prints ``getContextView``: the mode, the estimate against the threshold, then one line per message with its role
 and estimated size, marking tool-output placeholders and the summary (R-OBS-2: shown, never written back).
+``--breakdown`` prints instead what fills the window, part by part with a bar, and the session's compactions.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser], client_
     view.add_argument("session")
     view.add_argument("--context-window", type=int, help="ask as if the window were this many tokens")
     view.add_argument("--json", action="store_true", help="print getContextView's result as JSON")
+    view.add_argument(
+        "--breakdown", action="store_true", help="what fills the context window, and the compactions so far"
+    )
     view.set_defaults(run=lambda a: client_run(show_view, a))
 
 
@@ -35,6 +39,8 @@ async def show_view(client: Client, args: argparse.Namespace) -> int:
     raw = await client.request("getContextView", params)
     if args.json:
         print(json.dumps(raw, ensure_ascii=False, indent=2))  # as the server sent it, field for field
+    elif args.breakdown:
+        print_breakdown(msgspec.convert(raw, ContextViewResult), sys.stdout)
     else:
         print_view(msgspec.convert(raw, ContextViewResult), sys.stdout)
     return 0
@@ -76,3 +82,48 @@ def _gist(msg: dict[str, Any], width: int = 90) -> str:
     if not text and msg.get("tool_calls"):
         text = ", ".join(f"{c['function']['name']}({c['function']['arguments']})" for c in msg["tool_calls"])
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+# The parts of the window in the order they sit in a request, with the letter the bar draws each with.
+PARTS = (
+    ("systemPrompt", "system prompt", "S"),
+    ("projectContext", "project context", "P"),
+    ("toolDefinitions", "tool definitions", "T"),
+    ("summary", "summary", "U"),
+    ("messages", "messages", "M"),
+    ("placeholders", "placeholders", "p"),
+    ("free", "free", "."),
+)
+BAR_WIDTH = 60
+
+
+def breakdown_bar(parts: dict[str, int], width: int = BAR_WIDTH) -> str:
+    """One character per ``1/width`` of the window, each part drawn with its letter (a part above zero shows)."""
+    total = max(sum(parts.get(key, 0) for key, _, _ in PARTS), 1)
+    cells = {key: (parts.get(key, 0) * width) // total for key, _, _ in PARTS}
+    for key, _, _ in PARTS:  # a part that exists but rounds to nothing still gets one cell
+        if parts.get(key, 0) > 0 and cells[key] == 0:
+            cells[key] = 1
+    while sum(cells.values()) > width:  # take the excess from the largest part
+        cells[max(cells, key=lambda k: cells[k])] -= 1
+    cells["free"] += width - sum(cells.values())
+    return "[" + "".join(letter * cells[key] for key, _, letter in PARTS) + "]"
+
+
+def print_breakdown(view: ContextViewResult, out: TextIO) -> None:
+    parts: dict[str, int] = msgspec.to_builtins(view.breakdown) if view.breakdown else {}
+    window = max(view.context_window_tokens, 1)
+    used = view.estimated_tokens + view.reserved_tokens
+    out.write(f"context {tokens(used)} of {tokens(view.context_window_tokens)} tokens ({100 * used // window}%), ")
+    out.write(f"view {view.mode}, compaction at {tokens(view.threshold_tokens)} message tokens\n")
+    out.write(breakdown_bar(parts) + "\n")
+    for key, name, letter in PARTS:
+        value = parts.get(key, 0)
+        out.write(f"  {letter} {name:<17}{tokens(value):>8}  {100 * value // window:>3}%\n")
+    out.write(f"{len(view.compactions)} compaction{'' if len(view.compactions) == 1 else 's'}\n")
+    for c in view.compactions:
+        focus = f"  focus: {c.focus}" if c.focus else ""
+        out.write(
+            f"  #{c.event_id} {c.at} {c.trigger:<13} {c.mode:<14} "
+            f"{tokens(c.before_tokens)} -> {tokens(c.after_tokens)}{focus}\n"
+        )

@@ -7,13 +7,23 @@ waits in the session's handle (``Session.unsaved``) for a path that writes anywa
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from protocol import updates as u
-from protocol.messages import CompactSessionResult, ContextViewResult, GetContextViewParams
+from protocol.messages import (
+    CompactionRecord,
+    CompactionTrigger,
+    CompactSessionResult,
+    ContextBreakdown,
+    ContextViewResult,
+    GetContextViewParams,
+)
 from server.agent import turn_hooks
 from server.agent.digests import stable_prefix_tokens
 from server.agent.emit import Emitter
@@ -22,6 +32,7 @@ from server.agent.plans import stored_plan
 from server.agent.view_resume import build_view, keep_resume_point, save_unsaved
 from server.agent.views import COMPACTION_EVENT, effective_settings, recall_server_window, stored_compaction
 from server.context import RequestView, ViewSettings, estimate_text_tokens, fit_to_window
+from server.context.breakdown import Breakdown, breakdown
 from server.editor.tools import editor_tools
 from server.errors import InvalidParams
 from server.mcp.service import load_frozen
@@ -31,6 +42,7 @@ from server.services.subagents import task_spec
 from server.sessions import Session
 from server.tools import tool_specs
 from server.transcript import Session as StoredSession
+from server.transcript import Store
 
 MAX_FOCUS_CHARS = 4000
 
@@ -117,7 +129,36 @@ async def get_context_view(core: Core, params: GetContextViewParams) -> ContextV
         compact_target_tokens=got.effective.target_tokens,
         stable_prefix_tokens=await stable_prefix_tokens(core.store, session, view.messages),
         plan=await stored_plan(core.store, params.session_id),
+        breakdown=wire_breakdown(breakdown(view, got.reserved_tokens, got.settings.context_window_tokens)),
+        compactions=await compaction_history(core.store, params.session_id),
     )
+
+
+def wire_breakdown(parts: Breakdown) -> ContextBreakdown:
+    return ContextBreakdown(**dataclasses.asdict(parts))
+
+
+async def compaction_history(store: Store, session_id: str) -> list[CompactionRecord]:
+    """Every compaction of the session, oldest first; events stored before triggers were recorded read as
+    ``manual`` when requested, else ``auto``."""
+    out = []
+    for event in await store.list_events(session_id, COMPACTION_EVENT):
+        p = event.payload
+        trigger: CompactionTrigger = "manual" if p.get("requested") else "auto"
+        if p.get("trigger") in ("auto", "manual", "promptTooLong"):
+            trigger = p["trigger"]
+        out.append(
+            CompactionRecord(
+                event_id=event.id,
+                at=event.created_at,
+                mode=p.get("mode", "summarized"),
+                trigger=trigger,
+                before_tokens=int(p.get("beforeTokens", 0)),
+                after_tokens=int(p.get("afterTokens", 0)),
+                focus=p.get("focus"),
+            )
+        )
+    return out
 
 
 async def prepare_view(core: Core, session_id: str) -> None:
@@ -172,6 +213,7 @@ async def compact_session(core: Core, session_id: str, focus: str | None) -> Com
     }
     if focus and focus.strip():
         event["focus"] = focus.strip()
+    event["trigger"] = "manual"
     await core.store.add_event(session_id, COMPACTION_EVENT, event)
     emit(
         u.ContextCompacted(
@@ -192,15 +234,25 @@ async def compact_session(core: Core, session_id: str, focus: str | None) -> Com
 
 
 def context_report(view: ContextViewResult) -> str:
-    """What ``/context`` answers: the request's size against the window, how it was built, and the plan."""
+    """What ``/context`` answers: the request against the window part by part, the plan, the last compaction."""
+    window = max(view.context_window_tokens, 1)
     used = view.estimated_tokens + view.reserved_tokens
-    window = view.context_window_tokens
     lines = [
-        f"Context: about {used} of {window} tokens ({100 * used // max(window, 1)}%), "
-        f"compaction at {view.threshold_tokens} message tokens; the view is {view.mode}.",
-        f"Messages: {view.estimated_tokens} tokens over {view.transcript_messages} stored messages; "
-        f"tool definitions: {view.reserved_tokens}.",
+        f"Context: about {used} of {view.context_window_tokens} tokens ({100 * used // window}%); "
+        f"the view is {view.mode}, compaction at {view.threshold_tokens} message tokens."
     ]
+    if view.breakdown is not None:
+        parts = msgspec.structs.asdict(view.breakdown)
+        names = {"system_prompt": "system prompt", "project_context": "project context"}
+        names |= {"tool_definitions": "tool definitions"}
+        lines += [f"  {names.get(k, k):<17}{v:>8}  {100 * v // window:>3}%" for k, v in parts.items()]
     if view.plan is not None:
         lines.append("Plan: " + "; ".join(f"[{e.status}] {e.step}" for e in view.plan.entries))
+    if view.compactions:
+        last = view.compactions[-1]
+        focus = f", focus: {last.focus}" if last.focus else ""
+        lines.append(
+            f"Compactions: {len(view.compactions)}; the last ({last.trigger}, {last.mode}, {last.at}) took "
+            f"{last.before_tokens} -> {last.after_tokens} tokens{focus}."
+        )
     return "\n".join(lines)

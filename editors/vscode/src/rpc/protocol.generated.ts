@@ -18,6 +18,8 @@ export interface ProtocolDefinitions {
   CommandOutcome?: CommandOutcome;
   CompactSessionParams?: CompactSessionParams;
   CompactSessionResult?: CompactSessionResult;
+  CompactionRecord?: CompactionRecord;
+  ContextBreakdown?: ContextBreakdown;
   ContextCompacted?: ContextCompacted;
   ContextViewResult?: ContextViewResult;
   CreateSessionParams?: CreateSessionParams;
@@ -257,6 +259,32 @@ export interface CompactSessionResult {
   summary?: string | null;
 }
 /**
+ * One compaction of the session (a stored ``contextCompacted`` event), oldest first.
+ */
+export interface CompactionRecord {
+  eventId: number;
+  at: string;
+  mode: 'fallback' | 'full' | 'microcompacted' | 'summarized';
+  trigger: 'auto' | 'manual' | 'promptTooLong';
+  beforeTokens: number;
+  afterTokens: number;
+  focus?: string | null;
+}
+/**
+ * What fills the request, in estimated tokens (issue 33): ``systemPrompt + projectContext + summary +
+ * messages + placeholders == estimatedTokens``, ``toolDefinitions == reservedTokens``, and ``free`` is what the
+ * window has left: ``max(0, contextWindowTokens - estimatedTokens - reservedTokens)``.
+ */
+export interface ContextBreakdown {
+  systemPrompt: number;
+  projectContext: number;
+  toolDefinitions: number;
+  summary: number;
+  messages: number;
+  placeholders: number;
+  free: number;
+}
+/**
  * R-OBS-1: every compaction, with estimated sizes before and after, and the summary text.
  */
 export interface ContextCompacted {
@@ -283,6 +311,8 @@ export interface ContextViewResult {
   compactTargetTokens?: number;
   stablePrefixTokens?: number;
   plan?: Plan | null;
+  breakdown?: ContextBreakdown | null;
+  compactions?: CompactionRecord[];
 }
 /**
  * The agent's latest plan: its steps in order, at most one ``in_progress``.

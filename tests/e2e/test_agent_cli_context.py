@@ -1,0 +1,61 @@
+"""Issue 33 in the command-line client, run as real commands against the fake provider and a temp home:
+``threadline view --breakdown`` and the chat's ``/context``, ``/plan`` and project commands."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.agent_support import model_requests, request_messages
+from tests.e2e.test_agent_cli import imported_session, threadline
+from tests.harness import API_KEY, kind_of, new_fake, server_env
+
+
+@pytest.fixture(scope="module")
+def fake():
+    with new_fake(api_key=API_KEY) as f:
+        yield f
+
+
+@pytest.fixture
+def env(fake, tmp_path: Path) -> dict[str, str]:
+    fake.reset()
+    home = tmp_path / "home"
+    home.mkdir()
+    return server_env(home, fake.url, THREADLINE_CONTEXT_WINDOW="64000", THREADLINE_PROVIDER=kind_of(fake))
+
+
+def test_view_breakdown_draws_the_parts_of_the_window_and_lists_the_compactions(env, folder, tmp_path):
+    sid = imported_session(env, folder, tmp_path)
+    run = threadline(env, "view", sid, "--context-window", "5000", "--breakdown")
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[0].startswith("context ") and "of 5k tokens" in lines[0] and "view microcompacted" in lines[0]
+    assert re.fullmatch(r"\[S+P*T+M+p+\.*\]", lines[1]) and len(lines[1]) == 62, lines[1]
+    names = [ln.split()[1] for ln in lines[2:9]]
+    assert names == ["system", "project", "tool", "summary", "messages", "placeholders", "free"]
+    assert lines[9] == "0 compactions"
+
+
+def test_chat_context_plan_and_a_project_command(fake, env, folder):
+    commands = folder / ".threadline" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "fix.md").write_text("---\ndescription: Fix it\n---\nFix $ARGUMENTS now.\n")
+    fake.push({"content": "fixing"})
+    run = threadline(
+        env,
+        "chat",
+        "--cwd",
+        str(folder),
+        "--policy",
+        "auto",
+        stdin="/fix the parser\n/context\n/nope\n/plan\n",
+    )
+    assert run.returncode == 0, run.stderr
+    assert request_messages(model_requests(fake)[0])[-1] == {"role": "user", "content": "Fix the parser now."}
+    assert len(model_requests(fake)) == 1, "only /fix called the model"
+    assert "Context: about " in run.stdout and "  system prompt" in run.stdout
+    assert "unknown command /nope; known commands: /compact, /context, /fix, /plan" in run.stdout
+    assert "Plan mode is on" in run.stdout
