@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .micro import PLACEHOLDER_PREFIX
+from protocol.wire_text import PLACEHOLDER_PREFIX
+
 from .tokens import estimate_message_tokens
 from .view import RequestView
 

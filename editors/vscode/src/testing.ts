@@ -10,3 +10,4 @@ export { forkSeqBefore, planRewind, rewindDone, turnPickItems } from './sidebar/
 export { modelButtonLabel, modelPickItems, priceText, windowText } from './models';
 export { APPLIED_EDITS_KEY, DiffStates, PENDING_REVIEWS_KEY, diffSidePath, toolCallOfPath } from './diffKeys';
 export { childProgress, childSummary } from './webview/subagents';
+export { breakdownSegments, commandLabel, completeCommand, planItems, planProgress, slashMatches } from './webview/issue33';

@@ -102,6 +102,10 @@ function M._run_turn(s, text, queue, callback)
       callback(err)
       return
     end
+    local command = fmt.val(r.command)
+    if type(command) == 'table' then -- a built-in slash command, answered without a turn (issue 33)
+      s.chat:notice(command.name, command.output)
+    end
     local usage = fmt.val(r.usage)
     if type(usage) == 'table' then
       updates.set_usage(s, usage.contextTokens, usage.contextWindowTokens)

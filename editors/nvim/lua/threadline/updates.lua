@@ -41,8 +41,9 @@ function UPDATE.turnStarted(s, _, turn_id)
 end
 
 function UPDATE.userMessage(s, u, turn_id)
-  -- Turns submitted from here are already shown; render only text we did not send.
-  local text = fmt.str(u.text)
+  -- Turns submitted from here are already shown; render only text we did not send. A slash command's
+  -- expansion carries what was typed (issue 33): that is what was shown.
+  local text = fmt.str(fmt.val(u.typed) or u.text)
   local steered = fmt.val(u.steered) == true
   for i, pending in ipairs(s.pending_user) do
     if pending == text then
@@ -105,6 +106,12 @@ function UPDATE.turnCompleted(s, u, turn_id)
     s.completed[turn_id] = true
   end
   s.chat:turn_completed(fmt.str(u.stopReason), fmt.val(u.error))
+end
+
+--- The agent's plan (update_plan, issue 33): kept for :ThreadlineContext and shown as a checklist in the chat.
+function UPDATE.plan(s, u)
+  s.plan = fmt.val(u.entries) or {}
+  s.chat:append(require('threadline.plans').plan_lines(s.plan))
 end
 
 function UPDATE.notice(s, u)

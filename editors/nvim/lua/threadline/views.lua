@@ -123,6 +123,7 @@ function M.context_lines(session_id, v)
       fmt.str(v.compactedToolOutputs)
     ),
   }
+  vim.list_extend(lines, require('threadline.plans').breakdown_lines(v))
   local summary = fmt.val(v.summary)
   if summary then
     lines[#lines + 1] = 'summary:'

@@ -50,7 +50,12 @@ local function input_buffer(s)
   vim.bo[buf].bufhidden = 'hide'
   vim.bo[buf].swapfile = false
   vim.bo[buf].filetype = 'threadline_input'
-  vim.bo[buf].completefunc = "v:lua.require'threadline.editor'.complete" -- @path: <C-x><C-u>
+  -- <C-x><C-u>: a slash command at the start (listCommands, issue 33; also as you type "/" there), else @path
+  vim.bo[buf].completefunc = "v:lua.require'threadline.plans'.completefunc"
+  vim.keymap.set('i', '/', function()
+    local at_start = vim.fn.line('.') == 1 and vim.fn.col('.') == 1
+    return at_start and '/<C-x><C-u>' or '/'
+  end, { buffer = buf, expr = true, desc = 'Threadline: complete a slash command' })
   local function send()
     local text = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), '\n')
     if vim.trim(text) == '' then

@@ -4,6 +4,7 @@
 import type * as G from './protocol.generated';
 
 export type {
+  CommandInfo, CompactionRecord, ContextBreakdown, PlanEntry,
   CompactSessionResult, ContextViewResult, EventItem, FileDiff, InitializationOptions, ListModelsResult, McpServerInfo,
   ModelInfo, ModelPrice, OpenAIToolCall, ProviderOptions, ReadArtifactParams, ReadArtifactResult, RememberedApproval, RequestApprovalParams,
   RewindFilesResult, SessionInfo, SessionUpdate, SubmitTurnResult, TranscriptItem, TurnCheckpoints, TurnError,
@@ -29,5 +30,5 @@ export const METHOD_NAMES: MethodName[] = [
   'createSession', 'listSessions', 'readTranscript', 'searchTranscript', 'forkSession', 'deleteSession',
   'submitTurn', 'cancelTurn', 'getContextView', 'readArtifact', 'readEvents', 'listApprovals', 'revokeApproval',
   'compactSession', 'steerTurn', 'listCheckpoints', 'rewindFiles', 'listMcpServers', 'revokeMcpServerApproval',
-  'updateSession', 'listModels',
+  'updateSession', 'listModels', 'listCommands',
 ];

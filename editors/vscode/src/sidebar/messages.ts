@@ -1,6 +1,7 @@
 // Messages between the extension host and the webviews (no vscode import: the webview bundle uses them too).
 import type {
   ApprovalDecision,
+  CommandInfo,
   ContextViewResult,
   EventItem,
   McpServerInfo,
@@ -30,7 +31,8 @@ export type ToWebview =
   | { type: 'model'; label: string }
   | { type: 'contextView'; view: ContextViewResult; sessionTitle?: string }
   | { type: 'chips'; chips: { label: string; index: number }[] }
-  | { type: 'completions'; prefix: string; items: string[] };
+  | { type: 'completions'; prefix: string; items: string[] }
+  | { type: 'commands'; commands: CommandInfo[] };
 
 export type FromWebview =
   | { type: 'ready' }

@@ -178,6 +178,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     this.models.show(model);
     await this.refreshSessions();
     await this.showMcpServers(sessionId);
+    await this.showCommands(sessionId);
     return sessionId;
   }
 
@@ -192,6 +193,17 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     this.models.show(sessions.find((s) => s.sessionId === sessionId)?.model);
     await this.estimateMeter(sessionId);
     await this.showMcpServers(sessionId);
+    await this.showCommands(sessionId);
+  }
+
+  /** The session's slash commands, for the composer's `/` completion (issue 33). */
+  private async showCommands(sessionId: string): Promise<void> {
+    try {
+      const { commands } = await this.server.client.request('listCommands', { sessionId });
+      this.post({ type: 'commands', commands });
+    } catch {
+      this.post({ type: 'commands', commands: [] }); // a server without slash commands
+    }
   }
 
   /** The session's MCP servers and their state (listing them starts them); later changes come as updates. */
@@ -281,7 +293,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     try {
       let afterId: number | undefined;
       for (let page = 0; page < 50; page++) {
-        const r = await this.server.client.request('readEvents', { sessionId, kinds: ['contextCompacted', 'fileDiff'], limit: 1000, ...(afterId !== undefined ? { afterId } : {}) });
+        const r = await this.server.client.request('readEvents', { sessionId, kinds: ['contextCompacted', 'fileDiff', 'planUpdated'], limit: 1000, ...(afterId !== undefined ? { afterId } : {}) });
         events.push(...r.events);
         if (r.nextId === undefined || r.nextId === null) break;
         afterId = r.nextId;

@@ -3,10 +3,13 @@
 // renders what the extension forwards; it never talks to the server.
 import { Chips } from './chips';
 import type { FromWebview, ToWebview } from '../sidebar/messages';
-import type { EventItem, FileDiff, RequestApprovalParams, SessionInfo, TranscriptItem, Update } from '../rpc/protocol';
+import type {
+  CommandInfo, EventItem, FileDiff, PlanEntry, RequestApprovalParams, SessionInfo, TranscriptItem, Update,
+} from '../rpc/protocol';
 import { ContextStrip } from './contextStrip';
 import { fmtBytes, fmtTokens, h } from './dom';
 import { interleaveCompactions, storedDiffs } from './history';
+import { commandLabel, completeCommand, planItems, planProgress, slashMatches } from './issue33';
 import { cachedShare, sessionCost } from './meter';
 import { renderMarkdown } from './markdown';
 import { ToolCards } from './toolCards';
@@ -29,6 +32,9 @@ export class Chat {
   private historyDiffs = new Map<string, FileDiff>(); // a resumed session's applied edits (fileDiff events)
   private readonly approvals = new Map<string, HTMLElement>();
   private pendingUsers: HTMLElement[] = []; // sent, not yet confirmed by a userMessage update
+  private commands: CommandInfo[] = []; // the session's slash commands (listCommands), for `/` completion
+  private readonly plan = h('section', { id: 'plan', class: 'plan', 'aria-label': 'Plan', hidden: true });
+  private readonly suggestions = h('ul', { id: 'slash-suggestions', class: 'slash-suggestions', role: 'listbox', hidden: true });
 
   private readonly sessionSelect = h('select', { id: 'session', 'aria-label': 'Session' });
   private readonly banner = h('div', { id: 'banner', class: 'banner', role: 'status', hidden: true });
@@ -59,9 +65,9 @@ export class Chat {
       btn('delete-session', 'Delete', 'Delete this session', { type: 'deleteSession' }),
       btn('context-view', 'Context', 'Show the context view', { type: 'showContextView' }),
       btn('compact-now', 'Compact', 'Compact now (optionally with a focus to keep)', { type: 'compact' }));
-    const composer = h('footer', { class: 'composer' }, this.chips.chips, this.chips.completions, this.input,
+    const composer = h('footer', { class: 'composer' }, this.chips.chips, this.chips.completions, this.suggestions, this.input,
       h('div', { class: 'composer-actions' }, this.cancelBtn, this.queueBtn, this.sendBtn));
-    root.append(toolbar, ...this.strip.elements, this.banner, this.log, composer);
+    root.append(toolbar, ...this.strip.elements, this.banner, this.plan, this.log, composer);
 
     this.sessionSelect.addEventListener('change', () => {
       if (this.sessionSelect.value) this.post({ type: 'selectSession', sessionId: this.sessionSelect.value });
@@ -69,7 +75,19 @@ export class Chat {
     this.sendBtn.addEventListener('click', () => this.submit());
     this.queueBtn.addEventListener('click', () => this.submit(true));
     this.cancelBtn.addEventListener('click', () => this.post({ type: 'cancel' }));
+    this.input.addEventListener('input', () => this.suggest());
+    this.suggestions.addEventListener('click', (e) => {
+      const name = ((e.target as HTMLElement).closest('[data-command]') as HTMLElement | null)?.dataset.command;
+      const command = this.commands.find((c) => c.name === name);
+      if (command) this.complete(command);
+    });
     this.input.addEventListener('keydown', (e) => {
+      const first = this.suggestions.hidden ? undefined : slashMatches(this.commands, this.input.value)[0];
+      if (first && e.key === 'Tab') {
+        e.preventDefault();
+        this.complete(first);
+        return;
+      }
       if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
         e.preventDefault();
         this.submit();
@@ -104,12 +122,17 @@ export class Chat {
         return msg.params.sessionId === this.currentId ? this.apply(msg.params.update, msg.params.turnId ?? undefined) : undefined;
       case 'approval': return this.showApproval(msg.requestId, msg.params);
       case 'approvalClosed': return this.closeApproval(msg.requestId, msg.decision);
-      case 'turn': return this.setTurn(msg.running, msg.result?.stopReason, msg.error ?? msg.result?.error?.message);
+      case 'turn':
+        if (msg.result?.command) this.note('info command', msg.result.command.output); // a built-in command's answer
+        return this.setTurn(msg.running, msg.result?.stopReason, msg.error ?? msg.result?.error?.message);
       case 'meter': return this.strip.setMeter(msg.contextTokens, msg.contextWindowTokens, msg.estimated);
       case 'error': return void this.note('error', msg.message);
       case 'focusInput': return this.input.focus();
       case 'mcpServers': return this.strip.setMcpServers(msg.servers);
       case 'model': return this.strip.setModel(msg.label);
+      case 'commands':
+        this.commands = msg.commands;
+        return this.suggest();
       case 'prefill':
         this.input.value = msg.text;
         return this.input.focus();
@@ -142,6 +165,8 @@ export class Chat {
     this.pendingUsers = [];
     const seenTurns = new Set<string>();
     this.historyDiffs = storedDiffs(events);
+    const planned = events.filter((e) => e.kind === 'planUpdated').pop();
+    this.showPlan(planned ? (planned.payload.entries as PlanEntry[]) : []);
     for (const entry of interleaveCompactions(history, events)) {
       if ('item' in entry) this.renderHistoryItem(entry.item, seenTurns);
       else this.compaction(entry.compaction.mode, entry.compaction.beforeTokens, entry.compaction.afterTokens, entry.compaction.summary);
@@ -244,11 +269,38 @@ export class Chat {
         this.note(blocked ? 'warning' : 'info', `${head}: ${note || u.command}`);
         break;
       }
+      case 'plan':
+        this.showPlan(u.entries);
+        return; // the checklist above the log, not a log entry
       case 'mcpServerStatus':
         this.strip.setMcpServer(u.name, u.state, u.transport, u.reason ?? undefined, u.tools?.length);
         return; // a status strip, not a log entry
     }
     this.scroll();
+  }
+
+  /** The agent's latest plan as a checklist above the conversation (issue 33); hidden while there is none. */
+  private showPlan(entries: PlanEntry[]): void {
+    this.plan.hidden = entries.length === 0;
+    this.plan.replaceChildren(
+      h('div', { class: 'plan-head', text: `Plan · ${planProgress(entries)}` }),
+      h('ul', { class: 'plan-list' }, ...planItems(entries).map((item) =>
+        h('li', { class: `plan-step ${item.status}`, 'data-status': item.status },
+          h('span', { class: 'plan-mark', 'aria-hidden': 'true', text: item.mark }), h('span', { text: item.step })))));
+  }
+
+  /** `/` completion: the session's commands matching what is typed, until a space follows the name. */
+  private suggest(): void {
+    const matches = slashMatches(this.commands, this.input.value);
+    this.suggestions.hidden = matches.length === 0;
+    this.suggestions.replaceChildren(...matches.map((c) =>
+      h('li', { class: 'slash-suggestion', role: 'option', 'data-command': c.name, text: commandLabel(c) })));
+  }
+
+  private complete(command: CommandInfo): void {
+    this.input.value = completeCommand(command);
+    this.suggest();
+    this.input.focus();
   }
 
   private userBubble(text: string, turnId?: string): HTMLElement {

@@ -1,8 +1,9 @@
 // The context-view panel: what the next model request would contain (getContextView), message by message.
 import type { FromWebview, ToWebview } from '../sidebar/messages';
-import type { ContextViewResult } from '../rpc/protocol';
+import type { CompactionRecord, ContextBreakdown, ContextViewResult } from '../rpc/protocol';
 import { WIRE_TEXT } from '../rpc/protocol.generated';
 import { clip, fmtTokens, h } from './dom';
+import { breakdownSegments } from './issue33';
 
 export class ContextView {
   constructor(private readonly root: HTMLElement, private readonly post: (m: FromWebview) => void) {
@@ -32,6 +33,8 @@ export class ContextView {
         h('div', { class: 'meter-track' }, fill, mark),
         h('span', { id: 'cv-tokens', class: 'meter-label',
           text: `≈${fmtTokens(v.estimatedTokens)} tokens · threshold ${fmtTokens(v.thresholdTokens)} · window ${fmtTokens(v.contextWindowTokens)}` })),
+      v.breakdown ? breakdownBar(v.breakdown) : '',
+      v.compactions?.length ? compactionTable(v.compactions) : '',
       h('p', { class: 'cv-facts', text: `${v.messages.length} messages sent, built from ${v.transcriptMessages} stored · ${v.compactedToolOutputs} tool outputs as placeholders · keep-recent ${fmtTokens(v.keepRecentTokens)} tokens` }),
       v.summary ? h('details', { class: 'notice compaction', open: true }, h('summary', { text: 'Summary of earlier conversation' }), h('pre', { text: v.summary })) : '',
       h('table', { class: 'cv-table' },
@@ -63,4 +66,32 @@ function contentText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) return content.map((p) => (p && typeof p === 'object' && 'text' in p ? String((p as { text: unknown }).text) : '[image]')).join('\n');
   return '';
+}
+
+/** What fills the window, as one stacked bar with a legend (issue 33): each part's tokens and share. */
+function breakdownBar(b: ContextBreakdown): HTMLElement {
+  const segments = breakdownSegments(b);
+  const bar = h('div', { id: 'cv-breakdown', class: 'breakdown-bar', role: 'img',
+    'aria-label': segments.map((s) => `${s.label} ${fmtTokens(s.tokens)}`).join(', ') });
+  for (const s of segments) {
+    if (s.tokens <= 0) continue;
+    const seg = h('div', { class: `segment ${s.key}`, 'data-part': s.key, title: `${s.label}: ${fmtTokens(s.tokens)} tokens (${s.percent.toFixed(1)}%)` });
+    seg.style.width = `${s.percent}%`;
+    bar.append(seg);
+  }
+  const legend = h('ul', { class: 'breakdown-legend' }, ...segments.map((s) =>
+    h('li', { 'data-part': s.key }, h('span', { class: `swatch ${s.key}` }), `${s.label} ${fmtTokens(s.tokens)} (${s.percent.toFixed(1)}%)`)));
+  return h('section', { class: 'breakdown' }, h('h2', { text: 'What fills the context' }), bar, legend);
+}
+
+/** The session's compactions, oldest first: when, why, how much, and the focus kept. */
+function compactionTable(compactions: CompactionRecord[]): HTMLElement {
+  return h('details', { id: 'cv-compactions', class: 'compactions', open: true },
+    h('summary', { text: `${compactions.length} compaction${compactions.length === 1 ? '' : 's'}` }),
+    h('table', { class: 'cv-table' },
+      h('thead', {}, h('tr', {}, ...['When', 'Trigger', 'Mode', 'Before → after', 'Focus'].map((t) => h('th', { text: t })))),
+      h('tbody', {}, ...compactions.map((c) => h('tr', { 'data-event': c.eventId },
+        h('td', { text: c.at }), h('td', { text: c.trigger }), h('td', { text: c.mode }),
+        h('td', { class: 'num', text: `${fmtTokens(c.beforeTokens)} → ${fmtTokens(c.afterTokens)}` }),
+        h('td', { text: c.focus ?? '' }))))));
 }
