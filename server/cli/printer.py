@@ -116,6 +116,9 @@ class Printer:
             self.write(f"mcp {u['name']}: {u['state']}{tools}" + (f" ({u['reason']})" if u.get("reason") else ""))
         elif kind == "hookRun":
             self.write(hook_line(u))
+        elif kind == "plan":  # issue 33: the agent's checklist, whole each time it changes
+            for line in plan_lines(u):
+                self.write(line)
 
     def busy(self, activity: str | None) -> None:
         """What is being waited for (``/compact``'s compaction); plain output has no live status line."""
@@ -179,3 +182,15 @@ def printable(text: str) -> str:
         c if c == "\n" or c == "\t" or (c.isprintable()) else f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}"
         for c in text
     )
+
+
+PLAN_MARKS = {"completed": "[x]", "in_progress": "[>]", "pending": "[ ]"}
+
+
+def plan_lines(u: dict[str, Any]) -> list[str]:
+    """A ``plan`` update as a checklist: ``plan: 1 of 3 done`` then one ``[x]``/``[>]``/``[ ]`` line a step."""
+    entries = u.get("entries") or []
+    done = sum(1 for e in entries if e.get("status") == "completed")
+    return [f"plan: {done} of {len(entries)} done"] + [
+        f"  {PLAN_MARKS.get(e.get('status'), '[ ]')} {e.get('step', '')}" for e in entries
+    ]

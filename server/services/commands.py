@@ -10,7 +10,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from protocol.messages import CommandInfo, CommandOutcome, GetContextViewParams, SubmitTurnResult, TurnUsage
+import msgspec
+
+from protocol.messages import (
+    CommandInfo,
+    CommandOutcome,
+    GetContextViewParams,
+    SubmitTurnResult,
+    TranscriptItem,
+    TurnUsage,
+)
+from server.agent.loop import COMMAND_EVENT
 from server.commands import Command, expand, invocation, load_commands, resolve
 from server.services.context import compact_session, context_report, get_context_view
 from server.services.core import Core
@@ -78,3 +88,20 @@ def _answered(name: str, output: str) -> SubmitTurnResult:
     return SubmitTurnResult(
         turn_id=new_id("turn_"), stop_reason="endTurn", usage=TurnUsage(), command=CommandOutcome(name, output)
     )
+
+
+async def with_typed(core: Core, session_id: str, items: list[TranscriptItem]) -> list[TranscriptItem]:
+    """``items`` with ``typed`` set on the user messages that are a command's expansion (its commandExpanded
+    event), so a resumed client shows what the user typed."""
+    if not any(item.role == "user" for item in items):
+        return items
+    typed = {
+        event.payload.get("seq"): event.payload.get("typed")
+        for event in await core.store.list_events(session_id, COMMAND_EVENT)
+    }
+    return [
+        msgspec.structs.replace(item, typed=typed[item.seq])
+        if item.role == "user" and isinstance(typed.get(item.seq), str)
+        else item
+        for item in items
+    ]

@@ -43,7 +43,8 @@ def test_chat_context_plan_and_a_project_command(fake, env, folder):
     commands = folder / ".threadline" / "commands"
     commands.mkdir(parents=True)
     (commands / "fix.md").write_text("---\ndescription: Fix it\n---\nFix $ARGUMENTS now.\n")
-    fake.push({"content": "fixing"})
+    plan = [{"step": "find it", "status": "completed"}, {"step": "fix it", "status": "in_progress"}]
+    fake.push({"tool_calls": [{"id": "p1", "name": "update_plan", "arguments": {"plan": plan}}]}, {"content": "fixing"})
     run = threadline(
         env,
         "chat",
@@ -55,7 +56,8 @@ def test_chat_context_plan_and_a_project_command(fake, env, folder):
     )
     assert run.returncode == 0, run.stderr
     assert request_messages(model_requests(fake)[0])[-1] == {"role": "user", "content": "Fix the parser now."}
-    assert len(model_requests(fake)) == 1, "only /fix called the model"
+    assert len(model_requests(fake)) == 2, "only /fix called the model (twice: the plan, then the answer)"
+    assert "plan: 1 of 2 done\n  [x] find it\n  [>] fix it\n" in run.stdout
     assert "Context: about " in run.stdout and "  system prompt" in run.stdout
     assert "unknown command /nope; known commands: /compact, /context, /fix, /plan" in run.stdout
     assert "Plan mode is on" in run.stdout

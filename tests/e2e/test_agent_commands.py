@@ -84,7 +84,7 @@ async def test_a_command_is_expanded_on_the_server_and_the_store_keeps_both_text
     [update] = agent.updates(sid, "userMessage")
     assert update["text"] == expansion and update["typed"] == typed
     [stored] = [i for i in await agent.transcript(sid) if i["role"] == "user"]
-    assert stored["content"] == expansion
+    assert stored["content"] == expansion and stored["typed"] == typed
     assert events(agent.home, sid, "commandExpanded") == [{"seq": stored["seq"], "typed": typed}]
 
     agent.fake.push({"content": "hi"}, {"content": "shared"})

@@ -375,7 +375,8 @@ function Chat:transcript(items, events)
       if item_turn then
         marked[item_turn] = true
       end
-      self:user(it.content, first and item_turn or nil, item_turn ~= nil and not first)
+      -- what was typed when the message is a slash command's expansion (issue 33)
+      self:user(fmt.val(it.typed) or it.content, first and item_turn or nil, item_turn ~= nil and not first)
     elseif role == 'assistant' then
       local content = fmt.str(it.content)
       if content ~= '' then

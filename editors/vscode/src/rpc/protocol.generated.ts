@@ -730,6 +730,7 @@ export interface TranscriptItem {
   status?: 'complete' | 'interrupted';
   turnId?: string | null;
   toolStatus?: ('denied' | 'error' | 'ok') | null;
+  typed?: string | null;
 }
 export interface ReasoningDelta {
   kind: 'reasoningDelta';

@@ -184,7 +184,7 @@ export class Chat {
     if (item.role === 'user') {
       const first = item.turnId != null && !seenTurns.has(item.turnId); // a turn's own message, not a steer
       if (item.turnId) seenTurns.add(item.turnId);
-      this.log.append(this.userBubble(item.content ?? '', first ? item.turnId ?? undefined : undefined));
+      this.log.append(this.userBubble(item.typed ?? item.content ?? '', first ? item.turnId ?? undefined : undefined));
     } else if (item.role === 'assistant') {
       const block = this.newAssistant();
       if (item.reasoning) this.appendReasoning(block, item.reasoning);
@@ -209,11 +209,12 @@ export class Chat {
         this.assistant = undefined;
         return this.setTurn(true);
       case 'userMessage': {
-        const i = this.pendingUsers.findIndex((el) => el.querySelector('.text')?.textContent === u.text);
-        const bubble = i >= 0 ? this.pendingUsers.splice(i, 1)[0] : this.userBubble(u.text);
+        const shown = u.typed ?? u.text; // a slash command's expansion: show what was typed
+        const i = this.pendingUsers.findIndex((el) => el.querySelector('.text')?.textContent === shown);
+        const bubble = i >= 0 ? this.pendingUsers.splice(i, 1)[0] : this.userBubble(shown);
         bubble.classList.remove('pending');
         if (i < 0) this.log.append(bubble);
-        if (turnId && !u.steered) this.addRewind(bubble, turnId, u.text);
+        if (turnId && !u.steered) this.addRewind(bubble, turnId, shown);
         if (u.steered) bubble.classList.add('steered');
         break;
       }
