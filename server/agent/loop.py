@@ -29,12 +29,12 @@ from server.agent.calls import decide_call
 from server.agent.diffs import proposed_diff, stored_diff
 from server.agent.emit import Emitter
 from server.agent.partial import PartialAnswer
-from server.agent.plans import PLAN_EVENT, plan_event, plan_update
+from server.agent.plans import record_plan
 from server.agent.totals import USAGE_EVENT, TurnTotals, account_call
 from server.agent.views import ViewBuilder
 from server.checkpoints import Checkpointer
 from server.context import RequestView, ViewSettings, estimate_text_tokens
-from server.context.plan import PLAN_TOOL, plan_of_call
+from server.context.plan import PLAN_TOOL
 from server.errors import DomainError
 from server.hooks.service import SessionHooks
 from server.providers import ChatProvider, ChatResult, ProviderError
@@ -422,14 +422,7 @@ class Turn:
             seq=stored[0].seq,
         )
         if name == PLAN_TOOL and outcome.status == "ok":
-            await self._plan_updated(call)
-
-    async def _plan_updated(self, call: OpenAIToolCall) -> None:
-        """B-SUM-9: an accepted plan is stored as a ``planUpdated`` event and streamed as a ``plan`` update."""
-        plan = plan_of_call(PLAN_TOOL, call.function.arguments)
-        if plan is not None:
-            await self.store.add_event(self.session_id, PLAN_EVENT, plan_event(plan, call.id), self.turn_id)
-            self.emit(plan_update(plan))
+            await record_plan(self.store, self.emit, call.id, call.function.arguments)
 
     async def _approved_run(self, call: OpenAIToolCall, tool: Tool | None, args: dict[str, Any]) -> _Outcome:
         """The one path every tool call takes, built-in or MCP: hooks, deny list and approval (``decide_call``),

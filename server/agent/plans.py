@@ -9,7 +9,8 @@ from typing import Any
 from protocol import updates as u
 from protocol.messages import Plan as WirePlan
 from protocol.messages import PlanEntry
-from server.context.plan import Plan
+from server.agent.emit import Emitter
+from server.context.plan import PLAN_TOOL, Plan, plan_of_call
 from server.transcript import Store
 
 PLAN_EVENT = "planUpdated"
@@ -24,6 +25,15 @@ def plan_update(plan: Plan) -> u.PlanUpdate:
 
 def plan_event(plan: Plan, tool_call_id: str) -> dict[str, Any]:
     return {**plan.to_json(), "toolCallId": tool_call_id}
+
+
+async def record_plan(store: Store, emit: Emitter, call_id: str, arguments: str) -> None:
+    """B-SUM-9: an accepted ``update_plan`` call is stored as a ``planUpdated`` event and streamed as a ``plan``
+    update (the tool has already validated it; the same check runs here on the stored arguments)."""
+    plan = plan_of_call(PLAN_TOOL, arguments)
+    if plan is not None:
+        await store.add_event(emit.session_id, PLAN_EVENT, plan_event(plan, call_id), emit.turn_id)
+        emit(plan_update(plan))
 
 
 async def stored_plan(store: Store, session_id: str) -> WirePlan | None:

@@ -92,3 +92,22 @@ async def test_placeholders_count_what_microcompacted_outputs_still_cost(tmp_pat
                 pytest.fail(f"expected a microcompacted view, got {view['mode']}")
         finally:
             await agent.client.close()
+
+
+async def test_a_context_too_long_retry_is_a_promptTooLong_compaction(tmp_path: Path):
+    home, folder = tmp_path / "home", tmp_path / "ws"
+    folder.mkdir()
+    with new_fake(api_key=API_KEY) as fake:
+        agent = await start_agent(home, fake)
+        try:
+            sid = await agent.session(folder)
+            fake.push({"content": "first"})
+            await agent.turn(sid, "one")
+            fake.push({"ptl": True}, {"content": "fits now"})
+            assert (await agent.turn(sid, "two"))["stopReason"] == "endTurn"
+            view = await agent.client.request("getContextView", {"sessionId": sid})
+            [record] = view["compactions"]
+            assert record["trigger"] == "promptTooLong" and record["mode"] == "fallback"
+            check_relation(view)
+        finally:
+            await agent.client.close()
