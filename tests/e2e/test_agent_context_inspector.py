@@ -74,7 +74,7 @@ async def test_placeholders_count_what_microcompacted_outputs_still_cost(tmp_pat
     folder.mkdir()
     (folder / "big.txt").write_text("line of a big file\n" * 400)
     with new_fake(api_key=API_KEY) as fake:
-        agent = await start_agent(home, fake, THREADLINE_CONTEXT_WINDOW="9000")
+        agent = await start_agent(home, fake)  # a large window: no compaction is stored
         try:
             sid = await agent.session(folder)
             for i in range(3):
@@ -83,13 +83,12 @@ async def test_placeholders_count_what_microcompacted_outputs_still_cost(tmp_pat
                     {"content": f"read it {i}"},
                 )
                 await agent.turn(sid, f"read big.txt ({i})")
-            view = await agent.client.request("getContextView", {"sessionId": sid})
+            # "What if the window were smaller": a first compaction, which the old outputs' placeholders make
+            view = await agent.client.request("getContextView", {"sessionId": sid, "contextWindowTokens": 7000})
+            assert view["mode"] == "microcompacted", view["mode"]
             parts = check_relation(view)
-            if view["mode"] == "microcompacted":
-                held = [m for m in view["messages"] if m["role"] == "tool" and m["content"].startswith("[old tool")]
-                assert parts["placeholders"] == sum(estimate_message_tokens(m) for m in held) > 0
-            else:
-                pytest.fail(f"expected a microcompacted view, got {view['mode']}")
+            held = [m for m in view["messages"] if m["role"] == "tool" and m["content"].startswith("[old tool")]
+            assert parts["placeholders"] == sum(estimate_message_tokens(m) for m in held) > 0
         finally:
             await agent.client.close()
 
