@@ -177,16 +177,16 @@ def test_view_prints_mode_sizes_and_highlights_placeholders_and_the_summary(env,
     assert re.search(rf"{len(placeholders)} tool outputs compacted", lines[1])
     assert re.match(r"\s+1 system\s+\d+\s+You are a careful agent\.", lines[2])
 
-    summarized = threadline(env, "view", sid, "--context-window", "1700")
+    summarized = threadline(env, "view", sid, "--context-window", "1950")
     assert summarized.returncode == 0, summarized.stderr
     out = summarized.stdout
     assert out.startswith("mode summarized: ")
     assert re.search(r"^\s+2 system \*\* SUMMARY \*\*", out, re.M)
     assert "\n== summary ==\n[compressed conversation context]\nOlder transcript messages were summarized." in out
 
-    as_json = threadline(env, "view", sid, "--context-window", "1700", "--json")
+    as_json = threadline(env, "view", sid, "--context-window", "1950", "--json")
     view = json.loads(as_json.stdout)
-    assert view["mode"] == "summarized" and view["contextWindowTokens"] == 1700
+    assert view["mode"] == "summarized" and view["contextWindowTokens"] == 1950
     assert view["summary"].startswith("[compressed conversation context]")
     assert view["transcriptMessages"] == 33
 
