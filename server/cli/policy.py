@@ -34,7 +34,9 @@ def add_parser(
     check.add_argument("file", type=Path, nargs="?", help="an OpenAI-message JSON file (or give --session)")
     check.add_argument("--session", help="a stored session instead of a file")
     check.add_argument("--cwd", default=".", help="the folder whose hooks and rules apply (default: here)")
-    check.add_argument("--policy", choices=["ask", "autoEdit", "auto"], help="the approval policy to check under")
+    check.add_argument(
+        "--policy", choices=["ask", "autoEdit", "auto", "plan"], help="the approval policy to check under"
+    )
     check.add_argument("--json", action="store_true", help="print {calls, summary} as JSON")
     check.add_argument("--fail-on", choices=["deny", "ask"], help="exit 1 when a call gets this decision or worse")
 

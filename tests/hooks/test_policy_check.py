@@ -91,3 +91,26 @@ def test_policy_check_on_a_recorded_session_json_and_exit_status(tmp_path, folde
         json.dumps([*RECORDED[:1], {**RECORDED[1], "tool_calls": RECORDED[1]["tool_calls"][:1]}, *RECORDED[2:3]])
     )
     assert threadline(home, "policy-check", str(calm), "--cwd", str(folder), "--fail-on", "ask").returncode == 0
+
+
+def test_issue_33_policy_check_under_plan_mode_denies_what_plan_mode_refuses(tmp_path, folder):
+    """The live loop and policy-check share decide_call: under ``--policy plan`` a write, a command and an MCP call
+    are denied by plan mode (after the hooks and before the deny list), reading is allowed."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text(CONFIG)
+    recorded = tmp_path / "session.json"
+    recorded.write_text(json.dumps(RECORDED))
+    done = threadline(home, "policy-check", str(recorded), "--cwd", str(folder), "--json", "--policy", "plan")
+    assert done.returncode == 0, done.stderr
+    calls = json.loads(done.stdout)["calls"]
+    hook = f"hook: {example('block_rm_outside.py')}"
+    assert [(c["tool"], c["decision"], c["by"]) for c in calls] == [
+        ("read_file", "allow", "policy"),
+        ("write_file", "deny", "plan mode"),
+        ("run_command", "deny", hook),  # the hook's block comes first
+        ("run_command", "deny", "plan mode"),
+        ("mcp__fake__echo", "deny", "plan mode"),
+        ("Bash", "deny", "unknown tool"),
+    ]
+    assert calls[1]["reason"].startswith("Permission denied: write_file was not run because this session is in plan")
