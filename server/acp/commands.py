@@ -38,7 +38,7 @@ class CommandWatch:
     def __init__(self, client: AcpClient, home: Path, poll_seconds: float = POLL_SECONDS) -> None:
         self.client, self.home, self.poll_seconds = client, home, poll_seconds
         self._seen: dict[str, tuple[object, ...]] = {}  # session -> the folders' signature last announced
-        self._task: asyncio.Task | None = None
+        self._task: asyncio.Task[None] | None = None
 
     def announce(self, session_id: str, cwd: Path) -> None:
         self._seen[session_id] = folder_signature(cwd, self.home)

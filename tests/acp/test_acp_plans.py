@@ -88,7 +88,7 @@ async def test_available_commands_update_after_new_and_load_and_when_the_files_c
     [first] = acp.editor.of(sid, "available_commands_update")
     assert [(c.name, c.description) for c in first.available_commands][-1] == ("review", "Review a file")
     assert {c.name for c in first.available_commands} == {"compact", "context", "plan", "review"}
-    review = [c for c in first.available_commands if c.name == "review"][0]
+    review = next(c for c in first.available_commands if c.name == "review")
     assert review.input.root.hint == "<path>"
 
     (commands / "ship.md").write_text("Ship it: $ARGUMENTS\n")
