@@ -13,7 +13,9 @@ import argparse
 def add_session_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cwd", default=".", help="the session folder (default: the current folder)")
     parser.add_argument("--model", metavar="NAME", help="a [models.NAME] of config.toml (default: [provider])")
-    parser.add_argument("--policy", help="approval policy: ask (default), autoEdit, auto (everything runs)")
+    parser.add_argument(
+        "--policy", help="approval policy: ask (default), autoEdit, auto (everything runs), plan (read and plan only)"
+    )
     parser.add_argument("--sandbox", metavar="MODE", help="sandbox mode for run_command, where the server has one")
     resume = parser.add_mutually_exclusive_group()
     resume.add_argument("--resume", metavar="SESSION_ID", help="continue that session")
