@@ -305,8 +305,7 @@ def test_max_model_calls_ends_the_turn_with_exit_1_saying_so(fake, env, folder):
     "args, says",
     [
         (["--bogus", "x"], "unrecognized arguments"),
-        (["--policy", "yolo", "x"], "--policy must be one of ask, autoEdit, auto"),
-        (["--policy", "plan", "x"], "plan needs plan mode (issue 33)"),
+        (["--policy", "yolo", "x"], "--policy must be one of ask, autoEdit, auto, plan"),
         (["--sandbox", "read-only", "x"], "--sandbox needs the OS sandbox (issue 30)"),
         (["--resume", "ses_1", "--continue", "x"], "not allowed with argument"),
         (["--max-model-calls", "0", "x"], "must be at least 1"),
@@ -363,3 +362,18 @@ def test_a_signal_during_a_model_call_cancels_the_turn_exit_130_and_keeps_the_us
     assert result["error"]["code"] == "interrupted" and signum.name in result["error"]["message"]
     stored = read_db(home, "SELECT role, content FROM messages WHERE session_id = ? ORDER BY seq", result["sessionId"])
     assert ("user", "a long question") in stored
+
+
+def test_issue_33_policy_plan_runs_in_plan_mode_reading_but_refusing_writes(fake, env, folder):
+    """With plan mode in this server, ``--policy plan`` is accepted (it was refused before issue 33): reading
+    runs, a write is refused with plan mode's wording and nothing is written."""
+    fake.push(
+        {"tool_calls": [{"id": "r", "name": "list_files", "arguments": {"path": "."}}]},
+        {"tool_calls": [{"id": "w", "name": "write_file", "arguments": {"path": "x.txt", "content": "x"}}]},
+        {"content": "Plan: write x.txt."},
+    )
+    run = exec_(env, "--cwd", str(folder), "--policy", "plan", "--output-format", "json", "plan it")
+    assert run.returncode == 0, run.stderr
+    assert one_result(run)["stopReason"] == "endTurn"
+    assert not (folder / "x.txt").exists()
+    assert any("this session is in plan mode" in text for text in tool_results_sent(fake))
