@@ -23,6 +23,9 @@ HELP = """\
   /model                  list the configured models; /model NAME switches this session to one
   /sessions               the sessions in this folder (threadline chat --resume ID picks one up)
   /queue TEXT             while a turn runs: run TEXT as a turn right after it
+  /context                what fills the context window, part by part, and the compactions so far
+  /plan [TASK]            switch this session to plan mode (read and plan only), then run TASK
+  /NAME [ARGS]            a command of .threadline/commands or $THREADLINE_HOME/commands (the server expands it)
   /help                   this list
   While a turn runs, a line you type steers it (the model reads it after the tool running now).
   Ctrl-C cancels the turn; Ctrl-D (end of input) leaves the chat."""
