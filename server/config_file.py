@@ -83,6 +83,15 @@ class AgentsTable(msgspec.Struct, forbid_unknown_fields=True):
     max_parallel: Positive | None = None  # ``task`` calls of one answer running at once
 
 
+class SandboxTable(msgspec.Struct, forbid_unknown_fields=True):
+    """``[sandbox]``: how commands are confined (B-SBX-1, docs/SANDBOX.md)."""
+
+    mode: str | None = None  # workspace-write | read-only | off
+    network: bool | None = None
+    writable_roots: list[str] = msgspec.field(default_factory=list)
+    deny_read: list[str] | None = None  # replaces the home-folder defaults; $THREADLINE_HOME stays denied
+
+
 class ConfigFile(msgspec.Struct):
     """The whole file. Unknown top-level keys are ignored (a newer or older Threadline may have written them)."""
 
@@ -90,6 +99,7 @@ class ConfigFile(msgspec.Struct):
     context: ContextTable = msgspec.field(default_factory=ContextTable)
     models: dict[str, ModelTable] = msgspec.field(default_factory=dict)
     agents: AgentsTable = msgspec.field(default_factory=AgentsTable)
+    sandbox: SandboxTable = msgspec.field(default_factory=SandboxTable)
     mcp_servers: dict[str, Any] | None = None  # checked by server.mcp.config, which names each entry
     hooks: dict[str, Any] | None = None  # [[hooks.EVENT]], checked by server.hooks.config
     approval_policy: str | None = None

@@ -10,6 +10,9 @@ Two rules keep a hostile repository or model from turning a convenience into cod
   rest), ``.mcp.json`` (the MCP servers a session starts), ``.vscode/``, ``.github/workflows/``, ``AGENTS.md``,
   ``.envrc``, anything under ``$THREADLINE_HOME`` (the server's own config and approval memory), and
   ``save_memory`` (it changes every later session).
+- *Outside the sandbox a person decides* (B-SBX-2, B-SBX-3): a command asking to run unconfined (``escalate``)
+  asks under every policy but ``auto``, and "always" never covers it; where the session's sandbox cannot be
+  enforced every command asks, under every policy. Under ``autoEdit`` a confined command runs without asking.
 - *"Always" covers exactly what the request showed*: one exact command, never a compound one (``;``, ``&&``,
   ``|``, ``$(...)``, backticks, redirections), which is allowed once instead; for a file tool, that tool on
   ordinary files in the folder of the file shown, and below it, checked on the path as the write resolves it. It is
@@ -30,6 +33,7 @@ import msgspec
 from protocol.updates import FileDiff, RequestApprovalParams, RequestApprovalResult
 from server.agent.diffs import unified
 from server.agent.remembered import RememberedApprovals, always_scope, describe
+from server.sandbox.service import CommandSandbox
 from server.tools import Tool
 from server.transcript import Store
 
@@ -51,9 +55,10 @@ class Approvals:
         always: RememberedApprovals,
         cwd: Path | None = None,
         home: Path | None = None,
+        sandbox: CommandSandbox | None = None,
     ):
         self.store, self._ask, self.policy, self.always = store, ask, policy, always
-        self.cwd, self.home = cwd, home
+        self.cwd, self.home, self.sandbox = cwd, home, sandbox
         self.parent: tuple[str, str] | None = None  # a subagent's (parent session, task call), asked with (B-SUB-1)
 
     async def refresh(self, session_id: str) -> None:
@@ -65,7 +70,11 @@ class Approvals:
 
     def judge(self, tool: Tool, args: dict[str, Any]) -> tuple[str, str, str]:
         """Whether the policy asks for this call (``allow``/``ask``), what made it so and why; the policy's part of
-        ``server.agent.calls.decide_call``."""
+        ``server.agent.calls.decide_call``. The sandbox's rules come first (B-SBX-2, B-SBX-3)."""
+        if tool.name == "run_command" and args.get("escalate") not in (None, False) and not _reason(args):
+            return "allow", "sandbox", "an escalation without a reason is refused by the tool before it runs"
+        if self.unconfinable(tool):
+            return "ask", "sandbox", "the sandbox cannot be enforced here: every command asks"
         if tool.approval is None:
             return "allow", "policy", f"{tool.name} needs no approval"
         if self.policy == "auto":
@@ -74,14 +83,23 @@ class Approvals:
             return "ask", "protected path", why
         if self.always.allows(tool, args, self.cwd):
             return "allow", "remembered rule", "allowed always earlier in this session"
+        if self.policy == "autoEdit" and tool.name == "run_command" and self.sandbox is not None:
+            if self.sandbox.confines:  # MCP tools are "command" too, but never confined: only run_command
+                return "allow", "sandbox", "policy autoEdit runs a confined command without asking"
         if self.policy == "autoEdit" and tool.approval == "edit":
             return "allow", "policy", "policy autoEdit allows edits"
         return "ask", "policy", f"policy {self.policy} asks before {tool.approval}s"
+
+    def unconfinable(self, tool: Tool) -> bool:
+        """A command in a session whose sandbox cannot be enforced here: it asks, whatever the policy (B-SBX-2)."""
+        return tool.name == "run_command" and self.sandbox is not None and self.sandbox.must_ask
 
     def protected(self, tool: Tool, args: dict[str, Any]) -> str | None:
         """Why this call must ask under every policy but ``auto`` (an execution-bearing path), or None."""
         if tool.name in ALWAYS_ASK_TOOLS:
             return f"{tool.name} changes what every later session is told"
+        if tool.name == "run_command" and args.get("escalate") is True:
+            return "it asks to run outside the sandbox"
         for key in tool.writes_paths:
             raw = args.get(key)
             if isinstance(raw, str) and (why := self._protected_path(raw)):
@@ -113,15 +131,20 @@ class Approvals:
         diff: FileDiff | None = None,
     ) -> str:
         """Ask the client; any failure to get a valid answer counts as a rejection (never a silent allow)."""
-        scope = None if self.protected(tool, args) else always_scope(tool, args, self.cwd)
+        outside = self._outside(tool, args)
+        scope = None if self.protected(tool, args) or outside else always_scope(tool, args, self.cwd)
         detail = f"{diff.path}\n{unified(diff).rstrip()}" if diff is not None else _detail(tool, args)
+        reason = args.get("reason") if args.get("escalate") is True and isinstance(args.get("reason"), str) else None
         params = RequestApprovalParams(
             session_id=session_id,
             turn_id=turn_id,
             tool_call_id=call_id,
             tool=tool.name,
-            title=tool.title(args),
-            detail=detail + _covers(tool, args, scope),
+            title=f"{outside}: {tool.title(args)}" if outside else tool.title(args),
+            detail=(f"{outside}.\n" if outside else "")
+            + (f"Reason: {reason}\n" if reason else "")
+            + detail
+            + _covers(tool, args, scope),
             diff=diff,
             parent_session_id=self.parent[0] if self.parent else None,
             parent_tool_call_id=self.parent[1] if self.parent else None,
@@ -148,6 +171,21 @@ class Approvals:
         if granted and scope is not None:
             self.always.add(scope, tool.name, event)
         return decision
+
+    def _outside(self, tool: Tool, args: dict[str, Any]) -> str | None:
+        """What the request must say plainly when the command would run unconfined (B-SBX-3), else None."""
+        if tool.name != "run_command":
+            return None
+        if args.get("escalate") is True:
+            return "Runs OUTSIDE the sandbox (unconfined, with all your rights)"
+        if self.unconfinable(tool) and self.sandbox is not None:
+            return f"Runs UNCONFINED: the sandbox cannot be enforced here ({self.sandbox.support.reason})"
+        return None
+
+
+def _reason(args: dict[str, Any]) -> str | None:
+    reason = args.get("reason")
+    return reason.strip() if isinstance(reason, str) and reason.strip() else None
 
 
 def _covers(tool: Tool, args: dict[str, Any], scope: str | None) -> str:

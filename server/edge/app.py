@@ -41,6 +41,7 @@ from server.edge.rpc import decode_params, run_handler, to_rpc_error
 from server.edge.transport import PREAUTH_MAX_BYTES, FrameError, read_messages
 from server.methods.registry import HANDLERS, Handler
 from server.runtime import Runtime
+from server.sandbox.runner import machine_sandbox
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +104,7 @@ class ThreadlineProtocol(LanguageServerProtocol):
                 "methods": sorted(METHODS),
                 "notifications": sorted(NOTIFICATIONS),
                 "serverRequests": sorted(SERVER_REQUESTS),
+                "sandbox": machine_sandbox(),  # B-SBX-2: what this machine can enforce
             }
         }
         return result

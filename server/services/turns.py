@@ -21,6 +21,7 @@ from server.errors import InvalidParams
 from server.frozen import read_frozen_context
 from server.hooks.service import SessionHooks
 from server.providers import ChatProvider
+from server.sandbox.service import say_once, session_sandbox
 from server.services.context import tool_overhead_tokens
 from server.services.core import Core
 from server.services.images import check_images
@@ -106,6 +107,7 @@ async def build_turn(
     frozen = read_frozen_context(cwd, core.settings.home) if stored.message_count == 0 else None
     turn_id = turn_id or new_id("turn_")
     emit = Emitter(core.notify, session.id, turn_id, parent=child.parent if child else None)
+    sandbox = await session_sandbox(core.store, core.settings, session.id, cwd)  # B-SBX-1: read once a turn
     tools = ToolContext(
         session.id,
         turn_id,
@@ -118,9 +120,12 @@ async def build_turn(
         core.processes,
         session_tools={} if child else {TASK_TOOL: task_tool(core, session, cwd, build_turn)},
         allowed=child.tools if child else None,
+        sandbox=sandbox,
     )
 
     async def first_messages() -> list[NewMessage]:
+        if notice := await say_once(core.store, sandbox, session.id, turn_id):  # B-SBX-2: said once per session
+            emit(u.Notice(level="warning", message=notice))
         if frozen is None:
             return []
         for notice in frozen.notices:
@@ -137,7 +142,9 @@ async def build_turn(
         session=session,
     )
     policy = approval_policy(stored.approval_policy, core.settings.approval_policy)
-    approvals = Approvals(core.store, core.ask_client, policy, await session.approvals(), cwd, core.settings.home)
+    approvals = Approvals(
+        core.store, core.ask_client, policy, await session.approvals(), cwd, core.settings.home, sandbox
+    )
     approvals.parent = child.parent if child else None
     return Turn(
         store=core.store,
