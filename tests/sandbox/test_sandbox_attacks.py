@@ -174,7 +174,7 @@ async def test_B_SBX_1_writes_inside_git_status_and_the_temp_folder_work(agent, 
         "echo inside > new.txt && mkdir -p sub/deeper && echo x > sub/deeper/f && rm tracked.txt && cat new.txt",
         "git status --short",
         'echo scratch > "$TMPDIR/t" && cat "$TMPDIR/t" && python3 -c "import tempfile; print(tempfile.mkdtemp())"',
-        "python3 -c \"import multiprocessing as m; print(m.Lock() is not None)\"",
+        'python3 -c "import multiprocessing as m; print(m.Lock() is not None)"',
     )
     assert [r["status"] for r in results] == ["ok"] * 4, [r["content"] for r in results]
     assert "new.txt" in results[1]["content"] and "tracked.txt" in results[1]["content"]
@@ -252,7 +252,9 @@ async def test_B_SBX_2_unavailable_sandbox_notices_once_and_every_command_asks(t
             fake.push(command("c3", "echo three"), {"content": "ok"})
             created = await agent.client.request("createSession", {"cwd": str(repo), "approvalPolicy": "auto"})
             sid = created["sessionId"]
-            assert created["sandbox"]["enforced"] is False and "THREADLINE_SANDBOX_PROBE" in created["sandbox"]["reason"]
+            assert (
+                created["sandbox"]["enforced"] is False and "THREADLINE_SANDBOX_PROBE" in created["sandbox"]["reason"]
+            )
             await agent.turn(sid, "first")
             agent.decide = lambda params: "allowAlways"
             await agent.turn(sid, "second")
