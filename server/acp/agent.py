@@ -118,14 +118,14 @@ class ThreadlineAgent:
         return NewSessionResponse(
             session_id=session.id,
             modes=sessions.modes(self.core, session),
-            config_options=sessions.config_options(self.core, session),
+            config_options=await sessions.config_options(self.core, session),
         )
 
     @edge
     async def load_session(self, cwd: str, session_id: str, mcp_servers: Any = None, **_: Any) -> LoadSessionResponse:
         session = await sessions.load_session(self.core, self.client, session_id, mcp_servers)
         return LoadSessionResponse(
-            modes=sessions.modes(self.core, session), config_options=sessions.config_options(self.core, session)
+            modes=sessions.modes(self.core, session), config_options=await sessions.config_options(self.core, session)
         )
 
     @edge
@@ -134,7 +134,7 @@ class ThreadlineAgent:
     ) -> ResumeSessionResponse:
         session = await sessions.open_session(self.core, self.client, session_id, mcp_servers)
         return ResumeSessionResponse(
-            modes=sessions.modes(self.core, session), config_options=sessions.config_options(self.core, session)
+            modes=sessions.modes(self.core, session), config_options=await sessions.config_options(self.core, session)
         )
 
     @edge
