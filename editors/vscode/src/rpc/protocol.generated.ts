@@ -79,6 +79,7 @@ export interface ProtocolDefinitions {
   RewindFilesParams?: RewindFilesParams;
   RewindFilesResult?: RewindFilesResult;
   RewoundFile?: RewoundFile;
+  SandboxStatus?: SandboxStatus;
   SearchHit?: SearchHit;
   SearchTranscriptParams?: SearchTranscriptParams;
   SearchTranscriptResult?: SearchTranscriptResult;
@@ -253,6 +254,7 @@ export interface CreateSessionParams {
   approvalPolicy?: ('ask' | 'auto' | 'autoEdit') | null;
   mcpServers?: McpServerParam[] | null;
   model?: string | null;
+  sandbox?: ('off' | 'read-only' | 'workspace-write') | null;
 }
 /**
  * An MCP server a client passes to ``createSession`` (the Agent Client Protocol shape): stdio
@@ -273,6 +275,19 @@ export interface NameValue {
 }
 export interface CreateSessionResult {
   sessionId: string;
+  sandbox?: SandboxStatus | null;
+}
+/**
+ * A session's sandbox as it applies now (B-SBX-2): ``enforced`` false means commands are not confined as
+ * ``mode`` says (``reason`` says why) and every command asks; ``mechanism`` names what confines them
+ * (``landlock-v7+userns``, ``none``); ``network`` is whether commands may use the network.
+ */
+export interface SandboxStatus {
+  mode: 'off' | 'read-only' | 'workspace-write';
+  enforced: boolean;
+  mechanism: string;
+  network: boolean;
+  reason?: string | null;
 }
 export interface DeleteSessionParams {
   sessionId: string;
@@ -362,6 +377,7 @@ export interface InitializationOptions {
   provider?: ProviderOptions | null;
   approvalPolicy?: ('ask' | 'auto' | 'autoEdit') | null;
   token?: string | null;
+  sandbox?: ('off' | 'read-only' | 'workspace-write') | null;
 }
 export interface ProviderOptions {
   baseUrl?: string | null;
@@ -572,6 +588,8 @@ export interface RequestApprovalParams {
   diff?: FileDiff | null;
   parentSessionId?: string | null;
   parentToolCallId?: string | null;
+  outsideSandbox?: boolean | null;
+  reason?: string | null;
 }
 export interface RequestApprovalResult {
   decision: 'allowAlways' | 'allowOnce' | 'reject';
@@ -758,6 +776,7 @@ export interface UpdateSessionParams {
   sessionId: string;
   model?: string | null;
   approvalPolicy?: ('ask' | 'auto' | 'autoEdit') | null;
+  sandbox?: ('off' | 'read-only' | 'workspace-write') | null;
 }
 /**
  * The session's settings now; absent fields mean the server's defaults.
@@ -767,6 +786,7 @@ export interface UpdateSessionResult {
   model?: string | null;
   approvalPolicy?: ('ask' | 'auto' | 'autoEdit') | null;
   contextWindowTokens?: number;
+  sandbox?: SandboxStatus | null;
 }
 
 /** Client -> server methods: [params, result] of each. */

@@ -6,7 +6,7 @@ import type * as G from './protocol.generated';
 export type {
   CompactSessionResult, ContextViewResult, EventItem, FileDiff, InitializationOptions, ListModelsResult, McpServerInfo,
   ModelInfo, ModelPrice, OpenAIToolCall, ProviderOptions, ReadArtifactParams, ReadArtifactResult, RememberedApproval, RequestApprovalParams,
-  RewindFilesResult, SessionInfo, SessionUpdate, SubmitTurnResult, TranscriptItem, TurnCheckpoints, TurnError,
+  RewindFilesResult, SandboxStatus, SessionInfo, SessionUpdate, SubmitTurnResult, TranscriptItem, TurnCheckpoints, TurnError,
   TurnUsage, UpdateSessionResult,
 } from './protocol.generated';
 
