@@ -4,7 +4,8 @@ Prints streamed text, tool calls and their results (folded to a few lines), a co
 (B-METER-1: the last request's size, with the share of its input the provider served from its prompt cache when it
 says, B-CACHE-5) and compaction notices (R-OBS-1), and asks approvals at the prompt. With no
 TASK it reads tasks line by line until EOF; ``/compact [focus]`` compacts the session now (``compactSession``),
-``/rewind`` lists the turns and ``/rewind N [dry] [force]`` puts back the files they changed (``rewindFiles``).
+``--sandbox MODE`` sets how its commands are confined (the line after the session's id says the mode, and whether it
+is enforced); an approval for a command that would run outside the sandbox says so first. ``/rewind`` lists the turns and ``/rewind N [dry] [force]`` puts back the files they changed (``rewindFiles``).
 Approvals of file edits show the change as a diff; an edit applied without asking (``--policy autoEdit``) prints
 its diff after the fact, and ``/undo`` rewinds the last applied edit (``rewindFiles`` with its ``toolCallId``).
 At a terminal, a line typed while a turn runs steers it (``steerTurn``: the model reads it after the tool running
@@ -24,7 +25,7 @@ from typing import Any, TextIO
 
 from protocol.artifacts import ListCheckpointsResult, RewindFilesResult
 from protocol.mcp import ListMcpServersResult, McpServerInfo
-from protocol.sessions import CreateSessionResult
+from protocol.sessions import CreateSessionResult, SandboxStatus
 from protocol.turns import CompactSessionResult
 from server.cli.client import Client
 from server.cli.turns import TurnInput, read_line, run_steerable, run_turn
@@ -39,6 +40,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     chat.add_argument("task", nargs="?", help="the task; without it, tasks are read line by line until EOF")
     chat.add_argument("--cwd", default=".", help="the session folder (default: the current folder)")
     chat.add_argument("--policy", choices=("ask", "autoEdit", "auto"), help="approval policy for this session")
+    chat.add_argument(
+        "--sandbox",
+        choices=("workspace-write", "read-only", "off"),
+        help="how commands are confined (default: the configured mode; docs/SANDBOX.md)",
+    )
     chat.set_defaults(run=lambda args: asyncio.run(chat_main(args)))
 
 
@@ -179,6 +185,28 @@ def server_lines(servers: list[McpServerInfo]) -> list[str]:
     return lines
 
 
+SANDBOX_MODES = {
+    "workspace-write": "commands write only in this folder (not .git/) and $TMPDIR",
+    "read-only": "commands write only in $TMPDIR",
+    "off": "commands run with all your rights",
+}
+
+
+def sandbox_line(status: SandboxStatus | None, policy: str | None) -> str:
+    """The session's sandbox beside its policy (B-SBX-1/2), in words: what commands may do, and who is asked."""
+    policy = policy or "the default policy"
+    if status is None:
+        return f"policy {policy}; the server reported no sandbox"
+    mode = status.mode
+    if mode != "off" and not status.enforced:
+        return (
+            f"policy {policy}; sandbox {mode} is NOT enforced here ({status.reason}): every command asks before it runs"
+        )
+    net = "" if mode == "off" else ", network on" if status.network else ", no network"
+    asks = " (confined commands run without asking)" if policy == "autoEdit" and mode != "off" else ""
+    return f"policy {policy}{asks}; sandbox {mode}: {SANDBOX_MODES.get(mode, mode)}{net}"
+
+
 def printable(text: str) -> str:
     """``text`` with terminal control characters made visible (``\\x1b``), so an escape sequence in a command
     cannot rewrite the prompt the user is answering."""
@@ -192,6 +220,8 @@ async def ask_approval(printer: Printer, params: dict[str, Any], turn_input: Tur
     """The whole request, nothing cut and nothing raw: what the user approves is exactly what they read."""
     if params.get("diff"):
         printer.asked.add(str(params.get("toolCallId")))
+    if params.get("outsideSandbox"):  # B-SBX-3: said before anything else
+        printer.write("!! this command would run OUTSIDE the sandbox, with all your rights")
     printer.write(f"approval needed: {printable(str(params.get('title') or params.get('tool')))}")
     for row in printable(str(params.get("detail") or "")).splitlines() or [""]:
         printer.write(f"  | {row}")
@@ -216,8 +246,12 @@ async def chat_main(args: argparse.Namespace) -> int:
         params: dict[str, Any] = {"cwd": str(cwd), "title": (args.task or "chat")[:80]}
         if args.policy:
             params["approvalPolicy"] = args.policy
-        sid = (await client.call("createSession", params, CreateSessionResult)).session_id
+        if args.sandbox:
+            params["sandbox"] = args.sandbox
+        created = await client.call("createSession", params, CreateSessionResult)
+        sid = created.session_id
         printer.write(f"session {sid} in {cwd}")
+        printer.write(sandbox_line(created.sandbox, args.policy))
         servers = (await client.call("listMcpServers", {"sessionId": sid}, ListMcpServersResult)).servers
         for line in server_lines(servers):
             printer.write(line)

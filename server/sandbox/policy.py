@@ -9,6 +9,7 @@ import json
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 MODES = ("workspace-write", "read-only", "off")
 DEFAULT_MODE = "workspace-write"
@@ -45,7 +46,7 @@ class SandboxPolicy:
 
     @classmethod
     def from_json(cls, text: str) -> SandboxPolicy:
-        data = json.loads(text)
+        data: dict[str, Any] = json.loads(text)
         return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in data.items()})
 
 

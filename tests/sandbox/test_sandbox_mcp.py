@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from mcp.types import TextContent
 
 from server.mcp.config import McpConfigError, parse_user_servers
 from server.mcp.manager import McpManager
@@ -32,7 +33,9 @@ async def write_with(tmp_path: Path, sandbox: str | None, target: Path) -> str:
                 assert conn.state != "failed", conn.reason
                 await asyncio.sleep(0.05)
         result = await conn.call("write", {"path": str(target), "text": "x"})
-        return result.content[0].text
+        first = result.content[0]
+        assert isinstance(first, TextContent)
+        return first.text
     finally:
         await manager.close()
 
