@@ -47,7 +47,8 @@ class SandboxPolicy:
     @classmethod
     def from_json(cls, text: str) -> SandboxPolicy:
         data: dict[str, Any] = json.loads(text)
-        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in data.items()})
+        fields: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
+        return cls(**fields)
 
 
 def build_policy(
