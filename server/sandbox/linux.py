@@ -110,7 +110,7 @@ def enter(policy: SandboxPolicy, *, namespaces: bool = True, abi: int | None = N
     if namespaces:
         enter_namespaces(policy.network)
         for path in policy.read_only:
-            if os.path.lexists(path) and not os.path.islink(path):
+            if os.path.exists(path):  # resolved by the policy; absent ones cannot be mounted over (docs/SANDBOX.md)
                 bind_read_only(path, path)
         for path in policy.deny_read:
             if os.path.exists(path):

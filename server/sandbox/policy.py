@@ -69,9 +69,9 @@ def build_policy(
     writable = [os.path.realpath(tmpdir)]
     if mode == "workspace-write":
         writable += [real_cwd, *(os.path.realpath(os.path.expanduser(r)) for r in writable_roots)]
-    read_only = [
-        os.path.join(root, name) for root in writable[1:] for name in READ_ONLY_CHILDREN
-    ]  # the temp folder has none worth keeping
+    # Resolved, so a `.git` that is a link to a folder inside the writable one is protected where it really is;
+    # the temp folder has none worth keeping.
+    read_only = [os.path.realpath(os.path.join(root, name)) for root in writable[1:] for name in READ_ONLY_CHILDREN]
     hidden: list[str] = []
     skipped: list[str] = []
     for raw in deny_read:

@@ -121,6 +121,15 @@ async def test_B_SBX_1_git_config_and_hooks_stay_read_only(agent, repo):
     assert "sandbox" in results[1]["content"]
 
 
+async def test_B_SBX_1_a_git_folder_reached_through_a_link_stays_read_only(agent, tmp_path):
+    folder = tmp_path / "linked"
+    (folder / "real-git" / "hooks").mkdir(parents=True)
+    (folder / ".git").symlink_to(folder / "real-git")
+    _, results = await run(agent, folder, "echo pwned > .git/hooks/pre-commit")
+    assert not (folder / "real-git" / "hooks" / "pre-commit").exists()
+    assert results[0]["status"] == "error" and "sandbox" in results[0]["content"]
+
+
 async def test_B_SBX_1_deny_read_hides_ssh_and_the_data_folder(agent, repo, places):
     _, results = await run(
         agent,
