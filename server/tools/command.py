@@ -209,15 +209,13 @@ def _kill_group(proc: asyncio.subprocess.Process) -> None:
 TOOLS = [
     Tool(
         "run_command",
-        "Run a shell command (bash) in the session folder and return its output and exit code. It runs in a "
-        "sandbox: writes only inside the folder and $TMPDIR (.git/ is read-only), no network. If it needs more, "
-        "call it again with escalate: true and a reason; the user is asked.",
+        "Run a shell command (bash) in the session folder and return its output and exit code.",
         schema(
             ["command"],
             command={"type": "string"},
             timeout={"type": "number", "description": "Seconds before the command is killed."},
-            escalate={"type": "boolean", "description": "Run outside the sandbox (the user is asked)."},
-            reason={"type": "string", "description": "Why it must run outside the sandbox (with escalate)."},
+            escalate={"type": "boolean", "description": "Run outside the OS sandbox; the user is asked."},
+            reason={"type": "string", "description": "Why (with escalate)."},
         ),
         run_command,
         approval="command",
