@@ -179,6 +179,8 @@ class Approvals:
         if args.get("escalate") is True:
             return "Runs OUTSIDE the sandbox (unconfined, with all your rights)"
         if self.unconfinable(tool) and self.sandbox is not None:
+            if self.sandbox.applies:  # Landlock alone: writes and TCP confined, .git/ and deny_read not protected
+                return f"Runs only PARTLY CONFINED: the sandbox cannot be fully enforced here ({self.sandbox.support.reason})"
             return f"Runs UNCONFINED: the sandbox cannot be enforced here ({self.sandbox.support.reason})"
         return None
 

@@ -10,7 +10,8 @@ Two ways in, one code path (``server.sandbox.linux.enter``):
   not control the fork of (MCP stdio servers, through the MCP library) and for ``threadline sandbox``.
 
 ``support()`` probes once per process whether confinement really works here: it confines a child for real and
-runs ``true`` in it. ``THREADLINE_SANDBOX_PROBE=fail`` (a test seam) makes the probe fail.
+runs ``true`` in it. ``THREADLINE_SANDBOX_PROBE`` is a test seam: ``fail`` makes the probe fail, ``no-userns``
+makes it find no user namespaces (Landlock alone: partly confined, B-SBX-2 still asks).
 """
 
 from __future__ import annotations
@@ -35,13 +36,18 @@ LAUNCHER = Path(__file__).with_name("launch.py")
 
 @dataclass(frozen=True)
 class Support:
-    """What this machine can enforce. ``mechanism`` names it; ``reason`` says why it is not enforced."""
+    """What this machine can enforce. ``mechanism`` names it; ``reason`` says why it is not enforced. ``partial``:
+    not enforced, but Landlock still confines writes and TCP (no user namespaces), so commands run under it too."""
 
     enforced: bool
     mechanism: str
     abi: int = 0
     namespaces: bool = False
     reason: str | None = None
+
+    @property
+    def partial(self) -> bool:
+        return not self.enforced and self.abi > 0 and self.mechanism.startswith("landlock")
 
 
 @functools.cache
@@ -57,7 +63,7 @@ def support() -> Support:
         return Support(False, "none", reason="this kernel has no Landlock (Linux 5.13+ with landlock in lsm=)")
     with tempfile.TemporaryDirectory(prefix="threadline-probe-") as tmp:
         policy = build_policy("workspace-write", Path(tmp), Path(tmp))
-        if _works(policy, abi, namespaces=True):
+        if os.environ.get(PROBE_SEAM) != "no-userns" and _works(policy, abi, namespaces=True):
             return Support(True, f"landlock-v{abi}+userns", abi, True)
         why = "user namespaces cannot be made here (kernel.unprivileged_userns_clone, AppArmor, or a container)"
         if _works(policy, abi, namespaces=False):

@@ -39,6 +39,11 @@ class CommandSandbox:
     def must_ask(self) -> bool:
         return self.mode != "off" and not self.support.enforced
 
+    @property
+    def applies(self) -> bool:
+        """Whether commands start confined: fully, or partly (Landlock without namespaces) while they ask."""
+        return self.mode != "off" and (self.support.enforced or self.support.partial)
+
     def status(self) -> SandboxStatus:
         off = self.mode == "off"
         return SandboxStatus(

@@ -136,7 +136,7 @@ async def run_command(ctx: ToolContext, args: dict[str, Any]) -> str:
     # The model may ask for more time, never for forever (1e308, inf): capped at MAX_TIMEOUT_SECONDS.
     timeout = min(float(timeout), MAX_TIMEOUT_SECONDS)
     escalate = escalation(args)
-    sandbox = ctx.sandbox if ctx.sandbox is not None and ctx.sandbox.confines and not escalate else None
+    sandbox = ctx.sandbox if ctx.sandbox is not None and ctx.sandbox.applies and not escalate else None
     env = scrubbed_env(ctx.secrets) | (ctx.processes.marker() if ctx.processes is not None else {})
     if sandbox is not None:
         env["TMPDIR"] = sandbox.policy.tmpdir

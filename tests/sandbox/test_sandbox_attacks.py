@@ -288,3 +288,36 @@ async def test_B_SBX_1_updateSession_switches_the_mode_from_the_next_turn(agent,
     with pytest.raises(Exception) as caught:
         await asyncio.wait_for(bad, 30)
     assert "sandbox" in json.dumps(str(caught.value))
+
+
+async def test_B_SBX_2_without_user_namespaces_landlock_still_confines_writes_and_tcp_and_every_command_asks(
+    tmp_path, repo, places
+):
+    """Where no user namespace can be made (the probe is told so), Landlock alone still applies: writes outside
+    and TCP are denied (Landlock's TCP rules, ABI 4), but .git/ is not protected, so the status says not enforced
+    and every command asks, under every policy."""
+    home = tmp_path / "home"
+    home.mkdir()
+    out = places["outside"]
+    with socket.create_server(("127.0.0.1", 0)) as listener, new_fake(api_key=API_KEY) as fake:
+        port = listener.getsockname()[1]
+        agent = await start_agent(home, fake, THREADLINE_SANDBOX_PROBE="no-userns")
+        try:
+            created = await agent.client.request("createSession", {"cwd": str(repo), "approvalPolicy": "auto"})
+            status = created["sandbox"]
+            assert status["enforced"] is False and status["mechanism"].startswith("landlock-v")
+            assert "user namespaces" in status["reason"]
+            fake.push(
+                command("p1", f"echo pwned > {out}/partial.txt"),
+                command("p2", f"python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), 5)\""),
+                command("p3", "echo ok > inside.txt"),
+                {"content": "ok"},
+            )
+            await agent.turn(created["sessionId"], "go", timeout=60)
+            assert [a["toolCallId"] for a in agent.approvals] == ["p1", "p2", "p3"]
+            assert all("PARTLY CONFINED" in a["title"] for a in agent.approvals)
+            results = agent.updates(created["sessionId"], "toolResult")
+            assert [r["status"] for r in results] == ["error", "error", "ok"]
+            assert not (out / "partial.txt").exists() and (repo / "inside.txt").exists()
+        finally:
+            await agent.client.close()
