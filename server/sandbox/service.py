@@ -75,6 +75,13 @@ async def set_session_mode(store: Store, session_id: str, mode: str | None) -> N
     await store.add_event(session_id, MODE_EVENT, {"set": True, "mode": mode})
 
 
+async def copy_mode(store: Store, source_id: str, fork_id: str) -> None:
+    """A fork keeps its source's sandbox mode (as it keeps its policy and model): never looser by forking."""
+    event = await store.latest_event(source_id, MODE_EVENT, "set")
+    if event is not None:
+        await store.add_event(fork_id, MODE_EVENT, dict(event.payload))
+
+
 def command_sandbox(settings: Settings, session_id: str, cwd: Path, mode: str) -> CommandSandbox:
     s = settings.sandbox
     policy = build_policy(

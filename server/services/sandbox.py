@@ -11,8 +11,10 @@ import msgspec
 from protocol import updates as u
 from protocol.messages import SandboxStatus
 from server.agent.emit import Emitter
-from server.sandbox.service import say_once, session_sandbox, set_session_mode
+from server.sandbox.service import copy_mode, say_once, session_sandbox, set_session_mode
 from server.services.core import Core
+
+__all__ = ["apply_mode", "copy_mode"]  # copy_mode: a fork keeps its source's mode (forkSession)
 
 
 async def apply_mode(core: Core, session_id: str, cwd: Path, mode: Any = msgspec.UNSET) -> SandboxStatus:

@@ -321,3 +321,10 @@ async def test_B_SBX_2_without_user_namespaces_landlock_still_confines_writes_an
             assert not (out / "partial.txt").exists() and (repo / "inside.txt").exists()
         finally:
             await agent.client.close()
+
+
+async def test_B_SBX_1_a_fork_keeps_the_sandbox_mode(agent, repo):
+    sid = await agent.session(repo, sandbox="read-only")
+    fork = (await agent.client.request("forkSession", {"sessionId": sid}))["sessionId"]
+    status = await agent.client.request("updateSession", {"sessionId": fork})
+    assert status["sandbox"]["mode"] == "read-only"
