@@ -19,7 +19,7 @@ from server.errors import McpConfigError
 from server.hooks.config import HookConfigError, HookSpec, parse_hooks
 from server.mcp.config import McpServerConfig, parse_user_servers
 from server.providers.capabilities import Price
-from server.sandbox.policy import DEFAULT_MODE, MODES, default_deny_read
+from server.sandbox.policy import DEFAULT_MODE, MODES, always_hidden, default_deny_read
 
 N = TypeVar("N", int, float)
 
@@ -200,9 +200,8 @@ def _sandbox(table: SandboxTable, home: Path, env: dict[str, str]) -> SandboxSet
     if mode not in MODES:
         where = "THREADLINE_SANDBOX" if env.get("THREADLINE_SANDBOX") else "sandbox.mode"
         raise ConfigError(f"{where} must be one of {', '.join(MODES)}, got {mode!r}")
-    defaults = default_deny_read(home, env)
-    # A configured list replaces the home-folder defaults; the data folder (transcripts, keys) stays hidden.
-    deny = defaults if table.deny_read is None else (*table.deny_read, defaults[-1])
+    # A configured list replaces the home-folder defaults; the data folder and the SSH agent stay hidden.
+    deny = default_deny_read(home, env) if table.deny_read is None else (*table.deny_read, *always_hidden(home, env))
     return SandboxSettings(mode, bool(table.network), tuple(table.writable_roots), tuple(dict.fromkeys(deny)))
 
 

@@ -93,6 +93,8 @@ def sandbox_command(argv: list[str], mode: str | None = None) -> int:
             mode, Path.cwd(), tmp, network=s.network, writable_roots=s.writable_roots, deny_read=s.deny_read
         )
         env = scrubbed_env(settings.api_keys()) | ({"TMPDIR": str(tmp)} if mode != "off" else {})
+        if mode != "off":
+            env.pop("SSH_AUTH_SOCK", None)  # hidden inside (server.sandbox.policy.always_hidden)
         confine = preexec(policy, found.abi, found.namespaces) if mode != "off" else None
         try:
             done = subprocess.run(argv, env=env, preexec_fn=confine, check=False)

@@ -20,11 +20,19 @@ HOME_SECRETS = ("~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gcloud", "~/.netrc")
 
 
 def default_deny_read(home: Path, env: dict[str, str] | None = None) -> tuple[str, ...]:
-    """B-SBX-1's defaults: the usual credential folders of the user's home, and the server's own data folder
-    (transcripts, approval memory, possibly keys). ``HOME`` is read from ``env`` so a test can point it away."""
-    user_home = (env if env is not None else os.environ).get("HOME") or os.path.expanduser("~")
-    paths = [p.replace("~", user_home, 1) for p in HOME_SECRETS]
-    return (*paths, str(home))
+    """B-SBX-1's defaults: the usual credential folders of the user's home, then what is always hidden
+    (``always_hidden``). ``HOME`` is read from ``env`` so a test can point it away."""
+    env = dict(os.environ if env is None else env)
+    user_home = env.get("HOME") or os.path.expanduser("~")
+    return (*(p.replace("~", user_home, 1) for p in HOME_SECRETS), *always_hidden(home, env))
+
+
+def always_hidden(home: Path, env: dict[str, str]) -> tuple[str, ...]:
+    """Hidden whatever ``deny_read`` says: the server's own data folder (transcripts, approval memory, possibly
+    keys) and the SSH agent's socket (with it a command could sign in anywhere as you; Landlock does not govern
+    connecting to a unix socket, so it is covered instead)."""
+    agent = env.get("SSH_AUTH_SOCK")
+    return (str(home), *([agent] if agent else []))
 
 
 @dataclass(frozen=True)

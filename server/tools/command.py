@@ -140,6 +140,7 @@ async def run_command(ctx: ToolContext, args: dict[str, Any]) -> str:
     env = scrubbed_env(ctx.secrets) | (ctx.processes.marker() if ctx.processes is not None else {})
     if sandbox is not None:
         env["TMPDIR"] = sandbox.policy.tmpdir
+        env.pop("SSH_AUTH_SOCK", None)  # hidden inside (policy.always_hidden): do not point at it
     proc = await asyncio.create_subprocess_exec(
         "/bin/bash",
         "-c",

@@ -50,6 +50,8 @@ def test_B_SBX_1_settings_from_config_env_and_defaults(tmp_path: Path):
     s = load_settings(env).sandbox
     assert (s.mode, s.network, s.writable_roots) == ("read-only", True, ("/srv/cache",))
     assert s.deny_read == ("~/.kube", str(home))  # the data folder stays hidden whatever the list says
+    agent = str(tmp_path / "agent.sock")
+    assert load_settings({**env, "SSH_AUTH_SOCK": agent}).sandbox.deny_read == ("~/.kube", str(home), agent)
     assert load_settings({**env, "THREADLINE_SANDBOX": "off"}).sandbox.mode == "off"
     with pytest.raises(ConfigError, match="THREADLINE_SANDBOX must be one of"):
         load_settings({**env, "THREADLINE_SANDBOX": "none"})

@@ -12,7 +12,7 @@ import json
 import socket
 import subprocess
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,10 +43,20 @@ def places(tmp_path_factory) -> dict[str, Path]:
     return {"user_home": user_home, "outside": outside, "home": home}
 
 
+@pytest.fixture(scope="module")
+def ssh_agent(places) -> Iterator[str]:
+    """A unix socket standing for the user's SSH agent (SSH_AUTH_SOCK of the server)."""
+    path = str(places["user_home"] / "agent.sock")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
+        listener.bind(path)
+        listener.listen()
+        yield path
+
+
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def agent(places) -> AsyncIterator[Agent]:
+async def agent(places, ssh_agent) -> AsyncIterator[Agent]:
     with new_fake(api_key=API_KEY) as fake:
-        a = await start_agent(places["home"], fake, HOME=str(places["user_home"]))
+        a = await start_agent(places["home"], fake, HOME=str(places["user_home"]), SSH_AUTH_SOCK=ssh_agent)
         try:
             yield a
         finally:
@@ -328,3 +338,10 @@ async def test_B_SBX_1_a_fork_keeps_the_sandbox_mode(agent, repo):
     fork = (await agent.client.request("forkSession", {"sessionId": sid}))["sessionId"]
     status = await agent.client.request("updateSession", {"sessionId": fork})
     assert status["sandbox"]["mode"] == "read-only"
+
+
+async def test_B_SBX_1_the_ssh_agent_cannot_be_reached(agent, repo, ssh_agent):
+    connect = f"python3 -c \"import socket; socket.socket(socket.AF_UNIX).connect('{ssh_agent}')\""
+    _, results = await run(agent, repo, 'echo "agent=${SSH_AUTH_SOCK:-none}"', connect)
+    assert "agent=none" in results[0]["content"]
+    assert results[1]["status"] == "error", results[1]["content"]
