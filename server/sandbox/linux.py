@@ -62,8 +62,12 @@ def _mount(source: str | None, target: str, fstype: str | None, flags: int, data
 
 
 def _write(path: str, text: str) -> None:
-    with open(path, "w") as fh:
-        fh.write(text)
+    # Raw os calls, not open(): text I/O may look up the locale's codec (an import) in the forked child.
+    fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
 
 
 def enter_namespaces(network: bool) -> None:
