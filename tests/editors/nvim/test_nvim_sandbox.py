@@ -4,9 +4,13 @@ approval that would run a command outside the sandbox is marked with its reason 
 
 from __future__ import annotations
 
+import pytest
+
+from server.sandbox.runner import support
 from tests.editors.nvim.test_nvim_e2e import Provider, nvim, provider, workdir  # noqa: F401  (fixtures)
 
 
+@pytest.mark.skipif(not support().enforced, reason=f"no sandbox on this machine: {support().reason}")
 def test_the_sandbox_state_shows_beside_the_policy_and_an_escalation_is_marked(nvim, provider: Provider, tmp_path):
     outside = tmp_path / "outside.txt"
     provider.push(
