@@ -254,7 +254,9 @@ async def test_B_SBX_3_escalation_without_a_reason_is_refused(agent, repo):
     assert result["status"] == "error" and "reason" in result["content"]
 
 
-async def test_B_SBX_2_createSession_reports_the_sandbox(agent, repo):
+async def test_B_SBX_2_initialize_and_createSession_report_the_sandbox(agent, repo):
+    machine = agent.client.initialize_result["capabilities"]["experimental"]["threadline"]["sandbox"]
+    assert machine["enforced"] is True and machine["mechanism"].startswith("landlock-v")
     result = await agent.client.request("createSession", {"cwd": str(repo)})
     sandbox = result["sandbox"]
     assert sandbox["mode"] == "workspace-write" and sandbox["enforced"] is True and sandbox["network"] is False
@@ -274,6 +276,8 @@ async def test_B_SBX_2_unavailable_sandbox_notices_once_and_every_command_asks(t
             assert (
                 created["sandbox"]["enforced"] is False and "THREADLINE_SANDBOX_PROBE" in created["sandbox"]["reason"]
             )
+            machine = agent.client.initialize_result["capabilities"]["experimental"]["threadline"]["sandbox"]
+            assert machine["enforced"] is False and "THREADLINE_SANDBOX_PROBE" in machine["reason"]
             await agent.turn(sid, "first")
             agent.decide = lambda params: "allowAlways"
             await agent.turn(sid, "second")
