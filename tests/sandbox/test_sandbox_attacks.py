@@ -248,10 +248,11 @@ async def test_B_SBX_3_escalation_asks_says_so_then_runs_unconfined_and_always_n
 
 async def test_B_SBX_3_escalation_without_a_reason_is_refused(agent, repo):
     agent.fake.push(command("call_x", "true", escalate=True), {"content": "done"})
-    sid = await agent.session(repo, policy="auto")
+    sid = await agent.session(repo, policy="ask")
     await agent.turn(sid, "go")
     [result] = agent.updates(sid, "toolResult")
     assert result["status"] == "error" and "reason" in result["content"]
+    assert agent.approvals == []  # refused before anything runs: nobody is asked about it
 
 
 async def test_B_SBX_2_initialize_and_createSession_report_the_sandbox(agent, repo):
