@@ -27,8 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a scri
 
 from server.config import Settings  # noqa: E402
 from server.sandbox import landlock, linux  # noqa: E402
+from server.sandbox.mode import command_sandbox  # noqa: E402
 from server.sandbox.runner import preexec, support, wrap  # noqa: E402
-from server.sandbox.service import command_sandbox  # noqa: E402
 from server.tools.base import ToolContext  # noqa: E402
 from server.tools.command import run_command  # noqa: E402
 

@@ -28,7 +28,7 @@ from server.agent.approvals import approval_policy
 from server.agent.models import checked_model_name, price_of, window_of
 from server.config import ProviderSettings
 from server.errors import InvalidParams
-from server.sandbox.service import command_sandbox, session_mode, set_session_mode
+from server.sandbox.mode import command_sandbox, session_mode, set_session_mode
 from server.services import sessions as service
 from server.services.core import Core
 from server.services.turns import cancel_running_turn

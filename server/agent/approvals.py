@@ -33,7 +33,7 @@ import msgspec
 from protocol.updates import FileDiff, RequestApprovalParams, RequestApprovalResult
 from server.agent.diffs import unified
 from server.agent.remembered import RememberedApprovals, always_scope, describe
-from server.sandbox.service import CommandSandbox
+from server.sandbox.mode import CommandSandbox
 from server.tools import Tool
 from server.transcript import Store
 

@@ -1,5 +1,5 @@
 """A session's sandbox as the use cases need it (B-SBX-1, B-SBX-2): set its mode, read its status, say once when
-it cannot be enforced. The mode lives in the session's events (``server.sandbox.service``), not in live state."""
+it cannot be enforced. The mode lives in the session's events (``server.sandbox.mode``), not in live state."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import msgspec
 from protocol import updates as u
 from protocol.messages import SandboxStatus
 from server.agent.emit import Emitter
-from server.sandbox.service import copy_mode, say_once, session_sandbox, set_session_mode
+from server.sandbox.mode import copy_mode, say_once, session_sandbox, set_session_mode
 from server.services.core import Core
 
 __all__ = ["apply_mode", "copy_mode"]  # copy_mode: a fork keeps its source's mode (forkSession)

@@ -21,7 +21,7 @@ from server.errors import InvalidParams
 from server.frozen import read_frozen_context
 from server.hooks.service import SessionHooks
 from server.providers import ChatProvider
-from server.sandbox.service import say_once, session_sandbox
+from server.sandbox.mode import say_once, session_sandbox
 from server.services.context import tool_overhead_tokens
 from server.services.core import Core
 from server.services.images import check_images

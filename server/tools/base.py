@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from server.artifacts import ArtifactStore
     from server.config import Settings
-    from server.sandbox.service import CommandSandbox
+    from server.sandbox.mode import CommandSandbox
     from server.tools.processes import ProcessGroups
     from server.transcript import Store
 
