@@ -16,8 +16,10 @@ makes it find no user namespaces (Landlock alone: partly confined, B-SBX-2 still
 
 from __future__ import annotations
 
+import atexit
 import functools
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -106,12 +108,27 @@ def wrap(policy: SandboxPolicy, argv: list[str], namespaces: bool = True) -> lis
 
 
 def private_tmpdir(key: str) -> Path:
-    """A temp folder of this user's own for ``key`` (a session id), made on first use: ``TMPDIR`` inside the
-    sandbox, writable in every mode."""
+    """A temp folder of this user's own for ``key`` (a session id) in this process, made on first use: ``TMPDIR``
+    inside the sandbox, writable in every mode. Removed when this process exits (its commands are killed then,
+    ``tools.processes``); named with the process id, so another server's exit never removes one in use."""
     base = Path(tempfile.gettempdir()) / f"threadline-{os.getuid()}"
     base.mkdir(mode=0o700, exist_ok=True)
     if base.is_symlink() or base.stat().st_uid != os.getuid() or base.stat().st_mode & 0o077:
         raise OSError(f"{base} is not a private folder of this user; refusing to use it as a temp folder")
-    path = base / "".join(c for c in key if c.isalnum() or c in "-_")
-    path.mkdir(mode=0o700, exist_ok=True)
+    path = base / f"{''.join(c for c in key if c.isalnum() or c in '-_')}.{os.getpid()}"
+    if path not in _MADE:
+        path.mkdir(mode=0o700, exist_ok=True)
+        if not _MADE:
+            atexit.register(remove_tmpdirs)
+        _MADE.add(path)
     return path
+
+
+_MADE: set[Path] = set()
+
+
+def remove_tmpdirs() -> None:
+    """Remove the temp folders this process made (at exit)."""
+    for path in list(_MADE):
+        shutil.rmtree(path, ignore_errors=True)
+        _MADE.discard(path)

@@ -350,3 +350,20 @@ async def test_B_SBX_1_the_ssh_agent_cannot_be_reached(agent, repo, ssh_agent):
     _, results = await run(agent, repo, 'echo "agent=${SSH_AUTH_SOCK:-none}"', connect)
     assert "agent=none" in results[0]["content"]
     assert results[1]["status"] == "error", results[1]["content"]
+
+
+async def test_B_SBX_1_the_private_temp_folder_goes_when_the_server_exits(tmp_path, repo):
+    home = tmp_path / "home"
+    home.mkdir()
+    with new_fake(api_key=API_KEY) as fake:
+        agent = await start_agent(home, fake)
+        try:
+            fake.push(command("t", 'echo "tmp=$TMPDIR" && touch "$TMPDIR/kept-until-exit"'), {"content": "ok"})
+            sid = await agent.session(repo, policy="auto")
+            await agent.turn(sid, "go")
+            [result] = agent.updates(sid, "toolResult")
+            tmpdir = Path(result["content"].split("tmp=", 1)[1].split()[0])
+            assert (tmpdir / "kept-until-exit").exists() and tmpdir.stat().st_mode & 0o077 == 0
+        finally:
+            await agent.client.close()
+    assert not tmpdir.exists()
