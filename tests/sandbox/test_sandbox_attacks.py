@@ -367,3 +367,16 @@ async def test_B_SBX_1_the_private_temp_folder_goes_when_the_server_exits(tmp_pa
         finally:
             await agent.client.close()
     assert not tmpdir.exists()
+
+
+async def test_B_SBX_1_a_subagent_is_confined_as_its_parent(agent, repo):
+    """A read-only session's ``task`` child runs its commands read-only too (B-SUB-1's child is a new session)."""
+    agent.fake.push(
+        {"tool_calls": [{"id": "call_t", "name": "task", "arguments": {"description": "d", "prompt": "write"}}]},
+        command("call_child", "echo x > child.txt"),
+        {"content": "the child tried"},
+        {"content": "ok"},
+    )
+    sid = await agent.session(repo, policy="auto", sandbox="read-only")
+    assert (await agent.turn(sid, "delegate", timeout=60))["stopReason"] == "endTurn"
+    assert not (repo / "child.txt").exists()
