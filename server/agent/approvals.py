@@ -148,6 +148,8 @@ class Approvals:
             diff=diff,
             parent_session_id=self.parent[0] if self.parent else None,
             parent_tool_call_id=self.parent[1] if self.parent else None,
+            outside_sandbox=True if outside else None,
+            reason=reason,
         )
         stored = msgspec.to_builtins(params)
         if diff is not None:  # the whole texts are on disk and in the checkpoint; the event keeps the unified form
