@@ -90,6 +90,18 @@ class Approvals:
             return "allow", "policy", "policy autoEdit allows edits"
         return "ask", "policy", f"policy {self.policy} asks before {tool.approval}s"
 
+    def sandbox_asks(self, tool: Tool, args: dict[str, Any]) -> bool:
+        """Whether the sandbox's rules ask a person about this call whatever else allowed it (a hook's allow):
+        a command that would run unconfined (B-SBX-2, B-SBX-3), under every policy but ``auto`` for an escalation."""
+        if self.unconfinable(tool):
+            return True
+        return (
+            tool.name == "run_command"
+            and args.get("escalate") is True
+            and self.policy != "auto"
+            and bool(_reason(args))
+        )
+
     def unconfinable(self, tool: Tool) -> bool:
         """A command in a session whose sandbox cannot be enforced here: it asks, whatever the policy (B-SBX-2)."""
         return tool.name == "run_command" and self.sandbox is not None and self.sandbox.must_ask

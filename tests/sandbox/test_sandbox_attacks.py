@@ -380,3 +380,28 @@ async def test_B_SBX_1_a_subagent_is_confined_as_its_parent(agent, repo):
     sid = await agent.session(repo, policy="auto", sandbox="read-only")
     assert (await agent.turn(sid, "delegate", timeout=60))["stopReason"] == "endTurn"
     assert not (repo / "child.txt").exists()
+
+
+async def test_B_SBX_3_a_hook_that_allows_everything_does_not_let_an_escalation_out_unasked(tmp_path, repo, places):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text(
+        '[[hooks.PreToolUse]]\ncommand = "echo \'{\\"decision\\": \\"allow\\"}\'"\nmatcher = "run_command"\n'
+    )
+    target = places["outside"] / "hooked.txt"
+    with new_fake(api_key=API_KEY) as fake:
+        agent = await start_agent(home, fake)
+        agent.decide = lambda params: "reject"
+        try:
+            fake.push(
+                command("h1", "echo inside > hooked-inside.txt"),
+                command("h2", f"echo out > {target}", escalate=True, reason="needs it"),
+                {"content": "ok"},
+            )
+            sid = await agent.session(repo, policy="ask")
+            await agent.turn(sid, "go", timeout=60)
+            assert [a["toolCallId"] for a in agent.approvals] == ["h2"]  # the hook allowed h1; h2 still asked
+            assert agent.approvals[0]["outsideSandbox"] is True
+            assert (repo / "hooked-inside.txt").exists() and not target.exists()
+        finally:
+            await agent.client.close()
