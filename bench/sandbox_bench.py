@@ -25,12 +25,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from anywhere
 
-from server.config import Settings  # noqa: E402
-from server.sandbox import landlock, linux  # noqa: E402
-from server.sandbox.mode import command_sandbox  # noqa: E402
-from server.sandbox.runner import preexec, support, wrap  # noqa: E402
-from server.tools.base import ToolContext  # noqa: E402
-from server.tools.command import run_command  # noqa: E402
+from server.config import Settings
+from server.sandbox import landlock, linux
+from server.sandbox.mode import command_sandbox
+from server.sandbox.runner import preexec, support, wrap
+from server.tools.base import ToolContext
+from server.tools.command import run_command
 
 OUT = Path(__file__).with_name("SANDBOX.md")
 

@@ -83,9 +83,9 @@ class Approvals:
             return "ask", "protected path", why
         if self.always.allows(tool, args, self.cwd):
             return "allow", "remembered rule", "allowed always earlier in this session"
-        if self.policy == "autoEdit" and tool.name == "run_command" and self.sandbox is not None:
-            if self.sandbox.confines:  # MCP tools are "command" too, but never confined: only run_command
-                return "allow", "sandbox", "policy autoEdit runs a confined command without asking"
+        # MCP tools are "command" too, but never confined: only run_command runs unasked inside the sandbox
+        if self.policy == "autoEdit" and tool.name == "run_command" and self.sandbox and self.sandbox.confines:
+            return "allow", "sandbox", "policy autoEdit runs a confined command without asking"
         if self.policy == "autoEdit" and tool.approval == "edit":
             return "allow", "policy", "policy autoEdit allows edits"
         return "ask", "policy", f"policy {self.policy} asks before {tool.approval}s"

@@ -182,7 +182,7 @@ class McpConnection:
             StdioServerParameters(command=command, args=args, env=env or None, cwd=c.cwd), errlog=errlog
         )
 
-    def _confined(self, command: str, args: list[str], env: dict[str, str]):
+    def _confined(self, command: str, args: list[str], env: dict[str, str]) -> tuple[str, list[str], dict[str, str]]:
         """A server that opted in (``sandbox = "workspace-write"``) starts through the sandbox launcher: writes
         only in its folder and a temp folder of its own, no network, the data folder hidden. Where the sandbox
         cannot be enforced it does not start (never silently unconfined, B-SBX-2)."""

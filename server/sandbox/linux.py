@@ -56,9 +56,12 @@ def _check(result: int, what: str) -> None:
         raise SandboxSetupError(err, f"{what}: {os.strerror(err)}")
 
 
+def _enc(text: str | None) -> bytes | None:
+    return text.encode() if text is not None else None
+
+
 def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
-    enc = lambda s: s.encode() if s is not None else None  # noqa: E731
-    _check(_LIBC.mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)), f"mount {target}")
+    _check(_LIBC.mount(_enc(source), _enc(target), _enc(fstype), ctypes.c_ulong(flags), _enc(data)), f"mount {target}")
 
 
 def _write(path: str, text: str) -> None:

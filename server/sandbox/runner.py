@@ -95,7 +95,7 @@ def preexec(policy: SandboxPolicy, abi: int, namespaces: bool) -> Callable[[], N
     def confine() -> None:
         try:
             enter(policy, namespaces=namespaces, abi=abi)
-        except BaseException as exc:  # never exec unconfined: say why on the command's own stderr, and stop
+        except BaseException as exc:  # noqa: BLE001 - never exec unconfined: say why on its stderr, and stop
             os.write(2, f"threadline sandbox: could not confine the command, so it did not run: {exc}\n".encode())
             os._exit(SETUP_FAILED)
 

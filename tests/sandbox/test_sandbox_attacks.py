@@ -96,7 +96,7 @@ async def run(agent: Agent, cwd: Path, *commands: str, policy: str = "autoEdit",
 
 async def test_B_SBX_1_writes_outside_the_folder_fail_by_path_symlink_python_and_background(agent, repo, places):
     out = places["outside"]
-    sid, results = await run(
+    _, results = await run(
         agent,
         repo,
         f"echo pwned > {out}/abs.txt",

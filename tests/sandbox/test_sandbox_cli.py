@@ -73,9 +73,9 @@ def test_B_SBX_1_an_unprivileged_user_gets_the_same_confinement():
             os.chown(path, 65534, 65534)
         policy = build_policy("workspace-write", ws, tmp)
         script = f"id -u; echo in > in.txt; echo x >> .git/config; echo out > {root}/out; exec 3<>/dev/tcp/1.1.1.1/80"
+        drop = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", system_python, "-I", "-S"]
         done = subprocess.run(
-            ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", system_python, "-I", "-S", str(LAUNCHER)]
-            + [policy.to_json(), "1", "--", "bash", "-c", script],
+            [*drop, str(LAUNCHER), policy.to_json(), "1", "--", "bash", "-c", script],
             cwd=ws,
             capture_output=True,
             text=True,

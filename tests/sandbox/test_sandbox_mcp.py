@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from mcp.types import TextContent
 
-from server.mcp.config import McpConfigError, parse_user_servers
+from server.errors import McpConfigError
+from server.mcp.config import parse_user_servers
 from server.mcp.manager import McpManager
 from server.sandbox.runner import support
 
