@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -20,6 +20,9 @@ class SubmitTurnParams(Base):
     text: str
     images: list[Image] | None = None
     queue: bool = False  # while a turn runs: run right after it (and any queued before) instead of failing
+    # At most this many model calls in this turn (default: the server's max_iterations); reaching it ends the turn
+    # with stopReason "maxIterations".
+    max_model_calls: Annotated[int, msgspec.Meta(ge=1, le=100_000)] | None = None
 
 
 class SteerTurnParams(Base):

@@ -222,3 +222,6 @@ class InitializationOptions(Base):
     approval_policy: Literal["ask", "autoEdit", "auto"] | None = None
     token: str | None = None  # required in TCP mode
     sandbox: Literal["workspace-write", "read-only", "off"] | None = None  # this connection's default mode
+    # Nobody can answer requestApproval on this connection (``threadline exec``): a call that would ask is refused
+    # at once, and the model reads why.
+    unattended: bool = False

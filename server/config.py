@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 import platformdirs
 
 from protocol.updates import InitializationOptions, ProviderOptions
+from server.agent.approval_rules import ApprovalRules, RuleError
 from server.config_file import ConfigError, ModelTable, PriceTable, SandboxTable, read_config
 from server.errors import McpConfigError
 from server.hooks.config import HookConfigError, HookSpec, parse_hooks
@@ -81,6 +82,12 @@ class Settings:
     # without one uses ``provider``.
     models: dict[str, ProviderSettings] = field(default_factory=dict)
     sandbox: SandboxSettings = SandboxSettings()
+    approval_rules: ApprovalRules = field(
+        default_factory=ApprovalRules
+    )  # ``[approvals]``: commands allowed without asking
+    # ``initializationOptions.unattended``: nobody can answer ``requestApproval`` on this connection (threadline
+    # exec), so a call that would ask is refused at once and the model is told why (server.agent.approvals).
+    unattended: bool = False
 
     def api_keys(self) -> tuple[str, ...]:
         """Every provider key configured (the default's and each named model's), for redaction and scrubbing."""
@@ -114,7 +121,11 @@ class Settings:
             provider = replace(provider, base_url=given.base_url or DEFAULT_BASE_URLS.get(provider.kind))
         sandbox = replace(self.sandbox, mode=options.sandbox) if options.sandbox else self.sandbox
         return replace(
-            self, provider=provider, approval_policy=options.approval_policy or self.approval_policy, sandbox=sandbox
+            self,
+            provider=provider,
+            approval_policy=options.approval_policy or self.approval_policy,
+            sandbox=sandbox,
+            unattended=bool(options.unattended),
         )
 
 
@@ -157,10 +168,12 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         raise ConfigError(f"{home / 'config.toml'}: mcp_servers: {exc}") from None
     try:
         hooks = parse_hooks(config.hooks, "user")
-    except HookConfigError as exc:
+        rules = ApprovalRules.parse(config.approvals.commands, config.approvals.command_prefixes)
+    except (HookConfigError, RuleError) as exc:
         raise ConfigError(f"{home / 'config.toml'}: {exc}") from None
     return Settings(
         home=home,
+        approval_rules=rules,
         mcp_servers=mcp_servers,
         hooks=hooks,
         provider=provider,

@@ -92,6 +92,13 @@ class SandboxTable(msgspec.Struct, forbid_unknown_fields=True):
     deny_read: list[str] | None = None  # replaces the home-folder defaults; $THREADLINE_HOME stays denied
 
 
+class ApprovalsTable(msgspec.Struct, forbid_unknown_fields=True):
+    """``[approvals]``: commands allowed without asking (``server.agent.approval_rules``), each a simple command."""
+
+    commands: list[str] = msgspec.field(default_factory=list)  # exactly these commands
+    command_prefixes: list[str] = msgspec.field(default_factory=list)  # these, or these followed by arguments
+
+
 class ConfigFile(msgspec.Struct):
     """The whole file. Unknown top-level keys are ignored (a newer or older Threadline may have written them)."""
 
@@ -100,6 +107,7 @@ class ConfigFile(msgspec.Struct):
     models: dict[str, ModelTable] = msgspec.field(default_factory=dict)
     agents: AgentsTable = msgspec.field(default_factory=AgentsTable)
     sandbox: SandboxTable = msgspec.field(default_factory=SandboxTable)
+    approvals: ApprovalsTable = msgspec.field(default_factory=ApprovalsTable)
     mcp_servers: dict[str, Any] | None = None  # checked by server.mcp.config, which names each entry
     hooks: dict[str, Any] | None = None  # [[hooks.EVENT]], checked by server.hooks.config
     approval_policy: str | None = None

@@ -21,24 +21,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import urlsplit
 
-KEY_VARS = (
-    "THREADLINE_API_KEY",
-    "OPENAI_API_KEY",
-    "DEEPSEEK_API_KEY",
-    "DASHSCOPE_API_KEY",
-    "MOONSHOT_API_KEY",
-    "OPENROUTER_API_KEY",
-    "ANTHROPIC_API_KEY",
-    "GEMINI_API_KEY",
-    "GROQ_API_KEY",
-)
+from server.key_handover import FD_VAR as _FD_VAR
+from server.key_handover import KEY_VARS
+from server.key_handover import hand_over as _hand_over
+
+__all__ = ["KEY_VARS", "handed_over", "reexec_without_keys", "secret_vars", "take_keys"]
+
 URL_VARS = ("THREADLINE_BASE_URL",)  # secret only when the URL has a password
 # A ``${VAR}`` in config.toml's [mcp_servers] env/headers whose name says it holds a secret is read by the server
 # (to start that MCP server) and is hidden too; ``${PATH}`` or ``${HOME}`` are not secrets and stay.
 _KEY_LIKE = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
 _REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)")
-_FD_VAR = "THREADLINE_SECRETS_FD"
-_MAX_PIPE_BYTES = 60_000  # under a pipe's buffer, so the write cannot block before the exec
 _handed: dict[str, str] = {}  # what ``take_keys`` read, for ``${VAR}`` in config.toml's MCP servers
 
 
@@ -93,22 +86,20 @@ def _has_password(url: str) -> bool:
 
 def reexec_without_keys() -> None:
     """Re-execute this process without its secrets (or any variable holding the same value) in its environment;
-    returns only when there is nothing to hide, or after the re-exec (in the new image)."""
-    if _FD_VAR in os.environ:
+    returns only when there is nothing to hide, or after the re-exec (in the new image).
+
+    A client that started this server may have handed the built-in keys over already (``server.key_handover``): then
+    there is nothing left to hide and no second interpreter start (issue 31). Whatever secret the environment still
+    holds is hidden the same way, together with what was handed over."""
+    found = secret_vars(os.environ)
+    if not found:
+        return  # keys a client handed over wait in their pipe for take_keys
+    keys = {**take_keys(), **found}
+    env, read_end = _hand_over(dict(os.environ), keys)
+    if read_end is None:  # too many to hand over: they stay where the settings can read them
+        os.environ.update(keys)
         return
-    keys = secret_vars(os.environ)
-    if not keys:
-        return
-    payload = json.dumps(keys).encode()
-    if len(payload) > _MAX_PIPE_BYTES:
-        return
-    values = set(keys.values())
-    env = {k: v for k, v in os.environ.items() if k not in keys and v not in values}
-    read_end, write_end = os.pipe()
-    os.write(write_end, payload)
-    os.close(write_end)
     os.set_inheritable(read_end, True)
-    env[_FD_VAR] = str(read_end)
     sys.stdout.flush()
     sys.stderr.flush()
     os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], env)

@@ -52,7 +52,6 @@ class HookChoices:
     (``server.hooks.service``)."""
 
     decided: dict[str, bool] = field(default_factory=dict)  # file digest -> run ("allow once" / "reject")
-    unattended: bool = False  # nobody to ask (``threadline exec``, issue 31): an unapproved file does not run
 
     def __bool__(self) -> bool:
         return bool(self.decided)

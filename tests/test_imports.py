@@ -149,10 +149,14 @@ CLIENT_PURE = {
     "server.context.tokens": "the token estimate (R-TOK-1): the client sizes messages exactly as the server does",
     "server.context.micro": "content_text, which server.recording reads a recording's messages with",
     "server.context.failures": "what counts as a failure (B-SUM-10), which server.context.micro keeps by",
+    "server.context.repair": "the tool-protocol repair (R-REP-1): eval's own views are sent valid, as the pipeline's",
     "server.recording": "a recording's plan: the client submits its user messages, the server replays its answers",
+    "server.key_handover": "the provider keys handed to the server it starts over a pipe, never in its environment",
 }
-# The one way into the server in process: ``threadline serve`` / ``threadline acp`` start it (server.cli.main).
-CLIENT_STARTS_SERVER = {"server.cli.main": {"server.serve"}}
+# The ways into the server in process: ``threadline serve`` / ``threadline acp`` start it (server.cli.main), and
+# ``threadline eval`` asks the configured model its probes directly (issue 37: views the server never builds, no
+# tools), through ``server.probe_model`` alone, which builds the provider a session would get and stores nothing.
+CLIENT_STARTS_SERVER = {"server.cli.main": {"server.serve"}, "server.cli.eval": {"server.probe_model"}}
 
 
 def test_the_client_imports_only_protocol_itself_and_pure_helpers():

@@ -19,6 +19,14 @@ Two rules keep a hostile repository or model from turning a convenience into cod
   remembered for the session (rebuilt from the stored events after a restart, and re-read before each check so a
   revoke by another server counts; ``server.agent.remembered``), clients can list and revoke it, and the request's
   ``detail`` says what it will cover.
+
+What allows a call without asking, in order: the policy (``auto``: everything), then, unless the path is
+execution-bearing, a remembered "always" or an ``[approvals]`` rule of config.toml (``server.agent.approval_rules``),
+then ``autoEdit`` for edits. A ``PreToolUse`` hook's allow (issue 32) belongs beside the rules in ``needed``.
+
+*Unattended* (``initializationOptions.unattended``, ``threadline exec``): nobody can answer, so a call that would
+ask is refused at once, without a ``requestApproval``, stored as an ``approvalDecided`` rejection with a note, and
+the model's tool result says why and what the policy and rules allow, so it can take another way (issue 31).
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ from typing import Any
 import msgspec
 
 from protocol.updates import FileDiff, RequestApprovalParams, RequestApprovalResult
+from server.agent.approval_rules import ApprovalRules
 from server.agent.diffs import unified
 from server.agent.remembered import RememberedApprovals, always_scope, describe
 from server.sandbox.mode import CommandSandbox
@@ -56,10 +65,13 @@ class Approvals:
         cwd: Path | None = None,
         home: Path | None = None,
         sandbox: CommandSandbox | None = None,
+        rules: ApprovalRules | None = None,
+        unattended: bool = False,
     ):
         self.store, self._ask, self.policy, self.always = store, ask, policy, always
         self.cwd, self.home, self.sandbox = cwd, home, sandbox
         self.parent: tuple[str, str] | None = None  # a subagent's (parent session, task call), asked with (B-SUB-1)
+        self.rules, self.unattended = rules or ApprovalRules(), unattended
 
     async def refresh(self, session_id: str) -> None:
         """Re-read the session's remembered grants (a revoke by another server counts at the next call)."""
@@ -79,10 +91,16 @@ class Approvals:
             return "allow", "policy", f"{tool.name} needs no approval"
         if self.policy == "auto":
             return "allow", "policy", "policy auto"
+        if tool.name == "run_command" and args.get("escalate") is True:  # before any grant or rule (B-SBX-3)
+            return "ask", "sandbox", "it asks to run outside the sandbox: an escalation always asks"
         if why := self.protected(tool, args):
             return "ask", "protected path", why
         if self.always.allows(tool, args, self.cwd):
             return "allow", "remembered rule", "allowed always earlier in this session"
+        # [approvals] rules come after the escalation check above (``protected``): no rule lets a command out of
+        # the sandbox unasked (B-SBX-3), as no remembered grant does
+        if rule := self.rules.allows(tool.name, args):
+            return "allow", "approvals rule", f"[approvals] in config.toml allows {rule}"
         # MCP tools are "command" too, but never confined: only run_command runs unasked inside the sandbox
         if self.policy == "autoEdit" and tool.name == "run_command" and self.sandbox and self.sandbox.confines:
             return "allow", "sandbox", "policy autoEdit runs a confined command without asking"
@@ -142,7 +160,12 @@ class Approvals:
         args: dict[str, Any],
         diff: FileDiff | None = None,
     ) -> str:
-        """Ask the client; any failure to get a valid answer counts as a rejection (never a silent allow)."""
+        """Ask the client; any failure to get a valid answer counts as a rejection (never a silent allow).
+        Unattended, nobody is asked: the call is rejected at once (``denial`` says why)."""
+        if self.unattended:
+            refused = {"toolCallId": call_id, "tool": tool.name, "decision": "reject", "note": UNATTENDED_NOTE}
+            await self.store.add_event(session_id, "approvalDecided", refused, turn_id)
+            return "reject"
         outside = self._outside(tool, args)
         scope = None if self.protected(tool, args) or outside else always_scope(tool, args, self.cwd)
         detail = f"{diff.path}\n{unified(diff).rstrip()}" if diff is not None else _detail(tool, args)
@@ -198,10 +221,44 @@ class Approvals:
             return f"Runs UNCONFINED: the sandbox cannot be enforced here ({self.sandbox.support.reason})"
         return None
 
+    def denial(self, tool: Tool, args: dict[str, Any]) -> str:
+        """The rejected call's tool result: what the model reads, so it can take another way."""
+        if not self.unattended:
+            return f"Permission denied: the user rejected this {tool.name} call"
+        why = self.protected(tool, args)
+        clause = f" ({why}, which always needs approval)" if why else ""
+        if not why and self.unconfinable(tool) and self.sandbox is not None:  # B-SBX-2: nobody to ask instead
+            clause = (
+                f" (the sandbox cannot be enforced here: {self.sandbox.support.reason}; without it every command "
+                "needs approval, under every policy)"
+            )
+        allowed = POLICY_ALLOWS.get(self.policy, f"the approval policy is {self.policy!r}")
+        rules = self.rules.describe()
+        return (
+            f"Permission denied: this is an unattended run (nobody can approve anything), and this {tool.name} "
+            "call needs approval, so it was not run"
+            + clause
+            + f". Under the approval policy {self.policy!r}, {allowed}."
+            + (f" The user's [approvals] rules also allow these commands: {rules}." if rules else "")
+            + " Do not retry this call: do what is allowed instead, or finish and say what needs approval."
+        )
+
 
 def _reason(args: dict[str, Any]) -> str | None:
     reason = args.get("reason")
     return reason.strip() if isinstance(reason, str) and reason.strip() else None
+
+
+UNATTENDED_NOTE = "unattended run: nobody can approve, so the call was refused without asking"
+# What each policy lets through without asking, in the words the model reads when a call is refused unattended.
+POLICY_ALLOWS = {
+    "ask": "only reading and searching run without approval: commands and file changes need it",
+    "autoEdit": (
+        "reading, searching and file edits inside the session folder run without approval: commands and other "
+        "tools need it"
+    ),
+    "auto": "everything runs without approval",
+}
 
 
 def _covers(tool: Tool, args: dict[str, Any], scope: str | None) -> str:

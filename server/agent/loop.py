@@ -411,7 +411,7 @@ class Turn:
         if verdict.decision == "ask":
             decision = await self.approvals.decide(self.session_id, self.turn_id, call.id, tool, args, diff)
             if decision == "reject":
-                return _Outcome(f"Permission denied: the user rejected this {tool.name} call", "denied")
+                return _Outcome(self.approvals.denial(tool, args), "denied")
         outcome = await self._run(call, tool, args, diff)  # a forbidden command is refused by the tool itself
         added = await turn_hooks.post_tool(self.hooks, tool, args, call.id, outcome.content, outcome.status)
         return dataclasses.replace(outcome, content=f"{outcome.content}\n\n{added}") if added else outcome

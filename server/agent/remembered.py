@@ -14,11 +14,11 @@ keeps both. An approval's id is ``appr_<id of the event that granted it>``.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from server.agent.approval_rules import simple_command
 from server.errors import ApprovalNotFound
 from server.workspace import OutsideWorkspace, resolve_inside
 
@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from server.tools import Tool
     from server.transcript import Event, Store
 
-_COMPOUND = re.compile(r"[;&|<>`\n]|\$\(")
 WHOLE_FOLDER = "./"
 
 
@@ -102,10 +101,8 @@ def always_scope(tool: Tool, args: dict[str, Any], cwd: Path | None) -> str | No
     (a compound command, a path outside the session folder, a path that goes through a symlink: the folder the
     user saw is not the one written)."""
     if tool.name == "run_command":
-        command = str(args.get("command", "")).strip()
-        if not command or _COMPOUND.search(command):
-            return None
-        return f"run_command:{command}"
+        command = simple_command(str(args.get("command", "")))
+        return None if command is None else f"run_command:{command}"
     if not tool.writes_paths:
         return tool.name
     relative = _relative_file(tool, args, cwd)

@@ -6,6 +6,7 @@ The CLI uses it (it dogfoods the protocol rather than opening the store itself),
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import os
@@ -14,6 +15,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import msgspec
+
+from server.key_handover import hand_over_keys
 
 Handler = Callable[[str, Any], Awaitable[Any] | Any]
 T = TypeVar("T")
@@ -45,18 +48,43 @@ class Client:
         args: list[str] | None = None,
         initialization_options: dict[str, Any] | None = None,
         cwd: str | None = None,
+        new_session: bool = False,
     ) -> Client:
-        proc = await asyncio.create_subprocess_exec(
-            *(args or [sys.executable, "-m", "server"]),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=None,
-            env={**os.environ, **(env or {})},
-            cwd=cwd,
-            limit=1 << 24,
-        )
+        """Start the server and initialize it."""
+        client, answer = await cls.start(env, args, initialization_options, cwd, new_session)
+        return await client.initialized(answer)
+
+    @classmethod
+    async def start(
+        cls,
+        env: dict[str, str] | None = None,
+        args: list[str] | None = None,
+        initialization_options: dict[str, Any] | None = None,
+        cwd: str | None = None,
+        new_session: bool = False,
+    ) -> tuple[Client, asyncio.Future[Any]]:
+        """Start the server and send ``initialize`` without waiting: the caller gets ready while the server boots,
+        then awaits ``initialized(answer)``. ``new_session``: the server in its own process group, so a terminal's
+        Ctrl-C reaches only this client, which can then cancel a turn cleanly instead of the server dying
+        mid-answer. Provider keys are handed over a pipe (``server.secret_env``), never in its environment."""
+        child_env, keys_fd = hand_over_keys({**os.environ, **(env or {})})
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *(args or [sys.executable, "-m", "server"]),
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=None,
+                env=child_env,
+                cwd=cwd,
+                limit=1 << 24,
+                start_new_session=new_session,
+                pass_fds=() if keys_fd is None else (keys_fd,),
+            )
+        finally:
+            if keys_fd is not None:
+                os.close(keys_fd)  # the child holds its own copy
         client = cls(proc)
-        client.initialize_result = await client.request(
+        _, answer = client.start_request(
             "initialize",
             {
                 "processId": os.getpid(),
@@ -65,8 +93,13 @@ class Client:
                 "initializationOptions": initialization_options or {},
             },
         )
-        client.notify("initialized", {})
-        return client
+        return client, answer
+
+    async def initialized(self, answer: asyncio.Future[Any]) -> Client:
+        """The end of the handshake ``start`` began: ``initialize``'s answer kept, ``initialized`` sent."""
+        self.initialize_result = await answer
+        self.notify("initialized", {})
+        return self
 
     async def request(self, method: str, params: Any = None, *, msg_id: Any = None) -> Any:
         msg_id = next(self._ids) if msg_id is None else msg_id
@@ -106,7 +139,8 @@ class Client:
                 self.notify("exit")
                 await asyncio.wait_for(self.proc.wait(), timeout)
         except (TimeoutError, ConnectionError, RpcError):
-            self.proc.kill()
+            with contextlib.suppress(ProcessLookupError):  # it may have ended already (a bad config.toml)
+                self.proc.kill()
             await self.proc.wait()
         self._reader.cancel()
         assert self.proc.returncode is not None  # the process has been waited for

@@ -3,27 +3,30 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from protocol.sessions import ImportSessionResult, ListSessionsResult
-from protocol.transcript import SearchTranscriptResult
-from server.cli import chat as cli_chat
-from server.cli import policy as cli_policy
-from server.cli import replay as cli_replay
-from server.cli import view as cli_view
-from server.cli.client import Client, RpcError
+if TYPE_CHECKING:
+    from server.cli.client import Client
+
+SERVER_COMMANDS = ("serve", "acp")
+HELP = ("-h", "--help")
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = _parser()
+    argv = sys.argv[1:] if argv is None else argv
+    # ``serve`` and ``acp`` (and no command: serve) build only their own parsers: a server started by a client
+    # does not import the client's modules first (issue 31: every CI run pays the time to its first model call).
+    server_only = not argv or argv[0] in SERVER_COMMANDS or (argv[0].startswith("-") and argv[0] not in HELP)
+    parser = _parser(server_only, argv[0] if argv else None)
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):
-        args = parser.parse_args(["serve", *(argv or [])])
+        args = parser.parse_args(["serve", *argv])
+    from server.cli.client import RpcError
+
     try:
         code: int = args.run(args)
         return code
@@ -34,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(server_only: bool = False, command: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="threadline", description="Threadline: an agent backend for editors.")
     sub = parser.add_subparsers(dest="command")
 
@@ -51,6 +54,22 @@ def _parser() -> argparse.ArgumentParser:
     )
     acp.add_argument("--log-level", default="WARNING")
     acp.set_defaults(run=_acp)
+    if command == "exec":  # only its own module: a CI run pays every import before its first model call
+        from server.cli import exec as cli_exec
+
+        cli_exec.add_parser(sub)
+    elif not server_only:
+        _client_parsers(sub)
+    return parser
+
+
+def _client_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from server.cli import chat as cli_chat
+    from server.cli import eval as cli_eval
+    from server.cli import exec as cli_exec
+    from server.cli import policy as cli_policy
+    from server.cli import replay as cli_replay
+    from server.cli import view as cli_view
 
     sessions = sub.add_parser("sessions", help="list sessions")
     sessions.add_argument("--cwd")
@@ -79,10 +98,11 @@ def _parser() -> argparse.ArgumentParser:
     box.set_defaults(run=_sandbox)
 
     cli_chat.add_parser(sub)
+    cli_exec.add_parser(sub)
     cli_view.add_parser(sub, _client_run)
     cli_replay.add_parsers(sub)
     cli_policy.add_parser(sub, _client_run, load_messages)
-    return parser
+    cli_eval.add_parsers(sub)
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -108,6 +128,10 @@ def _acp(args: argparse.Namespace) -> int:
 
 
 def _client_run(command: Callable[[Client, argparse.Namespace], Awaitable[int]], args: argparse.Namespace) -> int:
+    import asyncio
+
+    from server.cli.client import Client
+
     async def run() -> int:
         client = await Client.spawn()
         try:
@@ -119,6 +143,8 @@ def _client_run(command: Callable[[Client, argparse.Namespace], Awaitable[int]],
 
 
 async def _sessions(client: Client, args: argparse.Namespace) -> int:
+    from protocol.sessions import ListSessionsResult
+
     params = {"limit": args.limit}
     if args.cwd:
         params["cwd"] = str(Path(args.cwd).resolve())
@@ -131,6 +157,8 @@ async def _sessions(client: Client, args: argparse.Namespace) -> int:
 
 
 async def _import(client: Client, args: argparse.Namespace) -> int:
+    from protocol.sessions import ImportSessionResult
+
     messages = load_messages(args.file)
     result = await client.call(
         "importSession",
@@ -142,6 +170,8 @@ async def _import(client: Client, args: argparse.Namespace) -> int:
 
 
 async def _search(client: Client, args: argparse.Namespace) -> int:
+    from protocol.transcript import SearchTranscriptResult
+
     params = {"query": args.query, "limit": args.limit}
     if args.session:
         params["sessionId"] = args.session

@@ -42,6 +42,7 @@ from server.edge.transport import PREAUTH_MAX_BYTES, FrameError, read_messages
 from server.methods.registry import HANDLERS, Handler
 from server.runtime import Runtime
 from server.sandbox.runner import machine_sandbox
+from server.tools import TOOLS
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +99,7 @@ class ThreadlineProtocol(LanguageServerProtocol):
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams) -> Generator[Any, Any, types.InitializeResult]:
         result = yield from super().lsp_initialize(params)
+        settings = self.threadline_server.runtime.settings  # as this connection's options left them
         result.capabilities.experimental = {
             "threadline": {
                 "version": __version__,
@@ -105,6 +107,9 @@ class ThreadlineProtocol(LanguageServerProtocol):
                 "notifications": sorted(NOTIFICATIONS),
                 "serverRequests": sorted(SERVER_REQUESTS),
                 "sandbox": machine_sandbox(),  # B-SBX-2: what this machine can enforce
+                "tools": list(TOOLS),  # the built-in tools a model may call (MCP tools come per session)
+                "approvalPolicy": settings.approval_policy,  # what a session that sets none runs under
+                "unattended": settings.unattended,
             }
         }
         return result

@@ -138,7 +138,7 @@ async def compact_session(core: Core, session_id: str, focus: str | None) -> Com
         core.ask_client,
         core.store,
         core.settings.api_keys(),
-        choices.unattended,
+        core.settings.unattended,
     )
     notes = await turn_hooks.pre_compact(hooks, "manual")
     model = provider_settings(core.settings, stored).model or ""

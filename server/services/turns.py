@@ -61,7 +61,7 @@ async def submit_turn(core: Core, params: SubmitTurnParams) -> SubmitTurnResult:
     async def build_and_run() -> SubmitTurnResult:
         try:
             current = await core.store.get_session(session.id)  # a queued turn starts from what the last one left
-            turn = await build_turn(core, session, current, provider, turn_id)
+            turn = await build_turn(core, session, current, provider, turn_id, max_model_calls=params.max_model_calls)
         except asyncio.CancelledError:
             return cancelled()
         return await turn.run(params.text, params.images)
@@ -100,9 +100,11 @@ async def build_turn(
     provider: ChatProvider,
     turn_id: str | None = None,
     child: Child | None = None,
+    max_model_calls: int | None = None,
 ) -> Turn:
     """A session's turn; with ``child``, a subagent's (B-SUB-1): no ``task`` tool, its ids on every update and
-    approval, its instructions after the frozen context, its usage told to the parent."""
+    approval, its instructions after the frozen context, its usage told to the parent. ``max_model_calls``
+    (``submitTurn``'s) replaces the server's ``max_iterations``."""
     cwd = Path(stored.cwd)
     frozen = read_frozen_context(cwd, core.settings.home) if stored.message_count == 0 else None
     turn_id = turn_id or new_id("turn_")
@@ -143,7 +145,15 @@ async def build_turn(
     )
     policy = approval_policy(stored.approval_policy, core.settings.approval_policy)
     approvals = Approvals(
-        core.store, core.ask_client, policy, await session.approvals(), cwd, core.settings.home, sandbox
+        core.store,
+        core.ask_client,
+        policy,
+        await session.approvals(),
+        cwd,
+        core.settings.home,
+        sandbox,
+        core.settings.approval_rules,
+        core.settings.unattended,
     )
     approvals.parent = child.parent if child else None
     return Turn(
@@ -153,7 +163,7 @@ async def build_turn(
         approvals=approvals,
         emit=emit,
         views=views,
-        max_iterations=core.settings.max_iterations,
+        max_iterations=max_model_calls or core.settings.max_iterations,
         totals=await session.totals(),
         price=core.models.price(core.settings, stored),
         first_messages=first_messages,
@@ -175,13 +185,21 @@ def _live_or_recorded(
         return {"run_tool": core.recorded_tools}
 
     async def session_tools(turn_emit: Emitter) -> dict[str, Tool]:
-        return await core.mcp.session_tools(core.store, session, cwd, turn_emit, core.ask_client)
+        # Unattended, a project's MCP server is not asked about: it stays stopped (a notice says so)
+        ask = _nobody_to_ask if core.settings.unattended else core.ask_client
+        return await core.mcp.session_tools(core.store, session, cwd, turn_emit, ask)
 
     async def load_hooks(turn_emit: Emitter) -> SessionHooks:
-        # issue 31 (``threadline exec``) sets ``unattended``: an unapproved project hook file then does not run
+        # Unattended (``threadline exec``, issue 31) nobody is asked: an unapproved project hook file does not run
         choices = hook_choices or session.hooks
         return await core.hooks.for_turn(
-            choices.decided, cwd, turn_emit, core.ask_client, core.store, core.settings.api_keys(), choices.unattended
+            choices.decided,
+            cwd,
+            turn_emit,
+            core.ask_client,
+            core.store,
+            core.settings.api_keys(),
+            core.settings.unattended,
         )
 
     return {
@@ -198,3 +216,7 @@ def _live_or_recorded(
         "session_tools": session_tools,
         "load_hooks": load_hooks,
     }
+
+
+async def _nobody_to_ask(method: str, params: Any) -> Any:
+    raise RuntimeError("unattended run: nobody can answer")

@@ -76,6 +76,10 @@ class FakeAnthropic(NativeFake):
                 if block.get("type") == "text" and not block.get("text"):
                     raise invalid(f"messages.{i}.content.{j}: text content blocks must be non-empty")
         _check_tool_pairing(messages)
+        if not body.get("tools") and any(
+            b.get("type") in ("tool_use", "tool_result") for msg in messages for b in _blocks(msg)
+        ):
+            raise invalid("Requests which include `tool_use` or `tool_result` blocks must define tools.")
         marks = sum(1 for block in _flat(body) if "cache_control" in block)
         if marks > 4:
             raise invalid(f"A maximum of 4 blocks with cache_control may be provided. Found {marks}.")

@@ -35,6 +35,7 @@ import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
@@ -70,6 +71,7 @@ class FakeProvider(LocalHttpDouble):
         host: str = "127.0.0.1",
         port: int = 0,
         verbose: bool = False,
+        answer: Callable[[list[dict[str, Any]]], str] | None = None,
     ) -> None:
         if ptl_style not in rules.PTL_STYLES:
             raise ValueError(f"unknown ptl_style {ptl_style!r}; expected one of {rules.PTL_STYLES}")
@@ -83,6 +85,7 @@ class FakeProvider(LocalHttpDouble):
         self.cache_style = cache_style
         self.cached_tokens = cached_tokens
         self.verbose = verbose
+        self.answer = answer  # the text of an unscripted answer, from the request's messages (default: an echo)
         self._init_http(host, port)
         self._lock = threading.Lock()
         self._queue: deque[dict[str, Any]] = deque()
@@ -212,6 +215,7 @@ class _Handler(BaseHTTPRequestHandler):
             "error": None,
             "client_closed": False,
             "peer_port": self.client_address[1],
+            "received_at": time.time(),  # wall clock, comparable across processes (bench/exec_start.py)
         }
         fake._record(record)
         try:
@@ -227,7 +231,9 @@ class _Handler(BaseHTTPRequestHandler):
             record.update(rejected=True, status=rejection.status, error=rejection.message)
             return self.send_rejection(rejection)
         item = fake._next_item()
-        if item is None:
+        if item is None and fake.answer is not None:
+            item = {"content": fake.answer(body["messages"])}
+        elif item is None:
             item = {"content": f"Echo: {_last_user_text(body['messages'])}"}
         cached = fake.cache_lookup(body["messages"])
         ScriptedAnswer(self, record, body, item, tokens, cached).send()

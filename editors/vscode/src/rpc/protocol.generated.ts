@@ -378,6 +378,7 @@ export interface InitializationOptions {
   approvalPolicy?: ('ask' | 'auto' | 'autoEdit') | null;
   token?: string | null;
   sandbox?: ('off' | 'read-only' | 'workspace-write') | null;
+  unattended?: boolean;
 }
 export interface ProviderOptions {
   baseUrl?: string | null;
@@ -749,6 +750,7 @@ export interface SubmitTurnParams {
   text: string;
   images?: Image[] | null;
   queue?: boolean;
+  maxModelCalls?: number | null;
 }
 export interface SubmitTurnResult {
   turnId: string;

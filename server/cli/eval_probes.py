@@ -1,0 +1,211 @@
+"""The probes of ``threadline eval`` (issue 37): the questions, the expected answers and the scores. Pure.
+
+At a point (a model call of the replayed session) the expected answers come from the transcript up to that call,
+deterministically; bench/PROBES.md documents them and the scores:
+
+- ``goal``: the latest user message;
+- ``files``: the paths the write tools were called on (a tool whose name says write, edit, create, replace, patch,
+  insert or apply, with a ``path``-like argument), the calls that failed left out (a failed edit changed nothing);
+- ``failures``: every call that failed, by B-SUM-10's one rule (``server.context.failures.is_failure``), as its
+  label (tool and key argument) and the output's telling line;
+- ``state``: the last assistant message's text and tool calls (name and arguments).
+
+Scores in [0, 1]: ``files`` is the recall of the expected paths (a path counts when the answer names it or its
+file name); the others are the share of the expected text's key terms (file names and paths, identifiers, words
+of an error message) the answer contains, case-insensitively. A probe with nothing expected at a point (no file
+written yet, nothing failed) is not scored there: ``n`` counts the points that were.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from server.context.failures import call_label, failure_telling, is_failure
+from server.context.micro import content_text
+
+__all__ = ["PROBES", "QUESTIONS", "Expected", "expected_answers", "key_terms", "path_recall", "score"]
+
+PROBES = ("goal", "files", "failures", "state")
+QUESTIONS = {
+    "goal": "Stop working for a moment and answer from memory, without tools: what is the user's current goal?",
+    "files": "Stop working for a moment and answer from memory, without tools: which files have been changed so "
+    "far? List their paths.",
+    "failures": "Stop working for a moment and answer from memory, without tools: what has failed so far, and why? "
+    "Name the commands or tools and quote the error messages.",
+    "state": "Stop working for a moment and answer from memory, without tools: what was the last thing you did "
+    "(the last message and tool calls), and what is next?",
+}
+MAX_TERMS = 40  # the key terms scored per expected text: a long goal or a long failure list is sampled, in order
+MIN_WORD = 4  # shorter plain words (the, was, not) say nothing about the session
+
+_WRITE_TOOL = re.compile(r"write|edit|create|replace|patch|insert|apply", re.IGNORECASE)
+_PATH_ARGS = ("path", "file_path", "filepath", "file", "filename", "target_file", "notebook_path")
+_PATHISH = re.compile(r"[\w.\-]*[/\\][\w.\-/\\]+|[\w\-]+\.[A-Za-z][\w]{0,7}\b")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+_STOP = frozenset(
+    [
+        "this",
+        "that",
+        "with",
+        "from",
+        "have",
+        "what",
+        "which",
+        "when",
+        "where",
+        "there",
+        "their",
+        "they",
+        "them",
+        "then",
+        "than",
+        "were",
+        "will",
+        "would",
+        "should",
+        "could",
+        "into",
+        "onto",
+        "about",
+        "after",
+        "before",
+        "been",
+        "being",
+        "does",
+        "done",
+        "make",
+        "made",
+        "also",
+        "only",
+        "just",
+        "more",
+        "most",
+        "some",
+        "such",
+        "your",
+        "yours",
+        "please",
+        "need",
+        "needs",
+        "want",
+        "wants",
+        "like",
+        "here",
+        "very",
+        "each",
+        "other",
+        "these",
+        "those",
+        "file",
+        "files",
+        "none",
+        "true",
+        "false",
+        "null",
+    ]
+)
+
+
+@dataclass(frozen=True)
+class Expected:
+    goal: str
+    files: list[str]
+    failures: str
+    state: str
+
+    def text(self, probe: str) -> str:
+        return "\n".join(self.files) if probe == "files" else getattr(self, probe)
+
+
+def _args(arguments: Any) -> Mapping[str, Any]:
+    try:
+        value = json.loads(arguments) if isinstance(arguments, str) else arguments
+    except ValueError:
+        return {}
+    return value if isinstance(value, Mapping) else {}
+
+
+def _calls(msg: Mapping[str, Any]) -> list[tuple[str, str, Any]]:
+    """(id, name, arguments) of an assistant message's tool calls, in the OpenAI shape."""
+    out = []
+    for call in msg.get("tool_calls") or []:
+        fn = call.get("function") or {}
+        out.append((str(call.get("id", "")), str(fn.get("name", "")), fn.get("arguments", "")))
+    return out
+
+
+def _write_path(name: str, arguments: Any) -> str | None:
+    if not _WRITE_TOOL.search(name):
+        return None
+    args = _args(arguments)
+    for key in _PATH_ARGS:
+        value = args.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
+
+
+def expected_answers(transcript: Sequence[Mapping[str, Any]]) -> Expected:
+    """The expected answers after ``transcript`` (the messages up to a point, in the pipeline's shape)."""
+    results = {str(m.get("tool_call_id")): content_text(m.get("content")) for m in transcript if m["role"] == "tool"}
+    goal, state = "", ""
+    files: list[str] = []
+    failures: list[str] = []
+    for msg in transcript:
+        if msg["role"] == "user" and content_text(msg.get("content")).strip():
+            goal = content_text(msg.get("content")).strip()
+        if msg["role"] != "assistant":
+            continue
+        calls = _calls(msg)
+        lines = [content_text(msg.get("content")).strip()] + [f"{n} {a}" for _, n, a in calls]
+        state = "\n".join(line for line in lines if line)
+        for call_id, name, arguments in calls:
+            result = results.get(call_id)
+            failed = result is not None and is_failure(result, name)
+            if failed:
+                failures.append(f"{call_label(name, arguments)}: {failure_telling(result or '')}")
+            path = _write_path(name, arguments)
+            if path and not failed and path not in files:
+                files.append(path)
+    return Expected(goal, files, "\n".join(failures), state)
+
+
+def key_terms(text: str) -> list[str]:
+    """The terms of ``text`` an answer should contain, lower-cased, first seen first, at most MAX_TERMS: paths and
+    file names, then identifiers (dotted, snake_case, camelCase or with digits), then plain words of MIN_WORD+
+    letters that are not stop words."""
+    paths = [m.group(0).strip("./\\") for m in _PATHISH.finditer(text)]
+    idents, words = [], []
+    for m in _IDENT.finditer(text):
+        token = m.group(0)
+        if "." in token or "_" in token or any(c.isdigit() for c in token) or token[1:] != token[1:].lower():
+            idents.append(token)
+        elif len(token) >= MIN_WORD and token.lower() not in _STOP:
+            words.append(token)
+    seen: dict[str, None] = {}
+    for term in paths + idents + words:
+        if term and term.lower() not in seen:
+            seen[term.lower()] = None
+    return list(seen)[:MAX_TERMS]
+
+
+def path_recall(expected: list[str], answer: str) -> float:
+    """The share of ``expected`` paths the answer names, whole or by their file name."""
+    low = answer.lower()
+    hits = sum(1 for p in expected if p.lower() in low or re.split(r"[/\\]", p)[-1].lower() in low)
+    return hits / len(expected)
+
+
+def score(probe: str, expected: Expected, answer: str) -> float | None:
+    """The score of ``answer`` to ``probe`` in [0, 1]; None when nothing is expected (the point is not scored)."""
+    if probe == "files":
+        return path_recall(expected.files, answer) if expected.files else None
+    terms = key_terms(expected.text(probe))
+    if not terms:
+        return None
+    low = answer.lower()
+    return sum(1 for t in terms if t in low) / len(terms)

@@ -1,0 +1,258 @@
+"""``threadline exec TASK``: one unattended turn for scripts and CI, with machine-readable output (issue 31).
+
+It drives the real server as ``chat`` does (``Client.spawn``, the same settings), telling it the run is
+unattended (``initializationOptions.unattended``): a call that would ask is refused at once and the model reads
+why, so the run never hangs on an approval. Exit status: 0 the turn ended normally; 1 it failed (provider or model
+error, ``--max-model-calls`` reached; ``error`` says which); 2 bad usage or configuration (a message on stderr,
+nothing on stdout); 130 SIGINT or SIGTERM, which cancel the turn cleanly (what was said and done stays stored).
+Output formats are in ``server.cli.exec_output``; the session and its settings in ``server.cli.exec_session``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from server.cli.client import Client, RpcError
+
+if TYPE_CHECKING:
+    from server.cli.exec_output import Output, TurnRecord
+    from server.cli.exec_session import ExecSession
+
+OK, FAILED, USAGE, INTERRUPTED = 0, 1, 2, 130
+FORMATS = ("text", "json", "stream-json")
+CANCEL_RETRY_SECONDS = 0.5  # a cancelTurn that came before the server registered the turn is sent again
+CANCEL_GRACE_SECONDS = 30  # after this long without the turn ending, the server is stopped anyway
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "exec",
+        help="run one unattended turn for scripts and CI (machine-readable output, meaningful exit status)",
+        description="Run one agent turn without anyone to ask: a call that would need approval is refused and the "
+        "model is told why. Exit 0 done, 1 the turn failed, 2 bad usage or configuration, 130 interrupted.",
+    )
+    p.add_argument("task", help="the task; '-' reads it from stdin")
+    p.add_argument("--cwd", default=".", help="the session folder (default: the current folder)")
+    p.add_argument("--model", help="a [models.NAME] of config.toml (default: the [provider] model)")
+    p.add_argument("--policy", help="approval policy: ask (default), autoEdit, auto (everything runs)")
+    p.add_argument("--sandbox", metavar="MODE", help="sandbox mode for run_command, where the server has one")
+    resume = p.add_mutually_exclusive_group()
+    resume.add_argument("--resume", metavar="SESSION_ID", help="continue that session")
+    resume.add_argument(
+        "--continue", dest="continue_", action="store_true", help="continue the folder's latest session"
+    )
+    p.add_argument("--output-format", choices=FORMATS, default="text")
+    p.add_argument("--output-last-message", metavar="FILE", type=Path, help="also write the final answer to FILE")
+    p.add_argument("--max-model-calls", metavar="N", type=_positive, help="end the turn (exit 1) after N model calls")
+    p.set_defaults(run=exec_command)
+
+
+def _positive(text: str) -> int:
+    try:
+        number = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {number}")
+    return number
+
+
+def exec_command(args: argparse.Namespace) -> int:
+    return asyncio.run(run(args, time.monotonic()))
+
+
+class Interrupt:
+    """SIGINT and SIGTERM: remember the signal; while the turn runs, cancel it (``cancelTurn``) until it ends."""
+
+    def __init__(self) -> None:
+        self.signal: int | None = None
+        self.turn: asyncio.Future[Any] | None = None
+        self._cancelling: asyncio.Task[None] | None = None
+        self.client: Client | None = None
+        self.session_id: str | None = None
+
+    def install(self) -> None:
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, self._fired, signum)
+
+    def _fired(self, signum: int) -> None:
+        self.signal = self.signal or signum
+        if self.turn is not None and self._cancelling is None:
+            self._cancelling = asyncio.ensure_future(self._cancel())
+
+    async def _cancel(self) -> None:
+        """Until the turn ends: ``cancelTurn`` answers false while the server has not registered it yet."""
+        assert self.client is not None and self.turn is not None
+        deadline = time.monotonic() + CANCEL_GRACE_SECONDS
+        while not self.turn.done() and time.monotonic() < deadline:
+            try:
+                await self.client.request("cancelTurn", {"sessionId": self.session_id})
+            except (RpcError, ConnectionError):
+                return
+            await asyncio.wait({self.turn}, timeout=CANCEL_RETRY_SECONDS)
+        if not self.turn.done():  # the server did not end the turn: stop it (its drafts are recovered on restart)
+            with contextlib.suppress(ProcessLookupError):
+                self.client.proc.kill()
+
+    def watch(self, client: Client, session_id: str, turn: asyncio.Future[Any]) -> None:
+        self.client, self.session_id, self.turn = client, session_id, turn
+        if self.signal is not None:  # it came while the session was being set up
+            self._fired(self.signal)
+
+
+async def run(args: argparse.Namespace, started: float) -> int:
+    interrupt = Interrupt()
+    interrupt.install()
+    # The server boots first (most of the time to the first model call, bench/exec_start.py) while this side
+    # imports the rest and checks its arguments; in its own process group, a terminal's Ctrl-C reaches only us,
+    # and we cancel the turn cleanly.
+    client, answer = await Client.start(initialization_options={"unattended": True}, new_session=True)
+    from server.cli.exec_output import guard_stdout, output_for
+    from server.cli.exec_session import UsageError
+
+    output = output_for(args.output_format, guard_stdout(args.output_format), sys.stderr)
+    try:
+        return await _run(client, answer, args, output, interrupt, started)
+    except UsageError as exc:
+        print(f"threadline exec: {exc}", file=sys.stderr)
+        return USAGE
+    finally:
+        await client.close()
+
+
+async def _run(
+    client: Client,
+    answer: asyncio.Future[Any],
+    args: argparse.Namespace,
+    output: Output,
+    interrupt: Interrupt,
+    started: float,
+) -> int:
+    from server.cli.exec_session import UsageError, check_choices, open_session
+
+    try:
+        check_choices(args)
+        text = read_task(args.task)
+    except UsageError:
+        with contextlib.suppress(ProcessLookupError):
+            client.proc.kill()  # nothing to run: the server need not finish booting
+        raise
+    try:
+        await client.initialized(answer)
+    except (ConnectionError, OSError) as exc:
+        raise UsageError(f"the server did not start ({exc}); see its message above") from None
+    try:
+        session = await open_session(client, args, title=text.strip().splitlines()[0][:80])
+    except RpcError as exc:
+        raise UsageError(exc.message) from None
+    output.init(session.init)
+    return await run_turn(client, session, text, args, output, interrupt, started)
+
+
+def read_task(task: str) -> str:
+    from server.cli.exec_session import UsageError
+
+    text = sys.stdin.read() if task == "-" else task
+    if not text.strip():
+        raise UsageError("the task is empty" + (" (nothing on stdin)" if task == "-" else ""))
+    return text
+
+
+async def run_turn(
+    client: Client,
+    session: ExecSession,
+    text: str,
+    args: argparse.Namespace,
+    output: Output,
+    interrupt: Interrupt,
+    started: float,
+) -> int:
+    from server.cli.exec_output import TurnRecord
+
+    record = TurnRecord()
+
+    def on_update(method: str, params: Any) -> None:
+        if method == "sessionUpdate" and params.get("sessionId") == session.id:
+            record.take(params["update"])
+            output.update(params["update"])
+
+    client.on_notification = on_update
+    client.on_request = refuse  # unattended: the server asks nothing, but an answer never hangs anyway
+    params: dict[str, Any] = {"sessionId": session.id, "text": text}
+    if args.max_model_calls:
+        params["maxModelCalls"] = args.max_model_calls
+    answer: dict[str, Any] = {"stopReason": "cancelled"}  # a signal came while the session was set up: no turn
+    if interrupt.signal is None:
+        _, turn = client.start_request("submitTurn", params)
+        interrupt.watch(client, session.id, turn)
+        try:
+            answer = await turn
+        except ConnectionError as exc:  # the server died (or was stopped after a signal)
+            answer = {"stopReason": "cancelled" if interrupt.signal else "error", "error": _lost(exc)}
+    result = result_object(session, answer, record, interrupt.signal, started)
+    if result.get("usage") is None:
+        result["usage"] = await session.totals(client)
+    write_last_message(args.output_last_message, record.last_answer)
+    output.result(result)
+    return exit_status(result, interrupt.signal)
+
+
+def refuse(method: str, params: Any) -> dict[str, str]:
+    return {"decision": "reject"}
+
+
+def _lost(exc: Exception) -> dict[str, str]:
+    return {"code": "serverLost", "message": f"the server ended before the turn did: {exc}"}
+
+
+def result_object(
+    session: ExecSession, answer: dict[str, Any], record: TurnRecord, signum: int | None, started: float
+) -> dict[str, Any]:
+    """The ``result`` object of the JSON formats (issue 31)."""
+    stop = answer.get("stopReason", "error")
+    result: dict[str, Any] = {
+        "type": "result",
+        "sessionId": session.id,
+        "turnId": answer.get("turnId"),
+        "stopReason": stop,
+        "isError": stop != "endTurn",
+        "result": record.last_answer,
+        "usage": record.totals,
+    }
+    cost = (answer.get("usage") or {}).get("costUsd")
+    if isinstance(cost, (int, float)):
+        result["costUsd"] = cost  # this run's turn; the session's is usage.costUsd
+    result["durationMs"] = round((time.monotonic() - started) * 1000)
+    result["modelCalls"] = record.model_calls
+    error = answer.get("error")
+    if stop == "cancelled" and signum is not None:
+        name = signal.Signals(signum).name
+        error = {"code": "interrupted", "message": f"{name} cancelled the turn; what was said and done is stored"}
+    if error:
+        result["error"] = {"code": error.get("code"), "message": error.get("message")}
+    return result
+
+
+def exit_status(result: dict[str, Any], signum: int | None) -> int:
+    if signum is not None or result["stopReason"] == "cancelled":
+        return INTERRUPTED
+    if result["stopReason"] == "endTurn":
+        return OK
+    return USAGE if (result.get("error") or {}).get("code") == "noProvider" else FAILED
+
+
+def write_last_message(path: Path | None, text: str) -> None:
+    if path is None:
+        return
+    try:
+        path.write_text(text + ("\n" if text and not text.endswith("\n") else ""), encoding="utf-8")
+    except OSError as exc:  # the answer is still printed; the file's failure must not hide it
+        print(f"threadline exec: cannot write {path}: {exc}", file=sys.stderr)
