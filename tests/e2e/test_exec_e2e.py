@@ -115,7 +115,8 @@ def test_stream_json_is_init_then_every_update_then_the_result_and_a_tool_call_s
     objects = ndjson(run)
     init = objects[0]
     assert init["cwd"] == str(folder.resolve()) and init["model"] == MODEL and init["approvalPolicy"] == "ask"
-    assert {"read_file", "run_command", "edit_file"} <= set(init["tools"]) and init["sandbox"] is None
+    assert {"read_file", "run_command", "edit_file"} <= set(init["tools"])
+    assert set(init["sandbox"]) - {"reason"} == {"mode", "enforced", "mechanism", "network"}  # B-SBX-2
     kinds = [u["kind"] for u in updates(objects)]
     assert kinds[:2] == ["turnStarted", "userMessage"] and kinds[-1] == "turnCompleted"
     assert kinds.count("usage") == 2
@@ -307,7 +308,7 @@ def test_max_model_calls_ends_the_turn_with_exit_1_saying_so(fake, env, folder):
         (["--bogus", "x"], "unrecognized arguments"),
         (["--policy", "yolo", "x"], "--policy must be one of ask, autoEdit, auto"),
         (["--policy", "plan", "x"], "plan needs plan mode (issue 33)"),
-        (["--sandbox", "read-only", "x"], "--sandbox needs the OS sandbox (issue 30)"),
+        (["--sandbox", "none", "x"], "--sandbox must be one of workspace-write, read-only, off, got 'none'"),
         (["--resume", "ses_1", "--continue", "x"], "not allowed with argument"),
         (["--max-model-calls", "0", "x"], "must be at least 1"),
         (["--output-format", "xml", "x"], "invalid choice"),
