@@ -77,7 +77,7 @@ def check_choices(args: argparse.Namespace) -> None:
         )
         raise UsageError(f"--policy must be one of {', '.join(policies)}, got {args.policy!r}{needs}")
     if args.sandbox is not None:
-        # Issue 30's seam: the mode goes to createSession/updateSession {sandbox} once their params have the field
+        # the mode goes to createSession/updateSession {sandbox} (issue 30), checked against the types they decode
         params = UpdateSessionParams if args.resume or args.continue_ else CreateSessionParams
         modes = wire_values(params, "sandbox")
         if not modes:
