@@ -233,6 +233,8 @@ class Approvals:
                 "needs approval, under every policy)"
             )
         allowed = POLICY_ALLOWS.get(self.policy, f"the approval policy is {self.policy!r}")
+        if self.policy == "autoEdit" and self.sandbox is not None and self.sandbox.confines:  # B-SBX-3
+            allowed = AUTOEDIT_SANDBOXED
         rules = self.rules.describe()
         return (
             f"Permission denied: this is an unattended run (nobody can approve anything), and this {tool.name} "
@@ -259,6 +261,10 @@ POLICY_ALLOWS = {
     ),
     "auto": "everything runs without approval",
 }
+AUTOEDIT_SANDBOXED = (
+    "reading, searching, file edits inside the session folder and run_command inside the sandbox run without "
+    "approval: a command with escalate: true (outside the sandbox) and other tools need it"
+)
 
 
 def _covers(tool: Tool, args: dict[str, Any], scope: str | None) -> str:

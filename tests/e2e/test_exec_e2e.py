@@ -162,7 +162,9 @@ def test_autoedit_lets_edits_through_and_still_refuses_commands_unattended(fake,
         {"tool_calls": [{"id": "c2", "name": "run_command", "arguments": {"command": "touch made.txt"}}]},
         {"content": "done"},
     )
-    run = exec_(env, "--cwd", str(folder), "--policy", "autoEdit", "--output-format", "json", "go")
+    # Without a sandbox: a confined command would run under autoEdit (B-SBX-3, tests/sandbox/test_sandbox_exec.py)
+    args = ("--cwd", str(folder), "--policy", "autoEdit", "--sandbox", "off", "--output-format", "json")
+    run = exec_(env, *args, "go")
     assert run.returncode == 0, run.stderr
     assert (folder / "w.txt").read_text() == "x" and not (folder / "made.txt").exists()
     (said,) = [t for t in tool_results_sent(fake) if t.startswith("Permission denied")]

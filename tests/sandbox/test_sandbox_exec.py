@@ -88,6 +88,22 @@ def test_B_SBX_3_exec_refuses_an_escalation_that_an_approvals_rule_covers_and_sa
     assert [d["decision"] for d in events(home, sid, "approvalDecided")] == ["reject"]
 
 
+def test_B_SBX_3_exec_under_autoedit_runs_a_confined_command_and_refuses_its_escalation(fake, home, folder):
+    env = env_for(fake, home)
+    fake.push(
+        command("c1", "touch inside.txt"),
+        command("c2", "touch outside.txt", escalate=True, reason="needs my rights"),
+        {"content": "done"},
+    )
+    run = exec_(env, "--cwd", str(folder), "--policy", "autoEdit", "--output-format", "stream-json", "go")
+    assert run.returncode == 0, run.stderr
+    assert [u["status"] for u in updates(ndjson(run), "toolResult")] == ["ok", "denied"]
+    assert (folder / "inside.txt").exists() and not (folder / "outside.txt").exists()
+    refused = tool_results_sent(fake)[1]
+    assert "it asks to run outside the sandbox, which always needs approval" in refused
+    assert "run_command inside the sandbox run without approval" in refused
+
+
 def test_B_SBX_2_exec_where_the_sandbox_cannot_be_enforced_refuses_every_command_even_under_auto(
     fake, home, folder
 ):
