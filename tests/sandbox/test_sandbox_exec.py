@@ -104,9 +104,7 @@ def test_B_SBX_3_exec_under_autoedit_runs_a_confined_command_and_refuses_its_esc
     assert "run_command inside the sandbox run without approval" in refused
 
 
-def test_B_SBX_2_exec_where_the_sandbox_cannot_be_enforced_refuses_every_command_even_under_auto(
-    fake, home, folder
-):
+def test_B_SBX_2_exec_where_the_sandbox_cannot_be_enforced_refuses_every_command_even_under_auto(fake, home, folder):
     env = env_for(fake, home, THREADLINE_SANDBOX_PROBE="fail")
     fake.push(command("c1", "touch made.txt"), {"content": "refused"})
     run = exec_(env, "--cwd", str(folder), "--policy", "auto", "--output-format", "stream-json", "make a file")
