@@ -13,6 +13,9 @@ Two rules keep a hostile repository or model from turning a convenience into cod
 - *Outside the sandbox a person decides* (B-SBX-2, B-SBX-3): a command asking to run unconfined (``escalate``)
   asks under every policy but ``auto``, and "always" never covers it; where the session's sandbox cannot be
   enforced every command asks, under every policy. Under ``autoEdit`` a confined command runs without asking.
+  The user's ``[approvals]`` rules (issue 31) are checked after these, as remembered grants are, so neither lets a
+  command out of the sandbox unasked; unattended (``threadline exec``), whatever asks is refused and ``denial``
+  tells the model why.
 - *"Always" covers exactly what the request showed*: one exact command, never a compound one (``;``, ``&&``,
   ``|``, ``$(...)``, backticks, redirections), which is allowed once instead; for a file tool, that tool on
   ordinary files in the folder of the file shown, and below it, checked on the path as the write resolves it. It is
