@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from protocol import messages as m
 from protocol import updates as u
+from protocol.editor import EDITOR_REQUESTS
 
 
 @dataclass(frozen=True)
@@ -146,4 +147,7 @@ METHODS: dict[str, MethodSpec] = {
 }
 
 NOTIFICATIONS: dict[str, type] = {"sessionUpdate": u.SessionUpdate}
-SERVER_REQUESTS: dict[str, tuple[type, type]] = {"requestApproval": (u.RequestApprovalParams, u.RequestApprovalResult)}
+SERVER_REQUESTS: dict[str, tuple[type, type]] = {
+    "requestApproval": (u.RequestApprovalParams, u.RequestApprovalResult),
+    **{name: (params, result) for name, (params, result, _) in EDITOR_REQUESTS.items()},  # issue 34
+}

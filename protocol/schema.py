@@ -13,6 +13,7 @@ from typing import Any
 
 import msgspec
 
+from protocol.editor import EditorCapabilities
 from protocol.methods import METHODS, NOTIFICATIONS, SERVER_REQUESTS
 from protocol.updates import InitializationOptions
 from protocol.wire_text import wire_text
@@ -23,7 +24,7 @@ SCHEMA_PATH = Path(__file__).with_name("schema.json")
 def build_schema() -> dict[str, Any]:
     """The whole contract as one JSON Schema document: ``methods`` maps each name to its params/result refs,
     ``wireText`` the compaction text clients recognise (a JSON Schema tool ignores unknown keywords)."""
-    types: list[type] = [InitializationOptions]
+    types: list[type] = [InitializationOptions, EditorCapabilities]
     for spec in METHODS.values():
         types += [spec.params, spec.result]
     types += list(NOTIFICATIONS.values())
@@ -35,6 +36,8 @@ def build_schema() -> dict[str, Any]:
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "Threadline wire protocol",
         "initializationOptions": ref[InitializationOptions],
+        # initialize's capabilities.experimental.threadline.editor (issue 34)
+        "clientCapabilities": {"editor": ref[EditorCapabilities]},
         "methods": {
             name: {"summary": spec.summary, "params": ref[spec.params], "result": ref[spec.result]}
             for name, spec in METHODS.items()

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from protocol.base import Base, SafeInt
+from protocol.editor import Range
 from protocol.transcript import Image
 
 # --- turns -----------------------------------------------------------------------------------------------
@@ -15,10 +16,35 @@ from protocol.transcript import Image
 StopReason = Literal["endTurn", "cancelled", "maxIterations", "error"]
 
 
+class SelectionContext(Base, tag_field="kind", tag="selection"):
+    """Text the user selected in the editor (issue 34); ``range`` None: the whole buffer as the editor holds it
+    (an ACP embedded resource)."""
+
+    uri: str
+    text: str
+    range: Range | None = None
+
+
+class FileContext(Base, tag_field="kind", tag="file"):
+    """A file to attach, read by the server (inside the session folder only)."""
+
+    uri: str
+
+
+class DiagnosticsContext(Base, tag_field="kind", tag="diagnostics"):
+    """The editor's problems for a file, asked with ``editor/diagnostics``."""
+
+    uri: str
+
+
+ContextItem = SelectionContext | FileContext | DiagnosticsContext
+
+
 class SubmitTurnParams(Base):
     session_id: str
     text: str
     images: list[Image] | None = None
+    context: list[ContextItem] | None = None  # attached to the user message (issue 34); ``@path`` in text too
     queue: bool = False  # while a turn runs: run right after it (and any queued before) instead of failing
     # At most this many model calls in this turn (default: the server's max_iterations); reaching it ends the turn
     # with stopReason "maxIterations".

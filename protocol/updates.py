@@ -56,6 +56,13 @@ class ToolCall(Update, tag="toolCall"):
     title: str | None = None
 
 
+class ToolStarted(Update, tag="toolStarted"):
+    """The announced call starts running (after its approval, if one was asked): clients show it as in progress."""
+
+    tool_call_id: str
+    tool: str
+
+
 ToolStatus = Literal["ok", "error", "denied"]
 
 
@@ -157,6 +164,7 @@ AnyUpdate = (
     | ReasoningDelta
     | AssistantMessage
     | ToolCall
+    | ToolStarted
     | ToolResult
     | ArtifactCreated
     | ContextCompacted

@@ -72,6 +72,7 @@ class Settings:
     max_message_bytes: int = 64 * 1024 * 1024
     provider_read_timeout_seconds: float = 120.0  # silence on an open stream longer than this is a timeout
     pattern_timeout_seconds: float = 10.0  # an untrusted regex/glob job is killed after this (server.patterns)
+    editor_timeout_seconds: float = 10.0  # an editor/* request unanswered this long is a clear tool result (issue 34)
     mcp_servers: tuple[McpServerConfig, ...] = ()  # [mcp_servers.NAME] (server.mcp.config)
     hooks: tuple[HookSpec, ...] = ()  # [[hooks.EVENT]] (server.hooks.config)
     # File checkpoints (issue 18): a previous content over the file cap, or one that would take the session's kept
@@ -195,6 +196,8 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         pattern_timeout_seconds=_int(env.get("THREADLINE_PATTERN_TIMEOUT"), "THREADLINE_PATTERN_TIMEOUT")
         or config.pattern_timeout_seconds
         or Settings.pattern_timeout_seconds,
+        editor_timeout_seconds=_int(env.get("THREADLINE_EDITOR_TIMEOUT"), "THREADLINE_EDITOR_TIMEOUT")
+        or Settings.editor_timeout_seconds,
         checkpoint_max_file_bytes=_int(
             env.get("THREADLINE_CHECKPOINT_MAX_FILE_BYTES"), "THREADLINE_CHECKPOINT_MAX_FILE_BYTES"
         )

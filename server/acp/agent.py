@@ -11,6 +11,7 @@ import asyncio
 import functools
 import logging
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any, Literal, TypeVar, cast
 
 from acp import PROTOCOL_VERSION, RequestError
@@ -42,7 +43,7 @@ from server import __version__
 from server.acp import sessions
 from server.acp.client import AcpClient
 from server.acp.errors import to_acp_error, turn_failed
-from server.acp.prompt import user_message
+from server.acp.prompt import prompt_context, user_message
 from server.edge.errors import INTERNAL_ERROR
 from server.edge.rpc import decode_params, run_handler
 from server.methods.registry import HANDLERS
@@ -155,28 +156,31 @@ class ThreadlineAgent:
     async def set_config_option(
         self, config_id: str, session_id: str, value: str | bool, **_: Any
     ) -> SetSessionConfigOptionResponse:
-        options = await sessions.set_config_option(self.core, session_id, config_id, value)
+        options = await sessions.set_config_option(self.core, self.client, session_id, config_id, value)
         return SetSessionConfigOptionResponse(config_options=options)
 
     @edge
     async def prompt(self, prompt: list[Any], session_id: str, **_: Any) -> PromptResponse:
         session = await sessions.open_session(self.core, self.client, session_id, None)
-        text, images = user_message(prompt)
+        blocks, context = prompt_context(prompt, Path(session.cwd))  # files the user points at (issue 34)
+        text, images = user_message(blocks)
         params = SubmitTurnParams(
             session_id=session.id,
             text=text,
             images=[Image(mime_type=i["mimeType"], data=i["data"]) for i in images] or None,
+            context=context or None,
         )
         result = await submit_turn(self.core, params)  # images are checked there, as for submitTurn
         await self.client.flush()  # every update of the turn reaches the client before its answer
+        await sessions.announce_title(self.core, self.client, session)
         if result.stop_reason == "error":
             error = result.error
             raise turn_failed(error.code if error else "TurnFailed", error.message if error else "the turn failed")
         return PromptResponse(stop_reason=STOP_REASONS[result.stop_reason])
 
     async def cancel(self, session_id: str, **_: Any) -> None:
-        cancel_running_turn(self.core, session_id)  # the prompt then answers `cancelled`; an open permission
-        # request is withdrawn
+        self.client.cancel_prompt(session_id)  # an open permission request is the client's to answer `cancelled`
+        cancel_running_turn(self.core, session_id)  # the prompt then answers `cancelled`
 
     @edge
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:

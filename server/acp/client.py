@@ -29,6 +29,9 @@ class AcpClient:
         self.transport: LineTransport | None = None  # withdraws permission requests nobody waits for any more
         self.live: dict[str, UpdateMapping] = {}  # the sessions this connection has opened, with their mapping
         self.rejected: dict[str, set[str]] = {}  # session -> tools the user rejected always
+        # sessions whose prompt the client cancelled (session/cancel) while a permission request was open: ACP
+        # has the client answer every such request `cancelled` itself, so the agent does not withdraw them
+        self._client_cancelled: set[str] = set()
         self._outbox: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         self._sender: asyncio.Task[Any] | None = None
 
@@ -42,6 +45,10 @@ class AcpClient:
 
     def open_session(self, session_id: str, cwd: str) -> UpdateMapping:
         return self.live.setdefault(session_id, UpdateMapping(Path(cwd)))
+
+    def cancel_prompt(self, session_id: str) -> None:
+        """``session/cancel`` arrived: the open permission request of that session is the client's to answer."""
+        self._client_cancelled.add(session_id)
 
     def close_session(self, session_id: str) -> None:
         self.live.pop(session_id, None)
@@ -74,12 +81,17 @@ class AcpClient:
             return {"decision": "reject"}
         await self.flush()  # the tool_call goes out before the question about it
         call_id = params.get("parentToolCallId") or params["toolCallId"]
+        self._client_cancelled.discard(session_id)
+        live = self.live.get(session_id)
+        tool_call = permissions.tool_call_of(params, live.cwd if live else None)
         try:
             response = await self.client.request_permission(
-                session_id=session_id, options=permissions.OPTIONS, tool_call=permissions.tool_call_of(params)
+                session_id=session_id, options=permissions.OPTIONS, tool_call=tool_call
             )
         except asyncio.CancelledError:  # the prompt was cancelled or the session closed: the question is void
-            if self.transport is not None:
+            # Withdrawn only when the client cannot know (session/close, shutdown): after its own session/cancel
+            # the client answers `cancelled`, often before a $/cancel_request could reach it (issue 28).
+            if self.transport is not None and session_id not in self._client_cancelled:
                 self.transport.withdraw(session_id, call_id)
             raise
         finally:

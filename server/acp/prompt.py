@@ -7,6 +7,7 @@ becomes an image, any other blob a line saying what was left out (the model cann
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from acp.schema import (
@@ -19,7 +20,10 @@ from acp.schema import (
     TextResourceContents,
 )
 
+from protocol.turns import ContextItem, FileContext, SelectionContext
+from server.editor.link import uri_to_path
 from server.errors import UnsupportedContent
+from server.workspace import is_inside
 
 
 def user_message(blocks: list[Any]) -> tuple[str, list[dict[str, str]]]:
@@ -53,3 +57,29 @@ def _embedded(resource: Any, images: list[dict[str, str]]) -> list[str]:
             "its binary content is not shown]"
         ]
     return []
+
+
+def prompt_context(blocks: list[Any], cwd: Path) -> tuple[list[Any], list[ContextItem]]:
+    """ACP's resource links and embedded resources as ``submitTurn`` context (issue 34), so they are attached,
+    checked and stored as an editor's are: a ``file://`` link is a file to attach (refused with a note outside the
+    session folder); an embedded text resource of a file inside it is a selection of the whole buffer. The rest
+    stays for ``user_message`` (an embedded resource from elsewhere is the client's own text: inlined as before)."""
+    rest: list[Any] = []
+    context: list[ContextItem] = []
+    for block in blocks:
+        if isinstance(block, ResourceContentBlock) and block.uri.startswith("file://"):
+            context.append(FileContext(uri=block.uri))
+        elif (
+            isinstance(block, EmbeddedResourceContentBlock)
+            and isinstance(block.resource, TextResourceContents)
+            and _inside(cwd, block.resource.uri)
+        ):
+            context.append(SelectionContext(uri=block.resource.uri, text=block.resource.text))
+        else:
+            rest.append(block)
+    return rest, context
+
+
+def _inside(cwd: Path, uri: str) -> bool:
+    path = uri_to_path(uri)
+    return path is not None and is_inside(cwd, path)

@@ -11,12 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from acp.schema import (
+    ConfigOptionUpdate,
     CurrentModeUpdate,
     ListSessionsResponse,
     SessionConfigOptionBoolean,
     SessionConfigOptionSelect,
     SessionConfigSelectOption,
     SessionInfo,
+    SessionInfoUpdate,
     SessionMode,
     SessionModeState,
 )
@@ -33,6 +35,7 @@ from server.services import sessions as service
 from server.services.core import Core
 from server.services.turns import cancel_running_turn
 from server.transcript import Session
+from server.transcript.session_rows import UNTITLED
 from server.workspace import checked_folder
 
 MODES = [
@@ -41,6 +44,7 @@ MODES = [
     SessionMode(id="auto", name="Auto", description="Run edits and commands without asking"),
 ]
 MODEL_OPTION = "model"  # the config option that picks a session's [models.NAME]
+MODE_OPTION = "mode"  # the approval policy again, as a config option (category ``mode``), beside the model
 DEFAULT_MODEL = "default"  # its value for the server's default provider (config.py reserves the name)
 PAGE = 50
 
@@ -84,6 +88,9 @@ async def _sandbox_option(core: Core, session: Session) -> SessionConfigOptionSe
 
 
 def _model_option(core: Core, session: Session) -> ConfigOptions:
+    """The model picker (the default provider and each ``[models.NAME]``) and the approval policy; none when no
+    models are configured. ACP advises clients to use config options when present and drop the legacy ``modes``,
+    so the policy is offered here too, kept in sync with ``session/set_mode`` both ways."""
     if not core.settings.models:
         return []
     choices = [
@@ -95,13 +102,22 @@ def _model_option(core: Core, session: Session) -> ConfigOptions:
     return [
         SessionConfigOptionSelect(
             type="select",
+            id=MODE_OPTION,
+            name="Approvals",
+            category="mode",
+            description="What asks before it runs: file edits and commands",
+            current_value=modes(core, session).current_mode_id,
+            options=[SessionConfigSelectOption(value=m.id, name=m.name, description=m.description) for m in MODES],
+        ),
+        SessionConfigOptionSelect(
+            type="select",
             id=MODEL_OPTION,
             name="Model",
             category="model",
             description="The model this session talks to, from its next model call",
             current_value=session.model or DEFAULT_MODEL,
             options=choices,
-        )
+        ),
     ]
 
 
@@ -113,19 +129,28 @@ def _model_choice(value: str, name: str, p: ProviderSettings) -> SessionConfigSe
     )
 
 
-async def set_config_option(core: Core, session_id: str, config_id: str, value: str | bool) -> ConfigOptions:
-    """``session/set_config_option`` for the model (used from its next model call) or the sandbox mode (from the
-    next turn), stored with the session."""
-    if config_id == SANDBOX_OPTION:
+async def set_config_option(
+    core: Core, client: AcpClient, session_id: str, config_id: str, value: str | bool
+) -> ConfigOptions:
+    """``session/set_config_option``: the model (stored with the session, used from its next model call) or the
+    approval policy (as ``session/set_mode``, which also tells the client with ``current_mode_update``)."""
+    if config_id == SANDBOX_OPTION:  # the sandbox mode, from the session's next turn (B-SBX-1)
         if value not in {c.value for c in _SANDBOX_CHOICES}:
             raise InvalidParams(f"the {SANDBOX_OPTION} option takes workspace-write, read-only or off, got {value!r}")
         await set_session_mode(core.store, session_id, str(value))
         return await config_options(core, await core.store.get_session(session_id))
-    if config_id != MODEL_OPTION or not core.settings.models:
+    if config_id not in (MODEL_OPTION, MODE_OPTION) or not core.settings.models:
         raise InvalidParams(f"unknown config option {config_id!r}", code="UnknownConfigOption")
     if not isinstance(value, str):
-        raise InvalidParams(f"the {MODEL_OPTION} option takes a model name, got {value!r}")
-    await core.store.set_model(session_id, checked_model_name(core.settings, None if value == DEFAULT_MODEL else value))
+        raise InvalidParams(f"the {config_id} option takes a name, got {value!r}")
+    if config_id == MODE_OPTION:
+        await _store_mode(core, session_id, value)
+        client.send_update(session_id, CurrentModeUpdate(session_update="current_mode_update", current_mode_id=value))
+        await client.flush()
+    else:
+        await core.store.set_model(
+            session_id, checked_model_name(core.settings, None if value == DEFAULT_MODEL else value)
+        )
     return await config_options(core, await core.store.get_session(session_id))
 
 
@@ -178,6 +203,18 @@ async def list_sessions(core: Core, cwd: str | None, cursor: str | None) -> List
     )
 
 
+async def announce_title(core: Core, client: AcpClient, before: Session) -> None:
+    """A session that had no title when its prompt began is named after that prompt (``Store.title_from_prompt``):
+    the client hears it with ``session_info_update``, as it would in ``session/list``."""
+    if before.title != UNTITLED:
+        return
+    after = await core.store.get_session(before.id)
+    if after.title != before.title:
+        update = SessionInfoUpdate(session_update="session_info_update", title=after.title, updated_at=after.updated_at)
+        client.send_update(after.id, update)
+        await client.flush()
+
+
 async def close_session(core: Core, client: AcpClient, session_id: str) -> None:
     """Cancel what runs in the session and forget it in this connection; nothing stored is touched."""
     _, session = await core.session(session_id)
@@ -188,11 +225,21 @@ async def close_session(core: Core, client: AcpClient, session_id: str) -> None:
 
 
 async def set_mode(core: Core, client: AcpClient, session_id: str, mode_id: str) -> None:
+    """``session/set_mode``; where the policy is also a config option, the client hears of both."""
+    await _store_mode(core, session_id, mode_id)
+    client.send_update(session_id, CurrentModeUpdate(session_update="current_mode_update", current_mode_id=mode_id))
+    options = await config_options(core, await core.store.get_session(session_id))
+    if options:
+        client.send_update(
+            session_id, ConfigOptionUpdate(session_update="config_option_update", config_options=options)
+        )
+    await client.flush()
+
+
+async def _store_mode(core: Core, session_id: str, mode_id: str) -> None:
     if mode_id not in {m.id for m in MODES}:
         raise InvalidParams(f"unknown mode {mode_id!r}; modes: {', '.join(m.id for m in MODES)}", code="UnknownMode")
     await core.store.set_approval_policy(session_id, mode_id)
-    client.send_update(session_id, CurrentModeUpdate(session_update="current_mode_update", current_mode_id=mode_id))
-    await client.flush()
 
 
 def _offset(cursor: str | None) -> int:

@@ -5,7 +5,8 @@ stops its receive loop. Here both are answered (``-32700`` parse error, ``-32600
 as JSON-RPC says) and the agent keeps reading: nothing a client sends ends the agent.
 
 It also remembers the ids of open ``session/request_permission`` requests, so one the agent no longer waits for
-(its prompt was cancelled) is withdrawn with ACP's ``$/cancel_request``.
+(its prompt was cancelled) is withdrawn with ACP's ``$/cancel_request``. One the client has already answered is
+forgotten as its answer is read, so a cancel that races the answer never withdraws an answered request.
 """
 
 from __future__ import annotations
@@ -42,6 +43,11 @@ class LineTransport:
     def answered(self, session_id: str, tool_call_id: str) -> None:
         self._permission_ids.pop((session_id, tool_call_id), None)
 
+    def _answered_id(self, request_id: Any) -> None:
+        for key, open_id in list(self._permission_ids.items()):
+            if open_id == request_id:
+                del self._permission_ids[key]
+
     def withdraw(self, session_id: str, tool_call_id: str) -> None:
         """Tell the client the agent no longer waits for this permission request (it may close the prompt)."""
         request_id = self._permission_ids.pop((session_id, tool_call_id), None)
@@ -70,6 +76,8 @@ class LineTransport:
             if not isinstance(message, dict):
                 await self._refuse(INVALID_REQUEST, "invalid request: a message must be a JSON object")
                 continue
+            if "method" not in message and ("result" in message or "error" in message):
+                self._answered_id(message.get("id"))
             return message
 
     async def close(self) -> None:

@@ -2,7 +2,8 @@
 live turns; the update is encoded here, as ACP, and nowhere else.
 
 ``assistantDelta``/``reasoningDelta`` stream as ``agent_message_chunk``/``agent_thought_chunk``; ``toolCall``
-starts a ``tool_call`` and ``toolResult`` ends it with a ``tool_call_update`` (a ``diff`` for file edits);
+starts a ``tool_call`` (``pending``), ``toolStarted`` marks it ``in_progress`` and ``toolResult`` ends it with a
+``tool_call_update`` (a ``diff`` for file edits);
 ``usage`` is ``usage_update``; compactions and notices, which ACP has no update for yet, are agent messages
 marked in ``_meta.threadline``. What the client already has (its own prompt, the turn's edges) is not sent.
 
@@ -83,6 +84,9 @@ class UpdateMapping:
                 return [agent_text(content)] if content and not streamed else []
             case u.ToolCall():
                 return [self._tool_call(update)]
+            case u.ToolStarted(tool_call_id=call_id):
+                # Clients hide pending calls: a long command is visible from here, not only once it ends.
+                return [ToolCallProgress(session_update="tool_call_update", tool_call_id=call_id, status="in_progress")]
             case u.ToolResult():
                 return [self._tool_result(update)]
             case u.Usage():

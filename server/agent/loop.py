@@ -22,7 +22,7 @@ import msgspec
 from protocol import updates as u
 from protocol.messages import Image, OpenAIFunction, OpenAIToolCall, StopReason, SubmitTurnResult, TurnError, TurnUsage
 from protocol.updates import FileDiff
-from server.agent import turn_hooks
+from server.agent import cut, turn_hooks
 from server.agent.approvals import Approvals
 from server.agent.batches import batches, run_batch
 from server.agent.calls import decide_call
@@ -111,6 +111,7 @@ class Turn:
     hooks: SessionHooks | None = None
     _stop_blocks: int = 0
     _usage: TurnUsage = field(default_factory=TurnUsage)
+    _unfinished: set[str] = field(default_factory=set)  # ids of calls cut off mid-way at the output limit
     _answer: PartialAnswer = field(init=False)
 
     def __post_init__(self) -> None:
@@ -129,12 +130,23 @@ class Turn:
 
     async def _steps(self, text: str, images: list[Image] | None) -> tuple[StopReason, TurnError | None]:
         pending: list[OpenAIToolCall] = []
+        cuts = 0  # text answers cut at the output limit in this turn
         try:
             await self._begin(text, images)
             for _ in range(self.max_iterations):
                 await self._deliver_steers()
                 result = await self._call_model()
                 calls = await self._store_answer(result)
+                if cut.was_cut(result):  # issue 28: never silent, and a call still being written never runs
+                    if not calls:
+                        cuts += 1
+                        if await cut.after_cut_text(self.store, self.emit, self.session_id, self.turn_id, cuts):
+                            continue
+                        return "endTurn", None
+                    self._unfinished = cut.incomplete_calls(calls)
+                    await cut.after_cut_calls(
+                        self.store, self.emit, self.session_id, self.turn_id, len(self._unfinished)
+                    )
                 if not calls and (reason := await turn_hooks.stop(self.hooks, self._stop_blocks)):
                     self._stop_blocks += 1  # a Stop hook sends the turn on, its reason the next user input
                     await self._deliver_steers([reason])
@@ -179,6 +191,7 @@ class Turn:
         if refused is not None:  # before anything is stored or any model call
             raise TurnFailed("hookBlocked", f"the prompt was refused by a UserPromptSubmit hook: {refused}")
         first = await self.first_messages() if self.first_messages else []
+        await self.store.title_from_prompt(self.session_id, text)
         if started:
             first.append(NewMessage("system", started))
         # The wire's images go to the client as they came; the store keeps their JSON ({mimeType, data})
@@ -233,6 +246,9 @@ class Turn:
             if exc.kind != "context_too_long":
                 await self._answer.keep(exc)
                 raise TurnFailed(exc.kind, exc.message) from None
+            stated, refused = exc.context_window, exc.prompt_tokens
+            if stated and (notice := await self.views.observe_server_window(self.session_id, stated, refused)):
+                self.emit(u.Notice(level="warning", message=notice))
             if exc.prompt_tokens:  # the provider said what it counted: plan the retry (and what follows) with it
                 await self.views.observe_refusal(view.estimated_tokens, exc.prompt_tokens)
         # R-PTL-1: exactly one retry with the fallback view; a second failure ends the turn.
@@ -269,7 +285,7 @@ class Turn:
         call = account_call(
             result.usage,
             view.estimated_tokens,
-            self.views.settings.context_window_tokens,
+            self.views.window_tokens,
             self.price,
             self.totals,
             self._usage,
@@ -343,6 +359,8 @@ class Turn:
             args = parse_arguments(call.function.arguments)
         except ToolFailure as exc:
             args, failure = {}, ToolOutcome(f"Tool failed: {exc}", "error")
+        if call.id in self._unfinished:
+            failure = ToolOutcome(cut.CUT_CALL_RESULT, "error")
         tool = available_tools(self.tools).get(name)
         self.emit(
             u.ToolCall(
@@ -417,6 +435,7 @@ class Turn:
         return dataclasses.replace(outcome, content=f"{outcome.content}\n\n{added}") if added else outcome
 
     async def _run(self, call: OpenAIToolCall, tool: Tool, args: dict[str, Any], diff: FileDiff | None) -> _Outcome:
+        self.emit(u.ToolStarted(tool_call_id=call.id, tool=call.function.name))
         ctx = dataclasses.replace(self.tools, tool_call_id=call.id)
         if self.checkpoints is None or not tool.writes_paths:
             done = await self.run_tool(ctx, call.function.name, args)

@@ -51,6 +51,17 @@ async def stored_compaction(store: Store, session_id: str) -> Compaction | None:
     return Compaction.from_json(event.payload.get("compaction")) if event else None
 
 
+SERVER_WINDOW_EVENT = "serverContextWindow"
+
+
+async def recall_server_window(store: Store, session_id: str, server_windows: dict[str, int]) -> None:
+    """The window a model's server stated to this session before (``observe_server_window``), for a server that
+    has not learned it since it started."""
+    event = await store.latest_event(session_id, SERVER_WINDOW_EVENT, "contextWindowTokens")
+    if event is not None and isinstance(event.payload.get("contextWindowTokens"), int):
+        server_windows.setdefault(str(event.payload.get("model", "")), event.payload["contextWindowTokens"])
+
+
 @dataclass
 class ViewBuilder:
     store: Store
@@ -58,6 +69,7 @@ class ViewBuilder:
     model: str = ""
     calibrations: dict[str, Calibration] = field(default_factory=dict)  # per model, owned by the runtime
     overhead_tokens: int = 0  # sent with every request but not part of the view: the tool definitions
+    server_windows: dict[str, int] = field(default_factory=dict)  # per model, owned by the runtime (issue 28)
     compaction: Compaction | None = None  # what the session's requests are built on (B-CACHE-1)
     session: Session | None = None  # where the view state lives; None: a handle of the builder's own
     _loaded: bool = False
@@ -68,7 +80,33 @@ class ViewBuilder:
         return self.calibrations.get(self.model)
 
     def effective_settings(self) -> ViewSettings:
-        return effective_settings(self.settings, self.overhead_tokens, self.calibration)
+        return effective_settings(
+            self.settings, self.overhead_tokens, self.calibration, self.server_windows.get(self.model)
+        )
+
+    @property
+    def window_tokens(self) -> int:
+        """The window requests are planned for: the configured one, or the server's where it said it is smaller."""
+        return min(self.settings.context_window_tokens, self.server_windows.get(self.model) or 1 << 62)
+
+    async def observe_server_window(self, session_id: str, stated: int, refused: int | None) -> str | None:
+        """R-PTL-1, issue 28: a context-too-long answer said the server's real window. When it is smaller than the
+        configured one, plan this retry and every later request (every session on this model) for it, and keep it
+        with the session (a ``serverContextWindow`` event) so a restarted server plans for it too; the notice to
+        show, the first time only. A window no larger than the prompt it refused is not believed."""
+        known = self.server_windows.get(self.model)
+        if stated >= self.window_tokens or (refused is not None and refused <= stated):
+            return None
+        self.server_windows[self.model] = stated
+        payload = {"model": self.model, "contextWindowTokens": stated}
+        await self.store.add_event(session_id, SERVER_WINDOW_EVENT, payload)
+        if known is not None:
+            return None
+        return (
+            f"the configured context window ({self.settings.context_window_tokens:,} tokens) is larger than the "
+            f"server's ({stated:,} tokens, as its answer says): requests are planned for {stated:,} from now on; "
+            f"set context_window_tokens = {stated} for this model to make it so from the start"
+        )
 
     async def _load(self, session_id: str) -> tuple[list[dict[str, Any]], list[int | None]]:
         stored = await self.store.all_messages(session_id)
@@ -181,14 +219,21 @@ class ViewBuilder:
             await self.store.save_calibration(self.model, learned.factor, learned.samples)
 
 
-def effective_settings(settings: ViewSettings, overhead_tokens: int, calibration: Calibration | None) -> ViewSettings:
-    """The window left for messages: minus what every request carries besides them (the tool definitions),
-    and scaled by the model's calibration (estimate*f > T  <=>  estimate > T/f), so the pipeline itself stays a
-    pure function of estimates. The agent loop and ``getContextView`` both build views with this."""
+def effective_settings(
+    settings: ViewSettings,
+    overhead_tokens: int,
+    calibration: Calibration | None,
+    server_window: int | None = None,
+) -> ViewSettings:
+    """The window left for messages: the configured window (or the server's, where it said it is smaller), minus
+    what every request carries besides them (the tool definitions), and scaled by the model's calibration
+    (estimate*f > T  <=>  estimate > T/f), so the pipeline itself stays a pure function of estimates. The agent
+    loop and ``getContextView`` both build views with this."""
     factor = max(calibration.factor if calibration else 1.0, 1.0)
-    if factor == 1.0 and overhead_tokens == 0:
+    window = min(settings.context_window_tokens, server_window or settings.context_window_tokens)
+    if factor == 1.0 and overhead_tokens == 0 and window == settings.context_window_tokens:
         return settings
-    window = settings.context_window_tokens - overhead_tokens
+    window -= overhead_tokens
     return ViewSettings(
         max(int(window / factor), 1),
         settings.threshold_ratio,

@@ -1,178 +1,47 @@
-"""``threadline chat [--cwd DIR] [--policy ask|autoEdit|auto] [TASK]``: a terminal client of the server.
+"""``threadline chat [--cwd DIR] [--resume ID | --continue] [--model NAME] [--policy P] [--sandbox MODE] [TASK]``:
+a terminal client of the server (docs/CHAT.md).
 
-Prints streamed text, tool calls and their results (folded to a few lines), a context meter after each model call
+Shows streamed text, tool calls and their results (folded to a few lines), a context meter after each model call
 (B-METER-1: the last request's size, with the share of its input the provider served from its prompt cache when it
-says, B-CACHE-5) and compaction notices (R-OBS-1), and asks approvals at the prompt. With no
-TASK it reads tasks line by line until EOF; ``/compact [focus]`` compacts the session now (``compactSession``),
-``--sandbox MODE`` sets how its commands are confined (the line after the session's id says the mode, and whether it
-is enforced); an approval for a command that would run outside the sandbox says so first. ``/rewind`` lists the turns and ``/rewind N [dry] [force]`` puts back the files they changed (``rewindFiles``).
-Approvals of file edits show the change as a diff; an edit applied without asking (``--policy autoEdit``) prints
-its diff after the fact, and ``/undo`` rewinds the last applied edit (``rewindFiles`` with its ``toolCallId``).
-At a terminal, a line typed while a turn runs steers it (``steerTurn``: the model reads it after the tool running
-now) and ``/queue TEXT`` runs TEXT as a turn right after it (``submitTurn {queue: true}``); piped input is read as
-one task after another.
-Like every other command it is a JSON-RPC client of a server it starts.
+says, B-CACHE-5) and compaction notices (R-OBS-1), and asks approvals at the prompt: rendered with a live status
+line at a terminal (``server.cli.terminal``), plain text when piped (``server.cli.printer``). With no TASK it
+reads tasks line by line until EOF, and the slash commands of ``server.cli.chat_commands`` (``/compact``,
+``/rewind``, ``/undo``, ``/model``, ``/sessions``, ``/help``). Approvals of file edits show the change as a diff;
+an edit applied without asking (``--policy autoEdit``) prints its diff after the fact. At a terminal, a line typed
+while a turn runs steers it (``steerTurn``: the model reads it after the tool running now) and ``/queue TEXT``
+runs TEXT as a turn right after it (``submitTurn {queue: true}``); piped input is read as one task after another.
+The session flags are ``server.cli.session_flags``'s.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import difflib
+import os
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import IO, Any, TextIO
 
-from protocol.artifacts import ListCheckpointsResult, RewindFilesResult
+import platformdirs
+
 from protocol.mcp import ListMcpServersResult, McpServerInfo
-from protocol.sessions import CreateSessionResult, SandboxStatus
-from protocol.turns import CompactSessionResult
-from server.cli.client import Client
-from server.cli.turns import TurnInput, read_line, run_steerable, run_turn
+from protocol.transcript import ReadTranscriptResult
+from server.cli.chat_commands import slash_command
+from server.cli.client import Client, RpcError
+from server.cli.flags import add_session_flags
+from server.cli.printer import Printer, cached_share, printable, tokens
+from server.cli.session_flags import OpenedSession, UsageError, open_session
+from server.cli.turns import Quit, TurnInput, read_line, run_steerable, run_turn
+from server.cli.words import startup_hint
 
-RESULT_LINES = 4
-DIFF_LINES = 40  # an applied edit's diff, printed after the fact, is cut after this many lines
 DECISIONS = {"y": "allowOnce", "a": "allowAlways", "n": "reject"}
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     chat = sub.add_parser("chat", help="run agent turns in a session from the terminal")
     chat.add_argument("task", nargs="?", help="the task; without it, tasks are read line by line until EOF")
-    chat.add_argument("--cwd", default=".", help="the session folder (default: the current folder)")
-    chat.add_argument("--policy", choices=("ask", "autoEdit", "auto"), help="approval policy for this session")
-    chat.add_argument(
-        "--sandbox",
-        choices=("workspace-write", "read-only", "off"),
-        help="how commands are confined (default: the configured mode; docs/SANDBOX.md)",
-    )
+    add_session_flags(chat)
     chat.set_defaults(run=lambda args: asyncio.run(chat_main(args)))
-
-
-def tokens(n: int | None) -> str:
-    """12345 -> '12.3k', 64000 -> '64k', 512 -> '512'."""
-    if n is None:
-        return "?"
-    if n < 1000:
-        return str(n)
-    return f"{n / 1000:.1f}".rstrip("0").rstrip(".") + "k"
-
-
-def cached_share(usage: dict[str, Any]) -> str | None:
-    """B-CACHE-5: '42% cached' of the last request's input; None when the provider reports no cache figure."""
-    cached, total = usage.get("cachedInputTokens"), usage.get("inputTokens")
-    if not isinstance(cached, int) or not isinstance(total, int) or total <= 0:
-        return None
-    return f"{min(100, cached * 100 // total)}% cached"  # floor: 'all cached' only when it all was
-
-
-def money(usage: dict[str, Any]) -> str | None:
-    """'$0.0123 (session $0.4500)': the call's cost and the session's; None when no price is known."""
-    call, session = usage.get("costUsd"), (usage.get("totals") or {}).get("costUsd")
-    if not isinstance(call, (int, float)):
-        return None
-    return f"${call:.4f}" + (f" (session ${session:.4f})" if isinstance(session, (int, float)) else "")
-
-
-def fold(text: str, lines: int = RESULT_LINES, width: int = 160) -> list[str]:
-    rows = text.splitlines() or [""]
-    shown = [r if len(r) <= width else r[: width - 1] + "…" for r in rows[:lines]]
-    if len(rows) > lines:
-        shown.append(f"… {len(rows) - lines} more lines")
-    return shown
-
-
-class Printer:
-    """Turns ``sessionUpdate`` notifications into terminal lines."""
-
-    def __init__(self, out: TextIO):
-        self.out = out
-        self.streaming = False  # inside streamed assistant text (no newline yet)
-        self.streamed = False  # this answer's text already arrived as deltas
-        self.asked: set[str] = set()  # tool calls whose approval (with its diff) was shown at the prompt
-        self.last_edit: tuple[str, str, str] | None = None  # (turnId, toolCallId, path) of the last applied edit
-
-    def write(self, line: str) -> None:
-        self.end_stream()
-        self.out.write(line + "\n")
-        self.out.flush()
-
-    def end_stream(self) -> None:
-        if self.streaming:
-            self.out.write("\n")
-            self.streaming = False
-
-    def update(self, u: dict[str, Any], turn_id: str | None = None) -> None:
-        kind = u.get("kind")
-        if kind == "assistantDelta":
-            self.out.write(u["text"])
-            self.out.flush()
-            self.streaming = self.streamed = True
-        elif kind == "assistantMessage":
-            if not self.streamed and u.get("content"):  # a provider that did not stream
-                self.write(u["content"])
-            if u.get("interrupted"):
-                self.write("  (interrupted)")
-            self.end_stream()
-            self.streamed = False
-        elif kind == "toolCall":
-            self.write(f"→ {u.get('title') or u['tool']}")
-        elif kind == "toolResult":
-            status = str(u.get("status"))
-            mark = {"ok": "✓", "denied": "✗ denied", "error": "✗"}.get(status, status)
-            for n, row in enumerate(fold(u.get("content") or "")):
-                self.write(f"  {mark if n == 0 else ' ' * len(mark)} {row}")
-            diff = u.get("diff")
-            if status == "ok" and isinstance(diff, dict) and turn_id:
-                self.applied(turn_id, u["toolCallId"], diff)
-        elif kind == "artifactCreated":
-            self.write(f"  [artifact {u['artifactId']}: {u['totalBytes']} bytes, {u['totalLines']} lines]")
-        elif kind == "usage":
-            share, cost = cached_share(u), money(u)
-            self.write(
-                f"context {tokens(u.get('contextTokens'))}/{tokens(u.get('contextWindowTokens'))} tokens"
-                + (f" · {share}" if share else "")
-                + (f" · {cost}" if cost else "")
-            )
-        elif kind == "contextCompacted":
-            self.write(
-                f"context compacted ({u['mode']}): {tokens(u['beforeTokens'])} -> {tokens(u['afterTokens'])} tokens"
-            )
-        elif kind == "notice":
-            self.write(f"[{u.get('level', 'info')}] {u.get('message', '')}")
-        elif kind == "mcpServerStatus":
-            tools = f", {len(u['tools'])} tools" if u.get("tools") is not None else ""
-            self.write(f"mcp {u['name']}: {u['state']}{tools}" + (f" ({u['reason']})" if u.get("reason") else ""))
-        elif kind == "hookRun":
-            self.write(hook_line(u))
-
-    def applied(self, turn_id: str, call_id: str, diff: dict[str, Any]) -> None:
-        """An applied edit: its diff when no approval showed it first, and how to undo it."""
-        self.last_edit = (turn_id, call_id, str(diff.get("path")))
-        if call_id not in self.asked:
-            for row in diff_lines(diff):
-                self.write(f"    {printable(row)}")
-        self.write("    (/undo rewinds this edit)")
-
-
-def hook_line(u: dict[str, Any]) -> str:
-    """A hook run in one line: what it decided (a blocked call, a failure) and its note, shortened."""
-    said = u.get("failure") or u.get("decision") or "ok"
-    note = u.get("reason") or u.get("additionalContext") or ""
-    line = f"hook {u['event']}{' ' + u['tool'] if u.get('tool') else ''}: {said} ({u['command'][:60]})"
-    return line + (f": {' '.join(note.split())[:200]}" if note else "")
-
-
-def diff_lines(diff: dict[str, Any], limit: int = DIFF_LINES) -> list[str]:
-    rows = list(
-        difflib.unified_diff(
-            str(diff.get("oldText", "")).splitlines(),
-            str(diff.get("newText", "")).splitlines(),
-            f"a/{diff.get('path')}",
-            f"b/{diff.get('path')}",
-            lineterm="",
-        )
-    )
-    return rows if len(rows) <= limit else [*rows[:limit], f"… {len(rows) - limit} more diff lines"]
 
 
 def server_lines(servers: list[McpServerInfo]) -> list[str]:
@@ -185,76 +54,78 @@ def server_lines(servers: list[McpServerInfo]) -> list[str]:
     return lines
 
 
-SANDBOX_MODES = {
-    "workspace-write": "commands write only in this folder (not .git/) and $TMPDIR",
-    "read-only": "commands write only in $TMPDIR",
-    "off": "commands run with all your rights",
-}
-
-
-def sandbox_line(status: SandboxStatus | None, policy: str | None) -> str:
-    """The session's sandbox beside its policy (B-SBX-1/2), in words: what commands may do, and who is asked."""
-    policy = policy or "the default policy"
-    if status is None:
-        return f"policy {policy}; the server reported no sandbox"
-    mode = status.mode
-    if mode != "off" and not status.enforced:
-        return (
-            f"policy {policy}; sandbox {mode} is NOT enforced here ({status.reason}): every command asks before it runs"
-        )
-    net = "" if mode == "off" else ", network on" if status.network else ", no network"
-    asks = " (confined commands run without asking)" if policy == "autoEdit" and mode != "off" else ""
-    return f"policy {policy}{asks}; sandbox {mode}: {SANDBOX_MODES.get(mode, mode)}{net}"
-
-
-def printable(text: str) -> str:
-    """``text`` with terminal control characters made visible (``\\x1b``), so an escape sequence in a command
-    cannot rewrite the prompt the user is answering."""
-    return "".join(
-        c if c == "\n" or c == "\t" or (c.isprintable()) else f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}"
-        for c in text
-    )
-
-
 async def ask_approval(printer: Printer, params: dict[str, Any], turn_input: TurnInput | None = None) -> dict[str, str]:
     """The whole request, nothing cut and nothing raw: what the user approves is exactly what they read."""
     if params.get("diff"):
         printer.asked.add(str(params.get("toolCallId")))
-    if params.get("outsideSandbox"):  # B-SBX-3: said before anything else
-        printer.write("!! this command would run OUTSIDE the sandbox, with all your rights")
-    printer.write(f"approval needed: {printable(str(params.get('title') or params.get('tool')))}")
-    for row in printable(str(params.get("detail") or "")).splitlines() or [""]:
-        printer.write(f"  | {row}")
+    printer.approval(params)
     if not sys.stdin.isatty():
         printer.write("  stdin is not a terminal, so this is rejected (use --policy to allow without asking)")
         return {"decision": "reject"}
-    while True:
-        prompt = "allow? [y] once, [a] always, [n] reject: "
-        answer = await (turn_input.read(prompt) if turn_input else read_line(prompt))
-        if answer is None:
-            return {"decision": "reject"}
-        decision = DECISIONS.get(answer.strip().lower()[:1])
-        if decision:
-            return {"decision": decision}
+    decision = "reject"
+    try:
+        while True:
+            prompt = "allow? [y] once, [a] always, [n] reject: "
+            answer = await (turn_input.read(prompt) if turn_input else read_line(prompt))
+            if answer is None:
+                return {"decision": decision}
+            if chosen := DECISIONS.get(answer.strip().lower()[:1]):
+                decision = chosen
+                return {"decision": decision}
+    finally:
+        printer.answered(params, decision)
+
+
+def make_printer(out: TextIO) -> Printer:
+    """Rendered for a person at a terminal; plain text, no escape codes, when piped (logs and scripts)."""
+    if out.isatty() and os.environ.get("TERM") != "dumb":
+        from server.cli.terminal import TerminalPrinter  # rich's import is paid only here
+
+        return TerminalPrinter(out)
+    return Printer(out)
+
+
+def open_log() -> tuple[Path, IO[bytes]]:
+    """The server's log file for this chat (``$THREADLINE_HOME/logs/chat.log``, private, appended): its log lines
+    (warnings included) belong there, not between the conversation's lines."""
+    home = Path(os.environ.get("THREADLINE_HOME") or platformdirs.user_data_dir("threadline", appauthor=False))
+    path = home.expanduser() / "logs" / "chat.log"
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return path, os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab")
 
 
 async def chat_main(args: argparse.Namespace) -> int:
-    cwd = Path(args.cwd).expanduser().resolve()
-    printer = Printer(sys.stdout)
-    client = await Client.spawn()
+    log_path, log = open_log()
     try:
-        params: dict[str, Any] = {"cwd": str(cwd), "title": (args.task or "chat")[:80]}
-        if args.policy:
-            params["approvalPolicy"] = args.policy
-        if args.sandbox:
-            params["sandbox"] = args.sandbox
-        created = await client.call("createSession", params, CreateSessionResult)
-        sid = created.session_id
-        printer.write(f"session {sid} in {cwd}")
-        printer.write(sandbox_line(created.sandbox, args.policy))
-        servers = (await client.call("listMcpServers", {"sessionId": sid}, ListMcpServersResult)).servers
-        for line in server_lines(servers):
-            printer.write(line)
+        return await _chat(args, log_path, log)
+    except Quit:  # Ctrl-C twice: the turn was cancelled and the chat closed cleanly
+        return 130
+    finally:
+        log.close()
+
+
+async def _chat(args: argparse.Namespace, log_path: Path, log: IO[bytes]) -> int:
+    # rich's import (at a terminal) overlaps the server's start rather than delaying it
+    making = asyncio.ensure_future(asyncio.to_thread(make_printer, sys.stdout))
+    try:
+        # the server in its own process group: a terminal's Ctrl-C reaches only the chat, which cancels the turn
+        client = await Client.spawn(new_session=True, stderr=log)
+    except (ConnectionError, OSError, RpcError) as exc:
+        print(f"threadline: {startup_hint(exc, log_path)}", file=sys.stderr)
+        return 1
+    finally:
+        printer = await making
+    try:
+        try:
+            opened = await open_session(client, args)  # no title: the server names it after its first prompt
+        except UsageError as exc:
+            print(f"threadline: {exc}", file=sys.stderr)
+            return 2
+        except RpcError as exc:
+            print(f"threadline: {session_error(args, exc)}", file=sys.stderr)
+            return 2
+        sid = opened.id
+        await introduce(client, printer, opened, log_path)
         client.on_notification = lambda method, p: (
             printer.update(p["update"], p.get("turnId"))
             if method == "sessionUpdate" and p.get("sessionId") == sid
@@ -268,14 +139,13 @@ async def chat_main(args: argparse.Namespace) -> int:
         status, ahead = 0, None  # ahead: a line already being read when the last turn ended
         while (task := await (ahead or read_line("> "))) is not None:
             ahead = None
-            if task.strip() == "/compact" or task.startswith("/compact "):
-                await compact(client, printer, sid, task[len("/compact") :].strip() or None)
-            elif task.strip() == "/rewind" or task.startswith("/rewind "):
-                await rewind(client, printer, sid, task.split()[1:])
-            elif task.strip() == "/undo":
-                await undo(client, printer, sid)
-            elif task.strip() and sys.stdin.isatty():
+            if await slash_command(client, printer, sid, task):
+                continue
+            if task.strip() and sys.stdin.isatty():
                 code, ahead = await run_steerable(client, printer, sid, task, turn_input)
+                if ahead is not None and not ahead.done():  # the read goes on: show that it waits for the next task
+                    sys.stdout.write("> ")
+                    sys.stdout.flush()
                 status = max(status, code)
             elif task.strip():
                 status = max(status, await run_turn(client, printer, sid, task))
@@ -285,53 +155,63 @@ async def chat_main(args: argparse.Namespace) -> int:
         await client.close()
 
 
-async def compact(client: Client, printer: Printer, sid: str, focus: str | None) -> None:
-    """``/compact [focus]``: the next request starts from a fresh summary that keeps ``focus`` verbatim."""
-    params: dict[str, Any] = {"sessionId": sid, **({"focus": focus} if focus else {})}
-    result = await client.call("compactSession", params, CompactSessionResult)
-    if not result.compacted:
-        printer.write("— nothing to compact yet: the whole conversation is the recent tail")
-    # A compaction is announced as a contextCompacted update, which the printer shows.
+def session_error(args: argparse.Namespace, exc: RpcError) -> str:
+    """The server refused the session flags: what it said, and what to do."""
+    code = (exc.data or {}).get("code") if isinstance(exc.data, dict) else None
+    if code == "SessionNotFound":
+        return f"{exc.message}: `threadline sessions` (or /sessions in a chat) lists them"
+    if code == "ModelNotFound":
+        return f"{exc.message} (--model takes a [models.NAME] of config.toml; /model in a chat lists them)"
+    if args.sandbox and "sandbox" in exc.message.lower():
+        return f"the server refused --sandbox {args.sandbox}: {exc.message}"
+    return exc.message
 
 
-async def rewind(client: Client, printer: Printer, sid: str, words: list[str]) -> None:
-    """``/rewind``: list the turns and the files each changed; ``/rewind N [dry] [force]``: put the files changed
-    by turn N and later ones back as they were before it (``dry``: only say what would happen)."""
-    turns = (await client.call("listCheckpoints", {"sessionId": sid}, ListCheckpointsResult)).turns
-    numbers = [w for w in words if w.isdigit()]
-    if not numbers:
-        for i, t in enumerate(turns, 1):
-            files = ", ".join(
-                ("+" if f.change == "created" else "~") + f.path + ("" if f.restorable else " (not restorable)")
-                for f in t.files
-            )
-            printer.write(f"  {i}. {t.created_at[:19].replace('T', ' ')}  {files or 'no file changes'}")
-        printer.write("— /rewind N [dry] [force]: files back to before turn N (run_command changes cannot be rewound)")
-        return
-    n = int(numbers[0])
-    if not 1 <= n <= len(turns):
-        printer.write(f"— no turn {n}; /rewind lists them")
-        return
-    params = {"sessionId": sid, "toTurnId": turns[n - 1].turn_id, "dryRun": "dry" in words, "force": "force" in words}
-    result = await client.call("rewindFiles", params, RewindFilesResult)
-    rewound(printer, result)
-    printer.write(f"— {'dry run: nothing changed. ' if result.dry_run else ''}{result.note}")
+RECALL_WIDTH = 100
 
 
-def rewound(printer: Printer, result: RewindFilesResult) -> None:
-    for f in result.files:
-        what = f.status if f.status != "restored" else (f.change or "restored")
-        printer.write(f"  {f.path}: {what}" + (f" ({f.detail})" if f.detail else ""))
+def sandbox_words(sandbox: Any) -> str:
+    """The session's sandbox as createSession/updateSession state it (issue 30's ``SandboxStatus``)."""
+    if not isinstance(sandbox, dict):
+        return f"sandbox {sandbox}"
+    mode = sandbox.get("mode")
+    if mode != "off" and sandbox.get("enforced") is False:
+        return f"sandbox {mode} is NOT enforced here ({sandbox.get('reason')}): every command asks before it runs"
+    net = "" if mode == "off" else ", network on" if sandbox.get("network") else ", no network"
+    return f"sandbox {mode}{net}"
 
 
-async def undo(client: Client, printer: Printer, sid: str) -> None:
-    """``/undo``: put back the file the last applied edit changed (and any later edits), as before that edit."""
-    if printer.last_edit is None:
-        printer.write("— no edit to undo in this chat yet (/rewind lists the turns)")
-        return
-    turn_id, call_id, path = printer.last_edit
-    params = {"sessionId": sid, "toTurnId": turn_id, "toolCallId": call_id}
-    result = await client.call("rewindFiles", params, RewindFilesResult)
-    rewound(printer, result)
-    printer.write(f"— undid the edit of {path}. {result.note}")
-    printer.last_edit = None
+async def last_exchange(client: Client, sid: str, count: int) -> list[str]:
+    """Where a resumed session stopped: its last request and answer, a line each."""
+    params = {"sessionId": sid, "afterSeq": max(0, count - 8), "limit": 8}
+    items = (await client.call("readTranscript", params, ReadTranscriptResult)).items
+    lines = []
+    for role, who in (("user", "you"), ("assistant", "agent")):
+        said = next((i.content for i in reversed(items) if i.role == role and i.content), None)
+        if said:
+            flat = " ".join(printable(said).split())
+            cut = flat if len(flat) <= RECALL_WIDTH else flat[: RECALL_WIDTH - 1] + "…"
+            lines.append(f"  last {who}: {cut}")
+    return lines
+
+
+async def introduce(client: Client, printer: Printer, opened: OpenedSession, log_path: Path) -> None:
+    """The chat's first lines: which session, in which folder, resumed or new, and its MCP servers."""
+    if opened.resumed is not None:
+        info = opened.resumed
+        printer.write(f"resumed session {info.session_id} in {info.cwd}: {info.title} ({info.message_count} messages)")
+        for line in await last_exchange(client, info.session_id, info.message_count):
+            printer.write(line)
+    else:
+        printer.write(f"session {opened.id} in {opened.cwd} (server log: {log_path})")
+    settings = opened.settings
+    if settings.get("model"):
+        printer.write(f"model {settings['model']}")
+    if settings.get("sandbox"):
+        printer.write(sandbox_words(settings["sandbox"]))
+    servers = (await client.call("listMcpServers", {"sessionId": opened.id}, ListMcpServersResult)).servers
+    for line in server_lines(servers):
+        printer.write(line)
+
+
+__all__ = ["Printer", "add_parser", "ask_approval", "cached_share", "chat_main", "server_lines", "tokens"]

@@ -49,9 +49,10 @@ class Client:
         initialization_options: dict[str, Any] | None = None,
         cwd: str | None = None,
         new_session: bool = False,
+        stderr: Any = None,  # where the server's log lines go (None: this process's stderr)
     ) -> Client:
         """Start the server and initialize it."""
-        client, answer = await cls.start(env, args, initialization_options, cwd, new_session)
+        client, answer = await cls.start(env, args, initialization_options, cwd, new_session, stderr)
         return await client.initialized(answer)
 
     @classmethod
@@ -62,6 +63,7 @@ class Client:
         initialization_options: dict[str, Any] | None = None,
         cwd: str | None = None,
         new_session: bool = False,
+        stderr: Any = None,
     ) -> tuple[Client, asyncio.Future[Any]]:
         """Start the server and send ``initialize`` without waiting: the caller gets ready while the server boots,
         then awaits ``initialized(answer)``. ``new_session``: the server in its own process group, so a terminal's
@@ -73,7 +75,7 @@ class Client:
                 *(args or [sys.executable, "-m", "server"]),
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
-                stderr=None,
+                stderr=stderr,
                 env=child_env,
                 cwd=cwd,
                 limit=1 << 24,

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from server.cli.client import Client, RpcError
+from server.cli.flags import add_session_flags
 
 if TYPE_CHECKING:
     from server.cli.exec_output import Output, TurnRecord
@@ -39,15 +40,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "model is told why. Exit 0 done, 1 the turn failed, 2 bad usage or configuration, 130 interrupted.",
     )
     p.add_argument("task", help="the task; '-' reads it from stdin")
-    p.add_argument("--cwd", default=".", help="the session folder (default: the current folder)")
-    p.add_argument("--model", help="a [models.NAME] of config.toml (default: the [provider] model)")
-    p.add_argument("--policy", help="approval policy: ask (default), autoEdit, auto (everything runs)")
-    p.add_argument("--sandbox", metavar="MODE", help="sandbox mode for run_command, where the server has one")
-    resume = p.add_mutually_exclusive_group()
-    resume.add_argument("--resume", metavar="SESSION_ID", help="continue that session")
-    resume.add_argument(
-        "--continue", dest="continue_", action="store_true", help="continue the folder's latest session"
-    )
+    add_session_flags(p)  # shared with threadline chat
     p.add_argument("--output-format", choices=FORMATS, default="text")
     p.add_argument("--output-last-message", metavar="FILE", type=Path, help="also write the final answer to FILE")
     p.add_argument("--max-model-calls", metavar="N", type=_positive, help="end the turn (exit 1) after N model calls")

@@ -17,7 +17,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from server.cli.chat import cached_share, fold, money, printable, tokens
+from server.cli.printer import cached_share, fold, money, printable, tokens
 
 
 @dataclass

@@ -1,38 +1,26 @@
 """The session a ``threadline exec`` run works in: a new one, ``--resume ID``, or ``--continue`` (the folder's most
 recent), with ``--model``, ``--policy`` and ``--sandbox`` applied, and the ``init`` object describing it.
 
-Which policies and sandbox modes exist is read from the protocol types the server decodes its params with (this
-installation's), so ``--policy plan`` (issue 33) and ``--sandbox MODE`` (issue 30) are accepted exactly when the
-server has them, and refused before any server starts when it does not.
+The flags are ``server.cli.flags``'s and their checks ``server.cli.session_flags``'s, shared with ``threadline
+chat``: ``--policy plan`` (issue 33) and ``--sandbox MODE`` (issue 30) are accepted exactly when the server has
+them, and refused before any server starts when it does not.
 """
 
 from __future__ import annotations
 
 import argparse
-import types
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Any
 
 import msgspec
 
-from protocol.messages import (
-    CreateSessionParams,
-    CreateSessionResult,
-    ListModelsResult,
-    ListSessionsResult,
-    SessionInfo,
-    UpdateSessionParams,
-    UpdateSessionResult,
-)
+from protocol.messages import CreateSessionResult, ListModelsResult, UpdateSessionResult
 from server.cli.client import Client, RpcError
+from server.cli.session_flags import UsageError, check_choices, find_session, latest_session
 
 ZERO_TOTALS = {"inputTokens": 0, "outputTokens": 0, "cachedInputTokens": 0, "cacheWriteTokens": 0}
-LATER = {"plan": "plan mode (issue 33)"}  # values a later server knows, with what they need
-
-
-class UsageError(Exception):
-    """Bad usage or configuration: exit 2 with this message on stderr."""
+__all__ = ["ExecSession", "UsageError", "check_choices", "model_of", "open_session"]
 
 
 @dataclass
@@ -47,43 +35,6 @@ class ExecSession:
         except (RpcError, ConnectionError):  # the server is gone: the result still comes out, with zeros
             info = None
         return msgspec.to_builtins(info.totals) if info and info.totals else dict(ZERO_TOTALS)
-
-
-def wire_values(struct: type[msgspec.Struct], name: str) -> tuple[str, ...]:
-    """The strings ``struct``'s field ``name`` takes (its ``Literal``); () when the field does not exist."""
-    field = next((f for f in msgspec.structs.fields(struct) if f.name == name), None)
-    return _literals(field.type) if field is not None else ()
-
-
-def _literals(typ: Any) -> tuple[str, ...]:
-    origin = get_origin(typ)
-    if origin is Literal:
-        return tuple(a for a in get_args(typ) if isinstance(a, str))
-    if origin is Annotated:
-        return _literals(get_args(typ)[0])
-    if origin in (Union, types.UnionType):
-        return tuple(v for arg in get_args(typ) for v in _literals(arg))
-    return ()
-
-
-def check_choices(args: argparse.Namespace) -> None:
-    """``--policy`` and ``--sandbox`` against what the server takes; ``UsageError`` saying what is possible."""
-    policies = wire_values(CreateSessionParams, "approval_policy")
-    if args.policy is not None and args.policy not in policies:
-        needs = (
-            f"; {args.policy} needs {LATER[args.policy]}, which this server does not have"
-            if args.policy in LATER
-            else ""
-        )
-        raise UsageError(f"--policy must be one of {', '.join(policies)}, got {args.policy!r}{needs}")
-    if args.sandbox is not None:
-        # the mode goes to createSession/updateSession {sandbox} (issue 30), checked against the types they decode
-        params = UpdateSessionParams if args.resume or args.continue_ else CreateSessionParams
-        modes = wire_values(params, "sandbox")
-        if not modes:
-            raise UsageError("--sandbox needs the OS sandbox (issue 30), which this server does not have; leave it out")
-        if args.sandbox not in modes:
-            raise UsageError(f"--sandbox must be one of {', '.join(modes)}, got {args.sandbox!r}")
 
 
 async def open_session(client: Client, args: argparse.Namespace, title: str) -> ExecSession:
@@ -131,15 +82,3 @@ def model_of(models: ListModelsResult, name: str | None) -> str:
             "or [provider] in $THREADLINE_HOME/config.toml, or use --model NAME"
         )
     return chosen.model if chosen else name or ""
-
-
-async def latest_session(client: Client, cwd: Path) -> str:
-    sessions = (await client.call("listSessions", {"cwd": str(cwd), "limit": 1}, ListSessionsResult)).sessions
-    if not sessions:
-        raise UsageError(f"--continue: no session in {cwd} yet")
-    return sessions[0].session_id
-
-
-async def find_session(client: Client, session_id: str) -> SessionInfo | None:
-    sessions = (await client.call("listSessions", {}, ListSessionsResult)).sessions
-    return next((s for s in sessions if s.session_id == session_id), None)

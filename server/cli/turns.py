@@ -16,10 +16,18 @@ from typing import Any, Protocol
 from server.cli.client import Client, RpcError
 
 
+class Quit(Exception):
+    """Ctrl-C pressed again while the turn it cancels is still ending: the user wants out."""
+
+
 class Lines(Protocol):
     """Where a turn's lines go: ``server.cli.chat.Printer``."""
 
     def write(self, line: str) -> None: ...
+
+    def ended(self, result: dict[str, Any]) -> None: ...
+
+    def typed(self, line: str) -> None: ...
 
 
 async def read_line(prompt: str | None = None) -> str | None:
@@ -85,6 +93,8 @@ async def run_steerable(
         assert reader is not None
         waiting: set[asyncio.Future[Any]] = {reader, *turns}
         await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+        if any(t.done() and not t.cancelled() and isinstance(t.exception(), Quit) for t in turns):
+            raise Quit
         if not reader.done():
             continue
         line = reader.result()
@@ -95,6 +105,7 @@ async def run_steerable(
         reader = asyncio.ensure_future(read_line())
         if turn_input.take(line) or not line.strip():
             continue
+        printer.typed(line)
         if line.startswith("/") and not line.startswith("/queue "):
             printer.write(f"— {line.split()[0]} waits for the turn to end; type it again then")
             continue
@@ -112,24 +123,40 @@ async def run_steerable(
 
 
 async def run_turn(client: Client, printer: Lines, sid: str, text: str, queue: bool = False) -> int:
-    """One turn; Ctrl-C cancels it (the turn still ends normally, as ``cancelled``)."""
+    """One turn; Ctrl-C cancels it (the turn still ends normally, as ``cancelled``); Ctrl-C again before it has
+    ended leaves the chat (``Quit``). The ``cancelTurn`` request is always awaited, never left to fail unseen."""
     loop = asyncio.get_running_loop()
+    cancelling: list[asyncio.Task[None]] = []
+    _, submitted = client.start_request(
+        "submitTurn", {"sessionId": sid, "text": text, **({"queue": True} if queue else {})}
+    )
+    quitting = False
 
-    cancels: set[asyncio.Future[Any]] = set()
-
-    def cancel() -> None:
-        request = asyncio.ensure_future(client.request("cancelTurn", {"sessionId": sid}))
-        cancels.add(request)  # held until done: the loop keeps only weak references to tasks
-        request.add_done_callback(cancels.discard)
+    def interrupt() -> None:
+        nonlocal quitting
+        if cancelling:
+            quitting = True
+            submitted.cancel()
+            return
+        printer.write("— cancelling the turn (Ctrl-C again to quit)")
+        cancelling.append(asyncio.ensure_future(_cancel_turn(client, sid)))
 
     with contextlib.suppress(NotImplementedError, RuntimeError):  # not the main thread, or no signals here
-        loop.add_signal_handler(signal.SIGINT, cancel)
+        loop.add_signal_handler(signal.SIGINT, interrupt)
     try:
-        params: dict[str, Any] = {"sessionId": sid, "text": text, **({"queue": True} if queue else {})}
-        result = await client.request("submitTurn", params)
+        result = await submitted
+    except asyncio.CancelledError:
+        if not quitting:
+            raise
+        raise Quit from None
     finally:
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.remove_signal_handler(signal.SIGINT)
-    error = result.get("error")
-    printer.write(f"— turn ended: {result['stopReason']}" + (f": {error['message']}" if error else ""))
+        await asyncio.gather(*cancelling)
+    printer.ended(result)
     return 1 if result["stopReason"] == "error" else 0
+
+
+async def _cancel_turn(client: Client, sid: str) -> None:
+    with contextlib.suppress(RpcError, ConnectionError, TimeoutError):  # the turn ended anyway, or the server is gone
+        await asyncio.wait_for(client.request("cancelTurn", {"sessionId": sid}), 10)

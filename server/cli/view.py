@@ -15,8 +15,8 @@ import msgspec
 
 from protocol.turns import ContextViewResult
 from protocol.wire_text import PLACEHOLDER_PREFIX, SUMMARY_MARKER
-from server.cli.chat import tokens
 from server.cli.client import Client
+from server.cli.printer import tokens
 from server.context.tokens import estimate_message_tokens
 
 

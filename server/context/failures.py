@@ -7,6 +7,7 @@ verbatim) and the bench's and ``getContextView``'s counts of kept failures share
 - a non-zero exit code as the transcript records it: Claude Code's leading ``Exit code 2``, mini-swe-agent's
   ``<returncode>1</returncode>``, pi's trailing ``Command exited with code 1``, our ``command exited with code 1``
   and ``[exit code 1]``; a recorded exit code of 0 is a success whatever the output says;
+- a file write whose result lists the editor diagnostics it introduced (``INTRODUCED_MARKER``, issue 34);
 - an output that starts with an error marker: a traceback, ``fatal:``, ``Error:``, ``<tool_use_error>``, a denial,
   an interrupted or aborted call.
 
@@ -28,7 +29,11 @@ from typing import Any
 
 from protocol.wire_text import PLACEHOLDER_PREFIX
 
-__all__ = ["call_label", "failure_telling", "fit_failure", "is_failure", "telling_line"]
+__all__ = ["INTRODUCED_MARKER", "call_label", "failure_telling", "fit_failure", "is_failure", "telling_line"]
+
+# A file write whose result carries this line caused errors or warnings the editor reports (issue 34,
+# ``server.editor.edits``): the write succeeded but the code it left does not, so the call counts as a failure.
+INTRODUCED_MARKER = "Editor diagnostics introduced by this edit"
 
 FAILED_STATUSES = frozenset({"error", "denied"})
 # Tools whose successful output is someone else's text (a file, a listing, search hits, a sub-agent's report):
@@ -103,6 +108,8 @@ def is_failure(text: str, tool: str | None = None, status: str | None = None) ->
     """True when this tool result comes from a call that failed (B-SUM-10; see the module doc). ``tool``: the
     called tool's name, when known; ``status``: the stored tool status (``ok``/``error``/``denied``), when known."""
     if status in FAILED_STATUSES:
+        return True
+    if f"\n{INTRODUCED_MARKER} (" in text:
         return True
     if text.startswith(PLACEHOLDER_PREFIX):
         return False

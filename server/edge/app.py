@@ -169,6 +169,8 @@ class ThreadlineServer(LanguageServer):
                 data={"code": "Unauthorized"},
             )
         self.runtime.configure(options)
+        capabilities = getattr(params, "capabilities", None)
+        self.runtime.connect_editor(getattr(capabilities, "experimental", None))
         self.initialized = True
 
     def gate(self, message: Any) -> JsonRpcException | None:

@@ -44,6 +44,7 @@ class ProviderError(Exception):
         retry_after: float | None = None,
         retryable: bool | None = None,
         prompt_tokens: int | None = None,
+        context_window: int | None = None,
     ) -> None:
         if kind not in KINDS:
             raise ValueError(f"unknown ProviderError kind {kind!r}")
@@ -55,6 +56,7 @@ class ProviderError(Exception):
         self.retry_after = retry_after
         self.retryable = kind in RETRYABLE_KINDS if retryable is None else retryable
         self.prompt_tokens = prompt_tokens  # context_too_long: the provider's count of the refused prompt, if said
+        self.context_window = context_window  # context_too_long: the window the server says it has, if said
 
     def __repr__(self) -> str:
         return f"ProviderError(kind={self.kind!r}, status={self.status!r}, message={self.message!r})"
@@ -91,7 +93,31 @@ _REFUSED_PROMPT_TOKENS = (
     re.compile(r"requested (?:about )?\d{1,9} tokens \((\d{1,9}) (?:in the messages|of text input)"),  # DeepSeek, vLLM
     re.compile(r"prompt \((\d{1,9}) tokens\) is too long"),  # vLLM
     re.compile(r'"n_prompt_tokens": ?(\d{1,9})'),  # llama.cpp server
+    re.compile(r"request \((\d{1,9}) tokens\) exceeds the available context size"),  # llama.cpp's message
+    re.compile(r"your request has (\d{1,9}) input tokens"),  # vLLM (since 0.10)
 )
+
+
+# What a context-too-long answer says the server's real window is (issue 28: a window configured larger than the
+# server's could not recover). Linear patterns, on a bounded prefix.
+_STATED_WINDOW = (
+    re.compile(r'"n_ctx": ?(\d{1,9})'),  # llama.cpp server's exceed_context_size_error
+    re.compile(r"available context size \((\d{1,9}) tokens\)"),  # llama.cpp server's message
+    re.compile(r"maximum context length is (\d{1,9}) tokens"),  # OpenAI, DeepSeek, vLLM, OpenRouter
+    re.compile(r"prompt is too long: \d{1,9} tokens > (\d{1,9}) maximum"),  # Anthropic
+    re.compile(r"exceeded model token limit: (\d{1,9})"),  # Moonshot / Kimi
+    re.compile(r"range of input length should be \[1, ?(\d{1,9})\]", re.IGNORECASE),  # Qwen / DashScope
+)
+
+
+def stated_context_window(body: str) -> int | None:
+    """The context window a provider's context-too-long answer says it has, when it says; else None."""
+    head = body[:20_000]
+    for pattern in _STATED_WINDOW:
+        match = pattern.search(head)
+        if match:
+            return int(match.group(1)) or None
+    return None
 
 
 def refused_prompt_tokens(body: str) -> int | None:
@@ -213,6 +239,7 @@ def error_for_status(
             "context_too_long",
             f"The request is longer than the model's context window (HTTP {status}).{suffix}",
             prompt_tokens=refused_prompt_tokens(body),
+            context_window=stated_context_window(body),
         )
     if status >= 500:
         return err("server", f"The provider had a server error (HTTP {status}).{suffix}")
@@ -248,9 +275,13 @@ def error_in_stream(
         kind = "bad_request"
     else:
         kind = "server"
-    tokens = refused_prompt_tokens(body) if kind == "context_too_long" else None
+    too_long = kind == "context_too_long"
     return ProviderError(
-        kind, f"The provider reported an error mid-stream: {said}", partial=partial, prompt_tokens=tokens
+        kind,
+        f"The provider reported an error mid-stream: {said}",
+        partial=partial,
+        prompt_tokens=refused_prompt_tokens(body) if too_long else None,
+        context_window=stated_context_window(body) if too_long else None,
     )
 
 

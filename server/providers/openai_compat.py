@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -45,11 +46,17 @@ class OpenAICompatibleProvider(HttpProvider):
         model: str,
         *,
         extra_headers: dict[str, Any] | None = None,
+        max_output_tokens: int | None = None,
         **options: Any,
     ) -> None:
         super().__init__(base_url, api_key, model, **options)
         self._extra_headers = dict(extra_headers or {})
         self._send_stream_options = True
+        self.max_output_tokens = max_output_tokens
+        # OpenAI's own API takes `max_completion_tokens` (its reasoning models refuse `max_tokens`); the servers
+        # that copy the API (llama.cpp, vLLM, Ollama, DeepSeek, OpenRouter...) all read `max_tokens`.
+        host = urlsplit(self.base_url).hostname or ""
+        self._max_tokens_field = "max_completion_tokens" if host == "api.openai.com" else "max_tokens"
 
     async def stream_chat(
         self,
@@ -66,6 +73,8 @@ class OpenAICompatibleProvider(HttpProvider):
         body: dict[str, Any] = {"model": self.model, "messages": without_reasoning_items(messages), "stream": True}
         if self._send_stream_options:
             body["stream_options"] = {"include_usage": True}
+        if self.max_output_tokens:
+            body[self._max_tokens_field] = self.max_output_tokens
         if tools:
             body["tools"] = tools
             body["tool_choice"] = "auto"

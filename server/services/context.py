@@ -19,8 +19,9 @@ from server.agent.digests import stable_prefix_tokens
 from server.agent.emit import Emitter
 from server.agent.models import provider_settings
 from server.agent.view_resume import build_view, keep_resume_point, save_unsaved
-from server.agent.views import COMPACTION_EVENT, effective_settings, stored_compaction
+from server.agent.views import COMPACTION_EVENT, effective_settings, recall_server_window, stored_compaction
 from server.context import RequestView, ViewSettings, estimate_text_tokens, fit_to_window
+from server.editor.tools import editor_tools
 from server.errors import InvalidParams
 from server.mcp.service import load_frozen
 from server.services.core import Core
@@ -44,6 +45,7 @@ async def session_tool_overhead_tokens(core: Core, stored: StoredSession) -> int
     a subagent's session, ``task`` (B-SUB-1), as the turn's loop offers them."""
     frozen = await load_frozen(core.store, stored.id)
     own = [] if stored.parent_tool_call_id else [task_spec(core, Path(stored.cwd))]
+    own += [t.spec() for t in editor_tools(core.editor).values()] if core.editor else []
     return tool_overhead_tokens([*own, *(frozen.specs() if frozen else [])])
 
 
@@ -72,7 +74,8 @@ async def context_view(
     settings = view_settings(core.settings, stored, context_window_tokens, threshold_ratio, keep_recent_tokens)
     reserved = await session_tool_overhead_tokens(core, stored)
     model = provider_settings(core.settings, stored).model or ""
-    effective = effective_settings(settings, reserved, core.calibrations.get(model))
+    await recall_server_window(core.store, session_id, core.server_windows)
+    effective = effective_settings(settings, reserved, core.calibrations.get(model), core.server_windows.get(model))
     compaction = await stored_compaction(core.store, session_id)
     view = await build_view(
         core.store,
@@ -146,6 +149,7 @@ async def compact_session(core: Core, session_id: str, focus: str | None) -> Com
         view_settings(core.settings, stored),
         await session_tool_overhead_tokens(core, stored),
         core.calibrations.get(model),
+        core.server_windows.get(model),
     )
     view, tokens = await build_view(
         core.store,

@@ -16,6 +16,7 @@ from server.artifacts import ArtifactStore
 from server.checkpoints import Blobs
 from server.config import Settings
 from server.context import Calibration
+from server.editor.link import EditorLink, parse_capabilities
 from server.hooks.service import HookService
 from server.mcp.service import McpService
 from server.sessions import Session, Sessions
@@ -49,10 +50,14 @@ class Core:
         self._notify, self._ask = notify, ask
         self.processes = ProcessGroups()
         self.calibrations: dict[str, Calibration] = {}  # B-TOK-3, per model
+        # per model: the context window its server stated when it refused a prompt (issue 28), for every session
+        # on that model; each session also keeps it as an event, for a restarted server
+        self.server_windows: dict[str, int] = {}
         self.mcp = McpService(settings.home, settings.mcp_servers, self.notify)  # shared MCP servers (server.mcp)
         self.hooks = HookService(settings.home, settings.hooks)  # [[hooks.EVENT]] and project hooks (server.hooks)
         self.sessions = Sessions(lambda: self.store, on_forget=self.mcp.forget_session)
         self.blobs = Blobs(settings.checkpoints_dir)  # file checkpoint contents (server.checkpoints)
+        self.editor: EditorLink | None = None  # what the client's editor answers (issue 34); None: nothing
         self._store: Store | None = None
         self._artifacts: ArtifactStore | None = None
 
@@ -67,6 +72,11 @@ class Core:
         if self._artifacts is None:
             raise RuntimeError("the store is not open")
         return self._artifacts
+
+    def connect_editor(self, experimental: Any) -> None:
+        """Keep what ``initialize``'s ``capabilities.experimental.threadline.editor`` advertised (issue 34)."""
+        caps = parse_capabilities(experimental)
+        self.editor = None if caps is None else EditorLink(caps, self.ask_client, self.settings.editor_timeout_seconds)
 
     def notify(self, method: str, params: Any) -> None:
         self._notify(method, params)

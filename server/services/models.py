@@ -93,7 +93,9 @@ def new_provider(p: ProviderSettings, read_timeout: float) -> ChatProvider:
         return ResponsesProvider(
             p.base_url, p.api_key, p.model, read_timeout=read_timeout, max_output_tokens=p.max_output_tokens
         )
-    return OpenAICompatibleProvider(p.base_url, p.api_key, p.model, read_timeout=read_timeout)
+    return OpenAICompatibleProvider(
+        p.base_url, p.api_key, p.model, read_timeout=read_timeout, max_output_tokens=p.max_output_tokens
+    )
 
 
 def list_models(settings: Settings) -> ListModelsResult:

@@ -15,8 +15,11 @@ from server.agent.approvals import Approvals, approval_policy
 from server.agent.batches import TASK_TOOL
 from server.agent.emit import Emitter
 from server.agent.loop import Turn
-from server.agent.views import ViewBuilder
+from server.agent.views import ViewBuilder, recall_server_window
 from server.checkpoints import Checkpointer
+from server.editor.attach import attach_context
+from server.editor.edits import EditWatch
+from server.editor.tools import editor_tools
 from server.errors import InvalidParams
 from server.frozen import read_frozen_context
 from server.hooks.service import SessionHooks
@@ -54,6 +57,15 @@ async def submit_turn(core: Core, params: SubmitTurnParams) -> SubmitTurnResult:
         emit(u.TurnCompleted(stop_reason="error", error=error))  # clients close a turn on this, as for any turn
         return SubmitTurnResult(turn_id=turn_id, stop_reason="error", usage=TurnUsage(), error=error)
 
+    text = params.text
+    if core.recorded_tools is None and (params.context or "@" in text):  # a replay's text has its blocks already
+        attached = await attach_context(
+            Path(stored.cwd), session.id, core.artifacts, core.editor, text, params.context or []
+        )
+        text = attached.text
+        for note in attached.notes:
+            emit(u.Notice(level="warning", message=note))
+
     def cancelled() -> SubmitTurnResult:  # cancelled (or its session deleted) before it began: nothing was stored
         emit(u.TurnCompleted(stop_reason="cancelled"))
         return SubmitTurnResult(turn_id=turn_id, stop_reason="cancelled", usage=TurnUsage())
@@ -64,7 +76,7 @@ async def submit_turn(core: Core, params: SubmitTurnParams) -> SubmitTurnResult:
             turn = await build_turn(core, session, current, provider, turn_id, max_model_calls=params.max_model_calls)
         except asyncio.CancelledError:
             return cancelled()
-        return await turn.run(params.text, params.images)
+        return await turn.run(text, params.images)
 
     # Registered before it is built, so a deleteSession or cancelTurn arriving meanwhile finds it.
     return await session.turns.wait(
@@ -120,7 +132,11 @@ async def build_turn(
         core.settings.api_keys(),
         tuple(frozen.skill_roots) if frozen else (),
         core.processes,
-        session_tools={} if child else {TASK_TOOL: task_tool(core, session, cwd, build_turn)},
+        session_tools={
+            **(editor_tools(core.editor) if core.editor else {}),
+            **({} if child else {TASK_TOOL: task_tool(core, session, cwd, build_turn)}),
+        },
+        edit_watch=EditWatch(core.editor) if core.editor and core.recorded_tools is None else None,
         allowed=child.tools if child else None,
         sandbox=sandbox,
     )
@@ -135,12 +151,14 @@ async def build_turn(
             await core.store.add_event(session.id, "notice", {"level": "warning", "message": notice}, turn_id)
         return [NewMessage("system", text) for text in [*frozen.messages, *(child.instructions if child else [])]]
 
+    await recall_server_window(core.store, stored.id, core.server_windows)
     views = ViewBuilder(
         core.store,
         view_settings(core.settings, stored),
         provider.model,
         core.calibrations,
         overhead_tokens=tool_overhead_tokens([t.spec() for t in tools.session_tools.values()]),
+        server_windows=core.server_windows,
         session=session,
     )
     policy = approval_policy(stored.approval_policy, core.settings.approval_policy)

@@ -7,7 +7,8 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from server.tools import command, files, memory, recall
-from server.tools.base import Tool, ToolContext, ToolDenied, ToolFailure, ToolOutcome
+from server.tools.base import EditWatcher, Tool, ToolContext, ToolDenied, ToolFailure, ToolOutcome
+from server.workspace import OutsideWorkspace, resolve_inside
 
 # What runs one tool call: ``run_tool`` below, or a replay's recorded results (``server.replay``).
 ToolRunner = Callable[[ToolContext, str, dict[str, Any]], Awaitable[ToolOutcome]]
@@ -44,6 +45,8 @@ async def run_tool(ctx: ToolContext, name: str, args: dict[str, Any]) -> ToolOut
         available = ", ".join(tools)
         return ToolOutcome(f"Tool failed: unknown tool {name!r}; available: {available}", "error")
     try:
+        if ctx.edit_watch is not None and tool.writes_paths:
+            return ToolOutcome(await _watched(ctx, ctx.edit_watch, tool, args), "ok")
         return ToolOutcome(await tool.run(ctx, args), "ok")
     except ToolDenied as exc:
         return ToolOutcome(str(exc), "denied")
@@ -51,6 +54,21 @@ async def run_tool(ctx: ToolContext, name: str, args: dict[str, Any]) -> ToolOut
         return ToolOutcome(f"Tool failed: {exc}", "error")
     except (OSError, UnicodeError, ValueError) as exc:
         return ToolOutcome(f"Tool failed: {type(exc).__name__}: {exc}", "error")
+
+
+async def _watched(ctx: ToolContext, watch: EditWatcher, tool: Tool, args: dict[str, Any]) -> str:
+    """Run a file write between two looks at the editor's diagnostics for the file; the problems the write
+    introduced are appended to its result (issue 34)."""
+    raw = args.get(tool.writes_paths[0])
+    try:
+        path = resolve_inside(ctx.cwd, raw) if isinstance(raw, str) else None
+    except OutsideWorkspace:
+        path = None  # the tool itself refuses it
+    if path is None:
+        return await tool.run(ctx, args)
+    before = await watch.before(path)
+    result = await tool.run(ctx, args)
+    return result + await watch.after(ctx.cwd, path, before)
 
 
 __all__ = [

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
     from server.artifacts import ArtifactStore
@@ -45,6 +45,17 @@ class ToolContext:
     tool_call_id: str | None = None  # the call being run (set per call by the loop; ``task`` names its child so)
     allowed: frozenset[str] | None = None  # a named agent's ``tools`` allow-list (B-SUB-1); None: every tool
     sandbox: CommandSandbox | None = None  # how run_command confines its processes (None: not at all)
+    edit_watch: EditWatcher | None = None  # the editor's diagnostics around a file write (issue 34)
+
+
+class EditWatcher(Protocol):
+    """Looks at a written file's diagnostics before and after the write (``server.editor.edits.EditWatch``)."""
+
+    async def before(self, path: Path) -> Any: ...
+
+    async def after(self, cwd: Path, path: Path, before: Any) -> str:
+        """What to append to the write's result: the problems it introduced ("" for none)."""
+        ...
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,19 @@ from server.transcript.records import MESSAGE_COLUMNS, Artifact, Session, new_id
 SESSION_COLUMNS = (
     "id, title, cwd, created_at, updated_at, last_seq, parent_id, approval_policy, model, parent_tool_call_id"
 )
+UNTITLED = "New session"  # a session created without a title, until its first prompt names it
+TITLE_MAX_CHARS = 80
+
+
+def title_of(prompt: str) -> str | None:
+    """A session's title from its first prompt: the first non-blank line, spaces collapsed, at most
+    ``TITLE_MAX_CHARS`` (cut at a word where one is near, marked with an ellipsis); None for a blank prompt."""
+    line = next((" ".join(line.split()) for line in prompt.splitlines() if line.strip()), "")
+    if len(line) <= TITLE_MAX_CHARS:
+        return line or None
+    cut = line[: TITLE_MAX_CHARS - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > TITLE_MAX_CHARS // 2 else cut).rstrip() + "…"
 
 
 class SessionQueries(Queries):
@@ -34,7 +47,7 @@ class SessionQueries(Queries):
     ) -> Session:
         """``parent``: (session id, tool call id) of the ``task`` call a subagent's session runs for (B-SUB-1)."""
         sid, stamp = new_id("ses_"), now()
-        title = title or "New session"
+        title = title or UNTITLED
         parent_id, call_id = parent or (None, None)
         async with self._write() as db:
             await db.execute(
@@ -79,6 +92,19 @@ class SessionQueries(Queries):
             cur = await db.execute("UPDATE sessions SET approval_policy = ? WHERE id = ?", (policy, session_id))
             if cur.rowcount == 0:
                 raise SessionNotFound(f"no session {session_id!r}")
+
+    async def title_from_prompt(self, session_id: str, prompt: str) -> None:
+        """Name an untitled session after its first prompt (issue 28: clients listed every session as "New
+        session"). Before that prompt is stored; an explicit title, or one already derived, is kept."""
+        title = title_of(prompt)
+        if title is None:
+            return
+        async with self._write() as db:
+            await db.execute(
+                "UPDATE sessions SET title = ? WHERE id = ? AND title = ?"
+                " AND NOT EXISTS (SELECT 1 FROM messages WHERE session_id = ? AND role = 'user')",
+                (title, session_id, UNTITLED, session_id),
+            )
 
     async def set_model(self, session_id: str, model: str | None) -> None:
         """The session's named model (``[models.NAME]``); None falls back to the server's default provider."""

@@ -101,7 +101,7 @@ async def test_a_write_asks_permission_and_arrives_as_a_diff(acp, folder):
     [start] = acp.editor.of(sid, "tool_call")
     assert start.kind == "edit" and start.raw_input == {"path": "one.txt", "content": "first\n"}
     assert [loc.path for loc in start.locations] == [str((folder / "one.txt").resolve())]
-    [end] = acp.editor.of(sid, "tool_call_update")
+    *_, end = acp.editor.of(sid, "tool_call_update")  # after its in_progress
     assert end.status == "completed"
     diff = end.content[0]
     assert diff.type == "diff" and diff.old_text is None and diff.new_text == "first\n"
@@ -123,7 +123,7 @@ async def test_an_edit_diff_has_the_whole_file_before_and_after(acp, folder):
     )
     sid = await new(acp, folder)
     await acp.prompt(sid, "edit")
-    [end] = acp.editor.of(sid, "tool_call_update")
+    *_, end = acp.editor.of(sid, "tool_call_update")
     assert end.content[0].old_text == "x = 1\ny = 2\n" and end.content[0].new_text == "x = 1\ny = 3\n"
 
 
@@ -181,17 +181,6 @@ async def test_cancel_during_a_permission_request_answers_cancelled(acp, folder)
     await asyncio.wait_for(acp.editor.asked.wait(), 10)
     await acp.conn.cancel(session_id=sid)
     assert (await running).stop_reason == "cancelled"
-    [asked] = [
-        m
-        for m in acp.received
-        if m.get("method") == "session/request_permission" and m["params"]["toolCall"]["toolCallId"] == "call_p1"
-    ]
-    await acp.wait_for(
-        lambda: (
-            {"requestId": asked["id"]}
-            in [m.get("params") for m in acp.received if m.get("method") == "$/cancel_request"]
-        )
-    )
     acp.editor.release.set()
     assert not (folder / "held.txt").exists()
     [end] = acp.editor.of(sid, "tool_call_update")

@@ -81,3 +81,36 @@ async def test_an_unknown_model_or_option_is_an_error_and_changes_nothing(acp, f
     assert exc.value.data is not None and exc.value.data["code"] == "UnknownConfigOption"
     resumed = await acp.conn.resume_session(session_id=sid, cwd=str(folder), mcp_servers=[])
     assert picker(resumed.config_options).current_value == "default"
+
+
+async def test_issue_28_the_approval_policy_is_a_mode_config_option_kept_in_sync_with_set_mode(acp, folder):
+    """With ``[models.NAME]`` configured, clients that follow ACP's advice use config options and drop ``modes``:
+    the policy is offered as a config option (category ``mode``) and both ways of switching it agree."""
+    created = await acp.conn.new_session(cwd=str(folder), mcp_servers=[])
+    sid = created.session_id
+    mode = picker(created.config_options, "mode")
+    assert (mode.category, mode.current_value) == ("mode", created.modes.current_mode_id)
+    assert [o.value for o in mode.options] == [m.id for m in created.modes.available_modes]
+
+    answer = await acp.conn.set_config_option(config_id="mode", session_id=sid, value="auto")
+    assert picker(answer.config_options, "mode").current_value == "auto"
+    await acp.wait_for(lambda: acp.editor.of(sid, "current_mode_update"))
+    assert [u.current_mode_id for u in acp.editor.of(sid, "current_mode_update")] == ["auto"]
+    acp.fake.reset()
+    acp.fake.push(
+        {"tool_calls": [{"id": "call_mo1", "name": "run_command", "arguments": {"command": "echo hi > m.txt"}}]},
+        {"content": "ok"},
+    )
+    assert (await acp.prompt(sid, "run")).stop_reason == "end_turn"
+    assert acp.editor.permissions == [] and (folder / "m.txt").exists()  # the option's policy is the session's
+
+    await acp.conn.set_session_mode(session_id=sid, mode_id="ask")
+    await acp.wait_for(lambda: acp.editor.of(sid, "config_option_update"))
+    [update] = acp.editor.of(sid, "config_option_update")
+    assert picker(update.config_options, "mode").current_value == "ask"
+    resumed = await acp.conn.resume_session(session_id=sid, cwd=str(folder), mcp_servers=[])
+    assert picker(resumed.config_options, "mode").current_value == "ask" == resumed.modes.current_mode_id
+    with pytest.raises(RequestError) as exc:
+        await acp.conn.set_config_option(config_id="mode", session_id=sid, value="yolo")
+    assert exc.value.data is not None and exc.value.data["code"] == "UnknownMode"
+    assert schema_errors(acp.received, acp.sent_methods) == []

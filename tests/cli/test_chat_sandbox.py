@@ -8,22 +8,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-import msgspec
-
-from protocol.sessions import SandboxStatus
-from server.cli.chat import Printer, ask_approval, sandbox_line
+from server.cli.chat import Printer, ask_approval, sandbox_words
 from tests.harness import server_env
 
 
-def test_B_SBX_2_the_sandbox_line_says_what_commands_may_do_and_who_is_asked():
-    on = SandboxStatus(mode="workspace-write", enforced=True, mechanism="landlock-v7+userns", network=False)
-    line = sandbox_line(on, "autoEdit")
-    assert "policy autoEdit (confined commands run without asking)" in line
-    assert "sandbox workspace-write: commands write only in this folder (not .git/) and $TMPDIR, no network" in line
-    off = sandbox_line(msgspec.structs.replace(on, enforced=False, reason="no Landlock"), None)
-    assert "NOT enforced here (no Landlock): every command asks" in off
-    unboxed = msgspec.structs.replace(on, mode="off", enforced=False)
-    assert sandbox_line(unboxed, "ask").endswith("commands run with all your rights")
+def test_B_SBX_2_the_sandbox_words_say_what_commands_may_do():
+    on = {"mode": "workspace-write", "enforced": True, "mechanism": "landlock-v7+userns", "network": False}
+    assert sandbox_words(on) == "sandbox workspace-write, no network"
+    off = sandbox_words({**on, "enforced": False, "reason": "no Landlock"})
+    assert off == "sandbox workspace-write is NOT enforced here (no Landlock): every command asks before it runs"
+    assert sandbox_words({**on, "mode": "off", "enforced": False}) == "sandbox off"
 
 
 async def test_B_SBX_3_an_escalation_is_said_before_the_request():

@@ -166,6 +166,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self.send_json(200, self.fake.requests)
         if self.path.rstrip("/") == "/v1/models":
             return self._models()
+        if self.path == "/health":  # llama-server's readiness check (bench/local_llama.py waits on it)
+            return self.send_json(200, {"status": "ok"})
         self.send_rejection(rules.Rejection(404, f"Invalid URL (GET {self.path})"))
 
     def do_POST(self) -> None:

@@ -2,7 +2,8 @@
 
 Script items: ``content``, ``reasoning`` (a summary, streamed, and an encrypted reasoning item), ``tool_calls``
 ([{id, name, arguments: dict or a raw string}]), ``error`` ({status, code?, message, in_stream?}), ``ptl`` (refuse as
-over the window), ``chunks``/``chunk_delay`` (stream the text in that many pieces, waiting between them).
+over the window), ``chunks``/``chunk_delay`` (stream the text in that many pieces, waiting between them),
+``incomplete`` (end with ``response.incomplete``, reason ``max_output_tokens``, as a cut answer does).
 
 With ``store: false`` nothing is kept between requests, so a reasoning item must come back with its
 ``encrypted_content`` (only sent when ``include`` asks for it), and a function call the model made after
@@ -216,6 +217,12 @@ class FakeResponses(NativeFake):
             output.append(fc)
         usage = self._usage(body["input"])
         record["usage"] = usage
+        if item.get("incomplete"):  # stopped at max_output_tokens: the last item and the response are incomplete
+            if output:
+                output[-1] = {**output[-1], "status": "incomplete"}
+            reason = {"reason": "max_output_tokens"}
+            cut = {**response, "status": "incomplete", "incomplete_details": reason, "output": output, "usage": usage}
+            return [*events, ("response.incomplete", {"type": "response.incomplete", "response": cut})]
         completed = {**response, "status": "completed", "output": output, "usage": usage}
         return [*events, ("response.completed", {"type": "response.completed", "response": completed})]
 

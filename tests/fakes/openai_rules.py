@@ -9,7 +9,7 @@ from typing import Any
 ROLES = ("system", "assistant", "user", "function", "tool", "developer")
 # DeepSeek rejects reasoning_content sent back in input; OpenAI rejects any unknown message field.
 REASONING_FIELDS = ("reasoning_content", "reasoning")
-PTL_STYLES = ("openai", "deepseek", "qwen", "moonshot", "openrouter", "vllm", "llamacpp", "ollama")
+PTL_STYLES = ("openai", "deepseek", "qwen", "moonshot", "openrouter", "vllm", "vllm-v1", "llamacpp", "ollama")
 
 
 class Rejection(Exception):
@@ -98,8 +98,25 @@ def check_request(body: Any, *, models: list[str] | None) -> None:
         raise Rejection(
             400, "The 'stream_options' parameter is only allowed when 'stream' is enabled.", param="stream_options"
         )
+    for field in ("max_tokens", "max_completion_tokens"):
+        _check_output_limit(body, field)
     _check_tools(body)
     check_messages(body.get("messages"))
+
+
+def _check_output_limit(body: dict[str, Any], field: str) -> None:
+    if field not in body or body[field] is None:
+        return
+    value = body[field]
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise _invalid_type(field, "an integer", value)
+    if value < 1:
+        raise Rejection(
+            400,
+            f"Invalid '{field}': integer below minimum value. Expected a value >= 1, but got {value} instead.",
+            param=field,
+            code="integer_below_min_value",
+        )
 
 
 def check_messages(messages: Any) -> None:
@@ -321,8 +338,16 @@ def context_too_long(style: str, window: int, tokens: int) -> Rejection:
             message,
             body={"object": "error", "message": message, "type": "BadRequestError", "param": None, "code": 400},
         )
-    if style == "llamacpp":
-        message = "the request exceeds the available context size, try increasing it"
+    if style == "vllm-v1":  # vLLM since 0.10 (V1 engine), the error nested as OpenAI nests it
+        message = (
+            f"This model's maximum context length is {window} tokens. However, your request has {tokens} input "
+            f"tokens. Please reduce the length of the input messages. None"
+        )
+        return Rejection(
+            400, message, body={"error": {"message": message, "type": "BadRequestError", "param": None, "code": 400}}
+        )
+    if style == "llamacpp":  # llama-server's format_error_response(ERROR_TYPE_EXCEED_CONTEXT_SIZE)
+        message = f"request ({tokens} tokens) exceeds the available context size ({window} tokens), try increasing it"
         return Rejection(
             400,
             message,

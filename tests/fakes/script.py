@@ -51,6 +51,21 @@ def check_item(item: Any) -> dict[str, Any]:
     return item
 
 
+def _within_output_limit(item: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+    """As a real server does with ``max_tokens`` (``max_completion_tokens``): a text answer longer than the limit
+    (4 characters a token) stops there with ``finish_reason: "length"``."""
+    limit = body.get("max_completion_tokens") or body.get("max_tokens")
+    content = item.get("content")
+    if (
+        not isinstance(limit, int)
+        or not isinstance(content, str)
+        or item.get("tool_calls")
+        or len(content) <= limit * 4
+    ):
+        return item
+    return {**item, "content": content[: limit * 4], "finish_reason": "length"}
+
+
 class ScriptedAnswer:
     """One scripted answer, written to the socket through the fake's request handler."""
 
@@ -66,7 +81,7 @@ class ScriptedAnswer:
         self.handler = handler
         self.record = record
         self.body = body
-        self.item = item
+        self.item = _within_output_limit(item, body)
         self.prompt_tokens = prompt_tokens
         self.cached_tokens = min(max(0, cached_tokens), prompt_tokens)
         self.model = body["model"]

@@ -402,7 +402,8 @@ PTL_WORDINGS = {
     "moonshot": "Your request exceeded model token limit: 100",
     "openrouter": "This endpoint's maximum context length is 100 tokens.",
     "vllm": "This model's maximum context length is 100 tokens.",
-    "llamacpp": "the request exceeds the available context size",
+    "vllm-v1": "This model's maximum context length is 100 tokens. However, your request has",
+    "llamacpp": "exceeds the available context size (100 tokens), try increasing it",
     "ollama": "prompt too long; exceeded max context length by",
 }
 

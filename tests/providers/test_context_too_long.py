@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from server.providers import ProviderError, Retrying, StreamEvent, is_context_too_long
-from server.providers.errors import refused_prompt_tokens
+from server.providers.errors import refused_prompt_tokens, stated_context_window
 from tests.fakes.openai_rules import PTL_STYLES
 
 LONG = [{"role": "user", "content": "x" * 2_000}]
@@ -35,8 +35,14 @@ WORDINGS = {
     "vllm_new": '{"error": {"message": "The prompt (total length 10250) is longer than the maximum model length '
     'of 8192. Make sure that `max_model_len` is no smaller than the number of text tokens."}}',
     "vllm_input_prompt": "Input prompt (5000 tokens) is too long and exceeds limit of 4096",
-    "llamacpp": '{"error": {"code": 400, "message": "the request exceeds the available context size, try '
+    "llamacpp_old": '{"error": {"code": 400, "message": "the request exceeds the available context size, try '
     'increasing it", "type": "exceed_context_size_error", "n_prompt_tokens": 5000, "n_ctx": 4096}}',
+    "llamacpp": '{"error": {"code": 400, "message": "request (5000 tokens) exceeds the available context size '
+    '(4096 tokens), try increasing it", "type": "exceed_context_size_error", "n_prompt_tokens": 5000, '
+    '"n_ctx": 4096}}',
+    "vllm_v1": '{"error": {"message": "This model\'s maximum context length is 4096 tokens. However, your request '
+    'has 5000 input tokens. Please reduce the length of the input messages. None", "type": "BadRequestError", '
+    '"param": null, "code": 400}}',
     "anthropic": '{"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long: '
     '210000 tokens > 200000 maximum"}}',
     "generic_too_many_tokens": "Request has too many tokens for this model",
@@ -67,8 +73,28 @@ COUNTED = {
     "vllm": 4900,
     "vllm_input_prompt": 5000,
     "llamacpp": 5000,
+    "llamacpp_old": 5000,
+    "vllm_v1": 5000,
     "anthropic": 210000,
 }
+# The window the answer says the server has (issue 28: a window configured larger than the server's recovers).
+STATED = {
+    "openai": 128000,
+    "deepseek": 65536,
+    "qwen": 129024,
+    "moonshot": 8192,
+    "openrouter": 163840,
+    "vllm": 4096,
+    "vllm_v1": 4096,
+    "llamacpp": 4096,
+    "llamacpp_old": 4096,
+    "anthropic": 200000,
+}
+
+
+@pytest.mark.parametrize("name", sorted(WORDINGS))
+def test_issue_28_the_window_a_context_too_long_answer_states_is_read(name):
+    assert stated_context_window(WORDINGS[name]) == STATED.get(name)
 
 
 @pytest.mark.parametrize("name", sorted(WORDINGS))
@@ -98,12 +124,13 @@ async def test_R_PTL_1_each_style_over_http_is_context_too_long_and_not_retried(
     assert caught.value.kind == "context_too_long"
     assert caught.value.status == 400
     counted = fake.requests[0].get("prompt_tokens")
-    if style in ("openai", "deepseek", "openrouter", "vllm", "llamacpp"):
+    if style in ("openai", "deepseek", "openrouter", "vllm", "vllm-v1", "llamacpp"):
         assert caught.value.prompt_tokens is not None and caught.value.prompt_tokens > 100
     else:  # Qwen, Moonshot and Ollama say the limit or the excess, not the count
         assert caught.value.prompt_tokens is None, counted
     assert len(fake.requests) == 1
     assert not any(isinstance(e, Retrying) for e in events)
+    assert caught.value.context_window == (None if style == "ollama" else 100)  # Ollama says only the excess
 
 
 async def test_R_PTL_1_openai_wording_is_context_too_long(fake_provider, make_provider):

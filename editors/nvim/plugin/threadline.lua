@@ -65,3 +65,12 @@ end, { nargs = '?', desc = "Threadline: pick the session's model (listModels; ap
 cmd('ThreadlineStop', function()
   tl().stop(false)
 end, { desc = 'Threadline: stop the server' })
+
+cmd('ThreadlineAddSelection', function(o)
+  local item, err = require('threadline.editor').add_selection(o.line1, o.line2)
+  if not item then
+    vim.notify('threadline: ' .. err, vim.log.levels.WARN)
+  else
+    vim.notify(('threadline: lines %d-%d attached to your next message'):format(o.line1, o.line2))
+  end
+end, { range = true, desc = 'Threadline: attach the selected lines to the next message' })

@@ -29,7 +29,8 @@ function table(name, doc, entries) {
   const lines = Object.entries(entries).map(([method, spec]) => {
     const params = refName(spec.params, `${method}.params`);
     const result = spec.result ? refName(spec.result, `${method}.result`) : 'void';
-    return `  ${method}: [${params}, ${result}];`;
+    const key = /^[A-Za-z_$][\w$]*$/.test(method) ? method : `'${method}'`; // editor/diagnostics needs quotes
+    return `  ${key}: [${params}, ${result}];`;
   });
   return `/** ${doc} */\nexport interface ${name} {\n${lines.join('\n')}\n}\n`;
 }

@@ -8,3 +8,5 @@ npm run --silent package >/dev/null  # the e2e installs this .vsix
 echo "== 1/3 unit: RPC layer against the real server"; npm run --silent test:unit
 echo "== 2/3 webview: recorded protocol replay in headless Chromium"; npm run --silent test:webview
 echo "== 3/3 e2e: the packaged .vsix inside code-server (VS Code 1.100.3)"; npm run --silent test:e2e
+echo "== 3/3 e2e: editor grounding with VS Code's TypeScript features (issue 34)"
+E2E_DRIVER=editor.mjs E2E_SETTINGS=',"threadline.editor.settleMs":10000' npm run --silent test:e2e

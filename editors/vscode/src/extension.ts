@@ -2,13 +2,15 @@
 import * as vscode from 'vscode';
 import { ARTIFACT_SCHEME, ArtifactProvider } from './artifacts';
 import { DIFF_SCHEME, DiffDocuments } from './diffs';
+import { EditorBridge } from './editor';
 import { ServerManager } from './serverManager';
 import { ContextPanel } from './sidebar/contextPanel';
 import { SidebarProvider } from './sidebar/provider';
 
 export function activate(context: vscode.ExtensionContext): void {
   const output = vscode.window.createOutputChannel('Threadline');
-  const server = new ServerManager(context, output);
+  const editor = new EditorBridge();
+  const server = new ServerManager(context, output, editor);
   const diffs = new DiffDocuments();
   const sidebar = new SidebarProvider(context, server, diffs);
   const artifacts = new ArtifactProvider(server);
@@ -27,7 +29,12 @@ export function activate(context: vscode.ExtensionContext): void {
     });
 
   context.subscriptions.push(
-    output, server, sidebar,
+    output, editor, server, sidebar,
+    vscode.window.onDidChangeActiveTextEditor(() => editor.activeChanged()),
+    command('threadline.addSelection', async () => {
+      if (!editor.addSelection()) throw new Error('open a file and select the lines to attach');
+      await sidebar.reveal();
+    }),
     vscode.window.registerWebviewViewProvider(SidebarProvider.viewId, sidebar, { webviewOptions: { retainContextWhenHidden: true } }),
     vscode.workspace.registerTextDocumentContentProvider(ARTIFACT_SCHEME, artifacts),
     diffs, vscode.workspace.registerTextDocumentContentProvider(DIFF_SCHEME, diffs),

@@ -1,6 +1,7 @@
 // Owns the ThreadlineClient inside VS Code: builds its options from settings and SecretStorage, shows the
 // server's log in an output channel, and tells the person when the server dies and restarts.
 import * as vscode from 'vscode';
+import type { EditorBridge } from './editor';
 import { ThreadlineClient } from './rpc/client';
 import type { ApprovalPolicy, InitializationOptions } from './rpc/protocol';
 
@@ -15,7 +16,7 @@ export class ServerManager implements vscode.Disposable {
   readonly onDidChangeClient = this.changed.event;
   isBusy: () => boolean = () => false;
 
-  constructor(private readonly context: vscode.ExtensionContext, readonly output: vscode.OutputChannel) {
+  constructor(private readonly context: vscode.ExtensionContext, readonly output: vscode.OutputChannel, readonly editor?: EditorBridge) {
     this.client = this.createClient();
     this.disposables.push(vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration('threadline')) void this.settingsChanged();
@@ -57,6 +58,7 @@ export class ServerManager implements vscode.Disposable {
       env: process.env,
       log: (line) => this.output.appendLine(line),
       initializationOptions: () => this.initializationOptions(),
+      editor: this.editor, // editor/* answered from VS Code's language features (issue 34)
     });
     this.clientDisposables = [
       client.onCrash((info) => {

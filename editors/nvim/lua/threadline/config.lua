@@ -26,6 +26,14 @@ M.defaults = {
   diff_review = true,
   -- Typing while a turn runs: "ask" (vim.ui.select: Steer, the default, or Queue), "steer" or "queue".
   while_running = 'ask',
+  -- Editor grounding (issue 34): the agent asks Neovim's diagnostics and language servers (get_diagnostics,
+  -- find_definition, find_references, workspace_symbols, and the problems an edit introduced).
+  editor = {
+    enabled = true,
+    diagnostics_after_edit = true,
+    settle_ms = 1500, -- how long the server waits for a language server to see an edit
+    request_timeout_ms = 5000, -- per language-server request
+  },
   -- Milliseconds to wait for a clean shutdown when Neovim exits.
   shutdown_timeout = 1000,
 }

@@ -71,6 +71,13 @@ local function on_request(method, params)
     local decision = require('threadline.approval').ask(params or {}, s and s.chat)
     return { decision = decision }
   end
+  if method:match('^editor/') then
+    local result, err = require('threadline.editor').answer(method, params)
+    if result == nil then
+      return nil, vim.lsp.rpc.rpc_response_error(vim.lsp.protocol.ErrorCodes.InternalError, err)
+    end
+    return result
+  end
   return nil, vim.lsp.rpc.rpc_response_error(vim.lsp.protocol.ErrorCodes.MethodNotFound, 'unknown method ' .. method)
 end
 
@@ -114,6 +121,10 @@ function M.ensure_server()
     env = o.cmd_env,
     cwd = o.cmd_cwd,
     init_options = config.init_options(),
+    capabilities = (function()
+      local editor = require('threadline.editor').capabilities()
+      return editor and { experimental = { threadline = { editor = editor } } } or nil
+    end)(),
     on_notification = on_notification,
     on_request = on_request,
     on_exit = function(code, signal, expected)

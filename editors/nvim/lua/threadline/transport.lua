@@ -95,7 +95,7 @@ function Transport:_initialize()
     processId = vim.fn.getpid(),
     clientInfo = { name = 'threadline.nvim', version = tostring(vim.version()) },
     rootUri = vim.NIL,
-    capabilities = vim.empty_dict(),
+    capabilities = self.opts.capabilities or vim.empty_dict(),
     initializationOptions = self.opts.init_options or vim.empty_dict(),
   }
   self:_send('initialize', params, function(err, result)

@@ -75,7 +75,9 @@ function M._run_turn(s, text, queue, callback)
   s.queued = (s.queued or 0) + (queue and 1 or 0)
   table.insert(s.pending_user, text)
   s.chat:user(text)
-  tl().request('submitTurn', { sessionId = s.id, text = text, queue = queue or nil }, function(err, r)
+  local context = require('threadline.editor').take() -- :ThreadlineAddSelection's items (issue 34)
+  local params = { sessionId = s.id, text = text, queue = queue or nil, context = context }
+  tl().request('submitTurn', params, function(err, r)
     if queue then
       s.queued = s.queued - 1
     end

@@ -50,6 +50,7 @@ local function input_buffer(s)
   vim.bo[buf].bufhidden = 'hide'
   vim.bo[buf].swapfile = false
   vim.bo[buf].filetype = 'threadline_input'
+  vim.bo[buf].completefunc = "v:lua.require'threadline.editor'.complete" -- @path: <C-x><C-u>
   local function send()
     local text = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), '\n')
     if vim.trim(text) == '' then

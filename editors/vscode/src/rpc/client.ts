@@ -22,6 +22,7 @@ import type {
   ResultOf,
   SessionUpdate,
 } from './protocol';
+import type * as G from './protocol.generated';
 
 export type ClientState = 'stopped' | 'starting' | 'running' | 'crashed';
 
@@ -39,6 +40,19 @@ export interface ClientOptions {
   maxRestarts?: number;
   restartWindowMs?: number;
   restartDelayMs?: number;
+  /** Editor grounding (issue 34): what the editor answers, advertised at initialize, and the answerer of the
+   * server's editor/* requests. Absent: nothing is advertised and the server asks nothing. */
+  editor?: EditorAnswerer;
+}
+
+/** The editor/* server requests: method -> [params, result]. */
+export type EditorRequests = Pick<G.GeneratedServerRequests, 'editor/diagnostics' | 'editor/definition' | 'editor/references' | 'editor/workspaceSymbols'>;
+export type EditorMethod = keyof EditorRequests;
+export const EDITOR_METHODS: EditorMethod[] = ['editor/diagnostics', 'editor/definition', 'editor/references', 'editor/workspaceSymbols'];
+
+export interface EditorAnswerer {
+  capabilities: () => G.EditorCapabilities | undefined;
+  answer<M extends EditorMethod>(method: M, params: EditorRequests[M][0], token: CancellationToken): Promise<EditorRequests[M][1]>;
 }
 
 export interface CrashInfo {
@@ -212,6 +226,17 @@ export class ThreadlineClient {
       this.log(`[client] approval ${params.tool} (${params.toolCallId}): ${decision}`);
       return { decision };
     });
+    for (const method of EDITOR_METHODS) {
+      conn.onRequest(method, async (params: any, token: CancellationToken) => {
+        const editor = this.options.editor;
+        if (!editor) throw new ResponseError(-32601, `${method} is not answered by this client`);
+        try {
+          return await editor.answer(method, params, token);
+        } catch (err) {
+          throw new ResponseError(-32603, (err as Error).message); // the model reads it as a clear tool failure
+        }
+      });
+    }
     conn.onError(([err]) => this.log(`[client] connection error: ${err.message}`));
     conn.listen();
     try {
@@ -220,7 +245,7 @@ export class ThreadlineClient {
         processId: process.pid,
         clientInfo: { name: 'threadline-vscode' },
         rootUri: null,
-        capabilities: {},
+        capabilities: ((caps) => (caps ? { experimental: { threadline: { editor: caps } } } : {}))(this.options.editor?.capabilities()),
         initializationOptions,
       })) as { capabilities?: { experimental?: { threadline?: unknown } } };
       this._capabilities = result?.capabilities?.experimental?.threadline;

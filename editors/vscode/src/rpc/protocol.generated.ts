@@ -21,8 +21,18 @@ export interface ProtocolDefinitions {
   CreateSessionParams?: CreateSessionParams;
   CreateSessionResult?: CreateSessionResult;
   DeleteSessionParams?: DeleteSessionParams;
+  Diagnostic?: Diagnostic;
+  DiagnosticsContext?: DiagnosticsContext;
+  EditorCapabilities?: EditorCapabilities;
+  EditorDiagnosticsParams?: EditorDiagnosticsParams;
+  EditorDiagnosticsResult?: EditorDiagnosticsResult;
+  EditorLocationsResult?: EditorLocationsResult;
+  EditorPositionParams?: EditorPositionParams;
+  EditorWorkspaceSymbolsParams?: EditorWorkspaceSymbolsParams;
+  EditorWorkspaceSymbolsResult?: EditorWorkspaceSymbolsResult;
   EmptyResult?: EmptyResult;
   EventItem?: EventItem;
+  FileContext?: FileContext;
   FileDiff?: FileDiff;
   ForkSessionParams?: ForkSessionParams;
   ForkSessionResult?: ForkSessionResult;
@@ -46,6 +56,7 @@ export interface ProtocolDefinitions {
   ListModelsResult?: ListModelsResult;
   ListSessionsParams?: ListSessionsParams;
   ListSessionsResult?: ListSessionsResult;
+  Location?: Location;
   McpServerInfo?: McpServerInfo;
   McpServerParam?: McpServerParam;
   McpServerStatus?: McpServerStatus;
@@ -59,7 +70,9 @@ export interface ProtocolDefinitions {
   OpenAIToolCall?: OpenAIToolCall;
   PolicyCall?: PolicyCall;
   PolicySummary?: PolicySummary;
+  Position?: Position;
   ProviderOptions?: ProviderOptions;
+  Range?: Range;
   ReadArtifactParams?: ReadArtifactParams;
   ReadArtifactResult?: ReadArtifactResult;
   ReadEventsParams?: ReadEventsParams;
@@ -83,6 +96,7 @@ export interface ProtocolDefinitions {
   SearchHit?: SearchHit;
   SearchTranscriptParams?: SearchTranscriptParams;
   SearchTranscriptResult?: SearchTranscriptResult;
+  SelectionContext?: SelectionContext;
   SessionInfo?: SessionInfo;
   SessionTotals?: SessionTotals;
   SessionUpdate?: SessionUpdate;
@@ -90,9 +104,11 @@ export interface ProtocolDefinitions {
   SteerTurnResult?: SteerTurnResult;
   SubmitTurnParams?: SubmitTurnParams;
   SubmitTurnResult?: SubmitTurnResult;
+  SymbolInfo?: SymbolInfo;
   TokenTotals?: TokenTotals;
   ToolCall?: ToolCall;
   ToolResult?: ToolResult;
+  ToolStarted?: ToolStarted;
   TranscriptItem?: TranscriptItem;
   TurnCheckpoints?: TurnCheckpoints;
   TurnCompleted?: TurnCompleted;
@@ -292,6 +308,73 @@ export interface SandboxStatus {
 export interface DeleteSessionParams {
   sessionId: string;
 }
+export interface Diagnostic {
+  uri: string;
+  range: Range;
+  severity?: 1 | 2 | 3 | 4;
+  message?: string;
+  source?: string | null;
+  code?: string | number | null;
+}
+export interface Range {
+  start: Position;
+  end: Position;
+}
+export interface Position {
+  line: number;
+  character: number;
+}
+/**
+ * The editor's problems for a file, asked with ``editor/diagnostics``.
+ */
+export interface DiagnosticsContext {
+  kind: 'diagnostics';
+  uri: string;
+}
+/**
+ * ``initialize``'s ``capabilities.experimental.threadline.editor``: what the client answers. Absent: nothing.
+ */
+export interface EditorCapabilities {
+  diagnostics?: boolean;
+  definition?: boolean;
+  references?: boolean;
+  workspaceSymbols?: boolean;
+  diagnosticsAfterEdit?: boolean;
+  settleMs?: number;
+}
+export interface EditorDiagnosticsParams {
+  uris?: string[] | null;
+}
+export interface EditorDiagnosticsResult {
+  items?: Diagnostic[];
+}
+export interface EditorLocationsResult {
+  locations?: Location[];
+}
+export interface Location {
+  uri: string;
+  range: Range;
+}
+/**
+ * ``editor/definition`` and ``editor/references``.
+ */
+export interface EditorPositionParams {
+  uri: string;
+  position: Position;
+}
+export interface EditorWorkspaceSymbolsParams {
+  query: string;
+}
+export interface EditorWorkspaceSymbolsResult {
+  symbols?: SymbolInfo[];
+}
+export interface SymbolInfo {
+  name: string;
+  kind: number;
+  uri: string;
+  range: Range;
+  containerName?: string | null;
+}
 export interface EmptyResult {}
 /**
  * A stored event: ``contextCompacted``, ``approvalRequested``, ``approvalDecided``, ``notice``...
@@ -304,6 +387,13 @@ export interface EventItem {
     [k: string]: unknown;
   };
   turnId?: string | null;
+}
+/**
+ * A file to attach, read by the server (inside the session folder only).
+ */
+export interface FileContext {
+  kind: 'file';
+  uri: string;
 }
 /**
  * A file change as whole texts before and after (issue 18); ``oldText`` is empty for a new file.
@@ -653,6 +743,16 @@ export interface SearchTranscriptParams {
 export interface SearchTranscriptResult {
   hits: SearchHit[];
 }
+/**
+ * Text the user selected in the editor (issue 34); ``range`` None: the whole buffer as the editor holds it
+ * (an ACP embedded resource).
+ */
+export interface SelectionContext {
+  kind: 'selection';
+  uri: string;
+  text: string;
+  range?: Range | null;
+}
 export interface SessionUpdate {
   sessionId: string;
   update:
@@ -662,6 +762,7 @@ export interface SessionUpdate {
     | ReasoningDelta
     | AssistantMessage
     | ToolCall
+    | ToolStarted
     | ToolResult
     | ArtifactCreated
     | ContextCompacted
@@ -690,6 +791,14 @@ export interface ToolCall {
   tool: string;
   arguments: unknown;
   title?: string | null;
+}
+/**
+ * The announced call starts running (after its approval, if one was asked): clients show it as in progress.
+ */
+export interface ToolStarted {
+  kind: 'toolStarted';
+  toolCallId: string;
+  tool: string;
 }
 export interface ToolResult {
   kind: 'toolResult';
@@ -749,6 +858,7 @@ export interface SubmitTurnParams {
   sessionId: string;
   text: string;
   images?: Image[] | null;
+  context?: (SelectionContext | FileContext | DiagnosticsContext)[] | null;
   queue?: boolean;
   maxModelCalls?: number | null;
 }
@@ -828,6 +938,10 @@ export interface GeneratedNotifications {
 /** Server -> client requests: [params, result] of each. */
 export interface GeneratedServerRequests {
   requestApproval: [RequestApprovalParams, RequestApprovalResult];
+  'editor/diagnostics': [EditorDiagnosticsParams, EditorDiagnosticsResult];
+  'editor/definition': [EditorPositionParams, EditorLocationsResult];
+  'editor/references': [EditorPositionParams, EditorLocationsResult];
+  'editor/workspaceSymbols': [EditorWorkspaceSymbolsParams, EditorWorkspaceSymbolsResult];
 }
 
 /** Fixed text compaction puts on the wire (protocol/wire_text.py). */

@@ -29,7 +29,9 @@ export type ToWebview =
   | { type: 'prefill'; text: string }
   | { type: 'model'; label: string }
   | { type: 'sandbox'; text: string; title: string; warn: boolean }
-  | { type: 'contextView'; view: ContextViewResult; sessionTitle?: string };
+  | { type: 'contextView'; view: ContextViewResult; sessionTitle?: string }
+  | { type: 'chips'; chips: { label: string; index: number }[] }
+  | { type: 'completions'; prefix: string; items: string[] };
 
 export type FromWebview =
   | { type: 'ready' }
@@ -49,4 +51,6 @@ export type FromWebview =
   | { type: 'openArtifact'; artifactId: string }
   | { type: 'showContextView' }
   | { type: 'pickModel' }
-  | { type: 'refreshContextView' };
+  | { type: 'refreshContextView' }
+  | { type: 'removeChip'; index: number }
+  | { type: 'complete'; prefix: string };

@@ -1,6 +1,7 @@
 // The chat sidebar: session bar, the context strip (contextStrip.ts: meter, model, MCP servers), transcript
 // (streamed text, reasoning, tool cards (toolCards.ts), approvals, compaction notices) and the composer. It
 // renders what the extension forwards; it never talks to the server.
+import { Chips } from './chips';
 import type { FromWebview, ToWebview } from '../sidebar/messages';
 import type { EventItem, FileDiff, RequestApprovalParams, SessionInfo, TranscriptItem, Update } from '../rpc/protocol';
 import { ContextStrip } from './contextStrip';
@@ -42,8 +43,11 @@ export class Chat {
   private readonly cancelBtn = h('button', { id: 'cancel', title: 'Cancel the running turn (Escape)', text: 'Cancel', disabled: true });
   private readonly queueBtn = h('button', { id: 'queue', title: 'Run this message right after the running turn', text: 'Queue', hidden: true });
 
+  private readonly chips: Chips;
+
   constructor(private readonly root: HTMLElement, private readonly post: Post) {
     this.strip = new ContextStrip(post);
+    this.chips = new Chips(this.input, post);
     const btn = (id: string, label: string, title: string, msg: FromWebview) => {
       const b = h('button', { id, class: 'icon', title, 'aria-label': title, text: label });
       b.addEventListener('click', () => this.post(msg));
@@ -56,7 +60,7 @@ export class Chat {
       btn('delete-session', 'Delete', 'Delete this session', { type: 'deleteSession' }),
       btn('context-view', 'Context', 'Show the context view', { type: 'showContextView' }),
       btn('compact-now', 'Compact', 'Compact now (optionally with a focus to keep)', { type: 'compact' }));
-    const composer = h('footer', { class: 'composer' }, this.input,
+    const composer = h('footer', { class: 'composer' }, this.chips.chips, this.chips.completions, this.input,
       h('div', { class: 'composer-actions' }, this.cancelBtn, this.queueBtn, this.sendBtn));
     root.append(toolbar, ...this.strip.elements, this.banner, this.log, composer);
 
@@ -88,6 +92,7 @@ export class Chat {
   }
 
   handle(msg: ToWebview): void {
+    if (this.chips.handle(msg)) return;
     switch (msg.type) {
       case 'server': return this.setServer(msg.state, msg.message);
       case 'sessions': return this.setSessions(msg.sessions, msg.currentId);

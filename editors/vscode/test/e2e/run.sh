@@ -11,6 +11,11 @@ CS="$EXT/test/e2e/harness/node_modules/.bin/code-server"
 rm -rf "$ROOT"; mkdir -p "$ROOT"/{tmp,xdg/config,xdg/data,xdg/cache,ud/User,exts,ws,home,out}
 export TMPDIR="$ROOT/tmp" XDG_CONFIG_HOME="$ROOT/xdg/config" XDG_DATA_HOME="$ROOT/xdg/data" XDG_CACHE_HOME="$ROOT/xdg/cache"
 printf '# Notes\n' > "$ROOT/ws/notes.md"; printf 'print("hello")\n' > "$ROOT/ws/app.py"
+# editor grounding (issue 34, E2E_DRIVER=editor.mjs): a TypeScript file the agent edits into a type error
+if [ "${E2E_DRIVER:-}" = editor.mjs ]; then
+  printf 'export function helper(x: number): number {\n  return x;\n}\n' > "$ROOT/ws/lib.ts"
+  printf 'import { helper } from "./lib";\n\nexport const n: number = helper(1);\n' > "$ROOT/ws/main.ts"
+fi
 
 # The model double and the server environment (the extension host inherits it; no key: the env applies).
 "$REPO/.venv/bin/python" "$REPO/tests/fakes/fake_provider.py" --port 0 --context-window 6000 > "$ROOT/fake.out" 2> "$ROOT/fake.log" &
@@ -28,11 +33,11 @@ cat > "$ROOT/ud/User/settings.json" <<J
 {"workbench.startupEditor":"none","extensions.autoCheckUpdates":false,"extensions.autoUpdate":false,
  "telemetry.telemetryLevel":"off","update.mode":"none","security.workspace.trust.enabled":false,"workbench.tips.enabled":false,"git.openRepositoryInParentFolders":"never",
  "chat.commandCenter.enabled":false,"workbench.colorTheme":"Default Dark Modern",
- "threadline.serverCommand":"$REPO/.venv/bin/threadline serve","threadline.approvalPolicy":"ask"}
+ "threadline.serverCommand":"$REPO/.venv/bin/threadline serve","threadline.approvalPolicy":"ask"${E2E_SETTINGS:-,"threadline.editor.attachActiveFile":false}}
 J
 setsid "$CS" --bind-addr 127.0.0.1:$PORT --auth none --disable-telemetry --disable-update-check --disable-workspace-trust \
   --user-data-dir "$ROOT/ud" --extensions-dir "$ROOT/exts" "$ROOT/ws" > "$ROOT/cs.log" 2>&1 &
 CSPID=$!
 for _ in $(seq 1 60); do curl -fs "http://127.0.0.1:$PORT/healthz" >/dev/null && break; sleep 0.5; done
 CS_URL="http://127.0.0.1:$PORT/?folder=$ROOT/ws" FAKE_BASE="${URL%/v1}" WS="$ROOT/ws" \
-  SHOT_DIR="${SHOT_DIR:-$EXT/test/screenshots/run}" node "$EXT/test/e2e/drive.mjs"
+  SHOT_DIR="${SHOT_DIR:-$EXT/test/screenshots/run}" node "$EXT/test/e2e/${E2E_DRIVER:-drive.mjs}"

@@ -15,7 +15,7 @@ test('every wire method, notification and server request has its params and resu
   for (const [table, entries] of [['GeneratedMethods', schema.methods], ['GeneratedNotifications', schema.notifications],
     ['GeneratedServerRequests', schema.serverRequests]]) {
     const body = new RegExp(`export interface ${table} \\{\\n([^}]*)\\}`).exec(text)?.[1] ?? '';
-    assert.deepEqual(body.trim().split('\n').map((line) => line.trim().split(':')[0]), Object.keys(entries), table);
+    assert.deepEqual(body.trim().split('\n').map((line) => line.trim().split(':')[0].replace(/^'(.*)'$/, '$1')), Object.keys(entries), table);
   }
   for (const name of Object.keys(schema.$defs)) assert.match(text, new RegExp(`export (interface|type) ${name}\\b`));
 });
