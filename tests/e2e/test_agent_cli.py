@@ -135,9 +135,6 @@ def test_chat_turn_error_is_printed_and_exits_nonzero(env, folder):
     assert "Traceback" not in run.stderr
 
 
-SUMMARY_WINDOW = "2200"
-
-
 def imported_session(env: dict[str, str], folder: Path, tmp_path: Path) -> str:
     messages: list[dict[str, Any]] = [{"role": "system", "content": "You are a careful agent."}]
     for n in range(8):
@@ -180,18 +177,22 @@ def test_view_prints_mode_sizes_and_highlights_placeholders_and_the_summary(env,
     assert re.search(rf"{len(placeholders)} tool outputs compacted", lines[1])
     assert re.match(r"\s+1 system\s+\d+\s+You are a careful agent\.", lines[2])
 
-    # A window the 787-token microcompacted history overflows, yet big enough for the tool definitions (about
-    # 1.2k tokens with task, hooks and the sandbox's arguments; they outgrew 1.5k, which left no room: fallback).
-    summarized = threadline(env, "view", sid, "--context-window", SUMMARY_WINDOW)
+    # A window whose threshold sits between the summary view and the microcompacted one (787 tokens), above the
+    # tool definitions every request carries: a fixed 1,500 stopped fitting once they reached ~1,450 (the task
+    # tool, reserved since 83f8c6a), leaving a threshold of 33 and the fallback. Derived, so new tools keep it.
+    reserved = json.loads(threadline(env, "view", sid, "--json").stdout)["reservedTokens"]
+    window = reserved + 850  # threshold = floor(850 * 0.8) = 680
+    summarized = threadline(env, "view", sid, "--context-window", str(window))
     assert summarized.returncode == 0, summarized.stderr
     out = summarized.stdout
     assert out.startswith("mode summarized: ")
     assert re.search(r"^\s+2 system \*\* SUMMARY \*\*", out, re.M)
     assert "\n== summary ==\n[compressed conversation context]\nOlder transcript messages were summarized." in out
 
-    as_json = threadline(env, "view", sid, "--context-window", SUMMARY_WINDOW, "--json")
+    as_json = threadline(env, "view", sid, "--context-window", str(window), "--json")
     view = json.loads(as_json.stdout)
-    assert view["mode"] == "summarized" and view["contextWindowTokens"] == int(SUMMARY_WINDOW)
+    assert view["mode"] == "summarized" and view["contextWindowTokens"] == window
+    assert view["reservedTokens"] == reserved and view["estimatedTokens"] <= view["thresholdTokens"]
     assert view["summary"].startswith("[compressed conversation context]")
     assert view["transcriptMessages"] == 33
 
