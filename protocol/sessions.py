@@ -12,6 +12,20 @@ from protocol.base import Base, OpenAIMessage, SafeInt
 
 # "plan": read-only tools and update_plan only; writes, commands and MCP tools are refused (issue 33)
 ApprovalPolicy = Literal["ask", "autoEdit", "auto", "plan"]
+# B-SBX-1: how run_command's processes are confined (docs/SANDBOX.md)
+SandboxMode = Literal["workspace-write", "read-only", "off"]
+
+
+class SandboxStatus(Base):
+    """A session's sandbox as it applies now (B-SBX-2): ``enforced`` false means commands are not confined as
+    ``mode`` says (``reason`` says why) and every command asks; ``mechanism`` names what confines them
+    (``landlock-v7+userns``, ``none``); ``network`` is whether commands may use the network."""
+
+    mode: SandboxMode
+    enforced: bool
+    mechanism: str
+    network: bool
+    reason: str | None = None
 
 
 class NameValue(Base):
@@ -38,10 +52,12 @@ class CreateSessionParams(Base):
     approval_policy: ApprovalPolicy | None = None
     mcp_servers: list[McpServerParam] | None = None
     model: str | None = None  # a configured model's name (listModels); absent: the server's default provider
+    sandbox: SandboxMode | None = None  # absent: the server's default (config [sandbox] mode, THREADLINE_SANDBOX)
 
 
 class CreateSessionResult(Base):
     session_id: str
+    sandbox: SandboxStatus | None = None
 
 
 class ListSessionsParams(Base):
@@ -86,6 +102,7 @@ class UpdateSessionParams(Base):
     session_id: str
     model: str | msgspec.UnsetType | None = msgspec.UNSET
     approval_policy: ApprovalPolicy | msgspec.UnsetType | None = msgspec.UNSET
+    sandbox: SandboxMode | msgspec.UnsetType | None = msgspec.UNSET  # from the session's next turn
 
 
 class UpdateSessionResult(Base):
@@ -95,6 +112,7 @@ class UpdateSessionResult(Base):
     model: str | None = None
     approval_policy: ApprovalPolicy | None = None
     context_window_tokens: int = 0  # the window the next request is built for
+    sandbox: SandboxStatus | None = None
 
 
 class ListModelsParams(Base):

@@ -209,6 +209,9 @@ class RequestApprovalParams(Base):
     diff: FileDiff | None = None  # edit_file/write_file: the proposed change, for a diff view with allow/reject
     parent_session_id: str | None = None  # asked by a subagent (B-SUB-1): its parent session and ``task`` call
     parent_tool_call_id: str | None = None
+    # B-SBX-3: true when the command would run outside the OS sandbox (an escalation, or no sandbox here)
+    outside_sandbox: bool | None = None
+    reason: str | None = None  # the model's reason for an escalation
 
 
 class RequestApprovalResult(Base):
@@ -235,6 +238,7 @@ class InitializationOptions(Base):
     provider: ProviderOptions | None = None
     approval_policy: ApprovalPolicy | None = None
     token: str | None = None  # required in TCP mode
+    sandbox: Literal["workspace-write", "read-only", "off"] | None = None  # this connection's default mode
     # Nobody can answer requestApproval on this connection (``threadline exec``): a call that would ask is refused
     # at once, and the model reads why.
     unattended: bool = False

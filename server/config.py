@@ -15,11 +15,12 @@ import platformdirs
 
 from protocol.updates import InitializationOptions, ProviderOptions
 from server.agent.approval_rules import ApprovalRules, RuleError
-from server.config_file import ConfigError, ModelTable, PriceTable, read_config
+from server.config_file import ConfigError, ModelTable, PriceTable, SandboxTable, read_config
 from server.errors import McpConfigError
 from server.hooks.config import HookConfigError, HookSpec, parse_hooks
 from server.mcp.config import McpServerConfig, parse_user_servers
 from server.providers.capabilities import Price
+from server.sandbox.policy import DEFAULT_MODE, MODES, always_hidden, default_deny_read
 
 N = TypeVar("N", int, float)
 
@@ -47,6 +48,17 @@ class ProviderSettings:
 
 
 @dataclass(frozen=True)
+class SandboxSettings:
+    """``[sandbox]`` with ``THREADLINE_SANDBOX`` over its mode (B-SBX-1). ``deny_read`` is the whole list, defaults
+    included."""
+
+    mode: str = DEFAULT_MODE
+    network: bool = False
+    writable_roots: tuple[str, ...] = ()
+    deny_read: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Settings:
     home: Path
     provider: ProviderSettings = ProviderSettings()
@@ -70,6 +82,7 @@ class Settings:
     # ``[models.NAME]``: named models a session may pick (createSession/updateSession ``model``); a session
     # without one uses ``provider``.
     models: dict[str, ProviderSettings] = field(default_factory=dict)
+    sandbox: SandboxSettings = SandboxSettings()
     approval_rules: ApprovalRules = field(
         default_factory=ApprovalRules
     )  # ``[approvals]``: commands allowed without asking
@@ -107,10 +120,12 @@ class Settings:
         default_url = self.provider.base_url in (None, DEFAULT_BASE_URLS.get(self.provider.kind))
         if provider.kind != self.provider.kind and default_url:
             provider = replace(provider, base_url=given.base_url or DEFAULT_BASE_URLS.get(provider.kind))
+        sandbox = replace(self.sandbox, mode=options.sandbox) if options.sandbox else self.sandbox
         return replace(
             self,
             provider=provider,
             approval_policy=options.approval_policy or self.approval_policy,
+            sandbox=sandbox,
             unattended=bool(options.unattended),
         )
 
@@ -192,7 +207,18 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         )
         or _given(config.checkpoint_max_session_bytes, Settings.checkpoint_max_session_bytes),
         models=models,
+        sandbox=_sandbox(config.sandbox, home, env),
     )
+
+
+def _sandbox(table: SandboxTable, home: Path, env: dict[str, str]) -> SandboxSettings:
+    mode = env.get("THREADLINE_SANDBOX") or table.mode or DEFAULT_MODE
+    if mode not in MODES:
+        where = "THREADLINE_SANDBOX" if env.get("THREADLINE_SANDBOX") else "sandbox.mode"
+        raise ConfigError(f"{where} must be one of {', '.join(MODES)}, got {mode!r}")
+    # A configured list replaces the home-folder defaults; the data folder and the SSH agent stay hidden.
+    deny = default_deny_read(home, env) if table.deny_read is None else (*table.deny_read, *always_hidden(home, env))
+    return SandboxSettings(mode, bool(table.network), tuple(table.writable_roots), tuple(dict.fromkeys(deny)))
 
 
 def _given(value: N | None, default: N) -> N:

@@ -83,6 +83,15 @@ class AgentsTable(msgspec.Struct, forbid_unknown_fields=True):
     max_parallel: Positive | None = None  # ``task`` calls of one answer running at once
 
 
+class SandboxTable(msgspec.Struct, forbid_unknown_fields=True):
+    """``[sandbox]``: how commands are confined (B-SBX-1, docs/SANDBOX.md)."""
+
+    mode: str | None = None  # workspace-write | read-only | off
+    network: bool | None = None
+    writable_roots: list[str] = msgspec.field(default_factory=list)
+    deny_read: list[str] | None = None  # replaces the home-folder defaults; $THREADLINE_HOME stays denied
+
+
 class ApprovalsTable(msgspec.Struct, forbid_unknown_fields=True):
     """``[approvals]``: commands allowed without asking (``server.agent.approval_rules``), each a simple command."""
 
@@ -97,6 +106,7 @@ class ConfigFile(msgspec.Struct):
     context: ContextTable = msgspec.field(default_factory=ContextTable)
     models: dict[str, ModelTable] = msgspec.field(default_factory=dict)
     agents: AgentsTable = msgspec.field(default_factory=AgentsTable)
+    sandbox: SandboxTable = msgspec.field(default_factory=SandboxTable)
     approvals: ApprovalsTable = msgspec.field(default_factory=ApprovalsTable)
     mcp_servers: dict[str, Any] | None = None  # checked by server.mcp.config, which names each entry
     hooks: dict[str, Any] | None = None  # [[hooks.EVENT]], checked by server.hooks.config

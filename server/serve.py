@@ -61,3 +61,46 @@ def _serve_with(log_level: str, run: Callable[[Settings], int]) -> int:
     except (ConfigError, StorageFailure) as exc:
         print(f"threadline: {exc}", file=sys.stderr)
         return 2
+
+
+def sandbox_command(argv: list[str], mode: str | None = None) -> int:
+    """``threadline sandbox -- CMD ARGS``: run one command in this folder under the configured sandbox (B-SBX-1),
+    as ``run_command`` would, and exit with its status. Where the sandbox cannot be enforced it refuses to run
+    (B-SBX-2: never silently unconfined) and says why; ``--mode off`` runs it plainly."""
+    import shutil
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    from server.sandbox.policy import build_policy
+    from server.sandbox.runner import preexec, support
+    from server.tools.command import scrubbed_env
+
+    try:
+        settings = load_settings()
+    except ConfigError as exc:
+        print(f"threadline: {exc}", file=sys.stderr)
+        return 2
+    mode = mode or settings.sandbox.mode
+    found = support()
+    if mode != "off" and not found.enforced:
+        print(f"threadline sandbox: cannot enforce the {mode} sandbox here: {found.reason}", file=sys.stderr)
+        return 1
+    tmp = Path(tempfile.mkdtemp(prefix="threadline-sandbox-"))
+    try:
+        s = settings.sandbox
+        policy = build_policy(
+            mode, Path.cwd(), tmp, network=s.network, writable_roots=s.writable_roots, deny_read=s.deny_read
+        )
+        env = scrubbed_env(settings.api_keys()) | ({"TMPDIR": str(tmp)} if mode != "off" else {})
+        if mode != "off":
+            env.pop("SSH_AUTH_SOCK", None)  # hidden inside (server.sandbox.policy.always_hidden)
+        confine = preexec(policy, found.abi, found.namespaces) if mode != "off" else None
+        try:
+            done = subprocess.run(argv, env=env, preexec_fn=confine, check=False)
+        except OSError as exc:
+            print(f"threadline sandbox: {argv[0]}: {exc.strerror}", file=sys.stderr)
+            return 127
+        return done.returncode if done.returncode >= 0 else 128 - done.returncode
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

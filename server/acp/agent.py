@@ -124,7 +124,7 @@ class ThreadlineAgent:
         return NewSessionResponse(
             session_id=session.id,
             modes=sessions.modes(self.core, session),
-            config_options=sessions.config_options(self.core, session),
+            config_options=await sessions.config_options(self.core, session),
         )
 
     @edge
@@ -132,7 +132,7 @@ class ThreadlineAgent:
         session = await sessions.load_session(self.core, self.client, session_id, mcp_servers)
         self.commands.announce(session.id, Path(session.cwd))
         return LoadSessionResponse(
-            modes=sessions.modes(self.core, session), config_options=sessions.config_options(self.core, session)
+            modes=sessions.modes(self.core, session), config_options=await sessions.config_options(self.core, session)
         )
 
     @edge
@@ -142,7 +142,7 @@ class ThreadlineAgent:
         session = await sessions.open_session(self.core, self.client, session_id, mcp_servers)
         self.commands.announce(session.id, Path(session.cwd))
         return ResumeSessionResponse(
-            modes=sessions.modes(self.core, session), config_options=sessions.config_options(self.core, session)
+            modes=sessions.modes(self.core, session), config_options=await sessions.config_options(self.core, session)
         )
 
     @edge

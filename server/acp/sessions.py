@@ -7,6 +7,7 @@ over ACP is listed by ``listSessions`` and one made over Threadline's protocol l
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from acp.schema import (
@@ -29,6 +30,7 @@ from server.agent.approvals import approval_policy
 from server.agent.models import checked_model_name, price_of, window_of
 from server.config import ProviderSettings
 from server.errors import InvalidParams
+from server.sandbox.mode import command_sandbox, session_mode, set_session_mode
 from server.services import sessions as service
 from server.services.core import Core
 from server.services.turns import cancel_running_turn
@@ -57,12 +59,41 @@ def modes(core: Core, session: Session) -> SessionModeState:
 ConfigOptions = list[SessionConfigOptionSelect | SessionConfigOptionBoolean]
 
 
-def config_options(core: Core, session: Session) -> ConfigOptions | None:
-    """The model picker (the default provider and each ``[models.NAME]``) and the approval policy; None when no
+async def config_options(core: Core, session: Session) -> ConfigOptions:
+    """The model picker (when ``[models.NAME]`` are configured) and the sandbox mode (B-SBX-1)."""
+    return [*_model_option(core, session), await _sandbox_option(core, session)]
+
+
+SANDBOX_OPTION = "sandbox"
+_SANDBOX_CHOICES = [
+    SessionConfigSelectOption(
+        value="workspace-write", name="Workspace write", description="Commands write only in the folder; no network"
+    ),
+    SessionConfigSelectOption(value="read-only", name="Read only", description="Commands write nothing; no network"),
+    SessionConfigSelectOption(value="off", name="Off", description="Commands run with all your rights"),
+]
+
+
+async def _sandbox_option(core: Core, session: Session) -> SessionConfigOptionSelect:
+    mode = await session_mode(core.store, core.settings, session.id)
+    status = command_sandbox(core.settings, session.id, Path(session.cwd), mode).status()
+    state = "enforced" if status.enforced else f"NOT enforced: {status.reason}" if mode != "off" else "off"
+    return SessionConfigOptionSelect(
+        type="select",
+        id=SANDBOX_OPTION,
+        name="Sandbox",
+        description=f"How the agent's commands are confined, from the next turn ({state})",
+        current_value=mode,
+        options=_SANDBOX_CHOICES,
+    )
+
+
+def _model_option(core: Core, session: Session) -> ConfigOptions:
+    """The model picker (the default provider and each ``[models.NAME]``) and the approval policy; none when no
     models are configured. ACP advises clients to use config options when present and drop the legacy ``modes``,
     so the policy is offered here too, kept in sync with ``session/set_mode`` both ways."""
     if not core.settings.models:
-        return None
+        return []
     choices = [
         _model_choice(
             DEFAULT_MODEL, f"Default ({core.settings.provider.model or 'not configured'})", core.settings.provider
@@ -104,6 +135,11 @@ async def set_config_option(
 ) -> ConfigOptions:
     """``session/set_config_option``: the model (stored with the session, used from its next model call) or the
     approval policy (as ``session/set_mode``, which also tells the client with ``current_mode_update``)."""
+    if config_id == SANDBOX_OPTION:  # the sandbox mode, from the session's next turn (B-SBX-1)
+        if value not in {c.value for c in _SANDBOX_CHOICES}:
+            raise InvalidParams(f"the {SANDBOX_OPTION} option takes workspace-write, read-only or off, got {value!r}")
+        await set_session_mode(core.store, session_id, str(value))
+        return await config_options(core, await core.store.get_session(session_id))
     if config_id not in (MODEL_OPTION, MODE_OPTION) or not core.settings.models:
         raise InvalidParams(f"unknown config option {config_id!r}", code="UnknownConfigOption")
     if not isinstance(value, str):
@@ -116,7 +152,7 @@ async def set_config_option(
         await core.store.set_model(
             session_id, checked_model_name(core.settings, None if value == DEFAULT_MODEL else value)
         )
-    return config_options(core, await core.store.get_session(session_id)) or []
+    return await config_options(core, await core.store.get_session(session_id))
 
 
 async def keep_mcp_servers(core: Core, session_id: str, servers: list[Any] | None) -> None:
@@ -193,7 +229,7 @@ async def set_mode(core: Core, client: AcpClient, session_id: str, mode_id: str)
     """``session/set_mode``; where the policy is also a config option, the client hears of both."""
     await _store_mode(core, session_id, mode_id)
     client.send_update(session_id, CurrentModeUpdate(session_update="current_mode_update", current_mode_id=mode_id))
-    options = config_options(core, await core.store.get_session(session_id))
+    options = await config_options(core, await core.store.get_session(session_id))
     if options:
         client.send_update(
             session_id, ConfigOptionUpdate(session_update="config_option_update", config_options=options)

@@ -11,6 +11,12 @@ Two rules keep a hostile repository or model from turning a convenience into cod
   rest), ``.mcp.json`` (the MCP servers a session starts), ``.vscode/``, ``.github/workflows/``, ``AGENTS.md``,
   ``.envrc``, anything under ``$THREADLINE_HOME`` (the server's own config and approval memory), and
   ``save_memory`` (it changes every later session).
+- *Outside the sandbox a person decides* (B-SBX-2, B-SBX-3): a command asking to run unconfined (``escalate``)
+  asks under every policy but ``auto``, and "always" never covers it; where the session's sandbox cannot be
+  enforced every command asks, under every policy. Under ``autoEdit`` a confined command runs without asking.
+  The user's ``[approvals]`` rules (issue 31) are checked after these, as remembered grants are, so neither lets a
+  command out of the sandbox unasked; unattended (``threadline exec``), whatever asks is refused and ``denial``
+  tells the model why.
 - *"Always" covers exactly what the request showed*: one exact command, never a compound one (``;``, ``&&``,
   ``|``, ``$(...)``, backticks, redirections), which is allowed once instead; for a file tool, that tool on
   ordinary files in the folder of the file shown, and below it, checked on the path as the write resolves it. It is
@@ -40,6 +46,7 @@ from protocol.updates import FileDiff, RequestApprovalParams, RequestApprovalRes
 from server.agent.approval_rules import ApprovalRules
 from server.agent.diffs import unified
 from server.agent.remembered import RememberedApprovals, always_scope, describe
+from server.sandbox.mode import CommandSandbox
 from server.tools import Tool
 from server.transcript import Store
 
@@ -68,11 +75,12 @@ class Approvals:
         always: RememberedApprovals,
         cwd: Path | None = None,
         home: Path | None = None,
+        sandbox: CommandSandbox | None = None,
         rules: ApprovalRules | None = None,
         unattended: bool = False,
     ):
         self.store, self._ask, self.policy, self.always = store, ask, policy, always
-        self.cwd, self.home = cwd, home
+        self.cwd, self.home, self.sandbox = cwd, home, sandbox
         self.parent: tuple[str, str] | None = None  # a subagent's (parent session, task call), asked with (B-SUB-1)
         self.rules, self.unattended = rules or ApprovalRules(), unattended
 
@@ -91,25 +99,54 @@ class Approvals:
 
     def judge(self, tool: Tool, args: dict[str, Any]) -> tuple[str, str, str]:
         """Whether the policy asks for this call (``allow``/``ask``), what made it so and why; the policy's part of
-        ``server.agent.calls.decide_call``."""
+        ``server.agent.calls.decide_call``. The sandbox's rules come first (B-SBX-2, B-SBX-3)."""
+        if tool.name == "run_command" and args.get("escalate") not in (None, False) and not _reason(args):
+            return "allow", "sandbox", "an escalation without a reason is refused by the tool before it runs"
+        if self.unconfinable(tool):
+            return "ask", "sandbox", "the sandbox cannot be enforced here: every command asks"
         if tool.approval is None:
             return "allow", "policy", f"{tool.name} needs no approval"
         if self.policy == "auto":
             return "allow", "policy", "policy auto"
+        if tool.name == "run_command" and args.get("escalate") is True:  # before any grant or rule (B-SBX-3)
+            return "ask", "sandbox", "it asks to run outside the sandbox: an escalation always asks"
         if why := self.protected(tool, args):
             return "ask", "protected path", why
         if self.always.allows(tool, args, self.cwd):
             return "allow", "remembered rule", "allowed always earlier in this session"
+        # [approvals] rules come after the escalation check above (``protected``): no rule lets a command out of
+        # the sandbox unasked (B-SBX-3), as no remembered grant does
         if rule := self.rules.allows(tool.name, args):
             return "allow", "approvals rule", f"[approvals] in config.toml allows {rule}"
+        # MCP tools are "command" too, but never confined: only run_command runs unasked inside the sandbox
+        if self.policy == "autoEdit" and tool.name == "run_command" and self.sandbox and self.sandbox.confines:
+            return "allow", "sandbox", "policy autoEdit runs a confined command without asking"
         if self.policy == "autoEdit" and tool.approval == "edit":
             return "allow", "policy", "policy autoEdit allows edits"
         return "ask", "policy", f"policy {self.policy} asks before {tool.approval}s"
+
+    def sandbox_asks(self, tool: Tool, args: dict[str, Any]) -> bool:
+        """Whether the sandbox's rules ask a person about this call whatever else allowed it (a hook's allow):
+        a command that would run unconfined (B-SBX-2, B-SBX-3), under every policy but ``auto`` for an escalation."""
+        if self.unconfinable(tool):
+            return True
+        return (
+            tool.name == "run_command"
+            and args.get("escalate") is True
+            and self.policy != "auto"
+            and bool(_reason(args))
+        )
+
+    def unconfinable(self, tool: Tool) -> bool:
+        """A command in a session whose sandbox cannot be enforced here: it asks, whatever the policy (B-SBX-2)."""
+        return tool.name == "run_command" and self.sandbox is not None and self.sandbox.must_ask
 
     def protected(self, tool: Tool, args: dict[str, Any]) -> str | None:
         """Why this call must ask under every policy but ``auto`` (an execution-bearing path), or None."""
         if tool.name in ALWAYS_ASK_TOOLS:
             return f"{tool.name} changes what every later session is told"
+        if tool.name == "run_command" and args.get("escalate") is True:
+            return "it asks to run outside the sandbox"
         for key in tool.writes_paths:
             raw = args.get(key)
             if isinstance(raw, str) and (why := self._protected_path(raw)):
@@ -146,18 +183,25 @@ class Approvals:
             refused = {"toolCallId": call_id, "tool": tool.name, "decision": "reject", "note": UNATTENDED_NOTE}
             await self.store.add_event(session_id, "approvalDecided", refused, turn_id)
             return "reject"
-        scope = None if self.protected(tool, args) else always_scope(tool, args, self.cwd)
+        outside = self._outside(tool, args)
+        scope = None if self.protected(tool, args) or outside else always_scope(tool, args, self.cwd)
         detail = f"{diff.path}\n{unified(diff).rstrip()}" if diff is not None else _detail(tool, args)
+        reason = args.get("reason") if args.get("escalate") is True and isinstance(args.get("reason"), str) else None
         params = RequestApprovalParams(
             session_id=session_id,
             turn_id=turn_id,
             tool_call_id=call_id,
             tool=tool.name,
-            title=tool.title(args),
-            detail=detail + _covers(tool, args, scope),
+            title=f"{outside}: {tool.title(args)}" if outside else tool.title(args),
+            detail=(f"{outside}.\n" if outside else "")
+            + (f"Reason: {reason}\n" if reason else "")
+            + detail
+            + _covers(tool, args, scope),
             diff=diff,
             parent_session_id=self.parent[0] if self.parent else None,
             parent_tool_call_id=self.parent[1] if self.parent else None,
+            outside_sandbox=True if outside else None,
+            reason=reason,
         )
         stored = msgspec.to_builtins(params)
         if diff is not None:  # the whole texts are on disk and in the checkpoint; the event keeps the unified form
@@ -182,21 +226,46 @@ class Approvals:
             self.always.add(scope, tool.name, event)
         return decision
 
+    def _outside(self, tool: Tool, args: dict[str, Any]) -> str | None:
+        """What the request must say plainly when the command would run unconfined (B-SBX-3), else None."""
+        if tool.name != "run_command":
+            return None
+        if args.get("escalate") is True:
+            return "Runs OUTSIDE the sandbox (unconfined, with all your rights)"
+        if self.unconfinable(tool) and self.sandbox is not None:
+            if self.sandbox.applies:  # Landlock alone: writes and TCP confined, .git/ and deny_read not protected
+                return f"Runs only PARTLY CONFINED: the sandbox cannot be fully enforced here ({self.sandbox.support.reason})"
+            return f"Runs UNCONFINED: the sandbox cannot be enforced here ({self.sandbox.support.reason})"
+        return None
+
     def denial(self, tool: Tool, args: dict[str, Any]) -> str:
         """The rejected call's tool result: what the model reads, so it can take another way."""
         if not self.unattended:
             return f"Permission denied: the user rejected this {tool.name} call"
         why = self.protected(tool, args)
+        clause = f" ({why}, which always needs approval)" if why else ""
+        if not why and self.unconfinable(tool) and self.sandbox is not None:  # B-SBX-2: nobody to ask instead
+            clause = (
+                f" (the sandbox cannot be enforced here: {self.sandbox.support.reason}; without it every command "
+                "needs approval, under every policy)"
+            )
         allowed = POLICY_ALLOWS.get(self.policy, f"the approval policy is {self.policy!r}")
+        if self.policy == "autoEdit" and self.sandbox is not None and self.sandbox.confines:  # B-SBX-3
+            allowed = AUTOEDIT_SANDBOXED
         rules = self.rules.describe()
         return (
             f"Permission denied: this is an unattended run (nobody can approve anything), and this {tool.name} "
             "call needs approval, so it was not run"
-            + (f" ({why}, which always needs approval)" if why else "")
+            + clause
             + f". Under the approval policy {self.policy!r}, {allowed}."
             + (f" The user's [approvals] rules also allow these commands: {rules}." if rules else "")
             + " Do not retry this call: do what is allowed instead, or finish and say what needs approval."
         )
+
+
+def _reason(args: dict[str, Any]) -> str | None:
+    reason = args.get("reason")
+    return reason.strip() if isinstance(reason, str) and reason.strip() else None
 
 
 UNATTENDED_NOTE = "unattended run: nobody can approve, so the call was refused without asking"
@@ -209,6 +278,10 @@ POLICY_ALLOWS = {
     ),
     "auto": "everything runs without approval",
 }
+AUTOEDIT_SANDBOXED = (
+    "reading, searching, file edits inside the session folder and run_command inside the sandbox run without "
+    "approval: a command with escalate: true (outside the sandbox) and other tools need it"
+)
 
 
 def _covers(tool: Tool, args: dict[str, Any], scope: str | None) -> str:

@@ -41,7 +41,10 @@ async def decide_call(
         return CallDecision("deny", PLAN_MODE, refusal)
     if tool.name == "run_command" and (why := forbidden_reason(str(args.get("command", "")))):
         return CallDecision("forbidden", "deny list", why)
-    if verdict is not None and verdict.decision in ("allow", "ask"):
+    # A hook's allow never lets a command out of the sandbox unasked (B-SBX-2, B-SBX-3): the sandbox's rules ask.
+    if verdict is not None and (
+        verdict.decision == "ask" or (verdict.decision == "allow" and not approvals.sandbox_asks(tool, args))
+    ):
         return CallDecision(verdict.decision, verdict.by, verdict.reason)  # type: ignore[arg-type]
     decision, by, reason = approvals.judge(tool, args)
     return CallDecision(decision, by, reason)  # type: ignore[arg-type]

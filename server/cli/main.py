@@ -88,6 +88,15 @@ def _client_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     search.add_argument("--limit", type=int, default=20)
     search.set_defaults(run=lambda a: _client_run(_search, a))
 
+    box = sub.add_parser(
+        "sandbox",
+        help="run one command in this folder under the configured sandbox, as the agent's commands run",
+        description="threadline sandbox [--mode M] -- CMD ARGS: exits with the command's status (docs/SANDBOX.md)",
+    )
+    box.add_argument("--mode", choices=["workspace-write", "read-only", "off"], help="default: the configured mode")
+    box.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- CMD ARGS")
+    box.set_defaults(run=_sandbox)
+
     cli_chat.add_parser(sub)
     cli_exec.add_parser(sub)
     cli_view.add_parser(sub, _client_run)
@@ -100,6 +109,16 @@ def _serve(args: argparse.Namespace) -> int:
     from server.serve import serve  # the one way into the server in this process
 
     return serve(args.tcp, args.port, args.log_level)
+
+
+def _sandbox(args: argparse.Namespace) -> int:
+    from server.serve import sandbox_command
+
+    argv = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
+    if not argv:
+        print("usage: threadline sandbox [--mode MODE] -- CMD [ARGS...]", file=sys.stderr)
+        return 2
+    return sandbox_command(argv, args.mode)
 
 
 def _acp(args: argparse.Namespace) -> int:

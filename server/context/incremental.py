@@ -30,14 +30,7 @@ from .fed import FedTranscript, Message, PartialHistory, _Item
 from .summary import render_summary, summarize, with_focus, with_hook_notes
 from .tail import safe_tail_start
 from .tokens import estimate_message_tokens
-from .view import (
-    MICRO_MIN_FREED_RATIO,
-    MICRO_REPEAT_MIN_FREED_RATIO,
-    MIN_FREED_RATIO,
-    Compaction,
-    RequestView,
-    ViewSettings,
-)
+from .view import MICRO_MIN_FREED_RATIO, MIN_FREED_RATIO, Compaction, RequestView, ViewSettings
 
 __all__ = ["IncrementalView", "PartialHistory"]
 
@@ -108,15 +101,15 @@ class IncrementalView(FedTranscript):
                 compacted_tool_outputs=0,
                 **base,
             )
-        replaced, repeated = before, False  # the request a new compaction replaces: the repeated one, if any
+        replaced = before  # the request a new compaction replaces: the repeated one, when there is one
         if compaction is not None:
             start = self._locate(compaction)
             if start is not None:
                 view = self._compacted(compaction, start, base, sticky=True)
                 if view.estimated_tokens <= settings.threshold_tokens:  # B-CACHE-1
                     return view
-                replaced, repeated = view.estimated_tokens, True
-        return self._compact(settings, summarizer, base, replaced, repeated, notes)
+                replaced = view.estimated_tokens
+        return self._compact(settings, summarizer, base, replaced, notes)
 
     def held_before(self, compaction: Compaction) -> int:
         """How many conversation messages this state holds before ``compaction``'s tail (0 when it does not
@@ -158,22 +151,19 @@ class IncrementalView(FedTranscript):
         summarizer: Summarizer,
         base: dict[str, Any],
         replaced: int,
-        repeated: bool = False,
         notes: str | None = None,
     ) -> RequestView:
         """A new compaction over the whole transcript (R-MICRO-3, R-SUM-1, B-CACHE-2, B-LOOP-1, R-FALL-1).
 
         Microcompaction is the view when it fits and is at least MICRO_MIN_FREED_RATIO smaller than ``replaced``,
-        the request it replaces (the whole transcript; MICRO_REPEAT_MIN_FREED_RATIO when ``repeated``: a repeated
-        compaction); else the summary path."""
+        the request it replaces (the repeated compaction, else the whole transcript); else the summary path."""
         before = base["before_tokens"]
         tail = self._tail_start(settings.tail_budget_tokens)
         micro_tokens = before - self._savings[tail]
         if (
             self._replaceable[tail]
             and micro_tokens <= settings.threshold_tokens
-            and replaced - micro_tokens
-            >= (MICRO_REPEAT_MIN_FREED_RATIO if repeated else MICRO_MIN_FREED_RATIO) * replaced
+            and replaced - micro_tokens >= MICRO_MIN_FREED_RATIO * replaced
         ):
             self._needs_older("a microcompacted view holds the whole transcript")
             micro = Compaction("microcompacted", self._real_key(self._conv[tail]), self.last_key)

@@ -41,6 +41,7 @@ from server.edge.rpc import decode_params, run_handler, to_rpc_error
 from server.edge.transport import PREAUTH_MAX_BYTES, FrameError, read_messages
 from server.methods.registry import HANDLERS, Handler
 from server.runtime import Runtime
+from server.sandbox.runner import machine_sandbox
 from server.tools import TOOLS
 
 log = logging.getLogger(__name__)
@@ -105,6 +106,7 @@ class ThreadlineProtocol(LanguageServerProtocol):
                 "methods": sorted(METHODS),
                 "notifications": sorted(NOTIFICATIONS),
                 "serverRequests": sorted(SERVER_REQUESTS),
+                "sandbox": machine_sandbox(),  # B-SBX-2: what this machine can enforce
                 "tools": list(TOOLS),  # the built-in tools a model may call (MCP tools come per session)
                 "approvalPolicy": settings.approval_policy,  # what a session that sets none runs under
                 "unattended": settings.unattended,

@@ -74,6 +74,7 @@ class McpServerConfig:
     tool_timeout_s: float = 120.0
     enabled_tools: tuple[str, ...] | None = None
     disabled_tools: tuple[str, ...] = ()
+    sandbox: str | None = None  # a stdio server that opts in runs confined (B-SBX-1): "workspace-write", "read-only"
 
     @property
     def command_line(self) -> str:
@@ -87,7 +88,8 @@ class McpServerConfig:
         line = shlex.join([str(self.command), *self.args])
         if self.env:
             line += " (env: " + ", ".join(k for k, _ in self.env) + ")"
-        return line + (f" (in {self.cwd})" if self.cwd else "")
+        line += f" (in {self.cwd})" if self.cwd else ""
+        return line + (f" (sandbox: {self.sandbox})" if self.sandbox else "")
 
     @property
     def approval_detail(self) -> str:
@@ -114,10 +116,8 @@ class McpServerConfig:
     @property
     def key(self) -> str:
         """Sessions whose servers have the same key share one running server."""
-        raw = json.dumps(
-            [self.name, self.transport, self.command, self.args, self.env, self.cwd, self.url, self.headers],
-            sort_keys=True,
-        )
+        fields = [self.name, self.transport, self.command, self.args, self.env, self.cwd, self.url, self.headers]
+        raw = json.dumps(fields + ([self.sandbox] if self.sandbox else []), sort_keys=True)
         return hashlib.sha256(raw.encode()).hexdigest()[:16]
 
     def allows_tool(self, tool: str) -> bool:
@@ -214,7 +214,11 @@ def _entry(name: str, raw: Any, origin: Origin, default_cwd: str | None = None) 
     cwd = raw.get("cwd", default_cwd)
     if cwd is not None and not isinstance(cwd, str):
         raise McpConfigError(f"server {name!r}: cwd must be a string")
+    sandbox = raw.get("sandbox")
+    if sandbox not in (None, "off", "workspace-write", "read-only"):
+        raise McpConfigError(f'server {name!r}: sandbox must be "workspace-write", "read-only" or "off"')
     return McpServerConfig(
+        sandbox=None if sandbox == "off" else sandbox,
         command=command,
         args=_strings(raw.get("args", []), name, "args"),
         env=_pairs(raw.get("env", {}), name, "env"),

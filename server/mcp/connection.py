@@ -22,12 +22,14 @@ import anyio
 import httpx2
 from mcp import types as mt
 from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters
+from mcp.client.stdio import StdioServerParameters, get_default_environment
 from mcp.client.streamable_http import streamable_http_client
 
 from server.errors import McpConfigError
 from server.mcp.config import McpServerConfig, expand
 from server.mcp.stdio import TOO_LARGE, bounded_stdio_client
+from server.sandbox.policy import build_policy, default_deny_read
+from server.sandbox.runner import private_tmpdir, support, wrap
 from server.secret_env import handed_over
 
 log = logging.getLogger(__name__)
@@ -172,11 +174,29 @@ class McpConnection:
             client = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(c.tool_timeout_s, connect=10.0))
             stack.push_async_callback(client.aclose)  # a client we pass in is ours to close, after the transport
             return streamable_http_client(url, http_client=client)
+        if c.sandbox:
+            command, args, env = self._confined(command, args, env)
         self._log_dir.mkdir(parents=True, exist_ok=True)
         errlog = stack.enter_context(open(self._log_path, "a", encoding="utf-8"))  # noqa: SIM115 - the stack closes it
         return bounded_stdio_client(  # not the SDK's stdio_client: its line reader is quadratic (server.mcp.stdio)
             StdioServerParameters(command=command, args=args, env=env or None, cwd=c.cwd), errlog=errlog
         )
+
+    def _confined(self, command: str, args: list[str], env: dict[str, str]) -> tuple[str, list[str], dict[str, str]]:
+        """A server that opted in (``sandbox = "workspace-write"``) starts through the sandbox launcher: writes
+        only in its folder and a temp folder of its own, no network, the data folder hidden. Where the sandbox
+        cannot be enforced it does not start (never silently unconfined, B-SBX-2)."""
+        c = self.config
+        found = support()
+        if not found.enforced:
+            raise McpCallFailed(f"asks for the {c.sandbox} sandbox, which cannot be enforced here: {found.reason}")
+        tmp = private_tmpdir(f"mcp-{c.key}")
+        home = self._log_dir.parent  # the data folder (mcp-logs lives in it)
+        policy = build_policy(
+            str(c.sandbox), Path(c.cwd or os.getcwd()), tmp, deny_read=default_deny_read(home, dict(os.environ))
+        )
+        full = wrap(policy, [command, *args], found.namespaces)
+        return full[0], full[1:], {**get_default_environment(), **env, "TMPDIR": str(tmp)}
 
     async def _watch(self, session: ClientSession) -> None:
         while True:

@@ -1,6 +1,7 @@
 """``checkPolicy``: the decision the live server would make for every tool call of a recorded session, by the
 same ``decide_call`` the agent loop uses. The ``PreToolUse`` hooks run with the recorded input; no tool runs and
-no model is called (issue 32, ``threadline policy-check``)."""
+no model is called (issue 32, ``threadline policy-check``). The session's sandbox (its mode, else the server's
+default) and the ``[approvals]`` rules of config.toml count as they would live (B-SBX-2, B-SBX-3, issue 31)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from server.agent.calls import CallDecision, decide_call
 from server.agent.remembered import RememberedApprovals
 from server.errors import InvalidParams
 from server.hooks.service import SessionHooks
+from server.sandbox.mode import command_sandbox, session_sandbox
 from server.services.core import Core
 from server.tools import TOOLS, Tool, parse_arguments
 from server.tools.base import ToolFailure
@@ -29,16 +31,19 @@ async def check_policy(core: Core, params: CheckPolicyParams) -> CheckPolicyResu
     cwd = checked_folder(params.cwd)
     remembered = RememberedApprovals()
     policy = params.policy or core.settings.approval_policy
+    sandbox = command_sandbox(core.settings, "policy-check", cwd, core.settings.sandbox.mode)
     if params.session_id is not None:
         stored, session = await core.session(params.session_id)
         messages = [m.to_openai() for m in await core.store.all_messages(stored.id)]
         remembered = await session.approvals()  # the session's "always" grants, as they stand
         policy = params.policy or approval_policy(stored.approval_policy, core.settings.approval_policy)
+        sandbox = await session_sandbox(core.store, core.settings, stored.id, cwd)
     elif params.messages is not None:
         messages = msgspec.to_builtins(params.messages)
     else:
         raise InvalidParams("checkPolicy needs messages or sessionId")
-    approvals = Approvals(core.store, _nobody, policy, remembered, cwd, core.settings.home)
+    rules = core.settings.approval_rules
+    approvals = Approvals(core.store, _nobody, policy, remembered, cwd, core.settings.home, sandbox, rules)
     hooks = core.hooks.offline(cwd, params.session_id or "policy-check", core.settings.api_keys())
     calls: list[PolicyCall] = []
     for call in _tool_calls(messages):

@@ -24,6 +24,7 @@ from server.agent.definitions import AgentCatalog, AgentDefinition, load_agents
 from server.agent.loop import Turn
 from server.agent.totals import add_usage
 from server.providers import ChatProvider
+from server.sandbox.mode import copy_mode
 from server.services.core import Core
 from server.sessions import Session
 from server.tools import Tool, ToolContext
@@ -132,6 +133,7 @@ async def run_child(
         model=(agent.model if agent else None) or parent_stored.model,
         parent=(parent.id, call_id),
     )
+    await copy_mode(core.store, parent.id, stored.id)  # B-SBX-1: a child is confined as its parent is, never looser
     provider = core.models.provider(core.settings, stored)
     if provider is None:
         raise ToolFailure("no model provider is configured for the subagent")

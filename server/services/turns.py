@@ -24,6 +24,7 @@ from server.errors import InvalidParams
 from server.frozen import read_frozen_context
 from server.hooks.service import SessionHooks
 from server.providers import ChatProvider
+from server.sandbox.mode import say_once, session_sandbox
 from server.services.commands import turn_text
 from server.services.context import tool_overhead_tokens
 from server.services.core import Core
@@ -124,6 +125,7 @@ async def build_turn(
     frozen = read_frozen_context(cwd, core.settings.home) if stored.message_count == 0 else None
     turn_id = turn_id or new_id("turn_")
     emit = Emitter(core.notify, session.id, turn_id, parent=child.parent if child else None)
+    sandbox = await session_sandbox(core.store, core.settings, session.id, cwd)  # B-SBX-1: read once a turn
     tools = ToolContext(
         session.id,
         turn_id,
@@ -140,9 +142,12 @@ async def build_turn(
         },
         edit_watch=EditWatch(core.editor) if core.editor and core.recorded_tools is None else None,
         allowed=child.tools if child else None,
+        sandbox=sandbox,
     )
 
     async def first_messages() -> list[NewMessage]:
+        if notice := await say_once(core.store, sandbox, session.id, turn_id):  # B-SBX-2: said once per session
+            emit(u.Notice(level="warning", message=notice))
         if frozen is None:
             return []
         for notice in frozen.notices:
@@ -168,6 +173,7 @@ async def build_turn(
         await session.approvals(),
         cwd,
         core.settings.home,
+        sandbox,
         core.settings.approval_rules,
         core.settings.unattended,
     )

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 if TYPE_CHECKING:
     from server.artifacts import ArtifactStore
     from server.config import Settings
+    from server.sandbox.mode import CommandSandbox
     from server.tools.processes import ProcessGroups
     from server.transcript import Store
 
@@ -43,6 +44,7 @@ class ToolContext:
     session_tools: Mapping[str, Tool] = field(default_factory=dict)  # the session's MCP tools, by model name
     tool_call_id: str | None = None  # the call being run (set per call by the loop; ``task`` names its child so)
     allowed: frozenset[str] | None = None  # a named agent's ``tools`` allow-list (B-SUB-1); None: every tool
+    sandbox: CommandSandbox | None = None  # how run_command confines its processes (None: not at all)
     edit_watch: EditWatcher | None = None  # the editor's diagnostics around a file write (issue 34)
 
 

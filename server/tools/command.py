@@ -1,5 +1,10 @@
 """run_command: a shell command in the session folder, with a timeout, a scrubbed environment and a kill switch.
 
+Unless the session's sandbox is off, the command and everything it starts run confined (B-SBX-1,
+``server.sandbox``): writes only in the folder, its private temp folder (``TMPDIR``) and ``writable_roots``, no
+network. ``escalate: true`` with a ``reason`` runs it outside, after the user allowed it (B-SBX-3); a confined
+command that failed on what looks like a denial says so in its result, so the model can ask to escalate.
+
 The command runs in its own process group so a timeout or a cancelled turn kills everything it started. Provider
 keys never reach it: THREADLINE_* variables, well-known provider key variables and any variable whose value is a
 configured secret are removed from its environment.
@@ -15,6 +20,8 @@ import shlex
 import signal
 from typing import Any
 
+from server.sandbox.denials import denial_note
+from server.sandbox.runner import preexec
 from server.secret_env import KEY_VARS
 from server.tools.base import Tool, ToolContext, ToolDenied, ToolFailure, require_str, schema
 
@@ -128,16 +135,25 @@ async def run_command(ctx: ToolContext, args: dict[str, Any]) -> str:
         raise ToolFailure("Invalid arguments: 'timeout' must be a positive number of seconds")
     # The model may ask for more time, never for forever (1e308, inf): capped at MAX_TIMEOUT_SECONDS.
     timeout = min(float(timeout), MAX_TIMEOUT_SECONDS)
+    escalate = escalation(args)
+    sandbox = ctx.sandbox if ctx.sandbox is not None and ctx.sandbox.applies and not escalate else None
+    env = scrubbed_env(ctx.secrets) | (ctx.processes.marker() if ctx.processes is not None else {})
+    if sandbox is not None:
+        env["TMPDIR"] = sandbox.policy.tmpdir
+        env.pop("SSH_AUTH_SOCK", None)  # hidden inside (policy.always_hidden): do not point at it
     proc = await asyncio.create_subprocess_exec(
         "/bin/bash",
         "-c",
         command,
         cwd=ctx.cwd,
-        env=scrubbed_env(ctx.secrets) | (ctx.processes.marker() if ctx.processes is not None else {}),
+        env=env,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
         start_new_session=True,
+        preexec_fn=(
+            preexec(sandbox.policy, sandbox.support.abi, sandbox.support.namespaces) if sandbox is not None else None
+        ),
     )
     if ctx.processes is not None:
         ctx.processes.add(proc.pid)  # its group outlives the shell when the command backgrounds something
@@ -154,8 +170,22 @@ async def run_command(ctx: ToolContext, args: dict[str, Any]) -> str:
         raise
     text = output.decode("utf-8", errors="replace")
     if code != 0:
-        raise ToolFailure(f"command exited with code {code}\n{text}")
+        note = denial_note(text, sandbox.policy) if sandbox is not None else None
+        raise ToolFailure(f"command exited with code {code}\n{text}" + (f"\n{note}" if note else ""))
     return f"{text}\n[exit code 0]" if text else "[exit code 0, no output]"
+
+
+def escalation(args: dict[str, Any]) -> str | None:
+    """The reason when the call asks to run outside the sandbox (``escalate: true``), else None."""
+    escalate = args.get("escalate", False)
+    if not isinstance(escalate, bool):
+        raise ToolFailure("Invalid arguments: 'escalate' must be true or false")
+    if not escalate:
+        return None
+    reason = args.get("reason")
+    if not isinstance(reason, str) or not reason.strip():
+        raise ToolFailure("Invalid arguments: 'escalate: true' needs a 'reason' the user will read")
+    return reason.strip()
 
 
 async def _read_capped(proc: asyncio.subprocess.Process) -> bytes:
@@ -185,6 +215,8 @@ TOOLS = [
             ["command"],
             command={"type": "string"},
             timeout={"type": "number", "description": "Seconds before the command is killed."},
+            escalate={"type": "boolean", "description": "Run outside the sandbox, with a reason; asks the user."},
+            reason={"type": "string"},
         ),
         run_command,
         approval="command",

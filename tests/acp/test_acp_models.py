@@ -30,10 +30,24 @@ async def acp(tmp_path_factory) -> AsyncIterator[AcpAgent]:
 
 
 def picker(options, option_id: str = "model"):
-    (option,) = [
-        o.root if hasattr(o, "root") else o for o in options if (o.root if hasattr(o, "root") else o).id == option_id
-    ]
+    """The config option ``option_id`` (the model picker; the sandbox mode is offered beside it)."""
+    (option,) = [o for o in (getattr(o, "root", o) for o in options) if o.id == option_id]
     return option
+
+
+async def test_B_SBX_1_the_sandbox_mode_is_a_config_option(acp, folder):
+    created = await acp.conn.new_session(cwd=str(folder), mcp_servers=[])
+    option = picker(created.config_options, "sandbox")
+    assert option.current_value == "workspace-write"
+    assert [o.value for o in option.options] == ["workspace-write", "read-only", "off"]
+    answer = await acp.conn.set_config_option(config_id="sandbox", session_id=created.session_id, value="read-only")
+    assert picker(answer.config_options, "sandbox").current_value == "read-only"
+    with pytest.raises(RequestError) as exc:
+        await acp.conn.set_config_option(config_id="sandbox", session_id=created.session_id, value="everything")
+    assert exc.value.code == -32602
+    resumed = await acp.conn.resume_session(session_id=created.session_id, cwd=str(folder), mcp_servers=[])
+    assert picker(resumed.config_options, "sandbox").current_value == "read-only"
+    assert schema_errors(acp.received, acp.sent_methods) == []
 
 
 async def test_new_session_offers_the_configured_models_and_the_switch_applies_to_the_next_call(acp, folder):

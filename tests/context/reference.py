@@ -5,8 +5,8 @@ re-scans the whole transcript on every call, written for clarity, not speed, str
 
 repair -> estimate -> under threshold: unchanged (R-PIPE-1) -> the given compaction, repeated, still under the
 threshold: that (B-CACHE-1) -> a new compaction over the whole transcript: placeholders for every old successful
-output before the safe tail if that fits and is MICRO_MIN_FREED_RATIO smaller than the request it replaces (the
-whole transcript; MICRO_REPEAT_MIN_FREED_RATIO when that is a repeated compaction) (R-MICRO-3, B-CACHE-2) -> else
+output before the safe tail if that fits and is MICRO_MIN_FREED_RATIO smaller than the request it replaces
+(R-MICRO-3, B-CACHE-2) -> else
 system + one summary + a tail shrunk until the view is at or under the target (R-SUM-1, B-CACHE-2) -> summarizer
 raised, still over the threshold, or freed under 10%: the fallback window (R-FALL-1, B-LOOP-1), never sticky.
 """
@@ -24,7 +24,7 @@ from server.context.micro import microcompact
 from server.context.repair import SYSTEM_ROLES, repair_with_origins
 from server.context.summary import latest_plan
 from server.context.tail import safe_tail_start
-from server.context.view import MICRO_MIN_FREED_RATIO, MICRO_REPEAT_MIN_FREED_RATIO, MIN_FREED_RATIO
+from server.context.view import MICRO_MIN_FREED_RATIO, MIN_FREED_RATIO
 
 Message = dict[str, Any]
 
@@ -90,7 +90,7 @@ def reference_view(
             **base,
         )
     conversation = [it for it in items if not _system(it)]
-    replaced, ratio = before, MICRO_MIN_FREED_RATIO  # the request a new compaction replaces
+    replaced = before  # the request a new compaction replaces
     if compaction is not None and compaction.through_key <= last_key:
         start = next(
             (i for i, it in enumerate(conversation) if it.msg.get("role") != "tool" and it.key == compaction.tail_key),
@@ -100,7 +100,7 @@ def reference_view(
             view = _compacted(items, conversation, compaction, start, base, sticky=True)
             if view.estimated_tokens <= settings.threshold_tokens:
                 return view
-            replaced, ratio = view.estimated_tokens, MICRO_REPEAT_MIN_FREED_RATIO
+            replaced = view.estimated_tokens
     conv_msgs = [it.msg for it in conversation]
     conv_tokens = [it.tokens for it in conversation]
     tail = safe_tail_start(conv_msgs, settings.tail_budget_tokens, conv_tokens)
@@ -110,7 +110,7 @@ def reference_view(
         if (
             view.compacted_tool_outputs
             and view.estimated_tokens <= settings.threshold_tokens
-            and replaced - view.estimated_tokens >= ratio * replaced
+            and replaced - view.estimated_tokens >= MICRO_MIN_FREED_RATIO * replaced
         ):
             return view
     budget, target = settings.tail_budget_tokens, settings.target_tokens

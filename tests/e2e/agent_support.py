@@ -71,10 +71,12 @@ class Agent:
         self.approvals.append(params)
         return {"decision": self.decide(params)}
 
-    async def session(self, cwd: Path, policy: str | None = None) -> str:
+    async def session(self, cwd: Path, policy: str | None = None, sandbox: str | None = None) -> str:
         params: dict[str, Any] = {"cwd": str(cwd)}
         if policy:
             params["approvalPolicy"] = policy
+        if sandbox:
+            params["sandbox"] = sandbox
         return (await self.client.request("createSession", params))["sessionId"]
 
     async def turn(self, sid: str, text: str, timeout: float = 30) -> dict[str, Any]:

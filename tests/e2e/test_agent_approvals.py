@@ -71,7 +71,8 @@ async def test_reject_gives_the_model_Permission_denied_and_changes_nothing(agen
     assert agent.updates(sid, "toolResult")[0]["status"] == "denied"
 
 
-async def test_autoEdit_asks_only_for_commands(agent, folder):
+async def test_autoEdit_asks_only_for_commands_when_the_sandbox_is_off(agent, folder):
+    """Under autoEdit a confined command runs without asking (B-SBX-3, tests/sandbox); unconfined ones ask."""
     agent.fake.push(
         write_call("call_w", "free.txt"),
         {
@@ -86,7 +87,7 @@ async def test_autoEdit_asks_only_for_commands(agent, folder):
         command_call("call_c", "echo hi"),
         {"content": "ok"},
     )
-    sid = await agent.session(folder, policy="autoEdit")
+    sid = await agent.session(folder, policy="autoEdit", sandbox="off")
     await agent.turn(sid, "go")
     assert [a["tool"] for a in agent.approvals] == ["run_command"]
     assert (folder / "free.txt").read_text() == "y\n"

@@ -177,16 +177,22 @@ def test_view_prints_mode_sizes_and_highlights_placeholders_and_the_summary(env,
     assert re.search(rf"{len(placeholders)} tool outputs compacted", lines[1])
     assert re.match(r"\s+1 system\s+\d+\s+You are a careful agent\.", lines[2])
 
-    summarized = threadline(env, "view", sid, "--context-window", "1950")
+    # A window whose threshold sits between the summary view and the microcompacted one (787 tokens), above the
+    # tool definitions every request carries: a fixed 1,500 stopped fitting once they reached ~1,450 (the task
+    # tool, reserved since 83f8c6a), leaving a threshold of 33 and the fallback. Derived, so new tools keep it.
+    reserved = json.loads(threadline(env, "view", sid, "--json").stdout)["reservedTokens"]
+    window = reserved + 850  # threshold = floor(850 * 0.8) = 680
+    summarized = threadline(env, "view", sid, "--context-window", str(window))
     assert summarized.returncode == 0, summarized.stderr
     out = summarized.stdout
     assert out.startswith("mode summarized: ")
     assert re.search(r"^\s+2 system \*\* SUMMARY \*\*", out, re.M)
     assert "\n== summary ==\n[compressed conversation context]\nOlder transcript messages were summarized." in out
 
-    as_json = threadline(env, "view", sid, "--context-window", "1950", "--json")
+    as_json = threadline(env, "view", sid, "--context-window", str(window), "--json")
     view = json.loads(as_json.stdout)
-    assert view["mode"] == "summarized" and view["contextWindowTokens"] == 1950
+    assert view["mode"] == "summarized" and view["contextWindowTokens"] == window
+    assert view["reservedTokens"] == reserved and view["estimatedTokens"] <= view["thresholdTokens"]
     assert view["summary"].startswith("[compressed conversation context]")
     assert view["transcriptMessages"] == 33
 

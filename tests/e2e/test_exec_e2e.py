@@ -115,7 +115,8 @@ def test_stream_json_is_init_then_every_update_then_the_result_and_a_tool_call_s
     objects = ndjson(run)
     init = objects[0]
     assert init["cwd"] == str(folder.resolve()) and init["model"] == MODEL and init["approvalPolicy"] == "ask"
-    assert {"read_file", "run_command", "edit_file"} <= set(init["tools"]) and init["sandbox"] is None
+    assert {"read_file", "run_command", "edit_file"} <= set(init["tools"])
+    assert set(init["sandbox"]) - {"reason"} == {"mode", "enforced", "mechanism", "network"}  # B-SBX-2
     kinds = [u["kind"] for u in updates(objects)]
     assert kinds[:2] == ["turnStarted", "userMessage"] and kinds[-1] == "turnCompleted"
     assert kinds.count("usage") == 2
@@ -161,7 +162,9 @@ def test_autoedit_lets_edits_through_and_still_refuses_commands_unattended(fake,
         {"tool_calls": [{"id": "c2", "name": "run_command", "arguments": {"command": "touch made.txt"}}]},
         {"content": "done"},
     )
-    run = exec_(env, "--cwd", str(folder), "--policy", "autoEdit", "--output-format", "json", "go")
+    # Without a sandbox: a confined command would run under autoEdit (B-SBX-3, tests/sandbox/test_sandbox_exec.py)
+    args = ("--cwd", str(folder), "--policy", "autoEdit", "--sandbox", "off", "--output-format", "json")
+    run = exec_(env, *args, "go")
     assert run.returncode == 0, run.stderr
     assert (folder / "w.txt").read_text() == "x" and not (folder / "made.txt").exists()
     (said,) = [t for t in tool_results_sent(fake) if t.startswith("Permission denied")]
@@ -306,7 +309,7 @@ def test_max_model_calls_ends_the_turn_with_exit_1_saying_so(fake, env, folder):
     [
         (["--bogus", "x"], "unrecognized arguments"),
         (["--policy", "yolo", "x"], "--policy must be one of ask, autoEdit, auto, plan"),
-        (["--sandbox", "read-only", "x"], "--sandbox needs the OS sandbox (issue 30)"),
+        (["--sandbox", "none", "x"], "--sandbox must be one of workspace-write, read-only, off, got 'none'"),
         (["--resume", "ses_1", "--continue", "x"], "not allowed with argument"),
         (["--max-model-calls", "0", "x"], "must be at least 1"),
         (["--output-format", "xml", "x"], "invalid choice"),

@@ -161,9 +161,10 @@ async def test_artifacts_are_readable_only_from_their_own_session(server, fake, 
 async def test_the_provider_key_cannot_be_read_from_the_servers_own_environment_block(server, fake, layout):
     """Issue 12: a command read the key from ``/proc/$PPID/environ`` (the server's original environment, which
     scrubbing ``os.environ`` does not change). The server re-executes itself without it and takes the key over a
-    pipe it reads once and closes, so its environment block holds no key."""
+    pipe it reads once and closes, so its environment block holds no key. (In the sandbox, B-SBX-1, a command
+    cannot read the server's environment at all; unconfined, it can, and it finds no key there.)"""
     work, _ = layout
-    sid = (await server.request("createSession", {"cwd": str(work)}))["sessionId"]
+    sid = (await server.request("createSession", {"cwd": str(work), "sandbox": "off"}))["sessionId"]
     results = await run_calls(
         server,
         fake,

@@ -8,6 +8,7 @@ export { interleaveCompactions, storedDiffs } from './webview/history';
 export { cachedShare, meterLabel, sessionCost } from './webview/meter';
 export { forkSeqBefore, planRewind, rewindDone, turnPickItems } from './sidebar/rewind';
 export { modelButtonLabel, modelPickItems, priceText, windowText } from './models';
+export { outsideSandboxMark, sandboxBadge } from './sandbox';
 export { APPLIED_EDITS_KEY, DiffStates, PENDING_REVIEWS_KEY, diffSidePath, toolCallOfPath } from './diffKeys';
 export { childProgress, childSummary } from './webview/subagents';
 export { breakdownSegments, commandLabel, completeCommand, planItems, planProgress, slashMatches } from './webview/issue33';

@@ -34,6 +34,9 @@ function M.ask(params, chat)
     chat:approval(params)
   end
   local prompt = ('Threadline: %s — %s'):format(fmt.str(params.tool), fmt.str(params.title))
+  if fmt.val(params.outsideSandbox) == true then
+    prompt = 'OUTSIDE THE SANDBOX! ' .. prompt
+  end
 
   local co, is_main = coroutine.running()
   local can_yield = co ~= nil and not is_main

@@ -248,6 +248,7 @@ function M.open(opts, callback)
     end
     local s = new_session(r.sessionId, cwd)
     s.model = model
+    M.set_sandbox(s, fmt.val(r.sandbox), config.options.approval_policy)
     activate(s, opts.show)
     load_context_size(s)
     M.load_mcp_servers(s)
@@ -313,12 +314,37 @@ function M._transport()
   return S.transport
 end
 
+-- --- sandbox (B-SBX-1/2) -----------------------------------------------------------------------------
+
+--- sandbox_label(policy, sandbox) -> "autoEdit · sandbox: workspace-write", "... · sandbox: NOT enforced (why)".
+function M.sandbox_label(policy, sb)
+  policy = policy or 'server default policy'
+  if type(sb) ~= 'table' then
+    return policy .. ' · sandbox: unknown'
+  end
+  if sb.mode == 'off' then
+    return policy .. ' · sandbox: off'
+  end
+  if not sb.enforced then
+    return ('%s · sandbox: NOT enforced (%s); every command asks'):format(policy, fmt.str(sb.reason))
+  end
+  return ('%s · sandbox: %s (%s)'):format(policy, fmt.str(sb.mode), sb.network and 'network on' or 'network off')
+end
+
+--- Keep the session's sandbox status (createSession/updateSession) and show it, beside the policy, in its chat.
+function M.set_sandbox(s, sb, policy)
+  s.sandbox = type(sb) == 'table' and sb or nil
+  s.policy = policy
+  s.chat:append({ '── ' .. M.sandbox_label(policy, s.sandbox) })
+end
+
 -- --- status ------------------------------------------------------------------------------------------
 
 --- status() -> { state = "idle"|"running"|"stopped", session_id, context = { used, size, cached?, input?, cost? } }
 --- context.used is the size of the last request sent to the model, never a cumulative count; cached and input
 --- are that request's cached and total input tokens (B-CACHE-5; cached is nil when the provider reports none);
---- cost is the session's cost so far in USD (nil when no price is known).
+--- cost is the session's cost so far in USD (nil when no price is known). sandbox is the session's
+--- { mode, enforced, mechanism, network, reason? } from createSession, policy its approval policy (nil: default).
 function M.status()
   local s = S.current
   local state = 'stopped'
@@ -328,6 +354,8 @@ function M.status()
   return {
     state = state,
     session_id = s and s.id or nil,
+    policy = s and s.policy or nil,
+    sandbox = s and s.sandbox or nil,
     context = {
       used = s and s.context.used or 0,
       size = s and s.context.size or nil,
@@ -354,6 +382,9 @@ function M.statusline()
   local cost = fmt.cost(st.context.cost)
   if cost then
     s = s .. ' · ' .. cost
+  end
+  if st.sandbox and st.sandbox.mode ~= 'off' and not st.sandbox.enforced then
+    s = s .. ' · sandbox NOT enforced' -- B-SBX-2: every command asks; said where the user looks
   end
   if st.state == 'running' then
     s = s .. ' …'

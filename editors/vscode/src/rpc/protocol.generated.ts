@@ -101,6 +101,7 @@ export interface ProtocolDefinitions {
   RewindFilesParams?: RewindFilesParams;
   RewindFilesResult?: RewindFilesResult;
   RewoundFile?: RewoundFile;
+  SandboxStatus?: SandboxStatus;
   SearchHit?: SearchHit;
   SearchTranscriptParams?: SearchTranscriptParams;
   SearchTranscriptResult?: SearchTranscriptResult;
@@ -334,6 +335,7 @@ export interface CreateSessionParams {
   approvalPolicy?: ('ask' | 'auto' | 'autoEdit' | 'plan') | null;
   mcpServers?: McpServerParam[] | null;
   model?: string | null;
+  sandbox?: ('off' | 'read-only' | 'workspace-write') | null;
 }
 /**
  * An MCP server a client passes to ``createSession`` (the Agent Client Protocol shape): stdio
@@ -354,6 +356,19 @@ export interface NameValue {
 }
 export interface CreateSessionResult {
   sessionId: string;
+  sandbox?: SandboxStatus | null;
+}
+/**
+ * A session's sandbox as it applies now (B-SBX-2): ``enforced`` false means commands are not confined as
+ * ``mode`` says (``reason`` says why) and every command asks; ``mechanism`` names what confines them
+ * (``landlock-v7+userns``, ``none``); ``network`` is whether commands may use the network.
+ */
+export interface SandboxStatus {
+  mode: 'off' | 'read-only' | 'workspace-write';
+  enforced: boolean;
+  mechanism: string;
+  network: boolean;
+  reason?: string | null;
 }
 export interface DeleteSessionParams {
   sessionId: string;
@@ -517,6 +532,7 @@ export interface InitializationOptions {
   provider?: ProviderOptions | null;
   approvalPolicy?: ('ask' | 'auto' | 'autoEdit' | 'plan') | null;
   token?: string | null;
+  sandbox?: ('off' | 'read-only' | 'workspace-write') | null;
   unattended?: boolean;
 }
 export interface ProviderOptions {
@@ -747,6 +763,8 @@ export interface RequestApprovalParams {
   diff?: FileDiff | null;
   parentSessionId?: string | null;
   parentToolCallId?: string | null;
+  outsideSandbox?: boolean | null;
+  reason?: string | null;
 }
 export interface RequestApprovalResult {
   decision: 'allowAlways' | 'allowOnce' | 'reject';
@@ -957,6 +975,7 @@ export interface UpdateSessionParams {
   sessionId: string;
   model?: string | null;
   approvalPolicy?: ('ask' | 'auto' | 'autoEdit' | 'plan') | null;
+  sandbox?: ('off' | 'read-only' | 'workspace-write') | null;
 }
 /**
  * The session's settings now; absent fields mean the server's defaults.
@@ -966,6 +985,7 @@ export interface UpdateSessionResult {
   model?: string | null;
   approvalPolicy?: ('ask' | 'auto' | 'autoEdit' | 'plan') | null;
   contextWindowTokens?: number;
+  sandbox?: SandboxStatus | null;
 }
 
 /** Client -> server methods: [params, result] of each. */

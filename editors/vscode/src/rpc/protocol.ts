@@ -7,7 +7,7 @@ export type {
   CommandInfo, CompactionRecord, ContextBreakdown, PlanEntry,
   CompactSessionResult, ContextViewResult, EventItem, FileDiff, InitializationOptions, ListModelsResult, McpServerInfo,
   ModelInfo, ModelPrice, OpenAIToolCall, ProviderOptions, ReadArtifactParams, ReadArtifactResult, RememberedApproval, RequestApprovalParams,
-  RewindFilesResult, SessionInfo, SessionUpdate, SubmitTurnResult, TranscriptItem, TurnCheckpoints, TurnError,
+  RewindFilesResult, SandboxStatus, SessionInfo, SessionUpdate, SubmitTurnResult, TranscriptItem, TurnCheckpoints, TurnError,
   TurnUsage, UpdateSessionResult,
 } from './protocol.generated';
 

@@ -5,6 +5,7 @@ import * as vscode from 'vscode';
 import type { DiffDocuments } from '../diffs';
 import type { ApprovalDecision, RequestApprovalParams } from '../rpc/protocol';
 import type { ToWebview } from './messages';
+import { outsideSandboxMark } from '../sandbox';
 
 interface PendingApproval {
   params: RequestApprovalParams;
@@ -31,7 +32,8 @@ export class PendingApprovals {
   async ask(params: RequestApprovalParams, token: Cancellation): Promise<ApprovalDecision> {
     if (!this.view.exists() && !(await this.view.reveal())) {
       // No sidebar to show it in: fall back to a notification with the same three choices.
-      const pick = await vscode.window.showWarningMessage(`Threadline: ${params.title}`, { detail: params.detail }, 'Allow Once', 'Allow Always', 'Reject');
+      const outside = outsideSandboxMark(params); // B-SBX-3: said first, also without the sidebar
+      const pick = await vscode.window.showWarningMessage(`Threadline: ${outside ? `${outside}. ` : ''}${params.title}`, { detail: params.detail }, 'Allow Once', 'Allow Always', 'Reject');
       return pick === 'Allow Once' ? 'allowOnce' : pick === 'Allow Always' ? 'allowAlways' : 'reject';
     }
     const requestId = `a${++this.seq}`;

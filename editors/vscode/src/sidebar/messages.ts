@@ -29,6 +29,7 @@ export type ToWebview =
   | { type: 'mcpServers'; servers: McpServerInfo[] }
   | { type: 'prefill'; text: string }
   | { type: 'model'; label: string }
+  | { type: 'sandbox'; text: string; title: string; warn: boolean }
   | { type: 'contextView'; view: ContextViewResult; sessionTitle?: string }
   | { type: 'chips'; chips: { label: string; index: number }[] }
   | { type: 'completions'; prefix: string; items: string[] }

@@ -11,6 +11,7 @@ import type { SidebarHost } from './host';
 import { buildWebviewHtml, makeNonce } from './html';
 import type { FromWebview, ServerState, ToWebview } from './messages';
 import { ModelPicker } from './modelPicker';
+import { sandboxBadge } from '../sandbox';
 import { RewindActions } from './rewindActions';
 import { storedDiffs } from '../webview/history';
 
@@ -169,10 +170,11 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
   private async createSession(title?: string): Promise<string> {
     const cwd = this.server.workspaceFolder() ?? process.cwd();
     const model = this.models.forNextSession;
-    const { sessionId } = await this.server.client.request('createSession', {
+    const { sessionId, sandbox } = await this.server.client.request('createSession', {
       cwd, ...(title ? { title } : {}), ...(typeof model === 'string' ? { model } : {}) });
     this.models.taken();
     await this.setCurrent(sessionId);
+    this.post({ type: 'sandbox', ...sandboxBadge(this.configuredPolicy(), sandbox) });
     this.post({ type: 'session', session: { sessionId, title: title ?? 'New session' }, history: [] });
     this.post({ type: 'meter', contextTokens: 0, contextWindowTokens: 0 });
     this.models.show(model);
@@ -191,6 +193,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     this.post({ type: 'session', session: { sessionId, title: '' }, history, events });
     const sessions = await this.refreshSessions();
     this.models.show(sessions.find((s) => s.sessionId === sessionId)?.model);
+    await this.showSandbox(sessionId);
     await this.estimateMeter(sessionId);
     await this.showMcpServers(sessionId);
     await this.showCommands(sessionId);
@@ -204,6 +207,20 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     } catch {
       this.post({ type: 'commands', commands: [] }); // a server without slash commands
     }
+  }
+
+  /** The approval policy and sandbox state beside the model control (updateSession with no change reads them). */
+  private async showSandbox(sessionId: string): Promise<void> {
+    try {
+      const now = await this.server.client.request('updateSession', { sessionId });
+      this.post({ type: 'sandbox', ...sandboxBadge(now.approvalPolicy ?? this.configuredPolicy(), now.sandbox) });
+    } catch {
+      this.post({ type: 'sandbox', ...sandboxBadge(this.configuredPolicy(), undefined) });
+    }
+  }
+
+  private configuredPolicy(): string {
+    return vscode.workspace.getConfiguration('threadline').get<string>('approvalPolicy') ?? 'ask';
   }
 
   /** The session's MCP servers and their state (listing them starts them); later changes come as updates. */

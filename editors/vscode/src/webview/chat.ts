@@ -12,6 +12,7 @@ import { interleaveCompactions, storedDiffs } from './history';
 import { commandLabel, completeCommand, planItems, planProgress, slashMatches } from './issue33';
 import { cachedShare, sessionCost } from './meter';
 import { renderMarkdown } from './markdown';
+import { outsideSandboxMark } from '../sandbox';
 import { ToolCards } from './toolCards';
 
 type Post = (msg: FromWebview) => void;
@@ -133,6 +134,7 @@ export class Chat {
       case 'commands':
         this.commands = msg.commands;
         return this.suggest();
+      case 'sandbox': return this.strip.setSandbox(msg.text, msg.title, msg.warn);
       case 'prefill':
         this.input.value = msg.text;
         return this.input.focus();
@@ -356,8 +358,10 @@ export class Chat {
   private showApproval(requestId: string, p: RequestApprovalParams): void {
     const labels: Record<string, string> = { allowOnce: 'Allow once', allowAlways: 'Allow always', reject: 'Reject' };
     const buttons = h('div', { class: 'approval-actions' });
-    const card = h('section', { class: 'approval', role: 'group', 'aria-label': `Approval: ${p.title}`, 'data-request': requestId },
-      h('div', { class: 'approval-title' }, h('span', { class: 'approval-icon', text: '?' }), h('span', { text: p.title || p.tool })),
+    const outside = outsideSandboxMark(p); // B-SBX-3: an unconfined command is marked plainly
+    const card = h('section', { class: outside ? 'approval outside-sandbox' : 'approval', role: 'group', 'aria-label': `Approval: ${p.title}`, 'data-request': requestId },
+      h('div', { class: 'approval-title' }, h('span', { class: 'approval-icon', text: outside ? '!' : '?' }), h('span', { text: p.title || p.tool })),
+      ...(outside ? [h('div', { class: 'sandbox-mark', text: outside })] : []),
       h('pre', { class: 'approval-detail', text: p.detail }),
       ...(p.diff ? [h('button', { class: 'diff-link', 'data-action': 'open-diff', 'data-call': p.toolCallId, text: `Review diff of ${p.diff.path}` })] : []),
       buttons);

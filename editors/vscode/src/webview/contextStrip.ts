@@ -17,9 +17,10 @@ export class ContextStrip {
   private readonly modelBtn = h('button', {
     id: 'model-picker', class: 'model-picker', title: 'Pick the model for this session (listModels)', text: 'Model: default',
   });
+  private readonly sandbox = h('span', { id: 'sandbox-state', class: 'sandbox-state', text: '' });
   private readonly mcp = h('div', { id: 'mcp-servers', class: 'mcp-servers', 'aria-label': 'MCP servers', hidden: true });
   /** The meter row (meter and model control), then the MCP strip: what the chat puts under its toolbar. */
-  readonly elements: HTMLElement[] = [h('div', { class: 'meter-row' }, this.meter, this.modelBtn), this.mcp];
+  readonly elements: HTMLElement[] = [h('div', { class: 'meter-row' }, this.meter, this.modelBtn, this.sandbox), this.mcp];
 
   constructor(post: (msg: FromWebview) => void) {
     this.modelBtn.addEventListener('click', () => post({ type: 'pickModel' }));
@@ -27,6 +28,13 @@ export class ContextStrip {
 
   setModel(label: string): void {
     this.modelBtn.textContent = label;
+  }
+
+  /** The approval policy and the sandbox state (B-SBX-2: a sandbox that is not enforced is a warning). */
+  setSandbox(text: string, title: string, warn: boolean): void {
+    this.sandbox.textContent = text;
+    this.sandbox.title = title;
+    this.sandbox.classList.toggle('warn', warn);
   }
 
   /** The session's cost; `keep` leaves the one shown when none is given (a usage update without a price). */

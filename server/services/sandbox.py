@@ -1,0 +1,28 @@
+"""A session's sandbox as the use cases need it (B-SBX-1, B-SBX-2): set its mode, read its status, say once when
+it cannot be enforced. The mode lives in the session's events (``server.sandbox.mode``), not in live state."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from protocol import updates as u
+from protocol.messages import SandboxStatus
+from server.agent.emit import Emitter
+from server.sandbox.mode import copy_mode, say_once, session_sandbox, set_session_mode
+from server.services.core import Core
+
+__all__ = ["apply_mode", "copy_mode"]  # copy_mode: a fork keeps its source's mode (forkSession)
+
+
+async def apply_mode(core: Core, session_id: str, cwd: Path, mode: Any = msgspec.UNSET) -> SandboxStatus:
+    """Set the session's mode (``UNSET``: unchanged; None: the default) and return its status now; the first time
+    it cannot be enforced a notice says so (stored, and sent to the client)."""
+    if mode is not msgspec.UNSET:
+        await set_session_mode(core.store, session_id, mode)
+    sandbox = await session_sandbox(core.store, core.settings, session_id, cwd)
+    if notice := await say_once(core.store, sandbox, session_id, None):
+        Emitter(core.notify, session_id, None)(u.Notice(level="warning", message=notice))
+    return sandbox.status()
