@@ -101,7 +101,12 @@ class Editor:
         self.updates.append((session_id, update))
 
     def of(self, session_id: str, kind: str | None = None) -> list[Any]:
-        return [u for s, u in self.updates if s == session_id and (kind is None or u.session_update == kind)]
+        """The session's updates of ``kind``; with no kind, every update but ``available_commands_update``, which
+        the agent sends on its own schedule (after session/new and load, and when the command files change), so it
+        may land between any two others."""
+        if kind is None:
+            return [u for s, u in self.updates if s == session_id and u.session_update != "available_commands_update"]
+        return [u for s, u in self.updates if s == session_id and u.session_update == kind]
 
 
 class AcpAgent:

@@ -19,7 +19,7 @@ from tests.e2e.agent_support import API_KEY, events, new_fake, read_db, request_
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-WINDOW = 6000
+WINDOW = 8000  # room for the tool definitions (task, update_plan, editor and sandbox arguments) and several compactions
 STEPS = 12
 LATER_TURNS = 5
 
