@@ -70,7 +70,13 @@ async def test_initialize_lists_our_methods_under_capabilities_experimental_thre
         "readArtifact",
     } <= set(threadline["methods"])
     assert threadline["notifications"] == ["sessionUpdate"]
-    assert threadline["serverRequests"] == ["requestApproval"]
+    assert threadline["serverRequests"] == [
+        "editor/definition",
+        "editor/diagnostics",
+        "editor/references",
+        "editor/workspaceSymbols",
+        "requestApproval",
+    ]
 
 
 async def test_invalid_initialization_options_are_invalid_params(home):
