@@ -21,10 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from bench.legacy import legacy_requests
-from bench.tokens import _trackables, _view_text
+from bench.tokens import _trackables, _view_text, replay_tool_overhead_tokens
 from server.cli.replay_run import replay_file
 from server.context import estimate_message_tokens
-from server.services.context import tool_overhead_tokens
 
 COST_WINDOWS = (16_000, 32_000, 128_000)
 STRATEGIES = ("naive", "before", "now", "codex")
@@ -157,7 +156,7 @@ def analyse_costs(
     transcript: list[dict[str, Any]], steps: list[tuple[int, int]], now_out: Path, window: int
 ) -> dict[str, Any]:
     """Every strategy's requests for one replay, priced; ``steps`` are (user turn, transcript seq) per call."""
-    usable = window - tool_overhead_tokens()  # every request also carries the tool definitions (not counted)
+    usable = window - replay_tool_overhead_tokens()  # every request also carries the tool definitions (not counted)
     sent = [_sent(m) for m in transcript]
     keys = keyed(sent)
     uptos = [min(upto, len(transcript)) for _, upto in steps]

@@ -27,11 +27,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a scri
 from bench.common import BENCH, TRAJECTORIES
 from bench.cost import COST_WINDOWS, PRICES, Meter, Retention, _sent, codex_requests, keyed
 from bench.legacy import LegacyUnavailable, legacy_requests, require_legacy
-from bench.tokens import _view_text
+from bench.tokens import _view_text, replay_tool_overhead_tokens
 from server.cli.replay_run import replay_file
 from server.context import ViewSettings, fit_to_window
 from server.context.incremental import IncrementalView
-from server.services.context import tool_overhead_tokens
 
 CACHE = BENCH / ".cache"
 OVERRIDES: dict[str, float] = {}  # ViewSettings fields to try (--set)
@@ -55,7 +54,7 @@ def _baselines(
     out = CACHE / f"{name}.{window}.baselines.json"
     if out.exists():
         return json.loads(out.read_text(encoding="utf-8"))
-    usable = window - tool_overhead_tokens()
+    usable = window - replay_tool_overhead_tokens()
     sent = [_sent(m) for m in transcript]
     keys = keyed(sent)
     uptos = [min(upto, len(transcript)) for _, upto in steps]
@@ -79,7 +78,7 @@ def _baselines(
 
 def now_requests(transcript: list[dict[str, Any]], steps: list[tuple[int, int]], window: int):
     """What the loop sends at each call (the production pipeline, compaction carried across calls)."""
-    settings = ViewSettings(window - tool_overhead_tokens(), **OVERRIDES)  # type: ignore[arg-type]
+    settings = ViewSettings(window - replay_tool_overhead_tokens(), **OVERRIDES)  # type: ignore[arg-type]
     state, compaction = IncrementalView(), None
     for _, upto in steps:
         upto = min(upto, len(transcript))
@@ -90,7 +89,7 @@ def now_requests(transcript: list[dict[str, Any]], steps: list[tuple[int, int]],
 
 
 def evaluate(transcript, steps, window: int, breakdown: bool = False) -> dict[str, Any]:
-    meter, kept = Meter(window - tool_overhead_tokens()), Retention(transcript)
+    meter, kept = Meter(window - replay_tool_overhead_tokens()), Retention(transcript)
     causes: dict[str, int] = {}
     for upto, view in now_requests(transcript, steps, window):
         request = keyed([_sent(m) for m in view.messages])

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from bench.common import MASK_KEEP, MASK_TEXT
+from server.agent.definitions import load_agents
 from server.cli.replay_run import replay_file
 from server.context import ViewSettings, estimate_message_tokens, fit_to_window, write_paths
 from server.context.failures import is_failure, telling_line
@@ -14,6 +16,7 @@ from server.context.incremental import IncrementalView
 from server.context.micro import content_text
 from server.context.summary import _one_line
 from server.services.context import tool_overhead_tokens
+from server.services.subagents import task_spec_for
 
 FAILURE_SNIPPET = 36  # of a failure's telling line: what even an older (80-character) summary line keeps of it
 
@@ -55,12 +58,19 @@ def _view_text(messages: list[dict[str, Any]]) -> str:
     return "\n".join(parts)
 
 
+def replay_tool_overhead_tokens() -> int:
+    """The tool definitions' reserve of a replayed session's requests, as its server plans them: the built-in tools
+    and ``task`` (a replay's folder and home hold no agent files)."""
+    with tempfile.TemporaryDirectory() as empty:
+        return tool_overhead_tokens([task_spec_for(load_agents(Path(empty), Path(empty)))])
+
+
 def analyse_replay(report, window: int) -> dict[str, Any]:
     """Tokens and retention per approach; Threadline's views are rebuilt exactly as the loop built them."""
     transcript = report.transcript
     tokens = [estimate_message_tokens(m) for m in transcript]
     track = _trackables(transcript)
-    settings = ViewSettings(window - tool_overhead_tokens())
+    settings = ViewSettings(window - replay_tool_overhead_tokens())
     mask_saving = [0] * len(transcript)
     placeholder_tokens = estimate_message_tokens({"role": "tool", "content": MASK_TEXT, "tool_call_id": "call_x"})
     tool_positions: list[int] = []

@@ -70,13 +70,14 @@ def task_tool(core: Core, parent: Session, cwd: Path, build: Build) -> Tool:
 
 def task_spec(core: Core, cwd: Path) -> dict[str, Any]:
     """The ``task`` tool's definition as a session in ``cwd`` sends it (for the budget ``getContextView`` plans)."""
+    return task_spec_for(load_agents(cwd, core.settings.home))
+
+
+def task_spec_for(catalog: AgentCatalog) -> dict[str, Any]:
+    """The ``task`` tool's definition offering ``catalog``'s agents."""
     return {
         "type": "function",
-        "function": {
-            "name": TASK_TOOL,
-            "description": describe(load_agents(cwd, core.settings.home)),
-            "parameters": PARAMETERS,
-        },
+        "function": {"name": TASK_TOOL, "description": describe(catalog), "parameters": PARAMETERS},
     }
 
 
