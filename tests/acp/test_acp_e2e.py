@@ -302,6 +302,21 @@ async def test_threadline_extensions_search_the_transcript(acp, folder):
     assert compacted["compacted"] is (compacted["mode"] != "full")
 
 
+async def test_threadline_extensions_answer_bad_params_with_invalid_params_naming_the_field(acp, folder):
+    """Bad input is -32602 with data.code naming the request's fault (never -32603), as on Threadline's protocol."""
+    sid = await new(acp, folder)
+    with pytest.raises(RequestError) as wrong_type:
+        await acp.conn.ext_method("threadline/searchTranscript", {"query": 42, "sessionId": sid})
+    assert wrong_type.value.code == -32602
+    assert "query" in str(wrong_type.value)
+    assert (wrong_type.value.data or {}).get("code") == "InvalidParams"
+    with pytest.raises(RequestError) as missing:
+        await acp.conn.ext_method("threadline/getContextView", {})
+    assert missing.value.code == -32602
+    assert "sessionId" in str(missing.value)
+    assert (await acp.conn.ext_method("threadline/getContextView", {"sessionId": sid}))["messages"] is not None
+
+
 async def test_lines_that_are_not_requests_are_answered_and_the_agent_keeps_running(acp, folder):
     before = len(acp.received)
     acp.proc.stdin.write(b"this is not json\n[1, 2]\n42\n\n")
