@@ -21,20 +21,16 @@ import msgspec
 
 from protocol import updates as u
 from protocol.messages import Image, OpenAIFunction, OpenAIToolCall, StopReason, SubmitTurnResult, TurnError, TurnUsage
-from protocol.updates import FileDiff
 from server.agent import cut, turn_hooks
-from server.agent.approvals import PLAN_MODE, Approvals
+from server.agent.approvals import Approvals
 from server.agent.batches import batches, run_batch
-from server.agent.calls import decide_call
-from server.agent.diffs import proposed_diff, stored_diff
 from server.agent.emit import Emitter
 from server.agent.partial import PartialAnswer
-from server.agent.plans import record_plan
+from server.agent.toolcalls import run_call
 from server.agent.totals import USAGE_EVENT, TurnTotals, account_call
 from server.agent.views import ViewBuilder
 from server.checkpoints import Checkpointer
 from server.context import RequestView, ViewSettings, estimate_text_tokens
-from server.context.plan import PLAN_TOOL
 from server.errors import DomainError
 from server.hooks.service import SessionHooks
 from server.providers import ChatProvider, ChatResult, ProviderError
@@ -42,14 +38,11 @@ from server.providers.capabilities import Price
 from server.tools import (
     Tool,
     ToolContext,
-    ToolOutcome,
     ToolRunner,
     available_tools,
-    parse_arguments,
     run_tool,
     tool_specs,
 )
-from server.tools.base import Status, ToolFailure
 from server.transcript import NewMessage, Store, new_id
 
 log = logging.getLogger(__name__)
@@ -65,15 +58,6 @@ class TurnFailed(Exception):
     def __init__(self, code: str, message: str):
         super().__init__(message)
         self.code, self.message = code, message
-
-
-@dataclass(frozen=True)
-class _Outcome:
-    """A tool's outcome with the change it proposed (edit_file/write_file), for the tool card."""
-
-    content: str
-    status: Status = "ok"
-    diff: FileDiff | None = None
 
 
 @dataclass(frozen=True)
@@ -359,104 +343,8 @@ class Turn:
         return calls
 
     async def _run_pending(self, call: OpenAIToolCall, pending: list[OpenAIToolCall]) -> None:
-        await self._run_call(call)
+        await run_call(self, call, self._unfinished)
         pending.remove(call)  # its result is stored: an interruption from here on need not close it
-
-    async def _run_call(self, call: OpenAIToolCall) -> None:
-        name = call.function.name
-        failure: ToolOutcome | None = None
-        try:
-            args = parse_arguments(call.function.arguments)
-        except ToolFailure as exc:
-            args, failure = {}, ToolOutcome(f"Tool failed: {exc}", "error")
-        if call.id in self._unfinished:
-            failure = ToolOutcome(cut.CUT_CALL_RESULT, "error")
-        tool = available_tools(self.tools).get(name)
-        self.emit(
-            u.ToolCall(
-                tool_call_id=call.id,
-                tool=name,
-                arguments=args or call.function.arguments,
-                title=tool.title(args) if tool else name,
-            )
-        )
-        if failure is None:
-            outcome = await self._approved_run(call, tool, args)
-        else:
-            outcome = _Outcome(failure.content, failure.status)
-        kept = await self.tools.artifacts.keep(self.session_id, call.id, outcome.content)
-        stored = await self.store.append_messages(
-            self.session_id,
-            [NewMessage("tool", kept.text, tool_call_id=call.id, name=name, tool_status=outcome.status)],
-            self.turn_id,
-        )
-        applied = outcome.diff if outcome.status == "ok" else None
-        if applied is not None:  # kept for a resumed session's tool card (readEvents), before the live update
-            await self.store.add_event(self.session_id, "fileDiff", stored_diff(call.id, name, applied), self.turn_id)
-        if kept.artifact:
-            self.emit(
-                u.ArtifactCreated(
-                    artifact_id=kept.artifact.id,
-                    tool_call_id=call.id,
-                    total_bytes=kept.artifact.total_bytes,
-                    total_lines=kept.artifact.total_lines,
-                )
-            )
-        if kept.storage_error:
-            self.emit(
-                u.Notice(
-                    level="warning",
-                    message=f"could not store a large tool output as an artifact "
-                    f"({kept.storage_error}); the model got a truncated copy",
-                )
-            )
-        self.emit(
-            u.ToolResult(
-                tool_call_id=call.id,
-                tool=name,
-                status=outcome.status,
-                content=kept.text,
-                artifact_id=kept.artifact.id if kept.artifact else None,
-                diff=applied,
-            ),
-            seq=stored[0].seq,
-        )
-        if name == PLAN_TOOL and outcome.status == "ok":
-            await record_plan(self.store, self.emit, call.id, call.function.arguments)
-
-    async def _approved_run(self, call: OpenAIToolCall, tool: Tool | None, args: dict[str, Any]) -> _Outcome:
-        """The one path every tool call takes, built-in or MCP: hooks, deny list and approval (``decide_call``),
-        the run, then the ``PostToolUse`` hooks (SPEC B-HOOK-1)."""
-        if tool is None:  # nothing runs: the model reads which tools exist
-            done = await self.run_tool(self.tools, call.function.name, args)
-            return _Outcome(done.content, done.status)
-        diff = await proposed_diff(self.tools.cwd, tool.name, args)
-        if tool.approval is not None and self.approvals.policy != "auto":
-            await self.approvals.refresh(self.session_id)  # a revoke by another server counts now
-        verdict = await decide_call(
-            tool, args, self.approvals, lambda t, a: turn_hooks.pre_tool(self.hooks, t, a, call.id)
-        )
-        if verdict.decision == "deny":  # plan mode's refusal says itself how to leave plan mode
-            blocked = verdict.reason if verdict.by == PLAN_MODE else turn_hooks.blocked_result(verdict)  # type: ignore[arg-type]
-            return _Outcome(blocked, "denied")
-        if verdict.decision == "ask":
-            decision = await self.approvals.decide(self.session_id, self.turn_id, call.id, tool, args, diff)
-            if decision == "reject":
-                return _Outcome(self.approvals.denial(tool, args), "denied")
-        outcome = await self._run(call, tool, args, diff)  # a forbidden command is refused by the tool itself
-        added = await turn_hooks.post_tool(self.hooks, tool, args, call.id, outcome.content, outcome.status)
-        return dataclasses.replace(outcome, content=f"{outcome.content}\n\n{added}") if added else outcome
-
-    async def _run(self, call: OpenAIToolCall, tool: Tool, args: dict[str, Any], diff: FileDiff | None) -> _Outcome:
-        self.emit(u.ToolStarted(tool_call_id=call.id, tool=call.function.name))
-        ctx = dataclasses.replace(self.tools, tool_call_id=call.id)
-        if self.checkpoints is None or not tool.writes_paths:
-            done = await self.run_tool(ctx, call.function.name, args)
-            return _Outcome(done.content, done.status, diff)
-        kept = await self.checkpoints.before(call.id, tool, args)
-        done = await self.run_tool(ctx, call.function.name, args)
-        notes = await self.checkpoints.after(kept, wrote=done.status == "ok")
-        return _Outcome("\n".join([done.content, *notes]), done.status, diff)
 
     # --- endings ------------------------------------------------------------------------------------
 
