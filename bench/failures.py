@@ -120,7 +120,7 @@ def _after_lines(msgs: list[dict[str, Any]]) -> list[tuple[str, str, int]]:
         if msg["role"] == "tool":  # what this result adds, even when it repeats the latest failure word for word
             added = summary_feed(replace(state, failures=()), msg).failures
             if added:
-                out.append((fit_failure(*added[0], 240), fit_failure(*added[0], 80), i))
+                out.append((fit_failure(*added[0][:2], 240), fit_failure(*added[0][:2], 80), i))
         state = summary_feed(state, msg)
     return out
 

@@ -7,7 +7,8 @@ verbatim) and the bench's and ``getContextView``'s counts of kept failures share
 - a non-zero exit code as the transcript records it: Claude Code's leading ``Exit code 2``, mini-swe-agent's
   ``<returncode>1</returncode>``, pi's trailing ``Command exited with code 1``, our ``command exited with code 1``
   and ``[exit code 1]``; a recorded exit code of 0 is a success whatever the output says;
-- a file write whose result lists the editor diagnostics it introduced (``INTRODUCED_MARKER``, issue 34);
+- a file write whose result lists the editor diagnostics it introduced (``INTRODUCED_MARKER``, issue 34), while
+  they persist: ``clears_editor_failures`` tells a later write of the file that left it with no error or warning;
 - an output that starts with an error marker: a traceback, ``fatal:``, ``Error:``, ``<tool_use_error>``, a denial,
   an interrupted or aborted call.
 
@@ -29,11 +30,37 @@ from typing import Any
 
 from protocol.wire_text import PLACEHOLDER_PREFIX
 
-__all__ = ["INTRODUCED_MARKER", "call_label", "failure_telling", "fit_failure", "is_failure", "telling_line"]
+__all__ = [
+    "CLEAN_NOTE",
+    "INTRODUCED_MARKER",
+    "RESOLVED_MARKER",
+    "call_label",
+    "clears_editor_failures",
+    "editor_failure",
+    "failure_telling",
+    "fit_failure",
+    "is_failure",
+    "telling_line",
+]
 
 # A file write whose result carries this line caused errors or warnings the editor reports (issue 34,
 # ``server.editor.edits``): the write succeeded but the code it left does not, so the call counts as a failure.
 INTRODUCED_MARKER = "Editor diagnostics introduced by this edit"
+# The errors and warnings a write made go away; with CLEAN_NOTE in its header the file has none left, so the
+# failures earlier writes of that file introduced no longer persist (the summary drops them, B-SUM-10).
+RESOLVED_MARKER = "Editor diagnostics resolved by this edit"
+CLEAN_NOTE = "no errors or warnings remain in this file"
+
+
+def editor_failure(text: str) -> bool:
+    """True when this write result lists editor diagnostics the write introduced."""
+    return f"\n{INTRODUCED_MARKER} (" in text
+
+
+def clears_editor_failures(text: str) -> bool:
+    """True when this write result says the file has no error or warning left (and it introduced none)."""
+    return f"\n{RESOLVED_MARKER} (" in text and f"; {CLEAN_NOTE}):" in text and not editor_failure(text)
+
 
 FAILED_STATUSES = frozenset({"error", "denied"})
 # Tools whose successful output is someone else's text (a file, a listing, search hits, a sub-agent's report):
@@ -109,7 +136,7 @@ def is_failure(text: str, tool: str | None = None, status: str | None = None) ->
     called tool's name, when known; ``status``: the stored tool status (``ok``/``error``/``denied``), when known."""
     if status in FAILED_STATUSES:
         return True
-    if f"\n{INTRODUCED_MARKER} (" in text:
+    if editor_failure(text):
         return True
     if text.startswith(PLACEHOLDER_PREFIX):
         return False

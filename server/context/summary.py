@@ -17,7 +17,15 @@ from typing import Any
 
 from protocol.wire_text import SUMMARY_HEADER
 
-from .failures import call_label, failure_telling, fit_failure, is_failure
+from .failures import (
+    FAILED_STATUSES,
+    call_label,
+    clears_editor_failures,
+    editor_failure,
+    failure_telling,
+    fit_failure,
+    is_failure,
+)
 from .micro import content_text
 from .plan import Plan, plan_lines, plan_of_call
 from .tokens import estimate_text_tokens
@@ -50,8 +58,9 @@ OLD_FAILURE_CHARS = 80
 MAX_STORED_FAILURES = 1024  # the fold's memory of distinct failures; more than any budget shows
 # A stored fold of another version is not resumed from (its summary would not show alike): before 2 it kept only
 # the latest 4 failures; before 3 (B-SUM-10) its failures were text excerpts of any output mentioning an error;
-# before 4 it had no plan (B-SUM-9).
-FOLD_VERSION = 4
+# before 4 it had no plan (B-SUM-9); before 5 its failures and open calls had no path, so an editor-diagnostics
+# failure stayed after a later write of its file left no error there (B-SUM-10, issue 34).
+FOLD_VERSION = 5
 STATE_CHARS = 500
 MAX_FILES = 40  # Shown paths; the rest are counted, so the summary stays bounded.
 PATH_CHARS = 200
@@ -88,11 +97,12 @@ class SummaryState:
 
     goals: tuple[str, ...] = ()
     files: tuple[str, ...] = ()
-    failures: tuple[tuple[str, str], ...] = ()  # (call, telling line) per distinct failure (B-SUM-10)
+    # (call, telling line, path) per distinct failure (B-SUM-10); path: the written file of an editor-diagnostics
+    # failure (dropped once a later write leaves that file without errors), else ""
+    failures: tuple[tuple[str, str, str], ...] = ()
     last_state: str | None = None
-    open_calls: tuple[
-        tuple[str, str, str], ...
-    ] = ()  # (call id, tool name, call label) of the latest calling assistant
+    # (call id, tool name, call label, first written path or "") of the latest calling assistant
+    open_calls: tuple[tuple[str, str, str, str], ...] = ()
     fed: int = 0
     plan: Plan | None = None  # the latest valid update_plan call's plan (B-SUM-9)
 
@@ -116,8 +126,8 @@ class SummaryState:
             if data.get("v") != FOLD_VERSION:
                 return None
             last = data.get("lastState")
-            calls = tuple((str(a), str(b), str(c)) for a, b, c in data.get("openCalls", ()))
-            failures = tuple((str(a), str(b)) for a, b in data.get("failures", ()))
+            calls = tuple((str(a), str(b), str(c), str(d)) for a, b, c, d in data.get("openCalls", ()))
+            failures = tuple((str(a), str(b), str(c)) for a, b, c in data.get("failures", ()))
             fed = data.get("fed", 0)
             if (last is not None and not isinstance(last, str)) or not isinstance(fed, int):
                 return None
@@ -174,9 +184,11 @@ def _feed_assistant(state: SummaryState, msg: Mapping[str, Any]) -> SummaryState
     for call in msg.get("tool_calls") or ():
         function = call.get("function") or {}
         name = str(function.get("name", ""))
-        calls.append((str(call.get("id", "")), name, call_label(name, function.get("arguments"))))
+        written = write_paths(name, function.get("arguments"))
+        label = call_label(name, function.get("arguments"))
+        calls.append((str(call.get("id", "")), name, label, written[0] if written else ""))
         plan = plan_of_call(name, function.get("arguments")) or plan
-        for path in write_paths(name, function.get("arguments")):
+        for path in written:
             if path not in files:
                 files = (*files, path)
     text = _one_line(content_text(msg.get("content")), STATE_CHARS)
@@ -194,12 +206,17 @@ def _feed_assistant(state: SummaryState, msg: Mapping[str, Any]) -> SummaryState
 def _feed_tool(state: SummaryState, msg: Mapping[str, Any], status: str | None) -> SummaryState:
     text = content_text(msg.get("content"))
     call_id = str(msg.get("tool_call_id"))
-    name, label = next(
-        ((n, lb) for i, n, lb in state.open_calls if i == call_id), (str(msg.get("name") or "tool"),) * 2
-    )
-    if not is_failure(text, name, status):  # B-SUM-10: only a call that failed
+    fallback = str(msg.get("name") or "tool")
+    name, label, path = next(((n, lb, p) for i, n, lb, p in state.open_calls if i == call_id), (fallback, fallback, ""))
+    failed = is_failure(text, name, status)
+    if path and not failed and clears_editor_failures(text):
+        # B-SUM-10 (issue 34): editor diagnostics count while they persist; this write left the file clean
+        kept = tuple(f for f in state.failures if f[2] != path)
+        return replace(state, failures=kept, fed=state.fed + 1)
+    if not failed:  # B-SUM-10: only a call that failed
         return summary_skip(state)
-    failure = (label, _clip(failure_telling(text), FAILURE_CHARS))  # bounded: only ever shown within FAILURE_CHARS
+    where = path if path and status not in FAILED_STATUSES and editor_failure(text) else ""
+    failure = (label, _clip(failure_telling(text), FAILURE_CHARS), where)  # shown only within FAILURE_CHARS
     # Every distinct failure, in order (R-SUM-2, B-SUM-8): a failure repeated word for word (the same test run
     # failing again) is one failure to avoid; it moves to its latest place instead of taking a second slot.
     earlier = tuple(f for f in state.failures if f != failure)
@@ -294,13 +311,14 @@ def _goal_lines(goals: tuple[str, ...], budget_tokens: int) -> list[str]:
     return _bounded_lines(len(goals), line, RECENT_GOALS, budget_tokens, "Goals:", "goals", distinct=False)
 
 
-def _failure_lines(failures: tuple[tuple[str, str], ...], budget_tokens: int) -> list[str]:
+def _failure_lines(failures: tuple[tuple[str, str, str], ...], budget_tokens: int) -> list[str]:
     """Every distinct failure (B-SUM-8): the latest RECENT_FAILURES within FAILURE_CHARS, older ones within
     OLD_FAILURE_CHARS, each cut so both its call and its telling line survive (B-SUM-10); the oldest dropped past
     ``budget_tokens``."""
 
     def line(i: int, recent: bool) -> str:
-        return fit_failure(*failures[i], FAILURE_CHARS if recent else OLD_FAILURE_CHARS)
+        call, telling, _path = failures[i]
+        return fit_failure(call, telling, FAILURE_CHARS if recent else OLD_FAILURE_CHARS)
 
     return _bounded_lines(
         len(failures), line, RECENT_FAILURES, budget_tokens, "Failures to avoid:", "failures", distinct=True

@@ -1,6 +1,9 @@
 """Diagnostics after edits (issue 34): the editor's problems for a file before and after the agent writes it;
 the errors and warnings the write introduced are appended to the tool result, under ``INTRODUCED_MARKER``, which
-makes the call a failure for the summary (``server.context.failures.is_failure``) while they are reported.
+makes the call a failure for the summary (``server.context.failures.is_failure``). The errors and warnings the
+write made go away are appended under ``RESOLVED_MARKER``; when none are left in the file the header says so
+(``CLEAN_NOTE``), and the summary's fold drops that file's earlier editor-diagnostics failures (B-SUM-10: they
+count only while they persist; docs/EDITOR.md).
 
 "Introduced" compares by what a problem says (severity, message, source, code), not where it is: an edit moves
 the lines below it, and a problem that only moved is not new. The language server needs a moment to see the
@@ -14,7 +17,7 @@ from collections import Counter
 from pathlib import Path
 
 from protocol.editor import Diagnostic, EditorDiagnosticsParams
-from server.context.failures import INTRODUCED_MARKER
+from server.context.failures import CLEAN_NOTE, INTRODUCED_MARKER, RESOLVED_MARKER
 from server.editor.link import EditorLink, EditorUnavailable, path_to_uri
 from server.editor.text import counts, diagnostic_line
 
@@ -74,13 +77,27 @@ class EditWatch:
                 return ""
             if sorted(map(_key, now), key=repr) != sorted(map(_key, before), key=repr) or loop.time() >= deadline:
                 break
-        return introduced_text(cwd, introduced(before, now))
+        return introduced_text(cwd, introduced(before, now)) + resolved_text(cwd, before, now)
+
+
+def resolved_text(cwd: Path, before: list[Diagnostic], after: list[Diagnostic]) -> str:
+    """The errors and warnings ``before`` had that ``after`` has not, with ``CLEAN_NOTE`` when ``after`` has no
+    error or warning left ("" when nothing was resolved)."""
+    gone = introduced(after, before)
+    if not gone:
+        return ""
+    clean = not any(d.severity <= 2 for d in after)
+    return _listed(cwd, f"{RESOLVED_MARKER} ({counts(gone)}{'; ' + CLEAN_NOTE if clean else ''})", gone)
 
 
 def introduced_text(cwd: Path, new: list[Diagnostic]) -> str:
     if not new:
         return ""
-    lines = [f"\n\n{INTRODUCED_MARKER} ({counts(new)}):"]
+    return _listed(cwd, f"{INTRODUCED_MARKER} ({counts(new)})", new)
+
+
+def _listed(cwd: Path, header: str, new: list[Diagnostic]) -> str:
+    lines = [f"\n\n{header}:"]
     new = sorted(new, key=lambda d: (d.severity, d.range.start.line, d.range.start.character))  # errors first
     for item in new[:MAX_LISTED]:
         lines += diagnostic_line(cwd, item)

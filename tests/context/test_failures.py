@@ -142,8 +142,8 @@ def test_B_SUM_10_every_failure_line_of_a_recorded_session_names_a_failed_call(p
     failed_labels = {call_label(n, a) for n, a, t in _results(path) if is_failure(t, n)}
     state = _fold(load_trajectory(path))
     assert state.failures
-    assert {call for call, _ in state.failures} <= failed_labels
-    assert all(telling for _, telling in state.failures)
+    assert {call for call, _, _ in state.failures} <= failed_labels
+    assert all(telling for _, telling, _ in state.failures)
     lines = render_summary(state, 50_000).split("Failures to avoid:\n")[1].split("\nLast useful")[0].splitlines()
     assert len(set(lines)) == len(lines) <= len(state.failures)  # identical failures are one line
     assert all(re.match(r"- [\w.]+(\(.*\))?: \S", line) for line in lines), lines

@@ -112,8 +112,8 @@ def test_B_SUM_8_failures_latest_four_within_240_older_within_80_and_state_500()
     state = SummaryState()
     for m in msgs:
         state = summary_feed(state, m)
-    assert [telling.split()[2] for _, telling in state.failures] == ["0", "1", "2", "3", "4", "5"]
-    assert all(len(telling) <= 240 for _, telling in state.failures)
+    assert [telling.split()[2] for _, telling, _ in state.failures] == ["0", "1", "2", "3", "4", "5"]
+    assert all(len(telling) <= 240 for _, telling, _ in state.failures)
     assert state.last_state is not None
     assert len(state.last_state) <= 500
     shown = _failures(render_summary(state))
@@ -162,7 +162,7 @@ def test_R_SUM_2_failures_are_distinct():
     state = SummaryState()
     for m in msgs:
         state = summary_feed(state, m)
-    assert [telling.split()[-1] for _, telling in state.failures] == ["A", "C", "D", "B", "E", "F", "G", "H", "I"]
+    assert [telling.split()[-1] for _, telling, _ in state.failures] == ["A", "C", "D", "B", "E", "F", "G", "H", "I"]
     shown = _failures(summarize(msgs))
     assert summarize(msgs).count("tests B") == 1
     # E, shortened to 80 characters, reads as F-I's shortened lines would: but those are the latest four, whole.
