@@ -25,7 +25,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Self
 
-from .micro import _replaceable
+from .failures import clears_editor_failures
+from .micro import _replaceable, content_text
 from .repair import SYSTEM_ROLES, repair_with_origins
 from .summary import SummaryState, summary_feed, summary_skip
 from .tokens import estimate_message_tokens
@@ -51,6 +52,7 @@ class _Item:
     placeholder: str | None = None  # the microcompaction text, when this is a replaceable tool output
     saving: int = 0  # tokens the placeholder saves
     status: str | None = None  # a tool result's stored status (repair keeps only the sent keys)
+    clears: bool = False  # a replaceable write result that clears its file's editor failures (B-SUM-10)
 
 
 def _has_seq(msg: Mapping[str, Any]) -> bool:
@@ -191,7 +193,9 @@ class FedTranscript:
             saving = tokens - estimate_message_tokens(dict(msg, content=placeholder))
         self._order.append(len(self._conv))
         self._conv_pos.append(len(self._order) - 1)
-        self._conv.append(_Item(msg, tokens, origin, seq, placeholder, saving or 0, status))
+        # Not a failure, yet the fold must see it: it ends the file's editor-diagnostics failures (issue 34)
+        clears = placeholder is not None and clears_editor_failures(content_text(msg.get("content")))
+        self._conv.append(_Item(msg, tokens, origin, seq, placeholder, saving or 0, status, clears))
         self._conv_tokens.append(self._conv_tokens[-1] + tokens)
         self._savings.append(self._savings[-1] + (saving or 0))
         self._replaceable.append(self._replaceable[-1] + (placeholder is not None))
@@ -234,7 +238,8 @@ class FedTranscript:
         start = max((n for n in self._folds if n <= end), default=0)
         state = self._folds.get(start, self._base_fold)
         for item in self._conv[start:end]:
-            state = summary_feed(state, item.msg, item.status) if item.placeholder is None else summary_skip(state)
+            fold = item.placeholder is None or item.clears
+            state = summary_feed(state, item.msg, item.status) if fold else summary_skip(state)
         self._folds[end] = state
         if len(self._folds) > 8:
             self._folds.pop(next(iter(self._folds)))

@@ -53,7 +53,7 @@ def test_B_SUM_10_introduced_and_still_present_is_kept(tmp_path):
     other = [*write(tmp_path, "c1", "m.py", [], [y]), *write(tmp_path, "c2", "o.py", [diag(o, 0, "x")], [])]
     assert "undefined name 'y'" in failures_section(other)
     # a failure of another kind is never cleared by a clean write
-    failed = [
+    failed: list[dict] = [
         {
             "role": "assistant",
             "content": "",

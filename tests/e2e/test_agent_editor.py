@@ -152,6 +152,37 @@ async def test_issue34_diagnostics_the_edit_introduced_are_appended_and_count_as
     assert "Editor diagnostics" not in clean and not is_failure(clean, "write_file", "ok")
 
 
+def edit(call_id: str, path: str, old: str, new: str) -> dict:
+    arguments = {"path": path, "old_string": old, "new_string": new}
+    return {"tool_calls": [{"id": call_id, "name": "edit_file", "arguments": arguments}]}
+
+
+async def test_B_SUM_10_an_editor_error_a_later_edit_fixed_is_not_in_the_summary(agent, editor, tmp_path):
+    """Issue 34: introduced diagnostics count as failures while they persist; the compaction after a fix drops
+    them, and keeps the ones another file still has."""
+    (tmp_path / "app.py").write_text("a = 1\nb = 2\n")
+    (tmp_path / "other.py").write_text("c = 3\n")
+    sid = await agent.session(tmp_path, policy="autoEdit")
+    agent.fake.push(
+        edit("e1", "app.py", "b = 2", "b = undefined_name"),
+        edit("e2", "other.py", "c = 3", "c = undefined_name"),
+        {"content": "broke both"},
+        edit("e3", "app.py", "b = undefined_name", "b = 2"),
+        {"content": "fixed app.py"},
+        *({"content": f"answer {i}: " + "detail " * 300} for i in range(3)),
+    )
+    for goal in ("break them", "fix app.py", *(f"goal {i}: " + "x " * 200 for i in range(3))):
+        assert (await agent.turn(sid, goal))["stopReason"] == "endTurn"
+    [fixed] = [m["content"] for m in tool_messages(agent.chat_requests()[4]) if m["tool_call_id"] == "e3"]
+    assert "Editor diagnostics resolved by this edit (1 error; no errors or warnings remain in this file):" in fixed
+    assert not is_failure(fixed, "edit_file", "ok")
+    result = await agent.client.request("compactSession", {"sessionId": sid})
+    assert result["compacted"] is True and result["mode"] == "summarized"
+    failures = result["summary"].split("Failures to avoid:\n", 1)[1].split("\nLast useful", 1)[0]
+    assert "other.py" in failures and "undefined name" in failures  # still there: kept
+    assert "app.py" not in failures  # fixed by e3: no longer a failure to avoid
+
+
 async def test_issue34_a_client_that_advertises_nothing_gets_no_tools_and_no_requests(tmp_path):
     with new_fake(api_key=API_KEY) as fake:
         agent = await start_agent(tmp_path / "home", fake)

@@ -208,8 +208,28 @@ def _as_stored_by_fold_version_2(home: Path) -> int:
     return changed
 
 
+def _as_stored_by_fold_version_4(home: Path) -> int:
+    """Rewrites every stored view checkpoint and resume point as fold version 4 wrote it, before editor-diagnostics
+    failures were dropped once fixed (issue 34): failures ``[call, telling]`` and open calls ``[id, name, label]``,
+    without a path; returns how many."""
+    with sqlite3.connect(home / "threadline.db") as db:
+        changed = 0
+        for table in ("view_checkpoints", "view_resume"):
+            changed += db.execute(
+                f"UPDATE {table} SET head = json_set(head, '$.fold.v', 4, '$.fold.failures', json(coalesce((SELECT"
+                " json_group_array(json_array(json_extract(value, '$[0]'), json_extract(value, '$[1]'))) FROM"
+                " json_each(head, '$.fold.failures')), '[]')), '$.fold.openCalls', json(coalesce((SELECT"
+                " json_group_array(json_array(json_extract(value, '$[0]'), json_extract(value, '$[1]'),"
+                " json_extract(value, '$[2]'))) FROM json_each(head, '$.fold.openCalls')), '[]')))"
+            ).rowcount
+    db.close()
+    return changed
+
+
 @pytest.mark.parametrize(
-    "rewrite", [_as_stored_before_fold_versions, _as_stored_by_fold_version_2], ids=["unversioned", "version-2"]
+    "rewrite",
+    [_as_stored_before_fold_versions, _as_stored_by_fold_version_2, _as_stored_by_fold_version_4],
+    ids=["unversioned", "version-2", "version-4"],
 )
 async def test_B_CACHE_3_a_checkpoint_stored_before_every_failure_was_summarized_is_not_built_on(
     tmp_path, folder, rewrite
