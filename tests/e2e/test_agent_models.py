@@ -109,6 +109,8 @@ async def test_updateSession_switches_the_model_and_policy_and_null_goes_back_to
     agent.fake.reset()
     sid = (await agent.client.request("createSession", {"cwd": str(folder), "model": "small"}))["sessionId"]
     result = await agent.client.request("updateSession", {"sessionId": sid, "model": "big", "approvalPolicy": "auto"})
+    sandbox = result.pop("sandbox")  # the session's sandbox as it applies now (B-SBX-2)
+    assert {"mode", "enforced", "mechanism", "network"} <= set(sandbox)
     assert result == {"sessionId": sid, "model": "big", "approvalPolicy": "auto", "contextWindowTokens": 64000}
     assert await window(agent, sid) == 64000
     agent.fake.push({"content": "big answer"})

@@ -13,7 +13,7 @@ import pytest
 from server.agent.approvals import PLAN_MODE_REFUSAL
 from server.cli.client import Client
 from tests.e2e.agent_support import API_KEY, REPO, Agent, agent_fixture, new_fake
-from tests.harness import initialize, log_path, server_env, start_server
+from tests.harness import initialize, kind_of, log_path, server_env, start_server
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -79,7 +79,8 @@ async def test_plan_is_a_policy_for_updateSession_and_listSessions(agent, tmp_pa
 async def test_plan_mode_as_the_servers_default_policy(tmp_path: Path, where: str):
     home = tmp_path / "home"
     with new_fake(api_key=API_KEY) as fake:
-        env = {"THREADLINE_APPROVAL_POLICY": "plan"} if where == "env" else {}
+        env = {"THREADLINE_PROVIDER": kind_of(fake)}  # the double's kind (run.sh runs this file under each)
+        env |= {"THREADLINE_APPROVAL_POLICY": "plan"} if where == "env" else {}
         options = {"approvalPolicy": "plan"} if where == "initializationOptions" else None
         proc = await start_server(home, env=server_env(home, fake.url, **env))
         server = Agent(await initialize(Client(proc), options), fake, home, log_path(home))

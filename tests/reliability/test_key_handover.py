@@ -30,7 +30,9 @@ def fake():
 @pytest.mark.parametrize("late", [False, True])
 async def test_handed_over_keys_never_appear_in_the_servers_environment_block(fake, home: Path, folder: Path, late):
     fake.reset()
-    env = {**server_env(home, fake.url), "OPENAI_API_KEY": OTHER_KEY}
+    # THREADLINE_SANDBOX=off: the environment must be clean even where commands are not confined (the sandbox
+    # would also refuse the read of /proc/$PPID/environ, and so hide what this test looks for)
+    env = {**server_env(home, fake.url), "OPENAI_API_KEY": OTHER_KEY, "THREADLINE_SANDBOX": "off"}
     child_env, fd = hand_over_keys(env)
     assert fd is not None and API_KEY not in child_env.values() and OTHER_KEY not in child_env.values()
     if late:

@@ -64,6 +64,7 @@ async def test_issue28_a_key_named_by_api_key_env_or_a_url_password_is_in_no_env
             XAI_API_KEY=KEY,
             MCP_TEST_TOKEN=MCP_TOKEN,
             COPY_OF_URL=url,  # a variable holding the same value goes too
+            THREADLINE_SANDBOX="off",  # clean even where commands are not confined (the sandbox refuses the read)
         )
         client = await initialize(Client(await start_server(home, env=env)))
         try:
@@ -97,6 +98,7 @@ async def test_issue28_threadline_acp_drops_the_api_key_env_key_from_its_block(t
     home.mkdir()
     config(home, tmp_path / "mcp-pids")
     env = server_env(home, None, XAI_API_KEY=KEY, THREADLINE_BASE_URL=f"http://u:{URL_PASS}@127.0.0.1:9/v1")
+    env["THREADLINE_SANDBOX"] = "off"  # the environment must be clean even where commands are not confined
     proc = await start_server(home, "acp", env=env)
     try:
         assert proc.stdin is not None and proc.stdout is not None
