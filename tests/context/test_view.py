@@ -126,7 +126,7 @@ def test_B_CACHE_2_the_tail_shrinks_to_the_target_but_never_below_the_last_messa
     assert is_protocol_valid(view.messages) == []
 
 
-def test_B_CACHE_2_a_summary_view_keeps_a_tail_of_at_most_a_quarter_of_the_target():
+def test_B_TAIL_5_B_CACHE_2_a_summary_view_keeps_a_tail_of_at_most_a_quarter_of_the_target():
     """A small window's compaction keeps a short verbatim tail, so the view it makes (re-read by every later call)
     starts small; from 64k tokens on the configured 8,000 is kept."""
     assert ViewSettings(32_000).tail_budget_tokens == 4_000 == ViewSettings(32_000).target_tokens // 4
