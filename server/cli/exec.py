@@ -5,6 +5,8 @@ unattended (``initializationOptions.unattended``): a call that would ask is refu
 why, so the run never hangs on an approval. Exit status: 0 the turn ended normally; 1 it failed (provider or model
 error, ``--max-model-calls`` reached; ``error`` says which); 2 bad usage or configuration (a message on stderr,
 nothing on stdout); 130 SIGINT or SIGTERM, which cancel the turn cleanly (what was said and done stays stored).
+A stdout whose reader goes away (``| head -1``) stops the run the same clean way, quietly, with 1, as Python's
+docs advise for ``BrokenPipeError``: the output was not delivered.
 Output formats are in ``server.cli.exec_output``; the session and its settings in ``server.cli.exec_session``.
 """
 
@@ -62,10 +64,12 @@ def exec_command(args: argparse.Namespace) -> int:
 
 
 class Interrupt:
-    """SIGINT and SIGTERM: remember the signal; while the turn runs, cancel it (``cancelTurn``) until it ends."""
+    """SIGINT, SIGTERM or a closed stdout: remember it; while the turn runs, cancel it (``cancelTurn``) until it
+    ends."""
 
     def __init__(self) -> None:
         self.signal: int | None = None
+        self.output_gone = False  # stdout's reader went away
         self.turn: asyncio.Future[Any] | None = None
         self._cancelling: asyncio.Task[None] | None = None
         self.client: Client | None = None
@@ -76,8 +80,20 @@ class Interrupt:
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, self._fired, signum)
 
+    @property
+    def stopped(self) -> bool:
+        return self.signal is not None or self.output_gone
+
     def _fired(self, signum: int) -> None:
         self.signal = self.signal or signum
+        self._stop()
+
+    def output_closed(self) -> None:
+        """Nobody reads the answer any more: a good Unix tool stops, as it would on SIGPIPE."""
+        self.output_gone = True
+        self._stop()
+
+    def _stop(self) -> None:
         if self.turn is not None and self._cancelling is None:
             self._cancelling = asyncio.ensure_future(self._cancel())
 
@@ -97,8 +113,8 @@ class Interrupt:
 
     def watch(self, client: Client, session_id: str, turn: asyncio.Future[Any]) -> None:
         self.client, self.session_id, self.turn = client, session_id, turn
-        if self.signal is not None:  # it came while the session was being set up
-            self._fired(self.signal)
+        if self.stopped:  # it came while the session was being set up
+            self._stop()
 
 
 async def run(args: argparse.Namespace, started: float) -> int:
@@ -112,6 +128,7 @@ async def run(args: argparse.Namespace, started: float) -> int:
     from server.cli.exec_session import UsageError
 
     output = output_for(args.output_format, guard_stdout(args.output_format), sys.stderr)
+    output.on_closed = interrupt.output_closed
     try:
         return await _run(client, answer, args, output, interrupt, started)
     except UsageError as exc:
@@ -183,19 +200,19 @@ async def run_turn(
     if args.max_model_calls:
         params["maxModelCalls"] = args.max_model_calls
     answer: dict[str, Any] = {"stopReason": "cancelled"}  # a signal came while the session was set up: no turn
-    if interrupt.signal is None:
+    if not interrupt.stopped:
         _, turn = client.start_request("submitTurn", params)
         interrupt.watch(client, session.id, turn)
         try:
             answer = await turn
         except ConnectionError as exc:  # the server died (or was stopped after a signal)
-            answer = {"stopReason": "cancelled" if interrupt.signal else "error", "error": _lost(exc)}
-    result = result_object(session, answer, record, interrupt.signal, started)
+            answer = {"stopReason": "cancelled" if interrupt.stopped else "error", "error": _lost(exc)}
+    result = result_object(session, answer, record, interrupt, started)
     if result.get("usage") is None:
         result["usage"] = await session.totals(client)
     write_last_message(args.output_last_message, record.last_answer)
     output.result(result)
-    return exit_status(result, interrupt.signal)
+    return exit_status(result, interrupt)
 
 
 def refuse(method: str, params: Any) -> dict[str, str]:
@@ -207,7 +224,7 @@ def _lost(exc: Exception) -> dict[str, str]:
 
 
 def result_object(
-    session: ExecSession, answer: dict[str, Any], record: TurnRecord, signum: int | None, started: float
+    session: ExecSession, answer: dict[str, Any], record: TurnRecord, interrupt: Interrupt, started: float
 ) -> dict[str, Any]:
     """The ``result`` object of the JSON formats (issue 31)."""
     stop = answer.get("stopReason", "error")
@@ -226,16 +243,23 @@ def result_object(
     result["durationMs"] = round((time.monotonic() - started) * 1000)
     result["modelCalls"] = record.model_calls
     error = answer.get("error")
-    if stop == "cancelled" and signum is not None:
-        name = signal.Signals(signum).name
+    if stop == "cancelled" and interrupt.signal is not None:
+        name = signal.Signals(interrupt.signal).name
         error = {"code": "interrupted", "message": f"{name} cancelled the turn; what was said and done is stored"}
+    elif stop == "cancelled" and interrupt.output_gone:
+        error = {
+            "code": "outputClosed",
+            "message": "stdout was closed, so the turn was cancelled; what was said and done is stored",
+        }
     if error:
         result["error"] = {"code": error.get("code"), "message": error.get("message")}
     return result
 
 
-def exit_status(result: dict[str, Any], signum: int | None) -> int:
-    if signum is not None or result["stopReason"] == "cancelled":
+def exit_status(result: dict[str, Any], interrupt: Interrupt) -> int:
+    if interrupt.output_gone and interrupt.signal is None:
+        return FAILED  # as Python's docs advise on EPIPE: the output was not delivered, whatever the turn did
+    if interrupt.signal is not None or result["stopReason"] == "cancelled":
         return INTERRUPTED
     if result["stopReason"] == "endTurn":
         return OK

@@ -8,12 +8,20 @@
 
 In the JSON formats nothing else reaches stdout: ``guard_stdout`` points ``sys.stdout`` at stderr for the run, so a
 stray print lands in the log, never in what a script parses.
+
+A reader that goes away (``threadline exec ... | head -1``) is what Python's docs on SIGPIPE describe: the next write
+raises ``BrokenPipeError``. ``Output`` then stops writing to that stream (pointing its descriptor at ``/dev/null``, as
+those docs advise, so the interpreter's last flush does not fail again) and, for stdout, calls ``on_closed``: the
+run stops (``server.cli.exec``). A closed stderr only silences the log.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -52,6 +60,9 @@ class Output:
         self.out, self.err = out, err
         self.streaming = False  # assistant text written without its line end yet
         self.streamed = False  # the current assistant message came as deltas
+        self.closed = False  # stdout's reader went away: nothing more is written there
+        self.err_closed = False
+        self.on_closed: Callable[[], None] | None = None
 
     def init(self, info: dict[str, Any]) -> None:
         self.log(f"session {info['sessionId']} in {info['cwd']} · model {info['model'] or '?'}")
@@ -60,12 +71,11 @@ class Output:
     def update(self, u: dict[str, Any]) -> None:
         kind = u.get("kind")
         if kind == "assistantDelta":
-            self.out.write(str(u.get("text", "")))
-            self.out.flush()
+            self.write(str(u.get("text", "")))
             self.streaming = self.streamed = True
         elif kind == "assistantMessage":
             if not self.streamed and u.get("content"):  # a provider that did not stream
-                self.out.write(str(u["content"]))
+                self.write(str(u["content"]))
                 self.streaming = True
             self._end_answer()
             if u.get("interrupted"):
@@ -80,14 +90,32 @@ class Output:
         self.log(f"— {result['stopReason']}" + (f": {error['code']}: {error['message']}" if error else ""))
         self.log(f"session {result['sessionId']}")
 
+    def write(self, text: str) -> None:
+        """Write to stdout, flushed; when its reader has gone, stop writing there and call ``on_closed`` once."""
+        if self.closed:
+            return
+        try:
+            self.out.write(text)
+            self.out.flush()
+        except BrokenPipeError:
+            self.closed = True
+            discard(self.out)
+            if self.on_closed is not None:
+                self.on_closed()
+
     def log(self, line: str) -> None:
-        self.err.write(printable(line) + "\n")
-        self.err.flush()
+        if self.err_closed:
+            return
+        try:
+            self.err.write(printable(line) + "\n")
+            self.err.flush()
+        except BrokenPipeError:  # nobody reads the log any more; the run goes on (stdout decides that)
+            self.err_closed = True
+            discard(self.err)
 
     def _end_answer(self) -> None:
         if self.streaming:
-            self.out.write("\n")
-            self.out.flush()
+            self.write("\n")
             self.streaming = False
 
 
@@ -102,8 +130,7 @@ class JsonOutput(Output):
         self.line(result)
 
     def line(self, obj: dict[str, Any]) -> None:
-        self.out.write(dumps(obj) + "\n")
-        self.out.flush()
+        self.write(dumps(obj) + "\n")
 
 
 class StreamJsonOutput(JsonOutput):
@@ -146,6 +173,15 @@ def progress_line(u: dict[str, Any]) -> str | None:
     if kind == "artifactCreated":
         return f"  [artifact {u.get('artifactId')}: {u.get('totalBytes')} bytes]"
     return None
+
+
+def discard(stream: TextIO) -> None:
+    """Point ``stream``'s descriptor at /dev/null (Python's docs on SIGPIPE): what it still buffers, and the
+    interpreter's flush at exit, then go nowhere instead of raising ``BrokenPipeError`` again."""
+    with contextlib.suppress(OSError, ValueError):  # a stream without a descriptor (a test's StringIO)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
 
 
 def guard_stdout(fmt: str) -> TextIO:

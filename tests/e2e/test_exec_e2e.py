@@ -380,3 +380,47 @@ def test_issue_33_policy_plan_runs_in_plan_mode_reading_but_refusing_writes(fake
     assert one_result(run)["stopReason"] == "endTurn"
     assert not (folder / "x.txt").exists()
     assert any("this session is in plan mode" in text for text in tool_results_sent(fake))
+
+
+@pytest.mark.parametrize("fmt", ["text", "stream-json"])
+def test_stdout_closed_early_cancels_the_turn_quietly_exit_1_and_stops_the_server_cleanly(fake, env, home, folder, fmt):
+    """``threadline exec ... | head -1``: the reader goes away mid-answer. As Python's docs advise for
+    BrokenPipeError (and as ``head`` upstream of a closed pipe would): no traceback, exit 1. The turn is cancelled
+    (the model call is dropped, what was said is stored) and the server is shut down, not killed: its lease on the
+    data folder is released and no draft is left behind."""
+    answer = "first line\n" + "".join(f"line {n}\n" for n in range(2, 40))
+    fake.push({"content": answer, "chunks": 40, "chunk_delay": 0.5})
+    proc = subprocess.Popen(
+        [str(THREADLINE), "exec", "--cwd", str(folder), "--output-format", fmt, "tell me a long story"],
+        env=env,
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        if fmt == "stream-json":  # the init object, then updates until the answer streams
+            assert json.loads(first)["type"] == "init"
+            while b"assistantDelta" not in first:
+                first = proc.stdout.readline()
+                assert first, "the answer never streamed"
+        else:
+            assert first == b"first line\n"
+        proc.stdout.close()  # the reader goes away while the answer still streams
+        err = proc.stderr.read().decode() if proc.stderr else ""
+        proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 1, err
+    assert "Traceback" not in err and "BrokenPipe" not in err and "Exception ignored" not in err, err
+    (record,) = model_requests(fake)
+    assert record.get("client_closed"), "the model call went on after the reader left"
+    stored = read_db(home, "SELECT role, content FROM messages ORDER BY seq")
+    assert ("user", "tell me a long story") in stored
+    assert [row for row in stored if row[0] == "assistant" and row[1].startswith("first line")], stored
+    assert read_db(home, "SELECT COUNT(*) FROM drafts") == [(0,)]
+    assert list((home / "leases").glob("*.lock")) == [], "the server was killed, not shut down"
