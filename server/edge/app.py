@@ -20,7 +20,7 @@ from typing import Any
 
 import msgspec
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import (
     JsonRPCNotification,
@@ -36,9 +36,10 @@ from protocol import METHODS, NOTIFICATIONS, SERVER_REQUESTS
 from protocol.updates import InitializationOptions
 from server import __version__, redaction
 from server.config import Settings
-from server.edge.errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
-from server.edge.rpc import decode_params, run_handler, to_rpc_error
+from server.edge.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
+from server.edge.rpc import decode_params, run_handler, to_rpc_error, with_data_code
 from server.edge.transport import PREAUTH_MAX_BYTES, FrameError, read_messages
+from server.errors import InvalidParams
 from server.methods.registry import HANDLERS, Handler
 from server.runtime import Runtime
 from server.sandbox.runner import machine_sandbox
@@ -82,6 +83,10 @@ class ThreadlineProtocol(LanguageServerProtocol):
 
     def reply_error(self, msg_id: Any, error: Any) -> None:
         self._send_response(msg_id, error=error)
+
+    def _send_response(self, msg_id: Any, result: Any | None = None, error: Any | None = None) -> None:
+        """Every answer pygls sends passes here: its own -32602s get the ``data.code`` ours carry."""
+        super()._send_response(msg_id, result, with_data_code(error))
 
     def forget_request(self, msg_id: str) -> None:
         """Stop waiting for the answer to a server -> client request (a late answer is then ignored)."""
@@ -157,7 +162,7 @@ class ThreadlineServer(LanguageServer):
         try:
             options = msgspec.convert(params.initialization_options or {}, InitializationOptions)
         except msgspec.ValidationError as exc:
-            raise JsonRpcInvalidParams(f"invalid initializationOptions: {exc}") from None
+            raise to_rpc_error(InvalidParams(f"invalid initializationOptions: {exc}")) from None
         if self.tcp_token is not None and not hmac.compare_digest(
             (options.token or "").encode(), self.tcp_token.encode()
         ):
@@ -253,7 +258,7 @@ class ThreadlineServer(LanguageServer):
         try:
             message = self.protocol.structure_message(data)
         except JsonRpcException as exc:
-            self._reject(FrameError(exc.code, f"invalid params: {exc.message}", data.get("id")))
+            self._reject(FrameError(exc.code, f"invalid params: {exc.message}", data.get("id"), data=exc.data))
             return
         self.protocol.handle_message(message)
 
@@ -261,9 +266,10 @@ class ThreadlineServer(LanguageServer):
         log.warning("rejected message: %s", exc.message)
         if exc.msg_id is None and exc.code not in (PARSE_ERROR, INVALID_REQUEST):
             return
-        self.wire.send_payload(
-            {"jsonrpc": "2.0", "id": exc.msg_id, "error": {"code": exc.code, "message": exc.message}}
-        )
+        error: dict[str, Any] = {"code": exc.code, "message": exc.message}
+        if exc.code == INVALID_PARAMS:  # params pygls could not structure (``initialize``'s are lsprotocol's)
+            error["data"] = exc.data if isinstance(exc.data, dict) else {"code": InvalidParams.code}
+        self.wire.send_payload({"jsonrpc": "2.0", "id": exc.msg_id, "error": error})
 
 
 def note_secrets(params: Any) -> None:
@@ -290,9 +296,8 @@ def note_mcp_secrets(params: Any) -> None:
 
 def _feature(name: str, handler: Handler) -> Callable[[ThreadlineServer, Any], Awaitable[Any]]:
     async def feature(ls: ThreadlineServer, params: Any) -> Any:
-        decoded = decode_params(name, params)
         try:
-            return await run_handler(handler, ls.runtime, decoded)
+            return await run_handler(handler, ls.runtime, decode_params(name, params))
         except asyncio.CancelledError:
             raise
         except Exception as exc:

@@ -6,23 +6,25 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException
 
 from protocol import METHODS
-from server.edge.errors import wire_error
+from server.edge.errors import INVALID_PARAMS, wire_error
+from server.errors import InvalidParams
 from server.methods.registry import Handler
 from server.services.core import Core
 from server.transcript.store import read_only
 
 
 def decode_params(name: str, params: Any) -> Any:
-    """Params as the method's Struct; a bad field gives -32602 naming it."""
+    """Params as the method's Struct; a bad field is the domain's ``InvalidParams`` naming it, so it reaches
+    both front ends as every other refusal does: -32602 with ``data.code``."""
     if params is None:
         params = {}
     try:
         return msgspec.convert(params, METHODS[name].params)
     except msgspec.ValidationError as exc:
-        raise JsonRpcInvalidParams(f"invalid params for {name}: {exc}") from None
+        raise InvalidParams(f"invalid params for {name}: {exc}") from None
 
 
 async def run_handler(handler: Handler, core: Core, params: Any) -> Any:
@@ -42,3 +44,12 @@ def to_rpc_error(exc: Exception) -> JsonRpcException:
         return exc
     error = wire_error(exc)
     return JsonRpcException(code=error.code, message=error.message, data=error.data)
+
+
+def with_data_code(error: Any) -> Any:
+    """A -32602 that pygls made (params it could not structure, its own ``workspace/executeCommand``) carries
+    ``data.code`` ``InvalidParams`` as ours do: every -32602 this edge sends has one (``error``: pygls's
+    ``ResponseError``)."""
+    if getattr(error, "code", None) == INVALID_PARAMS and not isinstance(getattr(error, "data", None), dict):
+        error.data = {"code": InvalidParams.code}
+    return error

@@ -27,9 +27,9 @@ PREAUTH_MAX_BYTES = 64 * 1024  # TCP, before authentication: initialize is all a
 
 
 class FrameError(Exception):
-    def __init__(self, code: int, message: str, msg_id: Any = None):
+    def __init__(self, code: int, message: str, msg_id: Any = None, data: Any = None):
         super().__init__(message)
-        self.code, self.message, self.msg_id = code, message, msg_id
+        self.code, self.message, self.msg_id, self.data = code, message, msg_id, data
 
 
 EOF_ = object()  # read_message's answer at the end of the stream

@@ -88,6 +88,23 @@ async def test_invalid_initialization_options_are_invalid_params(home):
         )
         assert reply["error"]["code"] == -32602
         assert "approvalPolicy" in reply["error"]["message"]
+        assert reply["error"]["data"] == {"code": "InvalidParams"}, reply
+    finally:
+        conn.proc.kill()
+        await conn.proc.wait()
+
+
+async def test_initialize_params_pygls_cannot_read_are_invalid_params_with_data_code(home):
+    """``initialize`` is typed by lsprotocol, not by us: params it cannot structure are refused before any
+    handler runs (``ThreadlineServer._deliver``), with the same ``data.code`` as a bad field of our methods."""
+    conn = await RawConnection.spawn(home, initialize=False)
+    assert conn.proc is not None
+    try:
+        reply = await conn.call("initialize", {"processId": "me", "capabilities": 5})
+        assert reply["error"]["code"] == -32602 and reply["error"]["message"].startswith("invalid params"), reply
+        assert reply["error"]["data"] == {"code": "InvalidParams"}, reply
+        reply = await conn.call("initialize", {"processId": None, "capabilities": {}})
+        assert "result" in reply, reply  # the connection still works
     finally:
         conn.proc.kill()
         await conn.proc.wait()
@@ -128,6 +145,31 @@ async def test_wrong_typed_param_is_invalid_params_and_the_next_request_is_answe
     reply = await conn.call("readTranscript", {"sessionId": ["not", "a", "string"]})
     assert reply["error"]["code"] == -32602
     assert "sessionId" in reply["error"]["message"]
+    await assert_still_serving(conn)
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "says"),
+    [
+        (
+            "readTranscript",
+            {"sessionId": 42},
+            "invalid params for readTranscript: Expected `str`, got `int` - at `$.sessionId`",
+        ),
+        ("createSession", {}, "invalid params for createSession: Object missing required field `cwd`"),
+        ("submitTurn", {"sessionId": "ses_x", "text": ["hi"]}, "Expected `str`, got `array` - at `$.text`"),
+        ("getContextView", {"sessionId": "ses_x", "thresholdRatio": "high"}, "at `$.thresholdRatio`"),
+        ("listSessions", [1, 2], "invalid params for listSessions: Expected `object`, got `array`"),
+        ("workspace/executeCommand", {"command": "nope"}, "'nope' is not defined"),  # pygls's own refusal
+    ],
+)
+async def test_every_malformed_params_error_carries_data_code_invalid_params(conn, method, params, says):
+    """PROTOCOL.md's rule "bad input gets -32602 with data.code": a malformed request's error names the field in
+    its message and carries ``data.code`` ``InvalidParams``, as ACP's ``_threadline/*`` methods answer it."""
+    reply = await conn.call(method, params)
+    assert reply["error"]["code"] == -32602, reply
+    assert says in reply["error"]["message"], reply
+    assert reply["error"]["data"] == {"code": "InvalidParams"}, reply
     await assert_still_serving(conn)
 
 
