@@ -9,7 +9,17 @@ from typing import Any, Literal
 
 import msgspec
 
-from protocol.messages import ApprovalPolicy, Base, Image, OpenAIToolCall, PlanEntry, StopReason, TurnError, ViewMode
+from protocol.messages import (
+    ApprovalPolicy,
+    Base,
+    CompactionTrigger,
+    Image,
+    OpenAIToolCall,
+    PlanEntry,
+    StopReason,
+    TurnError,
+    ViewMode,
+)
 
 
 class Update(Base, tag_field="kind"):
@@ -81,6 +91,16 @@ class ArtifactCreated(Update, tag="artifactCreated"):
     tool_call_id: str
     total_bytes: int
     total_lines: int
+
+
+class ContextCompacting(Update, tag="contextCompacting"):
+    """A compaction has started (R-OBS-1): the pipeline is about to compact this request (``auto``), a
+    ``compactSession`` began (``manual``), or the R-PTL-1 retry builds its fallback (``promptTooLong``). The
+    ``contextCompacted`` of the same compaction follows; clients show it as state until then (a ``/compact`` with
+    nothing to compact answers ``compacted: false`` instead)."""
+
+    trigger: CompactionTrigger
+    before_tokens: int  # the transcript's estimate, as the contextCompacted that follows reports it
 
 
 class ContextCompacted(Update, tag="contextCompacted"):
@@ -175,6 +195,7 @@ AnyUpdate = (
     | ToolStarted
     | ToolResult
     | ArtifactCreated
+    | ContextCompacting
     | ContextCompacted
     | Usage
     | TurnCompleted

@@ -96,6 +96,10 @@ class UpdateMapping:
                 return [_usage(update)]
             case u.ContextCompacted():
                 return [_compacted(update)]
+            case u.ContextCompacting():
+                # ACP has no transient status update: an agent message would stay in the answer's text for good,
+                # next to the contextCompacted line that follows; so nothing until that line.
+                return []
             case u.PlanUpdate():
                 return [_plan(update)]
             case u.Notice(level=level, message=message):

@@ -230,7 +230,11 @@ class Turn:
 
     async def _call_model(self) -> ChatResult:
         await self._choose_model()
-        view = await self.views.next_view(self.session_id, lambda: turn_hooks.pre_compact(self.hooks, "auto"))
+        view = await self.views.next_view(
+            self.session_id,
+            lambda: turn_hooks.pre_compact(self.hooks, "auto"),
+            lambda before: self.emit(u.ContextCompacting(trigger="auto", before_tokens=before)),
+        )
         if await self._announce(view):
             await turn_hooks.post_compact(self.hooks, "auto", view.event_summary or "")
         try:
@@ -245,6 +249,7 @@ class Turn:
             if exc.prompt_tokens:  # the provider said what it counted: plan the retry (and what follows) with it
                 await self.views.observe_refusal(view.estimated_tokens, exc.prompt_tokens)
         # R-PTL-1: exactly one retry with the fallback view; a second failure ends the turn.
+        self.emit(u.ContextCompacting(trigger="promptTooLong", before_tokens=view.before_tokens))
         fallback = await self.views.fallback_view(self.session_id)
         await self._announce(fallback, force=True)
         try:

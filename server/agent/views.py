@@ -119,22 +119,32 @@ class ViewBuilder:
         return self.session
 
     async def next_view(
-        self, session_id: str, before_compaction: Callable[[], Awaitable[str | None]] | None = None
+        self,
+        session_id: str,
+        before_compaction: Callable[[], Awaitable[str | None]] | None = None,
+        compacting: Callable[[int], None] | None = None,
     ) -> RequestView:
         """The next request's view. ``before_compaction`` runs when the view makes a new compaction, before it is
-        used (the ``PreCompact`` hooks); the notes it returns go into a new summary (``Hook notes:``)."""
+        used (the ``PreCompact`` hooks); the notes it returns go into a new summary (``Hook notes:``).
+        ``compacting(before_tokens)`` is called once when a new compaction starts, before any of that work."""
         session = self._session(session_id)
         settings = self.effective_settings()
         if not self._loaded:  # once per turn: user turns and restarts repeat the stored compaction (B-CACHE-3)
             self.compaction = await stored_compaction(self.store, session_id)
             self._loaded = True
+        told: list[int] = []  # a rebuild (the hook notes, a resumed state reading all) does not announce again
+
+        def starting(before_tokens: int) -> None:
+            if compacting is not None and not told:
+                told.append(before_tokens)
+                compacting(before_tokens)
 
         async def build(notes: str | None) -> RequestView:
             return await build_view(
                 self.store,
                 session,
                 self.compaction,
-                lambda state: state.view(settings, self.compaction, notes=notes),
+                lambda state: state.view(settings, self.compaction, notes=notes, on_compacting=starting),
                 settings.context_window_tokens,
             )
 

@@ -190,9 +190,14 @@ class TerminalPrinter(Printer):
         elif kind == "usage":
             self.meter = meter_line(u)
             self.write_styled(self.meter, "dim")
+        elif kind == "contextCompacting":  # a compaction the server runs (in a turn, or /compact's)
+            self._finish_answer()
+            self.busy("compacting")
         elif kind == "contextCompacted":
             line = f"context compacted ({u['mode']}): {u['beforeTokens']:,} -> {u['afterTokens']:,} tokens"
             self.write_styled(line, "magenta")
+            if self.turn_since is not None:  # in a turn, the model call it made room for comes next
+                self.busy("waiting for the model")
         elif kind == "notice":
             level = str(u.get("level", "info"))
             self.write_styled(f"{'!' if level != 'info' else '·'} {u.get('message', '')}", NOTICE_STYLES.get(level, ""))

@@ -85,10 +85,13 @@ class IncrementalView(FedTranscript):
         compaction: Compaction | None = None,
         summarizer: Summarizer = summarize,
         notes: str | None = None,
+        on_compacting: Callable[[int], None] | None = None,
     ) -> RequestView:
         """The request view over every message fed (see the module doc). ``compaction`` is the one the previous
         request was built on; the view says in ``compaction``/``sticky`` whether it repeats it or makes a new one.
-        ``notes`` (what ``PreCompact`` hooks asked to keep) go into a new summary's ``Hook notes:`` section."""
+        ``notes`` (what ``PreCompact`` hooks asked to keep) go into a new summary's ``Hook notes:`` section.
+        ``on_compacting(before_tokens)`` is told when a new compaction starts, before its microcompaction or
+        summary is made (R-OBS-1: the ``contextCompacting`` update); the pipeline itself does no I/O."""
         base = self._base(settings)
         before = base["before_tokens"]
         if before <= settings.threshold_tokens and not (compaction and compaction.requested):  # R-PIPE-1
@@ -109,6 +112,8 @@ class IncrementalView(FedTranscript):
                 if view.estimated_tokens <= settings.threshold_tokens:  # B-CACHE-1
                     return view
                 replaced = view.estimated_tokens
+        if on_compacting is not None:
+            on_compacting(before)  # the estimate the compaction's contextCompacted reports as beforeTokens
         return self._compact(settings, summarizer, base, replaced, notes)
 
     def held_before(self, compaction: Compaction) -> int:

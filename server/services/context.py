@@ -31,7 +31,7 @@ from server.agent.models import provider_settings
 from server.agent.plans import stored_plan
 from server.agent.view_resume import build_view, keep_resume_point, save_unsaved
 from server.agent.views import COMPACTION_EVENT, effective_settings, recall_server_window, stored_compaction
-from server.context import RequestView, ViewSettings, estimate_text_tokens, fit_to_window
+from server.context import Compaction, RequestView, ViewSettings, estimate_text_tokens, fit_to_window
 from server.context.breakdown import Breakdown, breakdown
 from server.editor.tools import editor_tools
 from server.errors import InvalidParams
@@ -186,7 +186,6 @@ async def compact_session(core: Core, session_id: str, focus: str | None) -> Com
         core.settings.api_keys(),
         core.settings.unattended,
     )
-    notes = await turn_hooks.pre_compact(hooks, "manual")
     model = provider_settings(core.settings, stored).model or ""
     settings = effective_settings(
         view_settings(core.settings, stored),
@@ -194,27 +193,22 @@ async def compact_session(core: Core, session_id: str, focus: str | None) -> Com
         core.calibrations.get(model),
         core.server_windows.get(model),
     )
+    compaction = await stored_compaction(core.store, session_id)
+    window = settings.context_window_tokens
+    # R-OBS-1: said before the hooks and the summary, so a client shows it while they run
+    before = await build_view(core.store, session, compaction, lambda state: state.tokens, window)
+    emit(u.ContextCompacting(trigger="manual", before_tokens=before))
+    notes = await turn_hooks.pre_compact(hooks, "manual")
     view, tokens = await build_view(
         core.store,
         session,
-        await stored_compaction(core.store, session_id),
+        compaction,
         lambda state: (state.compact_now(settings, focus, notes=notes), state.tokens),
-        settings.context_window_tokens,
+        window,
     )
     if view is None or view.compaction is None:
         return CompactSessionResult(compacted=False, mode="full", before_tokens=tokens, after_tokens=tokens)
-    event = {
-        "mode": view.mode,
-        "beforeTokens": view.before_tokens,
-        "afterTokens": view.estimated_tokens,
-        "summary": view.summary or "",
-        "compaction": view.compaction.to_json(),
-        "requested": True,
-    }
-    if focus and focus.strip():
-        event["focus"] = focus.strip()
-    event["trigger"] = "manual"
-    await core.store.add_event(session_id, COMPACTION_EVENT, event)
+    await core.store.add_event(session_id, COMPACTION_EVENT, _manual_event(view, view.compaction, focus))
     emit(
         u.ContextCompacted(
             mode=view.mode,
@@ -231,6 +225,22 @@ async def compact_session(core: Core, session_id: str, focus: str | None) -> Com
         mode=view.mode,
         summary=view.summary,
     )
+
+
+def _manual_event(view: RequestView, compaction: Compaction, focus: str | None) -> dict[str, Any]:
+    """The stored ``contextCompacted`` event of a ``compactSession``."""
+    event: dict[str, Any] = {
+        "mode": view.mode,
+        "beforeTokens": view.before_tokens,
+        "afterTokens": view.estimated_tokens,
+        "summary": view.summary or "",
+        "compaction": compaction.to_json(),
+        "requested": True,
+    }
+    if focus and focus.strip():
+        event["focus"] = focus.strip()
+    event["trigger"] = "manual"
+    return event
 
 
 def context_report(view: ContextViewResult) -> str:

@@ -59,6 +59,8 @@ def test_compactions_and_notices_are_agent_messages_marked_in_meta(tmp_path: Pat
     [notice] = live.translate(_update({"kind": "notice", "level": "warning", "message": "retrying"}))
     assert notice.field_meta == {"threadline": {"notice": {"level": "warning"}}}
     assert live.translate(_update({"kind": "turnStarted"})) == []
+    # a compaction that starts maps to nothing: ACP has no transient status, and the line above follows it
+    assert live.translate(_update({"kind": "contextCompacting", "trigger": "auto", "beforeTokens": 900})) == []
 
 
 def test_an_answer_that_was_not_streamed_is_sent_whole(tmp_path: Path):

@@ -259,3 +259,27 @@ def test_issue_38_a_missing_key_says_which_variable_to_set(folder, tmp_path):
     assert run.returncode == 1
     assert "— turn ended: error: " in run.stdout and "requires an API key" in run.stdout, run.stdout
     assert "  → set THREADLINE_API_KEY" in run.stdout
+
+
+def test_a_compaction_inside_a_turn_shows_as_compacting_not_as_waiting_for_the_model(fake, env, folder, terminals):
+    """The server says a compaction started (``contextCompacting``) before its work: here a ``PreCompact`` hook
+    that takes seconds, which the status line used to show as "waiting for the model"."""
+    home = Path(env["THREADLINE_HOME"])
+    (home / "config.toml").write_text('[[hooks.PreCompact]]\ncommand = "sleep 4"\ntimeout = 30\n')
+    (folder / "big.txt").write_text("".join(f"line {n}: " + "words " * 12 + "\n" for n in range(300)))
+    fake.push(
+        {"tool_calls": [{"id": "c1", "name": "read_file", "arguments": {"path": "big.txt"}}]},
+        {"content": "Read it all."},
+    )
+    t = chat_at_terminal(terminals, {**env, "THREADLINE_CONTEXT_WINDOW": "6000"}, "--cwd", str(folder))
+    t.type("read big.txt\n")
+    pattern = r"compacting · (\d+) s"
+    first = t.wait_for(lambda _: t.numbers(pattern), "the compacting status line")
+    assert isinstance(first, list)
+    assert "waiting for the model" not in t.text()
+    t.wait_for(lambda _: any(n > first[0] for n in t.numbers(pattern)), "the compacting clock advance")
+    t.wait_for_text("✓ done")
+    screen = t.text()
+    assert "context compacted (" in screen and "Read it all." in screen
+    assert "compacting ·" not in screen  # replaced once the compaction was done
+    assert t.close() == 0

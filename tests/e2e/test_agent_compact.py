@@ -24,6 +24,10 @@ async def test_compactSession_makes_the_next_request_start_from_a_summary_with_t
     assert f"Focus:\n{FOCUS}" in result["summary"] and "- goal 0: design the endpoint" in result["summary"]
     update = agent.updates(sid, "contextCompacted")[-1]
     assert update["summary"] == result["summary"]
+    # R-OBS-1: announced as starting before the hooks and the summary run, then done, in that order
+    starting, done = [u for u in agent.updates(sid) if u["kind"].startswith("contextCompact")][-2:]
+    assert starting == {"kind": "contextCompacting", "trigger": "manual", "beforeTokens": result["beforeTokens"]}
+    assert done == update
     stored = events(agent.home, sid, "contextCompacted")[-1]
     assert (
         stored["requested"] is True

@@ -147,6 +147,21 @@ async def test_R_OBS_1_compaction_updates_carry_before_after_summary_and_the_met
     ]
 
 
+async def test_R_OBS_1_a_compaction_in_a_turn_is_announced_as_starting_before_it_is_made(run):
+    """``contextCompacting`` comes before the work of each compaction (so a client can say so instead of "waiting
+    for the model"), and its ``contextCompacted`` follows with the same ``beforeTokens``, before the request's
+    ``usage``: starting and done pair up one to one, in order."""
+    marks = [u for u in run.updates if u["kind"] in ("contextCompacting", "contextCompacted", "usage")]
+    compactions = [u for u in marks if u["kind"] == "contextCompacted"]
+    assert len(compactions) >= 3
+    for i, u in enumerate(marks):
+        if u["kind"] == "contextCompacted":
+            assert marks[i - 1] == {"kind": "contextCompacting", "trigger": "auto", "beforeTokens": u["beforeTokens"]}
+        if u["kind"] == "contextCompacting":
+            assert marks[i + 1]["kind"] == "contextCompacted", marks[i : i + 2]
+    assert len([u for u in marks if u["kind"] == "contextCompacting"]) == len(compactions)
+
+
 async def test_R_SRC_2_the_transcript_keeps_every_original_message_after_compaction(run):
     roles = [i["role"] for i in run.transcript if i["role"] != "system"]
     assert roles == ["user"] + ["assistant", "tool"] * STEPS + ["assistant"] + ["user", "assistant"] * LATER_TURNS

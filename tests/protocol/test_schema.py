@@ -101,6 +101,7 @@ def test_session_update_kinds_approval_and_initialization_options_match_protocol
     assert kinds >= UPDATE_KINDS
     assert {"sessionId", "turnId", "seq", "update"} <= fields(updates.SessionUpdate)
     assert {"mode", "beforeTokens", "afterTokens", "summary"} <= fields(updates.ContextCompacted)
+    assert fields(updates.ContextCompacting) == {"kind", "trigger", "beforeTokens"}  # starts, before the work
     assert {"contextTokens", "contextWindowTokens", "inputTokens", "outputTokens"} <= fields(updates.Usage)
     params, result = SERVER_REQUESTS["requestApproval"]
     assert {"sessionId", "turnId", "toolCallId", "tool", "title", "detail", "options"} <= fields(params)

@@ -21,6 +21,7 @@ export interface ProtocolDefinitions {
   CompactionRecord?: CompactionRecord;
   ContextBreakdown?: ContextBreakdown;
   ContextCompacted?: ContextCompacted;
+  ContextCompacting?: ContextCompacting;
   ContextViewResult?: ContextViewResult;
   CreateSessionParams?: CreateSessionParams;
   CreateSessionResult?: CreateSessionResult;
@@ -294,6 +295,17 @@ export interface ContextCompacted {
   beforeTokens: number;
   afterTokens: number;
   summary: string;
+}
+/**
+ * A compaction has started (R-OBS-1): the pipeline is about to compact this request (``auto``), a
+ * ``compactSession`` began (``manual``), or the R-PTL-1 retry builds its fallback (``promptTooLong``). The
+ * ``contextCompacted`` of the same compaction follows; clients show it as state until then (a ``/compact`` with
+ * nothing to compact answers ``compacted: false`` instead).
+ */
+export interface ContextCompacting {
+  kind: 'contextCompacting';
+  trigger: 'auto' | 'manual' | 'promptTooLong';
+  beforeTokens: number;
 }
 export interface ContextViewResult {
   messages: {
@@ -849,6 +861,7 @@ export interface SessionUpdate {
     | ToolStarted
     | ToolResult
     | ArtifactCreated
+    | ContextCompacting
     | ContextCompacted
     | Usage
     | TurnCompleted
