@@ -249,6 +249,9 @@ export class Chat {
       case 'artifactCreated':
         this.cards.artifactLink(u.toolCallId, u.artifactId, `${fmtBytes(u.totalBytes)}, ${fmtTokens(u.totalLines)} lines`);
         break;
+      case 'contextCompacting':
+        this.strip.setCompacting(u.beforeTokens);
+        return; // a state of the meter until contextCompacted, not a log entry
       case 'contextCompacted':
         this.compaction(u.mode, u.beforeTokens, u.afterTokens, u.summary);
         break;
@@ -257,6 +260,7 @@ export class Chat {
         this.strip.setMeter(u.contextTokens, u.contextWindowTokens, false, cachedShare(u.cachedInputTokens ?? undefined, u.inputTokens));
         break;
       case 'turnCompleted':
+        this.strip.setCompacting(undefined); // a turn cancelled mid-compaction
         this.setTurn(false, u.stopReason, u.error?.message);
         break;
       case 'notice':

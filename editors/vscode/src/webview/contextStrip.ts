@@ -8,6 +8,7 @@ import { meterLabel } from './meter';
 export class ContextStrip {
   private cost: string | undefined; // the session's cost so far ("$0.0123"), shown next to the meter when known
   private meterState: { tokens: number; windowTokens: number; estimated: boolean; cached?: string } | undefined;
+  private compacting: number | undefined; // contextCompacting's beforeTokens, until the compaction is done
   private readonly meterFill = h('div', { class: 'meter-fill' });
   private readonly meterLabel = h('span', { class: 'meter-label', text: 'Context: no request yet' });
   private readonly meter = h('div', {
@@ -46,6 +47,7 @@ export class ContextStrip {
   /** `cached` (B-CACHE-5) is the last request's cached share, shown only for a request the provider answered. */
   setMeter(tokens: number, windowTokens: number, estimated = false, cached?: string): void {
     const pct = windowTokens > 0 ? Math.min(100, (tokens / windowTokens) * 100) : 0;
+    this.compacting = undefined; // a new figure (the compaction's, or a request's) ends the "compacting" state
     this.meterState = { tokens, windowTokens, estimated, cached };
     this.meter.dataset.tokens = String(tokens);
     if (cached) this.meter.dataset.cached = cached;
@@ -67,9 +69,21 @@ export class ContextStrip {
     this.meter.classList.add('dropped');
   }
 
+  /** contextCompacting: the server is compacting a request of `beforeTokens`; `undefined` when it no longer is
+   *  (the contextCompacted that follows drops the meter, which ends it too). */
+  setCompacting(beforeTokens: number | undefined): void {
+    this.compacting = beforeTokens;
+    this.refreshLabel();
+  }
+
   private refreshLabel(): void {
     if (this.cost) this.meter.dataset.cost = this.cost;
     else delete this.meter.dataset.cost;
+    this.meter.classList.toggle('compacting', this.compacting !== undefined);
+    if (this.compacting !== undefined) {
+      this.meterLabel.textContent = `Compacting the context (${fmtTokens(this.compacting)} tokens)…`;
+      return;
+    }
     const m = this.meterState;
     if (!m) {
       this.meterLabel.textContent = ['Context: no request yet', this.cost].filter(Boolean).join(' · ');

@@ -132,7 +132,18 @@ try {
     const lastUsage = recorded.messages.slice(0, recorded.messages.indexOf(compactMsg)).filter(isKind('usage')).pop().params.update;
     assert.equal(before, lastUsage.contextTokens, 'meter = last request contextTokens');
     assert.ok(before < lastUsage.totals.inputTokens, 'and not the cumulative input');
+    // contextCompacting, as the server sends it before this compaction's work (the fixture predates it): the meter
+    // says it is compacting (a state, not a log entry) until the contextCompacted that follows.
+    const entries = await page.locator('#log > *').count();
+    const { beforeTokens } = compactMsg.params.update;
+    await send(page, { ...compactMsg, params: { ...compactMsg.params, update: { kind: 'contextCompacting', trigger: 'auto', beforeTokens } } });
+    await settle(page);
+    assert.match(await page.locator('#meter .meter-label').innerText(), /^Compacting the context \([\d.,]+k? tokens\)…$/);
+    assert.ok(await page.locator('#meter.compacting').count(), 'the meter is marked compacting');
+    assert.equal(await page.locator('#log > *').count(), entries, 'no log entry for a compaction that has only started');
     await upTo(isKind('contextCompacted'));
+    assert.equal(await page.locator('#meter.compacting').count(), 0, 'done: the meter no longer says compacting');
+    assert.doesNotMatch(await page.locator('#meter .meter-label').innerText(), /Compacting/);
     const compacted = compactMsg.params.update;
     const after = Number(await page.locator('#meter').getAttribute('data-tokens'));
     assert.equal(after, compacted.afterTokens);
