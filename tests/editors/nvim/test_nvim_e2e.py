@@ -629,3 +629,35 @@ command = "/nonexistent/mcp-server"
     assert out["result"]["ft"] == "threadline_mcp"
     assert any(line.startswith("fake [stdio, user]: ready, ") and "tools" in line for line in lines), lines
     assert any(line.startswith("broken [stdio, user]: failed (") for line in lines), lines
+
+
+def test_a_compaction_inside_a_turn_shows_in_the_status_until_it_is_done(
+    nvim, provider: Provider, workdir: Path, home: Path
+):
+    """contextCompacting: the status says the server is compacting (here while a slow PreCompact hook runs),
+    then the chat shows the compaction and the status no longer says it."""
+    (home / "config.toml").write_text('[[hooks.PreCompact]]\ncommand = "sleep 3"\ntimeout = 30\n')
+    for name in ("one.txt", "two.txt"):
+        (workdir / name).write_text("".join(f"{name} row {i:03d}: some filler text to read\n" for i in range(150)))
+    provider.push(
+        {"tool_calls": [{"id": "call_1", "name": "read_file", "arguments": {"path": "one.txt"}}]},
+        {"tool_calls": [{"id": "call_2", "name": "read_file", "arguments": {"path": "two.txt"}}]},
+        {"content": "Read both."},
+    )
+    out = nvim(
+        """
+      T.open()
+      T.tl.submit('Read the two files')
+      T.wait('the compacting status', function() return T.tl.status().compacting ~= nil end, 30000)
+      local during = { status = T.tl.status(), statusline = T.tl.statusline(), row = T.find('── context compacted') }
+      T.wait('the turn to end', function() return T.tl.status().state ~= 'running' end, 30000)
+      return { during = during, after = T.tl.statusline(), row = T.find('── context compacted') }
+    """,
+        timeout=120,
+        TL_CONTEXT_WINDOW="6000",
+    )
+    r = out["result"]
+    assert r["during"]["status"]["compacting"] > 0
+    assert r["during"]["statusline"].endswith(" · compacting …"), r["during"]["statusline"]
+    assert r["during"].get("row") is None, "the chat line comes when the compaction is done"
+    assert r["row"] and "compacting" not in r["after"], r

@@ -345,6 +345,7 @@ end
 --- are that request's cached and total input tokens (B-CACHE-5; cached is nil when the provider reports none);
 --- cost is the session's cost so far in USD (nil when no price is known). sandbox is the session's
 --- { mode, enforced, mechanism, network, reason? } from createSession, policy its approval policy (nil: default).
+--- compacting is the size in tokens of the request the server is compacting now (contextCompacting), else nil.
 function M.status()
   local s = S.current
   local state = 'stopped'
@@ -356,6 +357,7 @@ function M.status()
     session_id = s and s.id or nil,
     policy = s and s.policy or nil,
     sandbox = s and s.sandbox or nil,
+    compacting = s and s.compacting or nil,
     context = {
       used = s and s.context.used or 0,
       size = s and s.context.size or nil,
@@ -367,8 +369,8 @@ function M.status()
 end
 
 --- statusline() -> e.g. "TL 12.3k/64k", "TL 12.3k/64k · 42% cached" when the provider reports its prompt cache,
---- "TL 12.3k/64k · 42% cached · $0.0123" once a priced call reported the session's cost, with " …" appended
---- while a turn runs, or "TL stopped".
+--- "TL 12.3k/64k · 42% cached · $0.0123" once a priced call reported the session's cost, " · compacting" while the
+--- server compacts the context, with " …" appended while a turn runs, or "TL stopped".
 function M.statusline()
   local st = M.status()
   if st.state == 'stopped' then
@@ -385,6 +387,9 @@ function M.statusline()
   end
   if st.sandbox and st.sandbox.mode ~= 'off' and not st.sandbox.enforced then
     s = s .. ' · sandbox NOT enforced' -- B-SBX-2: every command asks; said where the user looks
+  end
+  if st.compacting then
+    s = s .. ' · compacting'
   end
   if st.state == 'running' then
     s = s .. ' …'

@@ -87,17 +87,26 @@ function UPDATE.artifactCreated(s, u)
   s.last_artifact = fmt.val(u.artifactId)
 end
 
+--- A compaction has started (the server sends contextCompacted when it is done): a state of the session, shown
+--- by status()/statusline(), not a chat line; any later figure or the turn's end also ends it.
+function UPDATE.contextCompacting(s, u)
+  s.compacting = tonumber(fmt.val(u.beforeTokens)) or 0
+end
+
 function UPDATE.contextCompacted(s, u)
+  s.compacting = nil
   s.chat:compacted(u)
 end
 
 function UPDATE.usage(s, u)
+  s.compacting = nil
   M.set_usage(s, u.contextTokens, u.contextWindowTokens)
   M.set_cache(s, u.cachedInputTokens, u.inputTokens)
   M.set_cost(s, type(fmt.val(u.totals)) == 'table' and u.totals.costUsd or nil)
 end
 
 function UPDATE.turnCompleted(s, u, turn_id)
+  s.compacting = nil
   -- The submitTurn answer of this turn may still be on its way; a newer turn may already have started.
   if turn_id == nil or turn_id == s.turn_id then
     s.running, s.active = false, nil
