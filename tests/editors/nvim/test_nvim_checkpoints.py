@@ -105,11 +105,13 @@ def test_steer_and_queue_while_a_turn_runs_then_compact_now(nvim, provider: Prov
       local compacted
       T.tl.compact('keep the plan', function(err, r) compacted = err or r end)
       T.wait('compact', function() return compacted end)
-      return { kinds = vim.tbl_map(function(s) return s.kind end, T.selects), compacted = compacted }
+      return { kinds = vim.tbl_map(function(s) return s.kind end, T.selects), compacted = compacted,
+               compacting = T.tl.status().compacting }
     """)
     r, chat = out["result"], "\n".join(out["chat"])
     assert r["kinds"] == ["threadline_busy", "threadline_busy"]
     assert isinstance(r["compacted"].get("compacted"), bool), r["compacted"]
+    assert r.get("compacting") is None, "the compaction is over once compactSession answered"
     chats = [q for q in provider.requests() if q["path"].startswith("/v1/chat")]
     assert chats[1]["body"]["messages"][-1] == {"role": "user", "content": "shorter please"}
     assert chats[2]["body"]["messages"][-1] == {"role": "user", "content": "then this"}
@@ -200,3 +202,17 @@ def test_applied_diff_of_a_resumed_session_after_a_restart_and_its_rewind(nvim, 
     assert [s["diff"] for s in r["sides"]] == [True, True]
     assert sorted(s["text"] for s in r["sides"]) == ["bonjour from a.txt\nsecond line", "hello from a.txt\nsecond line"]
     assert (workdir / "a.txt").read_text() == "hello from a.txt\nsecond line\n"
+
+
+def test_compact_now_with_nothing_to_compact_leaves_no_compacting_status(nvim, provider: Provider):
+    """compactSession announces contextCompacting, then answers compacted: false: its answer ends the state."""
+    out = nvim("""
+      T.open()
+      local answer
+      T.tl.compact(nil, function(err, r) answer = err or r end)
+      T.wait('compact', function() return answer end)
+      return { answer = answer, compacting = T.tl.status().compacting, statusline = T.tl.statusline() }
+    """)
+    r = out["result"]
+    assert r["answer"].get("compacted") is False, r
+    assert r.get("compacting") is None and "compacting" not in r["statusline"], r

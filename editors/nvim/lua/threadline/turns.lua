@@ -151,6 +151,7 @@ function M.compact(focus, callback)
   focus = focus and vim.trim(focus) or ''
   local params = { sessionId = s.id, focus = focus ~= '' and focus or nil }
   session_request(s, 'compactSession', params, callback, function(r)
+    s.compacting = nil -- its contextCompacting is answered here when there was nothing to compact
     if not r.compacted then
       s.chat:append({ '', '── nothing to compact yet: all of it is in the recent tail' })
     end
