@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pyte
 
+from tests.cli_support import THREADLINE
 from tests.harness import REPO
 
-THREADLINE = REPO / ".venv" / "bin" / "threadline"
 COLUMNS, ROWS = 100, 200
 WAIT = 90  # seconds: a generous bound for a loaded 2-core machine, never a timing assertion
 

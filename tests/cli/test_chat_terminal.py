@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.screen import THREADLINE, Terminal
+from tests.cli.screen import Terminal
+from tests.cli_support import env_fixture, fake_fixture, threadline
 from tests.e2e.agent_support import model_requests, request_messages
 from tests.harness import API_KEY, REPO, kind_of, new_fake, server_env
 
@@ -31,18 +32,8 @@ MARKDOWN = (
 )
 
 
-@pytest.fixture(scope="module")
-def fake():
-    with new_fake(api_key=API_KEY) as f:
-        yield f
-
-
-@pytest.fixture
-def env(fake, tmp_path: Path) -> dict[str, str]:
-    fake.reset()
-    home = tmp_path / "home"
-    home.mkdir()
-    return server_env(home, fake.url, THREADLINE_CONTEXT_WINDOW="64000", THREADLINE_PROVIDER=kind_of(fake))
+fake = fake_fixture()
+env = env_fixture()
 
 
 @pytest.fixture
@@ -59,12 +50,6 @@ def chat_at_terminal(terminals: list[Terminal], env: dict[str, str], *args: str)
     terminals.append(t)
     t.wait_for(lambda screen: screen.endswith("\n>"), "the prompt")  # the session is open, the prompt waits
     return t
-
-
-def threadline(env: dict[str, str], *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(THREADLINE), *args], env=env, cwd=REPO, input=stdin, capture_output=True, text=True, timeout=120
-    )
 
 
 def test_issue_38_markdown_is_rendered_at_a_terminal(fake, env, folder, terminals):

@@ -11,33 +11,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
-
+from tests.cli_support import THREADLINE, env_fixture, fake_fixture, threadline
 from tests.e2e.agent_support import model_requests, request_messages
-from tests.harness import API_KEY, REPO, kind_of, new_fake, server_env
+from tests.harness import API_KEY, REPO
 
-THREADLINE = REPO / ".venv" / "bin" / "threadline"
-
-
-@pytest.fixture(scope="module")
-def fake():
-    with new_fake(api_key=API_KEY) as f:
-        yield f
-
-
-@pytest.fixture
-def env(fake, tmp_path: Path) -> dict[str, str]:
-    fake.reset()
-    home = tmp_path / "home"
-    home.mkdir()
-    return server_env(home, fake.url, THREADLINE_CONTEXT_WINDOW="64000", THREADLINE_PROVIDER=kind_of(fake))
-
-
-def threadline(env: dict[str, str], *args: str, stdin: str | int | None = "") -> subprocess.CompletedProcess[str]:
-    kwargs = {"input": stdin} if isinstance(stdin, str) else {"stdin": stdin}
-    return subprocess.run(
-        [str(THREADLINE), *args], env=env, cwd=REPO, capture_output=True, text=True, timeout=60, **kwargs
-    )
+fake = fake_fixture()
+env = env_fixture()
 
 
 def test_chat_prints_stream_tools_meter_and_the_end(fake, env, folder):

@@ -4,27 +4,13 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
-import pytest
-
+from tests.cli_support import env_fixture, fake_fixture, threadline
 from tests.e2e.agent_support import model_requests, request_messages
-from tests.e2e.test_agent_cli import imported_session, threadline
-from tests.harness import API_KEY, kind_of, new_fake, server_env
+from tests.e2e.test_agent_cli import imported_session
 
-
-@pytest.fixture(scope="module")
-def fake():
-    with new_fake(api_key=API_KEY) as f:
-        yield f
-
-
-@pytest.fixture
-def env(fake, tmp_path: Path) -> dict[str, str]:
-    fake.reset()
-    home = tmp_path / "home"
-    home.mkdir()
-    return server_env(home, fake.url, THREADLINE_CONTEXT_WINDOW="64000", THREADLINE_PROVIDER=kind_of(fake))
+fake = fake_fixture()
+env = env_fixture()
 
 
 def test_view_breakdown_draws_the_parts_of_the_window_and_lists_the_compactions(env, folder, tmp_path):

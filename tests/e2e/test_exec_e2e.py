@@ -9,44 +9,26 @@ import os
 import signal
 import subprocess
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from server.cli.client import Client
+from tests.cli_support import THREADLINE, env_fixture, fake_fixture, threadline
 from tests.e2e.agent_support import events, model_requests, read_db, request_messages
-from tests.harness import API_KEY, MODEL, REPO, kind_of, new_fake, server_env
+from tests.harness import API_KEY, MODEL, REPO
 
-THREADLINE = REPO / ".venv" / "bin" / "threadline"
 RESULT_KEYS = {"type", "sessionId", "turnId", "stopReason", "isError", "result", "usage", "durationMs", "modelCalls"}
 INIT_KEYS = {"type", "sessionId", "cwd", "model", "tools", "approvalPolicy", "sandbox"}
 TOTALS_KEYS = {"inputTokens", "outputTokens", "cachedInputTokens", "cacheWriteTokens"}
 
 
-@pytest.fixture(scope="module")
-def fake():
-    with new_fake(api_key=API_KEY) as f:
-        yield f
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    path = tmp_path / "home"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
-def env(fake, home: Path) -> dict[str, str]:
-    fake.reset()
-    return server_env(home, fake.url, THREADLINE_CONTEXT_WINDOW="64000", THREADLINE_PROVIDER=kind_of(fake))
+fake = fake_fixture()
+env = env_fixture()
 
 
 def exec_(env: dict[str, str], *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(THREADLINE), "exec", *args], env=env, cwd=REPO, input=stdin, capture_output=True, text=True, timeout=120
-    )
+    return threadline(env, "exec", *args, stdin=stdin)
 
 
 def one_result(run: subprocess.CompletedProcess[str]) -> dict[str, Any]:

@@ -31,13 +31,6 @@ LONG_ANSWER = " ".join(f"word{i:03d}" for i in range(120))
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Path:
-    path = tmp_path / "home"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
 def work(tmp_path: Path) -> Path:
     path = tmp_path / "work"
     path.mkdir()

@@ -17,31 +17,19 @@ from typing import Any
 import pytest
 
 from server.sandbox.runner import support
+from tests.cli_support import THREADLINE, command_env, fake_fixture
 from tests.e2e.agent_support import events
 from tests.e2e.test_exec_e2e import exec_, ndjson, tool_results_sent, updates
-from tests.harness import API_KEY, REPO, kind_of, new_fake, server_env
+from tests.harness import REPO, server_env
 
 pytestmark = pytest.mark.skipif(not support().enforced, reason=f"no sandbox on this machine: {support().reason}")
-THREADLINE = REPO / ".venv" / "bin" / "threadline"
 SANDBOX_KEYS = {"mode", "enforced", "mechanism", "network"}
 
-
-@pytest.fixture(scope="module")
-def fake():
-    with new_fake(api_key=API_KEY) as f:
-        yield f
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    path = tmp_path / "home"
-    path.mkdir()
-    return path
+fake = fake_fixture()
 
 
 def env_for(fake, home: Path, **extra: str) -> dict[str, str]:
-    fake.reset()
-    env = server_env(home, fake.url, THREADLINE_CONTEXT_WINDOW="64000", THREADLINE_PROVIDER=kind_of(fake), **extra)
+    env = command_env(fake, home, **extra)
     env.pop("THREADLINE_SANDBOX", None)  # the machine enforces it (see pytestmark): the real default applies
     return env
 
