@@ -10,11 +10,12 @@ import asyncio
 import contextlib
 import json
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import jsonschema
+import pytest
 import pytest_asyncio
 from acp import spawn_agent_process, text_block
 from acp.connection import StreamDirection, StreamEvent
@@ -76,10 +77,17 @@ class Editor:
     """The client half: records updates, answers permission requests with ``decide`` (an option id, or None for
     ``cancelled``); ``hold`` makes it wait for ``release`` before answering (a permission left open)."""
 
+    decide: Callable[[Any], str | None]
+
     def __init__(self) -> None:
         self.updates: list[tuple[str, Any]] = []
         self.permissions: list[Any] = []
-        self.decide: Callable[[Any], str | None] = lambda request: "allow_once"
+        self.reset()
+
+    def reset(self) -> None:
+        """Back to answering every permission request at once with ``allow_once``, none asked yet."""
+        self.permissions.clear()
+        self.decide = lambda request: "allow_once"
         self.hold = False
         self.release = asyncio.Event()
         self.asked = asyncio.Event()
@@ -159,15 +167,37 @@ async def start_acp(home: Path, fake: FakeProvider, **env: str) -> AsyncIterator
             stderr.close()
 
 
-def acp_fixture(**fake_options: Any):
-    """A module-scoped ``acp`` fixture: one fake (with ``API_KEY``) and one ``threadline acp``, initialized."""
+def acp_fixture(config: str | None = None, **fake_options: Any):
+    """A module-scoped ``acp`` fixture: one fake (with ``API_KEY``) and one ``threadline acp``, initialized; with
+    ``config``, the home's config.toml."""
 
     @pytest_asyncio.fixture(scope="module", loop_scope="module")
     async def acp(tmp_path_factory) -> AsyncIterator[AcpAgent]:
         home = tmp_path_factory.mktemp("home")
+        if config is not None:
+            (home / "config.toml").write_text(config)
         with FakeProvider(api_key=API_KEY, **fake_options) as fake:
             async with start_acp(home, fake) as agent:
                 agent.init = await agent.conn.initialize(protocol_version=1)
                 yield agent
 
     return acp
+
+
+def fresh_fixture():
+    """An autouse fixture for a module on ``acp``: each test starts with a fresh script and an editor answering
+    ``allow_once``; after it, every message the agent has written is checked against the official schema."""
+
+    @pytest.fixture(autouse=True)
+    def fresh(acp: AcpAgent) -> Iterator[None]:
+        acp.fake.reset()
+        acp.editor.reset()
+        yield
+        assert schema_errors(acp.received, acp.sent_methods) == []
+
+    return fresh
+
+
+async def new(acp: AcpAgent, folder: Path) -> str:
+    """A new session in ``folder``, with no MCP servers of the client's."""
+    return (await acp.conn.new_session(cwd=str(folder), mcp_servers=[])).session_id

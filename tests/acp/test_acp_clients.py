@@ -4,32 +4,16 @@ official SDK's client against a real ``threadline acp`` process; every agent mes
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 import pytest
 
-from tests.acp.support import acp_fixture, command_call, schema_errors, write_call
+from tests.acp.support import acp_fixture, command_call, fresh_fixture, new, write_call
 from tests.harness import start_client
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 acp = acp_fixture()
-
-
-@pytest.fixture(autouse=True)
-def fresh(acp):
-    acp.fake.reset()
-    acp.editor.permissions.clear()
-    acp.editor.decide = lambda request: "allow_once"
-    acp.editor.hold = False
-    acp.editor.release = asyncio.Event()
-    acp.editor.asked = asyncio.Event()
-    yield
-    assert schema_errors(acp.received, acp.sent_methods) == []
-
-
-async def new(acp, folder: Path) -> str:
-    return (await acp.conn.new_session(cwd=str(folder), mcp_servers=[])).session_id
+fresh = fresh_fixture()
 
 
 def permission_requests(acp, call_id: str) -> list[dict]:

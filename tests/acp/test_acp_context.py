@@ -8,23 +8,17 @@ from pathlib import Path
 import pytest
 from acp import embedded_text_resource, resource_block, resource_link_block, text_block
 
-from tests.acp.support import acp_fixture, schema_errors
+from tests.acp.support import acp_fixture, fresh_fixture, new
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 acp = acp_fixture()
-
-
-@pytest.fixture(autouse=True)
-def fresh(acp):
-    acp.fake.reset()
-    yield
-    assert schema_errors(acp.received, acp.sent_methods) == []
+fresh = fresh_fixture()
 
 
 async def user_text(acp, folder: Path, blocks: list) -> str:
     acp.fake.push({"content": "seen"})
-    sid = (await acp.conn.new_session(cwd=str(folder), mcp_servers=[])).session_id
+    sid = await new(acp, folder)
     assert (await acp.conn.prompt(session_id=sid, prompt=blocks)).stop_reason == "end_turn"
     user = [m for m in acp.fake.requests[-1]["body"]["messages"] if m["role"] == "user"][-1]
     content = user["content"]

@@ -15,7 +15,7 @@ import pytest
 from acp import RequestError, text_block
 from acp.schema import EnvVariable, McpServerStdio
 
-from tests.acp.support import acp_fixture, command_call, schema_errors, write_call
+from tests.acp.support import acp_fixture, command_call, fresh_fixture, new, schema_errors, write_call
 from tests.e2e.agent_support import events
 from tests.fakes.fake_provider import FakeProvider
 from tests.harness import REPO, start_client
@@ -23,26 +23,11 @@ from tests.harness import REPO, start_client
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 acp = acp_fixture()
-
-
-@pytest.fixture(autouse=True)
-def fresh(acp):
-    acp.fake.reset()
-    acp.editor.permissions.clear()
-    acp.editor.decide = lambda request: "allow_once"
-    acp.editor.hold = False
-    acp.editor.release = asyncio.Event()
-    acp.editor.asked = asyncio.Event()
-    yield
-    assert schema_errors(acp.received, acp.sent_methods) == []
+fresh = fresh_fixture()
 
 
 def texts(updates) -> str:
     return "".join(u.content.text for u in updates)
-
-
-async def new(acp, folder: Path) -> str:
-    return (await acp.conn.new_session(cwd=str(folder), mcp_servers=[])).session_id
 
 
 async def test_the_clients_mcp_servers_give_the_model_their_tools_and_are_never_stored(acp, folder):

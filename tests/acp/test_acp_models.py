@@ -3,30 +3,19 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
-import pytest_asyncio
 from acp import RequestError
 
-from tests.acp.support import AcpAgent, schema_errors, start_acp
-from tests.fakes.fake_provider import FakeProvider
-from tests.harness import API_KEY
+from tests.acp.support import acp_fixture, schema_errors
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def acp(tmp_path_factory) -> AsyncIterator[AcpAgent]:
-    home = tmp_path_factory.mktemp("home")
-    (home / "config.toml").write_text(
-        '[models.small]\nmodel = "small-chat"\ncontext_window_tokens = 9000\n'
-        '[models.deepseek]\nmodel = "deepseek-chat"\n'
-    )
-    with FakeProvider(api_key=API_KEY) as fake:
-        async with start_acp(home, fake) as agent:
-            agent.init = await agent.conn.initialize(protocol_version=1)
-            yield agent
+MODELS = (
+    '[models.small]\nmodel = "small-chat"\ncontext_window_tokens = 9000\n[models.deepseek]\nmodel = "deepseek-chat"\n'
+)
+
+acp = acp_fixture(config=MODELS)
 
 
 def picker(options, option_id: str = "model"):

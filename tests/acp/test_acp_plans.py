@@ -3,33 +3,14 @@ every message the agent wrote validates against the official ACP schema (``schem
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from tests.acp.support import acp_fixture, schema_errors
+from tests.acp.support import acp_fixture, fresh_fixture, new
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 acp = acp_fixture()
-
-
-@pytest.fixture(autouse=True)
-def fresh(acp):
-    acp.fake.reset()
-    acp.editor.permissions.clear()
-    acp.editor.decide = lambda request: "allow_once"
-    yield
-    assert schema_errors(acp.received, acp.sent_methods) == []
-
-
-@pytest.fixture
-def folder(tmp_path: Path) -> Path:
-    return tmp_path
-
-
-async def new(acp, folder: Path) -> str:
-    return (await acp.conn.new_session(cwd=str(folder), mcp_servers=[])).session_id
+fresh = fresh_fixture()
 
 
 def plan_call(call_id: str, plan: list[dict], explanation: str | None = None) -> dict:

@@ -6,20 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from tests.acp.support import acp_fixture, command_call, schema_errors
+from tests.acp.support import acp_fixture, command_call, fresh_fixture, new
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 acp = acp_fixture()
-
-
-@pytest.fixture(autouse=True)
-def fresh(acp):
-    acp.fake.reset()
-    acp.editor.permissions.clear()
-    acp.editor.decide = lambda request: "allow_once"
-    yield
-    assert schema_errors(acp.received, acp.sent_methods) == []
+fresh = fresh_fixture()
 
 
 def task(call_id: str, prompt: str) -> dict:
@@ -30,7 +22,7 @@ def task(call_id: str, prompt: str) -> dict:
 
 async def test_B_SUB_1_acp_a_childs_progress_updates_the_parents_task_call(acp, folder):
     (folder / "notes.txt").write_text("hello\n")
-    sid = (await acp.conn.new_session(cwd=str(folder), mcp_servers=[])).session_id
+    sid = await new(acp, folder)
     acp.fake.push(
         task("call_t1", "read notes.txt"),
         {"tool_calls": [{"id": "call_r1", "name": "read_file", "arguments": {"path": "notes.txt"}}]},
@@ -49,7 +41,7 @@ async def test_B_SUB_1_acp_a_childs_progress_updates_the_parents_task_call(acp, 
 
 
 async def test_B_SUB_1_acp_a_childs_approval_is_asked_on_the_parents_call(acp, folder):
-    sid = (await acp.conn.new_session(cwd=str(folder), mcp_servers=[])).session_id
+    sid = await new(acp, folder)
     acp.fake.push(task("call_t2", "run echo"), command_call("call_c1", "echo hi"), {"content": "hi"}, {"content": "ok"})
     assert (await acp.prompt(sid, "delegate")).stop_reason == "end_turn"
     [asked] = acp.editor.permissions
