@@ -12,12 +12,14 @@ kind, and ``request_messages`` reads each request back as Chat Completions messa
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sqlite3
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 import pytest_asyncio
 
 from server.cli.client import Client
@@ -46,11 +48,13 @@ __all__ = [
     "agent_fixture",
     "as_sent",
     "events",
+    "fresh_fixture",
     "kind_of",
     "model_requests",
     "new_fake",
     "read_db",
     "request_messages",
+    "running_agent",
     "server_env",
     "start_agent",
     "tool_messages",
@@ -63,8 +67,14 @@ class Agent:
     def __init__(self, client: Client, fake: FakeProvider, home: Path, stderr_path: Path):
         self.client, self.fake, self.home, self.stderr_path = client, fake, home, stderr_path
         self.approvals: list[dict[str, Any]] = []
-        self.decide = lambda params: "allowOnce"
+        self.decide: Callable[[Any], str] = lambda params: "allowOnce"
         client.on_request = self._answer
+
+    def reset(self) -> None:
+        """A fresh script on the double, no approvals seen, each answered ``allowOnce``: a test's starting point."""
+        self.fake.reset()
+        self.approvals.clear()
+        self.decide = lambda params: "allowOnce"
 
     def _answer(self, method: str, params: Any) -> Any:
         assert method == "requestApproval", method
@@ -109,20 +119,47 @@ async def start_agent(home: Path, fake: Any, **env: str) -> Agent:
     return Agent(await initialize(Client(proc)), fake, home, log_path(home))
 
 
-def agent_fixture(**fake_options: Any):
-    """A module-scoped ``agent`` fixture: one fake (with ``API_KEY``) and one server for the module."""
+@contextlib.asynccontextmanager
+async def running_agent(home: Path, fake: Any, **env: str) -> AsyncIterator[Agent]:
+    """``start_agent`` for the block; its client closed (and so its server stopped) when the block ends."""
+    agent = await start_agent(home, fake, **env)
+    try:
+        yield agent
+    finally:
+        await agent.client.close()
+
+
+def agent_fixture(
+    *,
+    config: str | Callable[[Path], str] | None = None,
+    env: dict[str, str] | None = None,
+    double: Callable[..., Any] = new_fake,
+    **fake_options: Any,
+):
+    """A module-scoped ``agent`` fixture: one fake (``double``, by default the one for ``PROVIDER``, with
+    ``API_KEY`` and ``fake_options``) and one server for the module, its environment having ``env``; with
+    ``config``, the home's config.toml (text, or made from the home's path)."""
 
     @pytest_asyncio.fixture(scope="module", loop_scope="module")
     async def agent(tmp_path_factory) -> AsyncIterator[Agent]:
         home = tmp_path_factory.mktemp("home")
-        with new_fake(api_key=API_KEY, **fake_options) as fake:
-            a = await start_agent(home, fake)
-            try:
+        if config is not None:
+            (home / "config.toml").write_text(config(home) if callable(config) else config)
+        with double(api_key=API_KEY, **fake_options) as fake:
+            async with running_agent(home, fake, **(env or {})) as a:
                 yield a
-            finally:
-                await a.client.close()
 
     return agent
+
+
+def fresh_fixture():
+    """An autouse fixture resetting the module's ``agent`` before each test (``Agent.reset``)."""
+
+    @pytest.fixture(autouse=True)
+    def fresh(agent: Agent) -> None:
+        agent.reset()
+
+    return fresh
 
 
 def read_db(home: Path, sql: str, *args: Any) -> list[tuple]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from server.cli.client import RpcError
-from tests.e2e.agent_support import API_KEY, agent_fixture, events, new_fake, start_agent, tool_messages
+from tests.e2e.agent_support import API_KEY, agent_fixture, events, fresh_fixture, new_fake, start_agent, tool_messages
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -20,11 +20,7 @@ def command_call(call_id: str, command: str) -> dict:
     return {"tool_calls": [{"id": call_id, "name": "run_command", "arguments": {"command": command}}]}
 
 
-@pytest.fixture(autouse=True)
-def fresh(agent):
-    agent.fake.reset()
-    agent.approvals.clear()
-    agent.decide = lambda params: "allowOnce"
+fresh = fresh_fixture()
 
 
 async def test_allowOnce_asks_every_time_with_the_call_details(agent, folder):

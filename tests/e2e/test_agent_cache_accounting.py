@@ -7,14 +7,12 @@ provider reporting no cache figures are Chat Completions cases, so those two alw
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
-from tests.e2e.agent_support import API_KEY, Agent, agent_fixture, request_messages, start_agent
+from tests.e2e.agent_support import Agent, agent_fixture, request_messages
 from tests.fakes.fake_provider import FakeProvider
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -22,24 +20,9 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 agent = agent_fixture()
 
 
-def chat_completions_fixture(**fake_options: Any):
-    """A module-scoped agent on the Chat Completions double whatever THREADLINE_PROVIDER says."""
-
-    @pytest_asyncio.fixture(scope="module", loop_scope="module")
-    async def fixture(tmp_path_factory) -> AsyncIterator[Agent]:
-        home = tmp_path_factory.mktemp("home")
-        with FakeProvider(api_key=API_KEY, **fake_options) as fake:
-            a = await start_agent(home, fake)
-            try:
-                yield a
-            finally:
-                await a.client.close()
-
-    return fixture
-
-
-deepseek_agent = chat_completions_fixture(cache_style="deepseek")
-silent_agent = chat_completions_fixture(cache_style="none")
+# two agents on the Chat Completions double whatever THREADLINE_PROVIDER says
+deepseek_agent = agent_fixture(double=FakeProvider, cache_style="deepseek")
+silent_agent = agent_fixture(double=FakeProvider, cache_style="none")
 
 
 def cached_reported(record: dict[str, Any]) -> int:

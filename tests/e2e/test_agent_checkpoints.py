@@ -7,38 +7,23 @@ restore (over the size caps, run_command, sessions without checkpoints).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
-import pytest_asyncio
 
 from server.cli.client import RpcError
-from tests.e2e.agent_support import API_KEY, Agent, events, new_fake, start_agent
+from tests.e2e.agent_support import Agent, agent_fixture, events, fresh_fixture
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 FILE_CAP, SESSION_CAP = 200, 600
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def agent(tmp_path_factory) -> AsyncIterator[Agent]:
-    home = tmp_path_factory.mktemp("home")
-    with new_fake(api_key=API_KEY) as fake:
-        a = await start_agent(
-            home,
-            fake,
-            THREADLINE_CHECKPOINT_MAX_FILE_BYTES=str(FILE_CAP),
-            THREADLINE_CHECKPOINT_MAX_SESSION_BYTES=str(SESSION_CAP),
-        )
-        try:
-            yield a
-        finally:
-            await a.client.close()
-
-
-@pytest.fixture(autouse=True)
-def fresh(agent):
-    agent.fake.reset()
+agent = agent_fixture(
+    env={
+        "THREADLINE_CHECKPOINT_MAX_FILE_BYTES": str(FILE_CAP),
+        "THREADLINE_CHECKPOINT_MAX_SESSION_BYTES": str(SESSION_CAP),
+    }
+)
+fresh = fresh_fixture()
 
 
 def call(call_id: str, name: str, **arguments) -> dict:

@@ -14,9 +14,16 @@ import sys
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
 
-from tests.e2e.agent_support import API_KEY, REPO, new_fake, read_db, request_tools, start_agent, tool_messages
+from tests.e2e.agent_support import (
+    REPO,
+    agent_fixture,
+    fresh_fixture,
+    read_db,
+    request_tools,
+    start_agent,
+    tool_messages,
+)
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -64,23 +71,8 @@ enabled = false
 """
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def agent(tmp_path_factory):
-    home = tmp_path_factory.mktemp("home")
-    (home / "config.toml").write_text(config_toml(module_pidfile(home)))
-    with new_fake(api_key=API_KEY) as fake:
-        a = await start_agent(home, fake, MCP_TEST_SECRET=SECRET)
-        try:
-            yield a
-        finally:
-            await a.client.close()
-
-
-@pytest.fixture(autouse=True)
-def fresh(agent):
-    agent.fake.reset()
-    agent.approvals.clear()
-    agent.decide = lambda params: "allowOnce"
+agent = agent_fixture(config=lambda home: config_toml(module_pidfile(home)), env={"MCP_TEST_SECRET": SECRET})
+fresh = fresh_fixture()
 
 
 def call(call_id: str, tool: str, **arguments) -> dict:

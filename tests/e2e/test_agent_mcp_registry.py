@@ -12,7 +12,7 @@ import socket
 import pytest
 import pytest_asyncio
 
-from tests.e2e.agent_support import API_KEY, new_fake, request_tools, start_agent, tool_messages
+from tests.e2e.agent_support import API_KEY, new_fake, request_tools, running_agent, tool_messages
 from tests.fakes.npm_servers import ensure_installed
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -57,11 +57,8 @@ headers = {{ Authorization = "Bearer ${{MCP_TEST_SECRET}}" }}
             await asyncio.sleep(0.1)
     try:
         with new_fake(api_key=API_KEY) as fake:
-            a = await start_agent(home, fake, MCP_TEST_SECRET=SECRET)
-            try:
+            async with running_agent(home, fake, MCP_TEST_SECRET=SECRET) as a:
                 yield a
-            finally:
-                await a.client.close()
     finally:
         http.kill()
         await http.wait()

@@ -12,7 +12,7 @@ import pytest
 import pytest_asyncio
 
 from server.cli.client import RpcError
-from tests.e2e.agent_support import API_KEY, Agent, start_agent
+from tests.e2e.agent_support import API_KEY, Agent, running_agent
 from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.fakes.fake_provider import FakeProvider
 
@@ -42,12 +42,9 @@ base_url = "{claude.url}"
 api_key = "{API_KEY}"
 model = "claude-sonnet-4-5"
 """)
-        a = await start_agent(home, chat)
-        a.claude = claude  # type: ignore[attr-defined]
-        try:
+        async with running_agent(home, chat) as a:
+            a.claude = claude  # type: ignore[attr-defined]
             yield a
-        finally:
-            await a.client.close()
 
 
 @pytest.fixture
@@ -156,23 +153,17 @@ async def test_listSessions_gives_the_stored_totals_and_a_restarted_server_goes_
     home.mkdir()
     (home / "config.toml").write_text("[provider]\nprice = { input = 2.0, output = 8.0 }\n")
     with FakeProvider(api_key=API_KEY) as fake:
-        first = await start_agent(home, fake)
-        try:
+        async with running_agent(home, fake) as first:
             sid = await first.session(folder)
             assert "totals" not in (await first.client.request("listSessions", {}))["sessions"][0]
             await first.turn(sid, "one")
             before = first.updates(sid, "usage")[-1]["totals"]
             [info] = (await first.client.request("listSessions", {}))["sessions"]
             assert info["totals"] == before and before["costUsd"] > 0
-        finally:
-            await first.client.close()
-        second = await start_agent(home, fake)
-        try:
+        async with running_agent(home, fake) as second:
             await second.turn(sid, "two")
             call = second.updates(sid, "usage")[-1]
             assert call["totals"]["inputTokens"] == before["inputTokens"] + call["inputTokens"]
             assert call["totals"]["costUsd"] == pytest.approx(before["costUsd"] + call["costUsd"], abs=1e-6)
             [info] = (await second.client.request("listSessions", {}))["sessions"]
             assert info["totals"] == call["totals"]
-        finally:
-            await second.client.close()

@@ -3,13 +3,11 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
 
-from tests.e2e.agent_support import API_KEY, Agent, events, start_agent
+from tests.e2e.agent_support import agent_fixture, events
 from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.fakes.fake_responses import FakeResponses
 
@@ -18,27 +16,15 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 READ = {"id": "toolu_read", "name": "read_file", "arguments": {"path": "notes.txt"}}
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def claude(tmp_path_factory) -> AsyncIterator[Agent]:
-    home = tmp_path_factory.mktemp("home")
-    (home / "config.toml").write_text("[provider]\nthinking_budget_tokens = 1024\n")
-    with FakeAnthropic(api_key=API_KEY, context_window=6000) as fake:
-        a = await start_agent(home, fake, THREADLINE_PROVIDER="anthropic", THREADLINE_MODEL="claude-sonnet-4-5")
-        try:
-            yield a
-        finally:
-            await a.client.close()
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def codex(tmp_path_factory) -> AsyncIterator[Agent]:
-    home = tmp_path_factory.mktemp("home")
-    with FakeResponses(api_key=API_KEY) as fake:
-        a = await start_agent(home, fake, THREADLINE_PROVIDER="openai-responses", THREADLINE_MODEL="gpt-5-codex")
-        try:
-            yield a
-        finally:
-            await a.client.close()
+claude = agent_fixture(
+    double=FakeAnthropic,
+    config="[provider]\nthinking_budget_tokens = 1024\n",
+    env={"THREADLINE_PROVIDER": "anthropic", "THREADLINE_MODEL": "claude-sonnet-4-5"},
+    context_window=6000,
+)
+codex = agent_fixture(
+    double=FakeResponses, env={"THREADLINE_PROVIDER": "openai-responses", "THREADLINE_MODEL": "gpt-5-codex"}
+)
 
 
 @pytest.fixture

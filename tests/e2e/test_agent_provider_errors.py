@@ -15,6 +15,7 @@ from tests.e2e.agent_support import (
     new_fake,
     read_db,
     request_messages,
+    running_agent,
     start_agent,
 )
 from tests.fakes.fake_provider import FakeProvider
@@ -114,12 +115,9 @@ async def test_unauthorized_names_the_key_problem_without_the_key(tmp_path, fold
     home.mkdir()
     wrong = "sk-wrong-key-DO-NOT-PRINT-77aa"
     with FakeProvider(api_key=API_KEY) as fake:
-        a = await start_agent(home, fake, THREADLINE_API_KEY=wrong)
-        try:
+        async with running_agent(home, fake, THREADLINE_API_KEY=wrong) as a:
             sid = await a.session(folder, policy="auto")
             result = await a.turn(sid, "hello")
-        finally:
-            await a.client.close()
     assert result["stopReason"] == "error"
     message = result["error"]["message"]
     assert "API key" in message and "401" in message
@@ -132,12 +130,9 @@ async def test_no_provider_ends_the_turn_like_any_other_failed_turn(tmp_path, fo
     home = tmp_path / "home"
     home.mkdir()
     with FakeProvider() as fake:
-        a = await start_agent(home, fake, THREADLINE_BASE_URL="", THREADLINE_MODEL="")
-        try:
+        async with running_agent(home, fake, THREADLINE_BASE_URL="", THREADLINE_MODEL="") as a:
             sid = await a.session(folder, policy="auto")
             result = await a.turn(sid, "hello")
-        finally:
-            await a.client.close()
     assert result["stopReason"] == "error" and result["error"]["code"] == "noProvider"
     completed = [
         (p["turnId"], p["update"])

@@ -14,6 +14,7 @@ import pytest
 from tests.e2e.agent_support import (
     API_KEY,
     agent_fixture,
+    fresh_fixture,
     new_fake,
     read_db,
     request_messages,
@@ -55,11 +56,7 @@ def child_updates(agent, child: str) -> list[dict]:
     return [p for m, p in agent.client.notifications if m == "sessionUpdate" and p["sessionId"] == child]
 
 
-@pytest.fixture(autouse=True)
-def fresh(agent):
-    agent.fake.reset()
-    agent.approvals.clear()
-    agent.decide = lambda params: "allowOnce"
+fresh = fresh_fixture()
 
 
 async def test_B_SUB_1_the_parent_gets_the_childs_answer_and_not_what_it_read(agent, folder):

@@ -8,13 +8,11 @@ No timing is measured: the order of events shows the server answered while the s
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
 
-from tests.e2e.agent_support import API_KEY, Agent, start_agent
+from tests.e2e.agent_support import agent_fixture
 from tests.fakes.fake_provider import FakeProvider
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -22,15 +20,7 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 DEADLINE = 8  # seconds the server gives one pattern job (THREADLINE_PATTERN_TIMEOUT)
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def agent(tmp_path_factory) -> AsyncIterator[Agent]:
-    home = tmp_path_factory.mktemp("home")
-    with FakeProvider(api_key=API_KEY) as fake:
-        a = await start_agent(home, fake, THREADLINE_PATTERN_TIMEOUT=str(DEADLINE))
-        try:
-            yield a
-        finally:
-            await a.client.close()
+agent = agent_fixture(double=FakeProvider, env={"THREADLINE_PATTERN_TIMEOUT": str(DEADLINE)})
 
 
 def evil_folder(tmp_path: Path) -> Path:

@@ -7,9 +7,8 @@ import shlex
 import sys
 
 import pytest
-import pytest_asyncio
 
-from tests.e2e.agent_support import API_KEY, REPO, new_fake, start_agent, tool_messages
+from tests.e2e.agent_support import REPO, agent_fixture, tool_messages
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -31,16 +30,7 @@ command = {json.dumps(example("ruff_after_edit.py"))}
 """
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def agent(tmp_path_factory):
-    home = tmp_path_factory.mktemp("home")
-    (home / "config.toml").write_text(CONFIG)
-    with new_fake(api_key=API_KEY) as fake:
-        a = await start_agent(home, fake)
-        try:
-            yield a
-        finally:
-            await a.client.close()
+agent = agent_fixture(config=CONFIG)
 
 
 def call(call_id: str, tool: str, **arguments) -> dict:

@@ -13,9 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
 
-from tests.e2e.agent_support import API_KEY, REPO, events, new_fake, request_messages, start_agent, tool_messages
+from tests.e2e.agent_support import API_KEY, REPO, agent_fixture, events, request_messages, tool_messages
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -51,22 +50,12 @@ disabled_tools = ["pid"]
 """
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def agent(tmp_path_factory):
-    home = tmp_path_factory.mktemp("home")
-    (home / "config.toml").write_text(USER_CONFIG)
-    with new_fake(api_key=API_KEY) as fake:
-        a = await start_agent(home, fake)
-        try:
-            yield a
-        finally:
-            await a.client.close()
+agent = agent_fixture(config=USER_CONFIG)
 
 
 @pytest.fixture(autouse=True)
 def fresh(agent):
-    agent.fake.reset()
-    agent.approvals.clear()
+    agent.reset()
     agent.decide = lambda params: "allowAlways" if params["tool"] == "projectHooks" else "allowOnce"
 
 

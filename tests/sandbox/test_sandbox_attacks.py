@@ -20,7 +20,7 @@ import pytest
 import pytest_asyncio
 
 from server.sandbox.runner import support
-from tests.e2e.agent_support import API_KEY, Agent, new_fake, start_agent
+from tests.e2e.agent_support import API_KEY, Agent, fresh_fixture, new_fake, running_agent, start_agent
 
 pytestmark = [
     pytest.mark.asyncio(loop_scope="module"),
@@ -56,18 +56,11 @@ def ssh_agent(places) -> Iterator[str]:
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def agent(places, ssh_agent) -> AsyncIterator[Agent]:
     with new_fake(api_key=API_KEY) as fake:
-        a = await start_agent(places["home"], fake, HOME=str(places["user_home"]), SSH_AUTH_SOCK=ssh_agent)
-        try:
+        async with running_agent(places["home"], fake, HOME=str(places["user_home"]), SSH_AUTH_SOCK=ssh_agent) as a:
             yield a
-        finally:
-            await a.client.close()
 
 
-@pytest.fixture(autouse=True)
-def fresh(agent):
-    agent.fake.reset()
-    agent.approvals.clear()
-    agent.decide = lambda params: "allowOnce"
+fresh = fresh_fixture()
 
 
 @pytest.fixture
