@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import json
 import sqlite3
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,7 @@ __all__ = [
     "Agent",
     "agent_fixture",
     "as_sent",
+    "closing",
     "events",
     "fresh_fixture",
     "kind_of",
@@ -120,13 +121,18 @@ async def start_agent(home: Path, fake: Any, **env: str) -> Agent:
 
 
 @contextlib.asynccontextmanager
-async def running_agent(home: Path, fake: Any, **env: str) -> AsyncIterator[Agent]:
-    """``start_agent`` for the block; its client closed (and so its server stopped) when the block ends."""
-    agent = await start_agent(home, fake, **env)
+async def closing(starting: Awaitable[Agent]) -> AsyncIterator[Agent]:
+    """The agent ``starting`` starts, for the block; its client closed (so its server stopped) when the block ends."""
+    agent = await starting
     try:
         yield agent
     finally:
         await agent.client.close()
+
+
+def running_agent(home: Path, fake: Any, **env: str) -> contextlib.AbstractAsyncContextManager[Agent]:
+    """``start_agent`` for the block (see ``closing``)."""
+    return closing(start_agent(home, fake, **env))
 
 
 def agent_fixture(

@@ -10,7 +10,7 @@ import pytest
 import pytest_asyncio
 
 from server.context.failures import is_failure
-from tests.e2e.agent_support import API_KEY, Agent, new_fake, request_tools, start_agent, tool_messages
+from tests.e2e.agent_support import API_KEY, Agent, closing, new_fake, request_tools, start_agent, tool_messages
 from tests.e2e.editor_support import ALL, Editor, start_editor_agent
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -23,12 +23,11 @@ async def world(tmp_path_factory) -> AsyncIterator[tuple[Agent, Editor]]:
     work = tmp_path_factory.mktemp("work")
     editor = Editor([work])
     with new_fake(api_key=API_KEY) as fake:
-        agent = await start_editor_agent(tmp_path_factory.mktemp("home"), fake, editor, {**ALL, "settleMs": 300})
-        agent.work = work  # type: ignore[attr-defined]
-        try:
+        async with closing(
+            start_editor_agent(tmp_path_factory.mktemp("home"), fake, editor, {**ALL, "settleMs": 300})
+        ) as agent:
+            agent.work = work  # type: ignore[attr-defined]
             yield agent, editor
-        finally:
-            await agent.client.close()
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import pytest
 import pytest_asyncio
 
 from server.cli.client import RpcError
-from tests.e2e.agent_support import API_KEY, Agent, new_fake, request_messages
+from tests.e2e.agent_support import API_KEY, Agent, closing, new_fake, request_messages
 from tests.e2e.editor_support import ALL, Editor, rng, start_editor_agent
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -19,11 +19,8 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 async def world(tmp_path_factory) -> AsyncIterator[tuple[Agent, Editor]]:
     editor = Editor([])
     with new_fake(api_key=API_KEY) as fake:
-        agent = await start_editor_agent(tmp_path_factory.mktemp("home"), fake, editor, ALL)
-        try:
+        async with closing(start_editor_agent(tmp_path_factory.mktemp("home"), fake, editor, ALL)) as agent:
             yield agent, editor
-        finally:
-            await agent.client.close()
 
 
 @pytest.fixture
