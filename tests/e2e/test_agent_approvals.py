@@ -5,7 +5,16 @@ from __future__ import annotations
 import pytest
 
 from server.cli.client import RpcError
-from tests.e2e.agent_support import API_KEY, agent_fixture, events, fresh_fixture, new_fake, start_agent, tool_messages
+from tests.e2e.agent_support import (
+    API_KEY,
+    agent_fixture,
+    events,
+    fresh_fixture,
+    new_fake,
+    running_agent,
+    start_agent,
+    tool_messages,
+)
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -120,13 +129,10 @@ async def test_R_SRC_1_approval_requests_and_decisions_are_stored_and_allowAlway
 
         # A new server process on the same home rebuilds "always" from the stored events.
         fake.push(command_call("call_3", "echo a"), {"content": "ok"})
-        second = await start_agent(home, fake)
-        try:
+        async with running_agent(home, fake) as second:
             await second.turn(sid, "again")
             assert second.approvals == []
             assert second.updates(sid, "toolResult")[0]["status"] == "ok"
-        finally:
-            await second.client.close()
 
 
 async def test_R_OBS_1_readEvents_returns_approvals_and_compactions_in_order_paged_and_filtered(agent, folder):
@@ -228,15 +234,12 @@ async def test_autoEdit_asks_before_writing_into_the_data_folder_even_inside_the
     home.mkdir()
     with new_fake(api_key=API_KEY) as fake:
         fake.push(write_call("call_cfg", ".data/config.toml", 'approval_policy = "auto"\n'), {"content": "ok"})
-        agent = await start_agent(home, fake)
-        try:
+        async with running_agent(home, fake) as agent:
             agent.decide = lambda params: "reject"
             sid = await agent.session(folder, policy="autoEdit")
             await agent.turn(sid, "go")
             assert [a["toolCallId"] for a in agent.approvals] == ["call_cfg"]
             assert not (home / "config.toml").exists()
-        finally:
-            await agent.client.close()
 
 
 async def test_autoEdit_asks_before_save_memory(agent, folder):
@@ -297,9 +300,6 @@ async def test_remembered_approvals_are_scoped_to_a_folder_listed_and_revoked_ac
         assert first.approvals[-1]["toolCallId"] == "call_again" and not (folder / "src/c.txt").exists()
         await first.client.close()
 
-        second = await start_agent(home, fake)  # rebuilt from the stored events: the revocation holds
-        try:
+        async with running_agent(home, fake) as second:
             after = (await second.client.request("listApprovals", {"sessionId": sid}))["approvals"]
             assert [a["scope"] for a in after] == ["run_command:echo hi"]
-        finally:
-            await second.client.close()

@@ -27,7 +27,7 @@ from tests.e2e.agent_support import (
     new_fake,
     read_db,
     request_messages,
-    start_agent,
+    running_agent,
 )
 from tests.fakes import openai_rules as rules
 
@@ -81,8 +81,7 @@ async def run(tmp_path_factory) -> Run:
     folder = tmp_path_factory.mktemp("ws")
     with new_fake(api_key=API_KEY, context_window=WINDOW) as fake_a:
         fake_a.push(*script(0, FIRST_STEPS, reported=WINDOW - 500), *script(FIRST_STEPS, SECOND_STEPS))
-        agent = await start_agent(home_a, fake_a, THREADLINE_CONTEXT_WINDOW=str(WINDOW))
-        try:
+        async with running_agent(home_a, fake_a, THREADLINE_CONTEXT_WINDOW=str(WINDOW)) as agent:
             sid = await agent.session(folder, policy="auto")
             turn = await agent.turn(sid, "run every step", timeout=180)
             assert turn["stopReason"] == "endTurn", turn
@@ -94,18 +93,13 @@ async def run(tmp_path_factory) -> Run:
             assert turn["stopReason"] == "endTurn", turn
             second = _messages(fake_a)[len(first) :]
             updates = agent.updates(sid)
-        finally:
-            await agent.client.close()
     with new_fake(api_key=API_KEY, context_window=WINDOW) as fake_b:
         fake_b.push(*script(FIRST_STEPS, SECOND_STEPS))
-        agent = await start_agent(home_b, fake_b, THREADLINE_CONTEXT_WINDOW=str(WINDOW))
-        try:
+        async with running_agent(home_b, fake_b, THREADLINE_CONTEXT_WINDOW=str(WINDOW)) as agent:
             restarted_view = await agent.client.request("getContextView", {"sessionId": sid})
             turn = await agent.turn(sid, SECOND_TURN, timeout=180)
             assert turn["stopReason"] == "endTurn", turn
             restarted = _messages(fake_b)
-        finally:
-            await agent.client.close()
     return Run(home_a, sid, first, second, restarted, agent.stderr_path.read_text(), updates, view, restarted_view)
 
 
@@ -200,16 +194,13 @@ async def test_B_CACHE_4_a_paste_too_large_for_any_summary_view_is_cut_in_a_stic
             {"tool_calls": [{"id": "call_log", "name": "run_command", "arguments": {"command": "echo checked"}}]},
             {"content": "the log shows no error"},
         )
-        agent = await start_agent(tmp_path / "home", fake, THREADLINE_CONTEXT_WINDOW=str(WINDOW))
-        try:
+        async with running_agent(tmp_path / "home", fake, THREADLINE_CONTEXT_WINDOW=str(WINDOW)) as agent:
             sid = await agent.session(folder, policy="auto")
             assert (await agent.turn(sid, "goal: find why the build is slow", timeout=120))["stopReason"] == "endTurn"
             first_turn, earlier = len(model_requests(fake)), len(agent.updates(sid, "contextCompacted"))
             assert (await agent.turn(sid, pasted, timeout=120))["stopReason"] == "endTurn"
             compacted = agent.updates(sid, "contextCompacted")[earlier:]
             notices = [u["message"] for u in agent.updates(sid, "notice")]
-        finally:
-            await agent.client.close()
         cut, after = _messages(fake)[first_turn:]
     assert [c["mode"] for c in compacted] == ["summarized"], compacted  # one compaction, not the fallback window
     assert any("shortened in this request" in n for n in notices), notices
@@ -223,10 +214,7 @@ async def test_B_CACHE_4_a_paste_too_large_for_any_summary_view_is_cut_in_a_stic
     assert (pasted,) in stored, "the transcript keeps the paste whole (R-SRC-2)"
     with new_fake(api_key=API_KEY, context_window=WINDOW) as fake_b:
         fake_b.push({"content": "noted"})
-        agent = await start_agent(tmp_path / "home", fake_b, THREADLINE_CONTEXT_WINDOW=str(WINDOW))
-        try:
+        async with running_agent(tmp_path / "home", fake_b, THREADLINE_CONTEXT_WINDOW=str(WINDOW)) as agent:
             assert (await agent.turn(sid, "thanks, go on", timeout=120))["stopReason"] == "endTurn"
-        finally:
-            await agent.client.close()
         (restarted,) = _messages(fake_b)
     assert _extends(after, restarted), "a restarted server cuts the paste the same way (B-CACHE-3)"

@@ -17,7 +17,7 @@ import pytest
 
 from server.replay import load_recording, plan_replay
 from tests.conftest import MINI_SWE
-from tests.e2e.agent_support import API_KEY, events, model_requests, request_messages, start_agent
+from tests.e2e.agent_support import API_KEY, events, model_requests, request_messages, running_agent
 from tests.fakes.fake_anthropic import FakeAnthropic
 
 pytestmark = pytest.mark.asyncio(loop_scope="function")
@@ -58,18 +58,15 @@ async def test_B_CACHE_1_a_long_replayed_session_reads_most_of_each_request_from
     systems, task, script = script_of(MINI_SWE, workspace)
     with FakeAnthropic(api_key=API_KEY) as claude:
         claude.push(*script)
-        agent = await start_agent(
+        async with running_agent(
             home, claude, THREADLINE_CONTEXT_WINDOW=str(WINDOW), THREADLINE_APPROVAL_POLICY="auto"
-        )
-        try:
+        ) as agent:
             created = await agent.client.request(
                 "importSession",
                 {"cwd": str(workspace), "messages": [{"role": "system", "content": text} for text in systems]},
             )
             sid = created["sessionId"]
             result = await asyncio.wait_for(agent.client.request("submitTurn", {"sessionId": sid, "text": task}), 600)
-        finally:
-            await agent.client.close()
     assert result["stopReason"] == "endTurn", result
     calls = model_requests(claude)
     assert not any(r["rejected"] for r in calls)

@@ -12,7 +12,7 @@ import pytest
 
 from server.agent.diffs import MAX_STORED_DIFF_CHARS
 from server.transcript.schema import MIGRATIONS, _statements
-from tests.e2e.agent_support import API_KEY, start_agent
+from tests.e2e.agent_support import API_KEY, running_agent
 from tests.fakes.fake_provider import FakeProvider
 
 pytestmark = pytest.mark.asyncio
@@ -29,8 +29,7 @@ async def test_applied_diffs_survive_a_restart_and_an_oversized_one_keeps_its_pa
     (ws / "a.txt").write_text("hello\nworld\n")
     big = "x" * (MAX_STORED_DIFF_CHARS + 10)
     with FakeProvider(api_key=API_KEY) as fake:
-        agent = await start_agent(home, fake)
-        try:
+        async with running_agent(home, fake) as agent:
             sid = await agent.session(ws, policy="autoEdit")
             fake.push(
                 call("c1", "edit_file", path="a.txt", old_string="hello", new_string="bonjour"),
@@ -41,16 +40,11 @@ async def test_applied_diffs_survive_a_restart_and_an_oversized_one_keeps_its_pa
             result = await agent.turn(sid, "edit")
             assert result["stopReason"] == "endTurn", result
             live: dict[str, Any] = {u["toolCallId"]: u.get("diff") for u in agent.updates(sid, "toolResult")}
-        finally:
-            await agent.client.close()
         assert live["c1"] == {"path": "a.txt", "oldText": "hello\nworld\n", "newText": "bonjour\nworld\n"}
         assert live["c2"]["newText"] == big, "the live update carries the whole change"
 
-        agent = await start_agent(home, fake)  # a new server process on the same data home
-        try:
+        async with running_agent(home, fake) as agent:
             got = await agent.client.request("readEvents", {"sessionId": sid, "kinds": ["fileDiff"]})
-        finally:
-            await agent.client.close()
     events = got["events"]
     assert [e["payload"]["toolCallId"] for e in events] == ["c1", "c2"], "a failed edit stores no diff"
     assert all(e["turnId"] == result["turnId"] for e in events)
@@ -102,16 +96,13 @@ async def test_a_session_from_before_checkpoints_lists_its_turn_and_has_nothing_
     (ws / "a.txt").write_text("two\n")
     build_v5_home(home, ws)
     with FakeProvider(api_key=API_KEY) as fake:
-        agent = await start_agent(home, fake)
-        try:
+        async with running_agent(home, fake) as agent:
             listed = await agent.client.request("listCheckpoints", {"sessionId": "ses_old"})
             dry = await agent.client.request(
                 "rewindFiles", {"sessionId": "ses_old", "toTurnId": "turn_old", "dryRun": True}
             )
             real = await agent.client.request("rewindFiles", {"sessionId": "ses_old", "toTurnId": "turn_old"})
             diffs = await agent.client.request("readEvents", {"sessionId": "ses_old", "kinds": ["fileDiff"]})
-        finally:
-            await agent.client.close()
     assert [(t["turnId"], t["seq"], t["files"]) for t in listed["turns"]] == [("turn_old", 1, [])]
     for result in (dry, real):
         assert result["files"] == [] and "nothing to restore" in result["note"], result

@@ -9,7 +9,7 @@ import pytest
 
 from server.context import estimate_message_tokens
 from server.prompt import SYSTEM_PROMPT
-from tests.e2e.agent_support import API_KEY, new_fake, request_messages, start_agent
+from tests.e2e.agent_support import API_KEY, new_fake, request_messages, running_agent
 
 pytestmark = pytest.mark.asyncio(loop_scope="function")
 
@@ -30,8 +30,7 @@ async def test_breakdown_sums_to_the_estimate_and_compactions_list_auto_and_manu
     folder.mkdir()
     (folder / "AGENTS.md").write_text("Run `make check` before you say a change is done.\n" * 20)
     with new_fake(api_key=API_KEY) as fake:
-        agent = await start_agent(home, fake, THREADLINE_CONTEXT_WINDOW="5000")
-        try:
+        async with running_agent(home, fake, THREADLINE_CONTEXT_WINDOW="5000") as agent:
             sid = await agent.session(folder)
             fake.push({"tool_calls": [{"id": "r1", "name": "read_file", "arguments": {"path": "AGENTS.md"}}]})
             fake.push(*({"content": f"answer {i}: " + "detail " * 150} for i in range(8)))
@@ -65,8 +64,6 @@ async def test_breakdown_sums_to_the_estimate_and_compactions_list_auto_and_manu
             context = await agent.turn(sid, "/context")
             output = context["command"]["output"]
             assert "project context" in output and "Compactions: " in output and "(manual, summarized" in output
-        finally:
-            await agent.client.close()
 
 
 async def test_placeholders_count_what_microcompacted_outputs_still_cost(tmp_path: Path):
@@ -74,8 +71,7 @@ async def test_placeholders_count_what_microcompacted_outputs_still_cost(tmp_pat
     folder.mkdir()
     (folder / "big.txt").write_text("line of a big file\n" * 400)
     with new_fake(api_key=API_KEY) as fake:
-        agent = await start_agent(home, fake)  # a large window: no compaction is stored
-        try:
+        async with running_agent(home, fake) as agent:
             sid = await agent.session(folder)
             for i in range(3):
                 fake.push(
@@ -89,16 +85,13 @@ async def test_placeholders_count_what_microcompacted_outputs_still_cost(tmp_pat
             parts = check_relation(view)
             held = [m for m in view["messages"] if m["role"] == "tool" and m["content"].startswith("[old tool")]
             assert parts["placeholders"] == sum(estimate_message_tokens(m) for m in held) > 0
-        finally:
-            await agent.client.close()
 
 
 async def test_a_context_too_long_retry_is_a_promptTooLong_compaction(tmp_path: Path):
     home, folder = tmp_path / "home", tmp_path / "ws"
     folder.mkdir()
     with new_fake(api_key=API_KEY) as fake:
-        agent = await start_agent(home, fake)
-        try:
+        async with running_agent(home, fake) as agent:
             sid = await agent.session(folder)
             fake.push({"content": "first"})
             await agent.turn(sid, "one")
@@ -108,5 +101,3 @@ async def test_a_context_too_long_retry_is_a_promptTooLong_compaction(tmp_path: 
             [record] = view["compactions"]
             assert record["trigger"] == "promptTooLong" and record["mode"] == "fallback"
             check_relation(view)
-        finally:
-            await agent.client.close()

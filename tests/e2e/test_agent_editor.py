@@ -207,10 +207,9 @@ async def test_issue34_only_the_advertised_tools_and_a_timeout_reads_as_a_tool_f
     editor = Editor([tmp_path / "w"])
     editor.hang = True
     with new_fake(api_key=API_KEY) as fake:
-        agent = await start_editor_agent(
-            tmp_path / "home", fake, editor, {"definition": True}, THREADLINE_EDITOR_TIMEOUT="1"
-        )
-        try:
+        async with closing(
+            start_editor_agent(tmp_path / "home", fake, editor, {"definition": True}, THREADLINE_EDITOR_TIMEOUT="1")
+        ) as agent:
             texts = await result_of(
                 agent,
                 tmp_path / "w",
@@ -220,5 +219,3 @@ async def test_issue34_only_the_advertised_tools_and_a_timeout_reads_as_a_tool_f
             assert names(agent.chat_requests()[0]) & EDITOR_TOOLS == {"find_definition"}
             assert texts[0] == "Tool failed: the editor did not answer editor/definition within 1 s"
             assert [m for m, _ in editor.asked] == ["editor/definition"]  # no diagnostics: not advertised
-        finally:
-            await agent.client.close()

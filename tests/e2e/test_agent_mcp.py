@@ -21,7 +21,7 @@ from tests.e2e.agent_support import (
     fresh_fixture,
     read_db,
     request_tools,
-    start_agent,
+    running_agent,
     tool_messages,
 )
 
@@ -327,8 +327,7 @@ cwd = {json.dumps(str(REPO))}
 """
     )
     agent.fake.reset()
-    again = await start_agent(home, agent.fake, MCP_TEST_SECRET=SECRET)
-    try:
+    async with running_agent(home, agent.fake, MCP_TEST_SECRET=SECRET) as again:
         agent.fake.push(call("call_r", "mcp__fake__echo", text="after restart"), {"content": "ok"})
         result = await asyncio.wait_for(again.client.request("submitTurn", {"sessionId": old_sid, "text": "again"}), 60)
         assert result["stopReason"] == "endTurn"
@@ -340,5 +339,3 @@ cwd = {json.dumps(str(REPO))}
         new_sid = await again.session(folder, policy="auto")
         await asyncio.wait_for(again.client.request("submitTurn", {"sessionId": new_sid, "text": "hi"}), 60)
         assert "mcp__later__echo" in tool_names(again.chat_requests()[-1])
-    finally:
-        await again.client.close()

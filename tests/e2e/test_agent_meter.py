@@ -15,7 +15,15 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from tests.e2e.agent_support import API_KEY, events, new_fake, read_db, request_messages, start_agent, tool_messages
+from tests.e2e.agent_support import (
+    API_KEY,
+    events,
+    new_fake,
+    read_db,
+    request_messages,
+    running_agent,
+    tool_messages,
+)
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -57,8 +65,7 @@ async def run(tmp_path_factory) -> Run:
             ],
             {"content": "all steps done"},
         )
-        agent = await start_agent(home, fake, THREADLINE_CONTEXT_WINDOW=str(WINDOW))
-        try:
+        async with running_agent(home, fake, THREADLINE_CONTEXT_WINDOW=str(WINDOW)) as agent:
             sid = await agent.session(folder, policy="auto")
             first = await agent.turn(sid, "run every step", timeout=120)
             later = [
@@ -69,8 +76,6 @@ async def run(tmp_path_factory) -> Run:
             view = await agent.client.request("getContextView", {"sessionId": sid})
             updates = agent.updates(sid)
             requests = agent.chat_requests()
-        finally:
-            await agent.client.close()
     return Run(home, agent.stderr_path.read_text(), sid, first, later, updates, requests, transcript, view)
 
 

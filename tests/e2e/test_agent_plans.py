@@ -8,7 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.agent_support import API_KEY, events, new_fake, request_messages, request_tools, start_agent
+from tests.e2e.agent_support import (
+    API_KEY,
+    events,
+    new_fake,
+    request_messages,
+    request_tools,
+    running_agent,
+)
 
 pytestmark = pytest.mark.asyncio(loop_scope="function")
 
@@ -35,8 +42,7 @@ def summaries(record: dict) -> list[str]:
 async def test_B_SUM_9_update_plan_is_an_event_an_update_and_the_context_views_plan(tmp_path: Path):
     home = tmp_path / "home"
     with new_fake(api_key=API_KEY) as fake:
-        agent = await start_agent(home, fake)
-        try:
+        async with running_agent(home, fake) as agent:
             sid = await agent.session(tmp_path)
             view = await agent.client.request("getContextView", {"sessionId": sid})
             assert view.get("plan") is None
@@ -59,8 +65,6 @@ async def test_B_SUM_9_update_plan_is_an_event_an_update_and_the_context_views_p
             first = agent.chat_requests()[0]
             assert "update_plan" in [t["function"]["name"] for t in request_tools(first)]
             assert "keep a short plan with update_plan" in request_messages(first)[0]["content"]
-        finally:
-            await agent.client.close()
 
 
 async def test_B_SUM_9_the_plan_is_verbatim_in_the_next_request_after_a_compaction_and_after_a_restart(
@@ -68,8 +72,7 @@ async def test_B_SUM_9_the_plan_is_verbatim_in_the_next_request_after_a_compacti
 ):
     home = tmp_path / "home"
     with new_fake(api_key=API_KEY) as fake:
-        agent = await start_agent(home, fake)
-        try:
+        async with running_agent(home, fake) as agent:
             sid = await agent.session(tmp_path)
             fake.push(call("p1", "update_plan", plan=PLAN, explanation="parser first"), {"content": "planned"})
             assert (await agent.turn(sid, "goal 0: fix the tokenizer"))["stopReason"] == "endTurn"
@@ -83,11 +86,8 @@ async def test_B_SUM_9_the_plan_is_verbatim_in_the_next_request_after_a_compacti
             fake.push({"content": "next"})
             assert (await agent.turn(sid, "goal 4: continue"))["stopReason"] == "endTurn"
             assert [s for s in summaries(agent.chat_requests()[before]) if PLAN_SECTION in s], "after a compaction"
-        finally:
-            await agent.client.close()
 
-        agent = await start_agent(home, fake)  # a new server process on the same data home
-        try:
+        async with running_agent(home, fake) as agent:
             before = len(agent.chat_requests())
             fake.push({"content": "after restart"})
             assert (await agent.turn(sid, "goal 5: still going"))["stopReason"] == "endTurn"
@@ -105,5 +105,3 @@ async def test_B_SUM_9_the_plan_is_verbatim_in_the_next_request_after_a_compacti
             assert [s for s in summaries(agent.chat_requests()[before]) if PLAN_SECTION in s], "after a restart"
             view = await agent.client.request("getContextView", {"sessionId": sid})
             assert view["plan"] == {"entries": PLAN, "explanation": "parser first"}
-        finally:
-            await agent.client.close()

@@ -16,7 +16,6 @@ from tests.e2e.agent_support import (
     read_db,
     request_messages,
     running_agent,
-    start_agent,
 )
 from tests.fakes.fake_provider import FakeProvider
 from tests.fakes.openai_rules import PTL_STYLES
@@ -151,14 +150,11 @@ async def test_a_message_larger_than_the_window_is_shortened_in_the_request_not_
     (which enforces its window) accepts it first time, and the transcript keeps every character (R-SRC-2)."""
     pasted = "here is the whole build log:\n" + "".join(f"step {i}: compiling module {i} ... ok\n" for i in range(5000))
     with FakeProvider(api_key=API_KEY, context_window=8000) as fake:
-        small = await start_agent(tmp_path / "home", fake, THREADLINE_CONTEXT_WINDOW="8000")
-        try:
+        async with running_agent(tmp_path / "home", fake, THREADLINE_CONTEXT_WINDOW="8000") as small:
             sid = await small.session(folder)
             result = await small.turn(sid, pasted)
             notices = [u["message"] for u in small.updates(sid, "notice")]
             stored = [i["content"] for i in await small.transcript(sid) if i["role"] == "user"]
-        finally:
-            await small.client.close()
     assert result["stopReason"] == "endTurn", result
     (request,) = small.chat_requests()
     assert request["status"] == 200 and not request["rejected"]
@@ -187,8 +183,7 @@ async def test_B_TOK_3_a_refusal_that_says_the_count_teaches_the_calibration_so_
         history += [{"role": "user", "content": _dense(n, 2_650)}, {"role": "assistant", "content": f"noted {n}"}]
     with new_fake(api_key=API_KEY, context_window=8_000) as fake:
         fake.push({"content": "answered from the fallback"}, {"content": "answered"}, {"content": "answered again"})
-        agent = await start_agent(tmp_path / "home", fake, THREADLINE_CONTEXT_WINDOW="8000")
-        try:
+        async with running_agent(tmp_path / "home", fake, THREADLINE_CONTEXT_WINDOW="8000") as agent:
             imported = await agent.client.request("importSession", {"cwd": str(folder), "messages": history})
             sid = imported["sessionId"]
             planned = await agent.client.request("getContextView", {"sessionId": sid})
@@ -199,8 +194,6 @@ async def test_B_TOK_3_a_refusal_that_says_the_count_teaches_the_calibration_so_
             (factor,) = read_db(tmp_path / "home", "SELECT factor FROM calibrations")[0]
             second = await agent.turn(sid, "and now?", timeout=120)
             requests = model_requests(fake)
-        finally:
-            await agent.client.close()
     assert first["stopReason"] == "endTurn" and second["stopReason"] == "endTurn", (first, second)
     refused, retried = requests[:after_first]
     assert refused["status"] == 400 and retried["status"] == 200  # the provider counted it over its window

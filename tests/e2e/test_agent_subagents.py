@@ -18,7 +18,7 @@ from tests.e2e.agent_support import (
     new_fake,
     read_db,
     request_messages,
-    start_agent,
+    running_agent,
     tool_messages,
 )
 from tests.e2e.agent_support import request_tools as offered
@@ -187,8 +187,7 @@ async def test_B_SUB_1_max_parallel_runs_one_child_at_a_time(tmp_path, folder):
     home.mkdir()
     (home / "config.toml").write_text("[agents]\nmax_parallel = 1\n")
     with new_fake(api_key=API_KEY) as fake:
-        serial = await start_agent(home, fake)
-        try:
+        async with running_agent(home, fake) as serial:
             fake.push(
                 {"tool_calls": [task("call_s1", "first child"), task("call_s2", "second child")]},
                 {"content": "one"},
@@ -202,8 +201,6 @@ async def test_B_SUB_1_max_parallel_runs_one_child_at_a_time(tmp_path, folder):
             # the first child had its answer before the second child's first call
             [first, second] = children(home, sid)
             assert {first[1], second[1]} == {"call_s1", "call_s2"}
-        finally:
-            await serial.client.close()
 
 
 async def test_B_SUB_1_a_named_agent_restricts_tools_and_adds_instructions(agent, folder):

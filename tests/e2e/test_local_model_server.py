@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from server.providers.openai_compat import OpenAICompatibleProvider
-from tests.e2e.agent_support import API_KEY, model_requests, start_agent
+from tests.e2e.agent_support import API_KEY, model_requests, running_agent
 from tests.fakes.fake_provider import FakeProvider
 
 pytestmark = pytest.mark.asyncio
@@ -24,12 +24,9 @@ async def test_issue_28_max_output_tokens_is_sent_as_max_tokens_for_the_openai_k
     (home / "config.toml").write_text("[provider]\nmax_output_tokens = 321\n")
     with FakeProvider(api_key=API_KEY) as fake:
         fake.push({"content": "bounded"})
-        agent = await start_agent(home, fake)
-        try:
+        async with running_agent(home, fake) as agent:
             sid = await agent.session(folder, policy="auto")
             assert (await agent.turn(sid, "hi"))["stopReason"] == "endTurn"
-        finally:
-            await agent.client.close()
     [request] = model_requests(fake)
     assert request["body"]["max_tokens"] == 321 and "max_completion_tokens" not in request["body"]
 
@@ -69,16 +66,13 @@ async def test_issue_28_a_server_window_smaller_than_configured_is_learned_from_
     home = tmp_path / "home"
     home.mkdir()
     with FakeProvider(api_key=API_KEY, context_window=SERVER_WINDOW, ptl_style=style) as fake:
-        agent = await start_agent(home, fake, THREADLINE_CONTEXT_WINDOW=str(CONFIGURED))
-        try:
+        async with running_agent(home, fake, THREADLINE_CONTEXT_WINDOW=str(CONFIGURED)) as agent:
             imported = await agent.client.request("importSession", {"cwd": str(folder), "messages": history()})
             sid = imported["sessionId"]
             first = await agent.turn(sid, "the next question")
             second = await agent.turn(sid, "and one more")
             other = await agent.client.request("importSession", {"cwd": str(folder), "messages": history()})
             third = await agent.turn(other["sessionId"], "another session on the same server")
-        finally:
-            await agent.client.close()
     assert first["stopReason"] == second["stopReason"] == third["stopReason"] == "endTurn", (first, second, third)
     statuses = [r["status"] for r in model_requests(fake)]
     assert statuses == [400, 200, 200, 200]  # refused once; every later request planned for the server's window
@@ -90,12 +84,9 @@ async def test_issue_28_a_server_window_smaller_than_configured_is_learned_from_
 
     # a new server process (each `threadline chat` starts one) plans the session for the window it was told
     with FakeProvider(api_key=API_KEY, context_window=SERVER_WINDOW, ptl_style=style) as fake:
-        restarted = await start_agent(home, fake, THREADLINE_CONTEXT_WINDOW=str(CONFIGURED))
-        try:
+        async with running_agent(home, fake, THREADLINE_CONTEXT_WINDOW=str(CONFIGURED)) as restarted:
             view = await restarted.client.request("getContextView", {"sessionId": sid})
             assert (await restarted.turn(sid, "after a restart"))["stopReason"] == "endTurn"
-        finally:
-            await restarted.client.close()
     assert [r["status"] for r in model_requests(fake)] == [200]
     assert not restarted.updates(sid, "notice")
     assert view["estimatedTokens"] <= SERVER_WINDOW
@@ -108,12 +99,9 @@ async def test_issue_28_a_server_stopping_at_max_tokens_gets_the_answer_continue
     (home / "config.toml").write_text("[provider]\nmax_output_tokens = 5\n")
     with FakeProvider(api_key=API_KEY) as fake:
         fake.push({"content": "a long story that goes on"}, {"content": "the end"})
-        agent = await start_agent(home, fake)
-        try:
+        async with running_agent(home, fake) as agent:
             sid = await agent.session(folder, policy="auto")
             assert (await agent.turn(sid, "tell me a story"))["stopReason"] == "endTurn"
             items = await agent.transcript(sid)
-        finally:
-            await agent.client.close()
     assert [m["content"] for m in items if m["role"] == "assistant"] == ["a long story that go", "the end"]
     assert any("cut off at its output limit" in u["message"] for u in agent.updates(sid, "notice"))

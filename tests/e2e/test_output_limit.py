@@ -15,7 +15,7 @@ import pytest
 import pytest_asyncio
 
 from server.agent.cut import CONTINUE_NOTE, CUT_CALL_RESULT, MAX_CONTINUATIONS
-from tests.e2e.agent_support import API_KEY, Agent, model_requests, request_messages, start_agent
+from tests.e2e.agent_support import API_KEY, Agent, model_requests, request_messages, running_agent
 from tests.fakes import fake_anthropic, fake_responses
 from tests.fakes.fake_provider import FakeProvider
 
@@ -33,11 +33,8 @@ async def kind_agent(request, tmp_path_factory) -> AsyncIterator[tuple[Agent, di
     """One server and one double per provider kind, for the module, with what that kind's cut answer says."""
     fake_class, cut = CUT[request.param]
     with fake_class(api_key=API_KEY) as fake:
-        running = await start_agent(tmp_path_factory.mktemp("home"), fake)
-        try:
+        async with running_agent(tmp_path_factory.mktemp("home"), fake) as running:
             yield running, cut
-        finally:
-            await running.client.close()
 
 
 def text_of(content: Any) -> str:

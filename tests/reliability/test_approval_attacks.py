@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from server.cli.client import Client
-from tests.e2e.agent_support import API_KEY, REPO, new_fake, start_agent
+from tests.e2e.agent_support import API_KEY, REPO, new_fake, running_agent, start_agent
 from tests.harness import initialize, server_env, start_server
 
 pytestmark = pytest.mark.asyncio(loop_scope="function")
@@ -44,8 +44,7 @@ async def test_issue28_a_rewritten_mcp_json_asks_for_the_write_and_again_for_the
     first, swapped = tmp_path / "first-pids", tmp_path / "swapped-pids"
     (work / ".mcp.json").write_text(project_file(first, TOKEN="${MCP_SWAP_SECRET}"))
     with new_fake(api_key=API_KEY) as fake:
-        agent = await start_agent(home, fake, MCP_SWAP_SECRET=SECRET)
-        try:
+        async with running_agent(home, fake, MCP_SWAP_SECRET=SECRET) as agent:
             agent.decide = lambda params: "allowOnce"
             sid = await agent.session(work, policy="autoEdit")
             fake.push(call("call_w", "write_file", path=".mcp.json", content=project_file(swapped)), {"content": "ok"})
@@ -61,8 +60,6 @@ async def test_issue28_a_rewritten_mcp_json_asks_for_the_write_and_again_for_the
             assert [a["tool"] for a in agent.approvals] == ["mcpServer", "write_file", "mcpServer"]
             assert str(swapped) in agent.approvals[2]["detail"]
             assert not swapped.exists()  # the swapped command never ran
-        finally:
-            await agent.client.close()
     shown = agent.approvals[0]["detail"]
     assert f"PYTHONPATH={REPO}" in shown and "load code" in shown, shown
     assert "TOKEN=${MCP_SWAP_SECRET}" in shown and "$MCP_SWAP_SECRET" in shown and SECRET not in shown, shown
@@ -74,8 +71,7 @@ async def test_issue28_threadline_files_always_ask_under_autoEdit(tmp_path):
     home.mkdir()
     work.mkdir()
     with new_fake(api_key=API_KEY) as fake:
-        agent = await start_agent(home, fake)
-        try:
+        async with running_agent(home, fake) as agent:
             agent.decide = lambda params: "allowAlways"
             sid = await agent.session(work, policy="autoEdit")
             fake.push(
@@ -85,8 +81,6 @@ async def test_issue28_threadline_files_always_ask_under_autoEdit(tmp_path):
                 {"content": "ok"},
             )
             await agent.turn(sid, "go")
-        finally:
-            await agent.client.close()
     # each asks, an "allow always" for one of them covering nothing (a protected path is allowed once only)
     assert [a["tool"] for a in agent.approvals] == ["write_file"] * 3
 
@@ -99,8 +93,7 @@ async def test_issue28_allow_always_for_a_folder_does_not_follow_a_symlink_out_o
     (work / "Makefile").write_text("all:\n\techo safe\n")
     (work / "src" / "link.txt").symlink_to("../Makefile")
     with new_fake(api_key=API_KEY) as fake:
-        agent = await start_agent(home, fake)
-        try:
+        async with running_agent(home, fake) as agent:
             agent.decide = lambda params: "allowAlways" if "a.txt" in params["title"] else "reject"
             sid = await agent.session(work, policy="ask")
             fake.push(
@@ -109,8 +102,6 @@ async def test_issue28_allow_always_for_a_folder_does_not_follow_a_symlink_out_o
                 {"content": "ok"},
             )
             await agent.turn(sid, "go")
-        finally:
-            await agent.client.close()
     assert len(agent.approvals) == 2, agent.approvals  # the write through the link asked
     assert "not offered" in agent.approvals[1]["detail"]  # and "always" is not offered through a link
     assert (work / "Makefile").read_text() == "all:\n\techo safe\n"

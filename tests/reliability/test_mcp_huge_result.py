@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from tests.e2e.agent_support import API_KEY, REPO, new_fake, start_agent
+from tests.e2e.agent_support import API_KEY, REPO, new_fake, running_agent
 
 pytestmark = pytest.mark.asyncio(loop_scope="function")
 
@@ -38,8 +38,7 @@ tool_timeout_s = 600
 """
     )
     with new_fake(api_key=API_KEY) as fake:
-        agent = await start_agent(home, fake)
-        try:
+        async with running_agent(home, fake) as agent:
             sid = await agent.session(work, policy="auto")
             fake.push(call("c_huge", "mcp__fake__huge", megabytes=40), call("c_big", "mcp__fake__huge", megabytes=6))
             fake.push({"content": "ok"})
@@ -53,8 +52,6 @@ tool_timeout_s = 600
                 await asyncio.sleep(0.05)
             result = await turn
             assert result["stopReason"] == "endTurn", result
-        finally:
-            await agent.client.close()
     assert answered >= 1
     huge, big = agent.updates(sid, "toolResult")
     assert huge["status"] == "error" and "over the 16 MB" in huge["content"], huge["content"][:500]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.agent_support import API_KEY, new_fake, start_agent
+from tests.e2e.agent_support import API_KEY, new_fake, running_agent, start_agent
 
 pytestmark = pytest.mark.asyncio(loop_scope="function")
 
@@ -64,8 +64,7 @@ async def test_issue28_a_fifo_in_the_folder_never_blocks_a_search_or_a_listing(t
     (work / "sub").mkdir()
     os.mkfifo(work / "sub" / ".gitignore")  # even an ignore file that is a FIFO is never opened
     with new_fake(api_key=API_KEY) as fake:
-        agent = await start_agent(home, fake, THREADLINE_PATTERN_TIMEOUT="30")
-        try:
+        async with running_agent(home, fake, THREADLINE_PATTERN_TIMEOUT="30") as agent:
             sid = await agent.session(work, policy="auto")
             fake.push(
                 call("c1", "search_files", pattern="needle"),
@@ -74,8 +73,6 @@ async def test_issue28_a_fifo_in_the_folder_never_blocks_a_search_or_a_listing(t
             )
             assert (await agent.turn(sid, "find it", timeout=120))["stopReason"] == "endTurn"
             search, listing = [u["content"] for u in agent.updates(sid, "toolResult")]
-        finally:
-            await agent.client.close()
     assert "notes.txt:1: the needle is here" in search and "stopped after" not in search, search
     assert "notes.txt" in listing and "pipe.txt" not in listing and "stopped after" not in listing, listing
 

@@ -261,8 +261,7 @@ async def test_B_SBX_2_unavailable_sandbox_notices_once_and_every_command_asks(t
     home = tmp_path / "home"
     home.mkdir()
     with new_fake(api_key=API_KEY) as fake:
-        agent = await start_agent(home, fake, THREADLINE_SANDBOX_PROBE="fail")
-        try:
+        async with running_agent(home, fake, THREADLINE_SANDBOX_PROBE="fail") as agent:
             fake.push(command("c1", "echo one"), command("c2", "echo two"), {"content": "ok"})
             fake.push(command("c3", "echo three"), {"content": "ok"})
             created = await agent.client.request("createSession", {"cwd": str(repo), "approvalPolicy": "auto"})
@@ -279,8 +278,6 @@ async def test_B_SBX_2_unavailable_sandbox_notices_once_and_every_command_asks(t
             assert all("UNCONFINED" in a["title"] and a["outsideSandbox"] for a in agent.approvals)
             notices = [u for u in agent.updates(sid, "notice") if "sandbox" in u["message"]]
             assert len(notices) == 1 and "every command will ask" in notices[0]["message"]
-        finally:
-            await agent.client.close()
 
 
 async def test_B_SBX_1_updateSession_switches_the_mode_from_the_next_turn(agent, repo):
@@ -309,8 +306,7 @@ async def test_B_SBX_2_without_user_namespaces_landlock_still_confines_writes_an
     out = places["outside"]
     with socket.create_server(("127.0.0.1", 0)) as listener, new_fake(api_key=API_KEY) as fake:
         port = listener.getsockname()[1]
-        agent = await start_agent(home, fake, THREADLINE_SANDBOX_PROBE="no-userns")
-        try:
+        async with running_agent(home, fake, THREADLINE_SANDBOX_PROBE="no-userns") as agent:
             created = await agent.client.request("createSession", {"cwd": str(repo), "approvalPolicy": "auto"})
             status = created["sandbox"]
             assert status["enforced"] is False and status["mechanism"].startswith("landlock-v")
@@ -327,8 +323,6 @@ async def test_B_SBX_2_without_user_namespaces_landlock_still_confines_writes_an
             results = agent.updates(created["sessionId"], "toolResult")
             assert [r["status"] for r in results] == ["error", "error", "ok"]
             assert not (out / "partial.txt").exists() and (repo / "inside.txt").exists()
-        finally:
-            await agent.client.close()
 
 
 async def test_B_SBX_1_a_fork_keeps_the_sandbox_mode(agent, repo):
@@ -349,16 +343,13 @@ async def test_B_SBX_1_the_private_temp_folder_goes_when_the_server_exits(tmp_pa
     home = tmp_path / "home"
     home.mkdir()
     with new_fake(api_key=API_KEY) as fake:
-        agent = await start_agent(home, fake)
-        try:
+        async with running_agent(home, fake) as agent:
             fake.push(command("t", 'echo "tmp=$TMPDIR" && touch "$TMPDIR/kept-until-exit"'), {"content": "ok"})
             sid = await agent.session(repo, policy="auto")
             await agent.turn(sid, "go")
             [result] = agent.updates(sid, "toolResult")
             tmpdir = Path(result["content"].split("tmp=", 1)[1].split()[0])
             assert (tmpdir / "kept-until-exit").exists() and tmpdir.stat().st_mode & 0o077 == 0
-        finally:
-            await agent.client.close()
     assert not tmpdir.exists()
 
 
