@@ -29,8 +29,6 @@ import contextlib
 import hashlib
 import json
 import os
-import select
-import socket
 import sys
 import threading
 import time
@@ -41,12 +39,12 @@ from typing import Any
 
 try:
     from . import openai_rules as rules
-    from .http_double import LocalHttpDouble
+    from .http_double import LocalHttpDouble, wait_until_client_gone
     from .script import SCRIPT_KEYS, ScriptedAnswer, check_item
 except ImportError:  # run as a script: no package, stdlib only
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import openai_rules as rules  # type: ignore[no-redef]
-    from http_double import LocalHttpDouble  # type: ignore[no-redef]
+    from http_double import LocalHttpDouble, wait_until_client_gone  # type: ignore[no-redef]
     from script import SCRIPT_KEYS, ScriptedAnswer, check_item  # type: ignore[no-redef]
 
 __all__ = ["CACHE_STYLES", "SCRIPT_KEYS", "FakeProvider", "check_item", "main"]
@@ -280,20 +278,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def client_gone(self, timeout: float | None) -> bool:
         """Wait up to `timeout` seconds (None: forever); True as soon as the client closes or we stop."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while not self.fake._stopping.is_set():
-            left = 0.05 if deadline is None else min(0.05, deadline - time.monotonic())
-            if left <= 0:
-                return False
-            readable, _, _ = select.select([self.connection], [], [], left)
-            if readable:
-                try:
-                    if not self.connection.recv(1, socket.MSG_PEEK):
-                        return True
-                except OSError:
-                    return True
-                time.sleep(left)  # the client sent more bytes; not an EOF, avoid spinning
-        return True
+        return wait_until_client_gone(self.connection, self.fake._stopping, timeout)
 
 
 def _common_prefix(a: list[bytes], b: list[bytes]) -> int:

@@ -7,11 +7,33 @@ double as ``self.server.fake``.
 
 from __future__ import annotations
 
+import select
+import socket
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Self
 
-__all__ = ["LocalHttpDouble"]
+__all__ = ["LocalHttpDouble", "wait_until_client_gone"]
+
+
+def wait_until_client_gone(connection: socket.socket, stopping: threading.Event, timeout: float | None) -> bool:
+    """Wait up to ``timeout`` seconds (None: for ever); True as soon as the client hangs up or ``stopping`` is set."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while not stopping.is_set():
+        left = 0.05 if deadline is None else min(0.05, deadline - time.monotonic())
+        if left <= 0:
+            return False
+        readable, _, _ = select.select([connection], [], [], left)
+        if not readable:
+            continue
+        try:
+            if not connection.recv(1, socket.MSG_PEEK):
+                return True
+        except OSError:
+            return True
+        time.sleep(left)  # the client sent more bytes; not an EOF, avoid spinning
+    return True
 
 
 class LocalHttpDouble:

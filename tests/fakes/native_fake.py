@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import select
-import socket
 import threading
 import time
 from collections import deque
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from .http_double import LocalHttpDouble
+from .http_double import LocalHttpDouble, wait_until_client_gone
 
 
 def echo(messages: list[dict[str, Any]]) -> str:
@@ -172,22 +170,7 @@ class _Handler(BaseHTTPRequestHandler):
             record["disconnected"] = True
 
     def _wait_until_client_gone(self, stopping: threading.Event, timeout: float | None = None) -> bool:
-        """Wait up to ``timeout`` seconds (None: for ever); True as soon as the client hangs up or we stop."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while not stopping.is_set():
-            left = 0.05 if deadline is None else min(0.05, deadline - time.monotonic())
-            if left <= 0:
-                return False
-            readable, _, _ = select.select([self.connection], [], [], left)
-            if not readable:
-                continue
-            try:
-                if not self.connection.recv(1, socket.MSG_PEEK):
-                    return True
-            except OSError:
-                return True
-            time.sleep(left)  # the client sent more bytes; not an EOF, avoid spinning
-        return True
+        return wait_until_client_gone(self.connection, stopping, timeout)
 
     def _send_json(self, status: int, body: Any, headers: dict[str, str]) -> None:
         data = json.dumps(body).encode()
