@@ -14,6 +14,7 @@ so the tests run on the loop the client lives on.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import subprocess
@@ -160,6 +161,16 @@ async def start_client(
     """An initialized ``Client`` of a fresh server on ``home`` (``args``: subcommand and flags)."""
     proc = await start_server(home, *args, env=server_env(home, fake_url, **env))
     return await initialize(Client(proc), options)
+
+
+@contextlib.asynccontextmanager
+async def running_client(home: Path, fake_url: str | None = None, **kwargs: Any) -> AsyncIterator[Client]:
+    """``start_client`` for the block; the client closed (so its server stopped) when the block ends."""
+    client = await start_client(home, fake_url, **kwargs)
+    try:
+        yield client
+    finally:
+        await client.close()
 
 
 # --- the framing client --------------------------------------------------------------------------------------

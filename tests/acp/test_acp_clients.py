@@ -8,7 +8,7 @@ import asyncio
 import pytest
 
 from tests.acp.support import acp_fixture, command_call, fresh_fixture, new, write_call
-from tests.harness import start_client
+from tests.harness import running_client
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -130,19 +130,13 @@ async def test_issue_28_a_session_is_titled_after_its_first_prompt_over_acp(acp,
 async def test_issue_28_titles_are_stored_bounded_and_an_explicit_title_wins_over_listSessions(acp, folder):
     acp.fake.push({"content": "ok"}, {"content": "ok"}, {"content": "ok"})
     long_prompt = "word " * 60
-    rpc = await start_client(acp.home, acp.fake.url)
-    try:
+    async with running_client(acp.home, acp.fake.url) as rpc:
         named = (await rpc.request("createSession", {"cwd": str(folder), "title": "My own title"}))["sessionId"]
         untitled = (await rpc.request("createSession", {"cwd": str(folder)}))["sessionId"]
         long = (await rpc.request("createSession", {"cwd": str(folder)}))["sessionId"]
         for sid, text in ((named, "please do the thing"), (untitled, "Add a --json flag"), (long, long_prompt)):
             assert (await rpc.request("submitTurn", {"sessionId": sid, "text": text}))["stopReason"] == "endTurn"
-    finally:
-        await rpc.close()
-    second = await start_client(acp.home, acp.fake.url)  # a new server process reads what was stored
-    try:
+    async with running_client(acp.home, acp.fake.url) as second:  # a new server process reads what was stored
         titles = {s["sessionId"]: s["title"] for s in (await second.request("listSessions", {}))["sessions"]}
-    finally:
-        await second.close()
     assert titles[named] == "My own title" and titles[untitled] == "Add a --json flag"
     assert len(titles[long]) <= 80 and titles[long].endswith("…") and titles[long].startswith("word word")

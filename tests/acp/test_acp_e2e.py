@@ -18,7 +18,7 @@ from acp.schema import EnvVariable, McpServerStdio
 from tests.acp.support import acp_fixture, command_call, fresh_fixture, new, schema_errors, write_call
 from tests.e2e.agent_support import events
 from tests.fakes.fake_provider import FakeProvider
-from tests.harness import REPO, start_client
+from tests.harness import REPO, running_client
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -229,15 +229,12 @@ async def test_issue_29_an_image_blob_that_is_not_its_type_is_refused_before_any
 
 async def test_load_replays_a_session_made_over_threadlines_protocol(acp, folder):
     acp.fake.push(command_call("call_l1", "echo replayed"), {"content": "all done"})
-    rpc = await start_client(acp.home, acp.fake.url, THREADLINE_APPROVAL_POLICY="auto")
-    try:
+    async with running_client(acp.home, acp.fake.url, THREADLINE_APPROVAL_POLICY="auto") as rpc:
         sid = (await rpc.request("createSession", {"cwd": str(folder)}))["sessionId"]
         assert (await rpc.request("submitTurn", {"sessionId": sid, "text": "run it"}))["stopReason"] == "endTurn"
         made_over_acp = await new(acp, folder)
         listed = {s["sessionId"] for s in (await rpc.request("listSessions", {"cwd": str(folder)}))["sessions"]}
         assert made_over_acp in listed
-    finally:
-        await rpc.close()
     await acp.conn.load_session(session_id=sid, cwd=str(folder), mcp_servers=[])
     kinds = [u.session_update for u in acp.editor.of(sid)]
     assert kinds == ["user_message_chunk", "tool_call", "tool_call_update", "agent_message_chunk"]
@@ -343,11 +340,8 @@ async def test_a_compaction_is_an_agent_message_marked_in_meta(acp, folder):
             {"role": "user", "content": f"question {i} " + "words " * 400},
             {"role": "assistant", "content": f"answer {i} " + "prose " * 400},
         ]
-    rpc = await start_client(acp.home, acp.fake.url)
-    try:
+    async with running_client(acp.home, acp.fake.url) as rpc:
         sid = (await rpc.request("importSession", {"cwd": str(folder), "messages": messages}))["sessionId"]
-    finally:
-        await rpc.close()
     await acp.conn.resume_session(session_id=sid, cwd=str(folder), mcp_servers=[])
     result = await acp.conn.ext_method("threadline/compactSession", {"sessionId": sid})
     assert result["compacted"] is True

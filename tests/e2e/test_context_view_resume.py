@@ -20,7 +20,7 @@ from server.agent.views import open_store
 from server.context import estimate_message_tokens
 from server.transcript import NewMessage, Store
 from tests.conftest import KIMI, MINI_SWE, load_trajectory, long_history
-from tests.harness import log_path, start_client
+from tests.harness import log_path, running_client
 
 pytestmark = pytest.mark.asyncio
 
@@ -50,12 +50,9 @@ async def _imported_session(home: Path, folder: Path, *, checkpoints: bool = Fal
 async def _views(home: Path, sid: str, count: int = 1, **params: Any) -> tuple[list[dict[str, Any]], str]:
     """``count`` getContextView calls on one fresh server, and what that server logged."""
     before = log_path(home).read_text() if log_path(home).exists() else ""
-    client = await start_client(home, args=("--log-level", "INFO"))
-    try:
+    async with running_client(home, args=("--log-level", "INFO")) as client:
         args = {"sessionId": sid, "contextWindowTokens": WINDOW, **params}
         views = [await client.request("getContextView", args) for _ in range(count)]
-    finally:
-        await client.close()
     return views, log_path(home).read_text()[len(before) :]
 
 
@@ -94,13 +91,10 @@ async def test_B_CACHE_3_an_imported_history_opens_without_reading_it_all_even_a
     """``importSession`` stores the history in one append, which leaves view checkpoints spread over it, and reads
     it into its view state once: the first view after a restart resumes without reading it all."""
     source = [m for path in (KIMI, MINI_SWE) for m in load_trajectory(path) if m["role"] != "system"]
-    client = await start_client(home, args=("--log-level", "INFO"))
-    try:
+    async with running_client(home, args=("--log-level", "INFO")) as client:
         imported = await client.request(
             "importSession", {"cwd": str(folder), "title": "imported", "messages": source * 3}
         )
-    finally:
-        await client.close()
     sid = imported["sessionId"]
     assert imported["messageCount"] == 3 * len(source)
     view, log = await _view(home, sid, contextWindowTokens=None)
@@ -264,14 +258,11 @@ async def test_issue_29_getContextView_is_a_read_and_writes_nothing_what_it_lear
     view checkpoint they learned wait in the session's handle); the server keeps them when it closes, so the next
     server still resumes (B-CACHE-3)."""
     sid = await _imported_session(home, folder)
-    client = await start_client(home, args=("--log-level", "INFO"))
-    try:
+    async with running_client(home, args=("--log-level", "INFO")) as client:
         for _ in range(2):
             view = await client.request("getContextView", {"sessionId": sid, "contextWindowTokens": WINDOW})
             assert view["mode"] == "summarized"
         assert _resume_rows(home, sid) == (0, 0)
-    finally:
-        await client.close()
     assert _resume_rows(home, sid) == (1, 1)
     _, log = await _view(home, sid)
     assert "resumed from the saved resume point" in log

@@ -7,6 +7,7 @@ the provider from the double's request log.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
@@ -14,7 +15,7 @@ import pytest
 
 from server.cli.client import Client
 from server.prompt import SYSTEM_PROMPT
-from tests.harness import start_client
+from tests.harness import running_client
 
 
 def system_texts(request: dict) -> list[str]:
@@ -59,18 +60,16 @@ def user_home(home: Path) -> Path:
     return home
 
 
-async def start(home: Path, fake) -> Client:
-    return await start_client(home, THREADLINE_BASE_URL=fake.url, THREADLINE_MODEL="fake-model")
+def start(home: Path, fake) -> contextlib.AbstractAsyncContextManager[Client]:
+    """A server on ``home`` talking to ``fake``, for an ``async with`` block."""
+    return running_client(home, THREADLINE_BASE_URL=fake.url, THREADLINE_MODEL="fake-model")
 
 
 async def first_turn_notices(home: Path, fake, cwd: Path) -> list[str]:
     """Start a server, run a new session's first turn in ``cwd``, return the notices it sent."""
-    client = await start(home, fake)
-    try:
+    async with start(home, fake) as client:
         await new_turn(client, cwd)
         return notices(client)
-    finally:
-        await client.close()
 
 
 async def new_turn(client, cwd: Path, text: str = "hello") -> str:
@@ -81,11 +80,8 @@ async def new_turn(client, cwd: Path, text: str = "hello") -> str:
 
 
 async def test_R_FRZ_1_every_source_reaches_the_first_request_in_order(user_home, project, fake_provider):
-    client = await start(user_home, fake_provider)
-    try:
+    async with start(user_home, fake_provider) as client:
         await new_turn(client, project)
-    finally:
-        await client.close()
     texts = system_texts(fake_provider.requests[-1])
     assert texts[0] == SYSTEM_PROMPT
     # R-FALL-1 keeps the first two system messages: the prompt, then the project's instructions (both files).
@@ -105,20 +101,16 @@ async def test_R_FRZ_1_every_source_reaches_the_first_request_in_order(user_home
 
 
 async def test_R_FRZ_1_frozen_context_is_persisted_as_system_messages(user_home, project, fake_provider):
-    client = await start(user_home, fake_provider)
-    try:
+    async with start(user_home, fake_provider) as client:
         sid = await new_turn(client, project)
         items = (await client.request("readTranscript", {"sessionId": sid}))["items"]
-    finally:
-        await client.close()
     stored = [i["content"] for i in items if i["role"] == "system"]
     assert stored == system_texts(fake_provider.requests[-1])
     assert items[len(stored)]["role"] == "user", "the frozen context comes before the first user message"
 
 
 async def test_R_FRZ_2_edits_mid_session_reach_only_new_sessions(user_home, project, fake_provider):
-    client = await start(user_home, fake_provider)
-    try:
+    async with start(user_home, fake_provider) as client:
         old = await new_turn(client, project)
         write(project / "AGENTS.md", "Root rules. MARKER-EDITED-AGENTS\n")
         write(user_home / "memory.md", "- MARKER-EDITED-MEMORY\n")
@@ -126,8 +118,6 @@ async def test_R_FRZ_2_edits_mid_session_reach_only_new_sessions(user_home, proj
         same_session = "\n".join(system_texts(fake_provider.requests[-1]))
         await new_turn(client, project)
         new_session = "\n".join(system_texts(fake_provider.requests[-1]))
-    finally:
-        await client.close()
     assert "MARKER-ROOT-AGENTS" in same_session and "MARKER-EDITED-AGENTS" not in same_session
     assert "MARKER-USER-MEMORY" in same_session and "MARKER-EDITED-MEMORY" not in same_session
     assert "MARKER-EDITED-AGENTS" in new_session and "MARKER-EDITED-MEMORY" in new_session
@@ -190,18 +180,15 @@ async def test_R_FRZ_2_save_memory_writes_the_file_and_only_the_next_session_see
         },
         {"content": "noted"},
     )
-    client = await start_client(
+    async with running_client(
         home, THREADLINE_BASE_URL=fake_provider.url, THREADLINE_MODEL="fake-model", THREADLINE_APPROVAL_POLICY="auto"
-    )
-    try:
+    ) as client:
         sid = await new_turn(client, root, "remember the build")
         tool_result = [m for m in fake_provider.requests[-1]["body"]["messages"] if m["role"] == "tool"][-1]
         await client.request("submitTurn", {"sessionId": sid, "text": "next"})
         same_session = "\n".join(system_texts(fake_provider.requests[-1]))
         await new_turn(client, root)
         next_session = "\n".join(system_texts(fake_provider.requests[-1]))
-    finally:
-        await client.close()
     assert "MARKER-SAVED" in (root / ".threadline" / "memory.md").read_text()
     assert "takes effect in new sessions" in tool_result["content"]
     assert "MARKER-SAVED" not in same_session
@@ -214,18 +201,14 @@ async def test_R_FRZ_1_a_user_skill_outside_the_folder_is_readable_by_read_file(
         {"tool_calls": [{"id": "call_s", "name": "read_file", "arguments": {"path": str(skill)}}]},
         {"content": "read it"},
     )
-    client = await start(user_home, fake_provider)
-    try:
+    async with start(user_home, fake_provider) as client:
         await new_turn(client, project)
-    finally:
-        await client.close()
     result = [m for m in fake_provider.requests[-1]["body"]["messages"] if m["role"] == "tool"][-1]
     assert "MARKER-USER-SKILL" in result["content"]
 
 
 async def test_R_SUM_5_the_summary_path_keeps_every_frozen_system_message(user_home, project, fake_provider):
-    client = await start(user_home, fake_provider)
-    try:
+    async with start(user_home, fake_provider) as client:
         sid = await new_turn(client, project, "first task " + "details " * 400)
         for i in range(6):
             await client.request("submitTurn", {"sessionId": sid, "text": f"step {i} " + "more words " * 400})
@@ -233,8 +216,6 @@ async def test_R_SUM_5_the_summary_path_keeps_every_frozen_system_message(user_h
         view = await client.request(
             "getContextView", {"sessionId": sid, "contextWindowTokens": 6000, "keepRecentTokens": 600}
         )
-    finally:
-        await client.close()
     assert view["mode"] == "summarized", view["mode"]
     systems = [m["content"] for m in view["messages"] if m["role"] == "system"]
     assert systems[: len(frozen)] == frozen

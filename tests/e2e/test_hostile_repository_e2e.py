@@ -53,11 +53,8 @@ async def test_B_FRZ_a_skill_folder_linked_out_does_not_widen_what_read_file_can
     fake_provider.push(
         {"tool_calls": [{"id": "call_x", "name": "read_file", "arguments": {"path": str(secret)}}]}, {"content": "done"}
     )
-    client = await start(home, fake_provider)
-    try:
+    async with start(home, fake_provider) as client:
         await new_turn(client, project)
-    finally:
-        await client.close()
     request = fake_provider.requests[-1]["body"]["messages"]
     assert "MARKER-EVIL-SKILL" not in "\n".join(system_texts(fake_provider.requests[-1]))
     result = [m for m in request if m["role"] == "tool"][-1]

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from server.cli.client import RpcError
-from tests.harness import start_client
+from tests.harness import running_client
 
 pytestmark = pytest.mark.asyncio
 
@@ -30,8 +30,7 @@ MESSAGES = [
 
 
 async def test_B_SUM_10_an_imported_is_error_flag_is_kept_shown_and_summarized(home, folder):
-    client = await start_client(home)
-    try:
+    async with running_client(home) as client:
         result = await client.request("importSession", {"cwd": str(folder), "messages": MESSAGES})
         sid = result["sessionId"]
         items = (await client.request("readTranscript", {"sessionId": sid}))["items"]
@@ -40,17 +39,12 @@ async def test_B_SUM_10_an_imported_is_error_flag_is_kept_shown_and_summarized(h
         summary = compacted["summary"]
         failures = summary.split("Failures to avoid:\n")[1].split("\nLast useful")[0].splitlines()
         assert failures == ["- deploy_service(https://prod/deploy): The resource is busy, try later"], summary
-    finally:
-        await client.close()
 
 
 async def test_B_SUM_10_is_error_on_a_message_that_is_not_a_tool_result_is_refused(home, folder):
-    client = await start_client(home)
-    try:
+    async with running_client(home) as client:
         with pytest.raises(RpcError) as exc:
             bad = [{"role": "user", "content": "x"}, {"role": "assistant", "content": "y", "is_error": True}]
             await client.request("importSession", {"cwd": str(folder), "messages": bad})
         assert exc.value.code == -32602 and "messages[1].is_error" in exc.value.message, exc.value
         assert (await client.request("listSessions", {}))["sessions"] == []
-    finally:
-        await client.close()

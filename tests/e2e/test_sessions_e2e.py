@@ -14,7 +14,7 @@ import pytest
 
 from server.cli.client import Client, RpcError
 from tests.conftest import KIMI, MINI_SWE, load_trajectory
-from tests.harness import start_client
+from tests.harness import running_client, start_client
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -337,13 +337,10 @@ async def test_R_SRC_1_sessions_and_messages_survive_a_server_restart(home, tmp_
         before = await read_all(first, sid)
     finally:
         assert await first.close() == 0
-    second = await start_client(home)
-    try:
+    async with running_client(home) as second:
         assert await read_all(second, sid) == before
         assert len(await read_all(second, fork)) == 10
         titles = {s["sessionId"]: s["title"] for s in (await second.request("listSessions", {}))["sessions"]}
         assert titles[sid] == "before restart"
         word = "Makefile"
         assert (await second.request("searchTranscript", {"query": word, "sessionId": sid}))["hits"]
-    finally:
-        await second.close()
