@@ -19,7 +19,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -164,13 +164,20 @@ async def start_client(
 
 
 @contextlib.asynccontextmanager
-async def running_client(home: Path, fake_url: str | None = None, **kwargs: Any) -> AsyncIterator[Client]:
-    """``start_client`` for the block; the client closed (so its server stopped) when the block ends."""
-    client = await start_client(home, fake_url, **kwargs)
+async def closing_client(starting: Awaitable[Client]) -> AsyncIterator[Client]:
+    """The client ``starting`` starts, for the block; closed (so its server stopped) when the block ends."""
+    client = await starting
     try:
         yield client
     finally:
         await client.close()
+
+
+def running_client(
+    home: Path, fake_url: str | None = None, **kwargs: Any
+) -> contextlib.AbstractAsyncContextManager[Client]:
+    """``start_client`` for the block (see ``closing_client``)."""
+    return closing_client(start_client(home, fake_url, **kwargs))
 
 
 # --- the framing client --------------------------------------------------------------------------------------

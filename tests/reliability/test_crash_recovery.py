@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.harness import closing_client
 from tests.reliability.support import (
     assert_seen_were_stored,
     assert_view_valid,
@@ -43,8 +44,7 @@ async def crash_then_check(home, work, fake, client, sid) -> list[dict]:
     seen = updates(client, sid)
     await sigkill(client)
     fake.reset()
-    again = await start(home, fake.url)
-    try:
+    async with closing_client(start(home, fake.url)) as again:
         items = await transcript(again, sid)
         assert_seen_were_stored(seen, items)
         assert all(item.get("status", "complete") in ("complete", "interrupted") for item in items)
@@ -57,8 +57,6 @@ async def crash_then_check(home, work, fake, client, sid) -> list[dict]:
         assert after[: len(items)] == items, "a stored message changed after the restart"
         assert after[-1]["content"] == "carrying on"
         return items
-    finally:
-        await again.close()
 
 
 async def test_sigkill_mid_stream_keeps_the_partial_answer_as_interrupted(home, work, fake):
