@@ -21,7 +21,7 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol, TypeVar
 
 import pytest
 import pytest_asyncio
@@ -163,21 +163,28 @@ async def start_client(
     return await initialize(Client(proc), options)
 
 
+class Closable(Protocol):
+    async def close(self) -> Any: ...
+
+
+ClosableT = TypeVar("ClosableT", bound=Closable)
+
+
 @contextlib.asynccontextmanager
-async def closing_client(starting: Awaitable[Client]) -> AsyncIterator[Client]:
-    """The client ``starting`` starts, for the block; closed (so its server stopped) when the block ends."""
-    client = await starting
+async def closing(starting: Awaitable[ClosableT]) -> AsyncIterator[ClosableT]:
+    """What ``starting`` starts (a client, an agent), for the block; closed (so its server stopped) when it ends."""
+    started = await starting
     try:
-        yield client
+        yield started
     finally:
-        await client.close()
+        await started.close()
 
 
 def running_client(
     home: Path, fake_url: str | None = None, **kwargs: Any
 ) -> contextlib.AbstractAsyncContextManager[Client]:
-    """``start_client`` for the block (see ``closing_client``)."""
-    return closing_client(start_client(home, fake_url, **kwargs))
+    """``start_client`` for the block (see ``closing``)."""
+    return closing(start_client(home, fake_url, **kwargs))
 
 
 # --- the framing client --------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import json
 import sqlite3
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ from tests.harness import (
     MODEL,
     PROVIDER,
     REPO,
+    closing,
     initialize,
     kind_of,
     log_path,
@@ -111,6 +112,10 @@ class Agent:
             while not predicate():
                 await asyncio.sleep(0.02)
 
+    async def close(self) -> int:
+        """Stop the server (its client's ``close``)."""
+        return await self.client.close()
+
 
 async def start_agent(home: Path, fake: Any, **env: str) -> Agent:
     """A server on ``home`` (DEBUG log in ``log_path(home)``) configured for ``fake``'s provider kind."""
@@ -118,16 +123,6 @@ async def start_agent(home: Path, fake: Any, **env: str) -> Agent:
         home, "--log-level", "DEBUG", env=server_env(home, fake.url, **{"THREADLINE_PROVIDER": kind_of(fake), **env})
     )
     return Agent(await initialize(Client(proc)), fake, home, log_path(home))
-
-
-@contextlib.asynccontextmanager
-async def closing(starting: Awaitable[Agent]) -> AsyncIterator[Agent]:
-    """The agent ``starting`` starts, for the block; its client closed (so its server stopped) when the block ends."""
-    agent = await starting
-    try:
-        yield agent
-    finally:
-        await agent.client.close()
 
 
 def running_agent(home: Path, fake: Any, **env: str) -> contextlib.AbstractAsyncContextManager[Agent]:

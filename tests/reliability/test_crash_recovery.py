@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness import closing_client
+from tests.harness import closing
 from tests.reliability.support import (
     assert_seen_were_stored,
     assert_view_valid,
@@ -44,7 +44,7 @@ async def crash_then_check(home, work, fake, client, sid) -> list[dict]:
     seen = updates(client, sid)
     await sigkill(client)
     fake.reset()
-    async with closing_client(start(home, fake.url)) as again:
+    async with closing(start(home, fake.url)) as again:
         items = await transcript(again, sid)
         assert_seen_were_stored(seen, items)
         assert all(item.get("status", "complete") in ("complete", "interrupted") for item in items)

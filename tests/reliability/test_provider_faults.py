@@ -15,7 +15,7 @@ import pytest_asyncio
 
 from server.cli.client import Client
 from tests.fakes.fake_provider import FakeProvider
-from tests.harness import API_KEY, closing_client
+from tests.harness import API_KEY, closing
 from tests.reliability.support import assert_view_valid, start, transcript, turn, updates, wait_for
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -127,7 +127,7 @@ async def test_refused_connection_ends_the_turn_naming_the_address(server, fake,
         port = s.getsockname()[1]
     home = tmp_path / "refused-home"
     home.mkdir()
-    async with closing_client(start(home, f"http://127.0.0.1:{port}/v1")) as client:
+    async with closing(start(home, f"http://127.0.0.1:{port}/v1")) as client:
         other = (await client.request("createSession", {"cwd": str(tmp_path)}))["sessionId"]
         await failed_turn(client, other, "connection", "could not connect", f"127.0.0.1:{port}")
 

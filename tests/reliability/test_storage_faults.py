@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from server.cli.client import RpcError
-from tests.harness import REPO, closing_client, server_env
+from tests.harness import REPO, closing, server_env
 from tests.reliability.support import start, transcript, turn, updates
 
 
@@ -75,14 +75,14 @@ async def test_an_existing_database_that_became_read_only_is_a_clear_error_at_st
     done = serve_and_fail(home)
     assert done.returncode == 2 and str(home) in done.stderr.decode() and "Traceback" not in done.stderr.decode()
     subprocess.run(["mount", "-o", "remount,rw", str(home)], check=True)
-    async with closing_client(start(home)) as client:
+    async with closing(start(home)) as client:
         assert (await client.request("readTranscript", {"sessionId": sid}))["items"] == []
         assert len((await client.request("listSessions", {}))["sessions"]) == 2
 
 
 async def test_a_full_disk_fails_the_write_that_hit_it_and_nothing_else(tmpfs, tmp_path, fake):
     home = tmpfs("full", "2m")
-    async with closing_client(start(home, fake.url)) as client:
+    async with closing(start(home, fake.url)) as client:
         sid = (await client.request("createSession", {"cwd": str(tmp_path)}))["sessionId"]
         fake.push({"content": "stored before the disk filled"})
         assert (await turn(client, sid, "first"))["stopReason"] == "endTurn"
@@ -111,7 +111,7 @@ async def test_R_ART_3_an_artifact_write_failure_truncates_and_keeps_the_tool_su
     home = tmp_path / "home"
     home.mkdir()
     (home / "artifacts").write_text("a file where the artifacts folder should be")
-    async with closing_client(start(home, fake.url)) as client:
+    async with closing(start(home, fake.url)) as client:
         sid = (await client.request("createSession", {"cwd": str(tmp_path)}))["sessionId"]
         fake.push(
             {"tool_calls": [{"id": "big", "name": "run_command", "arguments": {"command": "seq 1 40000"}}]},
