@@ -12,13 +12,13 @@ from typing import Any
 
 from bench.common import REPO, TRAJECTORIES
 from server.agent.approvals import Approvals
-from server.agent.emit import Emitter
 from server.agent.loop import Turn, TurnTotals
 from server.agent.views import ViewBuilder, open_store
 from server.artifacts import ArtifactStore
 from server.cli.client import Client
 from server.config import Settings
 from server.context import ViewSettings, estimate_message_tokens
+from server.emit import Emitter
 from server.providers import ChatResult, ToolCall
 from server.services.context import tool_overhead_tokens
 from server.tools import ToolContext, ToolOutcome

@@ -11,13 +11,13 @@ import logging
 import os
 
 from protocol.updates import InitializationOptions
-from server.agent.emit import Notify
 from server.agent.models import ModelSource
 from server.agent.view_resume import save_unsaved
 from server.agent.views import open_store
 from server.artifacts import ArtifactStore
 from server.config import Settings
 from server.context import Calibration
+from server.emit import Notify
 from server.errors import StorageFailure
 from server.patterns.pool import FORK_SERVER
 from server.replay import replay_models

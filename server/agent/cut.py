@@ -13,7 +13,7 @@ import json
 
 from protocol import updates as u
 from protocol.messages import OpenAIToolCall
-from server.agent.emit import Emitter
+from server.emit import Emitter
 from server.providers import ChatResult
 from server.transcript import NewMessage, Store
 

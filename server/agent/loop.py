@@ -24,13 +24,13 @@ from protocol.messages import Image, OpenAIFunction, OpenAIToolCall, StopReason,
 from server.agent import cut, turn_hooks
 from server.agent.approvals import Approvals
 from server.agent.batches import batches, run_batch
-from server.agent.emit import Emitter
 from server.agent.partial import PartialAnswer
 from server.agent.toolcalls import run_call
 from server.agent.totals import USAGE_EVENT, TurnTotals, account_call
 from server.agent.views import ViewBuilder
 from server.checkpoints import Checkpointer
 from server.context import RequestView, ViewSettings, estimate_text_tokens
+from server.emit import Emitter
 from server.errors import DomainError
 from server.hooks.service import SessionHooks
 from server.providers import ChatProvider, ChatResult, ProviderError

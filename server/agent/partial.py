@@ -9,7 +9,7 @@ from collections.abc import Awaitable
 from typing import Any
 
 from protocol import updates as u
-from server.agent.emit import Emitter
+from server.emit import Emitter
 from server.errors import DomainError
 from server.providers import ProviderError, ReasoningDelta, Retrying, TextDelta
 from server.transcript import NewMessage, Store

@@ -9,8 +9,8 @@ from typing import Any
 from protocol import updates as u
 from protocol.messages import Plan as WirePlan
 from protocol.messages import PlanEntry
-from server.agent.emit import Emitter
 from server.context.plan import PLAN_TOOL, Plan, plan_of_call
+from server.emit import Emitter
 from server.transcript import Store
 
 PLAN_EVENT = "planUpdated"

@@ -17,10 +17,10 @@ from server.agent import cut, turn_hooks
 from server.agent.approvals import PLAN_MODE, Approvals
 from server.agent.calls import decide_call
 from server.agent.diffs import proposed_diff, stored_diff
-from server.agent.emit import Emitter
 from server.agent.plans import record_plan
 from server.checkpoints import Checkpointer
 from server.context.plan import PLAN_TOOL
+from server.emit import Emitter
 from server.hooks.service import SessionHooks
 from server.tools import Tool, ToolContext, ToolOutcome, ToolRunner, available_tools, parse_arguments
 from server.tools.base import Status, ToolFailure

@@ -22,7 +22,7 @@ import msgspec
 
 from protocol import updates as u
 from protocol.hooks import HookInfo
-from server.agent.emit import Emitter
+from server.emit import Emitter
 from server.hooks.config import PROJECT_FILE, HookSpec, ProjectHooks, read_project_hooks
 from server.hooks.run import HookResult, run_hook
 from server.mcp.trust import ProjectTrust

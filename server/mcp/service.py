@@ -19,7 +19,7 @@ import msgspec
 
 from protocol import updates as u
 from protocol.messages import McpServerInfo, McpToolInfo
-from server.agent.emit import Emitter, Notify
+from server.emit import Emitter, Notify
 from server.errors import McpConfigError
 from server.mcp.config import McpServerConfig, client_server, read_project_servers
 from server.mcp.manager import McpManager

@@ -26,7 +26,6 @@ from protocol.messages import (
 )
 from server.agent import turn_hooks
 from server.agent.digests import stable_prefix_tokens
-from server.agent.emit import Emitter
 from server.agent.models import provider_settings
 from server.agent.plans import stored_plan
 from server.agent.view_resume import build_view, keep_resume_point, save_unsaved
@@ -34,6 +33,7 @@ from server.agent.views import COMPACTION_EVENT, effective_settings, recall_serv
 from server.context import Compaction, RequestView, ViewSettings, estimate_text_tokens, fit_to_window
 from server.context.breakdown import Breakdown, breakdown
 from server.editor.tools import editor_tools
+from server.emit import Emitter
 from server.errors import InvalidParams
 from server.mcp.service import load_frozen
 from server.services.core import Core

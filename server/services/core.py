@@ -10,13 +10,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from server.agent.emit import Notify
 from server.agent.models import ModelSource
 from server.artifacts import ArtifactStore
 from server.checkpoints import Blobs
 from server.config import Settings
 from server.context import Calibration
 from server.editor.link import EditorLink, parse_capabilities
+from server.emit import Notify
 from server.hooks.service import HookService
 from server.mcp.service import McpService
 from server.sessions import Session, Sessions

@@ -10,7 +10,7 @@ import msgspec
 
 from protocol import updates as u
 from protocol.messages import SandboxStatus
-from server.agent.emit import Emitter
+from server.emit import Emitter
 from server.sandbox.mode import copy_mode, say_once, session_sandbox, set_session_mode
 from server.services.core import Core
 

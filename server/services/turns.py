@@ -13,13 +13,13 @@ from protocol import updates as u
 from protocol.messages import SteerTurnResult, SubmitTurnParams, SubmitTurnResult, TurnError, TurnUsage
 from server.agent.approvals import Approvals, approval_policy
 from server.agent.batches import TASK_TOOL
-from server.agent.emit import Emitter
 from server.agent.loop import Turn
 from server.agent.views import ViewBuilder, recall_server_window
 from server.checkpoints import Checkpointer
 from server.editor.attach import attach_context
 from server.editor.edits import EditWatch
 from server.editor.tools import editor_tools
+from server.emit import Emitter
 from server.errors import InvalidParams
 from server.frozen import read_frozen_context
 from server.hooks.service import SessionHooks

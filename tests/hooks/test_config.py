@@ -6,11 +6,11 @@ import asyncio
 
 import pytest
 
-from server.agent.emit import Emitter
 from server.config import load_settings
 from server.config_file import ConfigError
 from server.context.summary import DEFAULT_SECTION_BUDGET, with_hook_notes
 from server.context.tokens import estimate_text_tokens
+from server.emit import Emitter
 from server.hooks.config import HookSpec, read_project_hooks
 from server.hooks.run import interpret
 from server.hooks.service import HookService
