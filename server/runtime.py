@@ -100,7 +100,7 @@ class Runtime(Core):
         data, so a failure only makes the next server read more."""
         for session in self.sessions.live():
             try:
-                await save_unsaved(store, session)
+                await save_unsaved(store, session.view)
             except Exception:
                 log.warning("could not keep the resume points of session %s", session.id, exc_info=True)
 

@@ -3,8 +3,13 @@
 A handle carries everything live about its session: the incremental view state (B-INC-1), the resume points a
 read learned and has not written, the last request sent (``stablePrefixTokens``), the remembered "allow always"
 grants, the running usage totals, the running turn and those queued behind it, the MCP choices made for it
-(the client's servers, the project servers allowed or refused) and the project hook file allowed or refused. Services receive the handle; nothing else keeps
-per-session state.
+(the client's servers, the project servers allowed or refused) and the project hook file allowed or refused.
+Services receive the handle; nothing else keeps per-session state.
+
+This module sits above what it holds: each slot is a small class defined by the package that works on it
+(``agent.view_resume.ViewState``, ``agent.digests.SentRequest``, ``mcp.service.McpChoices``,
+``hooks.service.HookChoices``, ...), and those packages are handed the slot they use, never the handle, so none of
+them imports this module. The handle owns every slot: it lets go of them, and forgets them, as one.
 
 What is rebuilt from the store (view state, request digests, grants, totals) is held for the most recently used
 sessions only: past ``capacity`` the least recently used idle session lets go of it, and rebuilds it when next
@@ -17,55 +22,21 @@ of it in one call.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
+from server.agent.digests import SentRequest
 from server.agent.remembered import RememberedApprovals, load_remembered
 from server.agent.totals import TurnTotals, load_totals
 from server.agent.turns import SessionTurns
+from server.agent.view_resume import ViewState
+from server.hooks.service import HookChoices
+from server.mcp.service import McpChoices
 
 if TYPE_CHECKING:
-    from server.context.incremental import IncrementalView
-    from server.mcp.config import McpServerConfig
     from server.transcript import Store
 
 KEPT_SESSIONS = 16
-
-
-@dataclass
-class McpChoices:
-    """What was decided about a session's MCP servers; in memory only (their env and headers may hold secrets)."""
-
-    client_servers: list[McpServerConfig] = field(default_factory=list)  # createSession / ACP ``mcpServers``
-    # project server's configuration key -> allowed, for this session. Keyed on the exact command, arguments and
-    # environment, never the name: a rewritten .mcp.json under the same name asks again (issue 28).
-    decided: dict[str, bool] = field(default_factory=dict)
-
-    def __bool__(self) -> bool:
-        return bool(self.client_servers or self.decided)
-
-
-@dataclass
-class HookChoices:
-    """What was decided about a project's ``.threadline/hooks.toml`` in this session; in memory only
-    (``server.hooks.service``)."""
-
-    decided: dict[str, bool] = field(default_factory=dict)  # file digest -> run ("allow once" / "reject")
-
-    def __bool__(self) -> bool:
-        return bool(self.decided)
-
-
-@dataclass
-class Unsaved:
-    """Derived data a read learned and leaves for a path that writes anyway (``agent.view_resume.save_unsaved``)."""
-
-    checkpoint: tuple[int, dict[str, Any]] | None = None  # a view checkpoint from a history read whole
-    resume: tuple[int, dict[str, Any]] | None = None  # a view's resume point: (tail seq, head)
-
-    def __bool__(self) -> bool:
-        return self.checkpoint is not None or self.resume is not None
 
 
 class Session:
@@ -74,19 +45,17 @@ class Session:
     def __init__(self, session_id: str, store: Callable[[], Store]) -> None:
         self.id = session_id
         self._store = store
-        # The view state and the request digests, rebuilt from the store (``server.agent.view_resume``, ``server.agent.digests``)
-        self.view: IncrementalView | None = None  # fed only the messages stored since it last looked
-        self.sent: Sequence[dict[str, Any]] | None = None  # the last request this process sent, as sent
-        self.sent_digests: list[bytes] | None = None  # else the last one stored, a digest a message (None: not read)
-        self.resume_seq = 0  # the tail of the view's resume point this process knows is stored (0: none)
-        self.full_for: int | None = None  # the compaction (tail seq) a resumed state fell short for: held whole since
-        self.unsaved = Unsaved()  # what reads learned, written on the next path that writes (kept until then)
+        # Each slot is defined by the package that works on it, which is handed the slot, never the handle.
+        # The view state and the last request sent are rebuilt from the store, but for the view's unsaved resume
+        # points (``server.agent.view_resume.ViewState``, ``server.agent.digests.SentRequest``).
+        self.view = ViewState(session_id)
+        self.sent = SentRequest(session_id)
         self._approvals: RememberedApprovals | None = None  # loaded from the session's events on first use
         self._totals: TurnTotals | None = None  # summed from the session's ``usage`` events on first use
         # Only in memory. What else a session comes to hold live (its plan) belongs here too.
         self.turns = SessionTurns(session_id)
-        self.mcp = McpChoices()
-        self.hooks = HookChoices()
+        self.mcp = McpChoices()  # server.mcp.service
+        self.hooks = HookChoices()  # server.hooks.service
 
     async def approvals(self) -> RememberedApprovals:
         """The session's "allow always" grants, loaded from its events while the session is held in memory."""
@@ -107,13 +76,13 @@ class Session:
 
     def let_go(self) -> None:
         """Drop what the store can rebuild."""
-        self.view = self.sent = self.sent_digests = None
-        self.resume_seq, self.full_for = 0, None
+        self.view.let_go()
+        self.sent.let_go()
         self._approvals = self._totals = None
 
     @property
     def holds_memory_only_state(self) -> bool:
-        return self.turns.is_running() or bool(self.mcp) or bool(self.hooks) or bool(self.unsaved)
+        return self.turns.is_running() or bool(self.mcp) or bool(self.hooks) or bool(self.view.unsaved)
 
 
 class Sessions:

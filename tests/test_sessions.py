@@ -21,12 +21,12 @@ def _no_store():
 
 def test_the_least_recently_used_idle_session_lets_go_past_capacity():
     sessions = Sessions(_no_store, capacity=2)
-    sessions.get("a").sent = [{"role": "user", "content": "a"}]
+    sessions.get("a").sent.messages = [{"role": "user", "content": "a"}]
     sessions.get("b")
     sessions.get("a")  # a is now the most recently used
     sessions.get("c")
     assert "b" not in sessions and "a" in sessions and "c" in sessions and len(sessions) == 2
-    assert sessions.get("a").sent == [{"role": "user", "content": "a"}]
+    assert sessions.get("a").sent.messages == [{"role": "user", "content": "a"}]
 
 
 async def test_a_session_with_a_running_turn_is_never_let_go():
@@ -53,9 +53,9 @@ def test_memory_only_state_outlives_letting_go():
     sessions = Sessions(_no_store, capacity=1)
     handle = sessions.get("a")
     handle.mcp.decided["project-server"] = False
-    handle.sent = [{"role": "user", "content": "a"}]
+    handle.sent.messages = [{"role": "user", "content": "a"}]
     sessions.get("b")
-    assert "a" not in sessions and handle.sent is None
+    assert "a" not in sessions and handle.sent.messages is None
     assert sessions.get("a") is handle and handle.mcp.decided == {"project-server": False}
 
 

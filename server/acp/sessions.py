@@ -222,7 +222,7 @@ async def close_session(core: Core, client: AcpClient, session_id: str) -> None:
     if cancel_running_turn(core, session_id):
         await client.flush()
     client.close_session(session_id)
-    core.mcp.forget_session(session)  # its MCP servers stop unless another session uses them
+    core.mcp.forget_session(session_id, session.mcp)  # its MCP servers stop unless another session uses them
 
 
 async def set_mode(core: Core, client: AcpClient, session_id: str, mode_id: str) -> None:

@@ -8,14 +8,27 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
 
 from server.context import estimate_message_tokens
-from server.sessions import Session
 from server.transcript import Store
 from server.transcript.view_state import DIGEST_SIZE
+
+
+@dataclass
+class SentRequest:
+    """The last request sent for one session, held by its handle (``server.sessions.Session.sent``); rebuilt from
+    the store (``let_go``)."""
+
+    session_id: str
+    messages: Sequence[dict[str, Any]] | None = None  # the last request this process sent, as sent
+    digests: list[bytes] | None = None  # else the last one stored, a digest a message (None: not read)
+
+    def let_go(self) -> None:
+        self.messages = self.digests = None
 
 
 def request_digests(messages: Sequence[dict[str, Any]]) -> list[bytes]:
@@ -25,28 +38,28 @@ def request_digests(messages: Sequence[dict[str, Any]]) -> list[bytes]:
     ]
 
 
-def record_sent(session: Session, messages: Sequence[dict[str, Any]]) -> None:
+def record_sent(sent: SentRequest, messages: Sequence[dict[str, Any]]) -> None:
     """Remember what was just sent to the provider (for ``stable_prefix_tokens``). The request's list is kept as
     it is (the loop never changes a view after sending it); ``keep_sent`` stores it."""
-    session.sent, session.sent_digests = messages, None
+    sent.messages, sent.digests = messages, None
 
 
-async def keep_sent(store: Store, session: Session) -> None:
+async def keep_sent(store: Store, sent: SentRequest) -> None:
     """Store the last request sent, as digests. Once per turn, at its end: hashing a large request at every call
     would add to each iteration what the provider's answer is waited for anyway."""
-    if session.sent is not None:
-        await store.save_sent_request(session.id, b"".join(request_digests(session.sent)))
+    if sent.messages is not None:
+        await store.save_sent_request(sent.session_id, b"".join(request_digests(sent.messages)))
 
 
-async def stable_prefix_tokens(store: Store, session: Session, messages: Sequence[dict[str, Any]]) -> int:
+async def stable_prefix_tokens(store: Store, sent: SentRequest, messages: Sequence[dict[str, Any]]) -> int:
     """Tokens of the longest run of leading ``messages`` equal to the last request sent: what a provider's prompt
     cache could serve (B-CACHE-1). 0 when nothing was ever sent for the session."""
-    if session.sent is not None:  # sent by this process: compared as it was sent
-        same = (a == b for a, b in zip(session.sent, messages))
+    if sent.messages is not None:  # sent by this process: compared as it was sent
+        same = (a == b for a, b in zip(sent.messages, messages))
     else:  # sent before a restart: compared by digest
-        if session.sent_digests is None:
-            session.sent_digests = await store.sent_request(session.id) or []
-        previous = session.sent_digests
+        if sent.digests is None:
+            sent.digests = await store.sent_request(sent.session_id) or []
+        previous = sent.digests
         same = (a == b for a, b in zip(previous, request_digests(messages[: len(previous)])))
     total = 0
     for equal, msg in zip(same, messages):

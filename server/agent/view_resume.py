@@ -1,15 +1,15 @@
 """A session's incremental view state, fed from the store: resumed at a cold start, trimmed when it grows long.
 
-B-INC-1: each session's incremental view state (``server.context.incremental``) is kept in its
-``server.sessions.Session`` handle and fed only the messages stored since it last looked, so a view costs
+B-INC-1: each session's incremental view state (``server.context.incremental``) is kept in a ``ViewState``, which
+the session's handle (``server.sessions.Session.view``) holds, and fed only the messages stored since it last looked, so a view costs
 O(new messages + view), not O(transcript). Cold start (B-CACHE-3): a state is resumed from the tail of the
 stored summarized compaction (or, for a history no turn compacted, from a resume point), and a long-lived state is
 trimmed to that tail, so what is held is bounded by what follows it.
 
 Two kinds of resume point exist, both derived data: the ones the store makes as messages are appended (its view
 checkpoints, ``transcript.view_state``) and the one a view on a whole history saves where it put its safe tail
-(``keep_resume_point``). What a read learns of either is not written by the read: it waits in the handle
-(``Session.unsaved``) for a path that writes anyway (``save_unsaved``: the session's next turn, an import, the
+(``keep_resume_point``). What a read learns of either is not written by the read: it waits in the state
+(``ViewState.unsaved``) for a path that writes anyway (``save_unsaved``: the session's next turn, an import, the
 server's close).
 """
 
@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TypeVar
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from server.context import Compaction, RequestView
 from server.context.incremental import IncrementalView, PartialHistory
 from server.context.view import CompactionHead
-from server.sessions import Session, Unsaved
 from server.transcript import Store
 from server.transcript.view_state import CHECKPOINT_EVERY
 
@@ -34,9 +34,36 @@ RESUME_EVERY = 1000  # messages a view's tail moves on before its resume point i
 TRIM_MIN = 1000  # conversation messages held before a compaction's tail past which a state is trimmed to it
 
 
+@dataclass
+class Unsaved:
+    """Derived data a read learned and leaves for a path that writes anyway (``save_unsaved``)."""
+
+    checkpoint: tuple[int, dict[str, Any]] | None = None  # a view checkpoint from a history read whole
+    resume: tuple[int, dict[str, Any]] | None = None  # a view's resume point: (tail seq, head)
+
+    def __bool__(self) -> bool:
+        return self.checkpoint is not None or self.resume is not None
+
+
+@dataclass
+class ViewState:
+    """One session's view state, held by its handle (``server.sessions.Session.view``). ``state``, ``resume_seq``
+    and ``full_for`` are rebuilt from the store (``let_go``); ``unsaved`` exists only here until it is written."""
+
+    session_id: str
+    state: IncrementalView | None = None  # fed only the messages stored since it last looked
+    resume_seq: int = 0  # the tail of the view's resume point this process knows is stored (0: none)
+    full_for: int | None = None  # the compaction (tail seq) a resumed state fell short for: held whole since
+    unsaved: Unsaved = field(default_factory=Unsaved)  # what reads learned, written on the next path that writes
+
+    def let_go(self) -> None:
+        """Drop what the store can rebuild."""
+        self.state, self.resume_seq, self.full_for = None, 0, None
+
+
 async def session_view_state(
     store: Store,
-    session: Session,
+    view: ViewState,
     compaction: Compaction | None = None,
     *,
     resume: bool = True,
@@ -50,11 +77,11 @@ async def session_view_state(
     ``window_tokens`` after it (``_resumed_state``). A state that holds ``TRIM_MIN`` or more conversation
     messages before that tail is replaced by such a resumed one, so a long session's memory is bounded by what
     follows its compaction, not by its history (``resume=False``: neither)."""
-    state = session.view
+    state = view.state
     if state is None and resume:
-        state = await _resumed_state(store, session.id, compaction, window_tokens)
+        state = await _resumed_state(store, view.session_id, compaction, window_tokens)
         if state is not None and compaction is None:
-            session.resume_seq = state.last_seq + 1  # the saved resume point's tail
+            view.resume_seq = state.last_seq + 1  # the saved resume point's tail
     # Trimmed, but not again for a compaction whose trimmed state needed the older history (a fallback window
     # reaching back past its tail, say): that would read the whole history at every call.
     elif (
@@ -62,40 +89,40 @@ async def session_view_state(
         and resume
         and compaction is not None
         and compaction.head is not None
-        and compaction.tail_key != session.full_for
+        and compaction.tail_key != view.full_for
         and state.held_before(compaction) >= TRIM_MIN
     ):
-        state = await _resume_at(store, session.id, compaction.tail_key, compaction.head, "trimmed to")
+        state = await _resume_at(store, view.session_id, compaction.tail_key, compaction.head, "trimmed to")
     whole = state is None  # nothing to resume from: every message is read
-    state = session.view = state or IncrementalView()
+    state = view.state = state or IncrementalView()
     while True:  # page by page: a long history's first load never holds all its rows at once
-        page = await store.read_messages(session.id, after_seq=state.last_seq, limit=FEED_PAGE)
+        page = await store.read_messages(view.session_id, after_seq=state.last_seq, limit=FEED_PAGE)
         new = [m for m in page.items if m.seq > state.last_seq]  # a concurrent reader may have fed some already
         if new:
             state.feed([m.to_openai() for m in new], [m.tokens for m in new])
         if page.next_seq is None:
             if whole and state.fed >= CHECKPOINT_EVERY:
-                _note_checkpoint(session, state)
+                _note_checkpoint(view, state)
             return state
 
 
-def _note_checkpoint(session: Session, state: IncrementalView) -> None:
+def _note_checkpoint(view: ViewState, state: IncrementalView) -> None:
     """A long history read whole (stored before view checkpoints, or without them) gets one from the state that
     read it, so the store's later ones follow from it and no server reads it whole again."""
     made = state.checkpoint()
     if made is not None:
-        session.unsaved.checkpoint = (made[0], made[1].to_json())
+        view.unsaved.checkpoint = (made[0], made[1].to_json())
 
 
-async def save_unsaved(store: Store, session: Session) -> None:
-    """Write what reads of the session learned and left in its handle (resume points); on paths that write."""
-    unsaved, session.unsaved = session.unsaved, Unsaved()
+async def save_unsaved(store: Store, view: ViewState) -> None:
+    """Write what reads of the session learned and left in its view state (resume points); on paths that write."""
+    unsaved, view.unsaved = view.unsaved, Unsaved()
     if unsaved.checkpoint is not None:
         seq, head = unsaved.checkpoint
-        if seq > (await store.newest_view_checkpoint_seq(session.id) or 0):
-            await store.save_view_checkpoint(session.id, seq, head)
+        if seq > (await store.newest_view_checkpoint_seq(view.session_id) or 0):
+            await store.save_view_checkpoint(view.session_id, seq, head)
     if unsaved.resume is not None:
-        await store.save_view_resume(session.id, *unsaved.resume)
+        await store.save_view_resume(view.session_id, *unsaved.resume)
 
 
 async def _resumed_state(
@@ -143,7 +170,7 @@ async def _resume_at(store: Store, session_id: str, tail_key: int, head: Compact
 
 async def build_view(
     store: Store,
-    session: Session,
+    view: ViewState,
     compaction: Compaction | None,
     build: Callable[[IncrementalView], T],
     window_tokens: int | None = None,
@@ -151,33 +178,34 @@ async def build_view(
     """``build(state)`` on the session's state; when a state resumed from a compaction's tail turns out to need
     the older history, it is replaced by a full one, once. ``window_tokens``: the window the view is planned with
     (what a view checkpoint to resume from must leave after it)."""
-    state = await session_view_state(store, session, compaction, window_tokens=window_tokens)
+    state = await session_view_state(store, view, compaction, window_tokens=window_tokens)
     try:
         return build(state)
     except PartialHistory as exc:
         log.info(
-            "session %s: the view needs the history before the compaction (%s); reading all of it", session.id, exc
+            "session %s: the view needs the history before the compaction (%s); reading all of it", view.session_id, exc
         )
-        session.view, session.full_for = None, compaction.tail_key if compaction is not None else None
-        return build(await session_view_state(store, session, resume=False))
+        view.state, view.full_for = None, compaction.tail_key if compaction is not None else None
+        return build(await session_view_state(store, view, resume=False))
 
 
-def forget_view_state(session: Session) -> None:
-    session.view = session.sent = session.sent_digests = None
+def forget_view_state(view: ViewState) -> None:
+    """Drop the state (a failed build): the next view reads afresh what it needs."""
+    view.state = None
 
 
-async def keep_resume_point(store: Store, session: Session, view: RequestView) -> None:
-    """Note where ``view``'s new summarized compaction put its tail, and its head, for a session with no stored
+async def keep_resume_point(store: Store, view: ViewState, made_by: RequestView) -> None:
+    """Note where ``made_by``'s new summarized compaction put its tail, and its head, for a session with no stored
     compaction (an imported history viewed with ``getContextView``): the next server resumes from there instead
     of reading every message (cold start, B-CACHE-3). Nothing is announced or repeated: a state resumed from it
     builds the views a full state builds, and reads everything when a view needs more (``PartialHistory``).
     Noted again only once the tail has moved ``RESUME_EVERY`` messages on; the state held is then trimmed to it.
     It is written by ``save_unsaved``."""
-    made = view.new_compaction
-    if made is None or made.head is None or made.tail_key - session.resume_seq < RESUME_EVERY:
+    made = made_by.new_compaction
+    if made is None or made.head is None or made.tail_key - view.resume_seq < RESUME_EVERY:
         return
-    session.unsaved.resume = (made.tail_key, made.head.to_json())
-    session.resume_seq = made.tail_key
-    if session.view is not None and session.view.held_before(made) >= TRIM_MIN:  # hold no more than a restart would
-        session.view = await _resume_at(store, session.id, made.tail_key, made.head, "trimmed to")
-        await session_view_state(store, session)
+    view.unsaved.resume = (made.tail_key, made.head.to_json())
+    view.resume_seq = made.tail_key
+    if view.state is not None and view.state.held_before(made) >= TRIM_MIN:  # hold no more than a restart would
+        view.state = await _resume_at(store, view.session_id, made.tail_key, made.head, "trimmed to")
+        await session_view_state(store, view)

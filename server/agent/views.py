@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from server.agent.digests import keep_sent, record_sent
-from server.agent.view_resume import build_view, forget_view_state, save_unsaved
+from server.agent.digests import SentRequest, keep_sent, record_sent
+from server.agent.view_resume import ViewState, build_view, forget_view_state, save_unsaved
 from server.context import (
     Calibration,
     Compaction,
@@ -30,7 +30,6 @@ from server.context import (
     fit_to_window,
 )
 from server.context.fed import next_checkpoints
-from server.sessions import Session
 from server.transcript import Store
 
 log = logging.getLogger(__name__)
@@ -71,7 +70,9 @@ class ViewBuilder:
     overhead_tokens: int = 0  # sent with every request but not part of the view: the tool definitions
     server_windows: dict[str, int] = field(default_factory=dict)  # per model, owned by the runtime (issue 28)
     compaction: Compaction | None = None  # what the session's requests are built on (B-CACHE-1)
-    session: Session | None = None  # where the view state lives; None: a handle of the builder's own
+    # The session's view state and last request sent (its handle's ``view`` and ``sent``); None: the builder's own
+    state: ViewState | None = None
+    sent: SentRequest | None = None
     _loaded: bool = False
     _last_announced: tuple[Any, ...] | None = None
 
@@ -112,11 +113,17 @@ class ViewBuilder:
         stored = await self.store.all_messages(session_id)
         return [m.to_openai() for m in stored], [m.tokens for m in stored]
 
-    def _session(self, session_id: str) -> Session:
-        if self.session is None:
-            self.session = Session(session_id, lambda: self.store)
-        assert self.session.id == session_id
-        return self.session
+    def _state(self, session_id: str) -> ViewState:
+        if self.state is None:
+            self.state = ViewState(session_id)
+        assert self.state.session_id == session_id
+        return self.state
+
+    def _sent(self, session_id: str) -> SentRequest:
+        if self.sent is None:
+            self.sent = SentRequest(session_id)
+        assert self.sent.session_id == session_id
+        return self.sent
 
     async def next_view(
         self,
@@ -127,7 +134,7 @@ class ViewBuilder:
         """The next request's view. ``before_compaction`` runs when the view makes a new compaction, before it is
         used (the ``PreCompact`` hooks); the notes it returns go into a new summary (``Hook notes:``).
         ``compacting(before_tokens)`` is called once when a new compaction starts, before any of that work."""
-        session = self._session(session_id)
+        state = self._state(session_id)
         settings = self.effective_settings()
         if not self._loaded:  # once per turn: user turns and restarts repeat the stored compaction (B-CACHE-3)
             self.compaction = await stored_compaction(self.store, session_id)
@@ -142,9 +149,9 @@ class ViewBuilder:
         async def build(notes: str | None) -> RequestView:
             return await build_view(
                 self.store,
-                session,
+                state,
                 self.compaction,
-                lambda state: state.view(settings, self.compaction, notes=notes, on_compacting=starting),
+                lambda held: held.view(settings, self.compaction, notes=notes, on_compacting=starting),
                 settings.context_window_tokens,
             )
 
@@ -156,10 +163,11 @@ class ViewBuilder:
                     view = await build(notes)
         except Exception:  # R-FALL-1: a failing compressor never stops the turn
             log.exception("building the request view failed; using the fallback window")
-            forget_view_state(session)
+            forget_view_state(state)
+            self._sent(session_id).let_go()
             messages, tokens = await self._load(session_id)
             view = fallback_request_view(messages, settings, token_counts=_counts(tokens))
-        await save_unsaved(self.store, session)  # a turn writes anyway: what reads learned is kept now
+        await save_unsaved(self.store, state)  # a turn writes anyway: what reads learned is kept now
         if view.new_compaction is not None:
             self.compaction = view.new_compaction  # stored by the event that announces it (``compaction_event``)
         return fit_to_window(view)
@@ -169,7 +177,7 @@ class ViewBuilder:
         return fit_to_window(
             await build_view(
                 self.store,
-                self._session(session_id),
+                self._state(session_id),
                 self.compaction,
                 lambda state: state.fallback_view(settings),
                 settings.context_window_tokens,
@@ -177,10 +185,10 @@ class ViewBuilder:
         )
 
     def record_sent(self, session_id: str, messages: Sequence[dict[str, Any]]) -> None:
-        record_sent(self._session(session_id), messages)
+        record_sent(self._sent(session_id), messages)
 
     async def keep_sent(self, session_id: str) -> None:
-        await keep_sent(self.store, self._session(session_id))
+        await keep_sent(self.store, self._sent(session_id))
 
     def compaction_event(self, view: RequestView, force: bool = False) -> dict[str, Any] | None:
         """The ``contextCompacted`` payload for a view that compacts anew (R-OBS-1), else None. A new compaction

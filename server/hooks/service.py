@@ -35,6 +35,17 @@ TRUST_FILE = "hooks-trust.json"
 Ask = Callable[[str, dict[str, Any]], Awaitable[Any]]
 
 
+@dataclass
+class HookChoices:
+    """What was decided about a project's ``.threadline/hooks.toml`` in one session, held by its handle
+    (``server.sessions.Session.hooks``); in memory only."""
+
+    decided: dict[str, bool] = field(default_factory=dict)  # file digest -> run ("allow once" / "reject")
+
+    def __bool__(self) -> bool:
+        return bool(self.decided)
+
+
 @dataclass(frozen=True)
 class Verdict:
     """What a ``PreToolUse`` run decided about a call: ``deny`` (a block, or a failed hook), ``ask`` or ``allow``."""

@@ -29,13 +29,26 @@ from server.tools.base import Tool, ToolContext, ToolFailure
 
 if TYPE_CHECKING:  # the MCP SDK (and pydantic under it) loads only when a server is started: ~35 MB of RSS
     from server.mcp.connection import McpConnection
-    from server.sessions import Session
     from server.transcript import Store
 
 log = logging.getLogger(__name__)
 
 FROZEN_EVENT = "mcpToolsFrozen"
 Ask = Callable[[str, dict[str, Any]], Awaitable[Any]]
+
+
+@dataclass
+class McpChoices:
+    """What was decided about one session's MCP servers, held by its handle (``server.sessions.Session.mcp``); in
+    memory only (their env and headers may hold secrets)."""
+
+    client_servers: list[McpServerConfig] = field(default_factory=list)  # createSession / ACP ``mcpServers``
+    # project server's configuration key -> allowed, for this session. Keyed on the exact command, arguments and
+    # environment, never the name: a rewritten .mcp.json under the same name asks again (issue 28).
+    decided: dict[str, bool] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.client_servers or self.decided)
 
 
 @dataclass(frozen=True)
@@ -72,7 +85,7 @@ class McpService:
         self.manager = McpManager(home / "mcp-logs", self._status)
         self.trust = ProjectTrust(home)
         self.user_servers = user_servers
-        self._notify = notify  # what is decided for a session is in its handle (``server.sessions.McpChoices``)
+        self._notify = notify  # what is decided for a session is in its ``McpChoices``
 
     # --- configuration -------------------------------------------------------------------------------
 
@@ -84,39 +97,40 @@ class McpService:
         except McpConfigError as exc:
             raise McpConfigError(f"mcpServers: {exc.message}") from None
 
-    def set_client_servers(self, session: Session, raw: list[dict[str, Any]], cwd: Path) -> None:
-        """``createSession {mcpServers}``: kept in the session's handle only (their env and headers may hold
+    def set_client_servers(self, choices: McpChoices, raw: list[dict[str, Any]], cwd: Path) -> None:
+        """``createSession {mcpServers}``: kept in the session's choices only (their env and headers may hold
         secrets)."""
         configs = self.check_client_servers(raw, cwd)
         if configs:
-            session.mcp.client_servers = configs
+            choices.client_servers = configs
 
-    def configs(self, session: Session, cwd: Path) -> tuple[list[McpServerConfig], list[str]]:
+    def configs(self, choices: McpChoices, cwd: Path) -> tuple[list[McpServerConfig], list[str]]:
         """User servers, then the project's, then the client's; a later one of the same name wins."""
         project, problems = read_project_servers(cwd)
-        by_name = {c.name: c for c in [*self.user_servers, *project, *session.mcp.client_servers]}
+        by_name = {c.name: c for c in [*self.user_servers, *project, *choices.client_servers]}
         return [c for c in by_name.values() if c.enabled], problems
 
-    def forget_session(self, session: Session) -> None:
+    def forget_session(self, session_id: str, choices: McpChoices) -> None:
         """The session is gone from this process: its servers stop unless another session uses them."""
-        self.manager.release(session.id)
-        session.mcp.client_servers, session.mcp.decided = [], {}
+        self.manager.release(session_id)
+        choices.client_servers, choices.decided = [], {}
 
     # --- a turn's tools ------------------------------------------------------------------------------
 
     async def session_tools(
-        self, store: Store, session: Session, cwd: Path, emit: Emitter, ask: Ask
+        self, store: Store, session_id: str, choices: McpChoices, cwd: Path, emit: Emitter, ask: Ask
     ) -> dict[str, Tool]:
         """Start the session's servers (asking before project ones) and return its MCP tools by model name."""
-        session_id = session.id
         frozen = await load_frozen(store, session_id)
-        configs, problems = self.configs(session, cwd)
+        configs, problems = self.configs(choices, cwd)
         if frozen is not None:
             configs = [c for c in configs if c.name in frozen.servers]
         else:
             for problem in problems:
                 emit(u.Notice(level="warning", message=problem))
-        allowed = [c for c in configs if c.origin != "project" or await self._approved(session, cwd, c, emit, ask)]
+        allowed = [
+            c for c in configs if c.origin != "project" or await self._approved(session_id, choices, cwd, c, emit, ask)
+        ]
         connections = self.manager.use(session_id, allowed)
         if frozen is None and not configs:
             return {}  # nothing configured: nothing to freeze (a server added later joins a later turn's freeze)
@@ -131,12 +145,13 @@ class McpService:
             )
         return {t.name: self._tool(t) for t in frozen.tools}
 
-    async def _approved(self, session: Session, cwd: Path, config: McpServerConfig, emit: Emitter, ask: Ask) -> bool:
+    async def _approved(
+        self, session_id: str, choices: McpChoices, cwd: Path, config: McpServerConfig, emit: Emitter, ask: Ask
+    ) -> bool:
         """A project server starts only once the user allowed it (protocol/README.md ``requestApproval``)."""
         if self.trust.allowed(cwd, config):
             return True
-        session_id = session.id
-        decided = session.mcp.decided
+        decided = choices.decided
         if config.key in decided:
             return decided[config.key]
         params = u.RequestApprovalParams(
@@ -183,19 +198,19 @@ class McpService:
 
     # --- visibility ----------------------------------------------------------------------------------
 
-    async def list(self, store: Store, session: Session | None, cwd: Path | None) -> list[McpServerInfo]:
-        """With a session: its servers (starting the approved ones; once its tools are frozen, the servers they
-        came from); without: every running or configured user-level one."""
+    async def list(self, store: Store, session: tuple[str, McpChoices] | None, cwd: Path | None) -> list[McpServerInfo]:
+        """With a session (its id and choices): its servers (starting the approved ones; once its tools are frozen,
+        the servers they came from); without: every running or configured user-level one."""
         if session is not None and cwd is not None:
-            session_id = session.id
-            configs, _ = self.configs(session, cwd)
+            session_id, choices = session
+            configs, _ = self.configs(choices, cwd)
             frozen = await load_frozen(store, session_id)
             if frozen is not None:
                 configs = [c for c in configs if c.name in frozen.servers]
             waiting = [
                 c
                 for c in configs
-                if c.origin == "project" and not self.trust.allowed(cwd, c) and not session.mcp.decided.get(c.key)
+                if c.origin == "project" and not self.trust.allowed(cwd, c) and not choices.decided.get(c.key)
             ]
             running = self.manager.use(session_id, [c for c in configs if c not in waiting])
             return [*(_info(c) for c in running), *(_config_info(c, "needsApproval") for c in waiting)]

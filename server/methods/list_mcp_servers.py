@@ -12,4 +12,4 @@ async def list_mcp_servers(core: Core, params: ListMcpServersParams) -> ListMcpS
     if params.session_id is None:
         return ListMcpServersResult(servers=await core.mcp.list(core.store, None, None))
     stored, session = await core.session(params.session_id)
-    return ListMcpServersResult(servers=await core.mcp.list(core.store, session, Path(stored.cwd)))
+    return ListMcpServersResult(servers=await core.mcp.list(core.store, (session.id, session.mcp), Path(stored.cwd)))

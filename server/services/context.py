@@ -1,7 +1,7 @@
 """The context use cases: the view the next model call would send (``getContextView``), and compacting now.
 
 ``context_view`` is a read: it builds on the session's held state and writes nothing. A resume point it learns
-waits in the session's handle (``Session.unsaved``) for a path that writes anyway: the session's next turn,
+waits in the session's view state (``ViewState.unsaved``, held by its handle) for a path that writes anyway: the session's next turn,
 ``prepare_view`` (an import), or the server's close.
 """
 
@@ -92,13 +92,13 @@ async def context_view(
     compaction = await stored_compaction(core.store, session_id)
     view = await build_view(
         core.store,
-        session,
+        session.view,
         compaction,
         lambda state: state.view(effective, compaction),
         effective.context_window_tokens,
     )
     if compaction is None:
-        await keep_resume_point(core.store, session, view)
+        await keep_resume_point(core.store, session.view, view)
     return ContextView(fit_to_window(view), settings, effective, reserved), session
 
 
@@ -127,7 +127,7 @@ async def get_context_view(core: Core, params: GetContextViewParams) -> ContextV
         before_tokens=view.before_tokens,
         summary=view.summary,
         compact_target_tokens=got.effective.target_tokens,
-        stable_prefix_tokens=await stable_prefix_tokens(core.store, session, view.messages),
+        stable_prefix_tokens=await stable_prefix_tokens(core.store, session.sent, view.messages),
         plan=await stored_plan(core.store, params.session_id),
         breakdown=wire_breakdown(breakdown(view, got.reserved_tokens, got.settings.context_window_tokens)),
         compactions=await compaction_history(core.store, params.session_id),
@@ -165,7 +165,7 @@ async def prepare_view(core: Core, session_id: str) -> None:
     """Read a session's history into its view state now and keep what that learned (a mutating path: an import),
     so opening the session, here or after a restart, is fast."""
     _, session = await context_view(core, session_id)
-    await save_unsaved(core.store, session)
+    await save_unsaved(core.store, session.view)
 
 
 async def compact_session(core: Core, session_id: str, focus: str | None) -> CompactSessionResult:
@@ -196,12 +196,12 @@ async def compact_session(core: Core, session_id: str, focus: str | None) -> Com
     compaction = await stored_compaction(core.store, session_id)
     window = settings.context_window_tokens
     # R-OBS-1: said before the hooks and the summary, so a client shows it while they run
-    before = await build_view(core.store, session, compaction, lambda state: state.tokens, window)
+    before = await build_view(core.store, session.view, compaction, lambda state: state.tokens, window)
     emit(u.ContextCompacting(trigger="manual", before_tokens=before))
     notes = await turn_hooks.pre_compact(hooks, "manual")
     view, tokens = await build_view(
         core.store,
-        session,
+        session.view,
         compaction,
         lambda state: (state.compact_now(settings, focus, notes=notes), state.tokens),
         window,

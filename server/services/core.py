@@ -55,7 +55,9 @@ class Core:
         self.server_windows: dict[str, int] = {}
         self.mcp = McpService(settings.home, settings.mcp_servers, self.notify)  # shared MCP servers (server.mcp)
         self.hooks = HookService(settings.home, settings.hooks)  # [[hooks.EVENT]] and project hooks (server.hooks)
-        self.sessions = Sessions(lambda: self.store, on_forget=self.mcp.forget_session)
+        self.sessions = Sessions(
+            lambda: self.store, on_forget=lambda session: self.mcp.forget_session(session.id, session.mcp)
+        )
         self.blobs = Blobs(settings.checkpoints_dir)  # file checkpoint contents (server.checkpoints)
         self.editor: EditorLink | None = None  # what the client's editor answers (issue 34); None: nothing
         self._store: Store | None = None

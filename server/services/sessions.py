@@ -36,7 +36,7 @@ async def create_session(
     check_mcp_servers(core, servers, folder)
     stored = await core.store.create_session(str(folder), title, approval_policy, model)
     if servers:
-        core.mcp.set_client_servers(core.sessions.get(stored.id), servers, folder)
+        core.mcp.set_client_servers(core.sessions.get(stored.id).mcp, servers, folder)
     return stored
 
 
@@ -51,7 +51,7 @@ async def keep_mcp_servers(core: Core, session_id: str, servers: list[dict[str, 
     """A client's MCP servers for a stored session (ACP sends them on every ``session/new|load|resume``)."""
     stored, session = await core.session(session_id)
     try:
-        core.mcp.set_client_servers(session, servers, Path(stored.cwd))
+        core.mcp.set_client_servers(session.mcp, servers, Path(stored.cwd))
     except ValueError as exc:
         raise InvalidParams(str(exc)) from None
 

@@ -22,7 +22,7 @@ from server.editor.tools import editor_tools
 from server.emit import Emitter
 from server.errors import InvalidParams
 from server.frozen import read_frozen_context
-from server.hooks.service import SessionHooks
+from server.hooks.service import HookChoices, SessionHooks
 from server.providers import ChatProvider
 from server.sandbox.mode import say_once, session_sandbox
 from server.services.commands import turn_text
@@ -31,7 +31,7 @@ from server.services.core import Core
 from server.services.images import check_images
 from server.services.models import choose_model, view_settings
 from server.services.subagents import Child, task_tool
-from server.sessions import HookChoices, Session
+from server.sessions import Session
 from server.tools import Tool, ToolContext
 from server.transcript import NewMessage, new_id
 from server.transcript import Session as StoredSession
@@ -163,7 +163,8 @@ async def build_turn(
         core.calibrations,
         overhead_tokens=tool_overhead_tokens([t.spec() for t in tools.session_tools.values()]),
         server_windows=core.server_windows,
-        session=session,
+        state=session.view,
+        sent=session.sent,
     )
     policy = approval_policy(stored.approval_policy, core.settings.approval_policy)
     approvals = Approvals(
@@ -209,7 +210,7 @@ def _live_or_recorded(
     async def session_tools(turn_emit: Emitter) -> dict[str, Tool]:
         # Unattended, a project's MCP server is not asked about: it stays stopped (a notice says so)
         ask = _nobody_to_ask if core.settings.unattended else core.ask_client
-        return await core.mcp.session_tools(core.store, session, cwd, turn_emit, ask)
+        return await core.mcp.session_tools(core.store, session.id, session.mcp, cwd, turn_emit, ask)
 
     async def load_hooks(turn_emit: Emitter) -> SessionHooks:
         # Unattended (``threadline exec``, issue 31) nobody is asked: an unapproved project hook file does not run

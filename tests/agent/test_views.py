@@ -44,7 +44,7 @@ async def test_B_CACHE_3_a_long_sessions_state_is_trimmed_to_its_compaction_and_
         more = _messages(HISTORY + 120)
         await store.append_messages(sid, more[:HISTORY])
         session = Sessions(lambda: store).get(sid)
-        views = ViewBuilder(store, ViewSettings(16_000), session=session)
+        views = ViewBuilder(store, ViewSettings(16_000), state=session.view, sent=session.sent)
         compactions = 0
         for msg in more[HISTORY:]:
             before = views.compaction
@@ -53,7 +53,7 @@ async def test_B_CACHE_3_a_long_sessions_state_is_trimmed_to_its_compaction_and_
             if view.new_compaction is not None:
                 compactions += 1
             await store.append_messages(sid, [msg])
-        held = session.view
+        held = session.view.state
         assert compactions >= 2
         assert held is not None and held.held < TRIM_MIN < HISTORY  # only what follows the compaction's tail
     finally:
@@ -69,16 +69,16 @@ async def test_B_CACHE_3_a_trimmed_state_that_falls_short_is_read_whole_once_not
         sid = (await store.create_session(str(tmp_path), "long")).id
         await store.append_messages(sid, _messages(HISTORY))
         session = Sessions(lambda: store).get(sid)
-        views = ViewBuilder(store, ViewSettings(16_000), session=session)
+        views = ViewBuilder(store, ViewSettings(16_000), state=session.view, sent=session.sent)
         assert (await views.next_view(sid)).new_compaction is not None
         await views.next_view(sid)  # repeats the compaction: the state is trimmed to its tail
         compaction = views.compaction
-        trimmed = session.view
+        trimmed = session.view.state
         assert compaction is not None and trimmed is not None and trimmed.held < TRIM_MIN
         caplog.set_level(logging.INFO, logger="server.agent.view_resume")
         whole = ViewSettings(100_000_000)
         for _ in range(2):
-            view = await build_view(store, session, compaction, lambda state: state.view(whole, compaction))
+            view = await build_view(store, session.view, compaction, lambda state: state.view(whole, compaction))
             assert view.mode == "full" and view.transcript_messages == HISTORY
             await views.next_view(sid)
         assert sum("reading all of it" in r.getMessage() for r in caplog.records) == 1
