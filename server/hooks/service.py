@@ -1,19 +1,17 @@
 """Hooks for sessions: which hooks a turn gets, the project-file approval, and running an event's hooks.
 
 User hooks (config.toml) always run. A project's ``.threadline/hooks.toml`` runs only once the user approved that
-exact content, asked the way a project's ``.mcp.json`` server is (``server.mcp.trust.ProjectTrust``, its own file
+exact content, asked the way a project's ``.mcp.json`` server is (``server.project_approval``, its own file
 ``hooks-trust.json``): "allow always" is kept per project folder and file digest, so an edited file asks again;
-"allow once" and "reject" hold for the session (and that content: ``decided``, kept with the session's live
-state in ``server.sessions``). An unattended turn (``for_turn(unattended=
-True)``: nobody to ask, ``threadline exec``) never runs an unapproved project file, and says so.
+"allow once" and "reject" hold for the session (and that content: ``HookChoices``, which the session's handle
+holds). An unattended turn (``for_turn(unattended=True)``: nobody to ask, ``threadline exec``) never runs an
+unapproved project file, and says so.
 
 Every run is stored as a ``hookRun`` event and streamed as a ``hookRun`` update (SPEC B-HOOK-1).
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,14 +23,13 @@ from protocol.hooks import HookInfo
 from server.emit import Emitter
 from server.hooks.config import PROJECT_FILE, HookSpec, ProjectHooks, read_project_hooks
 from server.hooks.run import HookResult, run_hook
-from server.mcp.trust import ProjectTrust
+from server.project_approval import Ask, ProjectItem, ProjectTrust, approve
 
 if TYPE_CHECKING:
     from server.transcript import Store
 
 HOOK_EVENT = "hookRun"
 TRUST_FILE = "hooks-trust.json"
-Ask = Callable[[str, dict[str, Any]], Awaitable[Any]]
 
 
 @dataclass
@@ -190,36 +187,20 @@ class HookService:
     async def _approved(
         self, decided: dict[str, bool], cwd: Path, project: ProjectHooks, emit: Emitter, ask: Ask, unattended: bool
     ) -> bool:
-        if self.approved(cwd, project):
-            return True
-        if project.digest in decided:
-            return decided[project.digest]
-        if unattended:  # nobody to ask (issue 31): an unapproved project file never runs
-            emit(u.Notice(level="warning", message=f"{PROJECT_FILE} was not run: it is not approved (nobody to ask)"))
-            decided[project.digest] = False
-            return False
         listing = "\n".join(f"{s.event}{f' [{s.matcher}]' if s.matcher else ''}: {s.command}" for s in project.hooks)
-        params = u.RequestApprovalParams(
-            session_id=emit.session_id,
-            turn_id=emit.turn_id or "",
+        item = ProjectItem(
+            project=cwd,
+            name=PROJECT_FILE,
+            key=project.digest,
             tool_call_id="project_hooks",
             tool="projectHooks",
             title=f"Run the hooks in {PROJECT_FILE}?",
             detail=f'{listing}\n\n["Allow always" covers this file, as it is now, in {cwd}]',
+            refused=f"the hooks in {PROJECT_FILE} were not run (not approved)",
         )
-        try:
-            raw = await ask("requestApproval", msgspec.to_builtins(params))
-            decision = msgspec.convert(raw, u.RequestApprovalResult).decision
-        except asyncio.CancelledError:
-            raise
-        except Exception:  # noqa: BLE001 - no valid answer: never a silent allow
-            decision = "reject"
-        if decision == "allowAlways":
-            self.trust.allow_key(cwd, PROJECT_FILE, project.digest)
-        decided[project.digest] = decision != "reject"
-        if decision == "reject":
-            emit(u.Notice(level="info", message=f"the hooks in {PROJECT_FILE} were not run (not approved)"))
-        return decision != "reject"
+        # Unattended (issue 31) nobody is asked: an unapproved project file never runs
+        nobody = f"{PROJECT_FILE} was not run: it is not approved (nobody to ask)" if unattended else None
+        return await approve(self.trust, decided, item, emit.session_id, emit, ask, nobody)
 
     def offline(self, cwd: Path, session_id: str, secrets: tuple[str, ...]) -> SessionHooks:
         """``checkPolicy``'s hooks: the user's and the project's (the check is asked for explicitly, to try a

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,7 +24,7 @@ from server.errors import McpConfigError
 from server.mcp.config import McpServerConfig, client_server, read_project_servers
 from server.mcp.manager import McpManager
 from server.mcp.names import model_tool_name
-from server.mcp.trust import ProjectTrust
+from server.project_approval import Ask, ProjectItem, ProjectTrust, approve
 from server.tools.base import Tool, ToolContext, ToolFailure
 
 if TYPE_CHECKING:  # the MCP SDK (and pydantic under it) loads only when a server is started: ~35 MB of RSS
@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # the MCP SDK (and pydantic under it) loads only when a serve
 log = logging.getLogger(__name__)
 
 FROZEN_EVENT = "mcpToolsFrozen"
-Ask = Callable[[str, dict[str, Any]], Awaitable[Any]]
+TRUST_FILE = "mcp-trust.json"
 
 
 @dataclass
@@ -83,7 +83,7 @@ async def load_frozen(store: Store, session_id: str) -> FrozenTools | None:
 class McpService:
     def __init__(self, home: Path, user_servers: tuple[McpServerConfig, ...], notify: Notify):
         self.manager = McpManager(home / "mcp-logs", self._status)
-        self.trust = ProjectTrust(home)
+        self.trust = ProjectTrust(home, TRUST_FILE)  # "allow always" for project servers
         self.user_servers = user_servers
         self._notify = notify  # what is decided for a session is in its ``McpChoices``
 
@@ -149,36 +149,17 @@ class McpService:
         self, session_id: str, choices: McpChoices, cwd: Path, config: McpServerConfig, emit: Emitter, ask: Ask
     ) -> bool:
         """A project server starts only once the user allowed it (protocol/README.md ``requestApproval``)."""
-        if self.trust.allowed(cwd, config):
-            return True
-        decided = choices.decided
-        if config.key in decided:
-            return decided[config.key]
-        params = u.RequestApprovalParams(
-            session_id=session_id,
-            turn_id=emit.turn_id or "",
+        item = ProjectItem(
+            project=cwd,
+            name=config.name,
+            key=config.key,
             tool_call_id=f"mcp_server_{config.name}",
             tool="mcpServer",
             title=f"Start MCP server {config.name!r} from .mcp.json?",
             detail=f'{config.approval_detail}\n\n["Allow always" covers this server, as configured now, in {cwd}]',
+            refused=f"MCP server {config.name!r} from .mcp.json was not started (not approved)",
         )
-        try:
-            raw = await ask("requestApproval", msgspec.to_builtins(params))
-            decision = msgspec.convert(raw, u.RequestApprovalResult).decision
-        except asyncio.CancelledError:
-            raise
-        except Exception:  # noqa: BLE001 - no valid answer: never a silent allow
-            decision = "reject"
-        if decision == "allowAlways":
-            self.trust.allow(cwd, config)
-        decided[config.key] = decision != "reject"
-        if decision == "reject":
-            emit(
-                u.Notice(
-                    level="info", message=f"MCP server {config.name!r} from .mcp.json was not started (not approved)"
-                )
-            )
-        return decided[config.key]
+        return await approve(self.trust, choices.decided, item, session_id, emit, ask)
 
     def _tool(self, frozen: FrozenTool) -> Tool:
         async def run(ctx: ToolContext, args: dict[str, Any]) -> str:
@@ -210,7 +191,9 @@ class McpService:
             waiting = [
                 c
                 for c in configs
-                if c.origin == "project" and not self.trust.allowed(cwd, c) and not choices.decided.get(c.key)
+                if c.origin == "project"
+                and not self.trust.allowed_key(cwd, c.name, c.key)
+                and not choices.decided.get(c.key)
             ]
             running = self.manager.use(session_id, [c for c in configs if c not in waiting])
             return [*(_info(c) for c in running), *(_config_info(c, "needsApproval") for c in waiting)]
