@@ -9,7 +9,13 @@
 - the server never imports the client (``server.cli``);
 - the client (``server.cli``) imports only ``protocol``, itself and a short list of pure helpers; only ``serve``
   leads into the server (``server.serve``);
-- ``protocol`` imports nothing from ``server``.
+- ``protocol`` imports nothing from ``server``;
+- ``server.sessions`` sits above what it holds (issue 29): agent, MCP and hooks define the slots of live state a
+  ``Session`` handle holds and take the slot, so none of them imports ``server.sessions`` or the services; MCP and
+  hooks, below the agent, never import it, nor each other (``server.emit`` and ``server.project_approval`` are what
+  they share); the rooms (a folder under ``server/`` or a file in it) around ``server.sessions`` form no cycle;
+- a service takes what it needs of the ``Core`` (its ``...Needs`` Protocol, ``server.services.needs``): no service
+  module but ``core`` itself imports ``server.services.core``.
 
 Imports inside functions count; so do imports under ``if TYPE_CHECKING:`` for the cycle rule (a type-only cycle
 is still two modules that cannot be read apart). The layer rules read run-time imports.
@@ -34,6 +40,10 @@ DOMAIN = (
     "server.artifacts",
     "server.frozen",
     "server.sessions",
+    "server.mcp",
+    "server.hooks",
+    "server.emit",
+    "server.project_approval",
 )
 EDGE = ("server.edge", "server.methods", "server.acp", "server.runtime")
 SERVICES = ("server.services",)
@@ -190,6 +200,70 @@ def test_protocol_imports_nothing_from_server():
         if _within(i, ("server",))
     )
     assert wrong == []
+
+
+def _importing(importers: tuple[str, ...], imported: tuple[str, ...]) -> list[str]:
+    """Who among ``importers`` imports any of ``imported``, type-only imports included."""
+    return sorted(
+        f"{m} imports {i}"
+        for m, deps in WITH_TYPES.items()
+        if _within(m, importers)
+        for i in deps
+        if _within(i, imported)
+    )
+
+
+def test_agent_mcp_and_hooks_never_import_the_sessions_or_the_services():
+    """Issue 29: they define the slots a ``Session`` handle holds (``ViewState``, ``SentRequest``, ``McpChoices``,
+    ``HookChoices``) and are handed the slot, so ``server.sessions`` sits above them."""
+    below = ("server.agent", "server.mcp", "server.hooks", "server.emit", "server.project_approval")
+    assert _importing(below, ("server.sessions", "server.services")) == []
+
+
+def test_mcp_and_hooks_never_import_the_agent_nor_each_other():
+    """They sit below the agent (which runs hooks and MCP tools in a turn); what both need, the ``Emitter`` and
+    the project-file approval, is below them (``server.emit``, ``server.project_approval``)."""
+    assert _importing(("server.mcp", "server.hooks"), ("server.agent",)) == []
+    assert _importing(("server.mcp",), ("server.hooks",)) == []
+    assert _importing(("server.hooks",), ("server.mcp",)) == []
+
+
+def test_emit_and_the_project_approval_import_only_protocol_and_each_other():
+    low = ("server.emit", "server.project_approval")
+    assert _importing(low, ("server",)) == ["server.project_approval imports server.emit"]
+
+
+def test_services_take_their_needs_not_the_core():
+    """Issue 29: a service declares what it uses of the ``Core`` (a Protocol of ``server.services.needs``) and mypy
+    holds it to that; only the front ends name the ``Core`` they hand over."""
+    wrong = [
+        line
+        for line in _importing(("server.services",), ("server.services.core",))
+        if not line.startswith("server.services.core ")
+    ]
+    assert wrong == []
+
+
+def _room(module: str) -> str:
+    """A folder under ``server/`` or a single file directly in it (``/work/tools/rooms.py``'s rooms)."""
+    parts = module.split(".")
+    if parts[0] != "server" or len(parts) == 1:
+        return parts[0]
+    return f"server.{parts[1]}"
+
+
+def test_no_room_cycle_through_the_sessions():
+    """Nothing ``server.sessions`` imports, room by room and type-only imports included, leads back to it."""
+    rooms: dict[str, set[str]] = {}
+    for m, deps in WITH_TYPES.items():
+        rooms.setdefault(_room(m), set()).update(_room(d) for d in deps if _room(d) != _room(m))
+    reached, todo = set(), list(rooms["server.sessions"])
+    while todo:
+        room = todo.pop()
+        if room not in reached:
+            reached.add(room)
+            todo.extend(rooms.get(room, ()))
+    assert "server.sessions" not in reached
 
 
 def test_no_import_cycles():

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import msgspec
 
@@ -22,15 +23,19 @@ from protocol.messages import (
 )
 from server.agent.loop import COMMAND_EVENT
 from server.commands import Command, expand, invocation, load_commands, resolve
-from server.services.context import compact_session, context_report, get_context_view
-from server.services.core import Core
+from server.services.context import ContextNeeds, compact_session, context_report, get_context_view
 from server.services.sessions import update_session
 from server.transcript import Session as StoredSession
 from server.transcript import new_id
 from server.workspace import checked_folder
 
 
-async def list_commands(core: Core, session_id: str | None, cwd: str | None) -> list[CommandInfo]:
+class CommandsNeeds(ContextNeeds, Protocol):
+    """What the command use cases use of the ``Core``: the built-ins run the context use cases (``/compact``,
+    ``/context``) and ``update_session`` (``/plan``), so their needs."""
+
+
+async def list_commands(core: CommandsNeeds, session_id: str | None, cwd: str | None) -> list[CommandInfo]:
     """A session's commands (its folder's), else a folder's, else the user's and the built-ins."""
     folder = Path((await core.store.get_session(session_id)).cwd) if session_id else None
     if folder is None and cwd:
@@ -53,7 +58,7 @@ class TurnText:
     answered: SubmitTurnResult | None = None  # a built-in answered it: no turn runs
 
 
-async def turn_text(core: Core, stored: StoredSession, text: str) -> TurnText:
+async def turn_text(core: CommandsNeeds, stored: StoredSession, text: str) -> TurnText:
     """``text`` as the turn runs it: unchanged, a command's expansion, or a built-in's answer (``UnknownCommand``
     for a ``/name`` no command has)."""
     called = invocation(text)
@@ -90,7 +95,7 @@ def _answered(name: str, output: str) -> SubmitTurnResult:
     )
 
 
-async def with_typed(core: Core, session_id: str, items: list[TranscriptItem]) -> list[TranscriptItem]:
+async def with_typed(core: CommandsNeeds, session_id: str, items: list[TranscriptItem]) -> list[TranscriptItem]:
     """``items`` with ``typed`` set on the user messages that are a command's expansion (its commandExpanded
     event), so a resumed client shows what the user typed."""
     if not any(item.role == "user" for item in items):

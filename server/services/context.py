@@ -11,7 +11,7 @@ import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 
@@ -36,13 +36,29 @@ from server.editor.tools import editor_tools
 from server.emit import Emitter
 from server.errors import InvalidParams
 from server.mcp.service import load_frozen
-from server.services.core import Core
 from server.services.models import view_settings
+from server.services.needs import (
+    HasAskClient,
+    HasEditor,
+    HasHooks,
+    HasLearned,
+    HasNotify,
+    HasSession,
+    HasSettings,
+    HasStore,
+)
 from server.services.subagents import task_spec
 from server.sessions import Session
 from server.tools import tool_specs
 from server.transcript import Session as StoredSession
 from server.transcript import Store
+
+
+class ContextNeeds(
+    HasSettings, HasStore, HasSession, HasLearned, HasEditor, HasHooks, HasNotify, HasAskClient, Protocol
+):
+    """What the context use cases use of the ``Core``."""
+
 
 MAX_FOCUS_CHARS = 4000
 
@@ -53,7 +69,7 @@ def tool_overhead_tokens(extra_specs: list[dict[str, Any]] | None = None) -> int
     return estimate_text_tokens(json.dumps(tool_specs() + (extra_specs or [])))
 
 
-async def session_tool_overhead_tokens(core: Core, stored: StoredSession) -> int:
+async def session_tool_overhead_tokens(core: ContextNeeds, stored: StoredSession) -> int:
     """The tool definitions' reserve of a session's requests: the built-in tools, its frozen MCP tools and, but in
     a subagent's session, ``task`` (B-SUB-1), as the turn's loop offers them."""
     frozen = await load_frozen(core.store, stored.id)
@@ -73,7 +89,7 @@ class ContextView:
 
 
 async def context_view(
-    core: Core,
+    core: ContextNeeds,
     session_id: str,
     context_window_tokens: int | None = None,
     threshold_ratio: float | None = None,
@@ -102,7 +118,7 @@ async def context_view(
     return ContextView(fit_to_window(view), settings, effective, reserved), session
 
 
-async def get_context_view(core: Core, params: GetContextViewParams) -> ContextViewResult:
+async def get_context_view(core: ContextNeeds, params: GetContextViewParams) -> ContextViewResult:
     """``getContextView``: the request view the next model call would send now, without calling a model."""
     if params.context_window_tokens is not None and params.context_window_tokens <= 0:
         raise InvalidParams("contextWindowTokens must be positive")
@@ -161,14 +177,14 @@ async def compaction_history(store: Store, session_id: str) -> list[CompactionRe
     return out
 
 
-async def prepare_view(core: Core, session_id: str) -> None:
+async def prepare_view(core: ContextNeeds, session_id: str) -> None:
     """Read a session's history into its view state now and keep what that learned (a mutating path: an import),
     so opening the session, here or after a restart, is fast."""
     _, session = await context_view(core, session_id)
     await save_unsaved(core.store, session.view)
 
 
-async def compact_session(core: Core, session_id: str, focus: str | None) -> CompactSessionResult:
+async def compact_session(core: ContextNeeds, session_id: str, focus: str | None) -> CompactSessionResult:
     """Compact now (``compactSession``): a summary compaction of the stored transcript, stored and announced like
     any other, so the next request starts from it (B-CACHE-2); ``focus`` goes verbatim into its Focus: section."""
     if focus is not None and len(focus) > MAX_FOCUS_CHARS:

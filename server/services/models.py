@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from protocol.messages import ListModelsResult, ModelInfo, ModelPrice
 from server.agent.approvals import approval_policy
@@ -14,8 +14,12 @@ from server.providers import ChatProvider, OpenAICompatibleProvider
 from server.providers.anthropic import AnthropicProvider
 from server.providers.capabilities import Price
 from server.providers.responses import ResponsesProvider
-from server.services.core import Core
+from server.services.needs import HasModels, HasSettings, HasStore
 from server.transcript import Session as StoredSession
+
+
+class ModelsNeeds(HasSettings, HasStore, HasModels, Protocol):
+    """What the model use cases use of the ``Core``."""
 
 
 def context_window(settings: Settings, session: StoredSession | None = None) -> int:
@@ -38,7 +42,7 @@ def view_settings(
     )
 
 
-async def choose_model(core: Core, session_id: str) -> ModelChoice | None:
+async def choose_model(core: ModelsNeeds, session_id: str) -> ModelChoice | None:
     """Before each model call: the session's model and approval policy as stored now, so ``updateSession``
     applies from the next call (the view is built for the new model's window). None: nothing configured."""
     session = await core.store.get_session(session_id)

@@ -5,7 +5,7 @@ default) and the ``[approvals]`` rules of config.toml count as they would live (
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 
@@ -17,17 +17,21 @@ from server.agent.remembered import RememberedApprovals
 from server.errors import InvalidParams
 from server.hooks.service import SessionHooks
 from server.sandbox.mode import command_sandbox, session_sandbox
-from server.services.core import Core
+from server.services.needs import HasHooks, HasSession, HasSettings, HasStore
 from server.tools import TOOLS, Tool, parse_arguments
 from server.tools.base import ToolFailure
 from server.workspace import checked_folder
+
+
+class PolicyCheckNeeds(HasSettings, HasStore, HasSession, HasHooks, Protocol):
+    """What ``checkPolicy`` uses of the ``Core``."""
 
 
 async def _nobody(method: str, params: Any) -> Any:
     raise RuntimeError("checkPolicy asks nobody")
 
 
-async def check_policy(core: Core, params: CheckPolicyParams) -> CheckPolicyResult:
+async def check_policy(core: PolicyCheckNeeds, params: CheckPolicyParams) -> CheckPolicyResult:
     cwd = checked_folder(params.cwd)
     remembered = RememberedApprovals()
     policy = params.policy or core.settings.approval_policy

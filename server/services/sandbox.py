@@ -4,7 +4,7 @@ it cannot be enforced. The mode lives in the session's events (``server.sandbox.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 
@@ -12,12 +12,17 @@ from protocol import updates as u
 from protocol.messages import SandboxStatus
 from server.emit import Emitter
 from server.sandbox.mode import copy_mode, say_once, session_sandbox, set_session_mode
-from server.services.core import Core
+from server.services.needs import HasNotify, HasSettings, HasStore
+
+
+class SandboxNeeds(HasSettings, HasStore, HasNotify, Protocol):
+    """What the sandbox use case uses of the ``Core``."""
+
 
 __all__ = ["apply_mode", "copy_mode"]  # copy_mode: a fork keeps its source's mode (forkSession)
 
 
-async def apply_mode(core: Core, session_id: str, cwd: Path, mode: Any = msgspec.UNSET) -> SandboxStatus:
+async def apply_mode(core: SandboxNeeds, session_id: str, cwd: Path, mode: Any = msgspec.UNSET) -> SandboxStatus:
     """Set the session's mode (``UNSET``: unchanged; None: the default) and return its status now; the first time
     it cannot be enforced a notice says so (stored, and sent to the client)."""
     if mode is not msgspec.UNSET:

@@ -5,24 +5,34 @@ from __future__ import annotations
 import logging
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 
 from server.agent.models import checked_model_name
 from server.agent.remembered import Remembered, revoke
 from server.errors import InvalidParams
-from server.services.context import prepare_view
-from server.services.core import Core
+from server.services.context import ContextNeeds, prepare_view
+from server.services.needs import HasBlobs, HasMcp, HasSessions, HasSettings, HasStore
 from server.transcript import NewMessage
 from server.transcript import Session as StoredSession
 from server.workspace import checked_folder, normalized_folder
+
+
+class SessionsNeeds(ContextNeeds, HasSessions, HasMcp, HasBlobs, Protocol):
+    """What the session use cases use of the ``Core``: an import reads its view (``prepare_view``), so the
+    context use cases' needs too."""
+
+
+class UpdateNeeds(HasSettings, HasStore, Protocol):
+    """What ``update_session`` uses (the ``/plan`` command calls it too)."""
+
 
 log = logging.getLogger(__name__)
 
 
 async def create_session(
-    core: Core,
+    core: SessionsNeeds,
     cwd: str,
     title: str | None = None,
     approval_policy: str | None = None,
@@ -40,14 +50,14 @@ async def create_session(
     return stored
 
 
-def check_mcp_servers(core: Core, servers: list[dict[str, Any]], cwd: Path) -> None:
+def check_mcp_servers(core: SessionsNeeds, servers: list[dict[str, Any]], cwd: Path) -> None:
     try:
         core.mcp.check_client_servers(servers, cwd)
     except ValueError as exc:
         raise InvalidParams(str(exc)) from None
 
 
-async def keep_mcp_servers(core: Core, session_id: str, servers: list[dict[str, Any]]) -> None:
+async def keep_mcp_servers(core: SessionsNeeds, session_id: str, servers: list[dict[str, Any]]) -> None:
     """A client's MCP servers for a stored session (ACP sends them on every ``session/new|load|resume``)."""
     stored, session = await core.session(session_id)
     try:
@@ -56,7 +66,7 @@ async def keep_mcp_servers(core: Core, session_id: str, servers: list[dict[str, 
         raise InvalidParams(str(exc)) from None
 
 
-async def import_session(core: Core, cwd: str, title: str | None, messages: list[NewMessage]) -> StoredSession:
+async def import_session(core: SessionsNeeds, cwd: str, title: str | None, messages: list[NewMessage]) -> StoredSession:
     """Store a history (never calling a model), then read it into its view state once, so opening the session,
     here or after a restart, is fast."""
     for i, msg in enumerate(messages):
@@ -71,7 +81,7 @@ async def import_session(core: Core, cwd: str, title: str | None, messages: list
 
 
 async def update_session(
-    core: Core, session_id: str, model: Any = msgspec.UNSET, approval_policy: Any = msgspec.UNSET
+    core: UpdateNeeds, session_id: str, model: Any = msgspec.UNSET, approval_policy: Any = msgspec.UNSET
 ) -> StoredSession:
     """Set the session's model and/or approval policy (``UNSET``: left as it is); both apply from its next model
     call. Checked before anything is written: a bad call changes nothing."""
@@ -83,7 +93,7 @@ async def update_session(
     return await core.store.get_session(stored.id)
 
 
-async def delete_session(core: Core, session_id: str) -> None:
+async def delete_session(core: SessionsNeeds, session_id: str) -> None:
     """Remove the session's rows, then its artifact files (R-SRC-1's one exception: an explicit delete).
 
     A running or starting turn is cancelled first and awaited, so it never calls the model again. The sessions its
@@ -97,12 +107,12 @@ async def delete_session(core: Core, session_id: str) -> None:
         await delete_session(core, child)
 
 
-async def remembered_approvals(core: Core, session_id: str) -> list[Remembered]:
+async def remembered_approvals(core: SessionsNeeds, session_id: str) -> list[Remembered]:
     _, session = await core.session(session_id)
     return (await session.approvals()).list()
 
 
-async def revoke_approval(core: Core, session_id: str, approval_id: str) -> Remembered:
+async def revoke_approval(core: SessionsNeeds, session_id: str, approval_id: str) -> Remembered:
     """Forget one "allow always"; the next such call asks (``ApprovalNotFound`` if unknown)."""
     _, session = await core.session(session_id)
     return await revoke(core.store, await session.approvals(), session_id, approval_id)

@@ -16,7 +16,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from protocol.messages import SubmitTurnResult
 from server.agent.batches import TASK_TOOL
@@ -25,12 +25,17 @@ from server.agent.loop import Turn
 from server.agent.totals import add_usage
 from server.providers import ChatProvider
 from server.sandbox.mode import copy_mode
-from server.services.core import Core
+from server.services.needs import HasModels, HasSessions, HasSettings, HasStore
 from server.sessions import Session
 from server.tools import Tool, ToolContext
 from server.tools.base import ToolFailure, require_str, schema
 from server.transcript import Session as StoredSession
 from server.transcript import new_id
+
+
+class SubagentsNeeds(HasSettings, HasStore, HasModels, HasSessions, Protocol):
+    """What running a subagent uses of the ``Core`` (building its turn is the caller's ``build``)."""
+
 
 CHILD_USAGE_EVENT = "childUsage"
 
@@ -51,10 +56,11 @@ class Child:
     on_usage: Callable[[dict[str, Any]], Awaitable[None]]
 
 
-Build = Callable[[Core, Session, StoredSession, ChatProvider, str, Child], Awaitable[Turn]]
+# Puts a child's turn together (``services.turns.build_turn`` with the caller's own needs)
+Build = Callable[[Session, StoredSession, ChatProvider, str, Child], Awaitable[Turn]]
 
 
-def task_tool(core: Core, parent: Session, cwd: Path, build: Build) -> Tool:
+def task_tool(core: SubagentsNeeds, parent: Session, cwd: Path, build: Build) -> Tool:
     """The ``task`` tool of one parent turn; its children run at most ``[agents] max_parallel`` at a time."""
     catalog = load_agents(cwd, core.settings.home)
     limit = asyncio.Semaphore(core.settings.agents_max_parallel)
@@ -68,7 +74,7 @@ def task_tool(core: Core, parent: Session, cwd: Path, build: Build) -> Tool:
     return Tool(name=TASK_TOOL, description=describe(catalog), parameters=PARAMETERS, run=run)
 
 
-def task_spec(core: Core, cwd: Path) -> dict[str, Any]:
+def task_spec(core: HasSettings, cwd: Path) -> dict[str, Any]:
     """The ``task`` tool's definition as a session in ``cwd`` sends it (for the budget ``getContextView`` plans)."""
     return task_spec_for(load_agents(cwd, core.settings.home))
 
@@ -114,7 +120,7 @@ def _agent(catalog: AgentCatalog, name: Any) -> AgentDefinition | None:
 
 
 async def run_child(
-    core: Core,
+    core: SubagentsNeeds,
     parent: Session,
     ctx: ToolContext,
     description: str,
@@ -146,7 +152,7 @@ async def run_child(
     )
     handle = core.sessions.get(stored.id)
     turn_id = new_id("turn_")
-    turn = await build(core, handle, stored, provider, turn_id, child)
+    turn = await build(handle, stored, provider, turn_id, child)
     task = handle.turns.start(turn_id, lambda: turn.run(prompt, None))
     try:
         result = await asyncio.shield(task)
@@ -157,7 +163,7 @@ async def run_child(
     return await _answer(core, stored.id, result)
 
 
-async def _answer(core: Core, child_id: str, result: SubmitTurnResult) -> str:
+async def _answer(core: SubagentsNeeds, child_id: str, result: SubmitTurnResult) -> str:
     where = f"(subagent session {child_id})"
     if result.stop_reason == "cancelled":
         raise ToolFailure(f"the subagent was cancelled before it finished {where}")
@@ -170,7 +176,9 @@ async def _answer(core: Core, child_id: str, result: SubmitTurnResult) -> str:
     return last.content or ""
 
 
-async def _count_in_parent(core: Core, parent: Session, child_id: str, event: dict[str, Any], turn_id: str) -> None:
+async def _count_in_parent(
+    core: SubagentsNeeds, parent: Session, child_id: str, event: dict[str, Any], turn_id: str
+) -> None:
     """A child's model call counts in the parent's totals too: live, and as a stored ``childUsage`` event."""
     add_usage(await parent.totals(), event)
     await core.store.add_event(parent.id, CHILD_USAGE_EVENT, {**event, "childSessionId": child_id}, turn_id)

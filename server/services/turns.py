@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from protocol import updates as u
 from protocol.messages import SteerTurnResult, SubmitTurnParams, SubmitTurnResult, TurnError, TurnUsage
@@ -25,16 +25,24 @@ from server.frozen import read_frozen_context
 from server.hooks.service import HookChoices, SessionHooks
 from server.providers import ChatProvider
 from server.sandbox.mode import say_once, session_sandbox
-from server.services.commands import turn_text
+from server.services.commands import CommandsNeeds, turn_text
 from server.services.context import tool_overhead_tokens
-from server.services.core import Core
 from server.services.images import check_images
 from server.services.models import choose_model, view_settings
-from server.services.subagents import Child, task_tool
+from server.services.needs import HasArtifacts, HasBlobs, HasMcp, HasProcesses, HasRecordedTools
+from server.services.subagents import Child, SubagentsNeeds, task_tool
 from server.sessions import Session
 from server.tools import Tool, ToolContext
 from server.transcript import NewMessage, new_id
 from server.transcript import Session as StoredSession
+
+
+class TurnsNeeds(
+    CommandsNeeds, SubagentsNeeds, HasMcp, HasBlobs, HasArtifacts, HasProcesses, HasRecordedTools, Protocol
+):
+    """What the turn use cases use of the ``Core``: a turn reaches nearly all of it (a slash command runs the
+    context use cases, a ``task`` call a subagent)."""
+
 
 NO_PROVIDER = (
     "no model provider is configured: set THREADLINE_BASE_URL and THREADLINE_MODEL (and "
@@ -42,7 +50,7 @@ NO_PROVIDER = (
 )
 
 
-async def submit_turn(core: Core, params: SubmitTurnParams) -> SubmitTurnResult:
+async def submit_turn(core: TurnsNeeds, params: SubmitTurnParams) -> SubmitTurnResult:
     """Run a turn to its end (``submitTurn``, ACP ``session/prompt``); images are checked before anything is
     stored. With ``queue`` it runs after the turns already there, else the session must be idle."""
     check_images(params.images or [])
@@ -88,7 +96,7 @@ async def submit_turn(core: Core, params: SubmitTurnParams) -> SubmitTurnResult:
     )
 
 
-async def steer_turn(core: Core, session_id: str, text: str) -> SteerTurnResult:
+async def steer_turn(core: TurnsNeeds, session_id: str, text: str) -> SteerTurnResult:
     """``steerTurn``: the text waits for the running turn's next model call (``Turn._take_steers``)."""
     if not text.strip():
         raise InvalidParams("text must not be empty")
@@ -96,13 +104,13 @@ async def steer_turn(core: Core, session_id: str, text: str) -> SteerTurnResult:
     return SteerTurnResult(turn_id=session.turns.steer(text))
 
 
-async def cancel_turn(core: Core, session_id: str) -> bool:
+async def cancel_turn(core: TurnsNeeds, session_id: str) -> bool:
     """Cancel the running turn (its ``submitTurn`` answers ``cancelled``); the turns queued after it still run."""
     _, session = await core.session(session_id)
     return session.turns.cancel()
 
 
-def cancel_running_turn(core: Core, session_id: str) -> bool:
+def cancel_running_turn(core: TurnsNeeds, session_id: str) -> bool:
     """Cancel the session's running turn, if this process runs one (ACP's ``session/cancel``, a notification:
     nothing to answer, so the session is not looked up)."""
     session = core.sessions.peek(session_id)  # a session whose turn runs is always held
@@ -110,7 +118,7 @@ def cancel_running_turn(core: Core, session_id: str) -> bool:
 
 
 async def build_turn(
-    core: Core,
+    core: TurnsNeeds,
     session: Session,
     stored: StoredSession,
     provider: ChatProvider,
@@ -122,6 +130,12 @@ async def build_turn(
     approval, its instructions after the frozen context, its usage told to the parent. ``max_model_calls``
     (``submitTurn``'s) replaces the server's ``max_iterations``."""
     cwd = Path(stored.cwd)
+
+    async def build_child(
+        handle: Session, child_stored: StoredSession, child_provider: ChatProvider, child_turn: str, of: Child
+    ) -> Turn:
+        return await build_turn(core, handle, child_stored, child_provider, child_turn, of)
+
     frozen = read_frozen_context(cwd, core.settings.home) if stored.message_count == 0 else None
     turn_id = turn_id or new_id("turn_")
     emit = Emitter(core.notify, session.id, turn_id, parent=child.parent if child else None)
@@ -138,7 +152,7 @@ async def build_turn(
         core.processes,
         session_tools={
             **(editor_tools(core.editor) if core.editor else {}),
-            **({} if child else {TASK_TOOL: task_tool(core, session, cwd, build_turn)}),
+            **({} if child else {TASK_TOOL: task_tool(core, session, cwd, build_child)}),
         },
         edit_watch=EditWatch(core.editor) if core.editor and core.recorded_tools is None else None,
         allowed=child.tools if child else None,
@@ -200,7 +214,7 @@ async def build_turn(
 
 
 def _live_or_recorded(
-    core: Core, session: Session, cwd: Path, turn_id: str, hook_choices: HookChoices | None = None
+    core: TurnsNeeds, session: Session, cwd: Path, turn_id: str, hook_choices: HookChoices | None = None
 ) -> dict[str, Any]:
     """A replay's runner hands back recorded results: nothing is written (no checkpoints), no MCP server starts, no
     hook runs, and its one provider answers every call (the model is not chosen again)."""
