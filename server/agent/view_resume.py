@@ -1,10 +1,10 @@
 """A session's incremental view state, fed from the store: resumed at a cold start, trimmed when it grows long.
 
 B-INC-1: each session's incremental view state (``server.context.incremental``) is kept in a ``ViewState``, which
-the session's handle (``server.sessions.Session.view``) holds, and fed only the messages stored since it last looked, so a view costs
-O(new messages + view), not O(transcript). Cold start (B-CACHE-3): a state is resumed from the tail of the
-stored summarized compaction (or, for a history no turn compacted, from a resume point), and a long-lived state is
-trimmed to that tail, so what is held is bounded by what follows it.
+the session's handle holds (``server.sessions.Session.view``), and fed only the messages stored since it last
+looked, so a view costs O(new messages + view), not O(transcript). Cold start (B-CACHE-3): a state is resumed from
+the tail of the stored summarized compaction (or, for a history no turn compacted, from a resume point), and a
+long-lived state is trimmed to that tail, so what is held is bounded by what follows it.
 
 Two kinds of resume point exist, both derived data: the ones the store makes as messages are appended (its view
 checkpoints, ``transcript.view_state``) and the one a view on a whole history saves where it put its safe tail

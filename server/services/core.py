@@ -1,8 +1,9 @@
 """What the use cases share across sessions: the settings, the store, the live sessions and the ways out.
 
 ``server.runtime.Runtime`` builds one ``Core`` per connection and opens and closes what it holds; the front ends
-(``server.edge``, ``server.acp``) hand it to the services, which take a session's handle from ``sessions`` and
-pass on only the collaborators each step needs.
+(``server.edge``, ``server.acp``) hand it to the services. A service types it as the Protocol of what it uses
+(``server.services.needs``), which the ``Core`` satisfies structurally; it takes a session's handle from
+``sessions`` and passes on only the slots and collaborators each step needs.
 """
 
 from __future__ import annotations
