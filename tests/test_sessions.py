@@ -8,7 +8,9 @@ import asyncio
 import pytest
 
 from protocol.messages import SubmitTurnResult, TurnUsage
+from server.agent.view_resume import Unsaved
 from server.config import load_settings
+from server.context.incremental import IncrementalView
 from server.errors import SessionNotFound
 from server.runtime import Runtime
 from server.services.sessions import delete_session
@@ -57,6 +59,28 @@ def test_memory_only_state_outlives_letting_go():
     sessions.get("b")
     assert "a" not in sessions and handle.sent.messages is None
     assert sessions.get("a") is handle and handle.mcp.decided == {"project-server": False}
+
+
+def test_issue29_the_handle_owns_the_slots_the_lower_packages_define():
+    """Each slot is defined below the handle (``ViewState``, ``SentRequest``, ``McpChoices``, ``HookChoices``) and
+    still lives and is dropped with it: letting go drops what the store rebuilds (the view state, the last request
+    sent) and keeps what exists only in memory (unsaved resume points, hook choices), with the handle itself."""
+    sessions = Sessions(_no_store, capacity=1)
+    handle = sessions.get("a")
+    handle.view.state = IncrementalView()
+    handle.view.resume_seq = 7
+    handle.view.unsaved.resume = (7, {"head": True})
+    handle.sent.digests = [b"x"]
+    handle.hooks.decided["digest"] = True
+    sessions.get("b")
+    assert "a" not in sessions and handle.view.state is None and handle.view.resume_seq == 0
+    assert handle.sent.digests is None
+    assert sessions.get("a") is handle
+    assert handle.view.unsaved.resume == (7, {"head": True}) and handle.hooks.decided == {"digest": True}
+    handle.view.unsaved = Unsaved()
+    handle.hooks.decided.clear()
+    sessions.get("b")
+    assert sessions.get("a") is not handle  # nothing memory-only left: the handle itself was let go
 
 
 def test_forget_and_peek():
