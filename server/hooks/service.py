@@ -164,7 +164,7 @@ class HookService:
 
     async def for_turn(
         self,
-        decided: dict[str, bool],
+        choices: HookChoices,
         cwd: Path,
         emit: Emitter,
         ask: Ask,
@@ -173,13 +173,16 @@ class HookService:
         unattended: bool = False,
     ) -> SessionHooks:
         """The turn's hooks: the user's, then the project's when its file (as it is now) is approved. With
-        ``unattended`` (nobody to ask: ``threadline exec``) an unapproved project file does not run."""
+        ``unattended`` (nobody to ask: ``threadline exec``) an unapproved project file does not run. ``choices``: the
+        session's (its handle's ``hooks``), where "allow once" and "reject" are kept."""
         specs = list(self.user_hooks)
         project = read_project_hooks(cwd)
         if project is not None and project.problem:
             emit(u.Notice(level="warning", message=f"project hooks not run: {project.problem}"))
         elif (
-            project is not None and project.hooks and await self._approved(decided, cwd, project, emit, ask, unattended)
+            project is not None
+            and project.hooks
+            and await self._approved(choices.decided, cwd, project, emit, ask, unattended)
         ):
             specs += project.hooks
         return SessionHooks(tuple(specs), emit.session_id, cwd, secrets, store, emit)

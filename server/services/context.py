@@ -194,7 +194,7 @@ async def compact_session(core: ContextNeeds, session_id: str, focus: str | None
     emit = Emitter(core.notify, session_id, None)
     choices = session.hooks
     hooks = await core.hooks.for_turn(
-        choices.decided,
+        choices,
         Path(stored.cwd),
         emit,
         core.ask_client,

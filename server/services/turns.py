@@ -230,7 +230,7 @@ def _live_or_recorded(
         # Unattended (``threadline exec``, issue 31) nobody is asked: an unapproved project hook file does not run
         choices = hook_choices or session.hooks
         return await core.hooks.for_turn(
-            choices.decided,
+            choices,
             cwd,
             turn_emit,
             core.ask_client,

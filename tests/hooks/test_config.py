@@ -13,7 +13,7 @@ from server.context.tokens import estimate_text_tokens
 from server.emit import Emitter
 from server.hooks.config import HookSpec, read_project_hooks
 from server.hooks.run import interpret
-from server.hooks.service import HookService
+from server.hooks.service import HookChoices, HookService
 
 
 def test_hooks_from_config_toml(tmp_path):
@@ -108,7 +108,13 @@ def test_an_unattended_session_never_runs_unapproved_project_hooks(tmp_path):
     service = HookService(tmp_path / "home-does-not-need-to-exist", ())
     hooks = asyncio.run(
         service.for_turn(
-            {}, tmp_path, Emitter(lambda m, p: sent.append((m, p)), "ses_1", None), ask, None, (), unattended=True
+            HookChoices(),
+            tmp_path,
+            Emitter(lambda m, p: sent.append((m, p)), "ses_1", None),
+            ask,
+            None,
+            (),
+            unattended=True,
         )
     )
     assert hooks.specs == () and asked == []
