@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 import platformdirs
 
 from protocol.updates import InitializationOptions, ProviderOptions
-from server.agent.approval_rules import ApprovalRules, RuleError
+from server.approval_rules import ApprovalRules, RuleError
 from server.config_file import ConfigError, ModelTable, PriceTable, SandboxTable, read_config
 from server.errors import McpConfigError
 from server.hooks.config import HookConfigError, HookSpec, parse_hooks
