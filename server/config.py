@@ -11,11 +11,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-import platformdirs
-
 from protocol.updates import InitializationOptions, ProviderOptions
 from server.approval_rules import ApprovalRules, RuleError
-from server.config_file import ConfigError, ModelTable, PriceTable, SandboxTable, read_config
+from server.config_file import ConfigError, ModelTable, PriceTable, SandboxTable, home_folder, read_config
 from server.errors import McpConfigError
 from server.hooks.config import HookConfigError, HookSpec, parse_hooks
 from server.mcp.config import McpServerConfig, parse_user_servers
@@ -130,14 +128,10 @@ class Settings:
         )
 
 
-def default_home() -> Path:
-    return Path(platformdirs.user_data_dir("threadline", appauthor=False))
-
-
 def load_settings(env: dict[str, str] | None = None) -> Settings:
     """Read config.toml under the home folder (``server.config_file``), then let the environment override it."""
     env = dict(os.environ if env is None else env)
-    home = Path(env.get("THREADLINE_HOME") or default_home()).expanduser()
+    home = home_folder(env)
     config = read_config(home / "config.toml")
     prov, ctx = config.provider, config.context
     kind = _kind(

@@ -11,10 +11,12 @@ import math
 import re
 import tomllib
 import types
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
 
 import msgspec
+import platformdirs
 
 T = TypeVar("T")
 Positive = Annotated[int, msgspec.Meta(gt=0)]
@@ -25,6 +27,15 @@ Money = Annotated[float, msgspec.Meta(ge=0)]  # USD per million tokens
 
 class ConfigError(Exception):
     pass
+
+
+def default_home() -> Path:
+    return Path(platformdirs.user_data_dir("threadline", appauthor=False))
+
+
+def home_folder(env: Mapping[str, str]) -> Path:
+    """``$THREADLINE_HOME``, else the platform's data folder: where config.toml and everything stored live."""
+    return Path(env.get("THREADLINE_HOME") or default_home()).expanduser()
 
 
 class PriceTable(msgspec.Struct, forbid_unknown_fields=True):
