@@ -18,7 +18,7 @@ from server.errors import McpConfigError
 from server.hooks.config import HookConfigError, HookSpec, parse_hooks
 from server.mcp.config import McpServerConfig, parse_user_servers
 from server.providers.capabilities import Price
-from server.sandbox.policy import DEFAULT_MODE, MODES, always_hidden, default_deny_read
+from server.sandbox.policy import DEFAULT_MODE, MODES, SandboxSettings, always_hidden, default_deny_read
 
 N = TypeVar("N", int, float)
 
@@ -46,17 +46,6 @@ class ProviderSettings:
 
 
 @dataclass(frozen=True)
-class SandboxSettings:
-    """``[sandbox]`` with ``THREADLINE_SANDBOX`` over its mode (B-SBX-1). ``deny_read`` is the whole list, defaults
-    included."""
-
-    mode: str = DEFAULT_MODE
-    network: bool = False
-    writable_roots: tuple[str, ...] = ()
-    deny_read: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
 class Settings:
     home: Path
     provider: ProviderSettings = ProviderSettings()
@@ -80,7 +69,7 @@ class Settings:
     # ``[models.NAME]``: named models a session may pick (createSession/updateSession ``model``); a session
     # without one uses ``provider``.
     models: dict[str, ProviderSettings] = field(default_factory=dict)
-    sandbox: SandboxSettings = SandboxSettings()
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     approval_rules: ApprovalRules = field(
         default_factory=ApprovalRules
     )  # ``[approvals]``: commands allowed without asking
