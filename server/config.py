@@ -19,6 +19,7 @@ from server.hooks.config import HookConfigError, HookSpec, parse_hooks
 from server.mcp.config import McpServerConfig, parse_user_servers
 from server.providers.capabilities import Price
 from server.sandbox.policy import DEFAULT_MODE, MODES, SandboxSettings, always_hidden, default_deny_read
+from server.tools.base import ToolSettings
 
 N = TypeVar("N", int, float)
 
@@ -81,6 +82,10 @@ class Settings:
         """Every provider key configured (the default's and each named model's), for redaction and scrubbing."""
         keys = [self.provider.api_key, *(m.api_key for m in self.models.values())]
         return tuple(dict.fromkeys(k for k in keys if k))
+
+    def tool_settings(self) -> ToolSettings:
+        """What the built-in tools read, for their ``ToolContext``."""
+        return ToolSettings(self.home, self.command_timeout_seconds, self.pattern_timeout_seconds)
 
     @property
     def database_path(self) -> Path:

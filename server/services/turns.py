@@ -130,7 +130,7 @@ async def build_turn(
         session.id,
         turn_id,
         cwd,
-        core.settings,
+        core.settings.tool_settings(),
         core.store,
         core.artifacts,
         core.settings.api_keys(),
