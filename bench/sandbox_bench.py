@@ -44,8 +44,9 @@ def _ms(samples: list[float]) -> dict[str, float]:
 async def _tool_runs(folder: Path, home: Path, runs: int) -> tuple[list[float], list[float]]:
     settings = Settings(home=home)
     boxed = command_sandbox(settings.sandbox, "bench", folder, "workspace-write")
-    plain: Any = ToolContext("bench", "turn", folder, settings.tool_settings(), None, None)  # type: ignore[arg-type]
-    confined: Any = ToolContext("bench", "turn", folder, settings.tool_settings(), None, None, sandbox=boxed)  # type: ignore[arg-type]
+    tools = settings.tool_settings()
+    plain: Any = ToolContext("bench", "turn", folder, tools, None, None)  # type: ignore[arg-type]
+    confined: Any = ToolContext("bench", "turn", folder, tools, None, None, sandbox=boxed)  # type: ignore[arg-type]
     off, on = [], []
     for i in range(runs * 2 + 4):
         ctx = confined if i % 2 else plain
