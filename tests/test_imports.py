@@ -277,7 +277,7 @@ def test_config_reaches_neither_the_agent_nor_the_sessions_nor_above():
     assert sorted(_path(came_from, "server.config", m) for m in came_from if _within(m, above)) == []
 
 
-def _room(name: str) -> str:
+def _folder_room(name: str) -> str:
     """``python3 tools/rooms.py``'s room: protocol/, a top-level folder under server/, or a file directly in it."""
     parts = name.split(".")
     if parts[0] != "server" or len(parts) == 1:
@@ -285,9 +285,9 @@ def _room(name: str) -> str:
     return f"server/{parts[1]}" + ("" if (ROOT / "server" / parts[1]).is_dir() else ".py")
 
 
-ROOMS: dict[str, set[str]] = {}
+FOLDER_ROOMS: dict[str, set[str]] = {}
 for _name, _deps in WITH_TYPES.items():
-    ROOMS.setdefault(_room(_name), set()).update(_room(d) for d in _deps if d != "server")
+    FOLDER_ROOMS.setdefault(_folder_room(_name), set()).update(_folder_room(d) for d in _deps if d != "server")
 # The rooms below server.config: a cycle between folders is modules that cannot be read apart even when no two
 # modules import each other round a circle.
 LOW_ROOMS = (
@@ -302,7 +302,7 @@ LOW_ROOMS = (
 def test_the_rooms_below_config_are_in_no_folder_cycle():
     wrong = []
     for room in LOW_ROOMS:
-        came_from = _reached({r: deps - {r} for r, deps in ROOMS.items()}, room)
+        came_from = _reached({r: deps - {r} for r, deps in FOLDER_ROOMS.items()}, room)
         if room in came_from:
             wrong.append(_path(came_from, room, room))
     assert wrong == []
