@@ -200,7 +200,9 @@ async def bench_iteration_overhead(tmp: Path, iterations: int) -> dict[str, Any]
             return ToolOutcome("line 1\nline 2\n" * 20)
 
         turn_id = "turn_bench"
-        tools = ToolContext(sid, turn_id, tmp, settings, store, ArtifactStore(home / "artifacts", store))
+        tools = ToolContext(
+            sid, turn_id, tmp, settings.tool_settings(), store, ArtifactStore(home / "artifacts", store)
+        )
         views = ViewBuilder(store, ViewSettings(128_000), provider.model, {}, overhead_tokens=tool_overhead_tokens())
         turn = Turn(
             store=store,

@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a scri
 from server.config import Settings
 from server.sandbox import landlock, linux
 from server.sandbox.mode import command_sandbox
+from server.sandbox.policy import SandboxSettings
 from server.sandbox.runner import preexec, support, wrap
 from server.tools.base import ToolContext
 from server.tools.command import run_command
@@ -42,9 +43,10 @@ def _ms(samples: list[float]) -> dict[str, float]:
 
 async def _tool_runs(folder: Path, home: Path, runs: int) -> tuple[list[float], list[float]]:
     settings = Settings(home=home)
-    boxed = command_sandbox(settings, "bench", folder, "workspace-write")
-    plain: Any = ToolContext("bench", "turn", folder, settings, None, None)  # type: ignore[arg-type]
-    confined: Any = ToolContext("bench", "turn", folder, settings, None, None, sandbox=boxed)  # type: ignore[arg-type]
+    boxed = command_sandbox(settings.sandbox, "bench", folder, "workspace-write")
+    tools = settings.tool_settings()
+    plain: Any = ToolContext("bench", "turn", folder, tools, None, None)  # type: ignore[arg-type]
+    confined: Any = ToolContext("bench", "turn", folder, tools, None, None, sandbox=boxed)  # type: ignore[arg-type]
     off, on = [], []
     for i in range(runs * 2 + 4):
         ctx = confined if i % 2 else plain
@@ -62,7 +64,7 @@ def _nothing() -> None:
 
 def _process_runs(folder: Path, runs: int) -> dict[str, list[float]]:
     found = support()
-    policy = command_sandbox(Settings(home=folder), "bench", folder, "workspace-write").policy
+    policy = command_sandbox(SandboxSettings(), "bench", folder, "workspace-write").policy
     ways = {
         "plain": lambda: subprocess.run(["true"], cwd=folder, check=True),
         # what preexec_fn itself costs: fork() instead of vfork(), and Python running in the child
@@ -103,7 +105,7 @@ def _in_child(step) -> float:
 
 def _steps(folder: Path, runs: int) -> dict[str, float]:
     """The kernel's share, step by step, measured inside the child (what the mechanism adds is the rest)."""
-    policy = command_sandbox(Settings(home=folder), "bench", folder, "workspace-write").policy
+    policy = command_sandbox(SandboxSettings(), "bench", folder, "workspace-write").policy
     abi = support().abi
 
     def namespaces() -> None:

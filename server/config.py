@@ -11,16 +11,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-import platformdirs
-
 from protocol.updates import InitializationOptions, ProviderOptions
-from server.agent.approval_rules import ApprovalRules, RuleError
-from server.config_file import ConfigError, ModelTable, PriceTable, SandboxTable, read_config
+from server.approval_rules import ApprovalRules, RuleError
+from server.config_file import ConfigError, ModelTable, PriceTable, SandboxTable, home_folder, read_config
 from server.errors import McpConfigError
 from server.hooks.config import HookConfigError, HookSpec, parse_hooks
 from server.mcp.config import McpServerConfig, parse_user_servers
 from server.providers.capabilities import Price
-from server.sandbox.policy import DEFAULT_MODE, MODES, always_hidden, default_deny_read
+from server.sandbox.policy import DEFAULT_MODE, MODES, SandboxSettings, always_hidden, default_deny_read
+from server.tools.base import ToolSettings
 
 N = TypeVar("N", int, float)
 
@@ -48,17 +47,6 @@ class ProviderSettings:
 
 
 @dataclass(frozen=True)
-class SandboxSettings:
-    """``[sandbox]`` with ``THREADLINE_SANDBOX`` over its mode (B-SBX-1). ``deny_read`` is the whole list, defaults
-    included."""
-
-    mode: str = DEFAULT_MODE
-    network: bool = False
-    writable_roots: tuple[str, ...] = ()
-    deny_read: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
 class Settings:
     home: Path
     provider: ProviderSettings = ProviderSettings()
@@ -82,7 +70,7 @@ class Settings:
     # ``[models.NAME]``: named models a session may pick (createSession/updateSession ``model``); a session
     # without one uses ``provider``.
     models: dict[str, ProviderSettings] = field(default_factory=dict)
-    sandbox: SandboxSettings = SandboxSettings()
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     approval_rules: ApprovalRules = field(
         default_factory=ApprovalRules
     )  # ``[approvals]``: commands allowed without asking
@@ -94,6 +82,10 @@ class Settings:
         """Every provider key configured (the default's and each named model's), for redaction and scrubbing."""
         keys = [self.provider.api_key, *(m.api_key for m in self.models.values())]
         return tuple(dict.fromkeys(k for k in keys if k))
+
+    def tool_settings(self) -> ToolSettings:
+        """What the built-in tools read, for their ``ToolContext``."""
+        return ToolSettings(self.home, self.command_timeout_seconds, self.pattern_timeout_seconds)
 
     @property
     def database_path(self) -> Path:
@@ -130,14 +122,10 @@ class Settings:
         )
 
 
-def default_home() -> Path:
-    return Path(platformdirs.user_data_dir("threadline", appauthor=False))
-
-
 def load_settings(env: dict[str, str] | None = None) -> Settings:
     """Read config.toml under the home folder (``server.config_file``), then let the environment override it."""
     env = dict(os.environ if env is None else env)
-    home = Path(env.get("THREADLINE_HOME") or default_home()).expanduser()
+    home = home_folder(env)
     config = read_config(home / "config.toml")
     prov, ctx = config.provider, config.context
     kind = _kind(

@@ -11,10 +11,12 @@ import math
 import re
 import tomllib
 import types
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
 
 import msgspec
+import platformdirs
 
 T = TypeVar("T")
 Positive = Annotated[int, msgspec.Meta(gt=0)]
@@ -25,6 +27,15 @@ Money = Annotated[float, msgspec.Meta(ge=0)]  # USD per million tokens
 
 class ConfigError(Exception):
     pass
+
+
+def default_home() -> Path:
+    return Path(platformdirs.user_data_dir("threadline", appauthor=False))
+
+
+def home_folder(env: Mapping[str, str]) -> Path:
+    """``$THREADLINE_HOME``, else the platform's data folder: where config.toml and everything stored live."""
+    return Path(env.get("THREADLINE_HOME") or default_home()).expanduser()
 
 
 class PriceTable(msgspec.Struct, forbid_unknown_fields=True):
@@ -93,7 +104,7 @@ class SandboxTable(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class ApprovalsTable(msgspec.Struct, forbid_unknown_fields=True):
-    """``[approvals]``: commands allowed without asking (``server.agent.approval_rules``), each a simple command."""
+    """``[approvals]``: commands allowed without asking (``server.approval_rules``), each a simple command."""
 
     commands: list[str] = msgspec.field(default_factory=list)  # exactly these commands
     command_prefixes: list[str] = msgspec.field(default_factory=list)  # these, or these followed by arguments

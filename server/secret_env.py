@@ -18,9 +18,9 @@ import os
 import re
 import sys
 from collections.abc import Mapping
-from pathlib import Path
 from urllib.parse import urlsplit
 
+from server.config_file import ConfigError, home_folder, read_config
 from server.key_handover import FD_VAR as _FD_VAR
 from server.key_handover import KEY_VARS
 from server.key_handover import hand_over as _hand_over
@@ -48,12 +48,8 @@ def secret_vars(environ: Mapping[str, str]) -> dict[str, str]:
 def configured_key_vars(environ: Mapping[str, str]) -> list[str]:
     """What ``api_key_env`` names in ``config.toml`` (read leniently: a broken file is reported later, by
     ``load_settings``, and names nothing here)."""
-    from server.config import default_home
-    from server.config_file import ConfigError, read_config
-
-    home = Path(environ.get("THREADLINE_HOME") or default_home()).expanduser()
     try:
-        config = read_config(home / "config.toml")
+        config = read_config(home_folder(environ) / "config.toml")
     except (ConfigError, OSError, ValueError):
         return []
     names = [config.provider.api_key_env, *(m.api_key_env for m in config.models.values())]

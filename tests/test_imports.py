@@ -6,6 +6,9 @@
 - the handlers (``server.methods``) and the ACP front end never import the runtime: they get a ``Core``; only the
   entry points that build one (``server.edge.app``, ``server.acp.serve``) do;
 - no module imports a module that imports it back, directly or around a circle, type-only imports included;
+- ``server.config`` aggregates the parts' settings from above: nothing it aggregates (config.toml's tables, the
+  ``[approvals]`` rules, tools, sandbox, hooks, MCP, ``secret_env``) reaches it back, and it reaches neither the
+  agent, the live sessions nor anything above them; the low rooms among them are in no folder-level cycle;
 - the server never imports the client (``server.cli``);
 - the client (``server.cli``) imports only ``protocol``, itself and a short list of pure helpers; only ``serve``
   leads into the server (``server.serve``);
@@ -296,6 +299,87 @@ def test_no_import_cycles():
         if v not in index:
             connect(v)
     assert cycles == []
+
+
+def _reached(graph: dict[str, set[str]], start: str) -> dict[str, str]:
+    """Every node reachable from ``start`` (itself only if around a cycle), each with the node it was reached from."""
+    came_from: dict[str, str] = {}
+    todo = [start]
+    while todo:
+        node = todo.pop()
+        for following in sorted(graph.get(node, ())):
+            if following not in came_from:
+                came_from[following] = node
+                todo.append(following)
+    return came_from
+
+
+def _path(came_from: dict[str, str], start: str, end: str) -> str:
+    steps = [end]
+    while steps[-1] != start or len(steps) == 1:
+        steps.append(came_from[steps[-1]])
+    return " -> ".join(reversed(steps))
+
+
+# What server.config aggregates or runs on: the parts keep their own settings types (``ToolSettings`` in tools/,
+# ``SandboxSettings`` in sandbox/, ``HookSpec``, ``McpServerConfig``, ``ApprovalRules``) and config reads them.
+CONFIG_PARTS = (
+    "server.config_file",
+    "server.approval_rules",
+    "server.tools",
+    "server.sandbox",
+    "server.secret_env",
+    "server.hooks",
+    "server.mcp",
+)
+
+
+def test_nothing_config_aggregates_reaches_it_back():
+    """Issue 29: a part is read and tested without the aggregate above it (type-only imports count)."""
+    wrong = []
+    for name in sorted(WITH_TYPES):
+        came_from = _reached(WITH_TYPES, name)
+        if _within(name, CONFIG_PARTS) and "server.config" in came_from:
+            wrong.append(_path(came_from, name, "server.config"))
+    assert wrong == []
+
+
+def test_config_reaches_neither_the_agent_nor_the_sessions_nor_above():
+    """Issue 29: the agent reads the settings (``server.agent.models``), so the settings never lead into it."""
+    came_from = _reached(WITH_TYPES, "server.config")
+    above = ("server.agent", "server.sessions", *SERVICES, *EDGE)
+    assert sorted(_path(came_from, "server.config", m) for m in came_from if _within(m, above)) == []
+
+
+def _folder_room(name: str) -> str:
+    """``python3 tools/rooms.py``'s room: protocol/, a top-level folder under server/, or a file directly in it."""
+    parts = name.split(".")
+    if parts[0] != "server" or len(parts) == 1:
+        return parts[0]
+    return f"server/{parts[1]}" + ("" if (ROOT / "server" / parts[1]).is_dir() else ".py")
+
+
+FOLDER_ROOMS: dict[str, set[str]] = {}
+for _name, _deps in WITH_TYPES.items():
+    FOLDER_ROOMS.setdefault(_folder_room(_name), set()).update(_folder_room(d) for d in _deps if d != "server")
+# The rooms below server.config: a cycle between folders is modules that cannot be read apart even when no two
+# modules import each other round a circle.
+LOW_ROOMS = (
+    "server/config_file.py",
+    "server/approval_rules.py",
+    "server/tools",
+    "server/sandbox",
+    "server/secret_env.py",
+)
+
+
+def test_the_rooms_below_config_are_in_no_folder_cycle():
+    wrong = []
+    for room in LOW_ROOMS:
+        came_from = _reached({r: deps - {r} for r, deps in FOLDER_ROOMS.items()}, room)
+        if room in came_from:
+            wrong.append(_path(came_from, room, room))
+    assert wrong == []
 
 
 @pytest.mark.parametrize("name", sorted(MODULES))

@@ -75,8 +75,8 @@ _SANDBOX_CHOICES = [
 
 
 async def _sandbox_option(core: Core, session: Session) -> SessionConfigOptionSelect:
-    mode = await session_mode(core.store, core.settings, session.id)
-    status = command_sandbox(core.settings, session.id, Path(session.cwd), mode).status()
+    mode = await session_mode(core.store, core.settings.sandbox, session.id)
+    status = command_sandbox(core.settings.sandbox, session.id, Path(session.cwd), mode).status()
     state = "enforced" if status.enforced else f"NOT enforced: {status.reason}" if mode != "off" else "off"
     return SessionConfigOptionSelect(
         type="select",

@@ -25,7 +25,7 @@ Two rules keep a hostile repository or model from turning a convenience into cod
   ``detail`` says what it will cover.
 
 What allows a call without asking, in order: the policy (``auto``: everything), then, unless the path is
-execution-bearing, a remembered "always" or an ``[approvals]`` rule of config.toml (``server.agent.approval_rules``),
+execution-bearing, a remembered "always" or an ``[approvals]`` rule of config.toml (``server.approval_rules``),
 then ``autoEdit`` for edits. A ``PreToolUse`` hook's allow (issue 32) belongs beside the rules in ``needed``.
 
 *Unattended* (``initializationOptions.unattended``, ``threadline exec``): nobody can answer, so a call that would
@@ -43,9 +43,9 @@ from typing import Any
 import msgspec
 
 from protocol.updates import FileDiff, RequestApprovalParams, RequestApprovalResult
-from server.agent.approval_rules import ApprovalRules
 from server.agent.diffs import unified
 from server.agent.remembered import RememberedApprovals, always_scope, describe
+from server.approval_rules import ApprovalRules
 from server.sandbox.mode import CommandSandbox
 from server.tools import Tool
 from server.transcript import Store

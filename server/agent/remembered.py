@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from server.agent.approval_rules import simple_command
+from server.approval_rules import simple_command
 from server.errors import ApprovalNotFound
 from server.workspace import OutsideWorkspace, resolve_inside
 

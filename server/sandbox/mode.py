@@ -11,11 +11,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from protocol.messages import SandboxMode, SandboxStatus
-from server.sandbox.policy import SandboxPolicy, build_policy
+from server.sandbox.policy import SandboxPolicy, SandboxSettings, build_policy
 from server.sandbox.runner import Support, private_tmpdir, support
 
 if TYPE_CHECKING:
-    from server.config import Settings
     from server.transcript import Store
 
 MODE_EVENT = "sandboxMode"
@@ -64,10 +63,10 @@ class CommandSandbox:
         )
 
 
-async def session_mode(store: Store, settings: Settings, session_id: str) -> str:
+async def session_mode(store: Store, settings: SandboxSettings, session_id: str) -> str:
     event = await store.latest_event(session_id, MODE_EVENT, "set")
     mode = event.payload.get("mode") if event is not None else None
-    return mode if isinstance(mode, str) else settings.sandbox.mode
+    return mode if isinstance(mode, str) else settings.mode
 
 
 async def set_session_mode(store: Store, session_id: str, mode: str | None) -> None:
@@ -82,20 +81,19 @@ async def copy_mode(store: Store, source_id: str, fork_id: str) -> None:
         await store.add_event(fork_id, MODE_EVENT, dict(event.payload))
 
 
-def command_sandbox(settings: Settings, session_id: str, cwd: Path, mode: str) -> CommandSandbox:
-    s = settings.sandbox
+def command_sandbox(settings: SandboxSettings, session_id: str, cwd: Path, mode: str) -> CommandSandbox:
     policy = build_policy(
         mode,
         cwd,
         private_tmpdir(session_id),
-        network=s.network,
-        writable_roots=s.writable_roots,
-        deny_read=s.deny_read,
+        network=settings.network,
+        writable_roots=settings.writable_roots,
+        deny_read=settings.deny_read,
     )
     return CommandSandbox(mode, policy, support())
 
 
-async def session_sandbox(store: Store, settings: Settings, session_id: str, cwd: Path) -> CommandSandbox:
+async def session_sandbox(store: Store, settings: SandboxSettings, session_id: str, cwd: Path) -> CommandSandbox:
     return command_sandbox(settings, session_id, cwd, await session_mode(store, settings, session_id))
 
 

@@ -36,6 +36,17 @@ def always_hidden(home: Path, env: dict[str, str]) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
+class SandboxSettings:
+    """``[sandbox]`` with ``THREADLINE_SANDBOX`` over its mode (B-SBX-1), as ``server.config`` reads them: the
+    server's default for every session. ``deny_read`` is the whole list, defaults included."""
+
+    mode: str = DEFAULT_MODE
+    network: bool = False
+    writable_roots: tuple[str, ...] = ()
+    deny_read: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class SandboxPolicy:
     """One command's confinement. ``writable`` are folders with every write right; ``read_only`` are folders
     inside them that stay read-only; ``deny_read`` are hidden (an empty folder, an empty file)."""

@@ -35,13 +35,13 @@ async def check_policy(core: PolicyCheckNeeds, params: CheckPolicyParams) -> Che
     cwd = checked_folder(params.cwd)
     remembered = RememberedApprovals()
     policy = params.policy or core.settings.approval_policy
-    sandbox = command_sandbox(core.settings, "policy-check", cwd, core.settings.sandbox.mode)
+    sandbox = command_sandbox(core.settings.sandbox, "policy-check", cwd, core.settings.sandbox.mode)
     if params.session_id is not None:
         stored, session = await core.session(params.session_id)
         messages = [m.to_openai() for m in await core.store.all_messages(stored.id)]
         remembered = await session.approvals()  # the session's "always" grants, as they stand
         policy = params.policy or approval_policy(stored.approval_policy, core.settings.approval_policy)
-        sandbox = await session_sandbox(core.store, core.settings, stored.id, cwd)
+        sandbox = await session_sandbox(core.store, core.settings.sandbox, stored.id, cwd)
     elif params.messages is not None:
         messages = msgspec.to_builtins(params.messages)
     else:

@@ -27,7 +27,7 @@ async def apply_mode(core: SandboxNeeds, session_id: str, cwd: Path, mode: Any =
     it cannot be enforced a notice says so (stored, and sent to the client)."""
     if mode is not msgspec.UNSET:
         await set_session_mode(core.store, session_id, mode)
-    sandbox = await session_sandbox(core.store, core.settings, session_id, cwd)
+    sandbox = await session_sandbox(core.store, core.settings.sandbox, session_id, cwd)
     if notice := await say_once(core.store, sandbox, session_id, None):
         Emitter(core.notify, session_id, None)(u.Notice(level="warning", message=notice))
     return sandbox.status()

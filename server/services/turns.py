@@ -139,12 +139,12 @@ async def build_turn(
     frozen = read_frozen_context(cwd, core.settings.home) if stored.message_count == 0 else None
     turn_id = turn_id or new_id("turn_")
     emit = Emitter(core.notify, session.id, turn_id, parent=child.parent if child else None)
-    sandbox = await session_sandbox(core.store, core.settings, session.id, cwd)  # B-SBX-1: read once a turn
+    sandbox = await session_sandbox(core.store, core.settings.sandbox, session.id, cwd)  # B-SBX-1: read once a turn
     tools = ToolContext(
         session.id,
         turn_id,
         cwd,
-        core.settings,
+        core.settings.tool_settings(),
         core.store,
         core.artifacts,
         core.settings.api_keys(),

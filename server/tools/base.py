@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
     from server.artifacts import ArtifactStore
-    from server.config import Settings
     from server.sandbox.mode import CommandSandbox
     from server.tools.processes import ProcessGroups
     from server.transcript import Store
@@ -31,11 +30,21 @@ class ToolDenied(Exception):
 
 
 @dataclass(frozen=True)
+class ToolSettings:
+    """The few settings the built-in tools read (``server.config.Settings.tool_settings`` picks them out), so the
+    tools never see the whole Settings nor import ``server.config``, which aggregates them."""
+
+    home: Path  # the user's memory.md lives here
+    command_timeout_seconds: float  # run_command's default timeout
+    pattern_timeout_seconds: float  # an untrusted regex/glob job is killed after this (server.patterns)
+
+
+@dataclass(frozen=True)
 class ToolContext:
     session_id: str
     turn_id: str
     cwd: Path
-    settings: Settings
+    settings: ToolSettings
     store: Store
     artifacts: ArtifactStore
     secrets: tuple[str, ...] = ()

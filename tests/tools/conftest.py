@@ -26,7 +26,7 @@ async def ctx(tmp_path: Path) -> AsyncIterator[ToolContext]:
             session.id,
             "turn_test",
             folder,
-            settings,
+            settings.tool_settings(),
             store,
             ArtifactStore(settings.artifacts_dir, store),
             secrets=("sk-test-secret",),

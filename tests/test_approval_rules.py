@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.agent.approval_rules import ApprovalRules, RuleError
+from server.approval_rules import ApprovalRules, RuleError
 from server.config import load_settings
 from server.config_file import ConfigError
 
