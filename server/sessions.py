@@ -61,11 +61,11 @@ class HookChoices:
 class Unsaved:
     """Derived data a read learned and leaves for a path that writes anyway (``agent.view_resume.save_unsaved``)."""
 
-    checkpoint: tuple[int, dict[str, Any]] | None = None  # a view checkpoint from a history read whole
+    snapshot: tuple[int, dict[str, Any]] | None = None  # a view snapshot from a history read whole: (seq, head)
     resume: tuple[int, dict[str, Any]] | None = None  # a view's resume point: (tail seq, head)
 
     def __bool__(self) -> bool:
-        return self.checkpoint is not None or self.resume is not None
+        return self.snapshot is not None or self.resume is not None
 
 
 class Session:
