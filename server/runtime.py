@@ -96,8 +96,8 @@ class Runtime(Core):
             await store.close()
 
     async def _save_unsaved(self, store: Store) -> None:
-        """What reads learned and no write has kept yet (view snapshots, resume points) is kept as the server closes: derived
-        data, so a failure only makes the next server read more."""
+        """What reads learned and no write has kept yet (view snapshots, resume points) is kept as the server
+        closes: derived data, so a failure only makes the next server read more."""
         for session in self.sessions.live():
             try:
                 await save_unsaved(store, session)

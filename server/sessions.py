@@ -1,10 +1,10 @@
 """The one home of what this process holds of a session: a ``Session`` handle per live session.
 
 A handle carries everything live about its session: the incremental view state (B-INC-1), the view snapshot
-and resume point a read learned and has not written, the last request sent (``stablePrefixTokens``), the remembered "allow always"
-grants, the running usage totals, the running turn and those queued behind it, the MCP choices made for it
-(the client's servers, the project servers allowed or refused) and the project hook file allowed or refused. Services receive the handle; nothing else keeps
-per-session state.
+and resume point a read learned and has not written, the last request sent (``stablePrefixTokens``), the
+remembered "allow always" grants, the running usage totals, the running turn and those queued behind it, the MCP
+choices made for it (the client's servers, the project servers allowed or refused) and the project hook file
+allowed or refused. Services receive the handle; nothing else keeps per-session state.
 
 What is rebuilt from the store (view state, request digests, grants, totals) is held for the most recently used
 sessions only: past ``capacity`` the least recently used idle session lets go of it, and rebuilds it when next
