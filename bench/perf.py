@@ -70,13 +70,13 @@ def _rss_mb(pid: int) -> float:
 
 async def bench_context_view(tmp: Path, sizes: tuple[int, ...], repeats: int) -> dict[str, Any]:
     home = tmp / "home-views"
-    async with await open_store(home / "threadline.db") as store:  # as the server opens it: view checkpoints kept
+    async with await open_store(home / "threadline.db") as store:  # as the server opens it: view snapshots kept
         sessions = {}
         for n in sizes:
             t0 = time.perf_counter()
             sessions[n] = await build_session(store, str(tmp), n)
             print(f"  built a {n:,}-message session in {time.perf_counter() - t0:.1f} s", flush=True)
-    # The same 100k history stored without view checkpoints, as a version before schema v10 stored it.
+    # The same 100k history stored without view snapshots, as a version before schema v10 stored it.
     async with await Store.open(home / "threadline.db", estimate=estimate_message_tokens) as store:
         legacy = await build_session(store, str(tmp), sizes[-1])
     env = {k: v for k, v in os.environ.items() if not k.startswith("THREADLINE_")}

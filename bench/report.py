@@ -82,12 +82,12 @@ def write_results(
         "A real server over stdio; sessions built with `Store.append_messages` (500 at a time, the store opened as "
         "the server opens it, `open_store`) from real trajectory messages (kimi-cli and mini-swe-agent, cycled). "
         "`contextWindowTokens` 32,000. *Cold* is the first call on a session no server has read yet and with no "
-        "stored compaction: it resumes from the newest view checkpoint the store kept as the messages were appended "
+        "stored compaction: it resumes from the newest view snapshot the store kept as the messages were appended "
         "(schema v10: every 1,000 messages, the head of everything before a segment start) with a window of tokens "
         "after it, and reads only what follows; *warm* calls read only messages stored since (none here) and build "
         "the view from the state. "
         + (
-            f"The same 100k history stored without checkpoints (by a version before schema v10; no server has "
+            f"The same 100k history stored without snapshots (by a version before schema v10; no server has "
             f"read it) is read whole once by its first view: {views['legacy_cold_ms'] / 1000:.1f} s. "
             if "legacy_cold_ms" in views
             else ""

@@ -96,13 +96,13 @@ class Runtime(Core):
             await store.close()
 
     async def _save_unsaved(self, store: Store) -> None:
-        """What reads learned and no write has kept yet (resume points) is kept as the server closes: derived
-        data, so a failure only makes the next server read more."""
+        """What reads learned and no write has kept yet (view snapshots, resume points) is kept as the server
+        closes: derived data, so a failure only makes the next server read more."""
         for session in self.sessions.live():
             try:
                 await save_unsaved(store, session.view)
             except Exception:
-                log.warning("could not keep the resume points of session %s", session.id, exc_info=True)
+                log.warning("could not keep the view snapshot or resume point of session %s", session.id, exc_info=True)
 
     def configure(self, options: InitializationOptions) -> None:
         """Apply ``initializationOptions`` to this connection's settings."""

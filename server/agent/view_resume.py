@@ -3,12 +3,12 @@
 B-INC-1: each session's incremental view state (``server.context.incremental``) is kept in a ``ViewState``, which
 the session's handle holds (``server.sessions.Session.view``), and fed only the messages stored since it last
 looked, so a view costs O(new messages + view), not O(transcript). Cold start (B-CACHE-3): a state is resumed from
-the tail of the stored summarized compaction (or, for a history no turn compacted, from a resume point), and a
-long-lived state is trimmed to that tail, so what is held is bounded by what follows it.
+the tail of the stored summarized compaction (or, for a history no turn compacted, from a view snapshot or a resume
+point), and a long-lived state is trimmed to that tail, so what is held is bounded by what follows it.
 
-Two kinds of resume point exist, both derived data: the ones the store makes as messages are appended (its view
-checkpoints, ``transcript.view_state``) and the one a view on a whole history saves where it put its safe tail
-(``keep_resume_point``). What a read learns of either is not written by the read: it waits in the state
+Two kinds of stored state to resume from exist, both derived data: the view snapshots the store makes as messages
+are appended (``transcript.view_state``) and the resume point a view on a whole history saves where it put its safe
+tail (``keep_resume_point``). What a read learns of either is not written by the read: it waits in the state
 (``ViewState.unsaved``) for a path that writes anyway (``save_unsaved``: the session's next turn, an import, the
 server's close).
 """
@@ -24,7 +24,7 @@ from server.context import Compaction, RequestView
 from server.context.incremental import IncrementalView, PartialHistory
 from server.context.view import CompactionHead
 from server.transcript import Store
-from server.transcript.view_state import CHECKPOINT_EVERY
+from server.transcript.view_state import SNAPSHOT_EVERY
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -38,11 +38,11 @@ TRIM_MIN = 1000  # conversation messages held before a compaction's tail past wh
 class Unsaved:
     """Derived data a read learned and leaves for a path that writes anyway (``save_unsaved``)."""
 
-    checkpoint: tuple[int, dict[str, Any]] | None = None  # a view checkpoint from a history read whole
+    snapshot: tuple[int, dict[str, Any]] | None = None  # a view snapshot from a history read whole: (seq, head)
     resume: tuple[int, dict[str, Any]] | None = None  # a view's resume point: (tail seq, head)
 
     def __bool__(self) -> bool:
-        return self.checkpoint is not None or self.resume is not None
+        return self.snapshot is not None or self.resume is not None
 
 
 @dataclass
@@ -73,7 +73,7 @@ async def session_view_state(
 
     A first look with a summarized ``compaction`` that carries its head resumes from the compaction's tail: only
     the system messages before it and the messages since are read and held (cold start, B-CACHE-3). Without one
-    it resumes from a resume point a view saved or a view checkpoint the store kept, the newest with at least
+    it resumes from the resume point a view saved or a view snapshot the store kept, the newest with at least
     ``window_tokens`` after it (``_resumed_state``). A state that holds ``TRIM_MIN`` or more conversation
     messages before that tail is replaced by such a resumed one, so a long session's memory is bounded by what
     follows its compaction, not by its history (``resume=False``: neither)."""
@@ -101,26 +101,26 @@ async def session_view_state(
         if new:
             state.feed([m.to_openai() for m in new], [m.tokens for m in new])
         if page.next_seq is None:
-            if whole and state.fed >= CHECKPOINT_EVERY:
-                _note_checkpoint(view, state)
+            if whole and state.fed >= SNAPSHOT_EVERY:
+                _note_snapshot(view, state)
             return state
 
 
-def _note_checkpoint(view: ViewState, state: IncrementalView) -> None:
-    """A long history read whole (stored before view checkpoints, or without them) gets one from the state that
+def _note_snapshot(view: ViewState, state: IncrementalView) -> None:
+    """A long history read whole (stored before view snapshots, or without them) gets one from the state that
     read it, so the store's later ones follow from it and no server reads it whole again."""
-    made = state.checkpoint()
+    made = state.snapshot()
     if made is not None:
-        view.unsaved.checkpoint = (made[0], made[1].to_json())
+        view.unsaved.snapshot = (made[0], made[1].to_json())
 
 
 async def save_unsaved(store: Store, view: ViewState) -> None:
-    """Write what reads of the session learned and left in its view state (resume points); on paths that write."""
+    """Write what reads of the session learned and left in its view state (a view snapshot, a resume point); on paths that write."""
     unsaved, view.unsaved = view.unsaved, Unsaved()
-    if unsaved.checkpoint is not None:
-        seq, head = unsaved.checkpoint
-        if seq > (await store.newest_view_checkpoint_seq(view.session_id) or 0):
-            await store.save_view_checkpoint(view.session_id, seq, head)
+    if unsaved.snapshot is not None:
+        seq, head = unsaved.snapshot
+        if seq > (await store.newest_view_snapshot_seq(view.session_id) or 0):
+            await store.save_view_snapshot(view.session_id, seq, head)
     if unsaved.resume is not None:
         await store.save_view_resume(view.session_id, *unsaved.resume)
 
@@ -130,7 +130,7 @@ async def _resumed_state(
 ) -> IncrementalView | None:
     """A state resumed from the stored summarized compaction's tail; when the session has no stored compaction
     with a head, from the newest of the resume point a view on its full history saved (``keep_resume_point``)
-    and the view checkpoints the store kept as it appended (``transcript.view_state``) with at least
+    and the view snapshots the store kept as it appended (``transcript.view_state``) with at least
     ``window_tokens`` (the window planned with) stored after it, and before the compaction's tail when there is
     one: every view but a whole-history one (full, microcompacted, or a window that holds the session) is then
     built from what follows it. Failing that, from the saved resume point whatever follows it (the tail of a
@@ -143,7 +143,7 @@ async def _resumed_state(
     saved = None if compaction is not None else await store.view_resume(session_id)
     head = CompactionHead.from_json(saved[1]) if saved else None
     if window_tokens is not None:
-        points = await store.view_checkpoints(session_id)
+        points = await store.view_snapshots(session_id)
         if saved is not None and head is not None:
             points.append((saved[0], await store.tokens_from(session_id, saved[0]), saved[1]))
         for seq, tokens, data in sorted(points, key=lambda p: -p[0]):
@@ -151,7 +151,7 @@ async def _resumed_state(
                 continue
             point = CompactionHead.from_json(data)
             if point is not None:
-                how = "the saved resume point" if saved is not None and seq == saved[0] else "the view checkpoint"
+                how = "the saved resume point" if saved is not None and seq == saved[0] else "the view snapshot"
                 return await _resume_at(store, session_id, seq, point, f"resumed from {how} at")
     if saved is None or head is None:
         return None
@@ -177,7 +177,7 @@ async def build_view(
 ) -> T:
     """``build(state)`` on the session's state; when a state resumed from a compaction's tail turns out to need
     the older history, it is replaced by a full one, once. ``window_tokens``: the window the view is planned with
-    (what a view checkpoint to resume from must leave after it)."""
+    (what a view snapshot to resume from must leave after it)."""
     state = await session_view_state(store, view, compaction, window_tokens=window_tokens)
     try:
         return build(state)

@@ -29,7 +29,7 @@ from server.context import (
     fallback_request_view,
     fit_to_window,
 )
-from server.context.fed import next_checkpoints
+from server.context.fed import next_snapshots
 from server.transcript import Store
 
 log = logging.getLogger(__name__)
@@ -39,9 +39,9 @@ COMPACTION_EVENT = "contextCompacted"
 
 async def open_store(path: Path) -> Store:
     """The transcript store as the server opens it: each appended message gets its token estimate, and the store
-    keeps view checkpoints as it appends (``next_checkpoints``), so a long history written through it, by the
+    keeps view snapshots as it appends (``next_snapshots``), so a long history written through it, by the
     server or any other writer, opens without being read whole (cold start, B-CACHE-3)."""
-    return await Store.open(path, estimate=estimate_message_tokens, view_checkpointer=next_checkpoints)
+    return await Store.open(path, estimate=estimate_message_tokens, view_snapshotter=next_snapshots)
 
 
 async def stored_compaction(store: Store, session_id: str) -> Compaction | None:

@@ -8,7 +8,7 @@ pipeline). No I/O, no clock, no randomness; nothing here imports the rest of ``s
 from .clip import clip_to_budget, fit_to_window
 from .failures import is_failure
 from .fallback import FALLBACK_SUMMARY, fallback_window
-from .fed import next_checkpoints
+from .fed import next_snapshots
 from .incremental import build_request_view
 from .micro import is_failed_result, microcompact, placeholder
 from .repair import INTERRUPTED_RESULT, SENT_KEYS, clean_message, repair_tool_pairing
@@ -52,7 +52,7 @@ __all__ = [
     "is_failed_result",
     "is_failure",
     "microcompact",
-    "next_checkpoints",
+    "next_snapshots",
     "placeholder",
     "render_summary",
     "repair_tool_pairing",

@@ -8,10 +8,10 @@
 - each message's token estimate (the store's, written with the message), and running prefix sums of tokens,
   of microcompaction savings and of replaceable outputs, so the "fits after microcompaction?" test is O(1);
 - the transcript order of system and conversation messages, and the running max key, to locate a compaction;
-- the summary fold at a few positions, so a new summary or resume point folds only what follows the nearest one.
+- the summary fold at a few positions, so a new summary or snapshot folds only what follows the nearest one.
 
-A resume point (``checkpoint``, and ``next_checkpoints`` for the store's view checkpoints) is where a later state
-can start without the older messages: a segment start and the compaction head of everything before it.
+A view snapshot (``snapshot``, and ``next_snapshots`` for the ones the store keeps) is where a later state can start
+without the older messages: a segment start and the compaction head of everything before it.
 
 A state ``resume``d from a summarized compaction's head holds only what follows the compaction's tail; what the
 head summarizes seeds the prefix sums, and anything that needs the older messages raises ``PartialHistory``.
@@ -32,7 +32,7 @@ from .summary import SummaryState, summary_feed, summary_skip
 from .tokens import estimate_message_tokens
 from .view import CompactionHead
 
-__all__ = ["FedTranscript", "PartialHistory", "next_checkpoints"]
+__all__ = ["FedTranscript", "PartialHistory", "next_snapshots"]
 
 
 class PartialHistory(Exception):
@@ -231,7 +231,7 @@ class FedTranscript:
         """The key of the newest message fed (what a compaction made now has seen)."""
         return self.last_seq if self.all_seq else self.fed - 1
 
-    # --- resume points ---------------------------------------------------------------------------------
+    # --- heads and snapshots ---------------------------------------------------------------------------
 
     def _fold_to(self, end: int) -> SummaryState:
         """The summary fold over _conv[:end], resumed from the nearest earlier fold kept."""
@@ -256,7 +256,7 @@ class FedTranscript:
             self._conv[n - 1].tokens if n > 0 else self._head.last_tokens if self._head else None,
         )
 
-    def checkpoint(self) -> tuple[int, CompactionHead] | None:
+    def snapshot(self) -> tuple[int, CompactionHead] | None:
         """A point a later state can resume from without reading anything older (B-CACHE-3, cold start): the seq
         of the last non-tool message fed, which opens the segment repair may still change, and the head of the
         closed conversation before it. None when there is no such point (nothing closed before it, the open
@@ -270,14 +270,14 @@ class FedTranscript:
         return item.seq, self._head_at(n, self._fold_to(n))
 
 
-def next_checkpoints(
+def next_snapshots(
     head: Any, messages: Sequence[Mapping[str, Any]], token_counts: Sequence[int | None] | None, every: int
 ) -> list[tuple[int, dict[str, Any]]]:
-    """The next resume points of a stored transcript (B-CACHE-3, cold start), for the store to keep as it appends.
+    """The next view snapshots of a stored transcript (B-CACHE-3, cold start), for the store to keep as it appends.
 
     ``head`` is the previous point's head as stored (JSON; None: there is none, and ``messages`` is the whole
     transcript); ``messages`` every stored message from that point's seq on, with their estimates. Returns
-    ``(seq, head JSON)`` points in order (``FedTranscript.checkpoint``), one after each ``every`` messages fed
+    ``(seq, head JSON)`` points in order (``FedTranscript.snapshot``), one after each ``every`` messages fed
     and one at the end, each at least ``every / 2`` after the last: a long append gets points spread over it, not
     only one at its end (which no view could resume from). Empty when there is none or ``head`` is not a valid one."""
     if head is None:
@@ -296,7 +296,7 @@ def next_checkpoints(
             state.feed(messages[chunk], token_counts[chunk] if token_counts is not None else None)
         except PartialHistory:  # a message without a seq: not a stored transcript
             return points
-        made = state.checkpoint()
+        made = state.snapshot()
         if made is not None and made[0] - last >= max(1, every // 2):
             points.append((made[0], made[1].to_json()))
             last = made[0]

@@ -3,7 +3,7 @@
 ``summary_feed`` folds one message into an immutable ``SummaryState``; ``render_summary`` turns a state into
 text. The state is bounded (every goal up to ``MAX_STORED_GOALS``, every distinct failure up to
 ``MAX_STORED_FAILURES``, the de-duplicated paths),
-so a store can checkpoint it and feed only new messages later (B-INC-1) with the same result as a full rebuild. No provider
+so a store can snapshot it and feed only new messages later (B-INC-1) with the same result as a full rebuild. No provider
 call, no clock: the same messages give a byte-identical summary (R-SUM-3).
 """
 

@@ -160,11 +160,12 @@ CREATE TABLE sent_requests (
 );
 """
 
-# v10 (B-CACHE-3, cold start of a history no server has viewed): resume points the store keeps as messages are
+# v10 (B-CACHE-3, cold start of a history no server has viewed): view snapshots the store keeps as messages are
 # appended (``transcript.view_state``), a few per session: the seq of a message that opens a tool-call segment and,
 # as JSON, the compaction head of everything before it. A server's first view of a long history written through
-# the store resumes from one instead of reading every message. Derived data, like v9's.
-V10_VIEW_CHECKPOINTS = """
+# the store resumes from one instead of reading every message. Derived data, like v9's. The table was created under
+# the name ``view_checkpoints``, which v12 changes (a step, once applied, is never edited).
+V10_VIEW_SNAPSHOTS = """
 CREATE TABLE view_checkpoints (
     session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
     seq        INTEGER NOT NULL,
@@ -181,6 +182,12 @@ ALTER TABLE sessions ADD COLUMN parent_tool_call_id TEXT;
 CREATE INDEX sessions_parent ON sessions(parent_id);
 """
 
+# v12 (issue 29, one name per thing): v10's table renamed ``view_snapshots``, so that "checkpoint" names only file
+# checkpoints (v6). Its rows stay as they are; its one index, the primary key (WITHOUT ROWID), is the table itself.
+V12_VIEW_SNAPSHOTS_NAME = """
+ALTER TABLE view_checkpoints RENAME TO view_snapshots;
+"""
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None] | str] = [
     V1,
     V2,
@@ -191,8 +198,9 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None] | str] = [
     V7_SESSION_MODEL,
     V8_CALIBRATIONS,
     V9_VIEW_RESUME,
-    V10_VIEW_CHECKPOINTS,
+    V10_VIEW_SNAPSHOTS,
     V11_CHILD_SESSIONS,
+    V12_VIEW_SNAPSHOTS_NAME,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

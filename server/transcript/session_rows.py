@@ -1,7 +1,7 @@
 """Session rows: create, read, list, update, fork and delete a session (the row its messages hang on).
 
-A mixin of ``Store``. Deleting a session drops its messages, events, artifact and checkpoint rows with it (foreign
-keys cascade); only the FTS index, which has no foreign key, is cleared by hand.
+A mixin of ``Store``. Deleting a session drops its messages, events, artifact, file checkpoint and view rows with it
+(foreign keys cascade); only the FTS index, which has no foreign key, is cleared by hand.
 """
 
 from __future__ import annotations
@@ -147,9 +147,9 @@ class SessionQueries(Queries):
                 " JOIN messages_fts f ON f.rowid = o.id WHERE n.session_id = ?",
                 (session_id, sid),
             )
-            # A view checkpoint covers only messages before its seq: those it keeps are the fork's too.
+            # A view snapshot covers only messages before its seq: those it keeps are the fork's too.
             await db.execute(
-                "INSERT INTO view_checkpoints (session_id, seq, head) SELECT ?, seq, head FROM view_checkpoints"
+                "INSERT INTO view_snapshots (session_id, seq, head) SELECT ?, seq, head FROM view_snapshots"
                 " WHERE session_id = ? AND seq <= ?",
                 (sid, session_id, upto),
             )

@@ -44,7 +44,7 @@ from server.transcript.records import (
 )
 from server.transcript.schema import migrate
 from server.transcript.session_rows import SessionQueries
-from server.transcript.view_state import ViewCheckpointer, ViewStateQueries
+from server.transcript.view_state import ViewSnapshotter, ViewStateQueries
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +86,7 @@ class Store(
         writer: aiosqlite.Connection,
         reader: aiosqlite.Connection,
         estimate: TokenEstimator | None,
-        view_checkpointer: ViewCheckpointer | None = None,
+        view_snapshotter: ViewSnapshotter | None = None,
     ):
         self.path = path
         self.owner = "local"  # who this process's drafts belong to (``server.transcript.drafts.Lease``)
@@ -94,17 +94,17 @@ class Store(
         self._reader = reader
         self._write_lock = asyncio.Lock()
         self._estimate = estimate
-        self._view_checkpointer = view_checkpointer
-        self._checkpoint_at: dict[str, tuple[int, int | None]] = {}  # session -> (newest checkpoint's seq, next due)
+        self._view_snapshotter = view_snapshotter
+        self._snapshot_at: dict[str, tuple[int, int | None]] = {}  # session -> (newest snapshot's seq, next due)
 
     @classmethod
     async def open(
-        cls, path: Path, estimate: TokenEstimator | None = None, view_checkpointer: ViewCheckpointer | None = None
+        cls, path: Path, estimate: TokenEstimator | None = None, view_snapshotter: ViewSnapshotter | None = None
     ) -> Store:
         """Migrate then open. A folder that cannot be written gives a ``StorageFailure`` naming the path.
 
-        ``estimate`` gives each appended message its token estimate; ``view_checkpointer`` makes the view
-        checkpoints kept as messages are appended (``transcript.view_state``); None keeps none. The store does not
+        ``estimate`` gives each appended message its token estimate; ``view_snapshotter`` makes the view
+        snapshots kept as messages are appended (``transcript.view_state``); None keeps none. The store does not
         know the pipeline: the server (and any program that wants a long history quick to open) opens it with both
         through ``server.agent.views.open_store``."""
         path = Path(path)
@@ -121,7 +121,7 @@ class Store(
             raise StorageFailure(f"cannot open the transcript database at {path}: {exc}") from exc
         writer = await _connect(path)
         reader = await _connect(path)
-        return cls(path, writer, reader, estimate, view_checkpointer)
+        return cls(path, writer, reader, estimate, view_snapshotter)
 
     async def __aenter__(self) -> Store:
         return self
@@ -239,11 +239,11 @@ class Store(
             if turn_id is not None and any(m.role == "assistant" for m in messages):
                 # the answer is stored, so its draft goes in the same transaction
                 await db.execute("DELETE FROM drafts WHERE session_id = ? AND turn_id = ?", (session_id, turn_id))
-        if self._view_checkpointer is not None:
+        if self._view_snapshotter is not None:
             try:
-                await self._advance_view_checkpoints(session_id, first, seq)
+                await self._advance_view_snapshots(session_id, first, seq)
             except Exception:
-                log.exception("session %s: could not make its view checkpoint; its next view reads more", session_id)
+                log.exception("session %s: could not make its view snapshot; its next view reads more", session_id)
         return stored
 
     async def read_messages(self, session_id: str, after_seq: int | None = None, limit: int | None = None) -> Page:

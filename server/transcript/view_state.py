@@ -1,14 +1,14 @@
-"""What a restarted server needs of a session's request views besides the transcript (schema v9, v10). A mixin
+"""What a restarted server needs of a session's request views besides the transcript (schema v9, v10, v12). A mixin
 of ``Store``.
 
 All rows are derived data. One per session, the last writer winning: ``view_resume`` is where a view built on the
 whole history put its safe tail and, as JSON, what it knew of everything before it (a compaction head), so the
 next server resumes from there instead of reading every message (B-CACHE-3, cold start); ``sent_requests`` is the
 last request sent to the provider as one digest per message (``stablePrefixTokens``). A few per session:
-``view_checkpoints``, resume points the store itself makes as messages are appended (every ``CHECKPOINT_EVERY``
-messages, the newest ``CHECKPOINTS_KEPT`` kept), so even a history no server has viewed (written through the
+``view_snapshots``, the view state the store itself snapshots as messages are appended (every ``SNAPSHOT_EVERY``
+messages, the newest ``SNAPSHOTS_KEPT`` kept), so even a history no server has viewed (written through the
 store's API) opens without reading all of it. The store only keeps them; what a head is, and how the next one
-follows from the last, is the pipeline's (``server.context.fed.next_checkpoints``, given to
+follows from the last, is the pipeline's (``server.context.fed.next_snapshots``, given to
 ``Store.open``). A missing or unreadable row only makes the next view read more, or its stable prefix 0.
 """
 
@@ -24,13 +24,13 @@ if TYPE_CHECKING:
     from server.transcript.records import StoredMessage
 
 DIGEST_SIZE = 16  # bytes per message digest in ``sent_requests.digests``
-CHECKPOINT_EVERY = 1000  # messages appended after a session's newest checkpoint before the next one is made
-CHECKPOINTS_KEPT = 4  # per session: the newest; a view picks one with at least a window of tokens after it
+SNAPSHOT_EVERY = 1000  # messages appended after a session's newest snapshot before the next one is made
+SNAPSHOTS_KEPT = 4  # per session: the newest; a view picks one with at least a window of tokens after it
 
-# (previous checkpoint's head JSON or None, the messages from its seq on (all: None), their token estimates, how
-# many messages apart) -> the next ones as (seq, head JSON), in order: ``server.context.fed.next_checkpoints``,
-# given to ``Store.open`` by ``server.agent.views.open_store``. (Not a file checkpoint: ``server.checkpoints``.)
-ViewCheckpointer = Callable[[Any, list[dict[str, Any]], list[int | None], int], list[tuple[int, dict[str, Any]]]]
+# (previous snapshot's head JSON or None, the messages from its seq on (all: None), their token estimates, how
+# many messages apart) -> the next ones as (seq, head JSON), in order: ``server.context.fed.next_snapshots``,
+# given to ``Store.open`` by ``server.agent.views.open_store``.
+ViewSnapshotter = Callable[[Any, list[dict[str, Any]], list[int | None], int], list[tuple[int, dict[str, Any]]]]
 
 
 def _decoded(text: Any) -> Any:
@@ -42,10 +42,10 @@ def _decoded(text: Any) -> Any:
 
 
 class ViewStateQueries(Queries):
-    """``Store`` methods for ``view_resume``, ``sent_requests`` and ``view_checkpoints``."""
+    """``Store`` methods for ``view_resume``, ``sent_requests`` and ``view_snapshots``."""
 
-    _view_checkpointer: ViewCheckpointer | None  # the store's (``Store.open``)
-    _checkpoint_at: dict[str, tuple[int, int | None]]  # the store's: session -> (newest checkpoint's seq, next due)
+    _view_snapshotter: ViewSnapshotter | None  # the store's (``Store.open``)
+    _snapshot_at: dict[str, tuple[int, int | None]]  # the store's: session -> (newest snapshot's seq, next due)
 
     if TYPE_CHECKING:
 
@@ -82,22 +82,22 @@ class ViewStateQueries(Queries):
             return None
         return [blob[i : i + DIGEST_SIZE] for i in range(0, len(blob), DIGEST_SIZE)]
 
-    async def save_view_checkpoint(self, session_id: str, seq: int, head: dict[str, Any]) -> None:
-        """Keep a resume point; only the newest ``CHECKPOINTS_KEPT`` of the session stay."""
-        self._checkpoint_at.pop(session_id, None)  # the store's next append reads where the newest is again
+    async def save_view_snapshot(self, session_id: str, seq: int, head: dict[str, Any]) -> None:
+        """Keep a view snapshot; only the newest ``SNAPSHOTS_KEPT`` of the session stay."""
+        self._snapshot_at.pop(session_id, None)  # the store's next append reads where the newest is again
         async with self._write() as db:
             await db.execute(
-                "INSERT OR REPLACE INTO view_checkpoints (session_id, seq, head) VALUES (?,?,?)",
+                "INSERT OR REPLACE INTO view_snapshots (session_id, seq, head) VALUES (?,?,?)",
                 (session_id, seq, json.dumps(head, separators=(",", ":"))),
             )
             await db.execute(
-                "DELETE FROM view_checkpoints WHERE session_id = ? AND seq NOT IN"
-                " (SELECT seq FROM view_checkpoints WHERE session_id = ? ORDER BY seq DESC LIMIT ?)",
-                (session_id, session_id, CHECKPOINTS_KEPT),
+                "DELETE FROM view_snapshots WHERE session_id = ? AND seq NOT IN"
+                " (SELECT seq FROM view_snapshots WHERE session_id = ? ORDER BY seq DESC LIMIT ?)",
+                (session_id, session_id, SNAPSHOTS_KEPT),
             )
 
-    async def newest_view_checkpoint_seq(self, session_id: str) -> int | None:
-        rows = await self._read("SELECT MAX(seq) FROM view_checkpoints WHERE session_id = ?", (session_id,))
+    async def newest_view_snapshot_seq(self, session_id: str) -> int | None:
+        rows = await self._read("SELECT MAX(seq) FROM view_snapshots WHERE session_id = ?", (session_id,))
         return rows[0][0] if rows and rows[0][0] is not None else None
 
     async def tokens_from(self, session_id: str, seq: int) -> int:
@@ -107,48 +107,48 @@ class ViewStateQueries(Queries):
         )
         return int(rows[0][0])
 
-    async def view_checkpoints(self, session_id: str) -> list[tuple[int, int, Any]]:
-        """The session's resume points, newest first, as ``(seq, tokens, head)``: ``tokens`` the store's estimate
+    async def view_snapshots(self, session_id: str) -> list[tuple[int, int, Any]]:
+        """The session's view snapshots, newest first, as ``(seq, tokens, head)``: ``tokens`` the store's estimate
         of the messages from ``seq`` on (messages without one count as none), ``head`` decoded JSON (None when
         unreadable), for the caller to validate."""
         rows = await self._read(
-            "SELECT seq, head FROM view_checkpoints WHERE session_id = ? ORDER BY seq DESC", (session_id,)
+            "SELECT seq, head FROM view_snapshots WHERE session_id = ? ORDER BY seq DESC", (session_id,)
         )
         return [(int(seq), await self.tokens_from(session_id, seq), _decoded(head)) for seq, head in rows]
 
-    async def _advance_view_checkpoints(self, session_id: str, before: int, last: int) -> None:
-        """After an append that took the session from seq ``before`` to ``last``: make its next view checkpoints
-        once ``CHECKPOINT_EVERY`` messages follow its newest one, from that one's head and the messages since
+    async def _advance_view_snapshots(self, session_id: str, before: int, last: int) -> None:
+        """After an append that took the session from seq ``before`` to ``last``: make its next view snapshots
+        once ``SNAPSHOT_EVERY`` messages follow its newest one, from that one's head and the messages since
         (about a thousand; a long append gets one every thousand). A session that has none and already held more
         than twice that many before this append (stored by a version before schema v10) gets none: that would
         read its whole history in an append; its first view reads it instead, once, and leaves one for the next
         write to keep (``server.agent.view_resume``). When none can be made (the newest one's head is damaged, say),
         the next try is as far off."""
-        if session_id not in self._checkpoint_at:
-            newest = await self.newest_view_checkpoint_seq(session_id) or 0
-            due = newest + CHECKPOINT_EVERY if newest or before <= 2 * CHECKPOINT_EVERY else None
-            self._checkpoint_at[session_id] = (newest, due)
-        known, due = self._checkpoint_at[session_id]
-        if due is None or last < due or self._view_checkpointer is None:
+        if session_id not in self._snapshot_at:
+            newest = await self.newest_view_snapshot_seq(session_id) or 0
+            due = newest + SNAPSHOT_EVERY if newest or before <= 2 * SNAPSHOT_EVERY else None
+            self._snapshot_at[session_id] = (newest, due)
+        known, due = self._snapshot_at[session_id]
+        if due is None or last < due or self._view_snapshotter is None:
             return
         head = None
         if known:
             rows = await self._read(
-                "SELECT head FROM view_checkpoints WHERE session_id = ? AND seq = ?", (session_id, known)
+                "SELECT head FROM view_snapshots WHERE session_id = ? AND seq = ?", (session_id, known)
             )
             if not rows:  # pruned by another server on the same database: start from the newest there is
-                del self._checkpoint_at[session_id]
+                del self._snapshot_at[session_id]
                 return
             head = _decoded(rows[0][0])
         made = []
         if head is not None or not known:
             messages = await self.all_messages(session_id, after_seq=known - 1 if known else 0)
-            made = self._view_checkpointer(
-                head, [m.to_openai() for m in messages], [m.tokens for m in messages], CHECKPOINT_EVERY
+            made = self._view_snapshotter(
+                head, [m.to_openai() for m in messages], [m.tokens for m in messages], SNAPSHOT_EVERY
             )
         if not made or made[-1][0] <= known:
-            self._checkpoint_at[session_id] = (known, last + CHECKPOINT_EVERY)
+            self._snapshot_at[session_id] = (known, last + SNAPSHOT_EVERY)
             return
-        for seq, point in made[-CHECKPOINTS_KEPT:]:
-            await self.save_view_checkpoint(session_id, seq, point)
-        self._checkpoint_at[session_id] = (made[-1][0], made[-1][0] + CHECKPOINT_EVERY)
+        for seq, point in made[-SNAPSHOTS_KEPT:]:
+            await self.save_view_snapshot(session_id, seq, point)
+        self._snapshot_at[session_id] = (made[-1][0], made[-1][0] + SNAPSHOT_EVERY)

@@ -196,13 +196,13 @@ def test_B_CACHE_3_a_state_resumed_from_a_saved_resume_point_builds_the_views_a_
     assert same > 40 and needed_older > 0, (same, needed_older)
 
 
-def _checkpoints(msgs, every, counts=None):
-    """The resume points a store keeps as it appends (``next_checkpoints``), one batch of ``every`` at a time: each
+def _snapshots(msgs, every, counts=None):
+    """The view snapshots a store keeps as it appends (``next_snapshots``), one batch of ``every`` at a time: each
     made from the previous point's head and the messages from its seq on, never from the whole history again."""
     points, head, start = [], None, 0
     for end in range(every, len(msgs) + every, every):
         end = min(end, len(msgs))
-        made = fed_module.next_checkpoints(head, msgs[start:end], counts[start:end] if counts else None, every)
+        made = fed_module.next_snapshots(head, msgs[start:end], counts[start:end] if counts else None, every)
         if made:
             seq, head = made[-1]
             start = next(i for i, m in enumerate(msgs) if m["seq"] == seq)
@@ -214,43 +214,43 @@ def _resumed_at(msgs, seq, head):
     return _resumed(msgs, Compaction("summarized", seq, seq, "", head=CompactionHead.from_json(head)))
 
 
-def test_B_CACHE_3_a_checkpoint_made_from_the_previous_one_equals_one_made_from_the_whole_history():
-    """The store makes each resume point from the last one and the messages since: the head must be the one a
+def test_B_CACHE_3_a_snapshot_made_from_the_previous_one_equals_one_made_from_the_whole_history():
+    """The store makes each view snapshot from the last one and the messages since: the head must be the one a
     state fed the whole history has at that point, or a resumed server would build other requests."""
     msgs = [{**m, "seq": i + 1} for i, m in enumerate(long_history(1_500))]
-    points = _checkpoints(msgs, 200)
+    points = _snapshots(msgs, 200)
     assert len(points) >= 6
     for seq, _end, head in points:
         full = IncrementalView()  # fed up to the end of the segment the point opens
         full.feed(msgs[: next((i for i, m in enumerate(msgs) if m["seq"] > seq and m["role"] != "tool"), len(msgs))])
-        made = full.checkpoint()
+        made = full.snapshot()
         assert made is not None and made[0] == seq and made[1].to_json() == head
         assert msgs[seq - 1]["role"] != "tool"  # a point opens a segment: nothing after it changes what precedes
 
 
-def test_B_CACHE_3_one_long_append_gets_checkpoints_spread_over_it():
+def test_B_CACHE_3_one_long_append_gets_snapshots_spread_over_it():
     """An import of a whole history in one append gets a point every ``every`` messages, each the one a state fed
     the history up to there has (a single point at its end would leave no window of tokens after it)."""
     msgs = [{**m, "seq": i + 1} for i, m in enumerate(long_history(1_000))]
-    points = fed_module.next_checkpoints(None, msgs, None, 150)
+    points = fed_module.next_snapshots(None, msgs, None, 150)
     assert len(points) >= 6 and [p[0] for p in points] == sorted({p[0] for p in points})
     for k, (seq, head) in enumerate(points[:-1]):
         full = IncrementalView()
         full.feed(msgs[: (k + 1) * 150])
-        made = full.checkpoint()
+        made = full.snapshot()
         assert made is not None and (made[0], made[1].to_json()) == (seq, head)
 
 
-def test_B_CACHE_3_a_state_resumed_from_a_stored_checkpoint_builds_the_views_a_full_state_builds():
+def test_B_CACHE_3_a_state_resumed_from_a_stored_snapshot_builds_the_views_a_full_state_builds():
     """A history written through the store (no server viewed it, nothing compacted) resumes from the store's
-    newest checkpoint with at least a window of tokens after it (as ``server.agent.view_resume`` picks one): every view
+    newest snapshot with at least a window of tokens after it (as ``server.agent.view_resume`` picks one): every view
     equals a full state's, with or without a compaction carried; one whose tail lies before the point makes the
     resumed state say it needs the older history, never build another view."""
     from server.context.incremental import PartialHistory
 
     msgs = [{**m, "seq": i + 1} for i, m in enumerate(long_history(1_500))]
     counts = [estimate_message_tokens(m) for m in msgs]
-    points = _checkpoints(msgs, 150, counts)
+    points = _snapshots(msgs, 150, counts)
     same = needed_older = 0
     for window in (8_000, 32_000):
         cfg = ViewSettings(window)
@@ -277,12 +277,12 @@ def test_B_CACHE_3_a_state_resumed_from_a_stored_checkpoint_builds_the_views_a_f
 
 @PROFILE
 @given(transcripts(), st.integers(1, 12), st.integers(0, 3))
-def test_B_CACHE_3_checkpoints_on_random_transcripts_resume_to_the_full_states_views(msgs, every, pick):
+def test_B_CACHE_3_snapshots_on_random_transcripts_resume_to_the_full_states_views(msgs, every, pick):
     from server.context.incremental import PartialHistory
 
     if not msgs or not all(isinstance(m.get("seq"), int) for m in msgs):
         return
-    points = _checkpoints(msgs, every)
+    points = _snapshots(msgs, every)
     full = IncrementalView()
     full.feed(msgs)
     for seq, _end, head in points[-1 - pick :]:

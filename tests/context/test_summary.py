@@ -170,7 +170,7 @@ def test_R_SUM_2_failures_are_distinct():
 
 
 def test_R_SUM_2_a_fold_stored_before_every_failure_was_kept_is_not_resumed_from():
-    """A stored fold (compaction head, view checkpoint) from before the Failures section listed older failures holds
+    """A stored fold (compaction head, view snapshot) from before the Failures section listed older failures holds
     only the latest four: a state resumed from it would summarize differently from one that read everything, so
     it is not used (the history is read instead) and a restarted server still sends what a full read gives."""
     state = SummaryState()
@@ -201,10 +201,10 @@ def test_R_SUM_2_paths_deduplicated_in_first_seen_order_and_total_bounded():
 def test_R_SUM_3_deterministic_and_fold_equals_incremental():
     msgs = _history() * 5
     assert summarize(msgs) == summarize(list(msgs))
-    checkpoint = SummaryState()
+    snapshot = SummaryState()
     for m in msgs[:7]:
-        checkpoint = summary_feed(checkpoint, m)
-    resumed = checkpoint
+        snapshot = summary_feed(snapshot, m)
+    resumed = snapshot
     for m in msgs[7:]:
         resumed = summary_feed(resumed, m)
     assert render_summary(resumed) == summarize(msgs)

@@ -7,8 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from server.agent.views import open_store
 from server.transcript import NewMessage, StorageFailure, Store
 from server.transcript.schema import MIGRATIONS, SCHEMA_VERSION, _statements, migrate
+from server.transcript.view_state import SNAPSHOT_EVERY
+from tests.conftest import long_history
 
 
 def user_version(path: Path) -> int:
@@ -171,3 +174,62 @@ def test_two_servers_migrating_a_new_database_at_once_both_end_at_the_current_ve
     finally:
         conn.close()
     assert "tool_calls" in columns(path, "messages")  # one schema, whole, not two half-applied ones
+
+
+def tables(path: Path) -> set[str]:
+    with sqlite3.connect(path) as db:
+        return {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+def snapshot_rows(path: Path, table: str) -> list[tuple[str, int, str]]:
+    with sqlite3.connect(path) as db:
+        return db.execute(f"SELECT session_id, seq, head FROM {table} ORDER BY session_id, seq").fetchall()
+
+
+async def _append(store: Store, sid: str, msgs: list[dict], batch: int = 500) -> None:
+    for i in range(0, len(msgs), batch):
+        new = [
+            NewMessage(m["role"], m.get("content"), tool_calls=m.get("tool_calls"), tool_call_id=m.get("tool_call_id"))
+            for m in msgs[i : i + batch]
+        ]
+        await store.append_messages(sid, new)
+
+
+async def test_issue_29_v11_view_checkpoints_become_view_snapshots_kept_and_built_on(tmp_path: Path):
+    """v12 renames v10's ``view_checkpoints`` to ``view_snapshots`` ("checkpoint" names file checkpoints only). A
+    database at v11 (its scripts run by hand) holding a long session and the view snapshots the store made for
+    it, under the old table name, opens at v12 with every row in the renamed table, and the store builds on them:
+    the next append makes its next snapshot from the newest migrated one (a session this long with none would get
+    none from an append), exactly as a store that never migrated does."""
+    history, more = long_history(3 * SNAPSHOT_EVERY + 100), long_history(SNAPSHOT_EVERY + 50)
+    made = tmp_path / "made.db"  # the rows, made by the real store and pipeline as the server opens them
+    async with await open_store(made) as store:
+        sid = (await store.create_session("/w", "long")).id
+        await _append(store, sid, history)
+    kept = snapshot_rows(made, "view_snapshots")
+    assert len(kept) >= 2
+
+    old = tmp_path / "threadline.db"
+    build_at(old, SCHEMA_VERSION - 1)
+    assert "view_checkpoints" in tables(old) and "view_snapshots" not in tables(old)
+    with sqlite3.connect(old) as db:
+        db.execute("ATTACH DATABASE ? AS made", (str(made),))
+        db.execute("INSERT INTO sessions SELECT * FROM made.sessions")
+        names = ", ".join(c for c in columns(made, "messages") if c != "id")  # ses_old's messages hold ids 1..3
+        db.execute(f"INSERT INTO messages ({names}) SELECT {names} FROM made.messages")
+        db.execute(
+            "INSERT INTO view_checkpoints (session_id, seq, head) SELECT session_id, seq, head FROM made.view_snapshots"
+        )
+    assert snapshot_rows(old, "view_checkpoints") == kept
+
+    async with await open_store(old) as store:
+        assert user_version(old) == SCHEMA_VERSION
+        assert "view_checkpoints" not in tables(old)
+        assert snapshot_rows(old, "view_snapshots") == kept
+        assert [seq for seq, _, _ in await store.view_snapshots(sid)] == sorted((s for _, s, _ in kept), reverse=True)
+        await _append(store, sid, more)
+    async with await open_store(made) as store:
+        await _append(store, sid, more)
+    after = snapshot_rows(old, "view_snapshots")
+    assert max(seq for _, seq, _ in after) > max(seq for _, seq, _ in kept)  # a new one, made from a migrated one
+    assert after == snapshot_rows(made, "view_snapshots")
