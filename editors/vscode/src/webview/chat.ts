@@ -1,11 +1,12 @@
 // The chat sidebar: session bar, the context strip (contextStrip.ts: meter, model, MCP servers), transcript
-// (streamed text, reasoning, tool cards (toolCards.ts), approvals, compaction notices) and the composer
-// (composer.ts: the message box, its buttons and completions). It renders what the extension forwards; it never
-// talks to the server.
+// (streamed text, reasoning, tool cards (toolCards.ts), approvals (approvalCards.ts), compaction notices) and the
+// composer (composer.ts: the message box, its buttons and completions). It renders what the extension forwards;
+// it never talks to the server.
+import { ApprovalCards } from './approvalCards';
 import { Composer } from './composer';
 import type { FromWebview, ToWebview } from '../sidebar/messages';
 import type {
-  EventItem, FileDiff, PlanEntry, RequestApprovalParams, SessionInfo, TranscriptItem, Update,
+  EventItem, FileDiff, PlanEntry, SessionInfo, TranscriptItem, Update,
 } from '../rpc/protocol';
 import { ContextStrip } from './contextStrip';
 import { fmtBytes, fmtTokens, h } from './dom';
@@ -13,7 +14,6 @@ import { interleaveCompactions, storedDiffs } from './history';
 import { planItems, planProgress } from './issue33';
 import { cachedShare, sessionCost } from './meter';
 import { renderMarkdown } from './markdown';
-import { outsideSandboxMark } from '../sandbox';
 import { ToolCards } from './toolCards';
 
 type Post = (msg: FromWebview) => void;
@@ -32,7 +32,7 @@ export class Chat {
   private running = false;
   private assistant: AssistantBlock | undefined;
   private historyDiffs = new Map<string, FileDiff>(); // a resumed session's applied edits (fileDiff events)
-  private readonly approvals = new Map<string, HTMLElement>();
+  private readonly approvals: ApprovalCards;
   private pendingUsers: HTMLElement[] = []; // sent, not yet confirmed by a userMessage update
   private readonly plan = h('section', { id: 'plan', class: 'plan', 'aria-label': 'Plan', hidden: true });
 
@@ -46,6 +46,7 @@ export class Chat {
   constructor(private readonly root: HTMLElement, private readonly post: Post) {
     this.strip = new ContextStrip(post);
     this.composer = new Composer(post, (text, queue) => this.send(text, queue));
+    this.approvals = new ApprovalCards(this.log, this.cards, post, (force) => this.scroll(force));
     const btn = (id: string, label: string, title: string, msg: FromWebview) => {
       const b = h('button', { id, class: 'icon', title, 'aria-label': title, text: label });
       b.addEventListener('click', () => this.post(msg));
@@ -90,8 +91,8 @@ export class Chat {
             ? this.cards.child(msg.params.parentToolCallId, msg.params.sessionId, msg.params.update) : undefined;
         }
         return msg.params.sessionId === this.currentId ? this.apply(msg.params.update, msg.params.turnId ?? undefined) : undefined;
-      case 'approval': return this.showApproval(msg.requestId, msg.params);
-      case 'approvalClosed': return this.closeApproval(msg.requestId, msg.decision);
+      case 'approval': return this.approvals.show(msg.requestId, msg.params);
+      case 'approvalClosed': return this.approvals.close(msg.requestId, msg.decision);
       case 'turn':
         if (msg.result?.command) this.note('info command', msg.result.command.output); // a built-in command's answer
         return this.setTurn(msg.running, msg.result?.stopReason, msg.error ?? msg.result?.error?.message);
@@ -307,40 +308,6 @@ export class Chat {
     block.body.innerHTML = renderMarkdown(block.text); // markdown-it with html disabled: escaped, no raw HTML
   }
 
-  private showApproval(requestId: string, p: RequestApprovalParams): void {
-    const labels: Record<string, string> = { allowOnce: 'Allow once', allowAlways: 'Allow always', reject: 'Reject' };
-    const buttons = h('div', { class: 'approval-actions' });
-    const outside = outsideSandboxMark(p); // B-SBX-3: an unconfined command is marked plainly
-    const card = h('section', { class: outside ? 'approval outside-sandbox' : 'approval', role: 'group', 'aria-label': `Approval: ${p.title}`, 'data-request': requestId },
-      h('div', { class: 'approval-title' }, h('span', { class: 'approval-icon', text: outside ? '!' : '?' }), h('span', { text: p.title || p.tool })),
-      ...(outside ? [h('div', { class: 'sandbox-mark', text: outside })] : []),
-      h('pre', { class: 'approval-detail', text: p.detail }),
-      ...(p.diff ? [h('button', { class: 'diff-link', 'data-action': 'open-diff', 'data-call': p.toolCallId, text: `Review diff of ${p.diff.path}` })] : []),
-      buttons);
-    for (const option of p.options?.length ? p.options : ['allowOnce', 'allowAlways', 'reject'] as const) {
-      const b = h('button', { class: option === 'reject' ? 'danger' : option === 'allowOnce' ? 'primary' : '', 'data-decision': option, text: labels[option] ?? option });
-      b.addEventListener('click', () => {
-        this.post({ type: 'approve', requestId, decision: option });
-        this.closeApproval(requestId, option);
-      });
-      buttons.append(b);
-    }
-    this.approvals.set(requestId, card);
-    const toolCard = this.cards.get(p.parentToolCallId ?? p.toolCallId); // a subagent asks under its task card
-    if (toolCard) toolCard.after(card);
-    else this.log.append(card);
-    this.scroll(true);
-    (buttons.firstElementChild as HTMLElement | null)?.focus();
-  }
-
-  private closeApproval(requestId: string, decision?: string): void {
-    const card = this.approvals.get(requestId);
-    if (!card || card.classList.contains('answered')) return;
-    card.classList.add('answered');
-    const words: Record<string, string> = { allowOnce: 'Allowed once', allowAlways: 'Allowed always', reject: 'Rejected' };
-    card.querySelector('.approval-actions')!.replaceChildren(h('span', { class: `decision ${decision ?? 'withdrawn'}`, text: decision ? words[decision] : 'No longer needed' }));
-  }
-
   private compaction(mode: string, before: number, after: number, summary: string): void {
     const el = h('details', { class: 'notice compaction', 'data-mode': mode },
       h('summary', {}, h('strong', { text: 'Context compacted' }), ` (${mode}): ${fmtTokens(before)} → ${fmtTokens(after)} tokens`),
@@ -366,7 +333,7 @@ export class Chat {
     if (running || !was) return;
     this.assistant = undefined;
     this.cards.stopRunning();
-    for (const id of this.approvals.keys()) this.closeApproval(id);
+    this.approvals.closeAll();
     if (stopReason === 'cancelled') this.note('warning', 'Turn cancelled.');
     else if (stopReason === 'maxIterations') this.note('warning', 'Stopped: the turn reached its iteration limit.');
     else if (stopReason === 'error' || error) this.note('error', `Turn failed: ${error ?? 'unknown error'}`);
