@@ -119,7 +119,7 @@ async def main() -> int:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="try a setting: a ViewSettings field or a constant of server.context.incremental",
+        help="try a setting: a ViewSettings field or a constant of server.context.incremental or .compacted",
     )
     args = parser.parse_args()
     try:
@@ -132,9 +132,13 @@ async def main() -> int:
         if name in ViewSettings.__dataclass_fields__:
             OVERRIDES[name] = float(value)
         else:
+            import server.context.compacted as compacted
             import server.context.incremental as incremental
 
-            setattr(incremental, name, float(value))
+            # The view pipeline's constants are read by the module that uses them (the fallback window's by
+            # compacted, the freed ratios by incremental): set the name where it is read.
+            for module in [m for m in (incremental, compacted) if hasattr(m, name)] or [incremental]:
+                setattr(module, name, float(value))
     windows = [int(w) for w in args.windows.split(",")]
     files = [p for p in sorted(TRAJECTORIES.glob("*.json")) if not args.only or args.only in p.name]
     t0 = time.perf_counter()

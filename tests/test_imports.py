@@ -2,6 +2,8 @@
 
 - the domain (agent, context, transcript, providers, tools, workspace, artifacts, frozen, sessions) never imports
   the front ends (the edge, the handlers, ACP, the runtime) nor the services;
+- the context pipeline (``server.context``) is pure: it imports only itself, ``protocol`` and standard modules
+  that do no I/O;
 - the services never import the edge, the handlers, ACP or the runtime;
 - the handlers (``server.methods``) and the ACP front end never import the runtime: they get a ``Core``; only the
   entry points that build one (``server.edge.app``, ``server.acp.serve``) do;
@@ -117,6 +119,32 @@ def test_the_domain_never_imports_the_edge_or_the_services():
         if _within(i, EDGE + SERVICES)
     )
     assert wrong == []
+
+
+# The standard library the pipeline may use: none of it reads or writes anything (no files, clock, processes,
+# sockets or randomness), so a view is a function of the messages alone and testable on any transcript.
+PURE_STDLIB = {"__future__", "array", "bisect", "collections", "dataclasses", "json", "math", "re", "typing"}
+
+
+def test_the_context_pipeline_is_pure():
+    """``server.context`` imports only itself, ``protocol`` (the wire text) and I/O-free standard modules."""
+    wrong = []
+    for name, path in MODULES.items():
+        if not _within(name, ("server.context",)):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.Import):
+                found = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                found = [node.module or ""]
+            else:
+                continue
+            wrong += [
+                f"{name} imports {i}"
+                for i in found
+                if i.split(".")[0] not in PURE_STDLIB and not _within(i, ("server.context", "protocol"))
+            ]
+    assert sorted(wrong) == []
 
 
 def test_the_services_never_import_the_edge():

@@ -83,7 +83,7 @@ class FedTranscript:
         self._open_order = 0  # where they start in _order
         self._folds: dict[int, SummaryState] = {}  # n -> the summary fold over _conv[:n] (dropped past a rebuild)
         self._summary_tokens: dict[str, int] = {}  # estimate of a summary message, by text (last few)
-        self._clip_cache: tuple[Any, list[_Item], list[Message | None], int] | None = None  # incremental._clipped
+        self._clip_cache: tuple[Any, list[_Item], list[Message | None], int] | None = None  # compacted._clipped
         self._head: CompactionHead | None = None  # set when resumed from a compaction's tail: older items absent
         self._base_fold = SummaryState()  # the fold over what precedes _conv[0]
 

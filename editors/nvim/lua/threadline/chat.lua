@@ -1,5 +1,6 @@
 --- The chat buffer of one session: appends what the server streams (user turns, assistant text, tool calls
---- with their status, folded results, approvals, compaction notices, errors). Knows nothing about RPC.
+--- with their status, folded results, approvals, compaction notices, errors); a resumed session's stored history
+--- is drawn by history.lua in the same shapes. Knows nothing about RPC.
 local fmt = require('threadline.format')
 
 local M = {}
@@ -196,16 +197,10 @@ function Chat:assistant_message(u)
   end
 end
 
-local STATUS = { running = '… running', ok = '✓ ok', error = '✗ error', denied = '⊘ denied' }
-
-local function tool_line(tool, args, status)
-  return ('  ⚙ %s %s  %s'):format(fmt.str(tool), fmt.arguments(args), STATUS[status] or status)
-end
-
 function Chat:tool_call(u)
   self.stream = nil
   local id = fmt.str(u.toolCallId)
-  self:append({ tool_line(u.tool, u.arguments, 'running') })
+  self:append({ fmt.tool_line(u.tool, u.arguments, 'running') })
   local row = vim.api.nvim_buf_line_count(self.buf) - 1
   local mark = vim.api.nvim_buf_set_extmark(self.buf, ns, row, 0, {})
   self.tools[id] = { mark = mark, tool = u.tool, args = u.arguments }
@@ -218,10 +213,10 @@ function Chat:tool_result(u)
   if t then
     local pos = vim.api.nvim_buf_get_extmark_by_id(self.buf, ns, t.mark, {})
     if pos and pos[1] then
-      self:_set_lines(pos[1], pos[1] + 1, { tool_line(t.tool, t.args, status) })
+      self:_set_lines(pos[1], pos[1] + 1, { fmt.tool_line(t.tool, t.args, status) })
     end
   else
-    self:append({ tool_line(u.tool, nil, status) })
+    self:append({ fmt.tool_line(u.tool, nil, status) })
   end
   local body = fmt.prefixed(fmt.FOLD, u.content)
   if #body == 0 then
@@ -251,7 +246,7 @@ function Chat:child_update(parent_call, u)
   if kind == 'toolCall' then
     line = fmt.val(u.title) and fmt.str(u.title) or fmt.str(u.tool)
   elseif kind == 'toolResult' and fmt.str(u.status) ~= 'ok' then
-    line = ('%s %s'):format(fmt.str(u.tool), STATUS[fmt.str(u.status)] or fmt.str(u.status))
+    line = ('%s %s'):format(fmt.str(u.tool), fmt.STATUS[fmt.str(u.status)] or fmt.str(u.status))
   elseif kind == 'turnStarted' then
     line = 'subagent started'
   elseif kind == 'turnCompleted' then
@@ -345,76 +340,9 @@ function Chat:notice(level, message)
   self:append(lines)
 end
 
---- History from readTranscript items, with each turn's stored compactions (readEvents) after its messages and a
---- :ThreadlineDiff line on each tool result whose applied diff was stored (fileDiff).
+--- History from readTranscript items and their stored events (history.lua).
 function Chat:transcript(items, events)
-  local open = {} -- toolCallId -> tool name
-  local seen_system = false
-  local compactions = {} -- turnId -> { payload, ... }
-  local diffs = {} -- toolCallId -> true when its applied diff was stored (fileDiff)
-  for _, ev in ipairs(events or {}) do
-    local payload = fmt.val(ev.payload) or {}
-    if fmt.str(ev.kind) == 'fileDiff' then
-      diffs[fmt.str(payload.toolCallId)] = type(fmt.val(payload.diff)) == 'table' or nil
-    else
-      local turn = fmt.str(ev.turnId)
-      compactions[turn] = compactions[turn] or {}
-      table.insert(compactions[turn], payload)
-    end
-  end
-  local turn
-  local marked = {} -- turns whose first user message is shown (later ones of a turn were steered in)
-  local function flush()
-    for _, payload in ipairs(turn and compactions[turn] or {}) do
-      self:compacted(payload)
-    end
-  end
-  for _, it in ipairs(items) do
-    local role = fmt.str(it.role)
-    local item_turn = fmt.val(it.turnId)
-    if item_turn and item_turn ~= turn then
-      flush()
-      turn = item_turn
-    end
-    if role == 'user' then
-      local first = item_turn and not marked[item_turn]
-      if item_turn then
-        marked[item_turn] = true
-      end
-      -- what was typed when the message is a slash command's expansion (issue 33)
-      self:user(fmt.val(it.typed) or it.content, first and item_turn or nil, item_turn ~= nil and not first)
-    elseif role == 'assistant' then
-      local content = fmt.str(it.content)
-      if content ~= '' then
-        self:_assistant_header()
-        self:append(fmt.lines(content))
-      end
-      for _, tc in ipairs(fmt.val(it.toolCalls) or {}) do
-        local fn = fmt.val(tc['function']) or {}
-        open[fmt.str(tc.id)] = fn.name
-        self:append({ tool_line(fn.name, fn.arguments, 'called') })
-      end
-      if fmt.str(it.status) == 'interrupted' then
-        self:append({ '  [interrupted]' })
-      end
-    elseif role == 'tool' then
-      local name = open[fmt.str(it.toolCallId)] or fmt.str(it.name)
-      local status = STATUS[fmt.str(it.toolStatus)]
-      self:append({ ('  ↳ %s result%s'):format(name ~= '' and name or 'tool', status and ('  ' .. status) or '') })
-      local body = fmt.prefixed(fmt.FOLD, it.content)
-      self:append(#body > 0 and body or { fmt.FOLD })
-      if diffs[fmt.str(it.toolCallId)] then
-        self:append({ ('    diff: :ThreadlineDiff %s (gR there rewinds this edit)'):format(fmt.str(it.toolCallId)) })
-      end
-    elseif role == 'system' then
-      self:append({ seen_system and '── system message' or '── system prompt' })
-      seen_system = true
-      local body = fmt.prefixed(fmt.FOLD, it.content)
-      self:append(#body > 0 and body or { fmt.FOLD })
-    end
-  end
-  flush()
-  self.assistant_header = false
+  require('threadline.history').render(self, items, events)
 end
 
 M.Chat = Chat

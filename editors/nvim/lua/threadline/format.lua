@@ -103,6 +103,14 @@ function M.arguments(args, max)
   return s
 end
 
+--- A tool call's status as the chat shows it; a status not listed is shown as it came.
+M.STATUS = { running = '… running', ok = '✓ ok', error = '✗ error', denied = '⊘ denied' }
+
+--- A tool call's line in the chat: its name, its arguments in short and its status.
+function M.tool_line(tool, args, status)
+  return ('  ⚙ %s %s  %s'):format(M.str(tool), M.arguments(args), M.STATUS[status] or status)
+end
+
 local DECISIONS = {
   allowOnce = 'Allow once',
   allowAlways = 'Allow always (this session)',

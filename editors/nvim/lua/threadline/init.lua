@@ -1,8 +1,9 @@
 --- Threadline for Neovim: the public Lua API (setup, open, resume, status, statusline, and the turn functions of
 --- threadline.turns) and the glue between the server connection (threadline.transport) and the chat buffers
---- (threadline.chat): server lifecycle, sessions, status.
+--- (threadline.chat): server lifecycle, sessions, status (its text in threadline.status).
 local config = require('threadline.config')
 local fmt = require('threadline.format')
+local status = require('threadline.status')
 local updates = require('threadline.updates')
 
 local M = {}
@@ -316,20 +317,8 @@ end
 
 -- --- sandbox (B-SBX-1/2) -----------------------------------------------------------------------------
 
---- sandbox_label(policy, sandbox) -> "autoEdit · sandbox: workspace-write", "... · sandbox: NOT enforced (why)".
-function M.sandbox_label(policy, sb)
-  policy = policy or 'server default policy'
-  if type(sb) ~= 'table' then
-    return policy .. ' · sandbox: unknown'
-  end
-  if sb.mode == 'off' then
-    return policy .. ' · sandbox: off'
-  end
-  if not sb.enforced then
-    return ('%s · sandbox: NOT enforced (%s); every command asks'):format(policy, fmt.str(sb.reason))
-  end
-  return ('%s · sandbox: %s (%s)'):format(policy, fmt.str(sb.mode), sb.network and 'network on' or 'network off')
-end
+--- sandbox_label(policy, sandbox) -> "autoEdit · sandbox: workspace-write" (threadline.status).
+M.sandbox_label = status.sandbox_label
 
 --- Keep the session's sandbox status (createSession/updateSession) and show it, beside the policy, in its chat.
 function M.set_sandbox(s, sb, policy)
@@ -368,33 +357,9 @@ function M.status()
   }
 end
 
---- statusline() -> e.g. "TL 12.3k/64k", "TL 12.3k/64k · 42% cached" when the provider reports its prompt cache,
---- "TL 12.3k/64k · 42% cached · $0.0123" once a priced call reported the session's cost, " · compacting" while the
---- server compacts the context, with " …" appended while a turn runs, or "TL stopped".
+--- statusline() -> the status line text of status() (threadline.status.line), e.g. "TL 12.3k/64k".
 function M.statusline()
-  local st = M.status()
-  if st.state == 'stopped' then
-    return 'TL stopped'
-  end
-  local s = ('TL %s/%s'):format(fmt.tokens(st.context.used), st.context.size and fmt.tokens(st.context.size) or '?')
-  local share = fmt.cached_share(st.context.cached, st.context.input)
-  if share then
-    s = s .. ' · ' .. share
-  end
-  local cost = fmt.cost(st.context.cost)
-  if cost then
-    s = s .. ' · ' .. cost
-  end
-  if st.sandbox and st.sandbox.mode ~= 'off' and not st.sandbox.enforced then
-    s = s .. ' · sandbox NOT enforced' -- B-SBX-2: every command asks; said where the user looks
-  end
-  if st.compacting then
-    s = s .. ' · compacting'
-  end
-  if st.state == 'running' then
-    s = s .. ' …'
-  end
-  return s
+  return status.line(M.status())
 end
 
 --- The current session table (internal; used by the commands).

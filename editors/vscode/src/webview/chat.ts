@@ -1,18 +1,19 @@
 // The chat sidebar: session bar, the context strip (contextStrip.ts: meter, model, MCP servers), transcript
-// (streamed text, reasoning, tool cards (toolCards.ts), approvals, compaction notices) and the composer. It
-// renders what the extension forwards; it never talks to the server.
-import { Chips } from './chips';
+// (streamed text, reasoning, tool cards (toolCards.ts), approvals (approvalCards.ts), compaction notices) and the
+// composer (composer.ts: the message box, its buttons and completions). It renders what the extension forwards;
+// it never talks to the server.
+import { ApprovalCards } from './approvalCards';
+import { Composer } from './composer';
 import type { FromWebview, ToWebview } from '../sidebar/messages';
 import type {
-  CommandInfo, EventItem, FileDiff, PlanEntry, RequestApprovalParams, SessionInfo, TranscriptItem, Update,
+  EventItem, FileDiff, PlanEntry, SessionInfo, TranscriptItem, Update,
 } from '../rpc/protocol';
 import { ContextStrip } from './contextStrip';
 import { fmtBytes, fmtTokens, h } from './dom';
 import { interleaveCompactions, storedDiffs } from './history';
-import { commandLabel, completeCommand, planItems, planProgress, slashMatches } from './issue33';
+import { planItems, planProgress } from './issue33';
 import { cachedShare, sessionCost } from './meter';
 import { renderMarkdown } from './markdown';
-import { outsideSandboxMark } from '../sandbox';
 import { ToolCards } from './toolCards';
 
 type Post = (msg: FromWebview) => void;
@@ -31,29 +32,21 @@ export class Chat {
   private running = false;
   private assistant: AssistantBlock | undefined;
   private historyDiffs = new Map<string, FileDiff>(); // a resumed session's applied edits (fileDiff events)
-  private readonly approvals = new Map<string, HTMLElement>();
+  private readonly approvals: ApprovalCards;
   private pendingUsers: HTMLElement[] = []; // sent, not yet confirmed by a userMessage update
-  private commands: CommandInfo[] = []; // the session's slash commands (listCommands), for `/` completion
   private readonly plan = h('section', { id: 'plan', class: 'plan', 'aria-label': 'Plan', hidden: true });
-  private readonly suggestions = h('ul', { id: 'slash-suggestions', class: 'slash-suggestions', role: 'listbox', hidden: true });
 
   private readonly sessionSelect = h('select', { id: 'session', 'aria-label': 'Session' });
   private readonly banner = h('div', { id: 'banner', class: 'banner', role: 'status', hidden: true });
   private readonly strip: ContextStrip;
   private readonly log = h('main', { id: 'log', class: 'log', role: 'log', 'aria-label': 'Conversation', tabindex: 0 });
   private readonly cards = new ToolCards(this.log);
-  private readonly input = h('textarea', {
-    id: 'input', rows: 3, placeholder: 'Ask Threadline… (Enter to send, Shift+Enter for a new line)', 'aria-label': 'Message',
-  });
-  private readonly sendBtn = h('button', { id: 'send', class: 'primary', title: 'Send (Enter)', text: 'Send' });
-  private readonly cancelBtn = h('button', { id: 'cancel', title: 'Cancel the running turn (Escape)', text: 'Cancel', disabled: true });
-  private readonly queueBtn = h('button', { id: 'queue', title: 'Run this message right after the running turn', text: 'Queue', hidden: true });
-
-  private readonly chips: Chips;
+  private readonly composer: Composer;
 
   constructor(private readonly root: HTMLElement, private readonly post: Post) {
     this.strip = new ContextStrip(post);
-    this.chips = new Chips(this.input, post);
+    this.composer = new Composer(post, (text, queue) => this.send(text, queue));
+    this.approvals = new ApprovalCards(this.log, this.cards, post, (force) => this.scroll(force));
     const btn = (id: string, label: string, title: string, msg: FromWebview) => {
       const b = h('button', { id, class: 'icon', title, 'aria-label': title, text: label });
       b.addEventListener('click', () => this.post(msg));
@@ -66,33 +59,10 @@ export class Chat {
       btn('delete-session', 'Delete', 'Delete this session', { type: 'deleteSession' }),
       btn('context-view', 'Context', 'Show the context view', { type: 'showContextView' }),
       btn('compact-now', 'Compact', 'Compact now (optionally with a focus to keep)', { type: 'compact' }));
-    const composer = h('footer', { class: 'composer' }, this.chips.chips, this.chips.completions, this.suggestions, this.input,
-      h('div', { class: 'composer-actions' }, this.cancelBtn, this.queueBtn, this.sendBtn));
-    root.append(toolbar, ...this.strip.elements, this.banner, this.plan, this.log, composer);
+    root.append(toolbar, ...this.strip.elements, this.banner, this.plan, this.log, this.composer.element);
 
     this.sessionSelect.addEventListener('change', () => {
       if (this.sessionSelect.value) this.post({ type: 'selectSession', sessionId: this.sessionSelect.value });
-    });
-    this.sendBtn.addEventListener('click', () => this.submit());
-    this.queueBtn.addEventListener('click', () => this.submit(true));
-    this.cancelBtn.addEventListener('click', () => this.post({ type: 'cancel' }));
-    this.input.addEventListener('input', () => this.suggest());
-    this.suggestions.addEventListener('click', (e) => {
-      const name = ((e.target as HTMLElement).closest('[data-command]') as HTMLElement | null)?.dataset.command;
-      const command = this.commands.find((c) => c.name === name);
-      if (command) this.complete(command);
-    });
-    this.input.addEventListener('keydown', (e) => {
-      const first = this.suggestions.hidden ? undefined : slashMatches(this.commands, this.input.value)[0];
-      if (first && e.key === 'Tab') {
-        e.preventDefault();
-        this.complete(first);
-        return;
-      }
-      if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
-        e.preventDefault();
-        this.submit();
-      }
     });
     root.addEventListener('keydown', (e) => {
       if (e.key === 'Escape' && this.running) this.post({ type: 'cancel' });
@@ -110,7 +80,7 @@ export class Chat {
   }
 
   handle(msg: ToWebview): void {
-    if (this.chips.handle(msg)) return;
+    if (this.composer.handle(msg)) return;
     switch (msg.type) {
       case 'server': return this.setServer(msg.state, msg.message);
       case 'sessions': return this.setSessions(msg.sessions, msg.currentId);
@@ -121,23 +91,16 @@ export class Chat {
             ? this.cards.child(msg.params.parentToolCallId, msg.params.sessionId, msg.params.update) : undefined;
         }
         return msg.params.sessionId === this.currentId ? this.apply(msg.params.update, msg.params.turnId ?? undefined) : undefined;
-      case 'approval': return this.showApproval(msg.requestId, msg.params);
-      case 'approvalClosed': return this.closeApproval(msg.requestId, msg.decision);
+      case 'approval': return this.approvals.show(msg.requestId, msg.params);
+      case 'approvalClosed': return this.approvals.close(msg.requestId, msg.decision);
       case 'turn':
         if (msg.result?.command) this.note('info command', msg.result.command.output); // a built-in command's answer
         return this.setTurn(msg.running, msg.result?.stopReason, msg.error ?? msg.result?.error?.message);
       case 'meter': return this.strip.setMeter(msg.contextTokens, msg.contextWindowTokens, msg.estimated);
       case 'error': return void this.note('error', msg.message);
-      case 'focusInput': return this.input.focus();
       case 'mcpServers': return this.strip.setMcpServers(msg.servers);
       case 'model': return this.strip.setModel(msg.label);
-      case 'commands':
-        this.commands = msg.commands;
-        return this.suggest();
       case 'sandbox': return this.strip.setSandbox(msg.text, msg.title, msg.warn);
-      case 'prefill':
-        this.input.value = msg.text;
-        return this.input.focus();
     }
   }
 
@@ -296,20 +259,6 @@ export class Chat {
           h('span', { class: 'plan-mark', 'aria-hidden': 'true', text: item.mark }), h('span', { text: item.step })))));
   }
 
-  /** `/` completion: the session's commands matching what is typed, until a space follows the name. */
-  private suggest(): void {
-    const matches = slashMatches(this.commands, this.input.value);
-    this.suggestions.hidden = matches.length === 0;
-    this.suggestions.replaceChildren(...matches.map((c) =>
-      h('li', { class: 'slash-suggestion', role: 'option', 'data-command': c.name, text: commandLabel(c) })));
-  }
-
-  private complete(command: CommandInfo): void {
-    this.input.value = completeCommand(command);
-    this.suggest();
-    this.input.focus();
-  }
-
   private userBubble(text: string, turnId?: string): HTMLElement {
     const el = h('div', { class: 'msg user', 'aria-label': 'You' }, h('div', { class: 'who', text: 'You' }), h('div', { class: 'text', text }));
     if (turnId) this.addRewind(el, turnId, text);
@@ -359,40 +308,6 @@ export class Chat {
     block.body.innerHTML = renderMarkdown(block.text); // markdown-it with html disabled: escaped, no raw HTML
   }
 
-  private showApproval(requestId: string, p: RequestApprovalParams): void {
-    const labels: Record<string, string> = { allowOnce: 'Allow once', allowAlways: 'Allow always', reject: 'Reject' };
-    const buttons = h('div', { class: 'approval-actions' });
-    const outside = outsideSandboxMark(p); // B-SBX-3: an unconfined command is marked plainly
-    const card = h('section', { class: outside ? 'approval outside-sandbox' : 'approval', role: 'group', 'aria-label': `Approval: ${p.title}`, 'data-request': requestId },
-      h('div', { class: 'approval-title' }, h('span', { class: 'approval-icon', text: outside ? '!' : '?' }), h('span', { text: p.title || p.tool })),
-      ...(outside ? [h('div', { class: 'sandbox-mark', text: outside })] : []),
-      h('pre', { class: 'approval-detail', text: p.detail }),
-      ...(p.diff ? [h('button', { class: 'diff-link', 'data-action': 'open-diff', 'data-call': p.toolCallId, text: `Review diff of ${p.diff.path}` })] : []),
-      buttons);
-    for (const option of p.options?.length ? p.options : ['allowOnce', 'allowAlways', 'reject'] as const) {
-      const b = h('button', { class: option === 'reject' ? 'danger' : option === 'allowOnce' ? 'primary' : '', 'data-decision': option, text: labels[option] ?? option });
-      b.addEventListener('click', () => {
-        this.post({ type: 'approve', requestId, decision: option });
-        this.closeApproval(requestId, option);
-      });
-      buttons.append(b);
-    }
-    this.approvals.set(requestId, card);
-    const toolCard = this.cards.get(p.parentToolCallId ?? p.toolCallId); // a subagent asks under its task card
-    if (toolCard) toolCard.after(card);
-    else this.log.append(card);
-    this.scroll(true);
-    (buttons.firstElementChild as HTMLElement | null)?.focus();
-  }
-
-  private closeApproval(requestId: string, decision?: string): void {
-    const card = this.approvals.get(requestId);
-    if (!card || card.classList.contains('answered')) return;
-    card.classList.add('answered');
-    const words: Record<string, string> = { allowOnce: 'Allowed once', allowAlways: 'Allowed always', reject: 'Rejected' };
-    card.querySelector('.approval-actions')!.replaceChildren(h('span', { class: `decision ${decision ?? 'withdrawn'}`, text: decision ? words[decision] : 'No longer needed' }));
-  }
-
   private compaction(mode: string, before: number, after: number, summary: string): void {
     const el = h('details', { class: 'notice compaction', 'data-mode': mode },
       h('summary', {}, h('strong', { text: 'Context compacted' }), ` (${mode}): ${fmtTokens(before)} → ${fmtTokens(after)} tokens`),
@@ -413,15 +328,12 @@ export class Chat {
   private setTurn(running: boolean, stopReason?: string, error?: string): void {
     const was = this.running;
     this.running = running;
-    this.cancelBtn.disabled = !running;
-    this.queueBtn.hidden = !running;
-    this.sendBtn.textContent = running ? 'Steer' : 'Send';
-    this.sendBtn.title = running ? 'Add this to the running turn: the model reads it after the current tool (Enter)' : 'Send (Enter)';
+    this.composer.setRunning(running);
     this.root.classList.toggle('running', running);
     if (running || !was) return;
     this.assistant = undefined;
     this.cards.stopRunning();
-    for (const id of this.approvals.keys()) this.closeApproval(id);
+    this.approvals.closeAll();
     if (stopReason === 'cancelled') this.note('warning', 'Turn cancelled.');
     else if (stopReason === 'maxIterations') this.note('warning', 'Stopped: the turn reached its iteration limit.');
     else if (stopReason === 'error' || error) this.note('error', `Turn failed: ${error ?? 'unknown error'}`);
@@ -437,10 +349,7 @@ export class Chat {
   }
 
   /** Idle: start a turn. While a turn runs: steer it (the default) or, with ``queue``, run after it. */
-  private submit(queue = false): void {
-    const text = this.input.value.trim();
-    if (!text) return;
-    this.input.value = '';
+  private send(text: string, queue: boolean): void {
     this.log.querySelector(':scope > .empty')?.remove();
     const bubble = this.userBubble(text);
     bubble.classList.add('pending');

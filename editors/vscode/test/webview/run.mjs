@@ -268,6 +268,37 @@ try {
     assert.equal(await btn.innerText(), 'Model: claude');
   });
 
+  await step('issues 33, 34: the composer completes `/` commands and @files, shows chips, takes a prefill', async () => {
+    const input = page.locator('#input');
+    await send(page, { type: 'commands', commands: [
+      { name: 'review', description: 'Review a file', source: 'project', argumentHint: '<path>' },
+      { name: 'compact', description: 'Compact now', source: 'builtin', argumentHint: '[focus]' },
+      { name: 'context', description: 'What fills the context', source: 'builtin' }] });
+    await input.fill('');
+    await input.focus();
+    await page.keyboard.type('/co');
+    assert.deepEqual(await page.locator('#slash-suggestions .slash-suggestion').allInnerTexts(),
+      ['/compact [focus] — Compact now (builtin)', '/context — What fills the context (builtin)']);
+    await page.keyboard.press('Tab');
+    assert.equal(await input.inputValue(), '/compact ');
+    assert.equal(await page.locator('#slash-suggestions').isHidden(), true, 'hidden once a space follows the name');
+    await input.fill('');
+    await page.keyboard.type('see @li');
+    assert.ok((await posted(page)).some((m) => m.type === 'complete' && m.prefix === 'li'));
+    await send(page, { type: 'completions', prefix: 'li', items: ['lib.ts'] });
+    await page.locator('#completions .completion', { hasText: 'lib.ts' }).waitFor();
+    await page.keyboard.press('Tab');
+    assert.equal(await input.inputValue(), 'see @lib.ts ');
+    await send(page, { type: 'chips', chips: [{ label: 'lib.ts:1-3', index: 0 }] });
+    await page.locator('#chips .chip-remove').click();
+    assert.ok((await posted(page)).some((m) => m.type === 'removeChip' && m.index === 0));
+    await send(page, { type: 'prefill', text: 'explain lib.ts' });
+    await settle(page);
+    assert.equal(await input.inputValue(), 'explain lib.ts');
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'input');
+    await input.fill('');
+  });
+
   await step('no CSP violations and no page errors', async () => {
     assert.deepEqual(await page.evaluate(() => window.__cspViolations), []);
   });
