@@ -10,7 +10,7 @@
 - no module imports a module that imports it back, directly or around a circle, type-only imports included;
 - ``server.config`` aggregates the parts' settings from above: nothing it aggregates (config.toml's tables, the
   ``[approvals]`` rules, tools, sandbox, hooks, MCP, ``secret_env``) reaches it back, and it reaches neither the
-  agent, the live sessions nor anything above them; the low rooms among them are in no folder-level cycle;
+  agent, the live sessions nor anything above them; config.py and those rooms are in no folder-level cycle;
 - the server never imports the client (``server.cli``);
 - the client (``server.cli``) imports only ``protocol``, itself and a short list of pure helpers; only ``serve``
   leads into the server (``server.serve``);
@@ -283,11 +283,14 @@ def _room(module: str) -> str:
     return f"server.{parts[1]}"
 
 
+ROOM_GRAPH: dict[str, set[str]] = {}
+for _name, _deps in WITH_TYPES.items():
+    ROOM_GRAPH.setdefault(_room(_name), set()).update(_room(d) for d in _deps if _room(d) != _room(_name))
+
+
 def test_no_room_cycle_through_the_sessions():
     """Nothing ``server.sessions`` imports, room by room and type-only imports included, leads back to it."""
-    rooms: dict[str, set[str]] = {}
-    for m, deps in WITH_TYPES.items():
-        rooms.setdefault(_room(m), set()).update(_room(d) for d in deps if _room(d) != _room(m))
+    rooms = ROOM_GRAPH
     reached, todo = set(), list(rooms["server.sessions"])
     while todo:
         room = todo.pop()
@@ -379,32 +382,24 @@ def test_config_reaches_neither_the_agent_nor_the_sessions_nor_above():
     assert sorted(_path(came_from, "server.config", m) for m in came_from if _within(m, above)) == []
 
 
-def _folder_room(name: str) -> str:
-    """``python3 tools/rooms.py``'s room: protocol/, a top-level folder under server/, or a file directly in it."""
-    parts = name.split(".")
-    if parts[0] != "server" or len(parts) == 1:
-        return parts[0]
-    return f"server/{parts[1]}" + ("" if (ROOT / "server" / parts[1]).is_dir() else ".py")
-
-
-FOLDER_ROOMS: dict[str, set[str]] = {}
-for _name, _deps in WITH_TYPES.items():
-    FOLDER_ROOMS.setdefault(_folder_room(_name), set()).update(_folder_room(d) for d in _deps if d != "server")
-# The rooms below server.config: a cycle between folders is modules that cannot be read apart even when no two
+# config.py and the rooms it gathers: a cycle between folders is modules that cannot be read apart even when no two
 # modules import each other round a circle.
-LOW_ROOMS = (
-    "server/config_file.py",
-    "server/approval_rules.py",
-    "server/tools",
-    "server/sandbox",
-    "server/secret_env.py",
+SETTINGS_ROOMS = (
+    "server.config",
+    "server.config_file",
+    "server.approval_rules",
+    "server.tools",
+    "server.sandbox",
+    "server.secret_env",
+    "server.hooks",
+    "server.mcp",
 )
 
 
-def test_the_rooms_below_config_are_in_no_folder_cycle():
+def test_config_and_the_rooms_it_gathers_are_in_no_folder_cycle():
     wrong = []
-    for room in LOW_ROOMS:
-        came_from = _reached({r: deps - {r} for r, deps in FOLDER_ROOMS.items()}, room)
+    for room in SETTINGS_ROOMS:
+        came_from = _reached(ROOM_GRAPH, room)
         if room in came_from:
             wrong.append(_path(came_from, room, room))
     assert wrong == []
