@@ -2,7 +2,7 @@
 
 ``context_view`` is a read: it builds on the session's held state and writes nothing. A resume point or view
 snapshot it learns waits in the session's view state (``ViewState.unsaved``, held by its handle) for a path that
-writes anyway: the session's next turn, ``prepare_view`` (an import), or the server's close. """
+writes anyway: the session's next turn, ``prepare_view`` (an import), or the server's close."""
 
 from __future__ import annotations
 
