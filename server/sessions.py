@@ -13,10 +13,10 @@ them imports this module. The handle owns every slot: it lets go of them, and fo
 
 What is rebuilt from the store (view state, request digests, grants, totals) is held for the most recently used
 sessions only: past ``capacity`` the least recently used idle session lets go of it, and rebuilds it when next
-used. What exists only in memory (a running turn, the MCP and hook choices, unsaved resume points) is never dropped: a
-session holding it keeps its handle. A session whose turn is running lets go of nothing: its turn holds the same
-grants and totals, and a second copy would let a revoked grant live on in that turn. ``Sessions.delete`` ends all
-of it in one call.
+used. What exists only in memory (a running turn, the MCP and hook choices, an unsaved view snapshot or resume
+point) is never dropped: a session holding it keeps its handle. A session whose turn is running lets go of
+nothing: its turn holds the same grants and totals, and a second copy would let a revoked grant live on in that
+turn. ``Sessions.delete`` ends all of it in one call.
 """
 
 from __future__ import annotations

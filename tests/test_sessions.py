@@ -64,7 +64,7 @@ def test_memory_only_state_outlives_letting_go():
 def test_issue29_the_handle_owns_the_slots_the_lower_packages_define():
     """Each slot is defined below the handle (``ViewState``, ``SentRequest``, ``McpChoices``, ``HookChoices``) and
     still lives and is dropped with it: letting go drops what the store rebuilds (the view state, the last request
-    sent) and keeps what exists only in memory (unsaved resume points, hook choices), with the handle itself."""
+    sent) and keeps what exists only in memory (an unsaved resume point, hook choices), with the handle itself."""
     sessions = Sessions(_no_store, capacity=1)
     handle = sessions.get("a")
     handle.view.state = IncrementalView()
