@@ -41,7 +41,10 @@ export class Chips {
     }
     if (msg.type === 'completions') {
       const m = MENTION.exec(this.input.value.slice(0, this.input.selectionStart));
-      if (!m || m[1] !== msg.prefix || !msg.items.length) {
+      // Answers can come back out of order (each is a file search): one for a prefix the input has since moved
+      // past is stale and changes nothing, else an earlier prefix's late answer would hide the current list.
+      if (m && m[1] !== msg.prefix) return true;
+      if (!m || !msg.items.length) {
         this.completions.hidden = true;
         return true;
       }

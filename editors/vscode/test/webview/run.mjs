@@ -287,6 +287,11 @@ try {
     assert.ok((await posted(page)).some((m) => m.type === 'complete' && m.prefix === 'li'));
     await send(page, { type: 'completions', prefix: 'li', items: ['lib.ts'] });
     await page.locator('#completions .completion', { hasText: 'lib.ts' }).waitFor();
+    // the answer for an earlier prefix ("@l") arriving late is stale: the list for "@li" stays shown
+    await send(page, { type: 'completions', prefix: 'l', items: ['lib.ts', 'lines.ts'] });
+    await settle(page);
+    assert.equal(await page.locator('#completions').isHidden(), false, 'a late answer for an older prefix hid the list');
+    assert.deepEqual(await page.locator('#completions .completion').allInnerTexts(), ['lib.ts']);
     await page.keyboard.press('Tab');
     assert.equal(await input.inputValue(), 'see @lib.ts ');
     await send(page, { type: 'chips', chips: [{ label: 'lib.ts:1-3', index: 0 }] });
