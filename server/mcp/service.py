@@ -179,6 +179,10 @@ class McpService:
 
     # --- visibility ----------------------------------------------------------------------------------
 
+    def revoke(self, cwd: Path, name: str) -> bool:
+        """``revokeMcpServerApproval``: the project's server ``name`` asks again at its next session."""
+        return self.trust.revoke(cwd, name)
+
     async def list(self, store: Store, session: tuple[str, McpChoices] | None, cwd: Path | None) -> list[McpServerInfo]:
         """With a session (its id and choices): its servers (starting the approved ones; once its tools are frozen,
         the servers they came from); without: every running or configured user-level one."""

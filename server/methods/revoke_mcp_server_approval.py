@@ -10,4 +10,4 @@ from server.workspace import checked_folder
 async def revoke_mcp_server_approval(
     core: Core, params: RevokeMcpServerApprovalParams
 ) -> RevokeMcpServerApprovalResult:
-    return RevokeMcpServerApprovalResult(revoked=core.mcp.trust.revoke(checked_folder(params.cwd), params.name))
+    return RevokeMcpServerApprovalResult(revoked=core.mcp.revoke(checked_folder(params.cwd), params.name))
