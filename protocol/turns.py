@@ -49,6 +49,9 @@ class SubmitTurnParams(Base):
     # At most this many model calls in this turn (default: the server's max_iterations); reaching it ends the turn
     # with stopReason "maxIterations".
     max_model_calls: Annotated[int, msgspec.Meta(ge=1, le=100_000)] | None = None
+    # The text is data read from a recording (replay, eval), not typed now: a leading ``/name`` is not a command
+    # (B-REC-1).
+    literal: bool = False
 
 
 class SteerTurnParams(Base):

@@ -202,7 +202,9 @@ async def replay_file(
             sid = created["sessionId"]
             for text, _ in plan.turns:
                 before = len(report.steps)
-                result = await client.request("submitTurn", {"sessionId": sid, "text": text})
+                # Recorded text is data: a recorded "/mode" is what the user wrote then, not a command (B-REC-1).
+                params = {"sessionId": sid, "text": text, "literal": True}
+                result = await client.request("submitTurn", params)
                 report.turns += 1
                 if result["stopReason"] != "endTurn":
                     error = (result.get("error") or {}).get("message", result["stopReason"])

@@ -25,7 +25,7 @@ from server.frozen import read_frozen_context
 from server.hooks.service import HookChoices, SessionHooks
 from server.providers import ChatProvider
 from server.sandbox.mode import say_once, session_sandbox
-from server.services.commands import CommandsNeeds, turn_text
+from server.services.commands import CommandsNeeds, TurnText, turn_text
 from server.services.context import tool_overhead_tokens
 from server.services.images import check_images
 from server.services.models import choose_model, view_settings
@@ -55,7 +55,8 @@ async def submit_turn(core: TurnsNeeds, params: SubmitTurnParams) -> SubmitTurnR
     stored. With ``queue`` it runs after the turns already there, else the session must be idle."""
     check_images(params.images or [])
     stored, session = await core.session(params.session_id)
-    prepared = await turn_text(core, stored, params.text)  # a slash command's expansion, or a built-in's answer
+    # A slash command's expansion or a built-in's answer; recorded text is data, never a command (B-REC-1).
+    prepared = TurnText(params.text) if params.literal else await turn_text(core, stored, params.text)
     if prepared.answered is not None:
         return prepared.answered
     if not params.queue:

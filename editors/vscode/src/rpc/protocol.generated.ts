@@ -960,6 +960,7 @@ export interface SubmitTurnParams {
   context?: (SelectionContext | FileContext | DiagnosticsContext)[] | null;
   queue?: boolean;
   maxModelCalls?: number | null;
+  literal?: boolean;
 }
 export interface SubmitTurnResult {
   turnId: string;
