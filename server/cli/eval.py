@@ -27,6 +27,16 @@ if TYPE_CHECKING:
     from server.probe_model import ProbeModel
 
 DEFAULT_CALL_TIMEOUT = 300.0  # seconds for one model call, retries included: a hung provider ends the run
+GOAL_SHOWN = 200  # characters of the expected goal reported per point
+MAX_ERRORS_SHOWN = 5
+LEGEND = """\
+legend:
+  score  goal, failures, state: the share of the expected answer's key terms (paths, identifiers, 4+ letter
+         words) the answer holds as whole words, case and punctuation ignored; files: the share of the changed
+         paths it names. The mean over the points where the probe was scored; - when it never was.
+  n      the points where something was expected (no file written or nothing failed yet: not scored there).
+  goal   the expected goal is the task's first substantive request (not a bare /command or a go-ahead).
+"""
 
 STRATEGIES = ("threadline", "codex-style", "naive")
 JUDGE_PROMPT = (
@@ -61,6 +71,7 @@ class Tally:
     output_tokens: int = 0
     judge_input: int = 0
     judge_output: int = 0
+    judge_errors: list[str] = field(default_factory=list)  # "step-N probe: why no grade", in order
 
 
 def _eval(args: argparse.Namespace) -> int:
@@ -117,9 +128,11 @@ async def _run(args: argparse.Namespace, model: ProbeModel) -> dict[str, Any]:
         return answer.text
 
     codex = CodexStyle(system, window, summarize)
+    goals: list[dict[str, Any]] = []
     for step in points:
         upto = transcript[: report.steps[step - 1].transcript_seq]
         expected = expected_answers(upto)
+        goals.append({"step": step, "seq": expected.goal_seq, "text": expected.goal[:GOAL_SHOWN]})
         # Protocol-valid as the pipeline's views are (R-REP-1); the system prompt is the first request's.
         history = repair_tool_pairing([m for m in upto if m.get("role") not in SYSTEM_ROLES])
         for name in strategies:
@@ -133,7 +146,7 @@ async def _run(args: argparse.Namespace, model: ProbeModel) -> dict[str, Any]:
     if args.out is not None:
         for i, (request, summary) in enumerate(codex.summaries, 1):
             _keep(args.out / f"codex-style-summary-{i}.json", {"messages": request, "answer": summary})
-    return _result(points, tallies, args.judge)
+    return _result(points, goals, tallies, args.judge)
 
 
 async def _probe(
@@ -155,22 +168,39 @@ async def _probe(
         kept: dict[str, Any] = {"messages": request, "answer": answer.text, "expected": expected.text(probe)}
         kept["score"] = value
         if args.judge and value is not None:
-            grade = await _grade(model, probe, expected, answer.text, tally)
-            if grade is not None:
-                tally.grades[probe].append(grade)
-            kept["judge"] = grade
+            judged = await _grade(model, probe, expected, answer.text, tally)
+            if judged.grade is not None:
+                tally.grades[probe].append(judged.grade)
+            else:
+                tally.judge_errors.append(f"{where} {probe}: {judged.error}")
+            kept["judge"] = {"grade": judged.grade, "reply": judged.reply, "error": judged.error}
         if args.out is not None:
             _keep(args.out / f"{where}-{probe}.json", kept)
 
 
-async def _grade(model: ProbeModel, probe: str, expected: Expected, answer: str, tally: Tally) -> int | None:
-    """The model's 0-5 grade of ``answer``; None when its reply holds no digit from 0 to 5."""
+@dataclass(frozen=True)
+class Judged:
+    grade: int | None
+    reply: str | None  # the judge's whole reply (None: the call failed)
+    error: str | None  # why there is no grade
+
+
+async def _grade(model: ProbeModel, probe: str, expected: Expected, answer: str, tally: Tally) -> Judged:
+    """The model's 0-5 grade of ``answer``, its reply, and why there is no grade: the call failed, or the reply
+    holds no digit from 0 to 5. A failed judge costs its grade, not the run."""
+    from server.probe_model import ModelFailed
+
     text = JUDGE_PROMPT.format(question=QUESTIONS[probe], expected=expected.text(probe), answer=answer)
-    graded = await model.ask([{"role": "user", "content": text}])
+    try:
+        graded = await model.ask([{"role": "user", "content": text}])
+    except ModelFailed as exc:
+        return Judged(None, None, str(exc))
     tally.judge_input += graded.input_tokens
     tally.judge_output += graded.output_tokens
     digits = [c for c in graded.text if c in "012345"]
-    return int(digits[0]) if digits else None
+    if not digits:
+        return Judged(None, graded.text, f"the reply holds no grade from 0 to 5: {graded.text[:80]!r}")
+    return Judged(int(digits[0]), graded.text, None)
 
 
 def _keep(path: Path, value: dict[str, Any]) -> None:
@@ -182,9 +212,10 @@ def _mean(values: list[float] | list[int]) -> float | None:
     return round(sum(values) / len(values), 4) if values else None
 
 
-def _result(points: list[int], tallies: dict[str, Tally], judge: bool) -> dict[str, Any]:
+def _result(points: list[int], goals: list[dict[str, Any]], tallies: dict[str, Tally], judge: bool) -> dict[str, Any]:
     result: dict[str, Any] = {
         "points": points,
+        "goals": goals,
         "strategies": {
             name: {
                 "probes": {p: {"score": _mean(t.scores[p]), "n": len(t.scores[p])} for p in PROBES},
@@ -200,6 +231,7 @@ def _result(points: list[int], tallies: dict[str, Tally], judge: bool) -> dict[s
                 "probes": {p: {"grade": _mean(t.grades[p]), "n": len(t.grades[p])} for p in PROBES},
                 "inputTokens": t.judge_input,
                 "outputTokens": t.judge_output,
+                "errors": t.judge_errors,
             }
             for name, t in tallies.items()
         }
@@ -226,3 +258,20 @@ def print_table(result: dict[str, Any], out: TextIO) -> None:
     if "judge" in result:
         spent = [(j["inputTokens"], j["outputTokens"]) for j in result["judge"].values()]
         out.write(f"  judge        in {sum(i for i, _ in spent):>10,}  out {sum(o for _, o in spent):>8,}\n")
+        errors = [f"{name} {e}" for name, j in result["judge"].items() for e in j["errors"]]
+        if errors:
+            out.write(f"judge gave no grade {len(errors)} times:\n")
+            out.writelines(f"  {e}\n" for e in errors[:MAX_ERRORS_SHOWN])
+            if len(errors) > MAX_ERRORS_SHOWN:
+                out.write(f"  ... and {len(errors) - MAX_ERRORS_SHOWN} more (--out keeps every reply and error)\n")
+    for goal in result["goals"]:
+        where = f"message {goal['seq']}" if goal["seq"] is not None else "no message (nothing scored)"
+        out.write(f"goal at step {goal['step']}: {where}: {_one_line(goal['text'])}\n")
+    out.write(LEGEND)
+    if "judge" in result:
+        out.write("  judge  the model's own 0-5 grade of the answer against the expected one, averaged; - when none.\n")
+
+
+def _one_line(text: str, width: int = 70) -> str:
+    flat = " ".join(text.split())
+    return json.dumps(flat if len(flat) <= width else flat[: width - 3] + "...", ensure_ascii=False)

@@ -3,7 +3,9 @@
 At a point (a model call of the replayed session) the expected answers come from the transcript up to that call,
 deterministically; bench/PROBES.md documents them and the scores:
 
-- ``goal``: the latest user message;
+- ``goal``: the task's first substantive request: the first user message that is not a bare command (``/mode``),
+  a harness's tag block (``<command-name>``, ``<task-notification>``) or a bare go-ahead (``yes``, ``continue``);
+  ``Expected.goal_seq`` says which message it took;
 - ``files``: the paths the write tools were called on (a tool whose name says write, edit, create, replace, patch,
   insert or apply, with a ``path``-like argument), the calls that failed left out (a failed edit changed nothing);
 - ``failures``: every call that failed, by B-SUM-10's one rule (``server.context.failures.is_failure``), as its
@@ -12,7 +14,8 @@ deterministically; bench/PROBES.md documents them and the scores:
 
 Scores in [0, 1]: ``files`` is the recall of the expected paths (a path counts when the answer names it or its
 file name); the others are the share of the expected text's key terms (file names and paths, identifiers, words
-of an error message) the answer contains, case-insensitively. A probe with nothing expected at a point (no file
+of an error message) the answer contains as whole words, case-insensitively (``check`` is not found in
+``checkpoint``; punctuation around a term does not matter). A probe with nothing expected at a point (no file
 written yet, nothing failed) is not scored there: ``n`` counts the points that were.
 """
 
@@ -27,7 +30,17 @@ from typing import Any
 from server.context.failures import call_label, failure_telling, is_failure
 from server.context.micro import content_text
 
-__all__ = ["PROBES", "QUESTIONS", "Expected", "expected_answers", "key_terms", "path_recall", "score"]
+__all__ = [
+    "PROBES",
+    "QUESTIONS",
+    "Expected",
+    "contains",
+    "expected_answers",
+    "key_terms",
+    "path_recall",
+    "score",
+    "substantive",
+]
 
 PROBES = ("goal", "files", "failures", "state")
 QUESTIONS = {
@@ -110,12 +123,19 @@ _STOP = frozenset(
 )
 
 
+_BARE_COMMAND = re.compile(r"/[\w:.\-]+")
+_TAG_BLOCK = re.compile(r"<([\w\-]+)(?:\s[^>]*)?>.*?</\1>", re.DOTALL)
+_GO_AHEADS = frozenset(["y", "yes", "n", "no", "ok", "okay", "continue", "go", "go on", "go ahead", "proceed", "do it"])
+_GO_AHEADS |= frozenset(["thanks", "thank you", "done", "next", "retry", "try again", "sure", "yep"])
+
+
 @dataclass(frozen=True)
 class Expected:
     goal: str
     files: list[str]
     failures: str
     state: str
+    goal_seq: int | None = None  # the message the goal was taken from (its seq, else its position from 1)
 
     def text(self, probe: str) -> str:
         return "\n".join(self.files) if probe == "files" else getattr(self, probe)
@@ -149,15 +169,27 @@ def _write_path(name: str, arguments: Any) -> str | None:
     return None
 
 
+def substantive(text: str) -> bool:
+    """Whether a user message is a request: not empty, not a bare ``/command``, not only a harness's tag blocks,
+    not a bare go-ahead."""
+    text = text.strip()
+    if not text or _BARE_COMMAND.fullmatch(text):
+        return False
+    if not _TAG_BLOCK.sub("", text).strip():
+        return False
+    return re.sub(r"[^\w\s]", "", text).strip().lower() not in _GO_AHEADS
+
+
 def expected_answers(transcript: Sequence[Mapping[str, Any]]) -> Expected:
     """The expected answers after ``transcript`` (the messages up to a point, in the pipeline's shape)."""
     results = {str(m.get("tool_call_id")): content_text(m.get("content")) for m in transcript if m["role"] == "tool"}
     goal, state = "", ""
+    goal_seq: int | None = None
     files: list[str] = []
     failures: list[str] = []
-    for msg in transcript:
-        if msg["role"] == "user" and content_text(msg.get("content")).strip():
-            goal = content_text(msg.get("content")).strip()
+    for position, msg in enumerate(transcript, 1):
+        if goal_seq is None and msg["role"] == "user" and substantive(content_text(msg.get("content"))):
+            goal, goal_seq = content_text(msg.get("content")).strip(), int(msg.get("seq") or position)
         if msg["role"] != "assistant":
             continue
         calls = _calls(msg)
@@ -171,7 +203,7 @@ def expected_answers(transcript: Sequence[Mapping[str, Any]]) -> Expected:
             path = _write_path(name, arguments)
             if path and not failed and path not in files:
                 files.append(path)
-    return Expected(goal, files, "\n".join(failures), state)
+    return Expected(goal, files, "\n".join(failures), state, goal_seq)
 
 
 def key_terms(text: str) -> list[str]:
@@ -193,10 +225,15 @@ def key_terms(text: str) -> list[str]:
     return list(seen)[:MAX_TERMS]
 
 
+def contains(answer: str, term: str) -> bool:
+    """Whether ``answer`` holds ``term`` as a whole word, case-insensitively: not inside a longer word or
+    identifier (``check`` is not in ``checkpoint``), whatever punctuation stands around it."""
+    return re.search(rf"(?<![A-Za-z0-9_]){re.escape(term.lower())}(?![A-Za-z0-9_])", answer.lower()) is not None
+
+
 def path_recall(expected: list[str], answer: str) -> float:
-    """The share of ``expected`` paths the answer names, whole or by their file name."""
-    low = answer.lower()
-    hits = sum(1 for p in expected if p.lower() in low or re.split(r"[/\\]", p)[-1].lower() in low)
+    """The share of ``expected`` paths the answer names, whole or by their file name (as whole words)."""
+    hits = sum(1 for p in expected if contains(answer, p) or contains(answer, re.split(r"[/\\]", p)[-1]))
     return hits / len(expected)
 
 
@@ -207,5 +244,4 @@ def score(probe: str, expected: Expected, answer: str) -> float | None:
     terms = key_terms(expected.text(probe))
     if not terms:
         return None
-    low = answer.lower()
-    return sum(1 for t in terms if t in low) / len(terms)
+    return sum(1 for t in terms if contains(answer, t)) / len(terms)

@@ -16,7 +16,7 @@ from server.cli.replay_run import replay_file
 from server.context import estimate_message_tokens
 from server.context.micro import content_text
 from server.context.repair import repair_tool_pairing
-from tests.conftest import KIMI
+from tests.conftest import KIMI, load_trajectory
 from tests.fakes.fake_provider import FakeProvider
 from tests.harness import API_KEY, KINDS, REPO, server_env
 
@@ -125,7 +125,8 @@ def test_issue37_codex_style_calls_the_model_for_its_summary(whole):
 
 def test_issue37_the_json_has_exactly_the_documented_shape(whole):
     result, _, _ = whole
-    assert set(result) == {"points", "strategies"}
+    assert set(result) == {"points", "goals", "strategies"}
+    assert [g["step"] for g in result["goals"]] == result["points"]
     assert set(result["strategies"]) == {"threadline", "codex-style", "naive"}
     for strategy in result["strategies"].values():
         assert set(strategy) == {"probes", "inputTokens", "outputTokens"}
@@ -203,12 +204,13 @@ def test_issue37_judge_grades_are_reported_apart(tmp_path):
         result = _eval(fake, tmp_path / "home", "--points", "1", "--strategy", "threadline", "--judge")
     assert result.returncode == 0, result.stderr
     parsed = json.loads(result.stdout)
-    assert set(parsed) == {"points", "strategies", "judge"}
+    assert set(parsed) == {"points", "goals", "strategies", "judge"}
     judged = parsed["judge"]["threadline"]
     scored = parsed["strategies"]["threadline"]["probes"]
     for probe in PROBES:
         assert judged["probes"][probe] == {"grade": 4 if scored[probe]["n"] else None, "n": scored[probe]["n"]}
     assert judged["inputTokens"] > 0
+    assert judged["errors"] == []
 
 
 def test_issue37_at_picks_the_steps_and_refuses_one_the_replay_did_not_make(tmp_path):
@@ -231,6 +233,9 @@ def test_issue37_the_table_shows_each_strategy_and_probe_and_the_tokens(tmp_path
     assert lines[1].split() == ["strategy", "probe", "score", "n"]
     assert [line.split()[:2] for line in lines[2:6]] == [["naive", p] for p in PROBES]
     assert lines[6].startswith("tokens spent") and lines[7].split()[0] == "naive"
+    assert lines[8].startswith("goal at step 3: message ")
+    assert lines[9] == "legend:" and any(line.strip().startswith("score ") for line in lines[10:])
+    assert any("whole words" in line for line in lines[10:])
 
 
 def test_issue37_codex_style_summarizes_at_90_percent_and_keeps_a_quarter_window():
@@ -270,7 +275,8 @@ def _call(call_id: str, name: str, args: dict) -> dict:
 
 
 TRANSCRIPT: list[dict[str, Any]] = [
-    {"role": "user", "content": "Add a --verbose flag"},
+    {"role": "user", "content": "<command-name>/clear</command-name>\n<command-args></command-args>"},
+    {"role": "user", "content": "/mode"},
     {"role": "user", "content": "Fix the parse_config crash in src/config_loader.py"},
     {
         "role": "assistant",
@@ -285,12 +291,15 @@ TRANSCRIPT: list[dict[str, Any]] = [
     {"role": "tool", "tool_call_id": "b", "content": "Error: permission denied: docs/missing.md"},
     {"role": "tool", "tool_call_id": "c", "content": "KeyError: 'timeout'\n[exit code 1]"},
     {"role": "assistant", "content": "Next I will guard the timeout lookup in parse_config."},
+    {"role": "user", "content": "continue"},
+    {"role": "user", "content": "/compact"},
 ]
 
 
 def test_issue37_expected_answers_come_from_the_transcript():
     expected = expected_answers(TRANSCRIPT)
-    assert expected.goal == "Fix the parse_config crash in src/config_loader.py"
+    assert expected.goal == "Fix the parse_config crash in src/config_loader.py"  # not /mode, /compact, continue
+    assert expected.goal_seq == 3
     assert expected.files == ["src/config_loader.py"]  # the failed write changed nothing
     assert "write_file(docs/missing.md)" in expected.failures and "KeyError" in expected.failures
     assert expected.state == "Next I will guard the timeout lookup in parse_config."
@@ -304,4 +313,57 @@ def test_issue37_scores_are_path_recall_and_key_term_overlap():
     assert score("goal", expected, "fix the parse_config crash in src/config_loader.py") == 1
     assert 0 < score("goal", expected, "something about parse_config") < 1  # type: ignore[operator]
     assert score("failures", expected, "I don't know") == 0
-    assert score("failures", expected_answers(TRANSCRIPT[:3]), "anything") is None  # nothing failed yet
+    assert score("failures", expected_answers(TRANSCRIPT[:4]), "anything") is None  # nothing failed yet
+
+
+def test_key_terms_are_matched_as_whole_words_not_substrings():
+    """``check`` scored inside ``checkpoint`` gave a wrong answer 1.00."""
+    expected = expected_answers([{"role": "user", "content": "make gen-* make check"}])
+    assert key_terms(expected.goal) == ["check"]
+    assert score("goal", expected, "I was adding a checkpoint to the loader.") == 0
+    assert score("goal", expected, "Run `make check`.") == 1  # punctuation and case do not matter
+    assert score("goal", expected, "CHECK: the generators") == 1
+    written = expected_answers(TRANSCRIPT)
+    assert score("files", written, "I edited config_loader.pyc") == 0
+    assert score("files", written, "I edited (src/config_loader.py).") == 1
+
+
+def test_the_goal_is_the_first_substantive_request_and_eval_says_which(tmp_path):
+    """The recorded session's first user messages are a harness's /clear block and a bare /mode: the goal is the
+    request after them, and the table and the JSON name its message."""
+    messages = load_trajectory(KIMI)
+    first_user = next(i for i, m in enumerate(messages) if m["role"] == "user")
+    bare = [{"role": "user", "content": "/mode"}, {"role": "assistant", "content": "no such mode"}]
+    path = tmp_path / "bare-command-first.json"
+    path.write_text(json.dumps(messages[:first_user] + bare + messages[first_user:]), encoding="utf-8")
+    with FakeProvider(answer=_whole_view) as fake:
+        args = ["eval", str(path), "--context-window", str(WINDOW), "--at", "3", "--strategy", "naive", "--json"]
+        result = _run(args, server_env(tmp_path / "home", fake.url))
+    assert result.returncode == 0, result.stderr
+    goal = json.loads(result.stdout)["goals"][0]
+    assert goal["text"] == "make gen-* make check"
+    replayed = asyncio.run(replay_file(path, WINDOW))
+    assert replayed.transcript[goal["seq"] - 1]["content"] == "make gen-* make check"
+
+
+def test_a_judge_without_a_grade_says_why_and_its_reply_is_kept(tmp_path):
+    def grading(messages: list[dict]) -> str:
+        if messages[-1]["content"].startswith("Grade an answer"):
+            return "I would rather not grade this."
+        return _whole_view(messages)
+
+    out = tmp_path / "out"
+    with FakeProvider(answer=grading) as fake:
+        args = ["eval", str(KIMI), "--context-window", str(WINDOW), "--at", "3", "--strategy", "naive", "--judge"]
+        table = _run([*args, "--out", str(out)], server_env(tmp_path / "home", fake.url))
+        as_json = _run([*args, "--json"], server_env(tmp_path / "home2", fake.url))
+    assert table.returncode == 0, table.stderr
+    assert "judge gave no grade" in table.stdout
+    assert "the reply holds no grade from 0 to 5: 'I would rather not grade this.'" in table.stdout
+    assert "judge  the model's own 0-5 grade" in table.stdout
+    errors = json.loads(as_json.stdout)["judge"]["naive"]["errors"]
+    assert errors and all(e.startswith("step-3/naive ") for e in errors)
+    kept = [json.loads(p.read_text(encoding="utf-8")) for p in sorted((out / "step-3").glob("naive-*.json"))]
+    judged = [k["judge"] for k in kept if k["score"] is not None]
+    assert judged and all(j["reply"] == "I would rather not grade this." and j["grade"] is None for j in judged)
+    assert all(j["error"].startswith("the reply holds no grade") for j in judged)
