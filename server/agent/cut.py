@@ -12,13 +12,16 @@ from __future__ import annotations
 import json
 
 from protocol import updates as u
-from protocol.messages import OpenAIToolCall
+from protocol.messages import OpenAIToolCall, TurnError
 from server.emit import Emitter
 from server.providers import ChatResult
 from server.transcript import NewMessage, Store
 
 CUT = "length"
-MAX_CONTINUATIONS = 2  # a text answer cut more often than this in one turn ends the turn (runaway output)
+# An answer cut more often than this in one turn (its text, or a call it was still writing) ends the turn as a
+# failure: runaway output.
+MAX_CONTINUATIONS = 2
+OUTPUT_LIMIT = "outputLimit"  # the TurnError code of such a turn
 
 CUT_CALL_RESULT = (
     "Tool call not run: your answer was cut off at the output limit while this call's arguments were being "
@@ -56,9 +59,32 @@ def cut_notice(skipped: int | None, continuing: bool) -> str:
         text += "; its tool calls were whole, and run"
     elif continuing:
         text += "; the model was asked to continue"
-    else:
-        text += "; it was cut again, so the turn ends here: raise max_output_tokens, or ask for less at once"
+    if not continuing:
+        text += (
+            f"; cut {MAX_CONTINUATIONS + 1} times in this turn, so the turn ends here as failed: raise "
+            "max_output_tokens, or ask for less at once"
+        )
     return text
+
+
+def runaway(cuts: int) -> TurnError:
+    """The failure of a turn whose answers were cut at the output limit more than ``MAX_CONTINUATIONS`` times."""
+    return TurnError(
+        code=OUTPUT_LIMIT,
+        message=(
+            f"the model's answer was cut off at the output limit {cuts} times in this turn (max_output_tokens or the "
+            "server's own limit): raise max_output_tokens, or ask for less at once"
+        ),
+    )
+
+
+def not_smaller(tokens: int) -> str:
+    """R-PTL-1's retry when the fallback view is no smaller than what it replaces: said as what it is."""
+    return (
+        "the provider refused the request as too long; it is sent once more with only the latest messages "
+        f"({tokens:,} tokens), which is no smaller: the conversation is already short, so the server's own limit "
+        "(or its other sessions) leaves too little room"
+    )
 
 
 async def after_cut_text(store: Store, emit: Emitter, session_id: str, turn_id: str, cuts: int) -> bool:
@@ -74,9 +100,10 @@ async def after_cut_text(store: Store, emit: Emitter, session_id: str, turn_id: 
     return going_on
 
 
-async def after_cut_calls(store: Store, emit: Emitter, session_id: str, turn_id: str, skipped: int) -> None:
+async def after_cut_calls(store: Store, emit: Emitter, session_id: str, turn_id: str, skipped: int, cuts: int) -> None:
     """A cut answer with tool calls: the whole ones run, the user hears of the cut (the unfinished ones are
-    answered with ``CUT_CALL_RESULT`` when their turn comes, which tells the model)."""
-    notice = cut_notice(skipped, True)
+    answered with ``CUT_CALL_RESULT`` when their turn comes, which tells the model); past ``MAX_CONTINUATIONS``
+    cuts the turn then ends."""
+    notice = cut_notice(skipped, cuts <= MAX_CONTINUATIONS)
     emit(u.Notice(level="warning", message=notice))
     await store.add_event(session_id, "notice", {"level": "warning", "message": notice}, turn_id)

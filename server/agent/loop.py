@@ -132,10 +132,11 @@ class Turn:
                         cuts += 1
                         if await cut.after_cut_text(self.store, self.emit, self.session_id, self.turn_id, cuts):
                             continue
-                        return "endTurn", None
+                        return "error", cut.runaway(cuts)
                     self._unfinished = cut.incomplete_calls(calls)
+                    cuts += bool(self._unfinished)  # a call cut mid-way is a cut answer too: it bounds the turn
                     await cut.after_cut_calls(
-                        self.store, self.emit, self.session_id, self.turn_id, len(self._unfinished)
+                        self.store, self.emit, self.session_id, self.turn_id, len(self._unfinished), cuts
                     )
                 if not calls and (reason := await turn_hooks.stop(self.hooks, self._stop_blocks)):
                     self._stop_blocks += 1  # a Stop hook sends the turn on, its reason the next user input
@@ -149,6 +150,8 @@ class Turn:
                 pending = list(calls)
                 for batch in batches(calls):  # task calls next to each other run together (B-SUB-1)
                     await run_batch(functools.partial(self._run_pending, pending=pending), batch)
+                if cuts > cut.MAX_CONTINUATIONS:  # every call is answered; the runaway ends here
+                    return "error", cut.runaway(cuts)
             await self._keep_steers()
             return "maxIterations", TurnError(
                 code="maxIterations", message=f"stopped after {self.max_iterations} model calls in one turn"
@@ -249,9 +252,12 @@ class Turn:
             if exc.prompt_tokens:  # the provider said what it counted: plan the retry (and what follows) with it
                 await self.views.observe_refusal(view.estimated_tokens, exc.prompt_tokens)
         # R-PTL-1: exactly one retry with the fallback view; a second failure ends the turn.
-        self.emit(u.ContextCompacting(trigger="promptTooLong", before_tokens=view.before_tokens))
         fallback = await self.views.fallback_view(self.session_id)
-        await self._announce(fallback, force=True)
+        if fallback.estimated_tokens < fallback.before_tokens:
+            self.emit(u.ContextCompacting(trigger="promptTooLong", before_tokens=view.before_tokens))
+            await self._announce(fallback, force=True)
+        else:  # a view that does not shrink is no compaction, and is not announced as one
+            self.emit(u.Notice(level="warning", message=cut.not_smaller(fallback.estimated_tokens)))
         try:
             return await self._stream(fallback)
         except ProviderError as exc:

@@ -11,7 +11,7 @@ from typing import Any
 from protocol import updates as u
 from server.emit import Emitter
 from server.errors import DomainError
-from server.providers import ProviderError, ReasoningDelta, Retrying, TextDelta
+from server.providers import ProviderError, ReasoningDelta, Retrying, ServerNotice, TextDelta
 from server.transcript import NewMessage, Store
 
 log = logging.getLogger(__name__)
@@ -52,6 +52,8 @@ class PartialAnswer:
                     message=f"provider: {event.reason}; retrying in {event.delay:.1f} s (attempt {event.attempt})",
                 )
             )
+        elif isinstance(event, ServerNotice):
+            self.emit(u.Notice(level="warning", message=event.message))
         return None
 
     def _maybe_save_draft(self) -> Awaitable[None] | None:

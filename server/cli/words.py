@@ -18,6 +18,9 @@ HINTS = {
     "timeout": "the model server did not answer in time: send the message again, or check the server",
     "model_not_found": "check the model name (THREADLINE_MODEL, or [provider] model); /model lists the configured "
     "ones and /model NAME switches",
+    "not_found": "check the base URL (THREADLINE_BASE_URL, or [provider] base_url): it must be the server's API "
+    "root, usually ending in /v1",
+    "outputLimit": "raise max_output_tokens ([provider] in config.toml), or ask for less at once",
     "context_too_long": "/compact makes room (with a focus: /compact keep the API decisions), then send it again",
     "too_large": "/compact makes room, then send it again",
     "rate_limited": "the provider is limiting requests: wait a little and send the message again",

@@ -1,6 +1,17 @@
 """Model providers: the ChatProvider interface and its OpenAI-compatible HTTP implementation."""
 
-from .base import ChatProvider, ChatResult, OnEvent, ReasoningDelta, Retrying, StreamEvent, TextDelta, ToolCall, Usage
+from .base import (
+    ChatProvider,
+    ChatResult,
+    OnEvent,
+    ReasoningDelta,
+    Retrying,
+    ServerNotice,
+    StreamEvent,
+    TextDelta,
+    ToolCall,
+    Usage,
+)
 from .capabilities import DEFAULT_CONTEXT_WINDOW, context_window_for
 from .errors import ProviderError, is_context_too_long
 from .openai_compat import OpenAICompatibleProvider
@@ -14,6 +25,7 @@ __all__ = [
     "ProviderError",
     "ReasoningDelta",
     "Retrying",
+    "ServerNotice",
     "StreamEvent",
     "TextDelta",
     "ToolCall",

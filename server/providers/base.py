@@ -59,7 +59,14 @@ class Retrying:
     reason: str
 
 
-StreamEvent = TextDelta | ReasoningDelta | Retrying
+@dataclass(frozen=True)
+class ServerNotice:
+    """Something the user should know about the model server that no answer says (shown once, as a notice)."""
+
+    message: str
+
+
+StreamEvent = TextDelta | ReasoningDelta | Retrying | ServerNotice
 # Sync or async; an awaitable return value is awaited before streaming continues.
 OnEvent = Callable[[StreamEvent], Awaitable[Any] | Any]
 

@@ -25,6 +25,7 @@ KINDS = frozenset(
         "context_too_long",
         "bad_request",
         "too_large",
+        "not_found",
     }
 )
 # Kinds worth another attempt, provided nothing has been shown to the caller yet.
@@ -78,6 +79,7 @@ _CONTEXT_TOO_LONG = re.compile(
             r"prompt \(.{0,60}\) is too long",  # vLLM "Input prompt (N tokens) is too long"
             r"exceeds? the available context size",  # llama.cpp server
             r"exceed_context_size",  # llama.cpp error type
+            r"context size has been exceeded",  # llama.cpp server (HTTP 500): its slots' shared KV cache is full
             r"maximum prompt length",  # xAI
             r"input token count.{0,40}exceeds",  # Gemini compatible mode
             r"exceed(s|ed)? (the )?(model'?s? )?context (window|limit)",
@@ -128,6 +130,13 @@ def refused_prompt_tokens(body: str) -> int | None:
         if match:
             return int(match.group(1)) or None
     return None
+
+
+def names_model(body: str, model: str) -> bool:
+    """Whether a 404's body is about a model (OpenAI, vLLM: "The model `x` does not exist"; Ollama: "model \"x\"
+    not found"), rather than a path nothing answers at (llama.cpp: "File Not Found"; OpenAI: "Invalid URL")."""
+    head = body[:20_000]
+    return (bool(model) and model in head) or re.search(r"\bmodel", head, re.IGNORECASE) is not None
 
 
 # Statuses whose bodies are about something else even when they mention tokens.
@@ -197,8 +206,11 @@ def error_for_status(
     api_key: str | None,
     retry_after: float | None = None,
     partial: ChatResult | None = None,
+    url: str | None = None,
+    path: str = "",
 ) -> ProviderError:
-    """Map an HTTP error answer (or an in-stream error carrying a status) to a ProviderError."""
+    """Map an HTTP error answer (or an in-stream error carrying a status) to a ProviderError; ``url`` is where the
+    request went (shown for a 404), ``path`` what the kind adds to the base URL."""
     said = redact(provider_message(body), api_key)
     suffix = f" Provider said: {said}" if said else ""
 
@@ -223,10 +235,15 @@ def error_for_status(
     if status == 403:
         return err("auth", f"The API key lacks access to model '{model}' at {base_url} (HTTP 403).{suffix}")
     if status == 404:
+        if not names_model(body, model):  # nothing answers at this path: the URL is wrong, not the model
+            return err(
+                "not_found",
+                f"Nothing answers at {url or base_url} (HTTP 404): the path is wrong. The base URL must be the "
+                f"server's API root (usually ending in /v1); Threadline adds {path or 'the endpoint'} to it.{suffix}",
+            )
         return err(
             "model_not_found",
-            f"Model '{model}' was not found at {base_url} (HTTP 404). "
-            f"Check the model name and that the base URL ends in /v1.{suffix}",
+            f"Model '{model}' was not found at {base_url} (HTTP 404). Check the model name.{suffix}",
         )
     if status == 429:
         # A spent quota is not a rate: waiting a few seconds will not help.

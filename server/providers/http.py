@@ -181,6 +181,8 @@ class HttpProvider:
             base_url=self.shown_url,
             api_key=self._api_key,
             retry_after=parse_retry_after(response.headers),
+            url=display_url(self._url),
+            path=self.path,
         )
 
     def error_from_payload(self, payload: dict[str, Any], partial: ChatResult | None) -> ProviderError:

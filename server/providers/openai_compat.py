@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from .assembly import ChatAssembler
-from .base import ChatResult, OnEvent
+from .base import ChatResult, OnEvent, ServerNotice
 from .errors import ProviderError
 from .http import (
     MAX_RESPONSE_BYTES,
@@ -23,6 +23,7 @@ from .http import (
     read_capped,
     stream_cut,
 )
+from .llama_props import SHARED_CONTEXT_FULL, TOOLS_DROPPED, ServerProps, read_props
 from .reasoning_items import without_reasoning_items
 from .sse import sse_data
 
@@ -57,6 +58,8 @@ class OpenAICompatibleProvider(HttpProvider):
         # that copy the API (llama.cpp, vLLM, Ollama, DeepSeek, OpenRouter...) all read `max_tokens`.
         host = urlsplit(self.base_url).hostname or ""
         self._max_tokens_field = "max_completion_tokens" if host == "api.openai.com" else "max_tokens"
+        self._template_check: asyncio.Task[ServerProps | None] | None = None  # asked once, beside the first call
+        self._told_tools_dropped = False
 
     async def stream_chat(
         self,
@@ -67,7 +70,28 @@ class OpenAICompatibleProvider(HttpProvider):
         cache_key: str | None = None,  # Chat Completions servers cache prefixes without being told
     ) -> ChatResult:
         emitter = StreamRelay(on_event)
-        return await self._retrying(lambda: self._attempt(messages, tools, emitter), emitter)
+        if tools and self._template_check is None:  # beside the call, so it costs no time to the first token
+            self._template_check = asyncio.create_task(read_props(self._client, self.base_url, self.headers()))
+        result = await self._retrying(lambda: self._attempt(messages, tools, emitter), emitter)
+        if tools and not self._told_tools_dropped:
+            await self._tell_if_tools_dropped(emitter)
+        return result
+
+    async def _tell_if_tools_dropped(self, emitter: StreamRelay) -> None:
+        """Once: a llama.cpp server whose chat template has no tool support drops the tools without a word."""
+        assert self._template_check is not None
+        try:
+            props = await asyncio.wait_for(asyncio.shield(self._template_check), timeout=5)
+        except (TimeoutError, asyncio.CancelledError):
+            return
+        if props is not None and props.supports_tools is False:
+            self._told_tools_dropped = True
+            await emitter.emit(ServerNotice(TOOLS_DROPPED))
+
+    async def aclose(self) -> None:
+        if self._template_check is not None and not self._template_check.done():
+            self._template_check.cancel()
+        await super().aclose()
 
     def _request_body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.model, "messages": without_reasoning_items(messages), "stream": True}
@@ -90,10 +114,18 @@ class OpenAICompatibleProvider(HttpProvider):
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, emitter: StreamRelay
     ) -> ChatResult:
         try:
-            return await self._post(messages, tools, emitter)
-        except _StreamOptionsRejected:  # at once, and not counted as a retry; this provider never sends it again
-            self._send_stream_options = False
-            return await self._post(messages, tools, emitter)
+            try:
+                return await self._post(messages, tools, emitter)
+            except _StreamOptionsRejected:  # at once, and not counted as a retry; never sent again
+                self._send_stream_options = False
+                return await self._post(messages, tools, emitter)
+        except ProviderError as exc:
+            if exc.kind == "context_too_long" and exc.context_window is None and SHARED_CONTEXT_FULL in exc.message:
+                # llama-server's slots share one KV cache and it is full: its answer states no size, its props
+                # state a slot's, which is the window to plan for (R-PTL-1).
+                props = await read_props(self._client, self.base_url, self.headers())
+                exc.context_window = props.slot_tokens if props is not None else None
+            raise
 
     async def _post(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, emitter: StreamRelay

@@ -93,8 +93,9 @@ async def test_a_context_too_long_retry_is_a_promptTooLong_compaction(tmp_path: 
     with new_fake(api_key=API_KEY) as fake:
         async with running_agent(home, fake) as agent:
             sid = await agent.session(folder)
-            fake.push({"content": "first"})
-            await agent.turn(sid, "one")
+            fake.push(*({"content": f"answer {i}: " + "detail " * 60} for i in range(8)))
+            for i in range(8):  # long enough that the fallback (the last messages) is smaller than the history
+                await agent.turn(sid, f"step {i}: " + "word " * 60)
             fake.push({"ptl": True}, {"content": "fits now"})
             assert (await agent.turn(sid, "two"))["stopReason"] == "endTurn"
             view = await agent.client.request("getContextView", {"sessionId": sid})

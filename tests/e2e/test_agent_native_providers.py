@@ -83,8 +83,22 @@ async def test_prompt_too_long_triggers_the_fallback_retry(claude, folder):
     statuses = [r["status"] for r in claude.fake.requests]
     assert statuses[0] == 400 and "prompt is too long" in str(claude.fake.requests[0]["error"])
     assert len(statuses) == 2
+    # one short message: the fallback is no smaller, so the retry is not announced as a compaction
+    assert not claude.updates(sid, "contextCompacted")
+    assert any("which is no smaller" in n["message"] for n in claude.updates(sid, "notice"))
+
+
+async def test_prompt_too_long_on_a_long_session_retries_with_a_smaller_fallback(claude, folder):
+    claude.fake.reset()
+    sid = await claude.session(folder, policy="auto")
+    claude.fake.push(*({"content": f"answer {i}: " + "detail " * 60} for i in range(6)))
+    for i in range(6):
+        assert (await claude.turn(sid, f"step {i}: " + "word " * 60))["stopReason"] == "endTurn"
+    claude.fake.push({"ptl": True}, {"content": "short"})
+    assert (await claude.turn(sid, "hello"))["stopReason"] == "endTurn"
     compacted = claude.updates(sid, "contextCompacted")
     assert compacted and compacted[-1]["mode"] == "fallback"
+    assert compacted[-1]["afterTokens"] < compacted[-1]["beforeTokens"]
 
 
 async def test_an_overloaded_529_is_retried_with_a_notice(claude, folder):

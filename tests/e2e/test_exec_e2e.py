@@ -274,6 +274,17 @@ def test_a_provider_failure_is_exit_1_with_is_error_and_still_one_json_object(fa
     assert result["error"]["code"] == "bad_request" and "temperature" in result["error"]["message"]
 
 
+def test_an_answer_cut_at_the_output_limit_three_times_is_exit_1_naming_the_limit(fake, env, folder):
+    """A runaway answer (a small local model looping) is a failure, not a finished turn."""
+    fake.push(*({"content": f"part {n} and on and on", "finish_reason": "length"} for n in range(3)))
+    run = exec_(env, "--cwd", str(folder), "--output-format", "json", "write forever")
+    assert run.returncode == 1, run.stderr
+    result = one_result(run)
+    assert result["isError"] is True and result["stopReason"] == "error"
+    assert result["error"]["code"] == "outputLimit" and "output limit 3 times" in result["error"]["message"]
+    assert result["modelCalls"] == 3
+
+
 def test_max_model_calls_ends_the_turn_with_exit_1_saying_so(fake, env, folder):
     fake.push(
         *({"tool_calls": [{"id": f"c{n}", "name": "list_files", "arguments": {"path": "."}}]} for n in range(4)),

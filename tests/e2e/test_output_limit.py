@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from server.agent.cut import CONTINUE_NOTE, CUT_CALL_RESULT, MAX_CONTINUATIONS
+from server.agent.cut import CONTINUE_NOTE, CUT_CALL_RESULT, MAX_CONTINUATIONS, OUTPUT_LIMIT
 from tests.e2e.agent_support import API_KEY, Agent, model_requests, request_messages, running_agent
 from tests.fakes import fake_anthropic, fake_responses
 from tests.fakes.fake_provider import FakeProvider
@@ -91,17 +91,39 @@ async def test_issue_28_a_tool_call_cut_mid_arguments_is_never_run(kind_agent, f
     assert "1 tool call(s) it was still writing were not run" in notice
 
 
-async def test_issue_28_an_answer_cut_again_and_again_ends_the_turn_saying_so(kind_agent, folder: Path):
+async def test_issue_28_an_answer_cut_again_and_again_ends_the_turn_as_failed_naming_the_limit(
+    kind_agent, folder: Path
+):
     agent, cut = kind_agent
     fake = agent.fake
     fake.reset()
     fake.push(*[{"content": f"part {n}", **cut} for n in range(MAX_CONTINUATIONS + 2)])
     sid = await agent.session(folder, policy="auto")
     result = await agent.turn(sid, "a runaway answer")
-    assert result["stopReason"] == "endTurn"
+    assert result["stopReason"] == "error", result  # a runaway is a failure, not a finished turn
+    assert result["error"]["code"] == OUTPUT_LIMIT and "output limit 3 times" in result["error"]["message"]
     assert len(model_requests(fake)) == MAX_CONTINUATIONS + 1  # never a loop
     said = notices(agent, sid)
-    assert len(said) == MAX_CONTINUATIONS + 1 and "the turn ends here" in said[-1]
+    assert len(said) == MAX_CONTINUATIONS + 1 and "the turn ends here as failed" in said[-1]
+
+
+async def test_issue_42_a_call_cut_mid_arguments_counts_toward_the_continuations(kind_agent, folder: Path):
+    """Only max_iterations used to bound a model that keeps writing over-long calls: each one is a cut too."""
+    agent, cut = kind_agent
+    fake = agent.fake
+    fake.reset()
+    for n in range(MAX_CONTINUATIONS + 2):
+        partial = {"id": f"call_{n}", "name": "write_file", "arguments": '{"path": "big.txt", "content": "aaa'}
+        fake.push({"tool_calls": [partial], **cut})
+    sid = await agent.session(folder, policy="auto")
+    result = await agent.turn(sid, "write a huge file")
+    assert result["stopReason"] == "error" and result["error"]["code"] == OUTPUT_LIMIT, result
+    assert len(model_requests(fake)) == MAX_CONTINUATIONS + 1
+    results = [u for u in agent.updates(sid, "toolResult")]
+    assert len(results) == MAX_CONTINUATIONS + 1  # every call is answered before the turn ends
+    assert all(r["content"] == CUT_CALL_RESULT for r in results)
+    assert "the turn ends here as failed" in notices(agent, sid)[-1]
+    assert not (folder / "big.txt").exists()
 
 
 async def test_issue_28_a_cut_answer_whose_calls_are_whole_runs_them_and_says_so(kind_agent, folder: Path):

@@ -38,11 +38,13 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 try:
+    from . import llama_server as llama
     from . import openai_rules as rules
     from .http_double import LocalHttpDouble, wait_until_client_gone
     from .script import SCRIPT_KEYS, ScriptedAnswer, check_item
 except ImportError:  # run as a script: no package, stdlib only
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import llama_server as llama  # type: ignore[no-redef]
     import openai_rules as rules  # type: ignore[no-redef]
     from http_double import LocalHttpDouble, wait_until_client_gone  # type: ignore[no-redef]
     from script import SCRIPT_KEYS, ScriptedAnswer, check_item  # type: ignore[no-redef]
@@ -70,6 +72,7 @@ class FakeProvider(LocalHttpDouble):
         port: int = 0,
         verbose: bool = False,
         answer: Callable[[list[dict[str, Any]]], str] | None = None,
+        llama_server: llama.LlamaServer | None = None,
     ) -> None:
         if ptl_style not in rules.PTL_STYLES:
             raise ValueError(f"unknown ptl_style {ptl_style!r}; expected one of {rules.PTL_STYLES}")
@@ -84,10 +87,12 @@ class FakeProvider(LocalHttpDouble):
         self.cached_tokens = cached_tokens
         self.verbose = verbose
         self.answer = answer  # the text of an unscripted answer, from the request's messages (default: an echo)
+        self.llama_server = llama_server  # play llama-server: /props, its shared slots, its 404 (llama_server.py)
         self._init_http(host, port)
         self._lock = threading.Lock()
         self._queue: deque[dict[str, Any]] = deque()
         self._requests: list[dict[str, Any]] = []
+        self.gets: list[str] = []  # the GET paths a client asked of the llama-server double (/props)
         self._cache: deque[list[bytes]] = deque(maxlen=CACHE_MEMORY)  # each remembered request's message digests
 
     thread_name = "fake-provider"
@@ -116,6 +121,7 @@ class FakeProvider(LocalHttpDouble):
             self._queue.clear()
             self._requests.clear()
             self._cache.clear()
+        self.gets.clear()
 
     def cache_lookup(self, messages: list[Any]) -> int:
         """Tokens of the longest leading run of `messages` some remembered request began with; then remember
@@ -166,15 +172,23 @@ class _Handler(BaseHTTPRequestHandler):
             return self._models()
         if self.path == "/health":  # llama-server's readiness check (bench/local_llama.py waits on it)
             return self.send_json(200, {"status": "ok"})
-        self.send_rejection(rules.Rejection(404, f"Invalid URL (GET {self.path})"))
+        if self.path == "/props" and self.fake.llama_server is not None:
+            self.fake.gets.append(self.path)
+            return self.send_bytes(200, self.fake.llama_server.props(), llama.CONTENT_TYPE, None)
+        self._not_found("GET")
 
     def do_POST(self) -> None:
         raw = self._read_body()
         if self.path.startswith("/_control/"):
             return self._control(raw)
         if self.path.rstrip("/") != "/v1/chat/completions":
-            return self.send_rejection(rules.Rejection(404, f"Invalid URL (POST {self.path})"))
+            return self._not_found("POST")
         self._chat(raw)
+
+    def _not_found(self, method: str) -> None:
+        if self.fake.llama_server is not None:
+            return self.send_bytes(404, llama.NOT_FOUND, llama.CONTENT_TYPE, None)
+        self.send_rejection(rules.Rejection(404, f"Invalid URL ({method} {self.path})"))
 
     def _control(self, raw: bytes) -> None:
         if self.path == "/_control/reset":
@@ -230,6 +244,18 @@ class _Handler(BaseHTTPRequestHandler):
         except rules.Rejection as rejection:
             record.update(rejected=True, status=rejection.status, error=rejection.message)
             return self.send_rejection(rejection)
+        server = fake.llama_server
+        if server is not None and not server.hold(tokens):  # its slots' shared KV cache is full
+            record.update(rejected=True, status=500, error="Context size has been exceeded.")
+            return self.send_bytes(500, llama.CONTEXT_EXCEEDED, llama.CONTENT_TYPE, None)
+        try:
+            self._answer(body, record, tokens)
+        finally:
+            if server is not None:
+                server.release(tokens)
+
+    def _answer(self, body: dict[str, Any], record: dict[str, Any], tokens: int) -> None:
+        fake = self.fake
         item = fake._next_item()
         if item is None and fake.answer is not None:
             item = {"content": fake.answer(body["messages"])}
