@@ -66,5 +66,5 @@ async def read_props(client: httpx.AsyncClient, base_url: str, headers: dict[str
         if response.status_code != 200 or len(response.content) > 4 * 1024 * 1024:
             return None
         return parse_props(response.json())
-    except Exception:  # a hint, asked beside a real call: whatever went wrong, nothing is known
+    except Exception:  # noqa: BLE001 - a hint asked beside a real call: whatever went wrong, nothing is known
         return None
