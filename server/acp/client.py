@@ -83,10 +83,11 @@ class AcpClient:
         call_id = params.get("parentToolCallId") or params["toolCallId"]
         self._client_cancelled.discard(session_id)
         live = self.live.get(session_id)
-        tool_call = permissions.tool_call_of(params, live.cwd if live else None)
+        call = live.call(params["toolCallId"]) if live else None
+        tool_call = permissions.tool_call_of(params, live.cwd if live else None, call)
         try:
             response = await self.client.request_permission(
-                session_id=session_id, options=permissions.OPTIONS, tool_call=tool_call
+                session_id=session_id, options=permissions.options_of(params), tool_call=tool_call
             )
         except asyncio.CancelledError:  # the prompt was cancelled or the session closed: the question is void
             # Withdrawn only when the client cannot know (session/close, shutdown): after its own session/cancel
@@ -97,6 +98,8 @@ class AcpClient:
         finally:
             if self.transport is not None:
                 self.transport.answered(session_id, call_id)
+            if params.get("parentToolCallId"):  # the task's card shows its task again, not the child's question
+                self.send_update(session_id, permissions.task_card(call_id, live.call(call_id) if live else None))
         decision, forever = permissions.decision_of(response)
         if forever:
             self.rejected.setdefault(session_id, set()).add(params["tool"])

@@ -2,8 +2,13 @@
 
 The four ACP option kinds map onto Threadline's decisions: ``allow_once`` -> ``allowOnce``, ``allow_always`` ->
 ``allowAlways`` (remembered as Threadline remembers it), ``reject_once`` -> ``reject``, ``reject_always`` ->
-``reject`` now and, for the rest of the connection, for that tool without asking. A ``cancelled`` outcome (the
-prompt was cancelled) or any answer that is not one of the options is a rejection.
+``reject`` now and, for the rest of the connection, for that tool without asking. Only the options the request
+offers are sent (no "Allow always" for a call that cannot be allowed always: a protected path, an escalation). A
+``cancelled`` outcome (the prompt was cancelled) or any answer that is not one of the options is a rejection.
+
+Every request, a subagent's included, carries the call's kind, a title that starts with the command or the path
+(``tools.title``) and ``pending``: clients show the title as the question, and CodeCompanion keeps only the part
+before a ``:``.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from acp.schema import (
     PermissionOption,
     RequestPermissionResponse,
     ToolCallLocation,
+    ToolCallProgress,
     ToolCallUpdate,
 )
 
@@ -28,6 +34,7 @@ OPTIONS = [
     PermissionOption(option_id="reject_once", name="Reject", kind="reject_once"),
     PermissionOption(option_id="reject_always", name="Reject always", kind="reject_always"),
 ]
+OFFERED = {"allowOnce": ["allow_once"], "allowAlways": ["allow_always"], "reject": ["reject_once", "reject_always"]}
 DECISIONS = {
     "allow_once": "allowOnce",
     "allow_always": "allowAlways",
@@ -36,15 +43,36 @@ DECISIONS = {
 }
 
 
-def tool_call_of(params: dict[str, Any], cwd: Path | None) -> ToolCallUpdate:
-    """The ``toolCall`` of the request: the call already announced, with its kind, the approval's title, the
+def options_of(params: dict[str, Any]) -> list[PermissionOption]:
+    """The ACP options for what the request offers (Threadline's ``options``), in ACP's order."""
+    offered = {kind for option in params.get("options") or DECISIONS.values() for kind in OFFERED.get(option, [])}
+    return [option for option in OPTIONS if option.option_id in offered]
+
+
+def request_title(params: dict[str, Any], call: tuple[str, Any] | None) -> str:
+    """The question's title: the call's own (``tools.title``: the command, the path first), marked when the command
+    would run outside the sandbox."""
+    name, args = call if call is not None else (params["tool"], None)
+    title = tools.title(name, args, params["title"])
+    return f"{title} (outside the sandbox)" if params.get("outsideSandbox") else title
+
+
+def tool_call_of(params: dict[str, Any], cwd: Path | None, call: tuple[str, Any] | None = None) -> ToolCallUpdate:
+    """The ``toolCall`` of the request: the call already announced, with its kind, title and ``pending``, the
     proposed change as a ``diff`` block first (clients such as CodeCompanion open their diff review only when
     ``content[0]`` is one) and the approval's note after it; ``oldText`` is absent for a new file (Threadline's
-    diff has it empty). A subagent's call is not one the client knows: the question is about the parent's
-    ``task`` call (B-SUB-1)."""
+    diff has it empty). ``call``: the (tool, arguments) announced for it. A subagent's call is not one the client
+    knows: the question is about the parent's ``task`` call (B-SUB-1), titled and kinded as the child's call."""
+    title, kind = request_title(params, call), tools.tool_kind(params["tool"])
     if params.get("parentToolCallId"):
-        detail = f"A subagent asks to run {params['title']}\n{params.get('detail') or ''}".rstrip()
-        return ToolCallUpdate(tool_call_id=params["parentToolCallId"], content=[tools.text_content(detail)])
+        detail = f"A subagent asks to run {title}\n{params.get('detail') or ''}".rstrip()
+        return ToolCallUpdate(
+            tool_call_id=params["parentToolCallId"],
+            title=title,
+            kind=kind,
+            status="pending",
+            content=[tools.text_content(detail)],
+        )
     content: list[Any] = []
     diff = params.get("diff")
     path = tools.resolve(cwd, diff.get("path")) if isinstance(diff, dict) and cwd is not None else None
@@ -55,11 +83,23 @@ def tool_call_of(params: dict[str, Any], cwd: Path | None) -> ToolCallUpdate:
         content.append(tools.text_content(params["detail"]))
     return ToolCallUpdate(
         tool_call_id=params["toolCallId"],
-        title=params["title"],
-        kind=tools.tool_kind(params["tool"]),
+        title=title,
+        kind=kind,
         status="pending",
         content=content or None,
         locations=[ToolCallLocation(path=str(path))] if path is not None else None,
+    )
+
+
+def task_card(call_id: str, task: tuple[str, Any] | None) -> ToolCallProgress:
+    """The parent's ``task`` call as it was before a subagent's question borrowed it: its task, running."""
+    name, args = task if task is not None else (tools.TASK_TOOL, None)
+    return ToolCallProgress(
+        session_update="tool_call_update",
+        tool_call_id=call_id,
+        title=tools.title(name, args),
+        kind=tools.tool_kind(name),
+        status="in_progress",
     )
 
 

@@ -16,7 +16,6 @@ from acp.schema import AgentThoughtChunk, ImageContentBlock, TextContentBlock, U
 
 from server.acp import tools
 from server.acp.updates import agent_text, tool_call_end, tool_call_start
-from server.tools import TOOLS
 from server.transcript import StoredMessage
 
 UNANSWERED = "No result was stored for this tool call."
@@ -37,9 +36,7 @@ def replay(messages: Iterable[StoredMessage], cwd: Path) -> Iterator[Any]:
             for call in msg.tool_calls or []:
                 name, args = _call(call)
                 open_calls[call["id"]] = (name, args)
-                tool = TOOLS.get(name)
-                title = tool.title(args) if tool is not None and isinstance(args, dict) else name
-                yield tool_call_start(call["id"], name, args, title, cwd)
+                yield tool_call_start(call["id"], name, args, None, cwd)
         elif msg.role == "tool" and msg.tool_call_id:
             name, args = open_calls.pop(msg.tool_call_id, (msg.name or "", None))
             text = msg.content or ""

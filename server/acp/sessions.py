@@ -40,7 +40,12 @@ from server.workspace import checked_folder
 
 MODES = [
     SessionMode(id="ask", name="Ask", description="Ask before file edits and commands"),
-    SessionMode(id="autoEdit", name="Auto edit", description="Edit files without asking; ask before commands"),
+    SessionMode(
+        id="autoEdit",
+        name="Auto edit",
+        description="Edit files and run sandboxed commands without asking; ask before a command runs outside the "
+        "sandbox (or any command where the sandbox cannot be enforced)",
+    ),
     SessionMode(id="auto", name="Auto", description="Run edits and commands without asking"),
     SessionMode(id="plan", name="Plan", description="Read and plan only: no edits, commands or MCP tools"),
 ]
@@ -60,8 +65,24 @@ ConfigOptions = list[SessionConfigOptionSelect | SessionConfigOptionBoolean]
 
 
 async def config_options(core: Core, session: Session) -> ConfigOptions:
-    """The model picker (when ``[models.NAME]`` are configured) and the sandbox mode (B-SBX-1)."""
-    return [*_model_option(core, session), await _sandbox_option(core, session)]
+    """The approval policy (always: clients that see config options drop the legacy ``modes``), the model picker
+    (when ``[models.NAME]`` are configured) and the sandbox mode (B-SBX-1)."""
+    return [_mode_option(core, session), *_model_option(core, session), await _sandbox_option(core, session)]
+
+
+def _mode_option(core: Core, session: Session) -> SessionConfigOptionSelect:
+    """The approval policy as a config option (category ``mode``), kept in sync with ``session/set_mode`` both
+    ways: ACP advises clients to use config options when present and drop ``modes``, so without it a client that
+    sees the sandbox option could not switch the policy at all."""
+    return SessionConfigOptionSelect(
+        type="select",
+        id=MODE_OPTION,
+        name="Approvals",
+        category="mode",
+        description="What asks before it runs: file edits and commands",
+        current_value=modes(core, session).current_mode_id,
+        options=[SessionConfigSelectOption(value=m.id, name=m.name, description=m.description) for m in MODES],
+    )
 
 
 SANDBOX_OPTION = "sandbox"
@@ -89,9 +110,7 @@ async def _sandbox_option(core: Core, session: Session) -> SessionConfigOptionSe
 
 
 def _model_option(core: Core, session: Session) -> ConfigOptions:
-    """The model picker (the default provider and each ``[models.NAME]``) and the approval policy; none when no
-    models are configured. ACP advises clients to use config options when present and drop the legacy ``modes``,
-    so the policy is offered here too, kept in sync with ``session/set_mode`` both ways."""
+    """The model picker (the default provider and each ``[models.NAME]``); none when no models are configured."""
     if not core.settings.models:
         return []
     choices = [
@@ -101,15 +120,6 @@ def _model_option(core: Core, session: Session) -> ConfigOptions:
     ]
     choices += [_model_choice(name, name, p) for name, p in core.settings.models.items()]
     return [
-        SessionConfigOptionSelect(
-            type="select",
-            id=MODE_OPTION,
-            name="Approvals",
-            category="mode",
-            description="What asks before it runs: file edits and commands",
-            current_value=modes(core, session).current_mode_id,
-            options=[SessionConfigSelectOption(value=m.id, name=m.name, description=m.description) for m in MODES],
-        ),
         SessionConfigOptionSelect(
             type="select",
             id=MODEL_OPTION,
@@ -140,7 +150,7 @@ async def set_config_option(
             raise InvalidParams(f"the {SANDBOX_OPTION} option takes workspace-write, read-only or off, got {value!r}")
         await set_session_mode(core.store, session_id, str(value))
         return await config_options(core, await core.store.get_session(session_id))
-    if config_id not in (MODEL_OPTION, MODE_OPTION) or not core.settings.models:
+    if config_id not in (MODEL_OPTION, MODE_OPTION) or (config_id == MODEL_OPTION and not core.settings.models):
         raise InvalidParams(f"unknown config option {config_id!r}", code="UnknownConfigOption")
     if not isinstance(value, str):
         raise InvalidParams(f"the {config_id} option takes a name, got {value!r}")
@@ -194,8 +204,10 @@ async def load_session(core: Core, client: AcpClient, session_id: str, servers: 
 
 
 async def list_sessions(core: Core, cwd: str | None, cursor: str | None) -> ListSessionsResponse:
+    """The sessions to pick from, newest first: not one nobody prompted (a client such as avante opens a session
+    for each sidebar; listed, each would be an empty "New session"), unless it was given a title."""
     start = _offset(cursor)
-    found = await core.store.list_sessions(cwd, start + PAGE + 1)
+    found = [s for s in await core.store.list_sessions(cwd) if s.message_count or s.title != UNTITLED]
     page = found[start : start + PAGE]
     more = len(found) > start + PAGE
     return ListSessionsResponse(

@@ -27,12 +27,40 @@ KINDS: dict[str, ToolKind] = {
     "run_command": "execute",
 }
 EDIT_TOOLS = ("edit_file", "write_file")
+TASK_TOOL = "task"
+# The argument that says what a call is about, first found first: the title starts with it.
+TITLE_KEYS = ("command", "path", "pattern", "query", "url", "artifact_id", "processId", "scope")
+TITLE_MAX = 2000  # characters of a title; longer is cut and marked
 DIFF_MAX_BYTES = 1 << 20  # an editor renders a diff of at most this much; larger files get a text result
 FAILED_PREFIXES = ("Tool failed", "Permission denied", "Forbidden", "Tool call interrupted")
 
 
 def tool_kind(name: str) -> ToolKind:
     return KINDS.get(name, "fetch" if "fetch" in name else "other")
+
+
+def title(name: str, args: Any, fallback: str | None = None) -> str:
+    """The call's title with what matters first: the command itself (``npm test``), a path or pattern followed by
+    the tool (``src/a.py (write_file)``), a subagent's task (``Map the parser (subagent)``). Clients keep the
+    title's first part (CodeCompanion shows the text before a ``:`` beside the kind), so the tool's name never
+    leads. One line; cut past TITLE_MAX and marked."""
+    text = None
+    if isinstance(args, dict):
+        if name == TASK_TOOL and isinstance(args.get("description"), str) and args["description"].strip():
+            text = f"{_one_line(args['description'])} (subagent)"
+        else:
+            for key in TITLE_KEYS:
+                value = args.get(key)
+                if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value).strip():
+                    value = _one_line(str(value))
+                    text = value if name == "run_command" else f"{value} ({name})"
+                    break
+    return text or fallback or name
+
+
+def _one_line(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= TITLE_MAX else flat[: TITLE_MAX - 1] + "…"
 
 
 def resolve(cwd: Path, raw: Any) -> Path | None:

@@ -47,14 +47,18 @@ class UpdateMapping:
     calls: dict[str, tuple[str, Any]] = field(default_factory=dict)  # toolCallId -> (tool, arguments)
     streamed: bool = False  # text deltas arrived since the last whole answer
     children: dict[str, list[str]] = field(default_factory=dict)  # task toolCallId -> its child's progress lines
+    child_calls: dict[str, tuple[str, Any]] = field(default_factory=dict)  # a child's toolCallId -> (tool, args)
 
     def child_progress(self, call_id: str, child_id: str, update: u.Update) -> ToolCallProgress | None:
         """The parent's ``task`` call ``call_id`` updated with what its child just did, or None (nothing new)."""
         lines = self.children.setdefault(call_id, [])
+        if isinstance(update, u.ToolResult):
+            self.child_calls.pop(update.tool_call_id, None)
         match update:
             case u.TurnStarted():
                 lines.append("subagent started")
-            case u.ToolCall(title=title, tool=tool):
+            case u.ToolCall(title=title, tool=tool, tool_call_id=child_call, arguments=args):
+                self.child_calls[child_call] = (tool, args)  # what its approval request is about
                 lines.append(f"- {title or tool}")
             case u.ToolResult(status=status) if status != "ok":
                 lines.append(f"  ({status})")
@@ -111,6 +115,10 @@ class UpdateMapping:
         if call.tool in tools.EDIT_TOOLS and isinstance(call.arguments, dict):
             self.before[call.tool_call_id] = tools.file_text(tools.resolve(self.cwd, call.arguments.get("path")))
         return tool_call_start(call.tool_call_id, call.tool, call.arguments, call.title, self.cwd)
+
+    def call(self, call_id: str) -> tuple[str, Any] | None:
+        """The tool and arguments of a call this session or one of its subagents announced, until it ends."""
+        return self.calls.get(call_id) or self.child_calls.get(call_id)
 
     def _tool_result(self, result: u.ToolResult) -> ToolCallProgress:
         call_id = result.tool_call_id
@@ -178,7 +186,7 @@ def tool_call_start(
     return ToolCallStart(
         session_update="tool_call",
         tool_call_id=call_id,
-        title=title or name,
+        title=tools.title(name, args, title),
         kind=tools.tool_kind(name),
         status=status,
         raw_input=args,

@@ -198,6 +198,8 @@ class Approvals:
             + detail
             + _covers(tool, args, scope),
             diff=diff,
+            # what the note says is offered is all that is offered: no "allow always" without a scope to remember
+            options=["allowOnce", "allowAlways", "reject"] if scope is not None else ["allowOnce", "reject"],
             parent_session_id=self.parent[0] if self.parent else None,
             parent_tool_call_id=self.parent[1] if self.parent else None,
             outside_sandbox=True if outside else None,

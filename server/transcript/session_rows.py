@@ -6,6 +6,7 @@ A mixin of ``Store``. Deleting a session drops its messages, events, artifact, f
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from server.errors import SessionNotFound
@@ -19,10 +20,24 @@ UNTITLED = "New session"  # a session created without a title, until its first p
 TITLE_MAX_CHARS = 80
 
 
+_TAG_BLOCK = re.compile(r"<([A-Za-z_][\w\-]*)(?:\s[^>]*)?>(.*?)</\1>", re.DOTALL)
+
+
+def prompt_words(prompt: str) -> str:
+    """What the user wrote, without the tag blocks a client wraps around it or adds beside it (avante sends
+    ``<previous_user_message>Write b.txt</previous_user_message>``): the text outside the blocks, else the first
+    block's own text."""
+    outside = _TAG_BLOCK.sub(" ", prompt)
+    if outside.strip():
+        return outside
+    first = _TAG_BLOCK.search(prompt)
+    return prompt_words(first.group(2)) if first is not None else prompt
+
+
 def title_of(prompt: str) -> str | None:
-    """A session's title from its first prompt: the first non-blank line, spaces collapsed, at most
-    ``TITLE_MAX_CHARS`` (cut at a word where one is near, marked with an ellipsis); None for a blank prompt."""
-    line = next((" ".join(line.split()) for line in prompt.splitlines() if line.strip()), "")
+    """A session's title from its first prompt (``prompt_words``): the first non-blank line, spaces collapsed, at
+    most ``TITLE_MAX_CHARS`` (cut at a word where one is near, marked with an ellipsis); None for a blank prompt."""
+    line = next((" ".join(line.split()) for line in prompt_words(prompt).splitlines() if line.strip()), "")
     if len(line) <= TITLE_MAX_CHARS:
         return line or None
     cut = line[: TITLE_MAX_CHARS - 1]

@@ -82,11 +82,13 @@ class Editor:
     def __init__(self) -> None:
         self.updates: list[tuple[str, Any]] = []
         self.permissions: list[Any] = []
+        self.offered: list[list[str]] = []  # each request's option ids, in order
         self.reset()
 
     def reset(self) -> None:
         """Back to answering every permission request at once with ``allow_once``, none asked yet."""
         self.permissions.clear()
+        self.offered.clear()
         self.decide = lambda request: "allow_once"
         self.hold = False
         self.release = asyncio.Event()
@@ -94,6 +96,7 @@ class Editor:
 
     async def request_permission(self, options, session_id, tool_call, **kwargs: Any) -> RequestPermissionResponse:
         self.permissions.append(tool_call)
+        self.offered.append([option.option_id for option in options])
         self.asked.set()
         if self.hold:
             await self.release.wait()

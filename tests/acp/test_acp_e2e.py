@@ -245,7 +245,12 @@ async def test_load_replays_a_session_made_over_threadlines_protocol(acp, folder
 
 
 async def test_list_pages_with_a_cursor_and_close_forgets(acp, folder):
-    made = {await new(acp, folder) for _ in range(52)}
+    async with running_client(acp.home, acp.fake.url) as rpc:  # sessions somebody prompted: listed
+        messages = [{"role": "user", "content": "hello"}, {"role": "assistant", "content": "hi"}]
+        made = {
+            (await rpc.request("importSession", {"cwd": str(folder), "messages": messages}))["sessionId"]
+            for _ in range(52)
+        }
     first = await acp.conn.list_sessions(cwd=str(folder))
     assert len(first.sessions) == 50 and first.next_cursor
     second = await acp.conn.list_sessions(cwd=str(folder), cursor=first.next_cursor)
