@@ -91,7 +91,7 @@ def sandbox_command(argv: list[str], mode: str | None = None) -> int:
         s = settings.sandbox
         policy = build_policy(
             mode, Path.cwd(), tmp, network=s.network, writable_roots=s.writable_roots, deny_read=s.deny_read
-        )
+        ).with_nested_git()  # every .git below read-only, as for the agent's commands (B-SBX-4)
         env = scrubbed_env(settings.api_keys()) | ({"TMPDIR": str(tmp)} if mode != "off" else {})
         if mode != "off":
             env.pop("SSH_AUTH_SOCK", None)  # hidden inside (server.sandbox.policy.always_hidden)

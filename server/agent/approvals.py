@@ -157,7 +157,11 @@ class Approvals:
         if self.cwd is None:
             return None
         target = Path(os.path.abspath(self.cwd / raw))
-        for path in {target, target.resolve()}:  # as named, and where its links lead
+        try:
+            resolved = target.resolve()
+        except (OSError, RuntimeError):  # a link loop: the tool fails on it, as one failed call
+            resolved = target
+        for path in {target, resolved}:  # as named, and where its links lead
             if self.home is not None and _under(path, self.home):
                 return f"{raw} is in Threadline's own data folder"
             for base in {Path(os.path.abspath(self.cwd)), self.cwd.resolve()}:

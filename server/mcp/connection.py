@@ -194,7 +194,7 @@ class McpConnection:
         home = self._log_dir.parent  # the data folder (mcp-logs lives in it)
         policy = build_policy(
             str(c.sandbox), Path(c.cwd or os.getcwd()), tmp, deny_read=default_deny_read(home, dict(os.environ))
-        )
+        ).with_nested_git()  # every .git below its folder read-only too (B-SBX-4)
         full = wrap(policy, [command, *args], found.namespaces)
         return full[0], full[1:], {**get_default_environment(), **env, "TMPDIR": str(tmp)}
 

@@ -4,7 +4,8 @@ Stdlib only; runs in the launcher before ``execvp``. The order matters:
 
 1. A new user namespace (so an unprivileged user may make the others), mount namespace, and network namespace
    unless the network is allowed. The user and group map to themselves, so files keep their owners.
-2. Mounts, private to this namespace: ``.git/`` and ``.threadline/`` bound read-only over themselves (Landlock
+2. Mounts, private to this namespace: ``.threadline/`` and every ``.git`` the policy found at the command's start
+   (``SandboxPolicy.with_nested_git``, B-SBX-4) bound read-only over themselves (Landlock
    cannot take a right away below a folder it granted, a read-only mount can); each ``deny_read`` folder covered
    by an empty read-only tmpfs, each file by a read-only ``/dev/null``; a private ``/dev/shm``.
 3. The loopback interface up, so a test server inside the command can still talk to itself (the host's

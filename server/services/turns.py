@@ -25,6 +25,7 @@ from server.frozen import read_frozen_context
 from server.hooks.service import HookChoices, SessionHooks
 from server.providers import ChatProvider
 from server.sandbox.mode import say_once, session_sandbox
+from server.sandbox.policy import hidden_paths
 from server.services.commands import CommandsNeeds, turn_text
 from server.services.context import tool_overhead_tokens
 from server.services.images import check_images
@@ -71,8 +72,9 @@ async def submit_turn(core: TurnsNeeds, params: SubmitTurnParams) -> SubmitTurnR
 
     text = prepared.text  # the expansion of a slash command (what the model sees), else what was sent
     if core.recorded_tools is None and (params.context or "@" in text):  # a replay's text has its blocks already
+        hidden, _ = hidden_paths(core.settings.sandbox.deny_read, Path(stored.cwd))  # as the tools (B-SBX-1)
         attached = await attach_context(
-            Path(stored.cwd), session.id, core.artifacts, core.editor, text, params.context or []
+            Path(stored.cwd), session.id, core.artifacts, core.editor, text, params.context or [], hidden
         )
         text = attached.text
         for note in attached.notes:

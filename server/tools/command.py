@@ -138,6 +138,9 @@ async def run_command(ctx: ToolContext, args: dict[str, Any]) -> str:
     escalate = escalation(args)
     sandbox = ctx.sandbox if ctx.sandbox is not None and ctx.sandbox.applies and not escalate else None
     env = scrubbed_env(ctx.secrets) | (ctx.processes.marker() if ctx.processes is not None else {})
+    # Every .git that exists now, at any depth, is read-only to this command (B-SBX-4): walked per command, off
+    # the event loop, so a repository made by one command is protected from the next.
+    policy = await asyncio.to_thread(sandbox.policy.with_nested_git) if sandbox is not None else None
     if sandbox is not None:
         env["TMPDIR"] = sandbox.policy.tmpdir
         env.pop("SSH_AUTH_SOCK", None)  # hidden inside (policy.always_hidden): do not point at it
@@ -152,7 +155,9 @@ async def run_command(ctx: ToolContext, args: dict[str, Any]) -> str:
         stderr=asyncio.subprocess.STDOUT,
         start_new_session=True,
         preexec_fn=(
-            preexec(sandbox.policy, sandbox.support.abi, sandbox.support.namespaces) if sandbox is not None else None
+            preexec(policy, sandbox.support.abi, sandbox.support.namespaces)
+            if sandbox is not None and policy is not None
+            else None
         ),
     )
     if ctx.processes is not None:
