@@ -140,7 +140,10 @@ async def run_command(ctx: ToolContext, args: dict[str, Any]) -> str:
     env = scrubbed_env(ctx.secrets) | (ctx.processes.marker() if ctx.processes is not None else {})
     # Every .git that exists now, at any depth, is read-only to this command (B-SBX-4): walked per command, off
     # the event loop, so a repository made by one command is protected from the next.
-    policy = await asyncio.to_thread(sandbox.policy.with_nested_git) if sandbox is not None else None
+    # Without namespaces nothing can be mounted (B-SBX-2 asks instead): no walk then.
+    policy = sandbox.policy if sandbox is not None else None
+    if sandbox is not None and sandbox.support.namespaces:
+        policy = await asyncio.to_thread(sandbox.policy.with_nested_git)
     if sandbox is not None:
         env["TMPDIR"] = sandbox.policy.tmpdir
         env.pop("SSH_AUTH_SOCK", None)  # hidden inside (policy.always_hidden): do not point at it

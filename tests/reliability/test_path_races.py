@@ -124,3 +124,29 @@ async def test_a_link_loop_or_a_vanishing_path_is_one_failed_tool_call_not_a_fai
         assert len(results) == len(calls)
         assert all(r["status"] in ("error", "denied") for r in results), results
         assert any("symbolic links" in r["content"] or "resolved" in r["content"] for r in results), results
+
+
+async def test_B_SBX_4_rewind_through_a_folder_swapped_for_a_link_to_git_never_touches_git(server, fake, tmp_path):
+    """The turn created ``sub/config`` and ``sub/hooks/pre-commit``; then ``sub`` became a link to ``.git``. A
+    forced rewind (remove what the turn created) must not remove or rewrite ``.git``'s files."""
+    work = tmp_path / "rewind"
+    work.mkdir()
+    subprocess.run(["git", "init", "-q", str(work)], check=True)
+    (work / ".git" / "hooks" / "pre-commit").write_text("#!/bin/sh\nexit 0\n")
+    before = {p: p.read_bytes() for p in (work / ".git").rglob("*") if p.is_file()}
+    sid = (await server.request("createSession", {"cwd": str(work), "approvalPolicy": "auto"}))["sessionId"]
+    calls = [
+        call(0, "write_file", path="sub/config", content="[user]\n"),
+        call(1, "write_file", path="sub/hooks/pre-commit", content="echo hi\n"),
+    ]
+    results = await run_calls(server, fake, sid, calls)
+    assert [r["status"] for r in results] == ["ok", "ok"], results
+    turn_id = (
+        updates(server, sid, "toolResult")[0].get("turnId")
+        or (await server.request("listCheckpoints", {"sessionId": sid}))["turns"][0]["turnId"]
+    )
+    os.rename(work / "sub", work / "sub-real")
+    os.symlink(".git", work / "sub")
+    answer = await server.request("rewindFiles", {"sessionId": sid, "toTurnId": turn_id, "force": True})
+    assert {f["status"] for f in answer["files"]} == {"conflicted"}, answer
+    assert {p: p.read_bytes() for p in (work / ".git").rglob("*") if p.is_file()} == before
