@@ -109,6 +109,7 @@ async def test_a_link_loop_or_a_vanishing_path_is_one_failed_tool_call_not_a_fai
     os.symlink("b", work / "a")
     os.symlink("a", work / "b")
     (work / "self").symlink_to("self/x")
+    (work / "AGENTS.md").symlink_to("AGENTS.md")  # read into the first turn's frozen context
     calls = [
         call(0, "write_file", path="a/x.txt", content="x"),
         call(1, "read_file", path="a"),
