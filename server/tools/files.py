@@ -88,9 +88,9 @@ def _read_any(ctx: ToolContext, raw: str) -> str:
     except ProtectedPath as exc:
         raise ToolDenied(str(exc)) from None
     except OutsideWorkspace as exc:
-        for root in ctx.read_roots:
+        for root in ctx.read_roots:  # granted by name (a skill's folder, maybe under the hidden data folder)
             try:
-                opened = open_inside(root, raw, hidden=_hidden(ctx))
+                opened = open_inside(root, raw)
                 break
             except OutsideWorkspace:
                 continue
