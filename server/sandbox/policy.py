@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import deque
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -101,9 +102,9 @@ def nested_git(roots: tuple[str, ...], limit: int = NESTED_WALK_LIMIT) -> tuple[
     folder laid out as a repository (a bare one), found breadth first without following links, and whether the
     walk stopped at ``limit`` folders."""
     found: list[str] = []
-    queue, seen = list(roots), 0
+    queue, seen = deque(roots), 0
     while queue:
-        folder = queue.pop(0)
+        folder = queue.popleft()
         try:
             entries = list(os.scandir(folder))
         except OSError:
