@@ -26,6 +26,8 @@ from server.hooks.run import HookResult, run_hook
 from server.project_approval import Ask, ProjectItem, ProjectTrust, approve
 
 if TYPE_CHECKING:
+    from server.sandbox.mode import CommandSandbox
+    from server.tools.processes import ProcessGroups
     from server.transcript import Store
 
 HOOK_EVENT = "hookRun"
@@ -93,6 +95,8 @@ class SessionHooks:
     secrets: tuple[str, ...] = ()
     store: Store | None = None  # None: runs are not stored (``checkPolicy``)
     emit: Emitter | None = None
+    sandbox: CommandSandbox | None = None  # the session's: hooks run under it unless they opt out (B-HOOK-2)
+    processes: ProcessGroups | None = None  # the server's: hooks end with it
 
     def has(self, event: str) -> bool:
         return any(s.event == event for s in self.specs)
@@ -107,7 +111,7 @@ class SessionHooks:
         for spec in self.specs:
             if spec.event != event or not spec.matches(tool):
                 continue
-            result = await run_hook(spec, payload, self.cwd, self.secrets)
+            result = await run_hook(spec, payload, self.cwd, self.secrets, self.sandbox, self.processes)
             outcome.results.append(result)
             await self._record(result, tool, call_id)
             if event == "PreToolUse" and (result.failure or result.decision in ("block", "deny")):
@@ -171,6 +175,8 @@ class HookService:
         store: Store | None,
         secrets: tuple[str, ...],
         unattended: bool = False,
+        sandbox: CommandSandbox | None = None,
+        processes: ProcessGroups | None = None,
     ) -> SessionHooks:
         """The turn's hooks: the user's, then the project's when its file (as it is now) is approved. With
         ``unattended`` (nobody to ask: ``threadline exec``) an unapproved project file does not run. ``choices``: the
@@ -185,12 +191,16 @@ class HookService:
             and await self._approved(choices.decided, cwd, project, emit, ask, unattended)
         ):
             specs += project.hooks
-        return SessionHooks(tuple(specs), emit.session_id, cwd, secrets, store, emit)
+        return SessionHooks(tuple(specs), emit.session_id, cwd, secrets, store, emit, sandbox, processes)
 
     async def _approved(
         self, decided: dict[str, bool], cwd: Path, project: ProjectHooks, emit: Emitter, ask: Ask, unattended: bool
     ) -> bool:
-        listing = "\n".join(f"{s.event}{f' [{s.matcher}]' if s.matcher else ''}: {s.command}" for s in project.hooks)
+        listing = "\n".join(
+            f"{s.event}{f' [{s.matcher}]' if s.matcher else ''}: {s.command}"
+            + ("" if s.sandbox else "  (sandbox = false: runs OUTSIDE the sandbox, with all your rights)")
+            for s in project.hooks
+        )
         item = ProjectItem(
             project=cwd,
             name=PROJECT_FILE,
