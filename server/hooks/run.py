@@ -81,16 +81,14 @@ async def run_hook(
     if confine is not None:
         env["TMPDIR"] = confine.policy.tmpdir
         env.pop("SSH_AUTH_SOCK", None)  # hidden inside the sandbox
-    argv = ["/bin/bash", "-c", spec.command]
-    confine_fn = None
+    confine_fn = preexec(confine.policy, confine.support.abi, confine.support.namespaces) if confine else None
     if processes is not None:
-        namespaces = confine.support.namespaces if confine is not None else True
-        argv = processes.launch(argv, confine.policy if confine is not None else None, namespaces)
-    elif confine is not None:
-        confine_fn = preexec(confine.policy, confine.support.abi, confine.support.namespaces)
+        confine_fn = processes.preexec(confine_fn)
     try:
         proc = await asyncio.create_subprocess_exec(
-            *argv,
+            "/bin/bash",
+            "-c",
+            spec.command,
             cwd=cwd,
             env=env,
             stdin=asyncio.subprocess.PIPE,

@@ -215,9 +215,17 @@ class HookService:
         nobody = f"{PROJECT_FILE} was not run: it is not approved (nobody to ask)" if unattended else None
         return await approve(self.trust, decided, item, emit.session_id, emit, ask, nobody)
 
-    def offline(self, cwd: Path, session_id: str, secrets: tuple[str, ...]) -> SessionHooks:
+    def offline(
+        self,
+        cwd: Path,
+        session_id: str,
+        secrets: tuple[str, ...],
+        sandbox: CommandSandbox | None = None,
+        processes: ProcessGroups | None = None,
+    ) -> SessionHooks:
         """``checkPolicy``'s hooks: the user's and the project's (the check is asked for explicitly, to try a
-        policy before it is approved or rolled out); runs are not stored or streamed."""
+        policy before it is approved or rolled out), under the sandbox as in a turn; runs are not stored or
+        streamed."""
         project = read_project_hooks(cwd)
         specs = [*self.user_hooks, *(project.hooks if project is not None else ())]
-        return SessionHooks(tuple(specs), session_id, cwd, secrets)
+        return SessionHooks(tuple(specs), session_id, cwd, secrets, sandbox=sandbox, processes=processes)

@@ -6,7 +6,9 @@ when the namespace's init (its pid 1) ends, the kernel kills every process left 
 forks that namespace's init, which reaps orphans and exits the moment the server process ends, however it ended
 (it watches the server through a pidfd, so SIGKILL included). Each start then goes through the launcher
 (``server.sandbox.launch``) with ``--join``: it enters that namespace, forks the command into it (confined first
-when a sandbox policy is given), relays signals to it and exits with its status.
+when a sandbox policy is given), relays signals to it and exits with its status. Where the server forks the
+process itself, ``Keeper.preexec`` does the same in the forked child at a launcher's fraction of the cost: the
+process joins and stays outside, everything it starts is inside, and it gets SIGKILL when the server ends.
 
 Why not a cgroup: cgroup v2 is writable only by root or inside a delegated systemd unit, and a cgroup outlives a
 SIGKILLed server until someone kills it; a PID namespace needs neither (docs/RELIABILITY.md).
@@ -18,6 +20,7 @@ Use (server side, one ``Keeper`` per server; ``server.tools.processes.ProcessGro
     keeper = Keeper.start()                   # None where no PID namespace can be made here
     argv = keeper.argv(["bash", "-c", cmd])   # start this instead of the command (any Popen / asyncio / SDK)
     argv = keeper.argv(cmd_argv, policy_json, namespaces=True)   # the same, confined by the sandbox first
+    Popen(cmd_argv, preexec_fn=keeper.preexec(confine))          # where we fork: ~1 ms instead of ~25 ms
     keeper.stop()                             # kills every process ever started through it
 """
 
@@ -35,6 +38,7 @@ from collections.abc import Callable
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 JOIN_FAILED = 125
+PR_SET_PDEATHSIG = 1
 LAUNCHER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "launch.py")
 _LIBC = ctypes.CDLL(None, use_errno=True)
 RELAYED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
@@ -74,6 +78,29 @@ class Keeper:
         """``argv`` started inside the keeper's namespace (and under the sandbox ``policy_json``, when given)."""
         sandbox = [policy_json, "1" if namespaces else "0"] if policy_json is not None else ["-", "0"]
         return [sys.executable, "-I", "-S", LAUNCHER, "--join", self.spec, *sandbox, "--", *argv]
+
+    def preexec(self, then: Callable[[], None] | None = None) -> Callable[[], None]:
+        """A ``preexec_fn`` (the fast way, no launcher): the started process joins the namespace, so everything it
+        starts is born inside; it stays outside itself (it forked before joining), so it gets SIGKILL when the
+        thread that started it ends (``PR_SET_PDEATHSIG``): start it from the event loop's thread, which lives
+        as long as the server. ``then`` (the sandbox's ``runner.preexec``) runs after the join. Like that one,
+        this runs only code bound before the fork."""
+        server, spec = os.getpid(), self.spec
+
+        def join_then() -> None:
+            try:
+                join(spec)
+            except BaseException as exc:  # noqa: BLE001 - never start uncontained: say why, and stop
+                os.write(2, f"threadline: could not start the command in the server's namespace: {exc}\n".encode())
+                os._exit(JOIN_FAILED)
+            if then is not None:
+                then()
+            # After the sandbox's own namespaces (a credential change may reset it), and checked: the server may
+            # have ended since the fork
+            if _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0 or os.getppid() != server:
+                os._exit(JOIN_FAILED)
+
+        return join_then
 
     def alive(self) -> bool:
         return self.proc.poll() is None

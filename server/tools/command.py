@@ -141,15 +141,13 @@ async def run_command(ctx: ToolContext, args: dict[str, Any]) -> str:
     if sandbox is not None:
         env["TMPDIR"] = sandbox.policy.tmpdir
         env.pop("SSH_AUTH_SOCK", None)  # hidden inside (policy.always_hidden): do not point at it
-    argv = ["/bin/bash", "-c", command]
-    confine = None
-    if ctx.processes is not None:  # contained: it and all it starts end with the server (tools.processes)
-        namespaces = sandbox.support.namespaces if sandbox is not None else True
-        argv = ctx.processes.launch(argv, sandbox.policy if sandbox is not None else None, namespaces)
-    elif sandbox is not None:
-        confine = preexec(sandbox.policy, sandbox.support.abi, sandbox.support.namespaces)
+    confine = preexec(sandbox.policy, sandbox.support.abi, sandbox.support.namespaces) if sandbox else None
+    if ctx.processes is not None:  # contained: all it starts ends with the server (tools.processes)
+        confine = ctx.processes.preexec(confine)
     proc = await asyncio.create_subprocess_exec(
-        *argv,
+        "/bin/bash",
+        "-c",
+        command,
         cwd=ctx.cwd,
         env=env,
         stdin=asyncio.subprocess.DEVNULL,

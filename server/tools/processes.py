@@ -1,6 +1,7 @@
 """The processes the server starts, contained so that none outlives it, and the groups ``run_command`` started.
 
-Every command, hook and MCP stdio server starts through ``ProcessGroups.launch``: inside the server's PID
+Every command, hook and MCP stdio server starts through ``ProcessGroups.preexec`` (a start we fork) or ``launch``
+(an argv, for the MCP library): inside the server's PID
 namespace (``server.sandbox.contain``), which the kernel empties when the server ends, by ``exit`` or by SIGKILL,
 whatever the processes did (``setsid``, double forks, a scrubbed environment). Where no PID namespace can be
 made, what follows is what is left.
@@ -53,6 +54,14 @@ class ProcessGroups:
         if keeper is not None:
             return keeper.argv(argv, policy.to_json() if policy is not None else None, namespaces)
         return wrap(policy, argv, namespaces) if policy is not None else list(argv)
+
+    def preexec(self, confine: Callable[[], None] | None = None) -> Callable[[], None] | None:
+        """The ``preexec_fn`` for a start this server forks itself (``subprocess``, asyncio; from the event loop's
+        thread): the process joins this server's PID namespace, then ``confine`` (``sandbox.runner.preexec``)
+        runs. Everything the process starts ends at ``kill_all`` or with this process; the process itself is
+        killed with its group (``add``) or when this process ends. Without a PID namespace: ``confine``."""
+        keeper = self.keeper()
+        return keeper.preexec(confine) if keeper is not None else confine
 
     def keeper(self) -> Keeper | None:
         if self._keeper is not None and not self._keeper.alive():

@@ -12,13 +12,14 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
+import sys
 import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.e2e.agent_support import API_KEY, new_fake, start_agent
+from tests.e2e.agent_support import API_KEY, REPO, new_fake, start_agent
 
 pytestmark = pytest.mark.asyncio
 
@@ -129,7 +130,8 @@ async def test_a_hook_running_when_the_server_is_sigkilled_dies_with_it(tmp_path
     marker = f"hook-{uuid.uuid4().hex}"
     home = tmp_path / "home"
     home.mkdir()
-    hook = f"setsid env -u TL_RUN_OWNER env TL_ATTACK={marker} sleep 600 > /dev/null 2>&1 & sleep 600"
+    # the hook's own process (``exec``) and a child that left its session both carry the marker
+    hook = f"setsid env -u TL_RUN_OWNER env TL_ATTACK={marker} sleep 600 > /dev/null 2>&1 & exec env TL_ATTACK={marker} sleep 600"
     (home / "config.toml").write_text(f"[[hooks.UserPromptSubmit]]\ncommand = {json.dumps(hook)}\ntimeout = 600\n")
     folder = tmp_path / "ws"
     folder.mkdir()
@@ -138,10 +140,39 @@ async def test_a_hook_running_when_the_server_is_sigkilled_dies_with_it(tmp_path
         sid = await agent.session(folder, policy="auto")
         turn = asyncio.ensure_future(agent.client.request("submitTurn", {"sessionId": sid, "text": "go"}))
         async with asyncio.timeout(30):
-            while not marked(marker):
+            while len(marked(marker)) < 2:
                 await asyncio.sleep(0.05)
         agent.client.proc.send_signal(signal.SIGKILL)
         await asyncio.wait_for(agent.client.proc.wait(), 30)
         await wait_none(marker)
         turn.cancel()
+        await agent.client.close()
+
+
+async def test_an_mcp_stdio_server_and_what_it_started_die_with_a_sigkilled_server(tmp_path):
+    marker = f"mcp-{uuid.uuid4().hex}"
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text(
+        f"""[mcp_servers.fake]
+command = {json.dumps(sys.executable)}
+args = ["-m", "tests.fakes.mcp_server"]
+cwd = {json.dumps(str(REPO))}
+env = {{ TL_ATTACK = {json.dumps(marker)} }}
+"""
+    )
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    with new_fake(api_key=API_KEY) as fake:
+        agent = await start_agent(home, fake)
+        fake.push(
+            {"tool_calls": [{"id": "c0", "name": "mcp__fake__echo", "arguments": {"text": "hi"}}]},
+            {"content": "done"},
+        )
+        sid = await agent.session(folder, policy="auto")
+        assert (await agent.turn(sid, "go", timeout=60))["stopReason"] == "endTurn"
+        assert marked(marker), "the MCP server runs"
+        agent.client.proc.send_signal(signal.SIGKILL)
+        await asyncio.wait_for(agent.client.proc.wait(), 30)
+        await wait_none(marker)
         await agent.client.close()
