@@ -1,4 +1,4 @@
-"""Containment: every process a server starts lives in a PID namespace whose init dies with the server.
+"""Containment (B-PROC-1): every process a server starts lives in a PID namespace whose init dies with the server.
 
 A process cannot leave its PID namespace (``setsid``, double forks, a scrubbed environment change nothing), and
 when the namespace's init (its pid 1) ends, the kernel kills every process left in it. So a server starts one
