@@ -78,8 +78,11 @@ class Runtime(Core):
             try:
                 await asyncio.gather(*(session.turns.cancel_all() for session in self.sessions.live()))
             finally:
-                self.processes.kill_all()  # what commands left running in the background ends with the server
-                await self.mcp.close()  # and every MCP server (the SDK kills each stdio server's process group)
+                try:
+                    await self.mcp.close()  # every MCP server, told first (the SDK closes its stdin, then kills)
+                finally:
+                    # then everything else any process started: the PID namespace ends, whatever it held
+                    self.processes.kill_all()
                 await self.models.aclose()
         finally:
             if self._store is not None:

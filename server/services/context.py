@@ -35,6 +35,7 @@ from server.editor.tools import editor_tools
 from server.emit import Emitter
 from server.errors import InvalidParams
 from server.mcp.service import load_frozen
+from server.sandbox.mode import session_sandbox
 from server.services.models import view_settings
 from server.services.needs import (
     HasAskClient,
@@ -42,6 +43,7 @@ from server.services.needs import (
     HasHooks,
     HasLearned,
     HasNotify,
+    HasProcesses,
     HasSession,
     HasSettings,
     HasStore,
@@ -54,7 +56,16 @@ from server.transcript import Store
 
 
 class ContextNeeds(
-    HasSettings, HasStore, HasSession, HasLearned, HasEditor, HasHooks, HasNotify, HasAskClient, Protocol
+    HasSettings,
+    HasStore,
+    HasSession,
+    HasLearned,
+    HasEditor,
+    HasHooks,
+    HasNotify,
+    HasAskClient,
+    HasProcesses,
+    Protocol,
 ):
     """What the context use cases use of the ``Core``."""
 
@@ -192,14 +203,17 @@ async def compact_session(core: ContextNeeds, session_id: str, focus: str | None
     session.turns.ensure_idle()  # a running turn carries its own compaction: compact between turns
     emit = Emitter(core.notify, session_id, None)
     choices = session.hooks
+    cwd = Path(stored.cwd)
     hooks = await core.hooks.for_turn(
         choices,
-        Path(stored.cwd),
+        cwd,
         emit,
         core.ask_client,
         core.store,
         core.settings.api_keys(),
         core.settings.unattended,
+        await session_sandbox(core.store, core.settings.sandbox, session_id, cwd),  # B-HOOK-2
+        core.processes,
     )
     model = provider_settings(core.settings, stored).model or ""
     settings = effective_settings(

@@ -24,7 +24,7 @@ from server.errors import InvalidParams
 from server.frozen import read_frozen_context
 from server.hooks.service import HookChoices, SessionHooks
 from server.providers import ChatProvider
-from server.sandbox.mode import say_once, session_sandbox
+from server.sandbox.mode import CommandSandbox, say_once, session_sandbox
 from server.sandbox.policy import hidden_paths
 from server.services.commands import CommandsNeeds, turn_text
 from server.services.context import tool_overhead_tokens
@@ -211,12 +211,19 @@ async def build_turn(
         on_usage=child.on_usage if child else None,
         new_session=stored.message_count == 0 and child is None,  # a subagent is no new session: no SessionStart
         # a subagent's project hooks follow its parent's approval (one question per session, not per child)
-        **_live_or_recorded(core, session, cwd, turn_id, core.sessions.get(child.parent[0]).hooks if child else None),
+        **_live_or_recorded(
+            core, session, cwd, turn_id, core.sessions.get(child.parent[0]).hooks if child else None, sandbox
+        ),
     )
 
 
 def _live_or_recorded(
-    core: TurnsNeeds, session: Session, cwd: Path, turn_id: str, hook_choices: HookChoices | None = None
+    core: TurnsNeeds,
+    session: Session,
+    cwd: Path,
+    turn_id: str,
+    hook_choices: HookChoices | None = None,
+    sandbox: CommandSandbox | None = None,
 ) -> dict[str, Any]:
     """A replay's runner hands back recorded results: nothing is written (no checkpoints), no MCP server starts, no
     hook runs, and its one provider answers every call (the model is not chosen again)."""
@@ -239,6 +246,8 @@ def _live_or_recorded(
             core.store,
             core.settings.api_keys(),
             core.settings.unattended,
+            sandbox,  # hooks run under the session's sandbox (B-HOOK-2)
+            core.processes,
         )
 
     return {

@@ -92,8 +92,18 @@ class Tool:
     def title(self, args: dict[str, Any]) -> str:
         for key in ("command", "path", "pattern", "query", "artifact_id", "scope"):
             if isinstance(args.get(key), str):
-                return f"{self.name}: {args[key][:120]}"
+                return f"{self.name}: {one_line(args[key])}"
         return self.name
+
+
+TITLE_CHARS = 120
+
+
+def one_line(text: str, limit: int = TITLE_CHARS) -> str:
+    """``text`` on one line (line breaks shown as ⏎), cut at ``limit`` characters with a visible "…": a title
+    never hides that something follows (the whole text is in the approval's detail)."""
+    flat = " ⏎ ".join(text.splitlines()) if "\n" in text or "\r" in text else text
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def schema(required: list[str], **props: dict[str, Any]) -> dict[str, Any]:

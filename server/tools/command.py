@@ -147,6 +147,9 @@ async def run_command(ctx: ToolContext, args: dict[str, Any]) -> str:
     if sandbox is not None:
         env["TMPDIR"] = sandbox.policy.tmpdir
         env.pop("SSH_AUTH_SOCK", None)  # hidden inside (policy.always_hidden): do not point at it
+    confine = preexec(policy, sandbox.support.abi, sandbox.support.namespaces) if sandbox and policy else None
+    if ctx.processes is not None:  # contained: all it starts ends with the server (tools.processes)
+        confine = ctx.processes.preexec(confine)
     proc = await asyncio.create_subprocess_exec(
         "/bin/bash",
         "-c",
@@ -157,11 +160,7 @@ async def run_command(ctx: ToolContext, args: dict[str, Any]) -> str:
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
         start_new_session=True,
-        preexec_fn=(
-            preexec(policy, sandbox.support.abi, sandbox.support.namespaces)
-            if sandbox is not None and policy is not None
-            else None
-        ),
+        preexec_fn=confine,
     )
     if ctx.processes is not None:
         ctx.processes.add(proc.pid)  # its group outlives the shell when the command backgrounds something
