@@ -36,7 +36,7 @@ from server.agent.views import (
     stored_compaction,
     tool_reserve_tokens,
 )
-from server.context import Compaction, RequestView, ViewSettings, fit_to_window
+from server.context import RequestView, ViewSettings, fit_to_window
 from server.context.breakdown import Breakdown, breakdown
 from server.editor.tools import editor_tools
 from server.emit import Emitter
@@ -239,7 +239,8 @@ async def compact_session(core: ContextNeeds, session_id: str, focus: str | None
         core.settings.api_keys(),
         core.settings.unattended,
     )
-    settings = (await session_view(core, stored)).effective
+    planned = await session_view(core, stored)
+    settings = planned.effective
     compaction = await stored_compaction(core.store, session_id)
     window = settings.context_window_tokens
     # R-OBS-1: said before the hooks and the summary, so a client shows it while they run
@@ -255,7 +256,9 @@ async def compact_session(core: ContextNeeds, session_id: str, focus: str | None
     )
     if view is None or view.compaction is None:
         return CompactSessionResult(compacted=False, mode="full", before_tokens=tokens, after_tokens=tokens)
-    await core.store.add_event(session_id, COMPACTION_EVENT, _manual_event(view, view.compaction, focus))
+    manual: dict[str, Any] = {"requested": True} | ({"focus": focus.strip()} if focus and focus.strip() else {})
+    event = planned.compaction_event(view, **manual, trigger="manual")
+    await core.store.add_event(session_id, COMPACTION_EVENT, event)
     emit(
         u.ContextCompacted(
             mode=view.mode,
@@ -272,22 +275,6 @@ async def compact_session(core: ContextNeeds, session_id: str, focus: str | None
         mode=view.mode,
         summary=view.summary,
     )
-
-
-def _manual_event(view: RequestView, compaction: Compaction, focus: str | None) -> dict[str, Any]:
-    """The stored ``contextCompacted`` event of a ``compactSession``."""
-    event: dict[str, Any] = {
-        "mode": view.mode,
-        "beforeTokens": view.before_tokens,
-        "afterTokens": view.estimated_tokens,
-        "summary": view.summary or "",
-        "compaction": compaction.to_json(),
-        "requested": True,
-    }
-    if focus and focus.strip():
-        event["focus"] = focus.strip()
-    event["trigger"] = "manual"
-    return event
 
 
 def context_report(view: ContextViewResult) -> str:
