@@ -184,6 +184,14 @@ class CompactionRecord(Base):
     focus: str | None = None
 
 
+class TokenCalibration(Base):
+    """B-TOK-4: the factor the session's model's figures are scaled by (the provider's reported prompt tokens over
+    the server's estimate, learned per model, at least 1) and how many answers taught it; 0 samples: none yet."""
+
+    factor: float = 1.0
+    samples: int = 0
+
+
 class ContextViewResult(Base):
     messages: list[dict[str, Any]]
     estimated_tokens: int
@@ -209,6 +217,8 @@ class ContextViewResult(Base):
     plan: Plan | None = None
     breakdown: ContextBreakdown | None = None  # what fills the request (always set by the server)
     compactions: list[CompactionRecord] = msgspec.field(default_factory=list)  # the session's, oldest first
+    # B-TOK-4: every token figure above is in the provider's tokens: the estimate scaled by this factor.
+    calibration: TokenCalibration | None = None
 
 
 class CompactSessionParams(Base):

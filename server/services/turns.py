@@ -14,7 +14,7 @@ from protocol.messages import SteerTurnResult, SubmitTurnParams, SubmitTurnResul
 from server.agent.approvals import Approvals, approval_policy
 from server.agent.batches import TASK_TOOL
 from server.agent.loop import Turn
-from server.agent.views import ViewBuilder, recall_server_window
+from server.agent.views import ViewBuilder, recall_server_window, tool_reserve_tokens
 from server.checkpoints import Checkpointer
 from server.editor.attach import attach_context
 from server.editor.edits import EditWatch
@@ -27,7 +27,6 @@ from server.providers import ChatProvider
 from server.sandbox.mode import CommandSandbox, say_once, session_sandbox
 from server.sandbox.policy import hidden_paths
 from server.services.commands import CommandsNeeds, turn_text
-from server.services.context import tool_overhead_tokens
 from server.services.images import check_images
 from server.services.models import choose_model, view_settings
 from server.services.needs import HasArtifacts, HasBlobs, HasMcp, HasProcesses, HasRecordedTools
@@ -177,7 +176,7 @@ async def build_turn(
         view_settings(core.settings, stored),
         provider.model,
         core.calibrations,
-        overhead_tokens=tool_overhead_tokens([t.spec() for t in tools.session_tools.values()]),
+        overhead_tokens=tool_reserve_tokens([t.spec() for t in tools.session_tools.values()]),
         server_windows=core.server_windows,
         state=session.view,
         sent=session.sent,

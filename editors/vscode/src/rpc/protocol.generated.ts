@@ -115,6 +115,7 @@ export interface ProtocolDefinitions {
   SubmitTurnParams?: SubmitTurnParams;
   SubmitTurnResult?: SubmitTurnResult;
   SymbolInfo?: SymbolInfo;
+  TokenCalibration?: TokenCalibration;
   TokenTotals?: TokenTotals;
   ToolCall?: ToolCall;
   ToolResult?: ToolResult;
@@ -326,6 +327,7 @@ export interface ContextViewResult {
   plan?: Plan | null;
   breakdown?: ContextBreakdown | null;
   compactions?: CompactionRecord[];
+  calibration?: TokenCalibration | null;
 }
 /**
  * The agent's latest plan: its steps in order, at most one ``in_progress``.
@@ -340,6 +342,14 @@ export interface Plan {
 export interface PlanEntry {
   step: string;
   status: 'completed' | 'in_progress' | 'pending';
+}
+/**
+ * B-TOK-4: the factor the session's model's figures are scaled by (the provider's reported prompt tokens over
+ * the server's estimate, learned per model, at least 1) and how many answers taught it; 0 samples: none yet.
+ */
+export interface TokenCalibration {
+  factor?: number;
+  samples?: number;
 }
 export interface CreateSessionParams {
   cwd: string;
