@@ -46,6 +46,7 @@ from server.services.needs import (
     HasSettings,
     HasStore,
 )
+from server.services.processes import process_infos
 from server.services.subagents import task_spec
 from server.sessions import Session
 from server.tools import tool_specs
@@ -144,6 +145,7 @@ async def get_context_view(core: ContextNeeds, params: GetContextViewParams) -> 
         compact_target_tokens=got.effective.target_tokens,
         stable_prefix_tokens=await stable_prefix_tokens(core.store, session.sent, view.messages),
         plan=await stored_plan(core.store, params.session_id),
+        processes=process_infos(session.processes),
         breakdown=wire_breakdown(breakdown(view, got.reserved_tokens, got.settings.context_window_tokens)),
         compactions=await compaction_history(core.store, params.session_id),
     )
