@@ -3,7 +3,8 @@
 A handle carries everything live about its session: the incremental view state (B-INC-1), the view snapshot and
 resume point a read learned and has not written, the last request sent (``stablePrefixTokens``), the remembered
 "allow always" grants, the running usage totals, the running turn and those queued behind it, the MCP choices made
-for it (the client's servers, the project servers allowed or refused) and the project hook file allowed or refused.
+for it (the client's servers, the project servers allowed or refused), the project hook file allowed or refused,
+and the background processes its commands started.
 Services receive the handle; nothing else keeps per-session state.
 
 This module sits above what it holds: each slot is a small class defined by the package that works on it
