@@ -91,3 +91,15 @@ def test_B_SUM_11_a_compaction_keeps_a_process_started_long_ago_and_drops_one_st
     assert "bg-gone02" not in view.summary
     # the same again: byte-identical (R-SUM-3)
     assert build_request_view(msgs, settings).summary == view.summary
+
+
+def test_B_SUM_11_a_microcompacted_start_still_counts():
+    """A start whose output was microcompacted (the fold skips its text for failures) still lists the process."""
+    from server.context.summary import SummaryState, summary_feed, summary_skip
+
+    state = SummaryState()
+    for msg in [user("go"), _start("c1", "bg-micro1", "npm run dev")[0]]:
+        state = summary_feed(state, msg)
+    state = summary_skip(state, _start("c1", "bg-micro1", "npm run dev")[1])
+    assert state.processes == (("bg-micro1", "npm run dev"),)
+    assert SummaryState.from_json(state.to_json()) == state

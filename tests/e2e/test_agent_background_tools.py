@@ -172,3 +172,23 @@ async def test_no_background_process_remains_after_the_server_is_sigkilled(tmp_p
         finally:
             await again.client.close()
             await agent.client.close()
+
+
+async def test_a_read_past_50_kb_is_kept_as_an_artifact(tmp_path):
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    with new_fake(api_key=API_KEY) as fake:
+        agent = await start_agent(tmp_path / "home", fake)
+        try:
+            sid = await agent.session(folder, policy="auto")
+            pid_id = await start(agent, sid, "python3 -c \"print('x' * 100000); print('the end')\"")
+            for _ in range(300):  # bounded: until the process has ended and its output is all there
+                if (await processes(agent, sid))[0]["status"] == "exited":
+                    break
+                await asyncio.sleep(0.1)
+            [read] = await turn(agent, sid, call("c_big", "process_output", processId=pid_id))
+            assert read["content"].startswith(f"Process {pid_id} exited with code 0"), read["content"][:200]
+            assert "[artifact " in read["content"] and "the end" in read["content"]
+            assert len(read["content"]) < 20_000
+        finally:
+            await agent.client.close()
