@@ -15,6 +15,7 @@ __all__ = [
     "PROCESS_CHARS",
     "exited_line",
     "process_event",
+    "processes_after",
     "running_line",
     "started_line",
     "stopped_line",
@@ -22,6 +23,9 @@ __all__ = [
 ]
 
 PROCESS_CHARS = 120  # the command start a summary line keeps
+# The tools whose results tell of background processes, and how many running ones the fold keeps.
+PROCESS_TOOLS = frozenset({"run_command", "process_output", "stop_process"})
+MAX_STORED_PROCESSES = 256
 _STARTED = re.compile(r"^Started background process (?P<id>[\w-]+) \(pid \d+\): (?P<command>.*)$")
 _ENDED = re.compile(r"^Process (?P<id>[\w-]+) (?:exited with code -?\d+|was stopped\b)")
 _UNKNOWN = re.compile(r"^(?:Tool failed: )?no background process (?P<id>[\w-]+) in this session")
@@ -56,3 +60,17 @@ def process_event(text: str) -> tuple[Literal["start", "end"], str, str] | None:
     if m := _ENDED.match(first) or _UNKNOWN.match(first):
         return "end", m.group("id"), ""
     return None
+
+
+Running = tuple[tuple[str, str], ...]  # (id, command start) of the processes running, in the order they started
+
+
+def processes_after(running: Running, tool_name: str, text: str) -> Running:
+    """The running processes after a ``tool_name`` result reading ``text``: a started process joins them, one seen
+    to end leaves them; ``running`` itself (the same object) when the result tells nothing of a process."""
+    event = process_event(text) if tool_name in PROCESS_TOOLS else None
+    if event is None:
+        return running
+    kind, process_id, command = event
+    kept = tuple(p for p in running if p[0] != process_id)
+    return (*kept, (process_id, command))[-MAX_STORED_PROCESSES:] if kind == "start" else kept

@@ -28,7 +28,7 @@ from .failures import (
 )
 from .micro import content_text
 from .plan import Plan, plan_lines, plan_of_call
-from .processes import PROCESS_CHARS, process_event
+from .processes import PROCESS_CHARS, processes_after
 from .tokens import estimate_text_tokens
 
 __all__ = [
@@ -64,9 +64,6 @@ MAX_STORED_FAILURES = 1024  # the fold's memory of distinct failures; more than 
 # know which background processes run (B-SUM-11).
 FOLD_VERSION = 6
 STATE_CHARS = 500
-# The tools whose results tell of background processes (B-SUM-11), and how many running ones the fold keeps.
-PROCESS_TOOLS = frozenset({"run_command", "process_output", "stop_process"})
-MAX_STORED_PROCESSES = 256
 MAX_FILES = 40  # Shown paths; the rest are counted, so the summary stays bounded.
 PATH_CHARS = 200
 ELLIPSIS = "…"
@@ -243,16 +240,8 @@ def _feed_tool(state: SummaryState, msg: Mapping[str, Any], status: str | None) 
 
 
 def _feed_processes(state: SummaryState, name: str, text: str) -> SummaryState:
-    if name not in PROCESS_TOOLS or (event := process_event(text)) is None:
-        return state
-    return replace(state, processes=_processes_after(state.processes, event))
-
-
-def _processes_after(running: tuple[tuple[str, str], ...], event: tuple[str, str, str]) -> tuple[tuple[str, str], ...]:
-    """B-SUM-11: a started process joins the running ones, in order; one seen to end leaves them."""
-    kind, process_id, command = event
-    kept = tuple(p for p in running if p[0] != process_id)
-    return (*kept, (process_id, command))[-MAX_STORED_PROCESSES:] if kind == "start" else kept
+    running = processes_after(state.processes, name, text)
+    return state if running is state.processes else replace(state, processes=running)
 
 
 def summary_feed(state: SummaryState, msg: Mapping[str, Any], status: str | None = None) -> SummaryState:
