@@ -49,6 +49,14 @@ from protocol.mcp import (
     RevokeMcpServerApprovalParams,
     RevokeMcpServerApprovalResult,
 )
+from protocol.processes import (
+    ListProcessesParams,
+    ListProcessesResult,
+    ProcessInfo,
+    ProcessStatus,
+    StopProcessParams,
+    StopProcessResult,
+)
 from protocol.sessions import (
     ApprovalPolicy,
     CreateSessionParams,
@@ -168,6 +176,8 @@ __all__ = [
     "ListMcpServersResult",
     "ListModelsParams",
     "ListModelsResult",
+    "ListProcessesParams",
+    "ListProcessesResult",
     "ListSessionsParams",
     "ListSessionsResult",
     "McpServerInfo",
@@ -185,6 +195,8 @@ __all__ = [
     "PlanStatus",
     "PolicyCall",
     "PolicySummary",
+    "ProcessInfo",
+    "ProcessStatus",
     "ReadArtifactParams",
     "ReadArtifactResult",
     "ReadEventsParams",
@@ -212,6 +224,8 @@ __all__ = [
     "SessionTotals",
     "SteerTurnParams",
     "SteerTurnResult",
+    "StopProcessParams",
+    "StopProcessResult",
     "StopReason",
     "SubmitTurnParams",
     "SubmitTurnResult",

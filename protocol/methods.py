@@ -78,6 +78,18 @@ METHODS: dict[str, MethodSpec] = {
             "List each turn with the files its tool calls changed and whether they can be restored.",
         ),
         MethodSpec(
+            "listProcesses",
+            m.ListProcessesParams,
+            m.ListProcessesResult,
+            "List the background processes a session's commands started, running or ended.",
+        ),
+        MethodSpec(
+            "stopProcess",
+            m.StopProcessParams,
+            m.StopProcessResult,
+            "Stop a session's background process (TERM, then KILL after a grace period).",
+        ),
+        MethodSpec(
             "rewindFiles",
             m.RewindFilesParams,
             m.RewindFilesResult,

@@ -94,6 +94,12 @@ class AgentsTable(msgspec.Struct, forbid_unknown_fields=True):
     max_parallel: Positive | None = None  # ``task`` calls of one answer running at once
 
 
+class ToolsTable(msgspec.Struct, forbid_unknown_fields=True):
+    """``[tools]``: limits of the built-in tools."""
+
+    max_background_processes: Positive | None = None  # background processes running at once per session
+
+
 class SandboxTable(msgspec.Struct, forbid_unknown_fields=True):
     """``[sandbox]``: how commands are confined (B-SBX-1, docs/SANDBOX.md)."""
 
@@ -117,6 +123,7 @@ class ConfigFile(msgspec.Struct):
     context: ContextTable = msgspec.field(default_factory=ContextTable)
     models: dict[str, ModelTable] = msgspec.field(default_factory=dict)
     agents: AgentsTable = msgspec.field(default_factory=AgentsTable)
+    tools: ToolsTable = msgspec.field(default_factory=ToolsTable)
     sandbox: SandboxTable = msgspec.field(default_factory=SandboxTable)
     approvals: ApprovalsTable = msgspec.field(default_factory=ApprovalsTable)
     mcp_servers: dict[str, Any] | None = None  # checked by server.mcp.config, which names each entry

@@ -15,6 +15,7 @@ from server.methods import (  # noqa: F401
     list_hooks,
     list_mcp_servers,
     list_models,
+    list_processes,
     list_sessions,
     read_artifact,
     read_events,
@@ -25,6 +26,7 @@ from server.methods import (  # noqa: F401
     rewind_files,
     search_transcript,
     steer_turn,
+    stop_process,
     submit_turn,
     update_session,
 )

@@ -55,6 +55,7 @@ from server.services.needs import (
     HasSettings,
     HasStore,
 )
+from server.services.processes import process_infos
 from server.services.subagents import task_spec
 from server.sessions import Session
 from server.transcript import Session as StoredSession
@@ -177,6 +178,7 @@ async def get_context_view(core: ContextNeeds, params: GetContextViewParams) -> 
         compact_target_tokens=shown(got.effective.target_tokens),
         stable_prefix_tokens=shown(await stable_prefix_tokens(core.store, session.sent, view.messages)),
         plan=await stored_plan(core.store, params.session_id),
+        processes=process_infos(session.processes),
         breakdown=wire_breakdown(
             breakdown(view, got.reserved_tokens, got.settings.context_window_tokens),
             shown,

@@ -158,6 +158,7 @@ async def build_turn(
         edit_watch=EditWatch(core.editor) if core.editor and core.recorded_tools is None else None,
         allowed=child.tools if child else None,
         sandbox=sandbox,
+        background=session.processes,
     )
 
     async def first_messages() -> list[NewMessage]:

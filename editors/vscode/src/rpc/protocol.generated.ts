@@ -61,6 +61,8 @@ export interface ProtocolDefinitions {
   ListMcpServersResult?: ListMcpServersResult;
   ListModelsParams?: ListModelsParams;
   ListModelsResult?: ListModelsResult;
+  ListProcessesParams?: ListProcessesParams;
+  ListProcessesResult?: ListProcessesResult;
   ListSessionsParams?: ListSessionsParams;
   ListSessionsResult?: ListSessionsResult;
   Location?: Location;
@@ -81,6 +83,7 @@ export interface ProtocolDefinitions {
   PolicyCall?: PolicyCall;
   PolicySummary?: PolicySummary;
   Position?: Position;
+  ProcessInfo?: ProcessInfo;
   ProviderOptions?: ProviderOptions;
   Range?: Range;
   ReadArtifactParams?: ReadArtifactParams;
@@ -112,6 +115,8 @@ export interface ProtocolDefinitions {
   SessionUpdate?: SessionUpdate;
   SteerTurnParams?: SteerTurnParams;
   SteerTurnResult?: SteerTurnResult;
+  StopProcessParams?: StopProcessParams;
+  StopProcessResult?: StopProcessResult;
   SubmitTurnParams?: SubmitTurnParams;
   SubmitTurnResult?: SubmitTurnResult;
   SymbolInfo?: SymbolInfo;
@@ -325,6 +330,7 @@ export interface ContextViewResult {
   compactTargetTokens?: number;
   stablePrefixTokens?: number;
   plan?: Plan | null;
+  processes?: ProcessInfo[];
   breakdown?: ContextBreakdown | null;
   compactions?: CompactionRecord[];
   calibration?: TokenCalibration | null;
@@ -342,6 +348,14 @@ export interface Plan {
 export interface PlanEntry {
   step: string;
   status: 'completed' | 'in_progress' | 'pending';
+}
+export interface ProcessInfo {
+  processId: string;
+  pid: number;
+  command: string;
+  status: 'exited' | 'running' | 'stopped';
+  startedAt: string;
+  exitCode?: number | null;
 }
 /**
  * B-TOK-4: the factor the session's model's figures are scaled by (the provider's reported prompt tokens over
@@ -662,6 +676,12 @@ export interface ModelPrice {
   cachedInput?: number | null;
   cacheWrite?: number | null;
 }
+export interface ListProcessesParams {
+  sessionId: string;
+}
+export interface ListProcessesResult {
+  processes: ProcessInfo[];
+}
 export interface ListSessionsParams {
   cwd?: string | null;
   limit?: number | null;
@@ -963,6 +983,13 @@ export interface SteerTurnParams {
 export interface SteerTurnResult {
   turnId: string;
 }
+export interface StopProcessParams {
+  sessionId: string;
+  processId: string;
+}
+export interface StopProcessResult {
+  process: ProcessInfo;
+}
 export interface SubmitTurnParams {
   sessionId: string;
   text: string;
@@ -1027,6 +1054,8 @@ export interface GeneratedMethods {
   cancelTurn: [CancelTurnParams, CancelTurnResult];
   steerTurn: [SteerTurnParams, SteerTurnResult];
   listCheckpoints: [ListCheckpointsParams, ListCheckpointsResult];
+  listProcesses: [ListProcessesParams, ListProcessesResult];
+  stopProcess: [StopProcessParams, StopProcessResult];
   rewindFiles: [RewindFilesParams, RewindFilesResult];
   listCommands: [ListCommandsParams, ListCommandsResult];
   getContextView: [GetContextViewParams, ContextViewResult];
