@@ -45,6 +45,26 @@ def serve_acp(log_level: str = "WARNING") -> int:
     return _serve_with(log_level, run)
 
 
+def daemon(log_level: str = "WARNING") -> int:
+    """``threadline daemon``: the per-user server on a unix socket under the home folder, in the foreground."""
+
+    def run(settings: Settings) -> int:
+        from server.edge.daemon import run_daemon
+
+        return run_daemon(settings)
+
+    return _serve_with(log_level, run)
+
+
+def connect(start: bool = True) -> int:
+    """``threadline connect``: stdio <-> the daemon's socket, starting the daemon when none listens. It reads no
+    settings but the home folder: the daemon reads its own."""
+    from server.config_file import home_folder
+    from server.edge.connect import run_connect
+
+    return run_connect(home_folder(os.environ).absolute(), start)
+
+
 def _serve_with(log_level: str, run: Callable[[Settings], int]) -> int:
     reexec_without_keys()  # so no command can read the key from /proc/<server pid>/environ
     logging.basicConfig(

@@ -7,6 +7,7 @@ pygls supplies the lifecycle, request futures, cancellation and outgoing request
 from __future__ import annotations
 
 import asyncio
+import copy
 import hmac
 import logging
 import os
@@ -16,6 +17,7 @@ import threading
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Generator
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -37,12 +39,14 @@ from protocol.updates import InitializationOptions
 from server import __version__, redaction
 from server.config import Settings
 from server.edge.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
+from server.edge.hub import APPROVAL, Hub
 from server.edge.rpc import decode_params, run_handler, to_rpc_error, with_data_code
 from server.edge.transport import PREAUTH_MAX_BYTES, FrameError, read_messages
 from server.errors import InvalidParams
 from server.methods.registry import HANDLERS, Handler
 from server.runtime import Runtime
 from server.sandbox.runner import machine_sandbox
+from server.services.core import Attached
 from server.tools import TOOLS
 
 log = logging.getLogger(__name__)
@@ -134,8 +138,30 @@ class ThreadlineProtocol(LanguageServerProtocol):
         super().handle_message(message)
 
 
+@dataclass
+class Shared:
+    """What the daemon's connections share (B-DAEMON-1): one runtime (store, sessions, turns) and one hub."""
+
+    runtime: Runtime
+    hub: Hub
+
+
+def shared_runtime(settings: Settings) -> Shared:
+    runtime: Runtime | None = None
+
+    def unattended(session_id: str, params: dict[str, Any]) -> None:
+        if runtime is not None:
+            runtime.approval_unattended(session_id, params)
+
+    hub = Hub(unattended=unattended)
+    runtime = Runtime(settings, notify=hub.publish)
+    return Shared(runtime, hub)
+
+
 class ThreadlineServer(LanguageServer):
-    def __init__(self, settings: Settings):
+    def __init__(self, settings: Settings, shared: Shared | None = None):
+        """Without ``shared``, this connection's own runtime, opened and closed with it (stdio, TCP); with it, the
+        daemon's, whose sessions outlive this connection."""
         super().__init__(
             "threadline",
             __version__,
@@ -143,7 +169,16 @@ class ThreadlineServer(LanguageServer):
             converter_factory=_converter,
             text_document_sync_kind=types.TextDocumentSyncKind.None_,
         )
-        self.runtime = Runtime(settings, notify=self.notify, ask=self.ask_client)
+        self.shared = shared
+        if shared is None:
+            self.hub = Hub()
+            self.runtime = Runtime(settings, notify=self.hub.publish, ask=self._ask)
+        else:
+            self.hub = shared.hub
+            self.runtime = copy.copy(shared.runtime)  # the same store, sessions and turns; its own settings
+            self.runtime.connection(self._ask)
+        self.runtime.clients = _Attachments(self.hub, self)
+        self._writer: _Writer | None = None
         self.initialized = False
         self.tcp_token: str | None = None
         self._exit: asyncio.Future[int] | None = None
@@ -215,14 +250,33 @@ class ThreadlineServer(LanguageServer):
     async def ask_client(self, method: str, params: Any) -> Any:
         """A server -> client request. If the asker is cancelled (the turn ended), the client is told with
         ``$/cancelRequest`` so it can withdraw the question (an approval prompt, say)."""
-        msg_id = str(uuid.uuid4())
-        future = self.protocol.send_request(method, params, msg_id=msg_id)
+        msg_id, future = self.request(method, params)
         try:
             return await asyncio.wrap_future(future)
         except asyncio.CancelledError:
-            self.wire.forget_request(msg_id)
-            self.notify("$/cancelRequest", {"id": msg_id})
+            self.withdraw(msg_id)
             raise
+
+    async def _ask(self, method: str, params: Any) -> Any:
+        """The core's way to ask: an approval goes to the session's attached clients (the hub), anything else
+        (the editor's answers) to this connection."""
+        if method == APPROVAL:
+            return await self.hub.ask(method, params)
+        return await self.ask_client(method, params)
+
+    # --- as the hub's peer ------------------------------------------------------------------------------
+
+    def send_frame(self, data: bytes) -> None:
+        if self._writer is not None:
+            self._writer.write(data)
+
+    def request(self, method: str, params: Any) -> tuple[str, Any]:
+        msg_id = str(uuid.uuid4())
+        return msg_id, self.protocol.send_request(method, params, msg_id=msg_id)
+
+    def withdraw(self, msg_id: str) -> None:
+        self.wire.forget_request(msg_id)
+        self.notify("$/cancelRequest", {"id": msg_id})
 
     # --- I/O --------------------------------------------------------------------------------------------
 
@@ -232,8 +286,11 @@ class ThreadlineServer(LanguageServer):
         ``first`` is a message already read from ``reader`` (TCP's doorman reads the ``initialize``), handled
         before anything else the connection sends."""
         self._exit = asyncio.get_running_loop().create_future()
-        self.protocol.set_writer(_Writer(write))
-        await self.runtime.open()
+        self._writer = _Writer(write)
+        self.protocol.set_writer(self._writer)
+        if self.shared is None:
+            await self.runtime.open()
+        self.hub.join(self, everything=self.shared is None)
         if first is not None:
             self._deliver(first)
         reading = asyncio.create_task(read_messages(reader, self._deliver, self._reject, self.max_message_bytes))
@@ -242,7 +299,9 @@ class ThreadlineServer(LanguageServer):
             await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
         finally:
             reading.cancel()
-            await self.runtime.close()
+            self.hub.leave(self)  # detached: under the daemon its turns go on, its approvals wait for others
+            if self.shared is None:
+                await self.runtime.close()
         return self._exit.result() if self._exit.done() else 0
 
     def _deliver(self, data: dict[str, Any]) -> None:
@@ -294,10 +353,42 @@ def note_mcp_secrets(params: Any) -> None:
                     redaction.add_secret(pair["value"])
 
 
+class _Attachments:
+    """The hub as one connection sees it (``Core.clients``)."""
+
+    def __init__(self, hub: Hub, server: ThreadlineServer) -> None:
+        self.hub, self.server = hub, server
+
+    def attach(self, session_id: str, since_seq: int | None, replay: bool = True) -> Attached:
+        return self.hub.attach(self.server, session_id, since_seq, replay)
+
+    def detach(self, session_id: str) -> bool:
+        return self.hub.detach(self.server, session_id)
+
+    def attached(self, session_id: str) -> int:
+        return self.hub.attached(session_id)
+
+    def waiting_for_approval(self, session_id: str) -> bool:
+        return self.hub.waiting_for_approval(session_id)
+
+
+# B-DAEMON-1: a connection that submits to (or steers) a session is attached to it first, without a replay: it
+# sees the turn it starts from its first update; one that creates a session is attached to the new one.
+_ATTACHES_FIRST = ("submitTurn", "steerTurn")
+
+
 def _feature(name: str, handler: Handler) -> Callable[[ThreadlineServer, Any], Awaitable[Any]]:
     async def feature(ls: ThreadlineServer, params: Any) -> Any:
         try:
-            return await run_handler(handler, ls.runtime, decode_params(name, params))
+            decoded = decode_params(name, params)
+            daemon = ls.shared is not None  # on stdio the one client receives everything already
+            if daemon and name in _ATTACHES_FIRST:
+                await ls.runtime.store.get_session(decoded.session_id)  # SessionNotFound before any attach
+                ls.runtime.clients.attach(decoded.session_id, None, replay=False)
+            result = await run_handler(handler, ls.runtime, decoded)
+            if daemon and name == "createSession":
+                ls.runtime.clients.attach(result["sessionId"], 0)  # what its creation announced, then live
+            return result
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -311,7 +402,8 @@ def _feature(name: str, handler: Handler) -> Callable[[ThreadlineServer, Any], A
 
 
 class _Writer:
-    """pygls' writer interface over a plain ``write(bytes)`` (its frames are ASCII JSON, so lengths hold)."""
+    """pygls' writer interface over a plain ``write(bytes)`` (its frames are ASCII JSON, so lengths hold); the
+    hub writes its own frames, counted in bytes, through the same writer, so the order holds too."""
 
     def __init__(self, write: Callable[[bytes], Any]) -> None:
         self.write = write
