@@ -14,11 +14,13 @@ import asyncio
 import contextlib
 import signal
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from protocol.messages import ListSessionsResult, SessionInfo
 from server.cli.client import Client, RpcError
+from server.cli.printer import Printer
 
 DAEMON_ARGS = [sys.executable, "-m", "server", "connect"]
 START_TIMEOUT = 60.0  # seconds for the turn to start in the daemon
@@ -94,11 +96,13 @@ async def pick_running(client: Client) -> SessionInfo | None:
     return chosen[0] if chosen else None
 
 
-async def chat_attached(args: argparse.Namespace, log: Any) -> int:
-    from server.cli.chat import ask_approval, make_printer
+Ask = Callable[..., Awaitable[dict[str, str]]]
+
+
+async def chat_attached(args: argparse.Namespace, log: Any, printer: Printer, ask_approval: Ask) -> int:
+    """``chat --attach``: ``printer`` and ``ask_approval`` are the chat's own (``server.cli.chat``)."""
     from server.cli.turns import TurnInput, read_line
 
-    printer = make_printer(sys.stdout)
     client = await spawn_attached(stderr=log)
     detach = asyncio.get_running_loop().create_future()
     try:
@@ -115,10 +119,15 @@ async def chat_attached(args: argparse.Namespace, log: Any) -> int:
         at_terminal = sys.stdin.isatty()
         turn_input = TurnInput()
 
+        early: list[dict[str, Any]] | None = []  # the replay arrives before attachSession's answer: after its line
+
         def on_update(method: str, p: Any) -> None:
             if method != "sessionUpdate" or p.get("sessionId") != sid:
                 return
-            printer.update(p["update"], p.get("turnId"))
+            if early is not None:
+                early.append(p)
+            else:
+                printer.update(p["update"], p.get("turnId"))
             kind = p["update"]["kind"]
             if kind == "turnCompleted":
                 idle.set()
@@ -129,21 +138,27 @@ async def chat_attached(args: argparse.Namespace, log: Any) -> int:
         if at_terminal:
             client.on_request = lambda method, p: ask_approval(printer, p, turn_input)
         else:  # nobody here to answer: the question stays open for another client
-            client.on_request = lambda method, p: asyncio.get_running_loop().create_future()
+            client.on_request = _leave_open
         try:
             state = await client.request("attachSession", {"sessionId": sid})
         except RpcError as exc:
             print(f"threadline: {exc.message}", file=sys.stderr)
             return 2
         printer.write(_attached_line(sid, state))
+        replayed, early = early or [], None
+        for p in replayed:
+            printer.update(p["update"], p.get("turnId"))
         if not state["running"]:
             idle.set()
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, _settle, detach)
-        if not at_terminal:
-            await asyncio.wait({detach, asyncio.ensure_future(idle.wait())}, return_when=asyncio.FIRST_COMPLETED)
-            return 0
-        while not detach.done():  # one reader: a line answers the approval asked, if any, else is a command
+        if not at_terminal:  # watch the running turn to its end, or until Ctrl-C
+            ended = asyncio.ensure_future(idle.wait())
+            await asyncio.wait({detach, ended}, return_when=asyncio.FIRST_COMPLETED)
+            ended.cancel()
+        while (
+            at_terminal and not detach.done()
+        ):  # one reader: a line answers the approval asked, if any, else is a command
             line_read = asyncio.ensure_future(read_line())
             await asyncio.wait({detach, line_read}, return_when=asyncio.FIRST_COMPLETED)
             if detach.done():
@@ -157,11 +172,16 @@ async def chat_attached(args: argparse.Namespace, log: Any) -> int:
             await _typed(client, sid, line.strip(), idle)
         with contextlib.suppress(RpcError, ConnectionError):
             await client.request("detachSession", {"sessionId": sid})
-        printer.write(f"detached from {sid}; it goes on in the daemon (threadline chat --attach {sid})")
+        if not idle.is_set():
+            printer.write(f"detached from {sid}; it goes on in the daemon (threadline chat --attach {sid})")
         return 0
     finally:
         printer.end_stream()
         await client.close()
+
+
+async def _leave_open(method: str, params: Any) -> Any:
+    return await asyncio.get_running_loop().create_future()
 
 
 def _settle(future: asyncio.Future[None]) -> None:

@@ -108,7 +108,7 @@ async def chat_main(args: argparse.Namespace) -> int:
             from server.cli.attach import chat_attached
 
             args.attach = args.attach or None
-            return await chat_attached(args, log)
+            return await chat_attached(args, log, make_printer(sys.stdout), ask_approval)
         return await _chat(args, log_path, log)
     except Quit:  # Ctrl-C twice: the turn was cancelled and the chat closed cleanly
         return 130

@@ -123,6 +123,17 @@ class ThreadlineProtocol(LanguageServerProtocol):
         }
         return result
 
+    @lsp_method(types.SHUTDOWN)
+    def lsp_shutdown(self, *args: Any) -> Generator[Any, Any, None]:
+        """pygls cancels every request in flight at ``shutdown``. Under the daemon a client's shutdown detaches
+        it (B-DAEMON-1): the turns its ``submitTurn`` requests started go on, so their handlers are kept out."""
+        if self.threadline_server.shared is None:
+            return (yield from super().lsp_shutdown(*args))
+        running = {k: f for k, f in self._request_futures.items() if isinstance(f, asyncio.Task)}
+        for key in running:
+            del self._request_futures[key]
+        return (yield from super().lsp_shutdown(*args))
+
     @lsp_method(types.EXIT)
     def lsp_exit(self, *args: Any) -> Any:
         self.threadline_server.request_exit(0 if self.shutting_down else 1)

@@ -56,6 +56,7 @@ class _Approval:
     answer: asyncio.Future[Any]
     streams: list[_Stream]
     sent: dict[Peer, str] = field(default_factory=dict)  # peer -> the id of the request it got
+    told: bool = False  # the Notification hooks ran since the last peer got it
 
 
 @dataclass
@@ -178,8 +179,7 @@ class Hub:
         try:
             for peer in self._receivers(approval.streams[0], ids[1] if len(ids) > 1 else None):
                 self._ask_peer(approval, peer)
-            if not approval.sent:
-                self._unattended(session_id, fields)
+            self._maybe_unattended(session_id, approval)
             return await approval.answer
         finally:
             for stream in approval.streams:
@@ -226,14 +226,19 @@ class Hub:
             msg_id = approval.sent.pop(peer, None)
             if msg_id is not None and withdraw:
                 peer.withdraw(msg_id)
-            if not approval.sent and not approval.answer.done():
-                self._unattended(session_id, approval.params)
+            self._maybe_unattended(session_id, approval)
+
+    def _maybe_unattended(self, session_id: str, approval: _Approval) -> None:
+        if not approval.sent and not approval.answer.done() and not approval.told:
+            approval.told = True
+            self._unattended(session_id, approval.params)
 
     def _ask_peer(self, approval: _Approval, peer: Peer) -> None:
         if peer in approval.sent or approval.answer.done():
             return
         msg_id, future = peer.request(APPROVAL, approval.params)
         approval.sent[peer] = msg_id
+        approval.told = False
         loop = asyncio.get_running_loop()
         future.add_done_callback(lambda f: loop.call_soon_threadsafe(self._answered, approval, peer, f))
 
