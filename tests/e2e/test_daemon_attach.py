@@ -26,6 +26,7 @@ from tests.e2e.daemon_support import (
     wait_until,
     write_call,
 )
+from tests.harness import start_client
 
 pytestmark = pytest.mark.asyncio
 open_home = open_home_fixture()
@@ -167,3 +168,24 @@ async def test_B_DAEMON_1_steer_and_cancel_from_another_client(open_home, fake, 
     finally:
         await owner.close()
         await other.close()
+
+
+async def test_B_DAEMON_1_stdio_serve_numbers_its_updates_and_attaches_too(home, fake, folder):
+    """One client, one server: it receives every update as before, now numbered, and may attach to resume."""
+    client = await start_client(home, fake.url)
+    try:
+        fake.push({"content": "hello there"})
+        sid = (await client.request("createSession", {"cwd": str(folder)}))["sessionId"]
+        await asyncio.wait_for(client.request("submitTurn", {"sessionId": sid, "text": "hi"}), 60)
+        seen = session_updates(client, sid)
+        assert seqs(seen) == list(range(1, len(seen) + 1))
+        user = next(u for u in seen if u["update"]["kind"] == "userMessage")
+        items = (await client.request("readTranscript", {"sessionId": sid}))["items"]
+        assert next(i for i in items if i["seq"] == user["messageSeq"])["content"] == "hi"
+        state = await client.request("attachSession", {"sessionId": sid, "sinceSeq": 0})
+        assert state == {"sessionId": sid, "seq": len(seen), "running": False, "waitingForApproval": False}
+        assert session_updates(client, sid) == seen, "it already has everything: nothing is sent twice"
+        info = await listed(client, sid)
+        assert (info["running"], info["waitingForApproval"], info["attachedClients"]) == (False, False, 1)
+    finally:
+        await client.close()

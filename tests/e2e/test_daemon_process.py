@@ -92,7 +92,7 @@ async def test_a_sigkilled_daemon_loses_nothing_stored_and_the_next_connect_star
 async def test_the_daemon_leaves_when_idle_but_never_while_a_turn_runs(open_home, fake, folder):
     home = open_home
     env = daemon_env(home, fake, THREADLINE_DAEMON_IDLE_SECONDS="1")
-    fake.push({"content": "slowly " * 30, "chunks": 30, "chunk_delay": 0.15})
+    fake.push({"content": "slowly " * 40, "chunks": 40, "chunk_delay": 0.3})
     client = await bridge(env, home)
     sid = (await client.request("createSession", {"cwd": str(folder)}))["sessionId"]
     client.start_request("submitTurn", {"sessionId": sid, "text": "take your time"})
@@ -103,7 +103,7 @@ async def test_the_daemon_leaves_when_idle_but_never_while_a_turn_runs(open_home
     await client.proc.wait()
     await asyncio.sleep(2.5)
     assert daemon_pid(home) == pid, "the daemon left while a turn was running"
-    assert await asyncio.to_thread(wait_gone, pid, 60), "the daemon did not leave once idle"
+    assert await asyncio.to_thread(wait_gone, pid, 90), "the daemon did not leave once idle"
     assert not (home / "daemon" / "threadline.sock").exists()
     watcher = await bridge(env, home)  # a fresh daemon: the turn finished and was stored
     try:
