@@ -119,6 +119,8 @@ class ThreadlineProtocol(LanguageServerProtocol):
                 "tools": list(TOOLS),  # the built-in tools a model may call (MCP tools come per session)
                 "approvalPolicy": settings.approval_policy,  # what a session that sets none runs under
                 "unattended": settings.unattended,
+                # B-DAEMON-1: a daemon's connection receives only what it attaches to; stdio's receives everything
+                "daemon": self.threadline_server.shared is not None,
             }
         }
         return result

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from server.cli.client import Client
+from server.cli.client import Client, RpcError
 from tests.e2e.daemon_support import (
     bridge,
     daemon_env,
@@ -163,6 +163,9 @@ async def test_B_DAEMON_1_steer_and_cancel_from_another_client(open_home, fake, 
         assert session_updates(other, sid) == session_updates(owner, sid)[-len(session_updates(other, sid)) :]
         too_new = await other.request("attachSession", {"sessionId": sid, "sinceSeq": 10**6})
         assert too_new["truncated"] is True, "a seq from another life of the daemon is no resume point"
+        with pytest.raises(RpcError) as unknown:
+            await other.request("attachSession", {"sessionId": "ses_nope"})
+        assert unknown.value.code == -32602 and unknown.value.data["code"] == "SessionNotFound"
         assert (await other.request("detachSession", {"sessionId": sid}))["detached"]
         assert not (await other.request("detachSession", {"sessionId": sid}))["detached"]
     finally:
@@ -174,6 +177,7 @@ async def test_B_DAEMON_1_stdio_serve_numbers_its_updates_and_attaches_too(home,
     """One client, one server: it receives every update as before, now numbered, and may attach to resume."""
     client = await start_client(home, fake.url)
     try:
+        assert client.initialize_result["capabilities"]["experimental"]["threadline"]["daemon"] is False
         fake.push({"content": "hello there"})
         sid = (await client.request("createSession", {"cwd": str(folder)}))["sessionId"]
         await asyncio.wait_for(client.request("submitTurn", {"sessionId": sid, "text": "hi"}), 60)

@@ -42,6 +42,7 @@ async def test_clients_starting_at_once_share_one_daemon(open_home, fake):
     try:
         pid = daemon_pid(home)
         assert pid is not None
+        assert all(c.initialize_result["capabilities"]["experimental"]["threadline"]["daemon"] for c in clients)
         sid = (await clients[0].request("createSession", {"cwd": str(home)}))["sessionId"]
         for client in clients[1:]:
             sessions = (await client.request("listSessions", {}))["sessions"]
