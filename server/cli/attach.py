@@ -103,8 +103,9 @@ async def chat_attached(args: argparse.Namespace, log: Any, printer: Printer, as
     """``chat --attach``: ``printer`` and ``ask_approval`` are the chat's own (``server.cli.chat``)."""
     from server.cli.turns import TurnInput, read_line
 
-    client = await spawn_attached(stderr=log)
     detach = asyncio.get_running_loop().create_future()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGINT, _settle, detach)  # before anything is shown
+    client = await spawn_attached(stderr=log)
     try:
         sid = args.attach
         if sid is None:
@@ -150,8 +151,6 @@ async def chat_attached(args: argparse.Namespace, log: Any, printer: Printer, as
             printer.update(p["update"], p.get("turnId"))
         if not state["running"]:
             idle.set()
-        loop = asyncio.get_running_loop()
-        loop.add_signal_handler(signal.SIGINT, _settle, detach)
         if not at_terminal:  # watch the running turn to its end, or until Ctrl-C
             ended = asyncio.ensure_future(idle.wait())
             await asyncio.wait({detach, ended}, return_when=asyncio.FIRST_COMPLETED)

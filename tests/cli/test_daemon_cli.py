@@ -30,15 +30,24 @@ fake = fake_fixture()
 
 
 def _attach(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
+    """``chat --attach`` piped; its stderr goes to the daemon's home log (read with ``rest``)."""
     return subprocess.Popen(
         [str(THREADLINE), "chat", "--attach", *args],
         env=env,
         cwd=REPO,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
         text=True,
     )
+
+
+def _rest(proc: subprocess.Popen[str], timeout: float = 120) -> str:
+    """What it prints after the lines already read, to its end (read from the same buffered stream)."""
+    assert proc.stdout is not None
+    out = proc.stdout.read()
+    proc.wait(timeout)
+    return out
 
 
 async def test_B_DAEMON_1_exec_detach_then_attach_and_answer_the_waiting_approval(open_home, fake, folder):
@@ -65,8 +74,8 @@ async def test_B_DAEMON_1_exec_detach_then_attach_and_answer_the_waiting_approva
         assert first.startswith(f"attached to session {sid}: waiting for an approval"), first
         answerer.on_request = lambda method, params: {"decision": "allowOnce"}
         await answerer.request("attachSession", {"sessionId": sid})
-        out, err = await asyncio.to_thread(watching.communicate, timeout=120)
-        assert watching.returncode == 0, err
+        out = await asyncio.to_thread(_rest, watching)
+        assert watching.returncode == 0, out
         assert "write_file" in out and "report written" in out
         assert (folder / "report.txt").read_text() == "ready\n"
     finally:
@@ -89,8 +98,8 @@ async def test_ctrl_c_detaches_the_attached_chat_without_cancelling(open_home, f
         first = await asyncio.to_thread(watching.stdout.readline)
         assert first.startswith(f"attached to session {sid}: running"), first
         watching.send_signal(signal.SIGINT)
-        out, err = await asyncio.to_thread(watching.communicate, timeout=60)
-        assert watching.returncode == 0, err
+        out = await asyncio.to_thread(_rest, watching)
+        assert watching.returncode == 0, out
         assert f"detached from {sid}" in out
     finally:
         if watching.poll() is None:

@@ -155,6 +155,8 @@ async def test_B_DAEMON_1_steer_and_cancel_from_another_client(open_home, fake, 
         await wait_for(lambda: "assistantDelta" in kinds(session_updates(owner, sid)), what="the answer streaming")
         attached = await other.request("attachSession", {"sessionId": sid})
         assert attached["running"]
+        steered = await other.request("steerTurn", {"sessionId": sid, "text": "and count faster"})
+        assert steered["turnId"] == session_updates(owner, sid)[0]["turnId"]
         replayed = session_updates(other, sid)
         assert kinds(replayed)[0] == "turnStarted", "without sinceSeq the running turn is replayed from its start"
         assert (await other.request("cancelTurn", {"sessionId": sid}))["cancelled"]
@@ -193,3 +195,26 @@ async def test_B_DAEMON_1_stdio_serve_numbers_its_updates_and_attaches_too(home,
         assert (info["running"], info["waitingForApproval"], info["attachedClients"]) == (False, False, 1)
     finally:
         await client.close()
+
+
+async def test_B_DAEMON_1_a_client_that_submits_to_a_session_is_attached_to_it(open_home, fake, folder):
+    home = open_home
+    env = daemon_env(home, fake)
+    creator, submitter = await bridge(env, home), await bridge(env, home)
+    try:
+        sid = (await creator.request("createSession", {"cwd": str(folder)}))["sessionId"]
+        fake.push({"content": "first"}, {"content": "second"})
+        first = await asyncio.wait_for(submitter.request("submitTurn", {"sessionId": sid, "text": "one"}), 60)
+        assert first["stopReason"] == "endTurn"
+        mine = session_updates(submitter, sid)
+        assert kinds(mine)[0] == "turnStarted" and kinds(mine)[-1] == "turnCompleted"
+        await wait_for(lambda: session_updates(creator, sid) == mine, what="the creator seeing the same stream")
+        assert (await listed(creator, sid))["attachedClients"] == 2
+        second = await asyncio.wait_for(creator.request("submitTurn", {"sessionId": sid, "text": "two"}), 60)
+        assert second["stopReason"] == "endTurn"
+        await wait_for(lambda: len(session_updates(submitter, sid)) == len(session_updates(creator, sid)))
+        both = session_updates(creator, sid)
+        assert seqs(both) == list(range(1, len(both) + 1))
+    finally:
+        await creator.close()
+        await submitter.close()
