@@ -27,7 +27,7 @@ def serve(tcp: bool = False, port: int = 0, log_level: str = "WARNING") -> int:
             from server.edge.tcp import serve_tcp
 
             return serve_tcp(settings, port)
-        from server.edge.app import serve_stdio
+        from server.edge.stdio import serve_stdio
 
         return serve_stdio(settings)
 

@@ -10,11 +10,6 @@ import asyncio
 import copy
 import hmac
 import logging
-import os
-import signal
-import sys
-import threading
-import time
 import uuid
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
@@ -39,14 +34,13 @@ from protocol.updates import InitializationOptions
 from server import __version__, redaction
 from server.config import Settings
 from server.edge.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
-from server.edge.hub import APPROVAL, Hub
+from server.edge.hub import APPROVAL, Attachments, Hub
 from server.edge.rpc import decode_params, run_handler, to_rpc_error, with_data_code
 from server.edge.transport import PREAUTH_MAX_BYTES, FrameError, read_messages
 from server.errors import InvalidParams
 from server.methods.registry import HANDLERS, Handler
 from server.runtime import Runtime
 from server.sandbox.runner import machine_sandbox
-from server.services.core import Attached
 from server.tools import TOOLS
 
 log = logging.getLogger(__name__)
@@ -190,7 +184,7 @@ class ThreadlineServer(LanguageServer):
             self.hub = shared.hub
             self.runtime = copy.copy(shared.runtime)  # the same store, sessions and turns; its own settings
             self.runtime.connection(self._ask)
-        self.runtime.clients = _Attachments(self.hub, self)
+        self.runtime.clients = Attachments(self.hub, self)
         self._writer: _Writer | None = None
         self.initialized = False
         self.tcp_token: str | None = None
@@ -366,25 +360,6 @@ def note_mcp_secrets(params: Any) -> None:
                     redaction.add_secret(pair["value"])
 
 
-class _Attachments:
-    """The hub as one connection sees it (``Core.clients``)."""
-
-    def __init__(self, hub: Hub, server: ThreadlineServer) -> None:
-        self.hub, self.server = hub, server
-
-    def attach(self, session_id: str, since_seq: int | None, replay: bool = True) -> Attached:
-        return self.hub.attach(self.server, session_id, since_seq, replay)
-
-    def detach(self, session_id: str) -> bool:
-        return self.hub.detach(self.server, session_id)
-
-    def attached(self, session_id: str) -> int:
-        return self.hub.attached(session_id)
-
-    def waiting_for_approval(self, session_id: str) -> bool:
-        return self.hub.waiting_for_approval(session_id)
-
-
 # B-DAEMON-1: a connection that submits to (or steers) a session is attached to it first, without a replay: it
 # sees the turn it starts from its first update; one that creates a session is attached to the new one.
 _ATTACHES_FIRST = ("submitTurn", "steerTurn")
@@ -423,66 +398,3 @@ class _Writer:
 
     def close(self) -> None:
         pass
-
-
-STDIN_HIGH_WATER = 1 << 20  # bytes read ahead of the framing; beyond this the pump waits
-
-
-def stdin_reader(loop: asyncio.AbstractEventLoop, fd: int = 0) -> asyncio.StreamReader:
-    """A StreamReader fed by a thread, so stdin may be a pipe, a file or a terminal alike.
-
-    The thread waits while the reader holds more than ``STDIN_HIGH_WATER`` unread bytes, so a client writing
-    faster than we frame (or one huge message being discarded) never fills memory.
-    """
-    reader = asyncio.StreamReader(limit=1 << 16)
-    in_flight = [0]  # bytes handed to the loop but not yet in the reader (a busy loop may lag behind the thread)
-    lock = threading.Lock()
-
-    def feed(chunk: bytes) -> None:
-        reader.feed_data(chunk)
-        with lock:
-            in_flight[0] -= len(chunk)
-
-    def pump() -> None:
-        try:
-            while True:
-                try:
-                    chunk = os.read(fd, 1 << 16)
-                except OSError:
-                    chunk = b""
-                if not chunk:
-                    loop.call_soon_threadsafe(reader.feed_eof)
-                    return
-                with lock:
-                    in_flight[0] += len(chunk)
-                loop.call_soon_threadsafe(feed, chunk)
-                # StreamReader has no flow control for a thread feeding it; reading its buffer's length is safe.
-                # Queued callbacks count too: on a loaded machine they, not the buffer, would hold the bytes.
-                while in_flight[0] + len(reader._buffer) > STDIN_HIGH_WATER and not loop.is_closed():  # type: ignore[attr-defined]
-                    time.sleep(0.002)
-        except RuntimeError:  # the loop closed under us (the server is exiting): nothing left to feed
-            return
-
-    threading.Thread(target=pump, name="stdin", daemon=True).start()
-    return reader
-
-
-def serve_stdio(settings: Settings) -> int:
-    out = sys.stdout.buffer
-    sys.stdout = sys.stderr  # nothing but protocol frames may reach the real stdout
-
-    def write(data: bytes) -> None:
-        out.write(data)
-        out.flush()
-
-    async def main() -> int:
-        app = ThreadlineServer(settings)
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGTERM, signal.SIGHUP):  # end as `exit` does: turns cancelled, commands' groups killed
-            loop.add_signal_handler(signum, app.request_exit, 128 + signum)
-        return await app.serve(stdin_reader(loop), write)
-
-    try:
-        return asyncio.run(main())
-    except BrokenPipeError:
-        return 0

@@ -255,3 +255,22 @@ class Hub:
             approval.answer.set_exception(error)
         else:
             approval.answer.set_result(future.result())
+
+
+class Attachments:
+    """The hub as one connection sees it (``Core.clients``)."""
+
+    def __init__(self, hub: Hub, peer: Peer) -> None:
+        self.hub, self.peer = hub, peer
+
+    def attach(self, session_id: str, since_seq: int | None, replay: bool = True) -> Attached:
+        return self.hub.attach(self.peer, session_id, since_seq, replay)
+
+    def detach(self, session_id: str) -> bool:
+        return self.hub.detach(self.peer, session_id)
+
+    def attached(self, session_id: str) -> int:
+        return self.hub.attached(session_id)
+
+    def waiting_for_approval(self, session_id: str) -> bool:
+        return self.hub.waiting_for_approval(session_id)
