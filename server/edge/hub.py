@@ -30,6 +30,7 @@ from server.services.core import Attached
 log = logging.getLogger(__name__)
 
 KEEP_UPDATES = 5000  # per session, besides the running turn's
+KEEP_BYTES = 64 * 1024 * 1024  # per session, whatever runs: a turn streaming for hours is cut from its start
 KEEP_STREAMS = 64  # sessions whose kept updates stay held when nobody is attached and no turn runs
 
 APPROVAL = "requestApproval"
@@ -63,21 +64,29 @@ class _Approval:
 class _Stream:
     seq: int = 0
     kept: deque[tuple[int, bytes]] = field(default_factory=deque)
+    kept_bytes: int = 0
     turn_first: int | None = None  # the running turn's first update (kept whole while it runs)
     peers: set[Peer] = field(default_factory=set)
     approvals: list[_Approval] = field(default_factory=list)
 
-    def trim(self, keep: int) -> None:
-        while len(self.kept) > keep and (self.turn_first is None or self.kept[0][0] < self.turn_first):
-            self.kept.popleft()
+    def keep(self, seq: int, data: bytes, keep: int, keep_bytes: int) -> None:
+        self.kept.append((seq, data))
+        self.kept_bytes += len(data)
+        while self.kept and (
+            (len(self.kept) > keep and (self.turn_first is None or self.kept[0][0] < self.turn_first))
+            or self.kept_bytes > keep_bytes
+        ):
+            self.kept_bytes -= len(self.kept.popleft()[1])
 
 
 Unattended = Callable[[str, dict[str, Any]], None]  # (session id, approval params): nobody attached to answer
 
 
 class Hub:
-    def __init__(self, keep: int = KEEP_UPDATES, unattended: Unattended | None = None) -> None:
-        self.keep = keep
+    def __init__(
+        self, keep: int = KEEP_UPDATES, unattended: Unattended | None = None, keep_bytes: int = KEEP_BYTES
+    ) -> None:
+        self.keep, self.keep_bytes = keep, keep_bytes
         self._streams: dict[str, _Stream] = {}
         self._held: OrderedDict[str, None] = OrderedDict()  # sessions whose kept updates are held, oldest first
         self._everything: set[Peer] = set()  # stdio: receives every session's traffic
@@ -107,14 +116,14 @@ class Hub:
         """Replay what ``peer`` missed, then subscribe it, in one step (nothing can be published in between).
 
         ``since_seq`` None: the running turn's updates (none when idle); else every kept update after it; with
-        ``replay`` false, none (a connection that starts a turn sees it from its start).
-        ``truncated``: some update after ``since_seq`` is no longer kept, or ``since_seq`` is from another life
-        of the server (greater than the session's counter)."""
+        ``replay`` false, none (a connection that starts a turn sees it from its start). ``truncated``: some of
+        those are no longer kept, or ``since_seq`` is from another life of the server (beyond the counter).
+        """
         stream = self._stream(session_id)
         running_from = stream.seq if stream.turn_first is None else stream.turn_first - 1
         since = running_from if since_seq is None else since_seq
         oldest = stream.kept[0][0] if stream.kept else stream.seq + 1
-        truncated = since_seq is not None and (since_seq > stream.seq or since_seq + 1 < oldest)
+        truncated = since > stream.seq or since + 1 < oldest
         if replay and peer not in self._everything:
             for seq, data in stream.kept:
                 if seq > since:
@@ -158,10 +167,9 @@ class Hub:
         payload = msgspec.to_builtins(params)
         payload["seq"] = seq
         data = frame(msgspec.json.encode({"jsonrpc": "2.0", "method": method, "params": payload}))
-        stream.kept.append((seq, data))
         if kind == "turnCompleted":
             stream.turn_first = None
-        stream.trim(self.keep)
+        stream.keep(seq, data, self.keep, self.keep_bytes)
         for peer in self._receivers(stream, params.parent_session_id):
             peer.send_frame(data)
 
@@ -210,6 +218,7 @@ class Hub:
             if stream.peers or stream.approvals or stream.turn_first is not None:
                 continue
             stream.kept.clear()
+            stream.kept_bytes = 0
             del self._held[session_id]
             excess -= 1
 

@@ -66,6 +66,15 @@ def test_B_DAEMON_1_the_running_turn_is_kept_whole_and_older_updates_past_the_li
     assert hub.attach(Peer(), SID, 99).truncated, "a seq beyond the counter is from another life of the server"
 
 
+def test_a_turn_streaming_past_the_byte_limit_is_kept_from_later_on():
+    hub, peer = Hub(keep_bytes=2000), Peer()
+    publish(hub, TurnStarted())
+    for i in range(100):
+        publish(hub, AssistantDelta(text=f"{i:04d}"))
+    state = hub.attach(peer, SID, 0)
+    assert state.truncated and peer.seqs() == list(range(peer.seqs()[0], 102)) and 1 < peer.seqs()[0] < 100
+
+
 @pytest.mark.asyncio
 async def test_B_DAEMON_1_the_first_answer_wins_and_the_other_copies_are_withdrawn():
     hub, one, two = Hub(), Peer(), Peer()
