@@ -23,6 +23,7 @@ from tests.e2e.daemon_support import (
     kinds,
     open_home_fixture,
     session_updates,
+    stop_daemon,
     wait_for,
     wait_gone,
 )
@@ -155,3 +156,16 @@ async def test_another_user_cannot_reach_the_daemon(open_home, fake):
         assert (await client.request("listSessions", {}))["sessions"] == []  # ours still served
     finally:
         await client.close()
+
+
+async def test_a_home_deeper_than_a_socket_path_allows_still_works(open_home, fake):
+    deep = open_home / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True)
+    assert len(str(deep / "daemon" / "threadline.sock")) > 108  # sun_path's size on Linux
+    client = await bridge(daemon_env(deep, fake), deep)
+    try:
+        assert (await client.request("listSessions", {}))["sessions"] == []
+        assert daemon_pid(deep) is not None
+    finally:
+        await client.close()
+        stop_daemon(deep)
