@@ -40,6 +40,18 @@ METHODS: dict[str, MethodSpec] = {
         ),
         MethodSpec("listSessions", m.ListSessionsParams, m.ListSessionsResult, "List sessions, newest first."),
         MethodSpec(
+            "attachSession",
+            m.AttachSessionParams,
+            m.AttachSessionResult,
+            "Receive a session's updates on this connection, first replaying those after sinceSeq.",
+        ),
+        MethodSpec(
+            "detachSession",
+            m.DetachSessionParams,
+            m.DetachSessionResult,
+            "Stop receiving a session's updates and approval requests on this connection.",
+        ),
+        MethodSpec(
             "importSession", m.ImportSessionParams, m.ImportSessionResult, "Store OpenAI-shaped messages as a session."
         ),
         MethodSpec(

@@ -78,6 +78,7 @@ class Settings:
     # ``initializationOptions.unattended``: nobody can answer ``requestApproval`` on this connection (threadline
     # exec), so a call that would ask is refused at once and the model is told why (server.agent.approvals).
     unattended: bool = False
+    daemon_idle_exit_seconds: float = 900.0  # [daemon] idle_exit_seconds: no client, no turn this long: it leaves
 
     def api_keys(self) -> tuple[str, ...]:
         """Every provider key configured (the default's and each named model's), for redaction and scrubbing."""
@@ -200,6 +201,9 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         or _given(config.checkpoint_max_session_bytes, Settings.checkpoint_max_session_bytes),
         models=models,
         sandbox=_sandbox(config.sandbox, home, env),
+        daemon_idle_exit_seconds=_int(env.get("THREADLINE_DAEMON_IDLE_SECONDS"), "THREADLINE_DAEMON_IDLE_SECONDS")
+        or config.daemon.idle_exit_seconds
+        or Settings.daemon_idle_exit_seconds,
     )
 
 

@@ -116,6 +116,12 @@ class ApprovalsTable(msgspec.Struct, forbid_unknown_fields=True):
     command_prefixes: list[str] = msgspec.field(default_factory=list)  # these, or these followed by arguments
 
 
+class DaemonTable(msgspec.Struct, forbid_unknown_fields=True):
+    """``[daemon]``: the per-user server ``threadline connect`` starts (B-DAEMON-1, docs/DAEMON.md)."""
+
+    idle_exit_seconds: PositiveNumber | None = None  # with no client and no turn running this long, it leaves
+
+
 class ConfigFile(msgspec.Struct):
     """The whole file. Unknown top-level keys are ignored (a newer or older Threadline may have written them)."""
 
@@ -126,6 +132,7 @@ class ConfigFile(msgspec.Struct):
     tools: ToolsTable = msgspec.field(default_factory=ToolsTable)
     sandbox: SandboxTable = msgspec.field(default_factory=SandboxTable)
     approvals: ApprovalsTable = msgspec.field(default_factory=ApprovalsTable)
+    daemon: DaemonTable = msgspec.field(default_factory=DaemonTable)
     mcp_servers: dict[str, Any] | None = None  # checked by server.mcp.config, which names each entry
     hooks: dict[str, Any] | None = None  # [[hooks.EVENT]], checked by server.hooks.config
     approval_policy: str | None = None

@@ -27,7 +27,7 @@ def serve(tcp: bool = False, port: int = 0, log_level: str = "WARNING") -> int:
             from server.edge.tcp import serve_tcp
 
             return serve_tcp(settings, port)
-        from server.edge.app import serve_stdio
+        from server.edge.stdio import serve_stdio
 
         return serve_stdio(settings)
 
@@ -43,6 +43,26 @@ def serve_acp(log_level: str = "WARNING") -> int:
         return run_acp(settings)
 
     return _serve_with(log_level, run)
+
+
+def daemon(log_level: str = "WARNING") -> int:
+    """``threadline daemon``: the per-user server on a unix socket under the home folder, in the foreground."""
+
+    def run(settings: Settings) -> int:
+        from server.edge.daemon import run_daemon
+
+        return run_daemon(settings)
+
+    return _serve_with(log_level, run)
+
+
+def connect(start: bool = True) -> int:
+    """``threadline connect``: stdio <-> the daemon's socket, starting the daemon when none listens. It reads no
+    settings but the home folder: the daemon reads its own."""
+    from server.config_file import home_folder
+    from server.edge.connect import run_connect
+
+    return run_connect(home_folder(os.environ).absolute(), start)
 
 
 def _serve_with(log_level: str, run: Callable[[Settings], int]) -> int:

@@ -17,8 +17,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PreCompact", "PostCompact", "Stop")
+EVENTS = (
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "PreCompact",
+    "PostCompact",
+    "Stop",
+    "Notification",
+)
 TOOL_EVENTS = ("PreToolUse", "PostToolUse")
+MATCHED_EVENTS = (*TOOL_EVENTS, "Notification")  # a Notification's matcher is matched to its notification_type
 PROJECT_FILE = ".threadline/hooks.toml"
 DEFAULT_TIMEOUT_S = 60.0
 MAX_TIMEOUT_S = 600.0
@@ -40,7 +50,7 @@ class HookSpec:
     sandbox: bool = True
 
     def matches(self, tool: str | None) -> bool:
-        if self.event not in TOOL_EVENTS or self.matcher in (None, "", "*"):
+        if self.event not in MATCHED_EVENTS or self.matcher in (None, "", "*"):
             return True
         return tool is not None and re.fullmatch(str(self.matcher), tool) is not None
 

@@ -215,6 +215,16 @@ class HookService:
         nobody = f"{PROJECT_FILE} was not run: it is not approved (nobody to ask)" if unattended else None
         return await approve(self.trust, decided, item, emit.session_id, emit, ask, nobody)
 
+    def standing(
+        self, cwd: Path, session_id: str, secrets: tuple[str, ...], store: Store | None, emit: Emitter
+    ) -> SessionHooks:
+        """The hooks that run without a turn to ask in (``Notification``): the user's, and the project's when its
+        file is approved as it is now; nobody is asked."""
+        project = read_project_hooks(cwd)
+        ok = project is not None and project.problem is None and self.approved(cwd, project)
+        specs = [*self.user_hooks, *(project.hooks if project is not None and ok else ())]
+        return SessionHooks(tuple(specs), session_id, cwd, secrets, store, emit)
+
     def offline(
         self,
         cwd: Path,

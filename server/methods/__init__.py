@@ -1,11 +1,13 @@
 """One module per wire method; importing this package registers every handler (``server.edge.rpc.HANDLERS``)."""
 
 from server.methods import (  # noqa: F401
+    attach_session,
     cancel_turn,
     check_policy,
     compact_session,
     create_session,
     delete_session,
+    detach_session,
     fork_session,
     get_context_view,
     import_session,

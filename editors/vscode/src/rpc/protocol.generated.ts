@@ -8,6 +8,8 @@ export interface ProtocolDefinitions {
   ArtifactSearch?: ArtifactSearch;
   AssistantDelta?: AssistantDelta;
   AssistantMessage?: AssistantMessage;
+  AttachSessionParams?: AttachSessionParams;
+  AttachSessionResult?: AttachSessionResult;
   ByteRange?: ByteRange;
   CancelTurnParams?: CancelTurnParams;
   CancelTurnResult?: CancelTurnResult;
@@ -26,6 +28,8 @@ export interface ProtocolDefinitions {
   CreateSessionParams?: CreateSessionParams;
   CreateSessionResult?: CreateSessionResult;
   DeleteSessionParams?: DeleteSessionParams;
+  DetachSessionParams?: DetachSessionParams;
+  DetachSessionResult?: DetachSessionResult;
   Diagnostic?: Diagnostic;
   DiagnosticsContext?: DiagnosticsContext;
   EditorCapabilities?: EditorCapabilities;
@@ -174,6 +178,26 @@ export interface OpenAIToolCall {
 export interface OpenAIFunction {
   name: string;
   arguments: string;
+}
+/**
+ * B-DAEMON-1: subscribe this connection to a session's updates; with ``since_seq``, first replay every update
+ * whose ``seq`` is greater, in order.
+ */
+export interface AttachSessionParams {
+  sessionId: string;
+  sinceSeq?: number | null;
+}
+/**
+ * ``seq``: the session's last update number when the attach took effect (replayed updates end there, live
+ * ones follow it). ``truncated``: updates after ``since_seq`` are no longer held; what was replayed starts later,
+ * so the client reloads the transcript (``readTranscript``) and goes on from the live updates.
+ */
+export interface AttachSessionResult {
+  sessionId: string;
+  seq: number;
+  running: boolean;
+  waitingForApproval: boolean;
+  truncated?: boolean | null;
 }
 export interface ByteRange {
   offset: number;
@@ -408,6 +432,12 @@ export interface SandboxStatus {
 }
 export interface DeleteSessionParams {
   sessionId: string;
+}
+export interface DetachSessionParams {
+  sessionId: string;
+}
+export interface DetachSessionResult {
+  detached: boolean;
 }
 export interface Diagnostic {
   uri: string;
@@ -702,6 +732,9 @@ export interface SessionInfo {
   model?: string | null;
   approvalPolicy?: ('ask' | 'auto' | 'autoEdit' | 'plan') | null;
   totals?: SessionTotals | null;
+  running?: boolean | null;
+  waitingForApproval?: boolean | null;
+  attachedClients?: number | null;
 }
 /**
  * A session's stored usage, summed over every model call (the ``usage`` events), across restarts; sent whole,
@@ -901,6 +934,7 @@ export interface SessionUpdate {
     | PlanUpdate;
   turnId?: string | null;
   seq?: number | null;
+  messageSeq?: number | null;
   parentSessionId?: string | null;
   parentToolCallId?: string | null;
 }
@@ -1044,6 +1078,8 @@ export interface GeneratedMethods {
   updateSession: [UpdateSessionParams, UpdateSessionResult];
   listModels: [ListModelsParams, ListModelsResult];
   listSessions: [ListSessionsParams, ListSessionsResult];
+  attachSession: [AttachSessionParams, AttachSessionResult];
+  detachSession: [DetachSessionParams, DetachSessionResult];
   importSession: [ImportSessionParams, ImportSessionResult];
   readTranscript: [ReadTranscriptParams, ReadTranscriptResult];
   readEvents: [ReadEventsParams, ReadEventsResult];
