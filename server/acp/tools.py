@@ -25,6 +25,8 @@ KINDS: dict[str, ToolKind] = {
     "write_file": "edit",
     "save_memory": "edit",
     "run_command": "execute",
+    "process_output": "execute",  # a background command's output and state (issue 44)
+    "stop_process": "execute",
 }
 EDIT_TOOLS = ("edit_file", "write_file")
 TASK_TOOL = "task"

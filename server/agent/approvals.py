@@ -35,6 +35,7 @@ the model's tool result says why and what the policy and rules allow, so it can 
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -157,7 +158,11 @@ class Approvals:
         if self.cwd is None:
             return None
         target = Path(os.path.abspath(self.cwd / raw))
-        for path in {target, target.resolve()}:  # as named, and where its links lead
+        try:
+            resolved = target.resolve()
+        except (OSError, RuntimeError):  # a link loop: the tool fails on it, as one failed call
+            resolved = target
+        for path in {target, resolved}:  # as named, and where its links lead
             if self.home is not None and _under(path, self.home):
                 return f"{raw} is in Threadline's own data folder"
             for base in {Path(os.path.abspath(self.cwd)), self.cwd.resolve()}:
@@ -193,10 +198,7 @@ class Approvals:
             tool_call_id=call_id,
             tool=tool.name,
             title=f"{outside}: {tool.title(args)}" if outside else tool.title(args),
-            detail=(f"{outside}.\n" if outside else "")
-            + (f"Reason: {reason}\n" if reason else "")
-            + detail
-            + _covers(tool, args, scope),
+            detail=(f"{outside}.\n" if outside else "") + detail + _said(reason) + _covers(tool, args, scope),
             diff=diff,
             # what the note says is offered is all that is offered: no "allow always" without a scope to remember
             options=["allowOnce", "allowAlways", "reject"] if scope is not None else ["allowOnce", "reject"],
@@ -297,14 +299,22 @@ def _under(path: Path, root: Path) -> bool:
 
 
 def _detail(tool: Tool, args: dict[str, Any]) -> str:
-    if tool.name == "run_command":
-        return str(args.get("command", ""))
+    if tool.name == "run_command":  # the whole command, however long: the title may be cut, this never is
+        return f"Command:\n{args.get('command', '')}"
     if tool.name == "edit_file":
         return f"{args.get('path')}\n--- old\n{args.get('old_string', '')}\n+++ new\n{args.get('new_string', '')}"
     if tool.name == "write_file":
         content = str(args.get("content", ""))
         return f"{args.get('path')} ({len(content)} characters)\n{content[:2000]}"
     return msgspec.json.encode(args).decode()[:4000]
+
+
+def _said(reason: str | None) -> str:
+    """The model's reason, after the command and quoted as its words: one line, escaped (a reason cannot fake a
+    ``Command:`` line or a line of ours)."""
+    if not reason:
+        return ""
+    return f"\nThe model says: {json.dumps(reason, ensure_ascii=False)}"
 
 
 def approval_policy(stored: str | None, default: str) -> str:
