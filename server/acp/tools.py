@@ -25,6 +25,8 @@ KINDS: dict[str, ToolKind] = {
     "write_file": "edit",
     "save_memory": "edit",
     "run_command": "execute",
+    "web_fetch": "fetch",  # both reach the web from the server (B-WEB-1)
+    "web_search": "fetch",
 }
 EDIT_TOOLS = ("edit_file", "write_file")
 DIFF_MAX_BYTES = 1 << 20  # an editor renders a diff of at most this much; larger files get a text result

@@ -8,12 +8,15 @@ from typing import Any
 
 from server.tools import command, files, memory, plan, recall
 from server.tools.base import EditWatcher, Tool, ToolContext, ToolDenied, ToolFailure, ToolOutcome
+from server.tools.web import tools as web
 from server.workspace import OutsideWorkspace, resolve_inside
 
 # What runs one tool call: ``run_tool`` below, or a replay's recorded results (``server.replay``).
 ToolRunner = Callable[[ToolContext, str, dict[str, Any]], Awaitable[ToolOutcome]]
 
-TOOLS: dict[str, Tool] = {t.name: t for t in [*files.TOOLS, *command.TOOLS, *recall.TOOLS, *memory.TOOLS, *plan.TOOLS]}
+TOOLS: dict[str, Tool] = {
+    t.name: t for t in [*files.TOOLS, *command.TOOLS, *recall.TOOLS, *memory.TOOLS, *plan.TOOLS, *web.TOOLS]
+}
 
 
 def tool_specs(extra: Iterable[Tool] = ()) -> list[dict[str, Any]]:

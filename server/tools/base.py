@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from server.tools.web.settings import WebSettings
+
 if TYPE_CHECKING:
     from server.artifacts import ArtifactStore
     from server.sandbox.mode import CommandSandbox
@@ -18,7 +20,7 @@ if TYPE_CHECKING:
     from server.transcript import Store
 
 Status = Literal["ok", "error", "denied"]
-Approval = Literal["edit", "command"] | None
+Approval = Literal["edit", "command", "fetch"] | None  # fetch: per host (server.agent.approvals)
 
 
 class ToolFailure(Exception):
@@ -37,6 +39,7 @@ class ToolSettings:
     home: Path  # the user's memory.md lives here
     command_timeout_seconds: float  # run_command's default timeout
     pattern_timeout_seconds: float  # an untrusted regex/glob job is killed after this (server.patterns)
+    web: WebSettings = field(default_factory=WebSettings)  # [web]: host rules, private endpoints, search provider
 
 
 @dataclass(frozen=True)
@@ -90,7 +93,7 @@ class Tool:
         }
 
     def title(self, args: dict[str, Any]) -> str:
-        for key in ("command", "path", "pattern", "query", "artifact_id", "scope"):
+        for key in ("command", "path", "pattern", "query", "url", "artifact_id", "scope"):
             if isinstance(args.get(key), str):
                 return f"{self.name}: {args[key][:120]}"
         return self.name
