@@ -13,14 +13,23 @@ from typing import Any, TypeVar
 
 from protocol.updates import InitializationOptions, ProviderOptions
 from server.approval_rules import ApprovalRules, RuleError
-from server.config_file import ConfigError, ModelTable, PriceTable, SandboxTable, WebTable, home_folder, read_config
+from server.config_file import (
+    BRAVE_KEY_ENV,
+    ConfigError,
+    ModelTable,
+    PriceTable,
+    SandboxTable,
+    WebTable,
+    home_folder,
+    read_config,
+)
 from server.errors import McpConfigError
 from server.hooks.config import HookConfigError, HookSpec, parse_hooks
 from server.mcp.config import McpServerConfig, parse_user_servers
 from server.providers.capabilities import Price
 from server.sandbox.policy import DEFAULT_MODE, MODES, SandboxSettings, always_hidden, default_deny_read
 from server.tools.base import ToolSettings
-from server.tools.web.settings import BRAVE_KEY_ENV, WebSettings, parse_web
+from server.tools.web.settings import WebSettings, parse_web
 
 N = TypeVar("N", int, float)
 

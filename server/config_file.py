@@ -110,6 +110,9 @@ class ApprovalsTable(msgspec.Struct, forbid_unknown_fields=True):
     command_prefixes: list[str] = msgspec.field(default_factory=list)  # these, or these followed by arguments
 
 
+BRAVE_KEY_ENV = "BRAVE_API_KEY"  # where Brave search's key is read from when [web] api_key_env names no other
+
+
 class WebTable(msgspec.Struct, forbid_unknown_fields=True):
     """``[web]``: web_fetch's host rules and private endpoints, web_search's provider (server.tools.web.settings)."""
 

@@ -2,7 +2,7 @@
 
 Policy ``ask`` asks for both, ``autoEdit`` asks only for commands, ``auto`` asks for neither; ``plan`` (plan mode,
 issue 33) runs only the tools that need no approval (reading, searching, ``read_artifact``, ``search_transcript``,
-``update_plan``) and refuses the rest without asking. Every request and decision is stored as an event.
+``update_plan``, ``web_search``) and ``web_fetch`` (asking per host), and refuses the rest without asking. Every request and decision is stored as an event.
 
 Two rules keep a hostile repository or model from turning a convenience into code execution:
 
@@ -66,7 +66,8 @@ ALWAYS_ASK_TOOLS = ("save_memory",)
 PLAN_MODE = "plan mode"  # what decided a call plan mode refused (``CallDecision.by``)
 PLAN_MODE_REFUSAL = (
     "Permission denied: {tool} was not run because this session is in plan mode, where only reading, searching "
-    "(read_file, list_files, search_files, search_transcript, read_artifact) and update_plan work. Present your "
+    "(read_file, list_files, search_files, search_transcript, read_artifact, web_search, and web_fetch after the "
+    "user allows the host) and update_plan work. Present your "
     "plan instead. The user leaves plan mode by switching the session's approval policy to ask, autoEdit or auto "
     "(updateSession {{approvalPolicy}}, or the editor's mode)."
 )

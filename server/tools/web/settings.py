@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from server.config_file import BRAVE_KEY_ENV
 from server.tools.web.addresses import parse_endpoints
 
 SEARCH_PROVIDERS = ("searxng", "brave")
 BRAVE_URL = "https://api.search.brave.com/res/v1/web/search"
-BRAVE_KEY_ENV = "BRAVE_API_KEY"  # where the key is read from when api_key_env names no other variable
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from server.config import load_settings
+from server.secret_env import secret_vars
 from server.tools.base import ToolFailure
 from server.tools.web import search
 from server.tools.web.settings import WebSettings, parse_web
@@ -121,3 +123,18 @@ def test_the_tool_is_offered_only_when_a_provider_is_configured():
     ]:
         with pytest.raises(ValueError, match=why):
             parse_web([], [], [], *bad)
+
+
+def test_the_brave_key_is_kept_from_commands_and_from_the_server_environment_block(tmp_path):
+    """Like a provider key: handed over instead of left in the server's environment block (``secret_vars``), and
+    scrubbed from every command's environment and masked in logs (``Settings.api_keys``)."""
+    (tmp_path / "config.toml").write_text('[web]\nsearch_provider = "brave"\napi_key_env = "MY_BRAVE"\n')
+    env = {"THREADLINE_HOME": str(tmp_path), "MY_BRAVE": "brave-SECRET", "BRAVE_API_KEY": "other"}
+    assert secret_vars(env) == {"MY_BRAVE": "brave-SECRET"}
+    settings = load_settings(env)
+    assert settings.web.search_api_key == "brave-SECRET" and "brave-SECRET" in settings.api_keys()
+    assert "brave-SECRET" not in repr(settings.web)
+    (tmp_path / "config.toml").write_text("")
+    assert secret_vars({**env, "THREADLINE_WEB_SEARCH_PROVIDER": "brave"}) == {"BRAVE_API_KEY": "other"}
+    assert secret_vars(env) == {}  # no Brave search: its variable is none of the server's business
+    assert load_settings(env).api_keys() == ()

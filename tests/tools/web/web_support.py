@@ -10,7 +10,7 @@ import select
 import socket
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -39,7 +39,8 @@ sys.addaudithook(_audit)
 def recorded_connects() -> Iterator[list[Any]]:
     """Every ``socket.connect`` this process makes inside the block, in order, as ``(host, port, ...)``."""
     global _connects
-    _connects = seen = []
+    seen: list[Any] = []
+    _connects = seen
     try:
         yield seen
     finally:
@@ -96,8 +97,8 @@ class PageServer:
 
 
 @contextlib.contextmanager
-def serving(routes: dict[str, Answer]) -> Iterator[PageServer]:
-    server = PageServer(routes)
+def serving(routes: Mapping[str, Answer]) -> Iterator[PageServer]:
+    server = PageServer(dict(routes))
     try:
         yield server
     finally:
