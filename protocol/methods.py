@@ -40,6 +40,18 @@ METHODS: dict[str, MethodSpec] = {
         ),
         MethodSpec("listSessions", m.ListSessionsParams, m.ListSessionsResult, "List sessions, newest first."),
         MethodSpec(
+            "attachSession",
+            m.AttachSessionParams,
+            m.AttachSessionResult,
+            "Receive a session's updates on this connection, first replaying those after sinceSeq.",
+        ),
+        MethodSpec(
+            "detachSession",
+            m.DetachSessionParams,
+            m.DetachSessionResult,
+            "Stop receiving a session's updates and approval requests on this connection.",
+        ),
+        MethodSpec(
             "importSession", m.ImportSessionParams, m.ImportSessionResult, "Store OpenAI-shaped messages as a session."
         ),
         MethodSpec(
@@ -76,6 +88,18 @@ METHODS: dict[str, MethodSpec] = {
             m.ListCheckpointsParams,
             m.ListCheckpointsResult,
             "List each turn with the files its tool calls changed and whether they can be restored.",
+        ),
+        MethodSpec(
+            "listProcesses",
+            m.ListProcessesParams,
+            m.ListProcessesResult,
+            "List the background processes a session's commands started, running or ended.",
+        ),
+        MethodSpec(
+            "stopProcess",
+            m.StopProcessParams,
+            m.StopProcessResult,
+            "Stop a session's background process (TERM, then KILL after a grace period).",
         ),
         MethodSpec(
             "rewindFiles",

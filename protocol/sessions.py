@@ -89,10 +89,42 @@ class SessionInfo(Base):
     model: str | None = None  # the session's named model; absent: the server's default provider
     approval_policy: ApprovalPolicy | None = None  # absent: the server's default policy
     totals: SessionTotals | None = None  # what its model calls used and cost; absent before the first call
+    # B-DAEMON-1: live state in the serving process (always sent by the server; absent from an older one)
+    running: bool | None = None  # a turn runs in it now
+    waiting_for_approval: bool | None = None  # a running turn waits for an approval answer
+    attached_clients: int | None = None  # connections attached to it (``attachSession``) now
 
 
 class ListSessionsResult(Base):
     sessions: list[SessionInfo]
+
+
+class AttachSessionParams(Base):
+    """B-DAEMON-1: subscribe this connection to a session's updates; with ``since_seq``, first replay every update
+    whose ``seq`` is greater, in order."""
+
+    session_id: str
+    since_seq: SafeInt | None = None
+
+
+class AttachSessionResult(Base):
+    """``seq``: the session's last update number when the attach took effect (replayed updates end there, live
+    ones follow it). ``truncated``: updates after ``since_seq`` are no longer held; what was replayed starts later,
+    so the client reloads the transcript (``readTranscript``) and goes on from the live updates."""
+
+    session_id: str
+    seq: int
+    running: bool
+    waiting_for_approval: bool
+    truncated: bool | None = None
+
+
+class DetachSessionParams(Base):
+    session_id: str
+
+
+class DetachSessionResult(Base):
+    detached: bool  # false: this connection was not attached to it
 
 
 class UpdateSessionParams(Base):

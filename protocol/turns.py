@@ -9,6 +9,7 @@ import msgspec
 
 from protocol.base import Base, SafeInt
 from protocol.editor import Range
+from protocol.processes import ProcessInfo
 from protocol.transcript import Image
 
 # --- turns -----------------------------------------------------------------------------------------------
@@ -184,6 +185,14 @@ class CompactionRecord(Base):
     focus: str | None = None
 
 
+class TokenCalibration(Base):
+    """B-TOK-4: the factor the session's model's figures are scaled by (the provider's reported prompt tokens over
+    the server's estimate, learned per model, at least 1) and how many answers taught it; 0 samples: none yet."""
+
+    factor: float = 1.0
+    samples: int = 0
+
+
 class ContextViewResult(Base):
     messages: list[dict[str, Any]]
     estimated_tokens: int
@@ -207,8 +216,12 @@ class ContextViewResult(Base):
     stable_prefix_tokens: int = 0
     # The session's latest plan (the newest planUpdated event); null before the agent made one (B-SUM-9).
     plan: Plan | None = None
+    # The session's background processes this server holds, running or ended (listProcesses).
+    processes: list[ProcessInfo] = msgspec.field(default_factory=list)
     breakdown: ContextBreakdown | None = None  # what fills the request (always set by the server)
     compactions: list[CompactionRecord] = msgspec.field(default_factory=list)  # the session's, oldest first
+    # B-TOK-4: every token figure above is in the provider's tokens: the estimate scaled by this factor.
+    calibration: TokenCalibration | None = None
 
 
 class CompactSessionParams(Base):

@@ -210,7 +210,9 @@ class SessionUpdate(Base):
     session_id: str
     update: AnyUpdate
     turn_id: str | None = None
+    # B-DAEMON-1: the session's update number, +1 per update, set where updates leave for Threadline clients
     seq: int | None = None
+    message_seq: int | None = None  # the stored transcript message this update announces (``readTranscript``)
     # A subagent's update (B-SUB-1): its session is a child of this one, run by this ``task`` tool call.
     parent_session_id: str | None = None
     parent_tool_call_id: str | None = None

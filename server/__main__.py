@@ -1,5 +1,5 @@
 """``python -m server`` is ``threadline serve`` (``python -m server serve ...`` too; ``python -m server acp`` is
-``threadline acp``)."""
+``threadline acp``; ``daemon`` and ``connect`` are those commands)."""
 
 import sys
 
@@ -7,4 +7,4 @@ from server.cli import main
 
 if __name__ == "__main__":
     args = sys.argv[1:]
-    sys.exit(main(args if args[:1] in (["serve"], ["acp"]) else ["serve", *args]))
+    sys.exit(main(args if args[:1] in (["serve"], ["acp"], ["daemon"], ["connect"]) else ["serve", *args]))

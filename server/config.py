@@ -67,6 +67,7 @@ class Settings:
     max_iterations: int = 50
     agents_max_parallel: int = 3  # [agents] max_parallel: a parent's ``task`` calls running at once (B-SUB-1)
     command_timeout_seconds: float = 120.0
+    max_background_processes: int = 4  # [tools] max_background_processes: per session, running at once
     max_message_bytes: int = 64 * 1024 * 1024
     provider_read_timeout_seconds: float = 120.0  # silence on an open stream longer than this is a timeout
     pattern_timeout_seconds: float = 10.0  # an untrusted regex/glob job is killed after this (server.patterns)
@@ -88,6 +89,7 @@ class Settings:
     # ``initializationOptions.unattended``: nobody can answer ``requestApproval`` on this connection (threadline
     # exec), so a call that would ask is refused at once and the model is told why (server.agent.approvals).
     unattended: bool = False
+    daemon_idle_exit_seconds: float = 900.0  # [daemon] idle_exit_seconds: no client, no turn this long: it leaves
 
     def api_keys(self) -> tuple[str, ...]:
         """Every key configured (the default provider's, each named model's, the search provider's), for redaction
@@ -97,7 +99,13 @@ class Settings:
 
     def tool_settings(self) -> ToolSettings:
         """What the built-in tools read, for their ``ToolContext``."""
-        return ToolSettings(self.home, self.command_timeout_seconds, self.pattern_timeout_seconds, self.web)
+        return ToolSettings(
+            self.home,
+            self.command_timeout_seconds,
+            self.pattern_timeout_seconds,
+            self.max_background_processes,
+            self.web,
+        )
 
     @property
     def database_path(self) -> Path:
@@ -188,6 +196,7 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         max_iterations=config.max_iterations or Settings.max_iterations,
         agents_max_parallel=config.agents.max_parallel or Settings.agents_max_parallel,
         command_timeout_seconds=config.command_timeout_seconds or Settings.command_timeout_seconds,
+        max_background_processes=config.tools.max_background_processes or Settings.max_background_processes,
         max_message_bytes=_int(env.get("THREADLINE_MAX_MESSAGE_BYTES"), "THREADLINE_MAX_MESSAGE_BYTES")
         or Settings.max_message_bytes,
         provider_read_timeout_seconds=_int(env.get("THREADLINE_READ_TIMEOUT"), "THREADLINE_READ_TIMEOUT")
@@ -209,6 +218,9 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         models=models,
         sandbox=_sandbox(config.sandbox, home, env),
         web=_web(config.web, home, env),
+        daemon_idle_exit_seconds=_int(env.get("THREADLINE_DAEMON_IDLE_SECONDS"), "THREADLINE_DAEMON_IDLE_SECONDS")
+        or config.daemon.idle_exit_seconds
+        or Settings.daemon_idle_exit_seconds,
     )
 
 

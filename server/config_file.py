@@ -94,6 +94,12 @@ class AgentsTable(msgspec.Struct, forbid_unknown_fields=True):
     max_parallel: Positive | None = None  # ``task`` calls of one answer running at once
 
 
+class ToolsTable(msgspec.Struct, forbid_unknown_fields=True):
+    """``[tools]``: limits of the built-in tools."""
+
+    max_background_processes: Positive | None = None  # background processes running at once per session
+
+
 class SandboxTable(msgspec.Struct, forbid_unknown_fields=True):
     """``[sandbox]``: how commands are confined (B-SBX-1, docs/SANDBOX.md)."""
 
@@ -124,6 +130,12 @@ class WebTable(msgspec.Struct, forbid_unknown_fields=True):
     api_key_env: str | None = None  # the environment variable holding Brave's key
 
 
+class DaemonTable(msgspec.Struct, forbid_unknown_fields=True):
+    """``[daemon]``: the per-user server ``threadline connect`` starts (B-DAEMON-1, docs/DAEMON.md)."""
+
+    idle_exit_seconds: PositiveNumber | None = None  # with no client and no turn running this long, it leaves
+
+
 class ConfigFile(msgspec.Struct):
     """The whole file. Unknown top-level keys are ignored (a newer or older Threadline may have written them)."""
 
@@ -131,9 +143,11 @@ class ConfigFile(msgspec.Struct):
     context: ContextTable = msgspec.field(default_factory=ContextTable)
     models: dict[str, ModelTable] = msgspec.field(default_factory=dict)
     agents: AgentsTable = msgspec.field(default_factory=AgentsTable)
+    tools: ToolsTable = msgspec.field(default_factory=ToolsTable)
     sandbox: SandboxTable = msgspec.field(default_factory=SandboxTable)
     approvals: ApprovalsTable = msgspec.field(default_factory=ApprovalsTable)
     web: WebTable = msgspec.field(default_factory=WebTable)
+    daemon: DaemonTable = msgspec.field(default_factory=DaemonTable)
     mcp_servers: dict[str, Any] | None = None  # checked by server.mcp.config, which names each entry
     hooks: dict[str, Any] | None = None  # [[hooks.EVENT]], checked by server.hooks.config
     approval_policy: str | None = None

@@ -29,7 +29,7 @@ class Emitter:
                 session_id=self.session_id,
                 update=update,
                 turn_id=self.turn_id,
-                seq=seq,
+                message_seq=seq,
                 parent_session_id=parent_session,
                 parent_tool_call_id=parent_call,
             ),

@@ -17,6 +17,7 @@ __all__ = [
     "InvalidParams",
     "McpConfigError",
     "ModelNotFound",
+    "ProcessNotFound",
     "SessionNotFound",
     "StorageFailure",
     "TurnAlreadyRunning",
@@ -84,6 +85,12 @@ class TurnNotRunning(DomainError):
 
 class TurnNotFound(DomainError):
     code = "TurnNotFound"
+
+
+class ProcessNotFound(DomainError):
+    """A background process id this server does not hold for the session."""
+
+    code = "ProcessNotFound"
 
 
 class ApprovalNotFound(DomainError):

@@ -76,8 +76,8 @@ def _read(ctx: FrozenContext, path: Path, boundary: Path) -> str | None:
     except NotRegularFile as exc:
         ctx.notices.append(f"{path}: {exc}; it was not read")
         return None
-    except OSError as exc:
-        ctx.notices.append(f"could not read {path}: {exc.strerror or exc}; continuing without it")
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a link loop (Path.resolve before 3.13)
+        ctx.notices.append(f"could not read {path}: {getattr(exc, 'strerror', None) or exc}; continuing without it")
         return None
     text = data.decode("utf-8", errors="replace")
     if "\ufffd" in text and b"\xef\xbf\xbd" not in data:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from pathlib import Path
+from typing import Any
 
 from protocol.updates import InitializationOptions
 from server.agent.models import ModelSource
@@ -17,7 +19,7 @@ from server.agent.views import open_store
 from server.artifacts import ArtifactStore
 from server.config import Settings
 from server.context import Calibration
-from server.emit import Notify
+from server.emit import Emitter, Notify
 from server.errors import StorageFailure
 from server.patterns.pool import FORK_SERVER
 from server.replay import replay_models
@@ -46,6 +48,37 @@ class Runtime(Core):
         )
         self.base_settings = settings
         self._lease: Lease | None = None
+        self._background: set[asyncio.Task[None]] = set()
+
+    def connection(self, ask: Ask) -> None:
+        """Make this (a shallow copy of the daemon's runtime) one connection's view of it: the same store,
+        sessions, turns, processes and MCP servers; its own settings (its ``initialize`` options), editor link
+        and way to ask. Never opened nor closed: the daemon's runtime is."""
+        self._ask = ask
+        self.settings = self.base_settings
+        self.editor = None
+
+    def approval_unattended(self, session_id: str, params: dict[str, Any]) -> None:
+        """An approval waits with no client attached: the ``Notification`` hooks run (Claude Code's event), so a
+        user can route it to a desktop or a phone."""
+        task = asyncio.get_running_loop().create_task(self._notification_hooks(session_id, params))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _notification_hooks(self, session_id: str, params: dict[str, Any]) -> None:
+        try:
+            stored = await self.store.get_session(session_id)
+            emit = Emitter(self.notify, session_id, params.get("turnId"))
+            hooks = self.hooks.standing(Path(stored.cwd), session_id, self.settings.api_keys(), self.store, emit)
+            title = params.get("title") or "a tool call"
+            fields = {
+                "message": f"Threadline needs your permission: {title}",
+                "title": "Threadline",
+                "notification_type": "permission_prompt",
+            }
+            await hooks.run("Notification", fields, tool="permission_prompt")
+        except Exception:
+            log.warning("the Notification hooks of session %s failed", session_id, exc_info=True)
 
     async def open(self) -> None:
         self._store = await open_store(self.settings.database_path)
@@ -78,8 +111,11 @@ class Runtime(Core):
             try:
                 await asyncio.gather(*(session.turns.cancel_all() for session in self.sessions.live()))
             finally:
-                self.processes.kill_all()  # what commands left running in the background ends with the server
-                await self.mcp.close()  # and every MCP server (the SDK kills each stdio server's process group)
+                try:
+                    await self.mcp.close()  # every MCP server, told first (the SDK closes its stdin, then kills)
+                finally:
+                    # then everything else any process started: the PID namespace ends, whatever it held
+                    self.processes.kill_all()
                 await self.models.aclose()
         finally:
             if self._store is not None:

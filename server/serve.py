@@ -27,7 +27,7 @@ def serve(tcp: bool = False, port: int = 0, log_level: str = "WARNING") -> int:
             from server.edge.tcp import serve_tcp
 
             return serve_tcp(settings, port)
-        from server.edge.app import serve_stdio
+        from server.edge.stdio import serve_stdio
 
         return serve_stdio(settings)
 
@@ -43,6 +43,26 @@ def serve_acp(log_level: str = "WARNING") -> int:
         return run_acp(settings)
 
     return _serve_with(log_level, run)
+
+
+def daemon(log_level: str = "WARNING") -> int:
+    """``threadline daemon``: the per-user server on a unix socket under the home folder, in the foreground."""
+
+    def run(settings: Settings) -> int:
+        from server.edge.daemon import run_daemon
+
+        return run_daemon(settings)
+
+    return _serve_with(log_level, run)
+
+
+def connect(start: bool = True) -> int:
+    """``threadline connect``: stdio <-> the daemon's socket, starting the daemon when none listens. It reads no
+    settings but the home folder: the daemon reads its own."""
+    from server.config_file import home_folder
+    from server.edge.connect import run_connect
+
+    return run_connect(home_folder(os.environ).absolute(), start)
 
 
 def _serve_with(log_level: str, run: Callable[[Settings], int]) -> int:
@@ -91,7 +111,7 @@ def sandbox_command(argv: list[str], mode: str | None = None) -> int:
         s = settings.sandbox
         policy = build_policy(
             mode, Path.cwd(), tmp, network=s.network, writable_roots=s.writable_roots, deny_read=s.deny_read
-        )
+        ).with_nested_git()  # every .git below read-only, as for the agent's commands (B-SBX-4)
         env = scrubbed_env(settings.api_keys()) | ({"TMPDIR": str(tmp)} if mode != "off" else {})
         if mode != "off":
             env.pop("SSH_AUTH_SOCK", None)  # hidden inside (server.sandbox.policy.always_hidden)

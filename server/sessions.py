@@ -3,7 +3,8 @@
 A handle carries everything live about its session: the incremental view state (B-INC-1), the view snapshot and
 resume point a read learned and has not written, the last request sent (``stablePrefixTokens``), the remembered
 "allow always" grants, the running usage totals, the running turn and those queued behind it, the MCP choices made
-for it (the client's servers, the project servers allowed or refused) and the project hook file allowed or refused.
+for it (the client's servers, the project servers allowed or refused), the project hook file allowed or refused,
+and the background processes its commands started.
 Services receive the handle; nothing else keeps per-session state.
 
 This module sits above what it holds: each slot is a small class defined by the package that works on it
@@ -32,6 +33,7 @@ from server.agent.turns import SessionTurns
 from server.agent.view_resume import ViewState
 from server.hooks.service import HookChoices
 from server.mcp.service import McpChoices
+from server.tools.running import BackgroundProcesses
 
 if TYPE_CHECKING:
     from server.transcript import Store
@@ -56,6 +58,7 @@ class Session:
         self.turns = SessionTurns(session_id)
         self.mcp = McpChoices()  # server.mcp.service
         self.hooks = HookChoices()  # server.hooks.service
+        self.processes = BackgroundProcesses(session_id)  # server.tools.running: stopped with the session
 
     async def approvals(self) -> RememberedApprovals:
         """The session's "allow always" grants, loaded from its events while the session is held in memory."""
@@ -82,7 +85,13 @@ class Session:
 
     @property
     def holds_memory_only_state(self) -> bool:
-        return self.turns.is_running() or bool(self.mcp) or bool(self.hooks) or bool(self.view.unsaved)
+        return (
+            self.turns.is_running()
+            or bool(self.mcp)
+            or bool(self.hooks)
+            or bool(self.view.unsaved)
+            or bool(self.processes)
+        )
 
 
 class Sessions:
@@ -137,6 +146,7 @@ class Sessions:
             handle.turns.undelete()
             raise
         self._deleted.add(session_id)
+        await handle.processes.stop_all()  # what it left running dies with it
         self.forget(session_id)
 
     def live(self) -> list[Session]:

@@ -258,3 +258,14 @@ def test_issue_14_zero_is_a_value_not_a_missing_setting(tmp_path):
     write_config(tmp_path, "checkpoint_max_file_bytes = 0\n[context]\nkeep_recent_tokens = 0\n")
     s = load_settings({"THREADLINE_HOME": str(tmp_path)})
     assert (s.checkpoint_max_file_bytes, s.keep_recent_tokens) == (0, 0)
+
+
+def test_the_daemon_idle_limit_from_config_then_environment(tmp_path):
+    assert load_settings({"THREADLINE_HOME": str(tmp_path)}).daemon_idle_exit_seconds == 900
+    (tmp_path / "config.toml").write_text("[daemon]\nidle_exit_seconds = 30\n")
+    assert load_settings({"THREADLINE_HOME": str(tmp_path)}).daemon_idle_exit_seconds == 30
+    env = {"THREADLINE_HOME": str(tmp_path), "THREADLINE_DAEMON_IDLE_SECONDS": "5"}
+    assert load_settings(env).daemon_idle_exit_seconds == 5
+    (tmp_path / "config.toml").write_text("[daemon]\nidle_after = 30\n")
+    with pytest.raises(ConfigError, match="daemon: unknown field idle_after"):
+        load_settings({"THREADLINE_HOME": str(tmp_path)})

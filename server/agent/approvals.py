@@ -2,7 +2,8 @@
 
 Policy ``ask`` asks for both, ``autoEdit`` asks only for commands, ``auto`` asks for neither; ``plan`` (plan mode,
 issue 33) runs only the tools that need no approval (reading, searching, ``read_artifact``, ``search_transcript``,
-``update_plan``, ``web_search``) and ``web_fetch`` (asking per host), and refuses the rest without asking. Every request and decision is stored as an event.
+``update_plan``, ``web_search``) and ``web_fetch`` (asking per host), and refuses the rest without asking. Every
+request and decision is stored as an event.
 
 Two rules keep a hostile repository or model from turning a convenience into code execution:
 
@@ -39,6 +40,7 @@ the model's tool result says why and what the policy and rules allow, so it can 
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -67,9 +69,8 @@ PLAN_MODE = "plan mode"  # what decided a call plan mode refused (``CallDecision
 PLAN_MODE_REFUSAL = (
     "Permission denied: {tool} was not run because this session is in plan mode, where only reading, searching "
     "(read_file, list_files, search_files, search_transcript, read_artifact, web_search, and web_fetch after the "
-    "user allows the host) and update_plan work. Present your "
-    "plan instead. The user leaves plan mode by switching the session's approval policy to ask, autoEdit or auto "
-    "(updateSession {{approvalPolicy}}, or the editor's mode)."
+    "user allows the host) and update_plan work. Present your plan instead. The user leaves plan mode by switching "
+    "the session's approval policy to ask, autoEdit or auto (updateSession {{approvalPolicy}}, or the editor's mode)."
 )
 
 
@@ -180,7 +181,11 @@ class Approvals:
         if self.cwd is None:
             return None
         target = Path(os.path.abspath(self.cwd / raw))
-        for path in {target, target.resolve()}:  # as named, and where its links lead
+        try:
+            resolved = target.resolve()
+        except (OSError, RuntimeError):  # a link loop: the tool fails on it, as one failed call
+            resolved = target
+        for path in {target, resolved}:  # as named, and where its links lead
             if self.home is not None and _under(path, self.home):
                 return f"{raw} is in Threadline's own data folder"
             for base in {Path(os.path.abspath(self.cwd)), self.cwd.resolve()}:
@@ -216,10 +221,7 @@ class Approvals:
             tool_call_id=call_id,
             tool=tool.name,
             title=f"{outside}: {tool.title(args)}" if outside else tool.title(args),
-            detail=(f"{outside}.\n" if outside else "")
-            + (f"Reason: {reason}\n" if reason else "")
-            + detail
-            + _covers(tool, args, scope),
+            detail=(f"{outside}.\n" if outside else "") + detail + _said(reason) + _covers(tool, args, scope),
             diff=diff,
             parent_session_id=self.parent[0] if self.parent else None,
             parent_tool_call_id=self.parent[1] if self.parent else None,
@@ -330,8 +332,8 @@ def _under(path: Path, root: Path) -> bool:
 
 
 def _detail(tool: Tool, args: dict[str, Any]) -> str:
-    if tool.name == "run_command":
-        return str(args.get("command", ""))
+    if tool.name == "run_command":  # the whole command, however long: the title may be cut, this never is
+        return f"Command:\n{args.get('command', '')}"
     if (host := _fetched_host(tool, args)) is not None:
         return (
             f"GET {args['url']}\nThe server fetches it from {host}; the URL itself (its path and query) reaches "
@@ -343,6 +345,14 @@ def _detail(tool: Tool, args: dict[str, Any]) -> str:
         content = str(args.get("content", ""))
         return f"{args.get('path')} ({len(content)} characters)\n{content[:2000]}"
     return msgspec.json.encode(args).decode()[:4000]
+
+
+def _said(reason: str | None) -> str:
+    """The model's reason, after the command and quoted as its words: one line, escaped (a reason cannot fake a
+    ``Command:`` line or a line of ours)."""
+    if not reason:
+        return ""
+    return f"\nThe model says: {json.dumps(reason, ensure_ascii=False)}"
 
 
 def approval_policy(stored: str | None, default: str) -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -27,9 +26,9 @@ from server.agent.batches import batches, run_batch
 from server.agent.partial import PartialAnswer
 from server.agent.toolcalls import run_call
 from server.agent.totals import USAGE_EVENT, TurnTotals, account_call
-from server.agent.views import ViewBuilder
+from server.agent.views import ViewBuilder, tool_reserve_tokens
 from server.checkpoints import Checkpointer
-from server.context import RequestView, ViewSettings, estimate_text_tokens
+from server.context import RequestView, ViewSettings
 from server.emit import Emitter
 from server.errors import DomainError
 from server.hooks.service import SessionHooks
@@ -41,7 +40,6 @@ from server.tools import (
     ToolRunner,
     available_tools,
     run_tool,
-    tool_specs,
 )
 from server.transcript import NewMessage, Store, new_id
 
@@ -201,7 +199,7 @@ class Turn:
             return
         tools = {**self.tools.session_tools, **tools}  # after the turn's own (``task``)
         self.tools = dataclasses.replace(self.tools, session_tools=tools)
-        self.views.overhead_tokens = estimate_text_tokens(json.dumps(tool_specs(tools.values())))
+        self.views.overhead_tokens = tool_reserve_tokens([t.spec() for t in tools.values()])
 
     async def _choose_model(self) -> None:
         choice = await self.choose_model() if self.choose_model else None
@@ -282,7 +280,7 @@ class Turn:
             await self.views.observe_usage(view.estimated_tokens, result.usage.prompt_tokens)
         call = account_call(
             result.usage,
-            view.estimated_tokens,
+            self.views.session_view.shown(view.estimated_tokens),  # B-TOK-4: without usage, in the provider's tokens
             self.views.window_tokens,
             self.price,
             self.totals,

@@ -10,6 +10,7 @@ is ``server.agent.digests``.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -23,13 +24,16 @@ from server.context import (
     Compaction,
     RequestView,
     ViewSettings,
+    apply_calibration,
     calibrate,
     calibrate_refused,
     estimate_message_tokens,
+    estimate_text_tokens,
     fallback_request_view,
     fit_to_window,
 )
 from server.context.fed import next_snapshots
+from server.tools import tool_specs
 from server.transcript import Store
 
 log = logging.getLogger(__name__)
@@ -80,10 +84,12 @@ class ViewBuilder:
     def calibration(self) -> Calibration | None:
         return self.calibrations.get(self.model)
 
+    @property
+    def session_view(self) -> SessionView:
+        return SessionView(self.settings, self.overhead_tokens, self.calibration, self.server_windows.get(self.model))
+
     def effective_settings(self) -> ViewSettings:
-        return effective_settings(
-            self.settings, self.overhead_tokens, self.calibration, self.server_windows.get(self.model)
-        )
+        return self.session_view.effective
 
     @property
     def window_tokens(self) -> int:
@@ -199,15 +205,7 @@ class ViewBuilder:
         if view.new_compaction is None and key == self._last_announced and not force:
             return None  # the same fallback again within the turn
         self._last_announced = key
-        event: dict[str, Any] = {
-            "mode": view.mode,
-            "beforeTokens": view.before_tokens,
-            "afterTokens": view.estimated_tokens,
-            "summary": view.event_summary or "",
-        }
-        if view.new_compaction is not None:
-            event["compaction"] = view.new_compaction.to_json()
-        return event
+        return self.session_view.compaction_event(view)
 
     async def observe_usage(self, estimated: int, reported: int) -> None:
         """B-TOK-3: learn this model's ratio of reported to estimated prompt tokens, and keep it (schema v8), so a
@@ -237,6 +235,51 @@ class ViewBuilder:
             await self.store.save_calibration(self.model, learned.factor, learned.samples)
 
 
+def tool_reserve_tokens(session_specs: Sequence[dict[str, Any]] = ()) -> int:
+    """What the tool definitions add to every request (they are not part of the message view): the built-in
+    tools', then a session's own (``task``, editor and MCP tools). The one formula the loop, ``getContextView``
+    and ``compactSession`` reserve with."""
+    return estimate_text_tokens(json.dumps(tool_specs() + list(session_specs)))
+
+
+@dataclass(frozen=True)
+class SessionView:
+    """What a session's next request is planned under: the configured settings, the tool definitions' reserve,
+    the model's learned calibration (B-TOK-3) and the window its server stated. The agent loop,
+    ``getContextView`` and ``compactSession`` all plan with ``effective`` and show figures through ``shown``, so
+    the inspector's view is the next request's (R-PIPE-3) and its numbers are the provider's (B-TOK-4)."""
+
+    settings: ViewSettings
+    reserved_tokens: int = 0
+    calibration: Calibration | None = None
+    server_window: int | None = None
+
+    @property
+    def factor(self) -> float:
+        return max(self.calibration.factor if self.calibration else 1.0, 1.0)
+
+    @property
+    def effective(self) -> ViewSettings:
+        return effective_settings(self.settings, self.reserved_tokens, self.calibration, self.server_window)
+
+    def shown(self, tokens: int) -> int:
+        """An estimate in the provider's tokens (B-TOK-4): scaled as the decisions are, never below it."""
+        return apply_calibration(tokens, self.calibration) if self.factor > 1.0 else tokens
+
+    def compaction_event(self, view: RequestView, **extra: Any) -> dict[str, Any]:
+        """The stored ``contextCompacted`` payload of a view that compacts (R-OBS-1, B-CACHE-3): its figures and,
+        for a new compaction, its cut; ``extra`` adds a manual compaction's fields (``requested``, ``focus``)."""
+        event: dict[str, Any] = {
+            "mode": view.mode,
+            "beforeTokens": view.before_tokens,
+            "afterTokens": view.estimated_tokens,
+            "summary": view.event_summary or "",
+        }
+        if view.new_compaction is not None:
+            event["compaction"] = view.new_compaction.to_json()
+        return event | extra
+
+
 def effective_settings(
     settings: ViewSettings,
     overhead_tokens: int,
@@ -245,8 +288,8 @@ def effective_settings(
 ) -> ViewSettings:
     """The window left for messages: the configured window (or the server's, where it said it is smaller), minus
     what every request carries besides them (the tool definitions), and scaled by the model's calibration
-    (estimate*f > T  <=>  estimate > T/f), so the pipeline itself stays a pure function of estimates. The agent
-    loop and ``getContextView`` both build views with this."""
+    (estimate*f > T  <=>  estimate > T/f), so the pipeline itself stays a pure function of estimates. Use it
+    through ``SessionView``."""
     factor = max(calibration.factor if calibration else 1.0, 1.0)
     window = min(settings.context_window_tokens, server_window or settings.context_window_tokens)
     if factor == 1.0 and overhead_tokens == 0 and window == settings.context_window_tokens:

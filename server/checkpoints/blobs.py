@@ -9,18 +9,37 @@ import stat
 import tempfile
 from pathlib import Path
 
+from server.workspace import OutsideWorkspace, open_inside
+
 CHUNK = 1 << 20
+
+
+def digest_inside(root: Path, rel: str) -> str | None:
+    """``file_digest`` of ``rel`` walked from ``root`` as the file tools walk it (``open_inside``): a folder on
+    the way swapped for a link is never followed. A path that cannot be walked there hashes to a marker."""
+    try:
+        opened = open_inside(root, rel, make_dirs=False)
+    except FileNotFoundError:
+        return None
+    except (OutsideWorkspace, OSError) as exc:
+        return f"unreadable:{getattr(exc, 'errno', None) or type(exc).__name__}"
+    try:
+        return file_digest(opened.name, opened.dir_fd) if opened.name is not None else "not-a-regular-file"
+    finally:
+        opened.close()
 
 
 def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def file_digest(path: Path) -> str | None:
-    """sha256 of a regular file (streamed, never following a link), or None when there is no file at ``path``.
-    Anything else there (a folder, a FIFO, a link) hashes to a marker no content can have."""
+def file_digest(path: Path | str, dir_fd: int | None = None) -> str | None:
+    """sha256 of a regular file (streamed, never following a link), or None when there is no file at ``path``
+    (relative to ``dir_fd`` when given). Anything else there (a folder, a FIFO, a link) hashes to a marker no
+    content can have."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+        flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+        fd = os.open(path, flags, dir_fd=dir_fd)
     except FileNotFoundError:
         return None
     except OSError as exc:

@@ -7,20 +7,21 @@ contents over its cap, is recorded as not restorable, and the tool result says s
 from __future__ import annotations
 
 import asyncio
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from server.checkpoints.blobs import Blobs, digest, file_digest
+from server.checkpoints.blobs import Blobs, digest, digest_inside, file_digest
 from server.tools import Tool
 from server.transcript import Store
-from server.workspace import NotRegularFile, OutsideWorkspace, read_regular_file, resolve_inside
+from server.workspace import NotRegularFile, Opened, OutsideWorkspace, open_inside, read_regular_at, resolve_inside
 
 
 @dataclass(frozen=True)
 class Pending:
     id: int
-    path: Path
+    rel: str  # below the session folder, links resolved
     note: str | None
 
 
@@ -38,11 +39,7 @@ class Checkpointer:
         pending = []
         for key in tool.writes_paths:
             raw = args.get(key)
-            try:
-                path = resolve_inside(self.cwd, raw) if isinstance(raw, str) else None
-            except OutsideWorkspace:
-                path = None  # the tool refuses it: nothing will be written
-            if path is not None and (p := await self._keep(call_id, path)) is not None:
+            if isinstance(raw, str) and (p := await self._keep(call_id, raw)) is not None:
                 pending.append(p)
         return pending
 
@@ -51,17 +48,36 @@ class Checkpointer:
         the tool result (contents that cannot be restored)."""
         for p in pending:
             if wrote:
-                await self.store.finish_checkpoint(p.id, await asyncio.to_thread(file_digest, p.path))
+                await self.store.finish_checkpoint(p.id, await asyncio.to_thread(digest_inside, self.cwd, p.rel))
             else:
                 await self.store.drop_checkpoint(p.id)
         return [p.note for p in pending if wrote and p.note]
 
-    async def _keep(self, call_id: str, path: Path) -> Pending | None:
-        rel = path.relative_to(self.cwd.resolve()).as_posix()
+    async def _keep(self, call_id: str, raw: str) -> Pending | None:
+        """Walked as the tool will walk it (``open_inside``, a write's refusals included) and read through that
+        walk, so what is kept is what the write will replace."""
         try:
-            data, size = await asyncio.to_thread(read_regular_file, path, self.max_file_bytes + 1)
+            opened = await asyncio.to_thread(open_inside, self.cwd, raw, writing=True, make_dirs=False)
+        except FileNotFoundError:  # a folder on the way is missing: the write makes it, and the file
+            try:
+                rel = resolve_inside(self.cwd, raw).relative_to(self.cwd.resolve()).as_posix()
+            except OutsideWorkspace:
+                return None
+            return await self._record(call_id, rel, "created", before_hash=None, size=0, note=None)
+        except (OutsideWorkspace, OSError):
+            return None  # outside, into a git folder, hidden or unwalkable: the tool refuses it, nothing is written
+        try:
+            return await self._keep_opened(call_id, opened)
+        finally:
+            opened.close()
+
+    async def _keep_opened(self, call_id: str, opened: Opened) -> Pending | None:
+        path = opened.path
+        rel = path.relative_to(os.path.realpath(self.cwd)).as_posix()
+        try:
+            data, size = await asyncio.to_thread(read_regular_at, opened, self.max_file_bytes + 1)
         except FileNotFoundError:
-            return await self._record(call_id, path, rel, "created", before_hash=None, size=0, note=None)
+            return await self._record(call_id, rel, "created", before_hash=None, size=0, note=None)
         except (NotRegularFile, OSError):
             return None  # a folder, FIFO or unreadable file: the tool fails on it
         note = None
@@ -70,7 +86,7 @@ class Checkpointer:
                 f"[checkpoint: {rel} was {size} bytes, over the {self.max_file_bytes}-byte checkpoint cap per "
                 "file; this change is recorded but rewindFiles cannot restore it]"
             )
-            key = await asyncio.to_thread(file_digest, path)
+            key = await asyncio.to_thread(file_digest, str(opened.name), opened.dir_fd)
         else:
             key = digest(data)
             used = await self.store.checkpoint_bytes(self.session_id)
@@ -83,10 +99,10 @@ class Checkpointer:
                 )
             else:
                 await asyncio.to_thread(self.blobs.put, self.session_id, data)
-        return await self._record(call_id, path, rel, "modified", before_hash=key, size=size, note=note)
+        return await self._record(call_id, rel, "modified", before_hash=key, size=size, note=note)
 
     async def _record(
-        self, call_id: str, path: Path, rel: str, change: str, *, before_hash: str | None, size: int, note: str | None
+        self, call_id: str, rel: str, change: str, *, before_hash: str | None, size: int, note: str | None
     ) -> Pending:
         """The tool call's row for ``path``, open until ``after``; a note means its content was not kept."""
         row = await self.store.add_checkpoint(
@@ -101,4 +117,4 @@ class Checkpointer:
             restorable=note is None,
             note=note,
         )
-        return Pending(row, path, note)
+        return Pending(row, rel, note)

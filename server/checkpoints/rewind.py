@@ -8,6 +8,7 @@ outside Threadline since: it is reported ``conflicted`` and left alone unless ``
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
@@ -19,13 +20,13 @@ from protocol.messages import (
     RewoundFile,
     TurnCheckpoints,
 )
-from server.checkpoints.blobs import Blobs, file_digest
+from server.checkpoints.blobs import Blobs, digest_inside
 from server.errors import TurnNotFound
 from server.tools.base import ToolDenied
 from server.tools.files import remove_inside, write_atomic
 from server.transcript import Store
 from server.transcript.checkpoints import CheckpointRow
-from server.workspace import OutsideWorkspace, resolve_inside
+from server.workspace import OutsideWorkspace, open_inside
 
 RUN_COMMAND_NOTE = "Changes made by run_command are not recorded and cannot be rewound."
 NOTHING_NOTE = (
@@ -89,6 +90,12 @@ async def rewind_files(
     return RewindFilesResult(files=files, dry_run=dry_run, note=RUN_COMMAND_NOTE)
 
 
+def _walkable(cwd: Path, rel: str) -> None:
+    """Raises ``OutsideWorkspace`` when ``rel`` leads out of ``cwd`` or into a git folder (nothing is written)."""
+    with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+        open_inside(cwd, rel, writing=True, make_dirs=False).close()
+
+
 def _start(rows: Sequence[CheckpointRow], turn_id: str, call_id: str | None) -> int | None:
     for i, r in enumerate(rows):
         if r.kind == "tool" and r.turn_id == turn_id and (call_id is None or r.tool_call_id == call_id):
@@ -116,11 +123,11 @@ async def _one(
     dry_run: bool,
     force: bool,
 ) -> RewoundFile:
-    try:
-        path = resolve_inside(cwd, first.path)
-    except OutsideWorkspace as exc:  # a folder on the way became a link out of the session folder
+    try:  # walked as the tools walk, and written through that walk (write_atomic, remove_inside)
+        await asyncio.to_thread(_walkable, cwd, first.path)
+    except OutsideWorkspace as exc:  # a folder on the way became a link out, or into a git folder
         return RewoundFile(path=first.path, status="conflicted", detail=str(exc))
-    current = await asyncio.to_thread(file_digest, path)
+    current = await asyncio.to_thread(digest_inside, cwd, first.path)
     if current == first.before_hash:
         return RewoundFile(path=first.path, status="unchanged")
     if not first.restorable:
@@ -141,9 +148,9 @@ async def _one(
     if not dry_run:
         try:
             if data is None:
-                await asyncio.to_thread(remove_inside, cwd, path)
+                await asyncio.to_thread(remove_inside, cwd, first.path)
             else:
-                await asyncio.to_thread(write_atomic, cwd, path, data)
+                await asyncio.to_thread(write_atomic, cwd, first.path, data)
         except (ToolDenied, OSError) as exc:
             return RewoundFile(path=first.path, status="conflicted", detail=f"could not write it: {exc}")
         await store.add_checkpoint(

@@ -41,6 +41,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     chat = sub.add_parser("chat", help="run agent turns in a session from the terminal")
     chat.add_argument("task", nargs="?", help="the task; without it, tasks are read line by line until EOF")
     add_session_flags(chat)
+    chat.add_argument(
+        "--attach",
+        nargs="?",
+        const="",
+        metavar="SESSION",
+        help="attach to a session running in the daemon (default: the one waiting or running most recently)",
+    )
     chat.set_defaults(run=lambda args: asyncio.run(chat_main(args)))
 
 
@@ -97,6 +104,11 @@ def open_log() -> tuple[Path, IO[bytes]]:
 async def chat_main(args: argparse.Namespace) -> int:
     log_path, log = open_log()
     try:
+        if args.attach is not None:
+            from server.cli.attach import chat_attached
+
+            args.attach = args.attach or None
+            return await chat_attached(args, log, make_printer(sys.stdout), ask_approval)
         return await _chat(args, log_path, log)
     except Quit:  # Ctrl-C twice: the turn was cancelled and the chat closed cleanly
         return 130

@@ -1,5 +1,5 @@
 """``threadline chat``'s slash commands, typed at the prompt between turns: ``/compact [focus]``, ``/rewind
-[N [dry] [force]]``, ``/undo``, ``/model [NAME]``, ``/sessions`` and ``/help``. Each is one or two requests to the
+[N [dry] [force]]``, ``/undo``, ``/model [NAME]``, ``/sessions``, ``/processes``, ``/stop ID`` and ``/help``. Each is one or two requests to the
 server; a line that is not one of them is a task for the model.
 """
 
@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from protocol.artifacts import ListCheckpointsResult, RewindFilesResult
+from protocol.processes import ListProcessesResult, StopProcessResult
 from protocol.sessions import ListModelsResult, ListSessionsResult, UpdateSessionResult
 from protocol.turns import CompactSessionResult
 from server.cli.client import Client, RpcError
@@ -22,6 +23,8 @@ HELP = """\
   /undo                   put back the file the last applied edit changed
   /model                  list the configured models; /model NAME switches this session to one
   /sessions               the sessions in this folder (threadline chat --resume ID picks one up)
+  /processes              the background processes the model started, running or ended
+  /stop ID                stop a background process (TERM, then KILL)
   /queue TEXT             while a turn runs: run TEXT as a turn right after it
   /context                what fills the context window, part by part, and the compactions so far
   /plan [TASK]            switch this session to plan mode (read and plan only), then run TASK
@@ -46,12 +49,36 @@ async def slash_command(client: Client, printer: Printer, sid: str, line: str) -
         await model(client, printer, sid, rest or None)
     elif word == "/sessions" and not rest:
         await sessions(client, printer, sid)
+    elif word == "/processes" and not rest:
+        await processes(client, printer, sid)
+    elif word == "/stop" and rest and " " not in rest:
+        await stop(client, printer, sid, rest)
     elif word == "/help" and not rest:
         for row in HELP.splitlines():
             printer.write(row)
     else:
         return False
     return True
+
+
+async def processes(client: Client, printer: Printer, sid: str) -> None:
+    """``/processes``: the session's background processes (``listProcesses``)."""
+    found = (await client.call("listProcesses", {"sessionId": sid}, ListProcessesResult)).processes
+    for p in found:
+        state = p.status if p.exit_code is None else f"{p.status} ({p.exit_code})"
+        printer.write(f"  {p.process_id}  pid {p.pid}  {state:<14} {p.command[:80]}")
+    running = sum(1 for p in found if p.status == "running")
+    printer.write(f"— {running} running" + (": /stop ID stops one" if running else ""))
+
+
+async def stop(client: Client, printer: Printer, sid: str, process_id: str) -> None:
+    """``/stop ID``: end a background process (``stopProcess``)."""
+    try:
+        done = await client.call("stopProcess", {"sessionId": sid, "processId": process_id}, StopProcessResult)
+    except RpcError as exc:
+        printer.write(f"— {exc.message}")
+        return
+    printer.write(f"— {done.process.process_id} {done.process.status} (exit code {done.process.exit_code})")
 
 
 async def model(client: Client, printer: Printer, sid: str, name: str | None) -> None:

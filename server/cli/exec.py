@@ -46,6 +46,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--output-format", choices=FORMATS, default="text")
     p.add_argument("--output-last-message", metavar="FILE", type=Path, help="also write the final answer to FILE")
     p.add_argument("--max-model-calls", metavar="N", type=_positive, help="end the turn (exit 1) after N model calls")
+    p.add_argument(
+        "--detach",
+        action="store_true",
+        help="start the turn in the per-user daemon, print the session id and exit 0 at once (docs/DAEMON.md)",
+    )
     p.set_defaults(run=exec_command)
 
 
@@ -60,6 +65,10 @@ def _positive(text: str) -> int:
 
 
 def exec_command(args: argparse.Namespace) -> int:
+    if args.detach:
+        from server.cli.attach import exec_detached
+
+        return asyncio.run(exec_detached(args))
     return asyncio.run(run(args, time.monotonic()))
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from server.cli.client import Client
 
-SERVER_COMMANDS = ("serve", "acp")
+SERVER_COMMANDS = ("serve", "acp", "daemon", "connect")
 HELP = ("-h", "--help")
 
 
@@ -54,6 +54,17 @@ def _parser(server_only: bool = False, command: str | None = None) -> argparse.A
     )
     acp.add_argument("--log-level", default="WARNING")
     acp.set_defaults(run=_acp)
+
+    daemon = sub.add_parser(
+        "daemon", help="run the per-user server on a unix socket under $THREADLINE_HOME, in the foreground"
+    )
+    daemon.add_argument("--log-level", default="WARNING")
+    daemon.set_defaults(run=_daemon)
+    connect = sub.add_parser(
+        "connect", help="bridge stdio to the per-user daemon (starting it when none runs), for editors and chat"
+    )
+    connect.add_argument("--no-start", action="store_true", help="fail (exit 1) when no daemon runs")
+    connect.set_defaults(run=_connect)
     if command == "exec":  # only its own module: a CI run pays every import before its first model call
         from server.cli import exec as cli_exec
 
@@ -71,10 +82,10 @@ def _client_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     from server.cli import replay as cli_replay
     from server.cli import view as cli_view
 
-    sessions = sub.add_parser("sessions", help="list sessions")
+    sessions = sub.add_parser("sessions", help="list sessions (the daemon's when one runs: with running / waiting)")
     sessions.add_argument("--cwd")
     sessions.add_argument("--limit", type=int, default=50)
-    sessions.set_defaults(run=lambda a: _client_run(_sessions, a))
+    sessions.set_defaults(run=lambda a: _client_run(_sessions, a, daemon_if_running=True))
 
     imp = sub.add_parser("import", help="import an OpenAI-message JSON file as a session")
     imp.add_argument("file", type=Path)
@@ -121,19 +132,46 @@ def _sandbox(args: argparse.Namespace) -> int:
     return sandbox_command(argv, args.mode)
 
 
+def _daemon(args: argparse.Namespace) -> int:
+    from server.serve import daemon
+
+    return daemon(args.log_level)
+
+
+def _connect(args: argparse.Namespace) -> int:
+    from server.serve import connect
+
+    return connect(start=not args.no_start)
+
+
 def _acp(args: argparse.Namespace) -> int:
     from server.serve import serve_acp
 
     return serve_acp(args.log_level)
 
 
-def _client_run(command: Callable[[Client, argparse.Namespace], Awaitable[int]], args: argparse.Namespace) -> int:
+def _client_run(
+    command: Callable[[Client, argparse.Namespace], Awaitable[int]],
+    args: argparse.Namespace,
+    daemon_if_running: bool = False,
+) -> int:
+    """``command`` against a server of its own; with ``daemon_if_running``, the daemon when one listens (what runs
+    lives there), else a server of its own."""
     import asyncio
 
     from server.cli.client import Client
 
+    async def start() -> Client:
+        if daemon_if_running:
+            try:
+                connect = [sys.executable, "-m", "server", "connect", "--no-start"]
+                return await Client.spawn(args=connect, stderr=asyncio.subprocess.DEVNULL)
+            except ConnectionError:
+                pass  # none runs: nothing is running either
+        return await Client.spawn()
+
     async def run() -> int:
-        client = await Client.spawn()
+        client = await start()
         try:
             return await command(client, args)
         finally:
@@ -150,7 +188,10 @@ async def _sessions(client: Client, args: argparse.Namespace) -> int:
         params["cwd"] = str(Path(args.cwd).resolve())
     result = await client.call("listSessions", params, ListSessionsResult)
     for s in result.sessions:
-        print(f"{s.session_id}  {s.updated_at[:19]}  {s.message_count:>5} msgs  {s.title}  ({s.cwd})")
+        state = "waiting" if s.waiting_for_approval else "running" if s.running else "idle"
+        clients = f" {s.attached_clients} attached" if s.attached_clients else ""
+        line = f"{s.session_id}  {s.updated_at[:19]}  {state:<7}{clients}  {s.message_count:>5} msgs  {s.title}"
+        print(f"{line}  ({s.cwd})")
     if not result.sessions:
         print("no sessions yet")
     return 0

@@ -93,8 +93,8 @@ class _Tracker:
         if method != "sessionUpdate":
             return
         update = params.get("update") or {}
-        if isinstance(params.get("seq"), int):
-            self.last_seq = max(self.last_seq, params["seq"])
+        if isinstance(params.get("messageSeq"), int):
+            self.last_seq = max(self.last_seq, params["messageSeq"])
         kind = update.get("kind")
         if kind == "turnStarted":
             self.turn += 1

@@ -239,7 +239,7 @@ class FedTranscript:
         state = self._folds.get(start, self._base_fold)
         for item in self._conv[start:end]:
             fold = item.placeholder is None or item.clears
-            state = summary_feed(state, item.msg, item.status) if fold else summary_skip(state)
+            state = summary_feed(state, item.msg, item.status) if fold else summary_skip(state, item.msg)
         self._folds[end] = state
         if len(self._folds) > 8:
             self._folds.pop(next(iter(self._folds)))

@@ -199,8 +199,9 @@ class IncrementalView(CompactedTranscript):
             self._needs_older("a custom summarizer reads every older message")
             return summarizer([it.msg for it in self._conv[:end]])
         # B-SUM-9: the latest plan, even one set in the verbatim tail (folding to the end costs only the tail)
-        latest = self._fold_to(len(self._conv)).plan
-        return render_summary(self._fold_to(end), settings.section_budget_tokens, latest)
+        # B-SUM-11: likewise the processes still running as the whole transcript tells it
+        whole = self._fold_to(len(self._conv))
+        return render_summary(self._fold_to(end), settings.section_budget_tokens, whole.plan, whole.processes)
 
 
 def build_request_view(

@@ -28,6 +28,7 @@ from .failures import (
 )
 from .micro import content_text
 from .plan import Plan, plan_lines, plan_of_call
+from .processes import PROCESS_CHARS, processes_after
 from .tokens import estimate_text_tokens
 
 __all__ = [
@@ -59,8 +60,9 @@ MAX_STORED_FAILURES = 1024  # the fold's memory of distinct failures; more than 
 # A stored fold of another version is not resumed from (its summary would not show alike): before 2 it kept only
 # the latest 4 failures; before 3 (B-SUM-10) its failures were text excerpts of any output mentioning an error;
 # before 4 it had no plan (B-SUM-9); before 5 its failures and open calls had no path, so an editor-diagnostics
-# failure stayed after a later write of its file left no error there (B-SUM-10, issue 34).
-FOLD_VERSION = 5
+# failure stayed after a later write of its file left no error there (B-SUM-10, issue 34); before 6 it did not
+# know which background processes run (B-SUM-11).
+FOLD_VERSION = 6
 STATE_CHARS = 500
 MAX_FILES = 40  # Shown paths; the rest are counted, so the summary stays bounded.
 PATH_CHARS = 200
@@ -105,6 +107,7 @@ class SummaryState:
     open_calls: tuple[tuple[str, str, str, str], ...] = ()
     fed: int = 0
     plan: Plan | None = None  # the latest valid update_plan call's plan (B-SUM-9)
+    processes: tuple[tuple[str, str], ...] = ()  # (id, command start) of background processes running (B-SUM-11)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -116,6 +119,7 @@ class SummaryState:
             "openCalls": [list(c) for c in self.open_calls],
             "fed": self.fed,
             "plan": self.plan.to_json() if self.plan else None,
+            "processes": [list(p) for p in self.processes],
         }
 
     @classmethod
@@ -136,7 +140,8 @@ class SummaryState:
             plan = Plan.from_json(data["plan"]) if data.get("plan") is not None else None
             if data.get("plan") is not None and plan is None:
                 return None
-            return cls(goals, files, failures, last, calls, fed, plan)
+            processes = tuple((str(a), str(b)) for a, b in data.get("processes", ()))
+            return cls(goals, files, failures, last, calls, fed, plan, processes)
         except (AttributeError, TypeError, ValueError):
             return None
 
@@ -200,6 +205,7 @@ def _feed_assistant(state: SummaryState, msg: Mapping[str, Any]) -> SummaryState
         tuple(calls) if calls else state.open_calls,
         state.fed + 1,
         plan,
+        state.processes,
     )
 
 
@@ -208,6 +214,7 @@ def _feed_tool(state: SummaryState, msg: Mapping[str, Any], status: str | None) 
     call_id = str(msg.get("tool_call_id"))
     fallback = str(msg.get("name") or "tool")
     name, label, path = next(((n, lb, p) for i, n, lb, p in state.open_calls if i == call_id), (fallback, fallback, ""))
+    state = _feed_processes(state, name, text)
     failed = is_failure(text, name, status)
     if path and not failed and clears_editor_failures(text):
         # B-SUM-10 (issue 34): editor diagnostics count while they persist; this write left the file clean
@@ -228,7 +235,13 @@ def _feed_tool(state: SummaryState, msg: Mapping[str, Any], status: str | None) 
         state.open_calls,
         state.fed + 1,
         state.plan,
+        state.processes,
     )
+
+
+def _feed_processes(state: SummaryState, name: str, text: str) -> SummaryState:
+    running = processes_after(state.processes, name, text)
+    return state if running is state.processes else replace(state, processes=running)
 
 
 def summary_feed(state: SummaryState, msg: Mapping[str, Any], status: str | None = None) -> SummaryState:
@@ -248,6 +261,7 @@ def summary_feed(state: SummaryState, msg: Mapping[str, Any], status: str | None
                 state.open_calls,
                 state.fed + 1,
                 state.plan,
+                state.processes,
             )
     elif role == "assistant":
         return _feed_assistant(state, msg)
@@ -256,9 +270,14 @@ def summary_feed(state: SummaryState, msg: Mapping[str, Any], status: str | None
     return summary_skip(state)
 
 
-def summary_skip(state: SummaryState) -> SummaryState:
+def summary_skip(state: SummaryState, msg: Mapping[str, Any] | None = None) -> SummaryState:
     """``summary_feed`` of a tool output known not to be a failure (a microcompactable one, R-MICRO-2):
-    it records nothing, so its text need not be searched again."""
+    it records no failure, so its text need not be searched again; only its first line is read for what it says
+    of a background process (B-SUM-11), which a microcompacted output still told."""
+    if msg is not None and msg.get("role") == "tool":
+        call_id = str(msg.get("tool_call_id"))
+        name = next((n for i, n, _lb, _p in state.open_calls if i == call_id), str(msg.get("name") or ""))
+        state = _feed_processes(state, name, content_text(msg.get("content")))
     return replace(state, fed=state.fed + 1)
 
 
@@ -325,18 +344,39 @@ def _failure_lines(failures: tuple[tuple[str, str, str], ...], budget_tokens: in
     )
 
 
-def render_summary(state: SummaryState, budget_tokens: int = DEFAULT_SECTION_BUDGET, plan: Plan | None = None) -> str:
+def _process_lines(processes: tuple[tuple[str, str], ...], budget_tokens: int) -> list[str]:
+    """B-SUM-11: every process still running, ``id: command start``; the oldest dropped only past the budget."""
+
+    def line(i: int, _recent: bool) -> str:
+        process_id, command = processes[i]
+        return f"{process_id}: {_clip(command, PROCESS_CHARS)}"
+
+    return _bounded_lines(
+        len(processes), line, len(processes), budget_tokens, "Running processes:", "processes", distinct=False
+    )
+
+
+def render_summary(
+    state: SummaryState,
+    budget_tokens: int = DEFAULT_SECTION_BUDGET,
+    plan: Plan | None = None,
+    processes: tuple[tuple[str, str], ...] | None = None,
+) -> str:
     """The summary text (R-SUM-2, B-SUM-7, B-SUM-9): header, then the Plan (only when there is one), Goals, Files
     and tools touched, Failures to avoid, Last state. ``budget_tokens`` bounds the Plan section, the Goals section
     and the Failures section alike. ``plan`` is the transcript's latest plan when it is newer than the summarized
-    history's own (an ``update_plan`` call in the verbatim tail), else the state's is shown."""
+    history's own (an ``update_plan`` call in the verbatim tail), else the state's is shown. ``processes``: the
+    background processes the whole transcript leaves running (B-SUM-11), else the state's; a ``Running
+    processes:`` section follows the Plan when any runs, bounded by the same budget."""
     plan = plan or state.plan
+    running = state.processes if processes is None else processes
     files = [_clip(path, PATH_CHARS) for path in state.files[:MAX_FILES]]
     if len(state.files) > MAX_FILES:
         files.append(f"(and {len(state.files) - MAX_FILES} more paths)")
     lines = [
         SUMMARY_HEADER,
         *(_section("Plan:", plan_lines(plan, budget_tokens)) if plan else []),
+        *(_section("Running processes:", _process_lines(running, budget_tokens)) if running else []),
         *_section("Goals:", _goal_lines(state.goals, budget_tokens)),
         *_section("Files and tools touched:", files),
         *_section("Failures to avoid:", _failure_lines(state.failures, budget_tokens)),

@@ -7,15 +7,12 @@ pygls supplies the lifecycle, request futures, cancellation and outgoing request
 from __future__ import annotations
 
 import asyncio
+import copy
 import hmac
 import logging
-import os
-import signal
-import sys
-import threading
-import time
 import uuid
 from collections.abc import Awaitable, Callable, Generator
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -37,6 +34,7 @@ from protocol.updates import InitializationOptions
 from server import __version__, redaction
 from server.config import Settings
 from server.edge.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
+from server.edge.hub import APPROVAL, Attachments, Hub
 from server.edge.rpc import decode_params, run_handler, to_rpc_error, with_data_code
 from server.edge.transport import PREAUTH_MAX_BYTES, FrameError, read_messages
 from server.errors import InvalidParams
@@ -115,9 +113,22 @@ class ThreadlineProtocol(LanguageServerProtocol):
                 "tools": list(TOOLS),  # the built-in tools a model may call (MCP tools come per session)
                 "approvalPolicy": settings.approval_policy,  # what a session that sets none runs under
                 "unattended": settings.unattended,
+                # B-DAEMON-1: a daemon's connection receives only what it attaches to; stdio's receives everything
+                "daemon": self.threadline_server.shared is not None,
             }
         }
         return result
+
+    @lsp_method(types.SHUTDOWN)
+    def lsp_shutdown(self, *args: Any) -> Generator[Any, Any, None]:
+        """pygls cancels every request in flight at ``shutdown``. Under the daemon a client's shutdown detaches
+        it (B-DAEMON-1): the turns its ``submitTurn`` requests started go on, so their handlers are kept out."""
+        if self.threadline_server.shared is None:
+            return (yield from super().lsp_shutdown(*args))
+        running = {k: f for k, f in self._request_futures.items() if isinstance(f, asyncio.Task)}
+        for key in running:
+            del self._request_futures[key]
+        return (yield from super().lsp_shutdown(*args))
 
     @lsp_method(types.EXIT)
     def lsp_exit(self, *args: Any) -> Any:
@@ -134,8 +145,30 @@ class ThreadlineProtocol(LanguageServerProtocol):
         super().handle_message(message)
 
 
+@dataclass
+class Shared:
+    """What the daemon's connections share (B-DAEMON-1): one runtime (store, sessions, turns) and one hub."""
+
+    runtime: Runtime
+    hub: Hub
+
+
+def shared_runtime(settings: Settings) -> Shared:
+    runtime: Runtime | None = None
+
+    def unattended(session_id: str, params: dict[str, Any]) -> None:
+        if runtime is not None:
+            runtime.approval_unattended(session_id, params)
+
+    hub = Hub(unattended=unattended)
+    runtime = Runtime(settings, notify=hub.publish)
+    return Shared(runtime, hub)
+
+
 class ThreadlineServer(LanguageServer):
-    def __init__(self, settings: Settings):
+    def __init__(self, settings: Settings, shared: Shared | None = None):
+        """Without ``shared``, this connection's own runtime, opened and closed with it (stdio, TCP); with it, the
+        daemon's, whose sessions outlive this connection."""
         super().__init__(
             "threadline",
             __version__,
@@ -143,7 +176,16 @@ class ThreadlineServer(LanguageServer):
             converter_factory=_converter,
             text_document_sync_kind=types.TextDocumentSyncKind.None_,
         )
-        self.runtime = Runtime(settings, notify=self.notify, ask=self.ask_client)
+        self.shared = shared
+        if shared is None:
+            self.hub = Hub()
+            self.runtime = Runtime(settings, notify=self.hub.publish, ask=self._ask)
+        else:
+            self.hub = shared.hub
+            self.runtime = copy.copy(shared.runtime)  # the same store, sessions and turns; its own settings
+            self.runtime.connection(self._ask)
+        self.runtime.clients = Attachments(self.hub, self)
+        self._writer: _Writer | None = None
         self.initialized = False
         self.tcp_token: str | None = None
         self._exit: asyncio.Future[int] | None = None
@@ -215,14 +257,33 @@ class ThreadlineServer(LanguageServer):
     async def ask_client(self, method: str, params: Any) -> Any:
         """A server -> client request. If the asker is cancelled (the turn ended), the client is told with
         ``$/cancelRequest`` so it can withdraw the question (an approval prompt, say)."""
-        msg_id = str(uuid.uuid4())
-        future = self.protocol.send_request(method, params, msg_id=msg_id)
+        msg_id, future = self.request(method, params)
         try:
             return await asyncio.wrap_future(future)
         except asyncio.CancelledError:
-            self.wire.forget_request(msg_id)
-            self.notify("$/cancelRequest", {"id": msg_id})
+            self.withdraw(msg_id)
             raise
+
+    async def _ask(self, method: str, params: Any) -> Any:
+        """The core's way to ask: an approval goes to the session's attached clients (the hub), anything else
+        (the editor's answers) to this connection."""
+        if method == APPROVAL:
+            return await self.hub.ask(method, params)
+        return await self.ask_client(method, params)
+
+    # --- as the hub's peer ------------------------------------------------------------------------------
+
+    def send_frame(self, data: bytes) -> None:
+        if self._writer is not None:
+            self._writer.write(data)
+
+    def request(self, method: str, params: Any) -> tuple[str, Any]:
+        msg_id = str(uuid.uuid4())
+        return msg_id, self.protocol.send_request(method, params, msg_id=msg_id)
+
+    def withdraw(self, msg_id: str) -> None:
+        self.wire.forget_request(msg_id)
+        self.notify("$/cancelRequest", {"id": msg_id})
 
     # --- I/O --------------------------------------------------------------------------------------------
 
@@ -232,8 +293,11 @@ class ThreadlineServer(LanguageServer):
         ``first`` is a message already read from ``reader`` (TCP's doorman reads the ``initialize``), handled
         before anything else the connection sends."""
         self._exit = asyncio.get_running_loop().create_future()
-        self.protocol.set_writer(_Writer(write))
-        await self.runtime.open()
+        self._writer = _Writer(write)
+        self.protocol.set_writer(self._writer)
+        if self.shared is None:
+            await self.runtime.open()
+        self.hub.join(self, everything=self.shared is None)
         if first is not None:
             self._deliver(first)
         reading = asyncio.create_task(read_messages(reader, self._deliver, self._reject, self.max_message_bytes))
@@ -242,7 +306,9 @@ class ThreadlineServer(LanguageServer):
             await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
         finally:
             reading.cancel()
-            await self.runtime.close()
+            self.hub.leave(self)  # detached: under the daemon its turns go on, its approvals wait for others
+            if self.shared is None:
+                await self.runtime.close()
         return self._exit.result() if self._exit.done() else 0
 
     def _deliver(self, data: dict[str, Any]) -> None:
@@ -294,10 +360,23 @@ def note_mcp_secrets(params: Any) -> None:
                     redaction.add_secret(pair["value"])
 
 
+# B-DAEMON-1: a connection that submits to (or steers) a session is attached to it first, without a replay: it
+# sees the turn it starts from its first update; one that creates a session is attached to the new one.
+_ATTACHES_FIRST = ("submitTurn", "steerTurn")
+
+
 def _feature(name: str, handler: Handler) -> Callable[[ThreadlineServer, Any], Awaitable[Any]]:
     async def feature(ls: ThreadlineServer, params: Any) -> Any:
         try:
-            return await run_handler(handler, ls.runtime, decode_params(name, params))
+            decoded = decode_params(name, params)
+            daemon = ls.shared is not None  # on stdio the one client receives everything already
+            if daemon and name in _ATTACHES_FIRST:
+                await ls.runtime.store.get_session(decoded.session_id)  # SessionNotFound before any attach
+                ls.runtime.clients.attach(decoded.session_id, None, replay=False)
+            result = await run_handler(handler, ls.runtime, decoded)
+            if daemon and name == "createSession":
+                ls.runtime.clients.attach(result["sessionId"], 0)  # what its creation announced, then live
+            return result
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -311,73 +390,11 @@ def _feature(name: str, handler: Handler) -> Callable[[ThreadlineServer, Any], A
 
 
 class _Writer:
-    """pygls' writer interface over a plain ``write(bytes)`` (its frames are ASCII JSON, so lengths hold)."""
+    """pygls' writer interface over a plain ``write(bytes)`` (its frames are ASCII JSON, so lengths hold); the
+    hub writes its own frames, counted in bytes, through the same writer, so the order holds too."""
 
     def __init__(self, write: Callable[[bytes], Any]) -> None:
         self.write = write
 
     def close(self) -> None:
         pass
-
-
-STDIN_HIGH_WATER = 1 << 20  # bytes read ahead of the framing; beyond this the pump waits
-
-
-def stdin_reader(loop: asyncio.AbstractEventLoop, fd: int = 0) -> asyncio.StreamReader:
-    """A StreamReader fed by a thread, so stdin may be a pipe, a file or a terminal alike.
-
-    The thread waits while the reader holds more than ``STDIN_HIGH_WATER`` unread bytes, so a client writing
-    faster than we frame (or one huge message being discarded) never fills memory.
-    """
-    reader = asyncio.StreamReader(limit=1 << 16)
-    in_flight = [0]  # bytes handed to the loop but not yet in the reader (a busy loop may lag behind the thread)
-    lock = threading.Lock()
-
-    def feed(chunk: bytes) -> None:
-        reader.feed_data(chunk)
-        with lock:
-            in_flight[0] -= len(chunk)
-
-    def pump() -> None:
-        try:
-            while True:
-                try:
-                    chunk = os.read(fd, 1 << 16)
-                except OSError:
-                    chunk = b""
-                if not chunk:
-                    loop.call_soon_threadsafe(reader.feed_eof)
-                    return
-                with lock:
-                    in_flight[0] += len(chunk)
-                loop.call_soon_threadsafe(feed, chunk)
-                # StreamReader has no flow control for a thread feeding it; reading its buffer's length is safe.
-                # Queued callbacks count too: on a loaded machine they, not the buffer, would hold the bytes.
-                while in_flight[0] + len(reader._buffer) > STDIN_HIGH_WATER and not loop.is_closed():  # type: ignore[attr-defined]
-                    time.sleep(0.002)
-        except RuntimeError:  # the loop closed under us (the server is exiting): nothing left to feed
-            return
-
-    threading.Thread(target=pump, name="stdin", daemon=True).start()
-    return reader
-
-
-def serve_stdio(settings: Settings) -> int:
-    out = sys.stdout.buffer
-    sys.stdout = sys.stderr  # nothing but protocol frames may reach the real stdout
-
-    def write(data: bytes) -> None:
-        out.write(data)
-        out.flush()
-
-    async def main() -> int:
-        app = ThreadlineServer(settings)
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGTERM, signal.SIGHUP):  # end as `exit` does: turns cancelled, commands' groups killed
-            loop.add_signal_handler(signum, app.request_exit, 128 + signum)
-        return await app.serve(stdin_reader(loop), write)
-
-    try:
-        return asyncio.run(main())
-    except BrokenPipeError:
-        return 0

@@ -4,7 +4,8 @@
 that names a file become ``<context ...>`` blocks after the user's text, stored in the user message, so the pipeline
 counts them like any other content and a resumed or compacted session still has them. A file or selection over
 ``ARTIFACT_THRESHOLD`` becomes an artifact with a preview (``read_artifact`` reads the rest). Anything outside the
-session folder is refused with a note (to the user and the model) and never read.
+session folder, or hidden by the sandbox's ``deny_read``, is refused with a note (to the user and the model) and
+never read.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from protocol.turns import ContextItem, DiagnosticsContext, FileContext, Selecti
 from server.artifacts import ArtifactStore
 from server.editor.link import EditorLink, EditorUnavailable, uri_to_path
 from server.editor.text import diagnostics_text
+from server.sandbox.policy import is_hidden
 from server.workspace import NotRegularFile, is_inside, read_regular_file
 
 MAX_FILE_BYTES = 8 * 1024 * 1024  # a file past this is not attached at all (a note says so)
@@ -41,6 +43,7 @@ class _Attacher:
     session_id: str
     artifacts: ArtifactStore
     editor: EditorLink | None
+    hidden: tuple[str, ...] = ()  # the sandbox's deny list, resolved: never attached (B-SBX-1)
     blocks: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     seen: set[tuple[str, str]] = field(default_factory=set)
@@ -51,9 +54,22 @@ class _Attacher:
             self.notes.append(f"not attached: {shown} is not a local file (file:// URI)")
         elif not is_inside(self.cwd, path):
             self.notes.append(f"not attached: {shown} is outside the session folder {self.cwd}")
-        else:
-            return path.resolve()
+        elif (resolved := self._resolved(path, shown)) is not None and not self._hidden(resolved, shown):
+            return resolved
         return None
+
+    def _resolved(self, path: Path, shown: str) -> Path | None:
+        try:
+            return path.resolve()
+        except (OSError, RuntimeError) as exc:  # a link loop made meanwhile: a note, never a failed turn
+            self.notes.append(f"not attached: {shown} cannot be resolved ({getattr(exc, 'strerror', None) or exc})")
+            return None
+
+    def _hidden(self, path: Path, shown: str) -> bool:
+        if is_hidden(path, self.hidden):
+            self.notes.append(f"not attached: {shown} is hidden from the agent (sandbox deny_read)")
+            return True
+        return False
 
     def _name(self, path: Path) -> str:
         return path.relative_to(self.cwd.resolve()).as_posix() or "."
@@ -113,8 +129,10 @@ class _Attacher:
                 if candidate.exists() or raw.startswith(("..", "/")):
                     self.notes.append(f"not attached: @{raw} is outside the session folder {self.cwd}")
                 continue
-            if candidate.is_file():
-                await self.file(candidate.resolve(), raw)
+            if not candidate.is_file() or (resolved := self._resolved(candidate, f"@{raw}")) is None:
+                continue
+            if not self._hidden(resolved, f"@{raw}"):
+                await self.file(resolved, raw)
 
 
 async def attach_context(
@@ -124,9 +142,11 @@ async def attach_context(
     editor: EditorLink | None,
     text: str,
     items: list[ContextItem],
+    hidden: tuple[str, ...] = (),
 ) -> Attached:
-    """The user message with its attachments (see the module doc); the notes say what was refused and why."""
-    attacher = _Attacher(cwd, session_id, artifacts, editor)
+    """The user message with its attachments (see the module doc); the notes say what was refused and why.
+    Nothing in ``hidden`` (the sandbox's deny list, resolved) is attached."""
+    attacher = _Attacher(cwd, session_id, artifacts, editor, hidden)
     for item in items[:MAX_ITEMS]:
         await attacher.item(item)
     if len(items) > MAX_ITEMS:

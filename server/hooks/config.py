@@ -2,7 +2,9 @@
 
 Each table has ``command`` (run by ``/bin/bash -c`` in the session folder), an optional ``matcher`` (a regular
 expression that must match a tool's whole name, for the tool events; absent, ``""`` or ``"*"``: every tool) and
-``timeout`` (seconds, default 60). A project's file is identified by the SHA-256 of its bytes: that is what the
+``timeout`` (seconds, default 60) and ``sandbox`` (default true: the hook runs under the session's sandbox, as
+``run_command`` does, because what it runs may be a file the agent can change; ``false`` runs it unconfined, and a
+project file's approval says so). A project's file is identified by the SHA-256 of its bytes: that is what the
 user approves (SPEC B-HOOK-1, issue 32), so an edited file asks again.
 """
 
@@ -15,8 +17,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PreCompact", "PostCompact", "Stop")
+EVENTS = (
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "PreCompact",
+    "PostCompact",
+    "Stop",
+    "Notification",
+)
 TOOL_EVENTS = ("PreToolUse", "PostToolUse")
+MATCHED_EVENTS = (*TOOL_EVENTS, "Notification")  # a Notification's matcher is matched to its notification_type
 PROJECT_FILE = ".threadline/hooks.toml"
 DEFAULT_TIMEOUT_S = 60.0
 MAX_TIMEOUT_S = 600.0
@@ -35,9 +47,10 @@ class HookSpec:
     source: Source
     matcher: str | None = None
     timeout_s: float = DEFAULT_TIMEOUT_S
+    sandbox: bool = True
 
     def matches(self, tool: str | None) -> bool:
-        if self.event not in TOOL_EVENTS or self.matcher in (None, "", "*"):
+        if self.event not in MATCHED_EVENTS or self.matcher in (None, "", "*"):
             return True
         return tool is not None and re.fullmatch(str(self.matcher), tool) is not None
 
@@ -62,9 +75,12 @@ def parse_hooks(tables: Any, source: Source, where: str = "hooks") -> tuple[Hook
 def _one(entry: Any, event: str, source: Source, where: str) -> HookSpec:
     if not isinstance(entry, dict):
         raise HookConfigError(f"{where} must be a table")
-    unknown = set(entry) - {"command", "matcher", "timeout"}
+    unknown = set(entry) - {"command", "matcher", "timeout", "sandbox"}
     if unknown:
-        raise HookConfigError(f"{where}: unknown field {sorted(unknown)[0]}; known: command, matcher, timeout")
+        raise HookConfigError(f"{where}: unknown field {sorted(unknown)[0]}; known: command, matcher, timeout, sandbox")
+    sandbox = entry.get("sandbox", True)
+    if not isinstance(sandbox, bool):
+        raise HookConfigError(f"{where}.sandbox must be true or false")
     command = entry.get("command")
     if not isinstance(command, str) or not command.strip():
         raise HookConfigError(f"{where}.command is required (a non-empty string)")
@@ -80,7 +96,7 @@ def _one(entry: Any, event: str, source: Source, where: str) -> HookSpec:
     timeout = entry.get("timeout", DEFAULT_TIMEOUT_S)
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= MAX_TIMEOUT_S:
         raise HookConfigError(f"{where}.timeout must be a number of seconds in (0, {MAX_TIMEOUT_S:g}]")
-    return HookSpec(event, command, source, matcher, float(timeout))
+    return HookSpec(event, command, source, matcher, float(timeout), sandbox)
 
 
 @dataclass(frozen=True)

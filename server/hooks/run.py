@@ -5,6 +5,11 @@ Exit 2 blocks, with stderr as the reason. Anything else (another exit code, a cr
 output) is a *failure*: the caller decides what that means for its event (SPEC B-HOOK-1: a ``PreToolUse`` failure
 blocks the call; other events go on with a notice). Provider keys never reach a hook: its environment is
 ``run_command``'s scrubbed one.
+
+A hook runs under the session's sandbox unless its spec says ``sandbox = false`` (B-HOOK-2): ``bash
+scripts/lint.sh`` runs a file a confined command may have rewritten, so running it unconfined would let the
+agent out. Like every process the server starts, it is contained (``ProcessGroups.launch``): it ends with the
+server.
 """
 
 from __future__ import annotations
@@ -20,7 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from server.hooks.config import HookSpec
+from server.sandbox.mode import CommandSandbox
+from server.sandbox.runner import preexec
 from server.tools.command import scrubbed_env
+from server.tools.processes import ProcessGroups
 
 DECISIONS = ("allow", "deny", "ask", "block")
 MAX_STREAM_BYTES = 1024 * 1024  # read from each stream; the rest is drained and dropped
@@ -57,19 +65,37 @@ class HookResult:
         return out
 
 
-async def run_hook(spec: HookSpec, payload: dict[str, Any], cwd: Path, secrets: tuple[str, ...]) -> HookResult:
+async def run_hook(
+    spec: HookSpec,
+    payload: dict[str, Any],
+    cwd: Path,
+    secrets: tuple[str, ...],
+    sandbox: CommandSandbox | None = None,
+    processes: ProcessGroups | None = None,
+) -> HookResult:
+    """Run one hook in ``cwd``: under ``sandbox`` unless the spec opts out (or the session's mode is off), and
+    inside ``processes``' namespace when given."""
     started = time.monotonic()
+    confine = sandbox if spec.sandbox and sandbox is not None and sandbox.applies else None
+    env = scrubbed_env(secrets) | (processes.marker() if processes is not None else {})
+    if confine is not None:
+        env["TMPDIR"] = confine.policy.tmpdir
+        env.pop("SSH_AUTH_SOCK", None)  # hidden inside the sandbox
+    confine_fn = preexec(confine.policy, confine.support.abi, confine.support.namespaces) if confine else None
+    if processes is not None:
+        confine_fn = processes.preexec(confine_fn)
     try:
         proc = await asyncio.create_subprocess_exec(
             "/bin/bash",
             "-c",
             spec.command,
             cwd=cwd,
-            env=scrubbed_env(secrets),
+            env=env,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,  # a timeout kills everything the hook started
+            preexec_fn=confine_fn,
         )
     except OSError as exc:
         return HookResult(spec, None, _ms(started), "", failure=f"could not start: {exc}")

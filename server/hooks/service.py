@@ -26,6 +26,8 @@ from server.hooks.run import HookResult, run_hook
 from server.project_approval import Ask, ProjectItem, ProjectTrust, approve
 
 if TYPE_CHECKING:
+    from server.sandbox.mode import CommandSandbox
+    from server.tools.processes import ProcessGroups
     from server.transcript import Store
 
 HOOK_EVENT = "hookRun"
@@ -93,6 +95,8 @@ class SessionHooks:
     secrets: tuple[str, ...] = ()
     store: Store | None = None  # None: runs are not stored (``checkPolicy``)
     emit: Emitter | None = None
+    sandbox: CommandSandbox | None = None  # the session's: hooks run under it unless they opt out (B-HOOK-2)
+    processes: ProcessGroups | None = None  # the server's: hooks end with it
 
     def has(self, event: str) -> bool:
         return any(s.event == event for s in self.specs)
@@ -107,7 +111,7 @@ class SessionHooks:
         for spec in self.specs:
             if spec.event != event or not spec.matches(tool):
                 continue
-            result = await run_hook(spec, payload, self.cwd, self.secrets)
+            result = await run_hook(spec, payload, self.cwd, self.secrets, self.sandbox, self.processes)
             outcome.results.append(result)
             await self._record(result, tool, call_id)
             if event == "PreToolUse" and (result.failure or result.decision in ("block", "deny")):
@@ -171,6 +175,8 @@ class HookService:
         store: Store | None,
         secrets: tuple[str, ...],
         unattended: bool = False,
+        sandbox: CommandSandbox | None = None,
+        processes: ProcessGroups | None = None,
     ) -> SessionHooks:
         """The turn's hooks: the user's, then the project's when its file (as it is now) is approved. With
         ``unattended`` (nobody to ask: ``threadline exec``) an unapproved project file does not run. ``choices``: the
@@ -185,12 +191,16 @@ class HookService:
             and await self._approved(choices.decided, cwd, project, emit, ask, unattended)
         ):
             specs += project.hooks
-        return SessionHooks(tuple(specs), emit.session_id, cwd, secrets, store, emit)
+        return SessionHooks(tuple(specs), emit.session_id, cwd, secrets, store, emit, sandbox, processes)
 
     async def _approved(
         self, decided: dict[str, bool], cwd: Path, project: ProjectHooks, emit: Emitter, ask: Ask, unattended: bool
     ) -> bool:
-        listing = "\n".join(f"{s.event}{f' [{s.matcher}]' if s.matcher else ''}: {s.command}" for s in project.hooks)
+        listing = "\n".join(
+            f"{s.event}{f' [{s.matcher}]' if s.matcher else ''}: {s.command}"
+            + ("" if s.sandbox else "  (sandbox = false: runs OUTSIDE the sandbox, with all your rights)")
+            for s in project.hooks
+        )
         item = ProjectItem(
             project=cwd,
             name=PROJECT_FILE,
@@ -205,9 +215,27 @@ class HookService:
         nobody = f"{PROJECT_FILE} was not run: it is not approved (nobody to ask)" if unattended else None
         return await approve(self.trust, decided, item, emit.session_id, emit, ask, nobody)
 
-    def offline(self, cwd: Path, session_id: str, secrets: tuple[str, ...]) -> SessionHooks:
+    def standing(
+        self, cwd: Path, session_id: str, secrets: tuple[str, ...], store: Store | None, emit: Emitter
+    ) -> SessionHooks:
+        """The hooks that run without a turn to ask in (``Notification``): the user's, and the project's when its
+        file is approved as it is now; nobody is asked."""
+        project = read_project_hooks(cwd)
+        ok = project is not None and project.problem is None and self.approved(cwd, project)
+        specs = [*self.user_hooks, *(project.hooks if project is not None and ok else ())]
+        return SessionHooks(tuple(specs), session_id, cwd, secrets, store, emit)
+
+    def offline(
+        self,
+        cwd: Path,
+        session_id: str,
+        secrets: tuple[str, ...],
+        sandbox: CommandSandbox | None = None,
+        processes: ProcessGroups | None = None,
+    ) -> SessionHooks:
         """``checkPolicy``'s hooks: the user's and the project's (the check is asked for explicitly, to try a
-        policy before it is approved or rolled out); runs are not stored or streamed."""
+        policy before it is approved or rolled out), under the sandbox as in a turn; runs are not stored or
+        streamed."""
         project = read_project_hooks(cwd)
         specs = [*self.user_hooks, *(project.hooks if project is not None else ())]
-        return SessionHooks(tuple(specs), session_id, cwd, secrets)
+        return SessionHooks(tuple(specs), session_id, cwd, secrets, sandbox=sandbox, processes=processes)

@@ -28,12 +28,15 @@ from mcp.client.streamable_http import streamable_http_client
 from server.errors import McpConfigError
 from server.mcp.config import McpServerConfig, expand
 from server.mcp.stdio import TOO_LARGE, bounded_stdio_client
-from server.sandbox.policy import build_policy, default_deny_read
+from server.sandbox.policy import SandboxPolicy, build_policy, default_deny_read
 from server.sandbox.runner import private_tmpdir, support, wrap
 from server.secret_env import handed_over
 
 log = logging.getLogger(__name__)
 
+# How a process start is contained (``server.tools.processes.ProcessGroups.launch``): argv, sandbox policy or None,
+# whether the sandbox makes its own namespaces -> the argv to start instead
+Launch = Callable[[list[str], SandboxPolicy | None, bool], list[str]]
 State = Literal["stopped", "starting", "ready", "failed"]
 MAX_FAILURES = 4
 BACKOFF_START_S = 0.5
@@ -54,8 +57,15 @@ class ServerTool:
 
 
 class McpConnection:
-    def __init__(self, config: McpServerConfig, log_dir: Path, on_change: Callable[[McpConnection], None]):
+    def __init__(
+        self,
+        config: McpServerConfig,
+        log_dir: Path,
+        on_change: Callable[[McpConnection], None],
+        launch: Launch | None = None,
+    ):
         self.config = config
+        self._launch = launch  # a stdio server starts inside the server's PID namespace: it ends with the server
         self.state: State = "stopped"
         self.reason: str | None = None
         self.tools: list[ServerTool] = []
@@ -176,6 +186,9 @@ class McpConnection:
             return streamable_http_client(url, http_client=client)
         if c.sandbox:
             command, args, env = self._confined(command, args, env)
+        elif self._launch is not None:
+            full = self._launch([command, *args], None, True)
+            command, args = full[0], full[1:]
         self._log_dir.mkdir(parents=True, exist_ok=True)
         errlog = stack.enter_context(open(self._log_path, "a", encoding="utf-8"))  # noqa: SIM115 - the stack closes it
         return bounded_stdio_client(  # not the SDK's stdio_client: its line reader is quadratic (server.mcp.stdio)
@@ -194,8 +207,9 @@ class McpConnection:
         home = self._log_dir.parent  # the data folder (mcp-logs lives in it)
         policy = build_policy(
             str(c.sandbox), Path(c.cwd or os.getcwd()), tmp, deny_read=default_deny_read(home, dict(os.environ))
-        )
-        full = wrap(policy, [command, *args], found.namespaces)
+        ).with_nested_git()  # every .git below its folder read-only too (B-SBX-4)
+        argv = [command, *args]
+        full = self._launch(argv, policy, found.namespaces) if self._launch else wrap(policy, argv, found.namespaces)
         return full[0], full[1:], {**get_default_environment(), **env, "TMPDIR": str(tmp)}
 
     async def _watch(self, session: ClientSession) -> None:

@@ -15,15 +15,18 @@ from typing import TYPE_CHECKING, Any
 from server.mcp.config import McpServerConfig
 
 if TYPE_CHECKING:  # the MCP SDK loads with the first server started, not with the server (see service.py)
-    from server.mcp.connection import McpConnection
+    from server.mcp.connection import Launch, McpConnection
 
 IDLE_STOP_S = 600.0
 StatusListener = Callable[["McpConnection", list[str]], None]  # the connection, the ids of the sessions using it
 
 
 class McpManager:
-    def __init__(self, log_dir: Path, on_status: StatusListener, idle_stop_s: float = IDLE_STOP_S):
+    def __init__(
+        self, log_dir: Path, on_status: StatusListener, idle_stop_s: float = IDLE_STOP_S, launch: Launch | None = None
+    ):
         self._log_dir = log_dir
+        self._launch = launch
         self.idle_stop_s = idle_stop_s
         self._reaper: asyncio.Task[Any] | None = None
         self._on_status = on_status
@@ -44,7 +47,7 @@ class McpManager:
             if conn is None:
                 from server.mcp.connection import McpConnection
 
-                conn = self._connections[config.key] = McpConnection(config, self._log_dir, self._changed)
+                conn = self._connections[config.key] = McpConnection(config, self._log_dir, self._changed, self._launch)
             users = self._users.setdefault(config.key, set())
             joined = session_id not in users
             users.add(session_id)

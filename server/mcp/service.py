@@ -28,7 +28,7 @@ from server.project_approval import Ask, ProjectItem, ProjectTrust, approve
 from server.tools.base import Tool, ToolContext, ToolFailure
 
 if TYPE_CHECKING:  # the MCP SDK (and pydantic under it) loads only when a server is started: ~35 MB of RSS
-    from server.mcp.connection import McpConnection
+    from server.mcp.connection import Launch, McpConnection
     from server.transcript import Store
 
 log = logging.getLogger(__name__)
@@ -81,8 +81,10 @@ async def load_frozen(store: Store, session_id: str) -> FrozenTools | None:
 
 
 class McpService:
-    def __init__(self, home: Path, user_servers: tuple[McpServerConfig, ...], notify: Notify):
-        self.manager = McpManager(home / "mcp-logs", self._status)
+    def __init__(
+        self, home: Path, user_servers: tuple[McpServerConfig, ...], notify: Notify, launch: Launch | None = None
+    ):
+        self.manager = McpManager(home / "mcp-logs", self._status, launch=launch)
         self.trust = ProjectTrust(home, TRUST_FILE)  # "allow always" for project servers
         self.user_servers = user_servers
         self._notify = notify  # what is decided for a session is in its ``McpChoices``

@@ -1,11 +1,13 @@
 """One module per wire method; importing this package registers every handler (``server.edge.rpc.HANDLERS``)."""
 
 from server.methods import (  # noqa: F401
+    attach_session,
     cancel_turn,
     check_policy,
     compact_session,
     create_session,
     delete_session,
+    detach_session,
     fork_session,
     get_context_view,
     import_session,
@@ -15,6 +17,7 @@ from server.methods import (  # noqa: F401
     list_hooks,
     list_mcp_servers,
     list_models,
+    list_processes,
     list_sessions,
     read_artifact,
     read_events,
@@ -25,6 +28,7 @@ from server.methods import (  # noqa: F401
     rewind_files,
     search_transcript,
     steer_turn,
+    stop_process,
     submit_turn,
     update_session,
 )

@@ -30,10 +30,18 @@ async def list_sessions(core: Core, params: ListSessionsParams) -> ListSessionsR
                 model=s.model,
                 approval_policy=policy(s.approval_policy),
                 totals=_totals(totals.get(s.id)),
+                running=_running(core, s.id),
+                waiting_for_approval=core.clients.waiting_for_approval(s.id),
+                attached_clients=core.clients.attached(s.id),
             )
             for s in sessions
         ]
     )
+
+
+def _running(core: Core, session_id: str) -> bool:
+    handle = core.sessions.peek(session_id)
+    return handle is not None and handle.turns.is_running()
 
 
 def _totals(summed: dict[str, Any] | None) -> SessionTotals | None:

@@ -10,15 +10,18 @@ from typing import Any
 
 import pathspec
 
+from server.sandbox.policy import is_hidden
+
 ALWAYS_SKIPPED = {".git", ".hg", ".svn", ".threadline-tmp"}
 
 
-def walk_files(root: Path, base: Path) -> Iterator[Path]:
+def walk_files(root: Path, base: Path, hidden: tuple[str, ...] = ()) -> Iterator[Path]:
     """Files under ``base`` (inside ``root``) not ignored by any ``.gitignore`` from ``root`` down.
 
     Symlinked directories are not followed, so a link pointing outside the folder is never walked into. Only
     regular files are yielded: a FIFO, socket or device is never opened (issue 28: opening a FIFO blocks until
-    someone writes to it, which held a search for its whole deadline), and a symlink is not followed.
+    someone writes to it, which held a search for its whole deadline), and a symlink is not followed. A path in
+    ``hidden`` (resolved; the sandbox's deny list) or under it is neither walked nor yielded.
     """
     root = root.resolve()
     specs: list[tuple[Path, pathspec.PathSpec[Any]]] = []
@@ -28,10 +31,14 @@ def walk_files(root: Path, base: Path) -> Iterator[Path]:
         here = Path(dirpath)
         if here != base:
             _load_spec(here, specs)
-        dirnames[:] = sorted(d for d in dirnames if d not in ALWAYS_SKIPPED and not _ignored(here / d, True, specs))
+        dirnames[:] = sorted(
+            d
+            for d in dirnames
+            if d not in ALWAYS_SKIPPED and not is_hidden(here / d, hidden) and not _ignored(here / d, True, specs)
+        )
         for name in sorted(filenames):
             path = here / name
-            if _regular(path) and not _ignored(path, False, specs):
+            if _regular(path) and not is_hidden(path, hidden) and not _ignored(path, False, specs):
                 yield path
 
 

@@ -52,7 +52,7 @@ def search_tree(job: dict[str, Any]) -> dict[str, Any]:
     root, base, cap = Path(job["root"]).resolve(), Path(job["base"]), job["max_line_chars"]
     matcher = glob_matcher(job["glob"]) if job.get("glob") else None
     found = long_lines = 0
-    for path in walk_files(root, base):
+    for path in walk_files(root, base, tuple(job.get("hidden") or ())):
         rel = _relative(root, path)
         if matcher is not None and not matcher(rel):
             continue
@@ -75,7 +75,9 @@ def list_tree(job: dict[str, Any]) -> dict[str, Any]:
     """``list_files``: folder-relative paths under ``base`` matching the glob; at most ``max_items`` are sent."""
     root, base = Path(job["root"]).resolve(), Path(job["base"])
     matcher = glob_matcher(job["pattern"])
-    names = sorted(r for r in (_relative(root, p) for p in walk_files(root, base)) if matcher(r))
+    names = sorted(
+        r for r in (_relative(root, p) for p in walk_files(root, base, tuple(job.get("hidden") or ()))) if matcher(r)
+    )
     for name in names[: job["max_items"]]:
         _emit({"item": name})
     return {"total": len(names)}

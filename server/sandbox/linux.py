@@ -4,9 +4,11 @@ Stdlib only; runs in the launcher before ``execvp``. The order matters:
 
 1. A new user namespace (so an unprivileged user may make the others), mount namespace, and network namespace
    unless the network is allowed. The user and group map to themselves, so files keep their owners.
-2. Mounts, private to this namespace: ``.git/`` and ``.threadline/`` bound read-only over themselves (Landlock
+2. Mounts, private to this namespace: ``.threadline/`` and every ``.git`` the policy found at the command's start
+   (``SandboxPolicy.with_nested_git``, B-SBX-4) bound read-only over themselves (Landlock
    cannot take a right away below a folder it granted, a read-only mount can); each ``deny_read`` folder covered
-   by an empty read-only tmpfs, each file by a read-only ``/dev/null``; a private ``/dev/shm``.
+   by an empty read-only tmpfs, each file by a read-only ``/dev/null``; a private ``/dev/shm``; a private
+   ``/dev/pts`` (the user's other terminals out of reach).
 3. The loopback interface up, so a test server inside the command can still talk to itself (the host's
    127.0.0.1 stays out of reach: it is another namespace's).
 4. Landlock last: write rights only beneath the writable folders. A Landlock-confined process may not mount or
@@ -97,6 +99,21 @@ def hide(path: str) -> None:
         bind_read_only("/dev/null", path)
 
 
+def private_ptys() -> None:
+    """A devpts instance of the command's own on ``/dev/pts`` (and ``/dev/ptmx`` pointing into it): the user's
+    terminals are not in it, so a command can neither type into one nor read what is typed there. Where a new
+    instance cannot be mounted, an empty read-only folder covers ``/dev/pts``: no terminal at all."""
+    if not os.path.isdir("/dev/pts"):
+        return
+    try:
+        _mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620")
+    except SandboxSetupError:
+        _mount("tmpfs", "/dev/pts", "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0555")
+        return
+    if os.path.exists("/dev/ptmx"):
+        _mount("/dev/pts/ptmx", "/dev/ptmx", None, MS_BIND)
+
+
 def loopback_up() -> None:
     siocgifflags, siocsifflags, iff_up = 0x8913, 0x8914, 0x1
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
@@ -113,9 +130,11 @@ def enter(policy: SandboxPolicy, *, namespaces: bool = True, abi: int | None = N
     if abi < 1:
         raise SandboxSetupError(0, "this kernel has no Landlock")
     grants = [(path, landlock.write_rights(abi)) for path in policy.writable]
-    grants += [(dev, _DEVICE_RIGHTS) for dev in _DEVICES] + [("/dev/pts", _DEVICE_RIGHTS)]
+    grants += [(dev, _DEVICE_RIGHTS) for dev in _DEVICES]
     if namespaces:
         enter_namespaces(policy.network)
+        private_ptys()
+        grants.append(("/dev/pts", _DEVICE_RIGHTS))  # the private instance: the command's own terminals only
         for path in policy.read_only:
             if os.path.exists(path):  # resolved by the policy; absent ones cannot be mounted over (docs/SANDBOX.md)
                 bind_read_only(path, path)

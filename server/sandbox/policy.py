@@ -7,15 +7,22 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass, field
+from collections import deque
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 MODES = ("workspace-write", "read-only", "off")
 DEFAULT_MODE = "workspace-write"
 # Inside a writable folder these stay read-only: a command must not plant a git hook (.git/hooks, core.fsmonitor
-# in .git/config) or change the frozen context and hooks (.threadline/).
+# in .git/config) or change the frozen context and hooks (.threadline/). Every other `.git` below is found by
+# ``nested_git`` at each command's start (B-SBX-4).
 READ_ONLY_CHILDREN = (".git", ".threadline")
+GIT = ".git"
+# The walk for nested repositories stops after this many folders (about 0.2 s warm on a 2-core machine; see
+# docs/SANDBOX.md): a folder past it is not searched, breadth first, so shallow repositories come first.
+NESTED_WALK_LIMIT = 20_000
+MAX_NESTED = 500  # read-only mounts for nested repositories, at most
 HOME_SECRETS = ("~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gcloud", "~/.netrc")
 
 
@@ -33,6 +40,93 @@ def always_hidden(home: Path, env: dict[str, str]) -> tuple[str, ...]:
     connecting to a unix socket, so it is covered instead)."""
     agent = env.get("SSH_AUTH_SOCK")
     return (str(home), *([agent] if agent else []))
+
+
+def hidden_paths(deny_read: tuple[str, ...], cwd: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The ``deny_read`` paths as hidden (resolved, once each), and the ones left visible with why: a path that
+    is the folder itself or holds it (hiding it would hide the folder). One list for commands and file tools."""
+    real_cwd = os.path.realpath(cwd)
+    hidden: list[str] = []
+    skipped: list[str] = []
+    for raw in deny_read:
+        path = os.path.realpath(os.path.expanduser(raw))
+        if real_cwd == path or real_cwd.startswith(path.rstrip("/") + "/"):
+            skipped.append(f"{raw} (it holds the session folder)")
+        elif path not in hidden:
+            hidden.append(path)
+    return tuple(hidden), tuple(skipped)
+
+
+def is_hidden(path: str | Path, hidden: tuple[str, ...]) -> bool:
+    """Whether ``path`` (already resolved) is a hidden path or inside one: what the sandbox covers with an empty
+    mount is what the file tools, ``@path`` and editor context items refuse (B-SBX-1)."""
+    text = str(path)
+    return any(text == h or text.startswith(h.rstrip("/") + "/") for h in hidden)
+
+
+def is_git_name(name: str) -> bool:
+    """A path component git treats as its folder: ``.git`` in any case (case-insensitive file systems)."""
+    return name.casefold() == GIT
+
+
+def gitfile_target(path: str) -> str | None:
+    """The git folder a ``.git`` file (a worktree's or submodule's) points at, resolved, or None."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    for line in head.splitlines():
+        if line.startswith("gitdir:"):
+            target = line[len("gitdir:") :].strip()
+            return os.path.realpath(os.path.join(os.path.dirname(path), target)) if target else None
+    return None
+
+
+def _laid_out_as_git(entries: list[os.DirEntry[str]]) -> bool:
+    """``HEAD``, ``objects/`` and ``refs/`` side by side, as git itself recognises a git folder; from the listing
+    the walk already has, so it costs nothing more."""
+    kinds = {e.name: e for e in entries if e.name in ("HEAD", "objects", "refs")}
+    try:
+        return (
+            len(kinds) == 3
+            and not kinds["HEAD"].is_dir(follow_symlinks=False)
+            and all(kinds[n].is_dir(follow_symlinks=False) for n in ("objects", "refs"))
+        )
+    except OSError:
+        return False
+
+
+def nested_git(roots: tuple[str, ...], limit: int = NESTED_WALK_LIMIT) -> tuple[list[str], bool]:
+    """Every ``.git`` below ``roots`` (a folder, a gitfile and the folder it names, where a link leads) and every
+    folder laid out as a repository (a bare one), found breadth first without following links, and whether the
+    walk stopped at ``limit`` folders."""
+    found: list[str] = []
+    queue, seen = deque(roots), 0
+    while queue:
+        folder = queue.popleft()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        if _laid_out_as_git(entries):  # a bare repository (or a git folder named otherwise): not walked into
+            found.append(os.path.realpath(folder))
+            continue
+        for entry in entries:
+            try:
+                if is_git_name(entry.name):
+                    real = os.path.realpath(entry.path)
+                    found.append(real)
+                    if entry.is_file(follow_symlinks=True) and (target := gitfile_target(entry.path)):
+                        found.append(target)
+                elif entry.is_dir(follow_symlinks=False):
+                    seen += 1
+                    if seen > limit:
+                        return list(dict.fromkeys(found)), True
+                    queue.append(entry.path)
+            except OSError:
+                continue
+    return list(dict.fromkeys(found)), False
 
 
 @dataclass(frozen=True)
@@ -59,6 +153,18 @@ class SandboxPolicy:
     deny_read: tuple[str, ...] = ()
     network: bool = False
     skipped: tuple[str, ...] = field(default=())  # deny_read paths left visible, and why (they hold the folder)
+
+    def with_nested_git(self, limit: int = NESTED_WALK_LIMIT) -> SandboxPolicy:
+        """This policy with every ``.git`` that exists now below the writable folders read-only too (B-SBX-4).
+        Run at each command's start (in a worker thread: it walks the folder), so a repository made by one
+        command is protected from the next."""
+        if self.mode != "workspace-write":
+            return self
+        roots = tuple(r for r in self.writable if r != self.tmpdir)
+        found, stopped = nested_git(roots, limit)
+        extra = [p for p in found if p not in self.read_only and _under_any(p, roots)][:MAX_NESTED]
+        note = (f"nested .git search stopped after {limit} folders",) if stopped else ()
+        return replace(self, read_only=(*self.read_only, *extra), skipped=(*self.skipped, *note))
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -91,21 +197,18 @@ def build_policy(
     # Resolved, so a `.git` that is a link to a folder inside the writable one is protected where it really is;
     # the temp folder has none worth keeping.
     read_only = [os.path.realpath(os.path.join(root, name)) for root in writable[1:] for name in READ_ONLY_CHILDREN]
-    hidden: list[str] = []
-    skipped: list[str] = []
-    for raw in deny_read:
-        path = os.path.realpath(os.path.expanduser(raw))
-        if real_cwd == path or real_cwd.startswith(path.rstrip("/") + "/"):
-            skipped.append(f"{raw} (it holds the session folder)")
-        elif path not in hidden:
-            hidden.append(path)
+    hidden, skipped = hidden_paths(deny_read, cwd)
     return SandboxPolicy(
         mode=mode,
         cwd=real_cwd,
         tmpdir=os.path.realpath(tmpdir),
         writable=tuple(dict.fromkeys(writable)),
         read_only=tuple(read_only),
-        deny_read=tuple(hidden),
+        deny_read=hidden,
         network=network,
-        skipped=tuple(skipped),
+        skipped=skipped,
     )
+
+
+def _under_any(path: str, roots: tuple[str, ...]) -> bool:
+    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)

@@ -31,6 +31,11 @@ _BASE = """(version 1)
 (allow file-read*)"""
 
 
+# A path with a component ``.git`` in any case (macOS file systems ignore case): SBPL matches it at the syscall,
+# so a repository created during the command is covered too, unlike the mounts on Linux.
+_GIT_ANYWHERE = '#"/\\.[Gg][Ii][Tt](/|$)"'
+
+
 def quote(path: str) -> str:
     """An SBPL string literal: backslashes and double quotes escaped, nothing else is special inside quotes."""
     return '"' + path.replace("\\", "\\\\").replace('"', '\\"') + '"'
@@ -42,6 +47,8 @@ def profile(policy: SandboxPolicy) -> str:
         lines.append("(allow file-write*\n" + "\n".join(f"  (subpath {quote(p)})" for p in policy.writable) + ")")
     if policy.read_only:
         lines.append("(deny file-write*\n" + "\n".join(f"  (subpath {quote(p)})" for p in policy.read_only) + ")")
+    if policy.mode == "workspace-write":  # every .git at any depth, made before or during the command (B-SBX-4)
+        lines.append(f"(deny file-write*\n  (regex {_GIT_ANYWHERE}))")
     if policy.deny_read:
         lines.append(
             "(deny file-read* file-write*\n" + "\n".join(f"  (subpath {quote(p)})" for p in policy.deny_read) + ")"

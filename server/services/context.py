@@ -7,7 +7,7 @@ writes anyway: the session's next turn, ``prepare_view`` (an import), or the ser
 from __future__ import annotations
 
 import dataclasses
-import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -22,19 +22,27 @@ from protocol.messages import (
     ContextBreakdown,
     ContextViewResult,
     GetContextViewParams,
+    TokenCalibration,
 )
 from server.agent import turn_hooks
 from server.agent.digests import stable_prefix_tokens
 from server.agent.models import provider_settings
 from server.agent.plans import stored_plan
 from server.agent.view_resume import build_view, keep_resume_point, save_unsaved
-from server.agent.views import COMPACTION_EVENT, effective_settings, recall_server_window, stored_compaction
-from server.context import Compaction, RequestView, ViewSettings, estimate_text_tokens, fit_to_window
+from server.agent.views import (
+    COMPACTION_EVENT,
+    SessionView,
+    recall_server_window,
+    stored_compaction,
+    tool_reserve_tokens,
+)
+from server.context import RequestView, ViewSettings, fit_to_window
 from server.context.breakdown import Breakdown, breakdown
 from server.editor.tools import editor_tools
 from server.emit import Emitter
 from server.errors import InvalidParams
 from server.mcp.service import load_frozen
+from server.sandbox.mode import session_sandbox
 from server.services.models import view_settings
 from server.services.needs import (
     HasAskClient,
@@ -42,31 +50,35 @@ from server.services.needs import (
     HasHooks,
     HasLearned,
     HasNotify,
+    HasProcesses,
     HasSession,
     HasSettings,
     HasStore,
 )
+from server.services.processes import process_infos
 from server.services.subagents import task_spec
 from server.sessions import Session
-from server.tools import tool_specs
 from server.tools.web.tools import search_tools
 from server.transcript import Session as StoredSession
 from server.transcript import Store
 
 
 class ContextNeeds(
-    HasSettings, HasStore, HasSession, HasLearned, HasEditor, HasHooks, HasNotify, HasAskClient, Protocol
+    HasSettings,
+    HasStore,
+    HasSession,
+    HasLearned,
+    HasEditor,
+    HasHooks,
+    HasNotify,
+    HasAskClient,
+    HasProcesses,
+    Protocol,
 ):
     """What the context use cases use of the ``Core``."""
 
 
 MAX_FOCUS_CHARS = 4000
-
-
-def tool_overhead_tokens(extra_specs: list[dict[str, Any]] | None = None) -> int:
-    """What the tool definitions add to every request (they are not part of the message view): the built-in
-    tools', plus a session's frozen MCP tools' when given."""
-    return estimate_text_tokens(json.dumps(tool_specs() + (extra_specs or [])))
 
 
 async def session_tool_overhead_tokens(core: ContextNeeds, stored: StoredSession) -> int:
@@ -76,7 +88,7 @@ async def session_tool_overhead_tokens(core: ContextNeeds, stored: StoredSession
     own = [] if stored.parent_tool_call_id else [task_spec(core, Path(stored.cwd))]
     own += [t.spec() for t in search_tools(core.settings.web).values()]
     own += [t.spec() for t in editor_tools(core.editor).values()] if core.editor else []
-    return tool_overhead_tokens([*own, *(frozen.specs() if frozen else [])])
+    return tool_reserve_tokens([*own, *(frozen.specs() if frozen else [])])
 
 
 @dataclass(frozen=True)
@@ -84,9 +96,31 @@ class ContextView:
     """The request view the next model call would send now, with the budgets it was planned under."""
 
     view: RequestView
-    settings: ViewSettings  # the session's (or the request's) window, threshold and tail
-    effective: ViewSettings  # the same after the tool definitions' reserve and the learned calibration
-    reserved_tokens: int
+    planned: SessionView  # the session's (or the request's) settings, reserve, calibration and server window
+
+    @property
+    def settings(self) -> ViewSettings:
+        return self.planned.settings
+
+    @property
+    def effective(self) -> ViewSettings:
+        return self.planned.effective
+
+    @property
+    def reserved_tokens(self) -> int:
+        return self.planned.reserved_tokens
+
+
+async def session_view(core: ContextNeeds, stored: StoredSession, settings: ViewSettings | None = None) -> SessionView:
+    """What the session's next request is planned under, as the turn's loop plans it (``ViewBuilder``)."""
+    model = provider_settings(core.settings, stored).model or ""
+    await recall_server_window(core.store, stored.id, core.server_windows)
+    return SessionView(
+        settings or view_settings(core.settings, stored),
+        await session_tool_overhead_tokens(core, stored),
+        core.calibrations.get(model),
+        core.server_windows.get(model),
+    )
 
 
 async def context_view(
@@ -102,10 +136,8 @@ async def context_view(
     B-CACHE-3) once a path that writes keeps it."""
     stored, session = await core.session(session_id)
     settings = view_settings(core.settings, stored, context_window_tokens, threshold_ratio, keep_recent_tokens)
-    reserved = await session_tool_overhead_tokens(core, stored)
-    model = provider_settings(core.settings, stored).model or ""
-    await recall_server_window(core.store, session_id, core.server_windows)
-    effective = effective_settings(settings, reserved, core.calibrations.get(model), core.server_windows.get(model))
+    planned = await session_view(core, stored, settings)
+    effective = planned.effective
     compaction = await stored_compaction(core.store, session_id)
     view = await build_view(
         core.store,
@@ -116,7 +148,7 @@ async def context_view(
     )
     if compaction is None:
         await keep_resume_point(core.store, session.view, view)
-    return ContextView(fit_to_window(view), settings, effective, reserved), session
+    return ContextView(fit_to_window(view), planned), session
 
 
 async def get_context_view(core: ContextNeeds, params: GetContextViewParams) -> ContextViewResult:
@@ -130,32 +162,51 @@ async def get_context_view(core: ContextNeeds, params: GetContextViewParams) -> 
     got, session = await context_view(
         core, params.session_id, params.context_window_tokens, params.threshold_ratio, params.keep_recent_tokens
     )
-    view = got.view
+    view, planned = got.view, got.planned
+    shown = planned.shown
+    cal = planned.calibration
     return ContextViewResult(
         messages=view.messages,
-        estimated_tokens=view.estimated_tokens,
-        threshold_tokens=view.threshold_tokens,
+        estimated_tokens=shown(view.estimated_tokens),
+        threshold_tokens=shown(view.threshold_tokens),
         context_window_tokens=got.settings.context_window_tokens,
         keep_recent_tokens=view.keep_recent_tokens,
-        reserved_tokens=got.reserved_tokens,
+        reserved_tokens=shown(got.reserved_tokens),
         mode=view.mode,
         compacted_tool_outputs=view.compacted_tool_outputs,
         transcript_messages=view.transcript_messages,
-        before_tokens=view.before_tokens,
+        before_tokens=shown(view.before_tokens),
         summary=view.summary,
-        compact_target_tokens=got.effective.target_tokens,
-        stable_prefix_tokens=await stable_prefix_tokens(core.store, session.sent, view.messages),
+        compact_target_tokens=shown(got.effective.target_tokens),
+        stable_prefix_tokens=shown(await stable_prefix_tokens(core.store, session.sent, view.messages)),
         plan=await stored_plan(core.store, params.session_id),
-        breakdown=wire_breakdown(breakdown(view, got.reserved_tokens, got.settings.context_window_tokens)),
-        compactions=await compaction_history(core.store, params.session_id),
+        processes=process_infos(session.processes),
+        breakdown=wire_breakdown(
+            breakdown(view, got.reserved_tokens, got.settings.context_window_tokens),
+            shown,
+            got.settings.context_window_tokens,
+        ),
+        compactions=await compaction_history(core.store, params.session_id, shown),
+        calibration=TokenCalibration(factor=planned.factor, samples=cal.samples if cal else 0),
     )
 
 
-def wire_breakdown(parts: Breakdown) -> ContextBreakdown:
-    return ContextBreakdown(**dataclasses.asdict(parts))
+def wire_breakdown(parts: Breakdown, shown: Callable[[int], int], window: int) -> ContextBreakdown:
+    """The breakdown in the provider's tokens (B-TOK-4), its relation kept exact: the message parts are scaled as
+    running sums, so they add up to the shown ``estimatedTokens``; ``free`` is what the shown figures leave."""
+    out = dataclasses.asdict(parts)
+    total = 0
+    for key in ("system_prompt", "project_context", "summary", "messages", "placeholders"):
+        before, total = total, total + out[key]
+        out[key] = shown(total) - shown(before)
+    out["tool_definitions"] = shown(parts.tool_definitions)
+    out["free"] = max(0, window - shown(total) - out["tool_definitions"])
+    return ContextBreakdown(**out)
 
 
-async def compaction_history(store: Store, session_id: str) -> list[CompactionRecord]:
+async def compaction_history(
+    store: Store, session_id: str, shown: Callable[[int], int] = int
+) -> list[CompactionRecord]:
     """Every compaction of the session, oldest first; events stored before triggers were recorded read as
     ``manual`` when requested, else ``auto``."""
     out = []
@@ -170,8 +221,8 @@ async def compaction_history(store: Store, session_id: str) -> list[CompactionRe
                 at=event.created_at,
                 mode=p.get("mode", "summarized"),
                 trigger=trigger,
-                before_tokens=int(p.get("beforeTokens", 0)),
-                after_tokens=int(p.get("afterTokens", 0)),
+                before_tokens=shown(int(p.get("beforeTokens", 0))),
+                after_tokens=shown(int(p.get("afterTokens", 0))),
                 focus=p.get("focus"),
             )
         )
@@ -194,22 +245,20 @@ async def compact_session(core: ContextNeeds, session_id: str, focus: str | None
     session.turns.ensure_idle()  # a running turn carries its own compaction: compact between turns
     emit = Emitter(core.notify, session_id, None)
     choices = session.hooks
+    cwd = Path(stored.cwd)
     hooks = await core.hooks.for_turn(
         choices,
-        Path(stored.cwd),
+        cwd,
         emit,
         core.ask_client,
         core.store,
         core.settings.api_keys(),
         core.settings.unattended,
+        await session_sandbox(core.store, core.settings.sandbox, session_id, cwd),  # B-HOOK-2
+        core.processes,
     )
-    model = provider_settings(core.settings, stored).model or ""
-    settings = effective_settings(
-        view_settings(core.settings, stored),
-        await session_tool_overhead_tokens(core, stored),
-        core.calibrations.get(model),
-        core.server_windows.get(model),
-    )
+    planned = await session_view(core, stored)
+    settings = planned.effective
     compaction = await stored_compaction(core.store, session_id)
     window = settings.context_window_tokens
     # R-OBS-1: said before the hooks and the summary, so a client shows it while they run
@@ -225,7 +274,9 @@ async def compact_session(core: ContextNeeds, session_id: str, focus: str | None
     )
     if view is None or view.compaction is None:
         return CompactSessionResult(compacted=False, mode="full", before_tokens=tokens, after_tokens=tokens)
-    await core.store.add_event(session_id, COMPACTION_EVENT, _manual_event(view, view.compaction, focus))
+    manual: dict[str, Any] = {"requested": True} | ({"focus": focus.strip()} if focus and focus.strip() else {})
+    event = planned.compaction_event(view, **manual, trigger="manual")
+    await core.store.add_event(session_id, COMPACTION_EVENT, event)
     emit(
         u.ContextCompacted(
             mode=view.mode,
@@ -242,22 +293,6 @@ async def compact_session(core: ContextNeeds, session_id: str, focus: str | None
         mode=view.mode,
         summary=view.summary,
     )
-
-
-def _manual_event(view: RequestView, compaction: Compaction, focus: str | None) -> dict[str, Any]:
-    """The stored ``contextCompacted`` event of a ``compactSession``."""
-    event: dict[str, Any] = {
-        "mode": view.mode,
-        "beforeTokens": view.before_tokens,
-        "afterTokens": view.estimated_tokens,
-        "summary": view.summary or "",
-        "compaction": compaction.to_json(),
-        "requested": True,
-    }
-    if focus and focus.strip():
-        event["focus"] = focus.strip()
-    event["trigger"] = "manual"
-    return event
 
 
 def context_report(view: ContextViewResult) -> str:

@@ -9,7 +9,8 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from server.agent.models import ModelSource
 from server.artifacts import ArtifactStore
@@ -33,6 +34,44 @@ def no_client(method: str, params: Any) -> Any:
     raise RuntimeError(f"no client to send {method} to")
 
 
+@dataclass(frozen=True)
+class Attached:
+    """An attach as it took effect (B-DAEMON-1): the session's last update number then, whether an approval
+    waits, and whether updates the client asked for were no longer kept."""
+
+    seq: int
+    waiting_for_approval: bool
+    truncated: bool
+
+
+class Clients(Protocol):
+    """The connections attached to sessions, as one connection sees them (the edge's hub supplies it)."""
+
+    def attach(self, session_id: str, since_seq: int | None, replay: bool = True) -> Attached: ...
+
+    def detach(self, session_id: str) -> bool: ...
+
+    def attached(self, session_id: str) -> int: ...
+
+    def waiting_for_approval(self, session_id: str) -> bool: ...
+
+
+class NoClients:
+    """A front end without attachments (ACP): nothing is attached, nothing waits."""
+
+    def attach(self, session_id: str, since_seq: int | None, replay: bool = True) -> Attached:
+        raise RuntimeError("this front end does not attach connections to sessions")
+
+    def detach(self, session_id: str) -> bool:
+        return False
+
+    def attached(self, session_id: str) -> int:
+        return 0
+
+    def waiting_for_approval(self, session_id: str) -> bool:
+        return False
+
+
 class Core:
     def __init__(
         self,
@@ -54,13 +93,15 @@ class Core:
         # per model: the context window its server stated when it refused a prompt (issue 28), for every session
         # on that model; each session also keeps it as an event, for a restarted server
         self.server_windows: dict[str, int] = {}
-        self.mcp = McpService(settings.home, settings.mcp_servers, self.notify)  # shared MCP servers (server.mcp)
+        # shared MCP servers (server.mcp), started inside the server's PID namespace like every process
+        self.mcp = McpService(settings.home, settings.mcp_servers, self.notify, self.processes.launch)
         self.hooks = HookService(settings.home, settings.hooks)  # [[hooks.EVENT]] and project hooks (server.hooks)
         self.sessions = Sessions(
             lambda: self.store, on_forget=lambda session: self.mcp.forget_session(session.id, session.mcp)
         )
         self.blobs = Blobs(settings.checkpoints_dir)  # file checkpoint contents (server.checkpoints)
         self.editor: EditorLink | None = None  # what the client's editor answers (issue 34); None: nothing
+        self.clients: Clients = NoClients()  # this connection's attachments (B-DAEMON-1), set by the edge
         self._store: Store | None = None
         self._artifacts: ArtifactStore | None = None
 

@@ -17,14 +17,14 @@ from server.agent.remembered import RememberedApprovals
 from server.errors import InvalidParams
 from server.hooks.service import SessionHooks
 from server.sandbox.mode import command_sandbox, session_sandbox
-from server.services.needs import HasHooks, HasSession, HasSettings, HasStore
+from server.services.needs import HasHooks, HasProcesses, HasSession, HasSettings, HasStore
 from server.tools import TOOLS, Tool, parse_arguments
 from server.tools.base import ToolFailure
 from server.tools.web.tools import search_tools
 from server.workspace import checked_folder
 
 
-class PolicyCheckNeeds(HasSettings, HasStore, HasSession, HasHooks, Protocol):
+class PolicyCheckNeeds(HasSettings, HasStore, HasSession, HasHooks, HasProcesses, Protocol):
     """What ``checkPolicy`` uses of the ``Core``."""
 
 
@@ -51,7 +51,9 @@ async def check_policy(core: PolicyCheckNeeds, params: CheckPolicyParams) -> Che
     approvals = Approvals(
         core.store, _nobody, policy, remembered, cwd, core.settings.home, sandbox, rules, web=core.settings.web
     )
-    hooks = core.hooks.offline(cwd, params.session_id or "policy-check", core.settings.api_keys())
+    hooks = core.hooks.offline(
+        cwd, params.session_id or "policy-check", core.settings.api_keys(), sandbox, core.processes
+    )
     calls: list[PolicyCall] = []
     for call in _tool_calls(messages):
         decided = await _decide(call, approvals, hooks, search_tools(core.settings.web))

@@ -14,7 +14,7 @@ from protocol.messages import SteerTurnResult, SubmitTurnParams, SubmitTurnResul
 from server.agent.approvals import Approvals, approval_policy
 from server.agent.batches import TASK_TOOL
 from server.agent.loop import Turn
-from server.agent.views import ViewBuilder, recall_server_window
+from server.agent.views import ViewBuilder, recall_server_window, tool_reserve_tokens
 from server.checkpoints import Checkpointer
 from server.editor.attach import attach_context
 from server.editor.edits import EditWatch
@@ -24,9 +24,9 @@ from server.errors import InvalidParams
 from server.frozen import read_frozen_context
 from server.hooks.service import HookChoices, SessionHooks
 from server.providers import ChatProvider
-from server.sandbox.mode import say_once, session_sandbox
+from server.sandbox.mode import CommandSandbox, say_once, session_sandbox
+from server.sandbox.policy import hidden_paths
 from server.services.commands import CommandsNeeds, turn_text
-from server.services.context import tool_overhead_tokens
 from server.services.images import check_images
 from server.services.models import choose_model, view_settings
 from server.services.needs import HasArtifacts, HasBlobs, HasMcp, HasProcesses, HasRecordedTools
@@ -72,8 +72,9 @@ async def submit_turn(core: TurnsNeeds, params: SubmitTurnParams) -> SubmitTurnR
 
     text = prepared.text  # the expansion of a slash command (what the model sees), else what was sent
     if core.recorded_tools is None and (params.context or "@" in text):  # a replay's text has its blocks already
+        hidden, _ = hidden_paths(core.settings.sandbox.deny_read, Path(stored.cwd))  # as the tools (B-SBX-1)
         attached = await attach_context(
-            Path(stored.cwd), session.id, core.artifacts, core.editor, text, params.context or []
+            Path(stored.cwd), session.id, core.artifacts, core.editor, text, params.context or [], hidden
         )
         text = attached.text
         for note in attached.notes:
@@ -159,6 +160,7 @@ async def build_turn(
         edit_watch=EditWatch(core.editor) if core.editor and core.recorded_tools is None else None,
         allowed=child.tools if child else None,
         sandbox=sandbox,
+        background=session.processes,
     )
 
     async def first_messages() -> list[NewMessage]:
@@ -177,7 +179,7 @@ async def build_turn(
         view_settings(core.settings, stored),
         provider.model,
         core.calibrations,
-        overhead_tokens=tool_overhead_tokens([t.spec() for t in tools.session_tools.values()]),
+        overhead_tokens=tool_reserve_tokens([t.spec() for t in tools.session_tools.values()]),
         server_windows=core.server_windows,
         state=session.view,
         sent=session.sent,
@@ -212,12 +214,19 @@ async def build_turn(
         on_usage=child.on_usage if child else None,
         new_session=stored.message_count == 0 and child is None,  # a subagent is no new session: no SessionStart
         # a subagent's project hooks follow its parent's approval (one question per session, not per child)
-        **_live_or_recorded(core, session, cwd, turn_id, core.sessions.get(child.parent[0]).hooks if child else None),
+        **_live_or_recorded(
+            core, session, cwd, turn_id, core.sessions.get(child.parent[0]).hooks if child else None, sandbox
+        ),
     )
 
 
 def _live_or_recorded(
-    core: TurnsNeeds, session: Session, cwd: Path, turn_id: str, hook_choices: HookChoices | None = None
+    core: TurnsNeeds,
+    session: Session,
+    cwd: Path,
+    turn_id: str,
+    hook_choices: HookChoices | None = None,
+    sandbox: CommandSandbox | None = None,
 ) -> dict[str, Any]:
     """A replay's runner hands back recorded results: nothing is written (no checkpoints), no MCP server starts, no
     hook runs, and its one provider answers every call (the model is not chosen again)."""
@@ -240,6 +249,8 @@ def _live_or_recorded(
             core.store,
             core.settings.api_keys(),
             core.settings.unattended,
+            sandbox,  # hooks run under the session's sandbox (B-HOOK-2)
+            core.processes,
         )
 
     return {

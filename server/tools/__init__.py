@@ -6,7 +6,7 @@ import json
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
-from server.tools import command, files, memory, plan, recall
+from server.tools import background, command, files, memory, plan, recall
 from server.tools.base import EditWatcher, Tool, ToolContext, ToolDenied, ToolFailure, ToolOutcome
 from server.tools.web import tools as web
 from server.workspace import OutsideWorkspace, resolve_inside
@@ -15,7 +15,16 @@ from server.workspace import OutsideWorkspace, resolve_inside
 ToolRunner = Callable[[ToolContext, str, dict[str, Any]], Awaitable[ToolOutcome]]
 
 TOOLS: dict[str, Tool] = {
-    t.name: t for t in [*files.TOOLS, *command.TOOLS, *recall.TOOLS, *memory.TOOLS, *plan.TOOLS, *web.TOOLS]
+    t.name: t
+    for t in [
+        *files.TOOLS,
+        *command.TOOLS,
+        *background.TOOLS,
+        *recall.TOOLS,
+        *memory.TOOLS,
+        *plan.TOOLS,
+        *web.TOOLS,
+    ]
 }
 
 

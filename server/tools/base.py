@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from server.artifacts import ArtifactStore
     from server.sandbox.mode import CommandSandbox
     from server.tools.processes import ProcessGroups
+    from server.tools.running import BackgroundProcesses
     from server.transcript import Store
 
 Status = Literal["ok", "error", "denied"]
@@ -39,6 +40,7 @@ class ToolSettings:
     home: Path  # the user's memory.md lives here
     command_timeout_seconds: float  # run_command's default timeout
     pattern_timeout_seconds: float  # an untrusted regex/glob job is killed after this (server.patterns)
+    max_background_processes: int = 4  # [tools] max_background_processes: running at once per session
     web: WebSettings = field(default_factory=WebSettings)  # [web]: host rules, private endpoints, search provider
 
 
@@ -58,6 +60,7 @@ class ToolContext:
     allowed: frozenset[str] | None = None  # a named agent's ``tools`` allow-list (B-SUB-1); None: every tool
     sandbox: CommandSandbox | None = None  # how run_command confines its processes (None: not at all)
     edit_watch: EditWatcher | None = None  # the editor's diagnostics around a file write (issue 34)
+    background: BackgroundProcesses | None = None  # the session's background processes (its handle's slot)
 
 
 class EditWatcher(Protocol):
@@ -93,10 +96,20 @@ class Tool:
         }
 
     def title(self, args: dict[str, Any]) -> str:
-        for key in ("command", "path", "pattern", "query", "url", "artifact_id", "scope"):
+        for key in ("command", "path", "pattern", "query", "url", "artifact_id", "scope", "processId"):
             if isinstance(args.get(key), str):
-                return f"{self.name}: {args[key][:120]}"
+                return f"{self.name}: {one_line(args[key])}"
         return self.name
+
+
+TITLE_CHARS = 120
+
+
+def one_line(text: str, limit: int = TITLE_CHARS) -> str:
+    """``text`` on one line (line breaks shown as ⏎), cut at ``limit`` characters with a visible "…": a title
+    never hides that something follows (the whole text is in the approval's detail)."""
+    flat = " ⏎ ".join(text.splitlines()) if "\n" in text or "\r" in text else text
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def schema(required: list[str], **props: dict[str, Any]) -> dict[str, Any]:

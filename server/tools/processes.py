@@ -1,4 +1,10 @@
-"""The process groups ``run_command`` started, so the server can end them when it exits, or after a crash.
+"""The processes the server starts, contained so that none outlives it, and the groups ``run_command`` started.
+
+Every command, hook and MCP stdio server starts through ``ProcessGroups.preexec`` (a start we fork) or ``launch``
+(an argv, for the MCP library): inside the server's PID
+namespace (``server.sandbox.contain``), which the kernel empties when the server ends, by ``exit`` or by SIGKILL,
+whatever the processes did (``setsid``, double forks, a scrubbed environment). Where no PID namespace can be
+made, what follows is what is left.
 
 Each command runs in its own session (``start_new_session``), so its group id is the shell's pid and every
 process it starts in the background (``nohup server &``) stays in that group after the shell has returned. They
@@ -21,6 +27,10 @@ import signal
 from collections.abc import Callable
 from pathlib import Path
 
+from server.sandbox.contain import Keeper
+from server.sandbox.policy import SandboxPolicy
+from server.sandbox.runner import wrap
+
 log = logging.getLogger(__name__)
 
 MARKER = "TL_RUN_OWNER"
@@ -31,6 +41,41 @@ class ProcessGroups:
         self._groups: set[int] = set()
         self._home = ""  # hash of the data folder
         self._owner = ""  # this server's lease id
+        self._keeper: Keeper | None = None
+        self._no_keeper = False  # tried once and no PID namespace could be made here
+
+    def launch(self, argv: list[str], policy: SandboxPolicy | None = None, namespaces: bool = True) -> list[str]:
+        """The argv to start instead of ``argv``: inside this server's PID namespace (made on first use), and
+        confined under ``policy`` when given (``namespaces``: the sandbox's own, ``runner.Support.namespaces``).
+        Any start may use it (``subprocess``, asyncio, an SDK that takes a command line); it ends, with all it
+        started, at ``kill_all`` or when this process ends. Without a PID namespace: the sandbox launcher alone,
+        or ``argv`` as it is."""
+        keeper = self.keeper()
+        if keeper is not None:
+            return keeper.argv(argv, policy.to_json() if policy is not None else None, namespaces)
+        return wrap(policy, argv, namespaces) if policy is not None else list(argv)
+
+    def preexec(self, confine: Callable[[], None] | None = None) -> Callable[[], None] | None:
+        """The ``preexec_fn`` for a start this server forks itself (``subprocess``, asyncio; from the event loop's
+        thread): the process joins this server's PID namespace, then ``confine`` (``sandbox.runner.preexec``)
+        runs. Everything the process starts ends at ``kill_all`` or with this process; the process itself is
+        killed with its group (``add``) or when this process ends. Without a PID namespace: ``confine``."""
+        keeper = self.keeper()
+        return keeper.preexec(confine) if keeper is not None else confine
+
+    def keeper(self) -> Keeper | None:
+        if self._keeper is not None and not self._keeper.alive():
+            self._keeper = None
+        if self._keeper is None and not self._no_keeper:
+            self._keeper = Keeper.start()
+            self._no_keeper = self._keeper is None
+            if self._no_keeper:
+                log.warning("no PID namespace can be made here: commands are not contained (docs/RELIABILITY.md)")
+        return self._keeper
+
+    @property
+    def contained(self) -> bool:
+        return self.keeper() is not None
 
     def own(self, home: Path, lease_id: str) -> None:
         """Mark this server's commands from now on (see the module doc)."""
@@ -75,7 +120,10 @@ class ProcessGroups:
         self._groups.add(pgid)
 
     def kill_all(self) -> int:
-        """SIGKILL every group still alive; returns how many were."""
+        """SIGKILL every group still alive and every process in the PID namespace; returns how many groups were."""
+        if self._keeper is not None:
+            self._keeper.stop()
+            self._keeper = None
         killed = 0
         for pgid in sorted(self._groups):
             try:

@@ -23,6 +23,7 @@ def test_tool_kinds():
         tools.tool_kind(n)
         for n in ("read_file", "edit_file", "search_files", "run_command", "web_fetch", "web_search", "mystery")
     ] == ["read", "edit", "search", "execute", "fetch", "fetch", "other"]
+    assert [tools.tool_kind(n) for n in ("process_output", "stop_process")] == ["execute", "execute"]
 
 
 def test_permission_outcomes_map_onto_decisions():

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -268,3 +269,28 @@ def test_a_compaction_inside_a_turn_shows_as_compacting_not_as_waiting_for_the_m
     assert "context compacted (" in screen and "Read it all." in screen
     assert "compacting ·" not in screen  # replaced once the compaction was done
     assert t.close() == 0
+
+
+def test_chat_lists_the_background_processes_and_stops_one(fake, env, folder):
+    fake.push(
+        {
+            "tool_calls": [
+                {"id": "c1", "name": "run_command", "arguments": {"command": "sleep 600", "background": True}}
+            ]
+        },
+        {"content": "Started."},
+    )
+    run = threadline(
+        env, "chat", "--cwd", str(folder), "--policy", "auto", stdin="start it\n/processes\n/stop bg-nope\n"
+    )
+    assert run.returncode == 0, run.stderr
+    listed = re.search(r"^  (bg-\w+)  pid (\d+)  running\s+sleep 600$", run.stdout, re.M)
+    assert listed, run.stdout
+    assert "— 1 running: /stop ID stops one" in run.stdout
+    assert "no background process 'bg-nope'" in run.stdout
+    for _ in range(600):  # the chat's server ended, and its processes with it
+        if not Path(f"/proc/{listed[2]}").exists() or "State:\tZ" in Path(f"/proc/{listed[2]}/status").read_text():
+            break
+        time.sleep(0.05)
+    else:
+        raise AssertionError(f"process {listed[2]} outlived the chat's server")

@@ -6,6 +6,7 @@ with real SSE framing and can misbehave on cue (errors, cuts, hangs). Stdlib onl
     python tests/fakes/fake_provider.py [--port 0] [--api-key K] [--context-window N] [--ptl-style S]
                                         [--model M ...] [--reject-stream-options] [--script FILE.json]
                                         [--cache-style openai|deepseek|none] [--cached-tokens N]
+                                        [--token-factor F]
 
 prints `FAKE_PROVIDER_URL=http://127.0.0.1:PORT/v1` and serves until killed. Control endpoints on the same
 port: `POST /_control/push` (JSON item or list, appended), `GET /_control/requests`, `POST /_control/reset`.
@@ -20,6 +21,10 @@ message reports 0. The figure goes in ``usage.prompt_tokens_details.cached_token
 ``usage.prompt_cache_hit_tokens`` plus ``prompt_cache_miss_tokens`` (``"deepseek"``) or nowhere (``"none"``);
 ``cached_tokens=N`` reports N (capped at the prompt) instead of the measured prefix, and a script item's
 ``usage`` overrides both.
+
+Prompt tokens: JSON characters / 4 of the messages, by default. ``token_factor=F`` counts as a tokenizer unlike the
+server's estimate would: F times (JSON characters of the messages and the tool definitions) / 4, rounded up, for
+the reported ``prompt_tokens`` and the ``context_window`` check alike.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import argparse
 import contextlib
 import hashlib
 import json
+import math
 import os
 import sys
 import threading
@@ -70,6 +76,7 @@ class FakeProvider(LocalHttpDouble):
         port: int = 0,
         verbose: bool = False,
         answer: Callable[[list[dict[str, Any]]], str] | None = None,
+        token_factor: float | None = None,
     ) -> None:
         if ptl_style not in rules.PTL_STYLES:
             raise ValueError(f"unknown ptl_style {ptl_style!r}; expected one of {rules.PTL_STYLES}")
@@ -83,6 +90,7 @@ class FakeProvider(LocalHttpDouble):
         self.cache_style = cache_style
         self.cached_tokens = cached_tokens
         self.verbose = verbose
+        self.token_factor = token_factor
         self.answer = answer  # the text of an unscripted answer, from the request's messages (default: an echo)
         self._init_http(host, port)
         self._lock = threading.Lock()
@@ -116,6 +124,13 @@ class FakeProvider(LocalHttpDouble):
             self._queue.clear()
             self._requests.clear()
             self._cache.clear()
+
+    def prompt_tokens(self, body: dict[str, Any]) -> int:
+        """What this double counts a request's prompt as (see the module docstring)."""
+        if self.token_factor is None:
+            return rules.estimate_prompt_tokens(body["messages"])
+        chars = len(json.dumps(body["messages"], ensure_ascii=False)) + len(json.dumps(body.get("tools") or []))
+        return math.ceil(chars / 4 * self.token_factor)
 
     def cache_lookup(self, messages: list[Any]) -> int:
         """Tokens of the longest leading run of `messages` some remembered request began with; then remember
@@ -224,7 +239,7 @@ class _Handler(BaseHTTPRequestHandler):
             rules.check_request(body, models=fake.models)
             if fake.reject_stream_options and "stream_options" in body:
                 raise rules.stream_options_unsupported()
-            tokens = rules.estimate_prompt_tokens(body["messages"])
+            tokens = fake.prompt_tokens(body)
             if fake.context_window is not None and tokens > fake.context_window:
                 raise rules.context_too_long(fake.ptl_style, fake.context_window, tokens)
         except rules.Rejection as rejection:
@@ -315,6 +330,7 @@ def main(argv: list[str] | None = None) -> int:
         help="where to report cached prompt tokens (see the module docstring)",
     )
     parser.add_argument("--cached-tokens", type=int, help="report this many cached tokens on every answer")
+    parser.add_argument("--token-factor", type=float, help="count prompts at F x (messages + tools) chars/4")
     parser.add_argument("--script", help="JSON file holding a list of script items to queue")
     parser.add_argument("--verbose", action="store_true", help="log requests to stderr")
     args = parser.parse_args(argv)
@@ -326,6 +342,7 @@ def main(argv: list[str] | None = None) -> int:
         reject_stream_options=args.reject_stream_options,
         cache_style=args.cache_style,
         cached_tokens=args.cached_tokens,
+        token_factor=args.token_factor,
         port=args.port,
         verbose=args.verbose,
     )

@@ -376,3 +376,40 @@ async def test_B_HOOK_1_a_subagents_calls_pass_the_hooks_under_its_parents_appro
     assert [g["tool_name"] for g in given] == ["read_file"] and given[0]["session_id"] != sid
     starts = [r["input"]["session_id"] for r in seen(folder) if r["input"]["hook_event_name"] == "SessionStart"]
     assert starts == [sid]  # the parent's start only: a subagent is no new session
+
+
+async def test_B_HOOK_1_the_background_process_tools_pass_the_hooks(agent, folder):
+    project(
+        folder,
+        toml(
+            [
+                (
+                    "PreToolUse",
+                    hook("say", json.dumps({"decision": "deny", "reason": "keep it running"})),
+                    "stop_process",
+                ),
+                ("PostToolUse", hook("say", ""), "run_command|process_output"),
+            ]
+        ),
+    )
+    agent.fake.push(call("call_b1", "run_command", command="sleep 600", background=True), {"content": "started"})
+    sid = await agent.session(folder, policy="auto")
+    await agent.turn(sid, "start it")
+    [started] = agent.updates(sid, "toolResult")
+    process_id = started["content"].split()[3]
+    agent.fake.push(
+        call("call_b2", "process_output", processId=process_id),
+        call("call_b3", "stop_process", processId=process_id),
+        {"content": "ok"},
+    )
+    await agent.turn(sid, "look and stop it")
+    output, stop = agent.updates(sid, "toolResult")[1:]
+    assert output["content"].startswith(f"Process {process_id} is running")
+    assert stop["status"] == "denied" and "keep it running" in stop["content"]
+    assert [r["input"]["tool_name"] for r in seen(folder) if r["input"]["hook_event_name"] == "PostToolUse"] == [
+        "run_command",
+        "process_output",
+    ]
+    listed = await agent.client.request("listProcesses", {"sessionId": sid})
+    assert [p["status"] for p in listed["processes"]] == ["running"]
+    await agent.client.request("stopProcess", {"sessionId": sid, "processId": process_id})

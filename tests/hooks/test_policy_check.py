@@ -116,6 +116,44 @@ def test_issue_33_policy_check_under_plan_mode_denies_what_plan_mode_refuses(tmp
     assert calls[1]["reason"].startswith("Permission denied: write_file was not run because this session is in plan")
 
 
+def test_policy_check_covers_the_background_process_tools(tmp_path, folder):
+    """Issue 44: a background ``run_command`` is decided as any command (hooks, deny list, policy); reading a
+    process's output or stopping it asks nothing (it only touches what the session started)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text(CONFIG)
+
+    def fn(call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+
+    calls = [
+        fn("b0", "run_command", {"command": "python3 -m http.server 8000", "background": True}),
+        fn("b1", "run_command", {"command": "rm -rf /tmp/elsewhere", "background": True}),
+        fn("b2", "process_output", {"processId": "bg-1"}),
+        fn("b3", "stop_process", {"processId": "bg-1"}),
+    ]
+    recorded = tmp_path / "bg.json"
+    recorded.write_text(
+        json.dumps(
+            [
+                {"role": "user", "content": "serve"},
+                {"role": "assistant", "content": None, "tool_calls": calls},
+                *({"role": "tool", "tool_call_id": c["id"], "content": "recorded"} for c in calls),
+            ]
+        )
+    )
+    done = threadline(home, "policy-check", str(recorded), "--cwd", str(folder), "--json", "--policy", "ask")
+    assert done.returncode == 0, done.stderr
+    decided = [(c["tool"], c["decision"], c["by"]) for c in json.loads(done.stdout)["calls"]]
+    hook = f"hook: {example('block_rm_outside.py')}"
+    assert decided == [
+        ("run_command", "ask", "policy"),
+        ("run_command", "deny", hook),
+        ("process_output", "allow", "policy"),
+        ("stop_process", "allow", "policy"),
+    ]
+
+
 def _web_calls(*calls: tuple[str, dict[str, str]]) -> list[dict[str, Any]]:
     tool_calls = [
         {"id": f"w{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}

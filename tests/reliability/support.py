@@ -50,7 +50,7 @@ async def sigkill(client: Client) -> None:
 
 def updates(client: Client, sid: str, kind: str | None = None) -> list[dict[str, Any]]:
     return [
-        dict(p["update"], seq=p.get("seq"))
+        dict(p["update"], seq=p.get("messageSeq"))
         for m, p in list(client.notifications)
         if m == "sessionUpdate" and p["sessionId"] == sid and (kind is None or p["update"]["kind"] == kind)
     ]

@@ -7,10 +7,10 @@ import json
 import subprocess
 from pathlib import Path
 
+from server.agent.views import tool_reserve_tokens
 from server.cli.demo import draw
 from server.cli.replay_run import ReplayReport, Step, cache_breaks
 from server.context import estimate_message_tokens
-from server.services.context import tool_overhead_tokens
 from tests.conftest import KIMI, load_trajectory
 from tests.fakes.fake_provider import FakeProvider
 from tests.harness import REPO, server_env, start_client
@@ -56,7 +56,7 @@ def test_requests_out_has_one_line_per_model_call_within_the_window(tmp_path):
     for request, row in zip(requests, table):
         tokens = sum(estimate_message_tokens(m) for m in request["messages"])
         assert tokens == int(row[3].replace(",", "")), row  # the size the loop reported for this very call
-        assert tokens <= window - tool_overhead_tokens(), row  # the tool definitions go with every request
+        assert tokens <= window - tool_reserve_tokens(), row  # the tool definitions go with every request
         assert request["messages"][0]["role"] == "system"
 
 

@@ -69,3 +69,31 @@ def test_B_SBX_3_the_denial_note_names_the_sandbox_and_what_was_denied(tmp_path:
     assert "network" in (denial_note("curl: (6) Could not resolve host: example.com", policy) or "")
     assert "hides" in (denial_note("cat: /nonexistent/secret/key: No such file or directory", policy) or "")
     assert denial_note("AssertionError: 1 != 2\nFAILED tests/test_x.py", policy) is None
+
+
+def test_B_SBX_4_nested_git_finds_folders_gitfiles_links_and_bare_ones_and_stops_at_its_bound(tmp_path: Path):
+    import subprocess
+
+    from server.sandbox.policy import nested_git
+
+    ws = tmp_path / "ws"
+    (ws / "a" / "b" / ".git").mkdir(parents=True)
+    (ws / "store" / "modules" / "m").mkdir(parents=True)
+    (ws / "sub").mkdir()
+    (ws / "sub" / ".git").write_text("gitdir: ../store/modules/m\n")
+    (ws / "linked").mkdir()
+    (ws / "linked" / ".git").symlink_to(ws / "a" / "b" / ".git")
+    subprocess.run(["git", "init", "-q", "--bare", str(ws / "srv.git")], check=True)
+    found, stopped = nested_git((str(ws),))
+    assert not stopped
+    assert set(found) == {
+        str(ws / "a" / "b" / ".git"),
+        str(ws / "sub" / ".git"),
+        str(ws / "store" / "modules" / "m"),
+        str(ws / "srv.git"),
+    }
+    policy = build_policy("workspace-write", ws, tmp_path).with_nested_git()
+    assert str(ws / "sub" / ".git") in policy.read_only
+    _, stopped = nested_git((str(ws),), limit=2)
+    assert stopped
+    assert "stopped after 2 folders" in build_policy("workspace-write", ws, tmp_path).with_nested_git(2).skipped[-1]

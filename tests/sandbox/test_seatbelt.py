@@ -53,3 +53,14 @@ def test_B_SBX_1_seatbelt_read_only_mode_writes_only_the_temp_folder(tmp_path):
     allow = text[text.index("(allow file-write*") :]
     assert quote(str((tmp_path / "tmp").resolve())) in allow
     assert f"(subpath {quote(str((tmp_path / 'ws').resolve()))})" not in allow
+
+
+def test_B_SBX_4_seatbelt_denies_writes_to_any_git_path_component_after_the_grants(tmp_path):
+    import re
+
+    text = profile(policy(tmp_path))
+    rule = text.index("(deny file-write*\n  (regex #")
+    assert rule > text.index("(allow file-write*")
+    pattern = re.compile(text[rule:].split('#"', 1)[1].split('"', 1)[0])
+    assert pattern.search("/ws/vendor/lib/.git/config") and pattern.search("/ws/sub/.GIT")
+    assert not pattern.search("/ws/.gitignore") and not pattern.search("/ws/my.git.txt")

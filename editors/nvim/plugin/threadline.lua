@@ -74,3 +74,7 @@ cmd('ThreadlineAddSelection', function(o)
     vim.notify(('threadline: lines %d-%d attached to your next message'):format(o.line1, o.line2))
   end
 end, { range = true, desc = 'Threadline: attach the selected lines to the next message' })
+
+cmd('ThreadlineProcesses', function()
+  require('threadline.processes').pick()
+end, { desc = "Threadline: the session's background processes; pick a running one to stop it" })

@@ -5,6 +5,7 @@ import { DIFF_SCHEME, DiffDocuments } from './diffs';
 import { EditorBridge } from './editor';
 import { ServerManager } from './serverManager';
 import { ContextPanel } from './sidebar/contextPanel';
+import { processPickItems } from './sidebar/processes';
 import { SidebarProvider } from './sidebar/provider';
 
 export function activate(context: vscode.ExtensionContext): void {
@@ -63,6 +64,21 @@ export function activate(context: vscode.ExtensionContext): void {
       if (input?.trim()) await sidebar.steer(input.trim());
     }),
     command('threadline.rewindFiles', () => requireSession() && sidebar.rewindFiles()),
+    command('threadline.showProcesses', async () => {
+      const sessionId = requireSession();
+      if (!sessionId) return;
+      const { processes } = await server.client.request('listProcesses', { sessionId });
+      if (!processes.length) {
+        void vscode.window.showInformationMessage('Threadline: this session started no background process.');
+        return;
+      }
+      const pick = await vscode.window.showQuickPick(processPickItems(processes), {
+        title: 'Threadline: Background Processes', placeHolder: 'Pick a running process to stop it',
+      });
+      if (!pick?.running) return;
+      const { process } = await server.client.request('stopProcess', { sessionId, processId: pick.processId });
+      void vscode.window.showInformationMessage(`Threadline: ${process.processId} ${process.status} (exit code ${process.exitCode ?? '?'}).`);
+    }),
     command('threadline.allowEdit', () => sidebar.answerFromDiff(DiffDocuments.toolCallOf(vscode.window.activeTextEditor?.document.uri), 'allowOnce')),
     command('threadline.rewindEdit', () => sidebar.rewindFromDiff(DiffDocuments.toolCallOf(vscode.window.activeTextEditor?.document.uri))),
     command('threadline.rejectEdit', () => sidebar.answerFromDiff(DiffDocuments.toolCallOf(vscode.window.activeTextEditor?.document.uri), 'reject')),

@@ -37,6 +37,12 @@ function M.ask(params, chat)
   if fmt.val(params.outsideSandbox) == true then
     prompt = 'OUTSIDE THE SANDBOX! ' .. prompt
   end
+  -- A cut title ends with "…": the picker then shows the detail too (the whole command, the model's quoted
+  -- reason), so what is approved is what was read, chat open or not
+  local title = fmt.str(params.title)
+  if title:sub(-#'…') == '…' then
+    prompt = prompt .. '\n' .. table.concat(fmt.lines(params.detail), '\n')
+  end
 
   local co, is_main = coroutine.running()
   local can_yield = co ~= nil and not is_main

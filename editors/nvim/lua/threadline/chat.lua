@@ -271,12 +271,11 @@ end
 
 function Chat:approval(p)
   local lines = { ('  ? approval needed: %s'):format(fmt.str(p.title ~= nil and p.title or p.tool)) }
-  if fmt.val(p.outsideSandbox) == true then -- B-SBX-3: marked plainly, with the model's reason
+  if fmt.val(p.outsideSandbox) == true then -- B-SBX-3: marked plainly
     lines[1] = '  ! OUTSIDE THE SANDBOX — approval needed: ' .. fmt.str(p.title ~= nil and p.title or p.tool)
-    if fmt.val(p.reason) ~= nil then
-      lines[#lines + 1] = '    reason: ' .. fmt.str(p.reason)
-    end
   end
+  -- The detail holds the whole command, then the model's reason quoted as its words: shown as sent, never the
+  -- raw `reason` field (its text could pass for a line of ours)
   for _, l in ipairs(fmt.lines(p.detail)) do
     lines[#lines + 1] = '    ' .. l
   end

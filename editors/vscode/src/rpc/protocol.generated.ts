@@ -8,6 +8,8 @@ export interface ProtocolDefinitions {
   ArtifactSearch?: ArtifactSearch;
   AssistantDelta?: AssistantDelta;
   AssistantMessage?: AssistantMessage;
+  AttachSessionParams?: AttachSessionParams;
+  AttachSessionResult?: AttachSessionResult;
   ByteRange?: ByteRange;
   CancelTurnParams?: CancelTurnParams;
   CancelTurnResult?: CancelTurnResult;
@@ -26,6 +28,8 @@ export interface ProtocolDefinitions {
   CreateSessionParams?: CreateSessionParams;
   CreateSessionResult?: CreateSessionResult;
   DeleteSessionParams?: DeleteSessionParams;
+  DetachSessionParams?: DetachSessionParams;
+  DetachSessionResult?: DetachSessionResult;
   Diagnostic?: Diagnostic;
   DiagnosticsContext?: DiagnosticsContext;
   EditorCapabilities?: EditorCapabilities;
@@ -61,6 +65,8 @@ export interface ProtocolDefinitions {
   ListMcpServersResult?: ListMcpServersResult;
   ListModelsParams?: ListModelsParams;
   ListModelsResult?: ListModelsResult;
+  ListProcessesParams?: ListProcessesParams;
+  ListProcessesResult?: ListProcessesResult;
   ListSessionsParams?: ListSessionsParams;
   ListSessionsResult?: ListSessionsResult;
   Location?: Location;
@@ -81,6 +87,7 @@ export interface ProtocolDefinitions {
   PolicyCall?: PolicyCall;
   PolicySummary?: PolicySummary;
   Position?: Position;
+  ProcessInfo?: ProcessInfo;
   ProviderOptions?: ProviderOptions;
   Range?: Range;
   ReadArtifactParams?: ReadArtifactParams;
@@ -112,9 +119,12 @@ export interface ProtocolDefinitions {
   SessionUpdate?: SessionUpdate;
   SteerTurnParams?: SteerTurnParams;
   SteerTurnResult?: SteerTurnResult;
+  StopProcessParams?: StopProcessParams;
+  StopProcessResult?: StopProcessResult;
   SubmitTurnParams?: SubmitTurnParams;
   SubmitTurnResult?: SubmitTurnResult;
   SymbolInfo?: SymbolInfo;
+  TokenCalibration?: TokenCalibration;
   TokenTotals?: TokenTotals;
   ToolCall?: ToolCall;
   ToolResult?: ToolResult;
@@ -168,6 +178,26 @@ export interface OpenAIToolCall {
 export interface OpenAIFunction {
   name: string;
   arguments: string;
+}
+/**
+ * B-DAEMON-1: subscribe this connection to a session's updates; with ``since_seq``, first replay every update
+ * whose ``seq`` is greater, in order.
+ */
+export interface AttachSessionParams {
+  sessionId: string;
+  sinceSeq?: number | null;
+}
+/**
+ * ``seq``: the session's last update number when the attach took effect (replayed updates end there, live
+ * ones follow it). ``truncated``: updates after ``since_seq`` are no longer held; what was replayed starts later,
+ * so the client reloads the transcript (``readTranscript``) and goes on from the live updates.
+ */
+export interface AttachSessionResult {
+  sessionId: string;
+  seq: number;
+  running: boolean;
+  waitingForApproval: boolean;
+  truncated?: boolean | null;
 }
 export interface ByteRange {
   offset: number;
@@ -324,8 +354,10 @@ export interface ContextViewResult {
   compactTargetTokens?: number;
   stablePrefixTokens?: number;
   plan?: Plan | null;
+  processes?: ProcessInfo[];
   breakdown?: ContextBreakdown | null;
   compactions?: CompactionRecord[];
+  calibration?: TokenCalibration | null;
 }
 /**
  * The agent's latest plan: its steps in order, at most one ``in_progress``.
@@ -340,6 +372,22 @@ export interface Plan {
 export interface PlanEntry {
   step: string;
   status: 'completed' | 'in_progress' | 'pending';
+}
+export interface ProcessInfo {
+  processId: string;
+  pid: number;
+  command: string;
+  status: 'exited' | 'running' | 'stopped';
+  startedAt: string;
+  exitCode?: number | null;
+}
+/**
+ * B-TOK-4: the factor the session's model's figures are scaled by (the provider's reported prompt tokens over
+ * the server's estimate, learned per model, at least 1) and how many answers taught it; 0 samples: none yet.
+ */
+export interface TokenCalibration {
+  factor?: number;
+  samples?: number;
 }
 export interface CreateSessionParams {
   cwd: string;
@@ -384,6 +432,12 @@ export interface SandboxStatus {
 }
 export interface DeleteSessionParams {
   sessionId: string;
+}
+export interface DetachSessionParams {
+  sessionId: string;
+}
+export interface DetachSessionResult {
+  detached: boolean;
 }
 export interface Diagnostic {
   uri: string;
@@ -652,6 +706,12 @@ export interface ModelPrice {
   cachedInput?: number | null;
   cacheWrite?: number | null;
 }
+export interface ListProcessesParams {
+  sessionId: string;
+}
+export interface ListProcessesResult {
+  processes: ProcessInfo[];
+}
 export interface ListSessionsParams {
   cwd?: string | null;
   limit?: number | null;
@@ -672,6 +732,9 @@ export interface SessionInfo {
   model?: string | null;
   approvalPolicy?: ('ask' | 'auto' | 'autoEdit' | 'plan') | null;
   totals?: SessionTotals | null;
+  running?: boolean | null;
+  waitingForApproval?: boolean | null;
+  attachedClients?: number | null;
 }
 /**
  * A session's stored usage, summed over every model call (the ``usage`` events), across restarts; sent whole,
@@ -871,6 +934,7 @@ export interface SessionUpdate {
     | PlanUpdate;
   turnId?: string | null;
   seq?: number | null;
+  messageSeq?: number | null;
   parentSessionId?: string | null;
   parentToolCallId?: string | null;
 }
@@ -953,6 +1017,13 @@ export interface SteerTurnParams {
 export interface SteerTurnResult {
   turnId: string;
 }
+export interface StopProcessParams {
+  sessionId: string;
+  processId: string;
+}
+export interface StopProcessResult {
+  process: ProcessInfo;
+}
 export interface SubmitTurnParams {
   sessionId: string;
   text: string;
@@ -1007,6 +1078,8 @@ export interface GeneratedMethods {
   updateSession: [UpdateSessionParams, UpdateSessionResult];
   listModels: [ListModelsParams, ListModelsResult];
   listSessions: [ListSessionsParams, ListSessionsResult];
+  attachSession: [AttachSessionParams, AttachSessionResult];
+  detachSession: [DetachSessionParams, DetachSessionResult];
   importSession: [ImportSessionParams, ImportSessionResult];
   readTranscript: [ReadTranscriptParams, ReadTranscriptResult];
   readEvents: [ReadEventsParams, ReadEventsResult];
@@ -1017,6 +1090,8 @@ export interface GeneratedMethods {
   cancelTurn: [CancelTurnParams, CancelTurnResult];
   steerTurn: [SteerTurnParams, SteerTurnResult];
   listCheckpoints: [ListCheckpointsParams, ListCheckpointsResult];
+  listProcesses: [ListProcessesParams, ListProcessesResult];
+  stopProcess: [StopProcessParams, StopProcessResult];
   rewindFiles: [RewindFilesParams, RewindFilesResult];
   listCommands: [ListCommandsParams, ListCommandsResult];
   getContextView: [GetContextViewParams, ContextViewResult];

@@ -6,7 +6,7 @@ import type * as G from './protocol.generated';
 export type {
   CommandInfo, CompactionRecord, ContextBreakdown, PlanEntry,
   CompactSessionResult, ContextViewResult, EventItem, FileDiff, InitializationOptions, ListModelsResult, McpServerInfo,
-  ModelInfo, ModelPrice, OpenAIToolCall, ProviderOptions, ReadArtifactParams, ReadArtifactResult, RememberedApproval, RequestApprovalParams,
+  ModelInfo, ModelPrice, OpenAIToolCall, ProcessInfo, ProviderOptions, ReadArtifactParams, ReadArtifactResult, RememberedApproval, RequestApprovalParams,
   RewindFilesResult, SandboxStatus, SessionInfo, SessionUpdate, SubmitTurnResult, TranscriptItem, TurnCheckpoints, TurnError,
   TurnUsage, UpdateSessionResult,
 } from './protocol.generated';
@@ -30,5 +30,5 @@ export const METHOD_NAMES: MethodName[] = [
   'createSession', 'listSessions', 'readTranscript', 'searchTranscript', 'forkSession', 'deleteSession',
   'submitTurn', 'cancelTurn', 'getContextView', 'readArtifact', 'readEvents', 'listApprovals', 'revokeApproval',
   'compactSession', 'steerTurn', 'listCheckpoints', 'rewindFiles', 'listMcpServers', 'revokeMcpServerApproval',
-  'updateSession', 'listModels', 'listCommands',
+  'updateSession', 'listModels', 'listCommands', 'listProcesses', 'stopProcess',
 ];

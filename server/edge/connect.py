@@ -1,0 +1,116 @@
+"""``threadline connect``: stdio <-> the daemon's socket, byte for byte (B-DAEMON-1, docs/DAEMON.md).
+
+An editor (or ``threadline chat --attach``) spawns it where it would spawn ``threadline serve``; the JSON-RPC it
+speaks is unchanged. When no daemon answers on ``$THREADLINE_HOME``, it starts one (detached, in its own session,
+logging to ``$THREADLINE_HOME/logs/daemon.log``) and connects once it listens. Several bridges starting at once
+each may start one: the daemon's lock lets one win, the others leave, and every bridge connects to the winner.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from server.edge.daemon import DaemonPaths, socket_address
+from server.key_handover import FD_VAR
+
+START_TIMEOUT = 60.0  # seconds a bridge waits for a daemon to listen (a busy machine, a big store to open)
+_CHUNK = 1 << 16
+
+
+def connect_socket(home: Path, start: bool = True, timeout: float = START_TIMEOUT) -> socket.socket:
+    """A connection to the daemon of ``home``, starting one when none listens (``start``)."""
+    paths = DaemonPaths.of(home)
+    deadline = time.monotonic() + timeout
+    started: subprocess.Popen[bytes] | None = None
+    delay = 0.01
+    while True:
+        sock = _try_connect(paths.socket)
+        if sock is not None:
+            return sock
+        if not start:
+            raise ConnectionError(f"no Threadline daemon listens on {paths.socket}")
+        if started is None or started.poll() is not None:
+            # none yet, or ours lost the lock to one that is still starting, or stopping: try again
+            started = _start_daemon(home)
+        if time.monotonic() > deadline:
+            raise ConnectionError(f"the Threadline daemon did not start (see {home / 'logs' / 'daemon.log'})")
+        time.sleep(delay)
+        delay = min(delay * 2, 0.2)
+
+
+def _try_connect(path: Path) -> socket.socket | None:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        with socket_address(path) as address:
+            sock.connect(address)
+    except OSError:  # absent, refused (a dead daemon's socket), or a folder we cannot open yet
+        sock.close()
+        return None
+    return sock
+
+
+def _start_daemon(home: Path) -> subprocess.Popen[bytes]:
+    """``threadline daemon`` in its own session, so closing the terminal or editor that started it leaves it
+    running; provider keys handed to this bridge over a pipe are handed on to it."""
+    logs = home / "logs"
+    logs.mkdir(parents=True, exist_ok=True, mode=0o700)
+    keys_fd = os.environ.get(FD_VAR)
+    pass_fds: tuple[int, ...] = ()
+    if keys_fd and keys_fd.isdigit():
+        with contextlib.suppress(OSError):
+            os.fstat(int(keys_fd))
+            pass_fds = (int(keys_fd),)
+    env = {**os.environ, "THREADLINE_HOME": str(home)}
+    with open(logs / "daemon.log", "ab") as log:
+        return subprocess.Popen(
+            [sys.executable, "-m", "server", "daemon"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+            start_new_session=True,
+            pass_fds=pass_fds,
+            env=env,
+            cwd=home,
+        )
+
+
+def bridge(sock: socket.socket, stdin_fd: int = 0, stdout_fd: int = 1) -> int:
+    """Relay until the daemon closes the connection; the client's EOF is passed on as a half-close, so the
+    daemon answers what it already has and ends the connection (detaching, never cancelling)."""
+
+    def upstream() -> None:
+        try:
+            while chunk := os.read(stdin_fd, _CHUNK):
+                sock.sendall(chunk)
+        except OSError:
+            pass
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_WR)
+
+    threading.Thread(target=upstream, name="stdin", daemon=True).start()
+    try:
+        while chunk := sock.recv(_CHUNK):
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(stdout_fd, view) :]
+    except OSError:  # the client went away (a closed stdout): the daemon sees our EOF and detaches it
+        pass
+    finally:
+        sock.close()
+    return 0
+
+
+def run_connect(home: Path, start: bool = True) -> int:
+    try:
+        sock = connect_socket(home, start)
+    except ConnectionError as exc:
+        print(f"threadline connect: {exc}", file=sys.stderr)
+        return 1
+    return bridge(sock)
