@@ -10,6 +10,7 @@ as it is; anything else (images, archives, PDFs) is refused.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 
 import httpx
@@ -20,7 +21,8 @@ from server.tools.web.settings import WebSettings
 
 MAX_BODY_BYTES = 10 * 1024 * 1024
 MAX_REDIRECTS = 5
-TIMEOUT_SECONDS = 30.0
+TIMEOUT_SECONDS = 30.0  # to connect, and between two reads
+TOTAL_SECONDS = 120.0
 USER_AGENT = "Threadline-web_fetch/0.1 (+a coding agent reading documentation)"
 _HTML = ("text/html", "application/xhtml+xml")
 _TEXT = (
@@ -94,8 +96,17 @@ def hostname(url: httpx.URL) -> str:
 
 async def fetch(raw_url: str, web: WebSettings, resolver: Resolver | None = None) -> Page:
     """GET the URL under B-WEB-1; ``FetchRefused``, ``AddressRefused``, ``FetchFailed`` or ``httpx.HTTPError`` say
-    why not."""
+    why not. The whole fetch, redirects included, ends after ``TOTAL_SECONDS`` (a server dripping bytes under
+    the per-read timeout cannot hold the turn)."""
     url = check_url(raw_url)
+    try:
+        async with asyncio.timeout(TOTAL_SECONDS):
+            return await _fetch(url, web, resolver)
+    except TimeoutError:
+        raise FetchFailed(f"{url} took longer than {TOTAL_SECONDS:g} s and was abandoned") from None
+
+
+async def _fetch(url: httpx.URL, web: WebSettings, resolver: Resolver | None) -> Page:
     guard = AddressGuard(web.allow_private, resolver)
     headers = {"User-Agent": USER_AGENT, "Accept": "text/html, text/*;q=0.9, application/json;q=0.8, */*;q=0.1"}
     async with httpx.AsyncClient(

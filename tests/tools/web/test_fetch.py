@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
+import time
 from http.server import BaseHTTPRequestHandler
 
 import pytest
@@ -280,3 +281,19 @@ async def test_an_http_error_status_is_a_failure_with_the_start_of_the_page():
     gone = (410, {"Content-Type": "text/html"}, b"<h1>Gone for good</h1>")
     with serving({"/gone": gone}) as site, pytest.raises(web.FetchFailed, match=r"HTTP 410 Gone .*\n# Gone for good"):
         await web.fetch(site.url("/gone"), opened(site.endpoint))
+
+
+def _drip(handler: BaseHTTPRequestHandler) -> None:
+    handler.send_response(200)
+    handler.send_header("Content-Type", "text/plain")
+    handler.end_headers()
+    for _ in range(200):  # bounded: the client leaves long before (the write then fails and the thread ends)
+        handler.wfile.write(b"x")
+        handler.wfile.flush()
+        time.sleep(0.2)
+
+
+async def test_a_server_dripping_bytes_cannot_hold_the_turn(monkeypatch):
+    monkeypatch.setattr(web, "TOTAL_SECONDS", 1.0)  # 120 s in use; each read alone is well under its timeout
+    with serving({"/drip": _drip}) as site, pytest.raises(web.FetchFailed, match="took longer than 1 s"):
+        await web.fetch(site.url("/drip"), opened(site.endpoint))
