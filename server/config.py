@@ -13,13 +13,23 @@ from typing import Any, TypeVar
 
 from protocol.updates import InitializationOptions, ProviderOptions
 from server.approval_rules import ApprovalRules, RuleError
-from server.config_file import ConfigError, ModelTable, PriceTable, SandboxTable, home_folder, read_config
+from server.config_file import (
+    BRAVE_KEY_ENV,
+    ConfigError,
+    ModelTable,
+    PriceTable,
+    SandboxTable,
+    WebTable,
+    home_folder,
+    read_config,
+)
 from server.errors import McpConfigError
 from server.hooks.config import HookConfigError, HookSpec, parse_hooks
 from server.mcp.config import McpServerConfig, parse_user_servers
 from server.providers.capabilities import Price
 from server.sandbox.policy import DEFAULT_MODE, MODES, SandboxSettings, always_hidden, default_deny_read
 from server.tools.base import ToolSettings
+from server.tools.web.settings import WebSettings, parse_web
 
 N = TypeVar("N", int, float)
 
@@ -75,20 +85,26 @@ class Settings:
     approval_rules: ApprovalRules = field(
         default_factory=ApprovalRules
     )  # ``[approvals]``: commands allowed without asking
+    web: WebSettings = field(default_factory=WebSettings)  # ``[web]``: web_fetch's hosts, web_search's provider
     # ``initializationOptions.unattended``: nobody can answer ``requestApproval`` on this connection (threadline
     # exec), so a call that would ask is refused at once and the model is told why (server.agent.approvals).
     unattended: bool = False
     daemon_idle_exit_seconds: float = 900.0  # [daemon] idle_exit_seconds: no client, no turn this long: it leaves
 
     def api_keys(self) -> tuple[str, ...]:
-        """Every provider key configured (the default's and each named model's), for redaction and scrubbing."""
-        keys = [self.provider.api_key, *(m.api_key for m in self.models.values())]
+        """Every key configured (the default provider's, each named model's, the search provider's), for redaction
+        and scrubbing."""
+        keys = [self.provider.api_key, *(m.api_key for m in self.models.values()), self.web.search_api_key]
         return tuple(dict.fromkeys(k for k in keys if k))
 
     def tool_settings(self) -> ToolSettings:
         """What the built-in tools read, for their ``ToolContext``."""
         return ToolSettings(
-            self.home, self.command_timeout_seconds, self.pattern_timeout_seconds, self.max_background_processes
+            self.home,
+            self.command_timeout_seconds,
+            self.pattern_timeout_seconds,
+            self.max_background_processes,
+            self.web,
         )
 
     @property
@@ -201,6 +217,7 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         or _given(config.checkpoint_max_session_bytes, Settings.checkpoint_max_session_bytes),
         models=models,
         sandbox=_sandbox(config.sandbox, home, env),
+        web=_web(config.web, home, env),
         daemon_idle_exit_seconds=_int(env.get("THREADLINE_DAEMON_IDLE_SECONDS"), "THREADLINE_DAEMON_IDLE_SECONDS")
         or config.daemon.idle_exit_seconds
         or Settings.daemon_idle_exit_seconds,
@@ -215,6 +232,26 @@ def _sandbox(table: SandboxTable, home: Path, env: dict[str, str]) -> SandboxSet
     # A configured list replaces the home-folder defaults; the data folder and the SSH agent stay hidden.
     deny = default_deny_read(home, env) if table.deny_read is None else (*table.deny_read, *always_hidden(home, env))
     return SandboxSettings(mode, bool(table.network), tuple(table.writable_roots), tuple(dict.fromkeys(deny)))
+
+
+def _web(table: WebTable, home: Path, env: dict[str, str]) -> WebSettings:
+    """``[web]``, with ``THREADLINE_WEB_ALLOW_PRIVATE`` (comma-separated ``host:port``), ``THREADLINE_WEB_SEARCH_PROVIDER``
+    and ``THREADLINE_WEB_SEARCH_URL`` replacing what the file says."""
+    private = env.get("THREADLINE_WEB_ALLOW_PRIVATE")
+    provider = env.get("THREADLINE_WEB_SEARCH_PROVIDER") or table.search_provider
+    key_env = table.api_key_env or BRAVE_KEY_ENV
+    try:
+        return parse_web(
+            table.allow_hosts,
+            table.deny_hosts,
+            [p for p in private.split(",") if p.strip()] if private is not None else table.allow_private,
+            provider,
+            env.get("THREADLINE_WEB_SEARCH_URL") or table.search_url,
+            (env.get(key_env) or None) if provider == "brave" else None,  # read only for the provider that uses it
+            key_env,
+        )
+    except ValueError as exc:
+        raise ConfigError(f"web.{exc} (in {home / 'config.toml'} or a THREADLINE_WEB_* variable)") from None
 
 
 def _given(value: N | None, default: N) -> N:

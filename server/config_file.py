@@ -116,6 +116,20 @@ class ApprovalsTable(msgspec.Struct, forbid_unknown_fields=True):
     command_prefixes: list[str] = msgspec.field(default_factory=list)  # these, or these followed by arguments
 
 
+BRAVE_KEY_ENV = "BRAVE_API_KEY"  # where Brave search's key is read from when [web] api_key_env names no other
+
+
+class WebTable(msgspec.Struct, forbid_unknown_fields=True):
+    """``[web]``: web_fetch's host rules and private endpoints, web_search's provider (server.tools.web.settings)."""
+
+    allow_hosts: list[str] = msgspec.field(default_factory=list)  # fetched without asking
+    deny_hosts: list[str] = msgspec.field(default_factory=list)  # never fetched, under every policy
+    allow_private: list[str] = msgspec.field(default_factory=list)  # host:port endpoints a fetch may reach (B-WEB-1)
+    search_provider: str | None = None  # searxng | brave
+    search_url: str | None = None
+    api_key_env: str | None = None  # the environment variable holding Brave's key
+
+
 class DaemonTable(msgspec.Struct, forbid_unknown_fields=True):
     """``[daemon]``: the per-user server ``threadline connect`` starts (B-DAEMON-1, docs/DAEMON.md)."""
 
@@ -132,6 +146,7 @@ class ConfigFile(msgspec.Struct):
     tools: ToolsTable = msgspec.field(default_factory=ToolsTable)
     sandbox: SandboxTable = msgspec.field(default_factory=SandboxTable)
     approvals: ApprovalsTable = msgspec.field(default_factory=ApprovalsTable)
+    web: WebTable = msgspec.field(default_factory=WebTable)
     daemon: DaemonTable = msgspec.field(default_factory=DaemonTable)
     mcp_servers: dict[str, Any] | None = None  # checked by server.mcp.config, which names each entry
     hooks: dict[str, Any] | None = None  # [[hooks.EVENT]], checked by server.hooks.config

@@ -6,7 +6,8 @@ finds a secret in its environment, it re-executes itself (same pid, same argumen
 removed from the environment, handing them over a pipe that the new image reads once and closes.
 
 The secrets are every variable the server reads a key from: the built-in key variables (``KEY_VARS``), whatever
-``api_key_env`` names in ``config.toml`` (``[provider]`` and each ``[models.NAME]``; any name, issue 28), and
+``api_key_env`` names in ``config.toml`` (``[provider]``, each ``[models.NAME]`` and ``[web]`` with Brave search;
+any name, issue 28), and
 ``THREADLINE_BASE_URL`` when it carries a password (``http://user:PASS@host/v1``), and key-like variables that
 config.toml's MCP servers name as ``${VAR}``. Any other variable holding the same value goes too. Children (commands, MCP servers, ``threadline acp``'s) inherit the cleaned block.
 """
@@ -20,7 +21,7 @@ import sys
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
-from server.config_file import ConfigError, home_folder, read_config
+from server.config_file import BRAVE_KEY_ENV, ConfigError, home_folder, read_config
 from server.key_handover import FD_VAR as _FD_VAR
 from server.key_handover import KEY_VARS
 from server.key_handover import hand_over as _hand_over
@@ -53,6 +54,8 @@ def configured_key_vars(environ: Mapping[str, str]) -> list[str]:
     except (ConfigError, OSError, ValueError):
         return []
     names = [config.provider.api_key_env, *(m.api_key_env for m in config.models.values())]
+    if (environ.get("THREADLINE_WEB_SEARCH_PROVIDER") or config.web.search_provider) == "brave":
+        names.append(config.web.api_key_env or BRAVE_KEY_ENV)  # web_search's key (server.tools.web.search)
     return [n for n in names if isinstance(n, str) and n] + _mcp_references(config.mcp_servers)
 
 

@@ -27,6 +27,8 @@ KINDS: dict[str, ToolKind] = {
     "run_command": "execute",
     "process_output": "execute",  # a background command's output and state (issue 44)
     "stop_process": "execute",
+    "web_fetch": "fetch",  # both reach the web from the server (B-WEB-1)
+    "web_search": "fetch",
 }
 EDIT_TOOLS = ("edit_file", "write_file")
 TASK_TOOL = "task"

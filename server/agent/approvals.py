@@ -2,7 +2,8 @@
 
 Policy ``ask`` asks for both, ``autoEdit`` asks only for commands, ``auto`` asks for neither; ``plan`` (plan mode,
 issue 33) runs only the tools that need no approval (reading, searching, ``read_artifact``, ``search_transcript``,
-``update_plan``) and refuses the rest without asking. Every request and decision is stored as an event.
+``update_plan``, ``web_search``) and ``web_fetch`` (asking per host), and refuses the rest without asking. Every
+request and decision is stored as an event.
 
 Two rules keep a hostile repository or model from turning a convenience into code execution:
 
@@ -23,6 +24,10 @@ Two rules keep a hostile repository or model from turning a convenience into cod
   remembered for the session (rebuilt from the stored events after a restart, and re-read before each check so a
   revoke by another server counts; ``server.agent.remembered``), clients can list and revoke it, and the request's
   ``detail`` says what it will cover.
+- *A fetch asks per host* (B-WEB-1): ``web_fetch`` can carry data out in its URL, so it asks under every policy
+  but ``auto`` (in plan mode too, where it may run because it only reads) unless its host is allowed: by a
+  remembered "always" (``web_fetch:<host>``, that host only) or ``[web] allow_hosts``. ``[web] deny_hosts``
+  refuses a host under every policy (``denied_host``).
 
 What allows a call without asking, in order: the policy (``auto``: everything), then, unless the path is
 execution-bearing, a remembered "always" or an ``[approvals]`` rule of config.toml (``server.approval_rules``),
@@ -49,6 +54,8 @@ from server.agent.remembered import RememberedApprovals, always_scope, describe
 from server.approval_rules import ApprovalRules
 from server.sandbox.mode import CommandSandbox
 from server.tools import Tool
+from server.tools.web.fetch import host_of
+from server.tools.web.settings import WebSettings
 from server.transcript import Store
 
 Ask = Callable[[str, dict[str, Any]], Awaitable[Any]]
@@ -61,9 +68,9 @@ ALWAYS_ASK_TOOLS = ("save_memory",)
 PLAN_MODE = "plan mode"  # what decided a call plan mode refused (``CallDecision.by``)
 PLAN_MODE_REFUSAL = (
     "Permission denied: {tool} was not run because this session is in plan mode, where only reading, searching "
-    "(read_file, list_files, search_files, search_transcript, read_artifact) and update_plan work. Present your "
-    "plan instead. The user leaves plan mode by switching the session's approval policy to ask, autoEdit or auto "
-    "(updateSession {{approvalPolicy}}, or the editor's mode)."
+    "(read_file, list_files, search_files, search_transcript, read_artifact, web_search, and web_fetch after the "
+    "user allows the host) and update_plan work. Present your plan instead. The user leaves plan mode by switching "
+    "the session's approval policy to ask, autoEdit or auto (updateSession {{approvalPolicy}}, or the editor's mode)."
 )
 
 
@@ -79,11 +86,13 @@ class Approvals:
         sandbox: CommandSandbox | None = None,
         rules: ApprovalRules | None = None,
         unattended: bool = False,
+        web: WebSettings | None = None,
     ):
         self.store, self._ask, self.policy, self.always = store, ask, policy, always
         self.cwd, self.home, self.sandbox = cwd, home, sandbox
         self.parent: tuple[str, str] | None = None  # a subagent's (parent session, task call), asked with (B-SUB-1)
         self.rules, self.unattended = rules or ApprovalRules(), unattended
+        self.web = web or WebSettings()  # [web] allow_hosts / deny_hosts (B-WEB-1)
 
     async def refresh(self, session_id: str) -> None:
         """Re-read the session's remembered grants (a revoke by another server counts at the next call)."""
@@ -91,7 +100,7 @@ class Approvals:
 
     def plan_mode_refusal(self, tool: Tool) -> str | None:
         """The result of a call plan mode refuses (a write, a command, an MCP tool), or None when it may run."""
-        if self.policy != "plan" or tool.approval is None:
+        if self.policy != "plan" or tool.approval in (None, "fetch"):  # a fetch reads: plan mode asks per host
             return None
         return PLAN_MODE_REFUSAL.format(tool=tool.name)
 
@@ -103,6 +112,9 @@ class Approvals:
         ``server.agent.calls.decide_call``. The sandbox's rules come first (B-SBX-2, B-SBX-3)."""
         if tool.name == "run_command" and args.get("escalate") not in (None, False) and not _reason(args):
             return "allow", "sandbox", "an escalation without a reason is refused by the tool before it runs"
+        host = _fetched_host(tool, args)
+        if tool.approval == "fetch" and host is None:
+            return "allow", "policy", "an invalid URL is refused by the tool before it connects"
         if self.unconfinable(tool):
             return "ask", "sandbox", "the sandbox cannot be enforced here: every command asks"
         if tool.approval is None:
@@ -119,12 +131,23 @@ class Approvals:
         # the sandbox unasked (B-SBX-3), as no remembered grant does
         if rule := self.rules.allows(tool.name, args):
             return "allow", "approvals rule", f"[approvals] in config.toml allows {rule}"
+        if host is not None and (rule := self.web.allowed_host(host)):
+            return "allow", "web rule", f"[web] allow_hosts in config.toml allows {host} ({rule})"
         # MCP tools are "command" too, but never confined: only run_command runs unasked inside the sandbox
         if self.policy == "autoEdit" and tool.name == "run_command" and self.sandbox and self.sandbox.confines:
             return "allow", "sandbox", "policy autoEdit runs a confined command without asking"
         if self.policy == "autoEdit" and tool.approval == "edit":
             return "allow", "policy", "policy autoEdit allows edits"
+        if host is not None:
+            return "ask", "policy", f"policy {self.policy} asks before fetching from a host no rule allows ({host})"
         return "ask", "policy", f"policy {self.policy} asks before {tool.approval}s"
+
+    def denied_host(self, tool: Tool, args: dict[str, Any]) -> str | None:
+        """Why ``[web] deny_hosts`` refuses this fetch, under every policy, or None (each redirect hop is checked
+        again by the tool)."""
+        host = _fetched_host(tool, args)
+        rule = self.web.denied_host(host) if host is not None else None
+        return f"{host} is refused by [web] deny_hosts ({rule})" if rule else None
 
     def sandbox_asks(self, tool: Tool, args: dict[str, Any]) -> bool:
         """Whether the sandbox's rules ask a person about this call whatever else allowed it (a hook's allow):
@@ -257,14 +280,26 @@ class Approvals:
         if self.policy == "autoEdit" and self.sandbox is not None and self.sandbox.confines:  # B-SBX-3
             allowed = AUTOEDIT_SANDBOXED
         rules = self.rules.describe()
+        hosts = ""
+        if (host := _fetched_host(tool, args)) is not None:
+            clause = f" (it would reach {host}, which no [web] allow_hosts rule allows)"
+            listed = ", ".join(self.web.allow_hosts)
+            hosts = f" web_fetch reaches these hosts without approval ([web] allow_hosts): {listed}." if listed else ""
         return (
             f"Permission denied: this is an unattended run (nobody can approve anything), and this {tool.name} "
             "call needs approval, so it was not run"
             + clause
             + f". Under the approval policy {self.policy!r}, {allowed}."
             + (f" The user's [approvals] rules also allow these commands: {rules}." if rules else "")
+            + hosts
             + " Do not retry this call: do what is allowed instead, or finish and say what needs approval."
         )
+
+
+def _fetched_host(tool: Tool, args: dict[str, Any]) -> str | None:
+    """The host a ``fetch`` tool's URL names, or None (another tool, or a URL the tool refuses)."""
+    url = args.get("url")
+    return host_of(url) if tool.approval == "fetch" and isinstance(url, str) else None
 
 
 def _reason(args: dict[str, Any]) -> str | None:
@@ -301,6 +336,11 @@ def _under(path: Path, root: Path) -> bool:
 def _detail(tool: Tool, args: dict[str, Any]) -> str:
     if tool.name == "run_command":  # the whole command, however long: the title may be cut, this never is
         return f"Command:\n{args.get('command', '')}"
+    if (host := _fetched_host(tool, args)) is not None:
+        return (
+            f"GET {args['url']}\nThe server fetches it from {host}; the URL itself (its path and query) reaches "
+            "that host, so it can carry data out of this session."
+        )
     if tool.name == "edit_file":
         return f"{args.get('path')}\n--- old\n{args.get('old_string', '')}\n+++ new\n{args.get('new_string', '')}"
     if tool.name == "write_file":

@@ -3,7 +3,8 @@
 
 Order: the ``PreToolUse`` hooks first (they see every call, built-in or MCP: SPEC B-HOOK-1); a block, or a hook
 that failed, denies (fail closed). Then plan mode: under policy ``plan`` every call that needs an approval is
-refused (issue 33). Then the deny list: a forbidden command is refused whatever a hook allowed. A
+refused (issue 33). Then the deny lists: a forbidden command, or a fetch from a host in ``[web] deny_hosts``, is
+refused whatever a hook allowed. A
 hook's ``allow`` then skips the approval (the sandbox still applies), its ``ask`` asks under every policy. Else
 the approval policy decides, with the protected paths and the session's remembered "always" grants.
 """
@@ -41,6 +42,8 @@ async def decide_call(
         return CallDecision("deny", PLAN_MODE, refusal)
     if tool.name == "run_command" and (why := forbidden_reason(str(args.get("command", "")))):
         return CallDecision("forbidden", "deny list", why)
+    if why := approvals.denied_host(tool, args):  # [web] deny_hosts, under every policy (B-WEB-1)
+        return CallDecision("forbidden", "deny_hosts", why)
     # A hook's allow never lets a command out of the sandbox unasked (B-SBX-2, B-SBX-3): the sandbox's rules ask.
     if verdict is not None and (
         verdict.decision == "ask" or (verdict.decision == "allow" and not approvals.sandbox_asks(tool, args))

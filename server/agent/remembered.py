@@ -3,6 +3,7 @@
 A scope is a string stored in the ``approvalDecided`` event that granted it:
 
 - ``run_command:<exact command>``: that one simple command, byte for byte;
+- ``web_fetch:<host>``: fetching any URL on that one host (B-WEB-1);
 - ``<file tool>:<folder>/``: that tool on ordinary files in that folder of the session folder and below it
   (``./`` is the whole folder), the folder of the file the user saw;
 - ``<tool>``: the whole tool (tools without a path, and file-tool grants stored before scopes had paths).
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from server.approval_rules import simple_command
 from server.errors import ApprovalNotFound
+from server.tools.web.fetch import host_of
 from server.workspace import OutsideWorkspace, resolve_inside
 
 if TYPE_CHECKING:
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
     from server.transcript import Event, Store
 
 WHOLE_FOLDER = "./"
+EXACT_SCOPE_TOOLS = ("run_command", "web_fetch")  # a grant covers one command or one host, never the whole tool
 
 
 @dataclass(frozen=True)
@@ -60,13 +63,13 @@ class RememberedApprovals:
             if e.payload.get("decision") != "allowAlways":
                 continue
             tool = e.payload.get("tool")
-            scope = e.payload.get("scope") or (None if tool == "run_command" else tool)
+            scope = e.payload.get("scope") or (None if tool in EXACT_SCOPE_TOOLS else tool)
             if scope and tool:
                 self.add(scope, tool, e)
 
     def allows(self, tool: Tool, args: dict[str, Any], cwd: Path | None) -> bool:
         """Whether a remembered "always" covers this call."""
-        if tool.name == "run_command":
+        if tool.name in EXACT_SCOPE_TOOLS:
             return always_scope(tool, args, cwd) in self._by_scope
         if tool.name in self._by_scope:  # a whole-tool grant
             return True
@@ -103,6 +106,9 @@ def always_scope(tool: Tool, args: dict[str, Any], cwd: Path | None) -> str | No
     if tool.name == "run_command":
         command = simple_command(str(args.get("command", "")))
         return None if command is None else f"run_command:{command}"
+    if tool.name == "web_fetch":
+        host = host_of(args["url"]) if isinstance(args.get("url"), str) else None
+        return None if host is None else f"web_fetch:{host}"
     if not tool.writes_paths:
         return tool.name
     relative = _relative_file(tool, args, cwd)
@@ -116,6 +122,8 @@ def describe(scope: str) -> str:
     tool, _, rest = scope.partition(":")
     if tool == "run_command":
         return f"exactly this command: {rest}"
+    if tool == "web_fetch":
+        return f"web_fetch of any URL on the host {rest}"
     if not rest:
         return f"{tool} on any ordinary file of this session folder"
     where = "this session folder" if rest == WHOLE_FOLDER else f"{rest} in this session folder"

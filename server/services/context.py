@@ -58,6 +58,7 @@ from server.services.needs import (
 from server.services.processes import process_infos
 from server.services.subagents import task_spec
 from server.sessions import Session
+from server.tools.web.tools import search_tools
 from server.transcript import Session as StoredSession
 from server.transcript import Store
 
@@ -85,6 +86,7 @@ async def session_tool_overhead_tokens(core: ContextNeeds, stored: StoredSession
     a subagent's session, ``task`` (B-SUB-1), as the turn's loop offers them."""
     frozen = await load_frozen(core.store, stored.id)
     own = [] if stored.parent_tool_call_id else [task_spec(core, Path(stored.cwd))]
+    own += [t.spec() for t in search_tools(core.settings.web).values()]
     own += [t.spec() for t in editor_tools(core.editor).values()] if core.editor else []
     return tool_reserve_tokens([*own, *(frozen.specs() if frozen else [])])
 

@@ -20,6 +20,7 @@ from server.sandbox.mode import command_sandbox, session_sandbox
 from server.services.needs import HasHooks, HasProcesses, HasSession, HasSettings, HasStore
 from server.tools import TOOLS, Tool, parse_arguments
 from server.tools.base import ToolFailure
+from server.tools.web.tools import search_tools
 from server.workspace import checked_folder
 
 
@@ -47,13 +48,15 @@ async def check_policy(core: PolicyCheckNeeds, params: CheckPolicyParams) -> Che
     else:
         raise InvalidParams("checkPolicy needs messages or sessionId")
     rules = core.settings.approval_rules
-    approvals = Approvals(core.store, _nobody, policy, remembered, cwd, core.settings.home, sandbox, rules)
+    approvals = Approvals(
+        core.store, _nobody, policy, remembered, cwd, core.settings.home, sandbox, rules, web=core.settings.web
+    )
     hooks = core.hooks.offline(
         cwd, params.session_id or "policy-check", core.settings.api_keys(), sandbox, core.processes
     )
     calls: list[PolicyCall] = []
     for call in _tool_calls(messages):
-        decided = await _decide(call, approvals, hooks)
+        decided = await _decide(call, approvals, hooks, search_tools(core.settings.web))
         calls.append(
             PolicyCall(
                 index=len(calls),
@@ -78,9 +81,11 @@ def _name(call: dict[str, Any]) -> str:
     return str((call.get("function") or {}).get("name", ""))
 
 
-async def _decide(call: dict[str, Any], approvals: Approvals, hooks: SessionHooks) -> CallDecision:
+async def _decide(
+    call: dict[str, Any], approvals: Approvals, hooks: SessionHooks, offered: dict[str, Tool]
+) -> CallDecision:
     name = _name(call)
-    tool = TOOLS.get(name) or _mcp_tool(name)
+    tool = TOOLS.get(name) or offered.get(name) or _mcp_tool(name)
     if tool is None:  # the live loop runs nothing for it either: the model is told which tools exist
         return CallDecision("deny", "unknown tool", f"no tool named {name!r}")
     try:

@@ -33,6 +33,7 @@ from server.services.needs import HasArtifacts, HasBlobs, HasMcp, HasProcesses, 
 from server.services.subagents import Child, SubagentsNeeds, task_tool
 from server.sessions import Session
 from server.tools import Tool, ToolContext
+from server.tools.web.tools import search_tools
 from server.transcript import NewMessage, new_id
 from server.transcript import Session as StoredSession
 
@@ -153,6 +154,7 @@ async def build_turn(
         tuple(frozen.skill_roots) if frozen else (),
         core.processes,
         session_tools={
+            **search_tools(core.settings.web),  # web_search, when a provider is configured
             **(editor_tools(core.editor) if core.editor else {}),
             **({} if child else {TASK_TOOL: task_tool(core, session, cwd, build_child)}),
         },
@@ -194,6 +196,7 @@ async def build_turn(
         sandbox,
         core.settings.approval_rules,
         core.settings.unattended,
+        core.settings.web,
     )
     approvals.parent = child.parent if child else None
     return Turn(

@@ -8,6 +8,7 @@ from typing import Any
 
 from server.tools import background, command, files, memory, plan, recall
 from server.tools.base import EditWatcher, Tool, ToolContext, ToolDenied, ToolFailure, ToolOutcome
+from server.tools.web import tools as web
 from server.workspace import OutsideWorkspace, resolve_inside
 
 # What runs one tool call: ``run_tool`` below, or a replay's recorded results (``server.replay``).
@@ -22,6 +23,7 @@ TOOLS: dict[str, Tool] = {
         *recall.TOOLS,
         *memory.TOOLS,
         *plan.TOOLS,
+        *web.TOOLS,
     ]
 }
 

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from server.tools.web.settings import WebSettings
+
 if TYPE_CHECKING:
     from server.artifacts import ArtifactStore
     from server.sandbox.mode import CommandSandbox
@@ -19,7 +21,7 @@ if TYPE_CHECKING:
     from server.transcript import Store
 
 Status = Literal["ok", "error", "denied"]
-Approval = Literal["edit", "command"] | None
+Approval = Literal["edit", "command", "fetch"] | None  # fetch: per host (server.agent.approvals)
 
 
 class ToolFailure(Exception):
@@ -39,6 +41,7 @@ class ToolSettings:
     command_timeout_seconds: float  # run_command's default timeout
     pattern_timeout_seconds: float  # an untrusted regex/glob job is killed after this (server.patterns)
     max_background_processes: int = 4  # [tools] max_background_processes: running at once per session
+    web: WebSettings = field(default_factory=WebSettings)  # [web]: host rules, private endpoints, search provider
 
 
 @dataclass(frozen=True)
@@ -93,7 +96,7 @@ class Tool:
         }
 
     def title(self, args: dict[str, Any]) -> str:
-        for key in ("command", "path", "pattern", "query", "artifact_id", "scope", "processId"):
+        for key in ("command", "path", "pattern", "query", "url", "artifact_id", "scope", "processId"):
             if isinstance(args.get(key), str):
                 return f"{self.name}: {one_line(args[key])}"
         return self.name

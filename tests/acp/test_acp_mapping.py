@@ -20,8 +20,9 @@ from server.transcript import StoredMessage
 
 def test_tool_kinds():
     assert [
-        tools.tool_kind(n) for n in ("read_file", "edit_file", "search_files", "run_command", "web_fetch", "mystery")
-    ] == ["read", "edit", "search", "execute", "fetch", "other"]
+        tools.tool_kind(n)
+        for n in ("read_file", "edit_file", "search_files", "run_command", "web_fetch", "web_search", "mystery")
+    ] == ["read", "edit", "search", "execute", "fetch", "fetch", "other"]
     assert [tools.tool_kind(n) for n in ("process_output", "stop_process")] == ["execute", "execute"]
 
 

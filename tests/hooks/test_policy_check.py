@@ -152,3 +152,57 @@ def test_policy_check_covers_the_background_process_tools(tmp_path, folder):
         ("process_output", "allow", "policy"),
         ("stop_process", "allow", "policy"),
     ]
+
+
+def _web_calls(*calls: tuple[str, dict[str, str]]) -> list[dict[str, Any]]:
+    tool_calls = [
+        {"id": f"w{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+        for i, (name, args) in enumerate(calls)
+    ]
+    return [
+        {"role": "user", "content": "look it up"},
+        {"role": "assistant", "content": None, "tool_calls": tool_calls},
+        *({"role": "tool", "tool_call_id": c["id"], "content": "recorded"} for c in tool_calls),
+    ]
+
+
+def test_B_WEB_1_policy_check_decides_web_calls_as_the_live_server_would(tmp_path, folder):
+    """Per host: ``[web] allow_hosts`` allows, ``deny_hosts`` forbids under every policy, any other host asks (in
+    plan mode too: a fetch reads); ``web_search`` asks nothing, and exists only with a provider."""
+    home = tmp_path / "home"
+    home.mkdir()
+    web = '[web]\nallow_hosts = ["docs.python.org", "*.readthedocs.io"]\ndeny_hosts = ["evil.example"]\n'
+    (home / "config.toml").write_text(web + 'search_provider = "searxng"\nsearch_url = "http://127.0.0.1:9"\n')
+    recorded = tmp_path / "web.json"
+    recorded.write_text(
+        json.dumps(
+            _web_calls(
+                ("web_fetch", {"url": "https://docs.python.org/3/library/ssl.html"}),
+                ("web_fetch", {"url": "https://pygls.readthedocs.io/en/latest/"}),
+                ("web_fetch", {"url": "https://example.com/?q=secret"}),
+                ("web_fetch", {"url": "https://EVIL.example/x"}),
+                ("web_search", {"query": "pygls"}),
+            )
+        )
+    )
+    expected = [
+        ("web_fetch", "allow", "web rule"),
+        ("web_fetch", "allow", "web rule"),
+        ("web_fetch", "ask", "policy"),
+        ("web_fetch", "forbidden", "deny_hosts"),
+        ("web_search", "allow", "policy"),
+    ]
+    for policy, want in [
+        ("ask", expected),
+        ("plan", expected),
+        ("auto", [*[(t, "allow", "policy") for t, _, _ in expected[:3]], expected[3], expected[4]]),
+    ]:
+        done = threadline(home, "policy-check", str(recorded), "--cwd", str(folder), "--json", "--policy", policy)
+        assert done.returncode == 0, done.stderr
+        calls = json.loads(done.stdout)["calls"]
+        assert [(c["tool"], c["decision"], c["by"]) for c in calls] == want, policy
+        assert "evil.example is refused by [web] deny_hosts" in calls[3]["reason"]
+
+    (home / "config.toml").write_text(web)  # no provider: no web_search
+    done = threadline(home, "policy-check", str(recorded), "--cwd", str(folder), "--json")
+    assert [c["by"] for c in json.loads(done.stdout)["calls"]][-1] == "unknown tool"

@@ -106,9 +106,13 @@ end
 --- A tool call's status as the chat shows it; a status not listed is shown as it came.
 M.STATUS = { running = '… running', ok = '✓ ok', error = '✗ error', denied = '⊘ denied' }
 
---- A tool call's line in the chat: its name, its arguments in short and its status.
+--- The mark before a tool's name: the web tools, which reach outside from the server (B-WEB-1), get a globe.
+M.TOOL_ICONS = { web_fetch = '🌐', web_search = '🌐' }
+
+--- A tool call's line in the chat: its icon and name, its arguments in short and its status.
 function M.tool_line(tool, args, status)
-  return ('  ⚙ %s %s  %s'):format(M.str(tool), M.arguments(args), M.STATUS[status] or status)
+  local icon = M.TOOL_ICONS[M.str(tool)] or '⚙'
+  return ('  %s %s %s  %s'):format(icon, M.str(tool), M.arguments(args), M.STATUS[status] or status)
 end
 
 local DECISIONS = {

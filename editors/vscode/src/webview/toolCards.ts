@@ -4,6 +4,12 @@
 import type { FileDiff, SessionUpdate } from '../rpc/protocol';
 import { clip, fmtTokens, h, prettyArgs } from './dom';
 import { type ChildProgress, childProgress, childSummary } from './subagents';
+import { toolBadge } from './toolBadges';
+
+function badgeOf(tool: string): HTMLElement[] {
+  const badge = toolBadge(tool);
+  return badge ? [h('span', { class: 'tool-badge', text: badge.text, title: badge.title })] : [];
+}
 
 export class ToolCards {
   private readonly cards = new Map<string, HTMLElement>();
@@ -27,7 +33,7 @@ export class ToolCards {
     const status = h('span', { class: 'tool-status running', text: 'running' });
     const result = h('div', { class: 'tool-result' });
     const card = h('details', { class: 'tool-card', 'data-tool-call': id },
-      h('summary', {}, h('span', { class: 'tool-name', text: tool }), h('span', { class: 'tool-title', text: title ?? '' }), status),
+      h('summary', {}, ...badgeOf(tool), h('span', { class: 'tool-name', text: tool }), h('span', { class: 'tool-title', text: title ?? '' }), status),
       h('div', { class: 'tool-label', text: 'Arguments' }),
       h('pre', { class: 'tool-args', text: prettyArgs(args) }),
       result);

@@ -1,0 +1,3 @@
+"""The web tools: ``web_fetch`` (a page as Markdown or text, SPEC B-WEB-1) and ``web_search`` (through the
+configured provider). ``tools`` holds the tools; the parts are one module each: ``addresses`` (which addresses a
+fetch may reach, pure), ``connect`` (the checked connection), ``fetch``, ``markdown``, ``search``, ``settings``."""
