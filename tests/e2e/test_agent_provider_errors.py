@@ -204,4 +204,6 @@ async def test_B_TOK_3_a_refusal_that_says_the_count_teaches_the_calibration_so_
     (only,) = turn_two  # planned with the provider's count: accepted first time
     assert only["status"] == 200 and not only.get("rejected")
     assert any(FALLBACK_MARK in str(m.get("content")) for m in request_messages(only))  # it compacted
-    assert factor > 1.1  # learned from the refusal (the retry alone, counted as we estimate, teaches about 1)
+    # Learned from the refusal: the double counts the messages only while our estimate also holds the tool
+    # definitions, so the retry alone would teach under 1; how far over 1 depends on how many tools there are
+    assert factor > 1.0
