@@ -99,6 +99,10 @@ class Keeper:
             # have ended since the fork
             if _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0 or os.getppid() != server:
                 os._exit(JOIN_FAILED)
+            # The joined process itself cannot start threads (clone(CLONE_THREAD) fails while its children's PID
+            # namespace differs from its own): node, a JVM, a threaded Python would die. So it forks once more;
+            # the child, born inside, goes on to exec the command, and this process only relays and ends with it
+            relay_from_here()
 
         return join_then
 
@@ -234,6 +238,46 @@ def run_inside(start: Callable[[], int]) -> int:
         os.kill(os.getpid(), fatal)
         return 128 + fatal
     return os.WEXITSTATUS(status)
+
+
+def relay_from_here() -> None:
+    """In a ``preexec_fn`` after ``join``: fork; the child returns (and the caller's exec goes on, inside the
+    namespace, as the command); this process becomes a relay that never returns: it holds no descriptor of the
+    caller's (so the starter's pipes end with the command, and its exec-error pipe closes at the child's exec),
+    passes on the signals it gets and exits with the child's status, as ``run_inside`` does."""
+    me = os.getpid()
+    child = os.fork()
+    if child == 0:
+        # The relay's end is the command's: SIGKILL when it goes (it goes only when killed or the command ended).
+        # The relay is outside this namespace, so getppid() says 0 while it lives, 1 (the init) once it is gone
+        if _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0 or os.getppid() not in (0, me):
+            os._exit(JOIN_FAILED)
+        return
+    with contextlib.suppress(ValueError, OSError):  # the starter's wakeup fd is not ours to write
+        signal.set_wakeup_fd(-1)
+    for relayed in RELAYED:
+        with contextlib.suppress(ValueError, OSError):  # off the main thread: default dispositions remain
+            signal.signal(relayed, lambda n, _f: _relay(child, n))
+    devnull = os.open("/dev/null", os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    for name in os.listdir("/proc/self/fd"):
+        if int(name) > 2:
+            with contextlib.suppress(OSError):
+                os.close(int(name))
+    while True:
+        try:
+            _, status = os.waitpid(child, 0)
+            break
+        except InterruptedError:
+            continue
+    if os.WIFSIGNALED(status):
+        fatal = os.WTERMSIG(status)
+        with contextlib.suppress(ValueError, OSError):
+            signal.signal(signal.Signals(fatal), signal.SIG_DFL)
+        os.kill(os.getpid(), fatal)
+        os._exit(128 + fatal)
+    os._exit(os.WEXITSTATUS(status))
 
 
 def _relay(child: int, sig: int) -> None:

@@ -28,6 +28,12 @@ async def launch(ctx: ToolContext, command: str, env: dict[str, str]) -> asyncio
     """Start ``command`` as the session's sandbox says, in its own process group, registered for reaping. The one
     place a background process is started, so a containment primitive can replace it whole."""
     sandbox = ctx.sandbox if ctx.sandbox is not None and ctx.sandbox.applies else None
+    policy = sandbox.policy if sandbox is not None else None
+    if sandbox is not None and sandbox.support.namespaces:  # every .git read-only, as for any command (B-SBX-4)
+        policy = await asyncio.to_thread(sandbox.policy.with_nested_git)
+    confine = preexec(policy, sandbox.support.abi, sandbox.support.namespaces) if sandbox and policy else None
+    if ctx.processes is not None:  # contained: it ends with the server, SIGKILL included (B-PROC-1)
+        confine = ctx.processes.preexec(confine)
     proc = await asyncio.create_subprocess_exec(
         "/bin/bash",
         "-c",
@@ -38,9 +44,7 @@ async def launch(ctx: ToolContext, command: str, env: dict[str, str]) -> asyncio
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
         start_new_session=True,
-        preexec_fn=(
-            preexec(sandbox.policy, sandbox.support.abi, sandbox.support.namespaces) if sandbox is not None else None
-        ),
+        preexec_fn=confine,
     )
     if ctx.processes is not None:
         ctx.processes.add(proc.pid)

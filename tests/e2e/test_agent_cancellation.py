@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from pathlib import Path
 
 import pytest
 
@@ -74,7 +75,8 @@ async def test_cancel_mid_command_kills_the_command_and_closes_the_call(agent, f
                 {
                     "id": "call_sleep",
                     "name": "run_command",
-                    "arguments": {"command": "echo $$ > pid.txt; exec sleep 30"},
+                    # The shell's pid as /proc tells it (the host's): inside the server's PID namespace `$$` is not
+                    "arguments": {"command": "cut -d' ' -f4 /proc/self/stat > pid.txt; exec sleep 30"},
                 }
             ]
         }
@@ -88,8 +90,11 @@ async def test_cancel_mid_command_kills_the_command_and_closes_the_call(agent, f
     await agent.client.request("cancelTurn", {"sessionId": sid})
     result = await asyncio.wait_for(fut, 5)
     assert result["stopReason"] == "cancelled"
+    # The sleep is gone (and reaped) rather than left running for 30 s; inside the server's PID namespace its
+    # reaper is the namespace's init, a moment after the kill, so give it that moment (bounded)
+    await agent.wait_for(lambda: not Path(f"/proc/{pid}").exists())
     with pytest.raises(ProcessLookupError):
-        os.kill(pid, 0)  # the sleep is gone (and reaped) rather than left running for 30 s
+        os.kill(pid, 0)
 
     items = await agent.transcript(sid)
     assert items[-1]["role"] == "tool" and items[-1]["toolCallId"] == "call_sleep"

@@ -90,7 +90,8 @@ def pid() -> int:
 def main() -> None:
     if os.environ.get("FAKE_MCP_PIDFILE"):
         with open(os.environ["FAKE_MCP_PIDFILE"], "a") as fh:
-            fh.write(f"{os.getpid()}\n")
+            # The pid /proc knows it by: inside the server's PID namespace getpid() is not the host's pid
+            fh.write(f"{os.readlink('/proc/self')}\n")
     if os.environ.get("FAKE_MCP_FAIL_START") == "1":
         print("fake MCP server: refusing to start (FAKE_MCP_FAIL_START)", file=sys.stderr)
         sys.exit(2)

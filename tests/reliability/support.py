@@ -103,3 +103,13 @@ def assert_seen_were_stored(seen: list[dict[str, Any]], items: list[dict[str, An
             assert item["role"] == "assistant" and (item["content"] or "") == update["content"]
         elif update["kind"] == "userMessage":
             assert item["role"] == "user" and item["content"] == update["text"]
+
+
+# Shell that sets $p to the serving process's pid as /proc knows it, walking up from the command: inside the
+# server's PID namespace $PPID is no longer the server (the command's parent is its relay, outside the namespace).
+# The pattern is written so the walk does not stop at the shell whose own command line holds it.
+FIND_SERVER = (
+    "p=$(cut -d' ' -f4 /proc/self/stat); "
+    "while [ \"$p\" -gt 1 ] && ! tr '\\0' ' ' < /proc/$p/cmdline | grep -q -- '-m serve[r]'; "
+    "do p=$(cut -d' ' -f4 /proc/$p/stat); done; "
+)

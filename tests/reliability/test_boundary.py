@@ -18,7 +18,7 @@ import pytest_asyncio
 from server.cli.client import Client, RpcError
 from tests.fakes.fake_provider import FakeProvider
 from tests.harness import API_KEY, log_path
-from tests.reliability.support import start, transcript, turn, updates
+from tests.reliability.support import FIND_SERVER, start, transcript, turn, updates
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 SECRET = "TOP-SECRET-CONTENT-41c7"
@@ -174,7 +174,8 @@ async def test_the_provider_key_cannot_be_read_from_the_servers_own_environment_
                 0,
                 "run_command",
                 command=(
-                    "tr '\\0' '\\n' < /proc/$PPID/environ; tr '\\0' ' ' < /proc/$PPID/cmdline; echo; echo PPID=$PPID"
+                    FIND_SERVER
+                    + "tr '\\0' '\\n' < /proc/$p/environ; tr '\\0' ' ' < /proc/$p/cmdline; echo; echo PPID=$p"
                 ),
             )
         ],

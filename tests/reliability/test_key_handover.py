@@ -16,6 +16,7 @@ from server.cli.client import Client
 from server.key_handover import hand_over_keys
 from tests.e2e.agent_support import model_requests
 from tests.harness import API_KEY, REPO, initialize, log_path, new_fake, server_env
+from tests.reliability.support import FIND_SERVER
 
 LATE_KEY = "sk-late-SECRET-3b9e"
 OTHER_KEY = "sk-other-SECRET-77d1"
@@ -53,7 +54,7 @@ async def test_handed_over_keys_never_appear_in_the_servers_environment_block(fa
     client = await initialize(Client(proc))
     try:
         sid = (await client.request("createSession", {"cwd": str(folder), "approvalPolicy": "auto"}))["sessionId"]
-        read = "tr '\\0' '\\n' < /proc/$PPID/environ; echo PPID=$PPID"
+        read = FIND_SERVER + "tr '\\0' '\\n' < /proc/$p/environ; echo PPID=$p"
         fake.push(
             {"tool_calls": [{"id": "c1", "name": "run_command", "arguments": {"command": read}}]}, {"content": "ok"}
         )

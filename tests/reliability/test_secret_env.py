@@ -18,6 +18,7 @@ import pytest
 from server.cli.client import Client
 from tests.fakes.fake_provider import FakeProvider
 from tests.harness import MODEL, REPO, initialize, server_env, start_server
+from tests.reliability.support import FIND_SERVER
 
 KEY = "xai-SECRET-key-3b9f01d"
 URL_PASS = "URLPASS-SECRET-77c2e1"
@@ -41,15 +42,11 @@ env = {{ FAKE_MCP_PIDFILE = {json.dumps(str(pidfile))}, FAKE_TOKEN = "${{MCP_TES
 
 
 ATTACK = (
-    "tr '\\0' '\\n' < /proc/$PPID/environ; echo PPID=$PPID; env; echo ---MCP---; "
+    FIND_SERVER + "tr '\\0' '\\n' < /proc/$p/environ; echo PPID=$p; env; echo ---MCP---; "
     "tr '\\0' '\\n' < /proc/$(head -1 {pidfile})/environ"
 )
 
 
-@pytest.mark.xfail(
-    reason="the MCP server now runs in the server's PID namespace: the pid it writes is not a host pid, so /proc/PID/environ is unreadable from a command; the test must read the environment another way",
-    strict=False,
-)
 @pytest.mark.parametrize("where", ["api_key_env", "base_url_password"])
 async def test_issue28_a_key_named_by_api_key_env_or_a_url_password_is_in_no_environment_block(where, tmp_path):
     home, work, pidfile = tmp_path / "home", tmp_path / "work", tmp_path / "mcp-pids"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import secrets
 import socket
 from dataclasses import replace
 from pathlib import Path
@@ -144,9 +145,12 @@ async def test_the_cap_is_enforced_and_a_stopped_process_frees_its_place(ctx):
 
 async def test_stop_ends_what_the_shell_started_too(ctx):
     ctx = with_slot(ctx)
-    started = await run_tool(ctx, "run_command", {"command": "sleep 600 & echo child $!; wait", "background": True})
+    # Found by its argv: inside the server's PID namespace `$!` is not a pid this test can see
+    seconds = str(600 + secrets.randbelow(10_000))
+    started = await run_tool(ctx, "run_command", {"command": f"sleep {seconds} & echo child; wait", "background": True})
     pid = process_id(started.content)
-    child = int(re.search(r"child (\d+)", await output_until(ctx, pid, "child")).group(1))  # type: ignore[union-attr]
+    await output_until(ctx, pid, "child")
+    (child,) = _pids_running(f"sleep\0{seconds}\0".encode())
     await run_tool(ctx, "stop_process", {"processId": pid})
     for _ in range(100):
         if not alive(child):
@@ -155,7 +159,36 @@ async def test_stop_ends_what_the_shell_started_too(ctx):
     assert not alive(child)
 
 
+def _pids_running(cmdline: bytes) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "cmdline").read_bytes() == cmdline:
+                    found.append(int(entry.name))
+            except OSError:
+                continue  # gone meanwhile
+    return found
+
+
 async def test_an_unknown_process_id_is_a_clear_failure(ctx):
     ctx = with_slot(ctx)
     out = await run_tool(ctx, "process_output", {"processId": "bg-nope"})
     assert out.status == "error" and "no background process bg-nope" in out.content
+
+
+THREADED = (
+    "python3 -c \"import threading; t = threading.Thread(target=print, args=('thread ran',)); t.start(); t.join()\""
+)
+
+
+@sandboxed
+@pytest.mark.parametrize("network", [False, True])
+async def test_B_PROC_1_a_contained_command_can_start_threads(ctx, network):
+    """A process that joined the server's PID namespace cannot start threads itself, so the command is its child,
+    born inside: node, a JVM or a threaded Python run as the shell's one command work, in front and behind."""
+    ctx = with_slot(ctx, network=network)
+    front = await run_tool(ctx, "run_command", {"command": THREADED})
+    assert front.status == "ok" and "thread ran" in front.content, front.content
+    pid = process_id((await run_tool(ctx, "run_command", {"command": THREADED, "background": True})).content)
+    assert "thread ran" in await output_until(ctx, pid, "thread ran")
