@@ -23,6 +23,7 @@ from server.emit import Emitter, Notify
 from server.errors import StorageFailure
 from server.patterns.pool import FORK_SERVER
 from server.replay import replay_models
+from server.sandbox.mode import session_sandbox
 from server.services.core import Ask, Core, no_client
 from server.services.models import LiveModels
 from server.transcript import Store
@@ -69,7 +70,11 @@ class Runtime(Core):
         try:
             stored = await self.store.get_session(session_id)
             emit = Emitter(self.notify, session_id, params.get("turnId"))
-            hooks = self.hooks.standing(Path(stored.cwd), session_id, self.settings.api_keys(), self.store, emit)
+            cwd = Path(stored.cwd)
+            sandbox = await session_sandbox(self.store, self.settings.sandbox, session_id, cwd)
+            hooks = self.hooks.standing(
+                cwd, session_id, self.settings.api_keys(), self.store, emit, sandbox, self.processes
+            )
             title = params.get("title") or "a tool call"
             fields = {
                 "message": f"Threadline needs your permission: {title}",

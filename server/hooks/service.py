@@ -216,14 +216,21 @@ class HookService:
         return await approve(self.trust, decided, item, emit.session_id, emit, ask, nobody)
 
     def standing(
-        self, cwd: Path, session_id: str, secrets: tuple[str, ...], store: Store | None, emit: Emitter
+        self,
+        cwd: Path,
+        session_id: str,
+        secrets: tuple[str, ...],
+        store: Store | None,
+        emit: Emitter,
+        sandbox: CommandSandbox | None = None,
+        processes: ProcessGroups | None = None,
     ) -> SessionHooks:
         """The hooks that run without a turn to ask in (``Notification``): the user's, and the project's when its
-        file is approved as it is now; nobody is asked."""
+        file is approved as it is now; nobody is asked. Under the session's sandbox, as in a turn (B-HOOK-2)."""
         project = read_project_hooks(cwd)
         ok = project is not None and project.problem is None and self.approved(cwd, project)
         specs = [*self.user_hooks, *(project.hooks if project is not None and ok else ())]
-        return SessionHooks(tuple(specs), session_id, cwd, secrets, store, emit)
+        return SessionHooks(tuple(specs), session_id, cwd, secrets, store, emit, sandbox, processes)
 
     def offline(
         self,

@@ -40,7 +40,8 @@ def seqs(updates: list[dict[str, Any]]) -> list[int]:
 async def test_B_DAEMON_1_a_turn_outlives_its_client_and_its_approval_waits_for_a_reattach(open_home, fake, folder):
     home = open_home
     (home / "config.toml").write_text(
-        f'[[hooks.Notification]]\ncommand = "cat > {home}/notified.json"\nmatcher = "permission_prompt"\n'
+        # Confined like every hook (B-HOOK-2): it writes where the session's sandbox lets it, the session folder
+        f'[[hooks.Notification]]\ncommand = "touch {home}/escaped; cat > {folder}/notified.json"\nmatcher = "permission_prompt"\n'
     )
     env = daemon_env(home, fake)
     fake.push(write_call("call_w", "out.txt", "done\n"), {"content": "all done"})
@@ -60,8 +61,9 @@ async def test_B_DAEMON_1_a_turn_outlives_its_client_and_its_approval_waits_for_
             lambda: _waiting_alone(watcher, sid), what="the session running, waiting, with no client attached"
         )
         assert state["running"] and state["waitingForApproval"] and state["attachedClients"] == 0
-        await wait_for(lambda: (home / "notified.json").exists(), what="the Notification hook")
-        notified = json.loads((home / "notified.json").read_text())
+        await wait_for(lambda: (folder / "notified.json").exists(), what="the Notification hook")
+        notified = json.loads((folder / "notified.json").read_text())
+        assert not (home / "escaped").exists()  # the data folder is hidden from it, as from any command
         assert notified["hook_event_name"] == "Notification" and notified["session_id"] == sid
         assert notified["notification_type"] == "permission_prompt" and notified["cwd"] == str(folder)
         assert "write" in notified["message"].lower() or "out.txt" in notified["message"]
