@@ -16,7 +16,6 @@ from dataclasses import dataclass
 import httpx
 
 from server.tools.web.connect import AddressGuard, GuardedTransport, Resolver
-from server.tools.web.markdown import html_to_markdown
 from server.tools.web.settings import WebSettings
 
 MAX_BODY_BYTES = 10 * 1024 * 1024
@@ -163,6 +162,8 @@ async def _page(response: httpx.Response) -> Page:
     elif b"\0" in body[:8192] and media not in _HTML:
         raise FetchFailed(f"{response.url} says {media} but its content is binary: web_fetch reads text only")
     if media in _HTML:
+        from server.tools.web.markdown import html_to_markdown  # bs4 and markdownify: 45 ms no other start needs
+
         title, text = html_to_markdown(body, charset)
     else:
         title, text = "", body.decode(charset or "utf-8", errors="replace")
