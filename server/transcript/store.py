@@ -176,11 +176,12 @@ class Store(
         stamp = now()
         stored: list[StoredMessage] = []
         async with self._write() as db:
-            async with db.execute("SELECT last_seq FROM sessions WHERE id = ?", (session_id,)) as cur:
-                row = await cur.fetchone()
-            if row is None:
+            # Every statement is a round trip to aiosqlite's thread (most of the agent loop's time per model call
+            # was spent waiting on them): one each, no cursor to fetch from and close.
+            found = list(await db.execute_fetchall("SELECT last_seq FROM sessions WHERE id = ?", (session_id,)))
+            if not found:
                 raise SessionNotFound(f"no session {session_id!r}")
-            first = seq = row[0]
+            first = seq = found[0][0]
             rows, texts = [], []
             for msg in messages:
                 seq += 1
@@ -227,13 +228,9 @@ class Store(
                 f"INSERT INTO messages (session_id, {MESSAGE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows
             )
             if any(texts):
-                ids = await db.execute_fetchall(
-                    "SELECT id FROM messages WHERE session_id = ? AND seq > ? AND seq <= ? ORDER BY seq",
-                    (session_id, first, seq),
-                )
                 await db.executemany(
-                    "INSERT INTO messages_fts (rowid, text) VALUES (?, ?)",
-                    [(rowid, text) for (rowid,), text in zip(ids, texts, strict=True) if text],
+                    "INSERT INTO messages_fts (rowid, text) SELECT id, ? FROM messages WHERE session_id = ? AND seq = ?",
+                    [(text, session_id, r.seq) for r, text in zip(stored, texts, strict=True) if text],
                 )
             await db.execute("UPDATE sessions SET last_seq = ?, updated_at = ? WHERE id = ?", (seq, stamp, session_id))
             if turn_id is not None and any(m.role == "assistant" for m in messages):
