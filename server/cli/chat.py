@@ -79,7 +79,8 @@ async def ask_approval(printer: Printer, params: dict[str, Any], turn_input: Tur
             answer = await (turn_input.read(prompt) if turn_input else read_line(prompt))
             if answer is None:
                 return {"decision": decision}
-            if (chosen := DECISIONS.get(answer.strip().lower()[:1])) in offered:
+            chosen = DECISIONS.get(answer.strip().lower()[:1])
+            if chosen is not None and chosen in offered:
                 decision = chosen
                 return {"decision": decision}
     finally:
