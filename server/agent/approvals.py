@@ -53,6 +53,7 @@ from server.agent.diffs import unified
 from server.agent.remembered import RememberedApprovals, always_scope, describe
 from server.approval_rules import ApprovalRules
 from server.sandbox.mode import CommandSandbox
+from server.sandbox.policy import is_git_name
 from server.tools import Tool
 from server.tools.web.fetch import host_of
 from server.tools.web.settings import WebSettings
@@ -115,6 +116,8 @@ class Approvals:
         host = _fetched_host(tool, args)
         if tool.approval == "fetch" and host is None:
             return "allow", "policy", "an invalid URL is refused by the tool before it connects"
+        if _into_git_folder(tool, args):  # nobody is asked to approve what would then be refused anyway
+            return "allow", "protected path", "a write into a git folder is refused by the tool under every policy"
         if self.unconfinable(tool):
             return "ask", "sandbox", "the sandbox cannot be enforced here: every command asks"
         if tool.approval is None:
@@ -300,6 +303,14 @@ def _fetched_host(tool: Tool, args: dict[str, Any]) -> str | None:
     """The host a ``fetch`` tool's URL names, or None (another tool, or a URL the tool refuses)."""
     url = args.get("url")
     return host_of(url) if tool.approval == "fetch" and isinstance(url, str) else None
+
+
+def _into_git_folder(tool: Tool, args: dict[str, Any]) -> bool:
+    """A file tool's write naming a ``.git`` component (B-SBX-4): ``server.workspace.open_inside`` refuses it."""
+    return any(
+        isinstance(raw := args.get(key), str) and any(is_git_name(part) for part in raw.split("/"))
+        for key in tool.writes_paths
+    )
 
 
 def _reason(args: dict[str, Any]) -> str | None:

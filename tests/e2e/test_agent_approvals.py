@@ -223,7 +223,9 @@ async def test_autoEdit_still_asks_before_writing_an_execution_bearing_path(agen
     agent.fake.push(write_call("call_w", path, "[core]\n\tfsmonitor = touch pwned\n"), {"content": "ok"})
     sid = await agent.session(folder, policy="autoEdit")
     await agent.turn(sid, "go")
-    assert [a["toolCallId"] for a in agent.approvals] == ["call_w"]
+    # a write into a git folder is refused under every policy (B-SBX-4): nobody is asked to approve it first
+    asked = [] if ".git/" in path else ["call_w"]
+    assert [a["toolCallId"] for a in agent.approvals] == asked
     assert not (folder / path).exists()
 
 

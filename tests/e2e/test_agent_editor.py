@@ -219,3 +219,27 @@ async def test_issue34_only_the_advertised_tools_and_a_timeout_reads_as_a_tool_f
             assert names(agent.chat_requests()[0]) & EDITOR_TOOLS == {"find_definition"}
             assert texts[0] == "Tool failed: the editor did not answer editor/definition within 1 s"
             assert [m for m, _ in editor.asked] == ["editor/definition"]  # no diagnostics: not advertised
+
+
+async def test_B_SBX_1_the_editor_tools_honour_deny_read_as_the_file_tools_do(tmp_path):
+    """The session folder is the user's home, and ``~/.ssh`` (in the default deny_read) holds Python the editor's
+    language server indexes: asked at a position there, the tool refuses without asking the editor; found by a
+    search, the hidden file is left out (its name and its source line), as it is for ``read_file``."""
+    home = tmp_path / "w"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "keys.py").write_text("def helper_key():\n    return 'PRIVATE-KEY-MATERIAL'\n")
+    (home / "app.py").write_text("def helper_app():\n    return 1\n")
+    editor = Editor([home])
+    with new_fake(api_key=API_KEY) as fake:
+        async with closing(start_editor_agent(tmp_path / "data", fake, editor, ALL, HOME=str(home))) as agent:
+            texts = await result_of(
+                agent,
+                home,
+                call("find_definition", path=".ssh/keys.py", line=1, column=5),
+                call("workspace_symbols", query="helper"),
+                call("get_diagnostics", path=".ssh/keys.py"),
+            )
+    assert texts[0].startswith("Permission denied") and texts[2].startswith("Permission denied"), texts
+    assert texts[1] == "1 symbol matching 'helper':\n? (function) app.py:1:5", texts[1]
+    assert [m for m, _ in editor.asked] == ["editor/workspaceSymbols"]  # the refused ones never reached the editor
+    assert not any("PRIVATE-KEY" in t or "keys.py" in t for t in texts[1:2])
