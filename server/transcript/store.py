@@ -245,12 +245,13 @@ class Store(
 
     async def read_messages(self, session_id: str, after_seq: int | None = None, limit: int | None = None) -> Page:
         """A page of messages with ``seq > after_seq``; ``next_seq`` is set when more follow."""
-        await self.get_session(session_id)
         size = page_size(limit)
         rows = await self._read(
             f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
             (session_id, after_seq or 0, size + 1),
         )
+        if not rows:  # only then can it be an unknown session: the agent loop reads after each append
+            await self.get_session(session_id)
         items = [_message(row) for row in rows[:size]]
         return Page(items, items[-1].seq if len(rows) > size else None)
 
