@@ -160,6 +160,20 @@ class Store(
                     raise StorageFailure(f"cannot write the transcript: {exc}") from exc
                 raise
 
+    async def _write_one(self, sql: str, args: Sequence[Any]) -> aiosqlite.Cursor:
+        """One statement on its own: SQLite makes it atomic by itself (autocommit), two round trips to aiosqlite's
+        thread fewer than ``_write``'s BEGIN and COMMIT (the agent loop writes a usage event per model call)."""
+        if (reading := _READING.get()) is not None:
+            raise WriteInRead(f"{reading} is a read and may not write to the store")
+        async with self._write_lock:
+            try:
+                if self._writer.in_transaction:  # never run inside a transaction something left open
+                    await _to_completion(self._writer.execute("ROLLBACK"))
+                cursor: aiosqlite.Cursor = await _to_completion(self._writer.execute(sql, args))
+                return cursor
+            except sqlite3.Error as exc:
+                raise StorageFailure(f"cannot write the transcript: {exc}") from exc
+
     async def _rollback(self) -> None:
         if self._writer.in_transaction:
             with suppress(sqlite3.Error):
@@ -318,9 +332,8 @@ class Store(
     # --- plumbing -----------------------------------------------------------------------------------
 
     async def _read(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
-        try:
-            async with self._reader.execute(sql, args) as cur:
-                return list(await cur.fetchall())
+        try:  # one round trip to aiosqlite's thread, not three (execute, fetch, close)
+            return list(await self._reader.execute_fetchall(sql, args))
         except sqlite3.Error as exc:
             raise StorageFailure(f"cannot read the transcript: {exc}") from exc
 
