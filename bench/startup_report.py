@@ -36,6 +36,19 @@ def startup_section(start: dict[str, Any], loop: dict[str, Any], calibration: li
         "and the server it starts); the server's imports are most of its time, lsprotocol's types (pygls) alone "
         "about a third.",
         "",
+        "*Loop overhead*, from a profile of section 2 (cProfile, 200 iterations). Before this round (main at "
+        "5155ffa, after B-TOK-4's changes): 3.7 ms median, of which about two thirds was the event loop waiting in "
+        "`epoll` for aiosqlite's thread: some 28 round trips to it per model call (each `append_messages` made ~10: "
+        "BEGIN, the last seq through a cursor (execute, fetch, close), the rows, a read of the new ids for the "
+        "search index, its rows, the session row, the draft, COMMIT; every read made 3; the usage event 3). The "
+        "rest: token estimates (regex `findall`, twice per message: stored, then fed), the summarized view's "
+        "defensive copy of each of its ~220 messages per call, the view state's rebuilds. After: ~19 round trips "
+        "(the last seq by `execute_fetchall`, search rows by `INSERT ... SELECT`, reads in one `execute_fetchall`, "
+        "the existence check only on an empty page, single-statement writes without BEGIN/COMMIT): the figure "
+        "above. What 1 ms needs beyond this: a model call's writes in one call into the database thread (aiosqlite "
+        "offers no public way; an own writer thread would), the view state fed from the records just appended "
+        "instead of reading them back, and no per-call copy of the view.",
+        "",
         "*Calibration* (`bench/calibration.py`): a real server, a double counting `factor` x chars/4 (messages and "
         "tool definitions), 8 turns with growing messages; before each turn `estimatedTokens + reservedTokens` is "
         "compared with the `prompt_tokens` the double then reports ((shown - reported) / reported):",
