@@ -46,6 +46,14 @@ cmd('ThreadlineSessions', function(o)
   require('threadline.views').sessions({ all = o.bang })
 end, { bang = true, desc = 'Threadline: list and resume sessions (! lists every folder)' })
 
+cmd('ThreadlineAttach', function(o)
+  if o.args ~= '' then
+    require('threadline.attach').attach(o.args)
+  else
+    require('threadline.attach').pick()
+  end
+end, { nargs = '?', desc = 'Threadline: attach to a session the daemon runs (use_daemon), missed updates first' })
+
 cmd('ThreadlineContext', function()
   require('threadline.views').context()
 end, { desc = "Threadline: show what the model would see next (getContextView)" })

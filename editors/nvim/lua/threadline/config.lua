@@ -5,6 +5,9 @@ M.defaults = {
   -- The server command (a list, as for vim.system) and extra environment variables for it.
   cmd = { 'threadline', 'serve' },
   cmd_env = {},
+  -- Run `threadline connect` (the per-user daemon, docs/DAEMON.md) instead of `threadline serve`: sessions outlive
+  -- Neovim and :ThreadlineAttach attaches to running ones. A cmd ending in "serve" gets "connect" in its place.
+  use_daemon = false,
   -- Working directory of the server process (nil: Neovim's).
   cmd_cwd = nil,
   -- initializationOptions.provider: { baseUrl = ..., apiKey = ..., model = ..., contextWindowTokens = ... }.
@@ -55,14 +58,17 @@ end
 --- The server command to run. When cmd is the default and `threadline` is not on PATH, a plugin loaded from a
 --- Threadline checkout (editors/nvim) uses the checkout's .venv/bin/threadline.
 function M.resolve_cmd()
-  local cmd = M.options.cmd
+  local cmd = vim.deepcopy(M.options.cmd)
   if vim.deep_equal(cmd, M.defaults.cmd) and vim.fn.executable(cmd[1]) ~= 1 then
     local here = debug.getinfo(1, 'S').source:gsub('^@', '')
     local repo = vim.fn.fnamemodify(here, ':p:h:h:h:h:h')
     local venv = repo .. '/.venv/bin/threadline'
     if vim.fn.executable(venv) == 1 then
-      return { venv, 'serve' }
+      cmd = { venv, 'serve' }
     end
+  end
+  if M.options.use_daemon and cmd[#cmd] == 'serve' then
+    cmd[#cmd] = 'connect'
   end
   return cmd
 end

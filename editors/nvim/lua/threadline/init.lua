@@ -62,6 +62,14 @@ local function on_notification(method, params)
   if not s or type(u) ~= 'table' then
     return
   end
+  -- seq numbers a session's updates: a re-attach asks for those after the last one seen and never shows one twice
+  local seq = tonumber(fmt.val(params.seq))
+  if seq then
+    if s.seq and seq <= s.seq then
+      return
+    end
+    s.seq = seq
+  end
   updates.apply(s, u, fmt.val(params.turnId))
 end
 
@@ -88,7 +96,7 @@ local function on_exit(transport, code, signal, expected)
   end
   S.transport = nil
   for _, s in pairs(S.sessions) do
-    s.running, s.active = false, nil
+    s.running, s.active, s.attached = false, nil, nil
   end
   if expected then
     return
@@ -155,7 +163,7 @@ function M.stop(wait)
   if t then
     S.transport = nil
     for _, s in pairs(S.sessions) do
-      s.running, s.active = false, nil
+      s.running, s.active, s.attached = false, nil, nil
     end
     t:stop(wait, config.options.shutdown_timeout)
   end
@@ -188,6 +196,9 @@ local function new_session(id, cwd)
   return s
 end
 
+--- A new session table with its chat buffer (internal; threadline.attach).
+M._new_session = new_session
+
 local function load_context_size(s)
   M.request('getContextView', { sessionId = s.id }, function(err, r)
     if not err and type(r) == 'table' then
@@ -218,6 +229,14 @@ end
 
 --- Make a session current and show it.
 local function activate(s, show)
+  local prev = S.current
+  if prev and prev ~= s and prev.attached then -- switching away from an attached session detaches it
+    require('threadline.attach').detach(prev)
+  end
+  if s.detached and not s.attached then -- back to a session detached from: attach again, from the last seq seen
+    require('threadline.attach').attach(s.id, { cwd = s.cwd, show = show })
+    return
+  end
   S.current = s
   if show ~= false then
     M.show(s)
@@ -360,6 +379,14 @@ end
 --- statusline() -> the status line text of status() (threadline.status.line), e.g. "TL 12.3k/64k".
 function M.statusline()
   return status.line(M.status())
+end
+
+--- Make s current and show it (internal; threadline.attach).
+M._activate = activate
+
+--- A session table by id, or nil (internal; threadline.attach).
+function M._session(id)
+  return S.sessions[id]
 end
 
 --- The current session table (internal; used by the commands).
