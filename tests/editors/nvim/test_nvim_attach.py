@@ -73,7 +73,27 @@ def test_B_DAEMON_1_ThreadlineAttach_shows_a_detached_turn_and_answers_its_waiti
       T.wait('the turn to finish', function() return T.find('all written') ~= nil end, 60000)
       local picks = vim.tbl_filter(function(s) return s.kind == 'threadline_attach' end, T.selects)
       local s = T.tl.current()
-      return {{ attached = attached, labels = picks[1].labels, seq = s.seq, cmd = require('threadline.config').resolve_cmd() }}
+      local function clients()
+        local n
+        T.tl.request('listSessions', {{ limit = 100 }}, function(_, r)
+          for _, it in ipairs(r.sessions) do
+            if it.sessionId == sid then n = it.attachedClients end
+          end
+        end)
+        T.wait('listSessions', function() return n ~= nil end)
+        return n
+      end
+      local while_attached = clients()
+      T.open({{ new = true }}) -- switching to another session detaches this one
+      T.wait('the detach', function() return T.tl._session(sid).detached end)
+      local after_switch = clients()
+      local seq_before = s.seq
+      local again
+      require('threadline.attach').attach(sid, {{}}, function(err, id) again = id or err end)
+      T.wait('the re-attach', function() return again ~= nil end)
+      return {{ attached = attached, labels = picks[1].labels, seq = seq_before, cmd = require('threadline.config').resolve_cmd(),
+        while_attached = while_attached, after_switch = after_switch, again = again, after = clients(),
+        current = T.tl.current().id }}
     """,
         timeout=180,
         TL_USE_DAEMON="1",
@@ -87,4 +107,9 @@ def test_B_DAEMON_1_ThreadlineAttach_shows_a_detached_turn_and_answers_its_waiti
     assert chat.index("write out.txt") < chat.index("write_file") < chat.index("all written"), chat
     assert chat.count("all written") == 1, chat
     assert isinstance(r["seq"], int) and r["seq"] > 0
+    assert (r["while_attached"], r["after_switch"], r["after"]) == (1, 0, 1)
+    # the re-attach asked for the updates after the last seen: nothing twice
+    assert r["again"] == sid and r["current"] == sid
+    assert chat.count("all written") == 1 and chat.count("## You") == 1, chat
+    assert chat.rstrip().endswith("── attached: idle"), chat
     assert (workdir / "out.txt").read_text() == "done\n"
