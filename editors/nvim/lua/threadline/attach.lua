@@ -83,17 +83,28 @@ local function reload(s, callback)
         page(next_seq)
         return
       end
-      local old = s.chat
-      s.chat = require('threadline.chat').new(s.id, s.cwd)
+      M.fresh_chat(s)
       s.chat:transcript(items, {})
       s.chat:append({ '', ('── reloaded: %d messages (the updates since the last one seen are gone)'):format(#items) })
-      M.watch(s)
       tl().show(s)
-      pcall(vim.api.nvim_buf_delete, old.buf, { force = true })
       callback()
     end)
   end
   page(nil)
+end
+
+--- Give s an empty chat buffer in place of its old one (whose content a full replay or a reload would repeat).
+function M.fresh_chat(s)
+  local old = s.chat
+  s.chat = require('threadline.chat').new(s.id, s.cwd)
+  M.watch(s)
+  if old:valid() then
+    for _, win in ipairs(vim.fn.win_findbuf(old.buf)) do
+      vim.api.nvim_win_set_buf(win, s.chat.buf)
+    end
+    pcall(vim.api.nvim_buf_delete, old.buf, { force = true })
+  end
+  pcall(vim.api.nvim_buf_set_name, s.chat.buf, 'threadline://' .. s.id)
 end
 
 --- Detach when the chat buffer is hidden or deleted (a later :Threadline or :ThreadlineAttach attaches again).
@@ -120,6 +131,8 @@ function M.attach(session_id, opts, callback)
   if not s or not s.chat:valid() then
     s = tl()._new_session(session_id, opts.cwd)
     M.watch(s)
+  elseif not s.seq then -- nothing numbered seen from this server: everything is replayed, into an empty chat
+    M.fresh_chat(s)
   end
   s.attached, s.detached = true, nil
   tl()._activate(s, opts.show)

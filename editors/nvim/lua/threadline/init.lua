@@ -96,7 +96,9 @@ local function on_exit(transport, code, signal, expected)
   end
   S.transport = nil
   for _, s in pairs(S.sessions) do
-    s.running, s.active, s.attached = false, nil, nil
+    -- a new server numbers updates afresh; a session that was attached attaches again when shown
+    s.running, s.active, s.seq = false, nil, nil
+    s.detached, s.attached = s.attached or s.detached, nil
   end
   if expected then
     return
@@ -163,7 +165,9 @@ function M.stop(wait)
   if t then
     S.transport = nil
     for _, s in pairs(S.sessions) do
-      s.running, s.active, s.attached = false, nil, nil
+      -- a new server numbers updates afresh; a session that was attached attaches again when shown
+      s.running, s.active, s.seq = false, nil, nil
+      s.detached, s.attached = s.attached or s.detached, nil
     end
     t:stop(wait, config.options.shutdown_timeout)
   end
