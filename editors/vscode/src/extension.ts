@@ -2,6 +2,7 @@
 import * as vscode from 'vscode';
 import { ARTIFACT_SCHEME, ArtifactProvider } from './artifacts';
 import { DIFF_SCHEME, DiffDocuments } from './diffs';
+import { attachPickItems } from './attach';
 import { EditorBridge } from './editor';
 import { ServerManager } from './serverManager';
 import { ContextPanel } from './sidebar/contextPanel';
@@ -55,6 +56,19 @@ export function activate(context: vscode.ExtensionContext): void {
       await sidebar.submit(input.trim());
     }),
     command('threadline.cancelTurn', () => sidebar.cancel()),
+    command('threadline.attachSession', async () => {
+      const { sessions } = await server.client.request('listSessions', { limit: 100 });
+      if (!sessions.length) {
+        void vscode.window.showInformationMessage('Threadline: no sessions to attach to.');
+        return;
+      }
+      const pick = await vscode.window.showQuickPick(attachPickItems(sessions), {
+        title: 'Threadline: Attach to Running Session', placeHolder: 'Running and waiting sessions first', matchOnDescription: true,
+      });
+      if (!pick) return;
+      await sidebar.reveal();
+      await sidebar.attachTo(pick.sessionId);
+    }),
     command('threadline.pickModel', () => sidebar.pickModel()),
     command('threadline.compactNow', () => requireSession() && sidebar.compactNow()),
     command('threadline.steerTurn', async (text?: string) => {

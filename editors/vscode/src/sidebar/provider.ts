@@ -14,6 +14,7 @@ import { ModelPicker } from './modelPicker';
 import { sandboxBadge } from '../sandbox';
 import { RewindActions } from './rewindActions';
 import { storedDiffs } from '../webview/history';
+import { Attachments } from '../attach';
 
 const CURRENT_KEY = 'threadline.currentSession';
 
@@ -30,6 +31,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
   private readonly rewinds: RewindActions;
   private readonly models: ModelPicker;
   private readonly updateEmitter = new vscode.EventEmitter<SessionUpdate>();
+  private readonly attachments = new Attachments(() => this.server.client); // daemon sessions (attachTo)
   readonly onUpdate = this.updateEmitter.event;
 
   constructor(private readonly context: vscode.ExtensionContext, private readonly server: ServerManager,
@@ -170,6 +172,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
   private async createSession(title?: string): Promise<string> {
     const cwd = this.server.workspaceFolder() ?? process.cwd();
     const model = this.models.forNextSession;
+    await this.attachments.detachUnless();
     const { sessionId, sandbox } = await this.server.client.request('createSession', {
       cwd, ...(title ? { title } : {}), ...(typeof model === 'string' ? { model } : {}) });
     this.models.taken();
@@ -185,6 +188,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
   }
 
   async selectSession(sessionId: string): Promise<void> {
+    await this.attachments.detachUnless(sessionId); // switching away from an attached session detaches it
     await this.setCurrent(sessionId);
     const history = await this.readHistory(sessionId);
     const events = await this.readStoredEvents(sessionId);
@@ -197,6 +201,20 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     await this.estimateMeter(sessionId);
     await this.showMcpServers(sessionId);
     await this.showCommands(sessionId);
+  }
+
+  /** Attach to a session the daemon runs: every kept update replayed into an empty view, then live ones; an
+   * approval still waiting is asked again. When some are no longer kept, the stored history is loaded instead. */
+  async attachTo(sessionId: string): Promise<void> {
+    await this.attachments.detachUnless(sessionId);
+    await this.setCurrent(sessionId);
+    this.post({ type: 'session', session: { sessionId, title: '' }, history: [] });
+    const r = await this.attachments.attach(sessionId, true);
+    if (r.running && !this.running) {
+      this.running = sessionId;
+      this.post({ type: 'turn', running: true });
+    }
+    if (r.truncated) await this.selectSession(sessionId);
   }
 
   /** The session's slash commands, for the composer's `/` completion (issue 33). */
@@ -353,10 +371,13 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
   }
 
   private attach(client: ThreadlineClient): void {
+    this.attachments.reset();
     this.clientDisposables.forEach((d) => d.dispose());
     this.clientDisposables = [
       client.onUpdate((params) => {
+        if (!this.attachments.fresh(params)) return; // shown already (a replay after an attach)
         const u = params.update;
+        if (u.kind === 'turnCompleted' && this.turnsInFlight === 0 && this.running === params.sessionId) this.running = undefined;
         if (u.kind === 'artifactCreated') this.noteArtifact(params.sessionId, u.artifactId);
         if (u.kind === 'toolResult' && u.artifactId) this.noteArtifact(params.sessionId, u.artifactId);
         if (u.kind === 'toolResult' && u.diff) this.diffs.remember(u.toolCallId, u.diff, params.sessionId, params.turnId ?? undefined);
@@ -368,7 +389,10 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
         this.post({ type: 'server', state: toServerState(state) });
         if (state === 'crashed') this.approvals.withdrawAll();
       }),
-      client.onRestart(() => void this.refreshSessions().catch(() => undefined)),
+      client.onRestart(() => {
+        this.attachments.reset();
+        void this.refreshSessions().catch(() => undefined);
+      }),
     ];
     client.setApprovalHandler((params, token) => this.approvals.ask(params, token));
   }
