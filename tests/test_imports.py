@@ -190,6 +190,7 @@ CLIENT_PURE = {
     "server.context.tokens": "the token estimate (R-TOK-1): the client sizes messages exactly as the server does",
     "server.context.micro": "content_text, which server.recording reads a recording's messages with",
     "server.context.failures": "what counts as a failure (B-SUM-10), which server.context.micro keeps by",
+    "server.context.messages": "a stored message in the pipeline's shape: the client reads a transcript as the store",
     "server.context.repair": "the tool-protocol repair (R-REP-1): eval's own views are sent valid, as the pipeline's",
     "server.recording": "a recording's plan: the client submits its user messages, the server replays its answers",
     "server.key_handover": "the provider keys handed to the server it starts over a pipe, never in its environment",
