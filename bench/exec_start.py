@@ -1,4 +1,4 @@
-"""How long ``threadline exec`` takes from its start to the first model request (issue 31: CI pays it every run).
+"""How long ``threadline exec`` takes from its start to the first model request (CI pays it every run).
 
 Each run starts the real command (``.venv/bin/threadline exec``, a real server under it) against the model double,
 which records the wall-clock arrival of each request; the figure is that arrival minus the moment just before the
