@@ -45,7 +45,7 @@ class SubmitTurnParams(Base):
     session_id: str
     text: str
     images: list[Image] | None = None
-    context: list[ContextItem] | None = None  # attached to the user message (issue 34); ``@path`` in text too
+    context: list[ContextItem] | None = None  # attached to the user message; ``@path`` in text too
     queue: bool = False  # while a turn runs: run right after it (and any queued before) instead of failing
     # At most this many model calls in this turn (default: the server's max_iterations); reaching it ends the turn
     # with stopReason "maxIterations".

@@ -1,4 +1,4 @@
-"""The configured model, called in process for ``threadline eval`` (issue 37): one request, no tools, bounded.
+"""The configured model, called in process for ``threadline eval``: one request, no tools, bounded.
 
 ``threadline eval`` is a client-side tool (``server.cli.eval``): the recorded session goes through a real server
 (``threadline replay``'s machinery), but the probes are asked of the model directly, with a view the server never

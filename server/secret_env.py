@@ -7,7 +7,7 @@ removed from the environment, handing them over a pipe that the new image reads 
 
 The secrets are every variable the server reads a key from: the built-in key variables (``KEY_VARS``), whatever
 ``api_key_env`` names in ``config.toml`` (``[provider]``, each ``[models.NAME]`` and ``[web]`` with Brave search;
-any name, issue 28), and
+any name), and
 ``THREADLINE_BASE_URL`` when it carries a password (``http://user:PASS@host/v1``), and key-like variables that
 config.toml's MCP servers name as ``${VAR}``. Any other variable holding the same value goes too. Children (commands, MCP servers, ``threadline acp``'s) inherit the cleaned block.
 """
@@ -88,7 +88,7 @@ def reexec_without_keys() -> None:
     returns only when there is nothing to hide, or after the re-exec (in the new image).
 
     A client that started this server may have handed the built-in keys over already (``server.key_handover``): then
-    there is nothing left to hide and no second interpreter start (issue 31). Whatever secret the environment still
+    there is nothing left to hide and no second interpreter start. Whatever secret the environment still
     holds is hidden the same way, together with what was handed over."""
     found = secret_vars(os.environ)
     if not found:

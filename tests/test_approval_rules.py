@@ -1,4 +1,4 @@
-"""Issue 31: ``[approvals]`` rules allow exact commands and whole-word prefixes, never a compound command, and a
+"""``[approvals]`` rules allow exact commands and whole-word prefixes, never a compound command, and a
 rule that is itself compound is refused when config.toml is read."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 33: what is a slash command, and how a command file reads (``server.commands``), on real files."""
+"""What is a slash command, and how a command file reads (``server.commands``), on real files."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""ACP's ``available_commands_update`` (issue 33): the slash commands of each session this connection opened, sent
+"""ACP's ``available_commands_update``: the slash commands of each session this connection opened, sent
 after ``session/new`` and ``session/load`` and again whenever a command file is added, removed or edited (a light
 poll of the two command folders' listings; no file is read unless something changed)."""
 

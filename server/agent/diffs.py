@@ -1,4 +1,4 @@
-"""The change an ``edit_file``/``write_file`` call proposes, as ``{path, oldText, newText}`` (issue 18).
+"""The change an ``edit_file``/``write_file`` call proposes, as ``{path, oldText, newText}``.
 
 Clients render it as a diff (VS Code's diff editor, Neovim's ``diffthis``) in the approval prompt and the tool
 card; ``unified`` is the plain-text form the approval's ``detail`` carries for clients that show only text.

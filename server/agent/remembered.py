@@ -51,7 +51,7 @@ class RememberedApprovals:
 
     async def refresh(self, store: Store, session_id: str) -> None:
         """Apply the grants and revocations stored since the last look, in order: another server on the same
-        data folder may have revoked a grant (issue 28), and the next call anywhere must honour it. Re-applying
+        data folder may have revoked a grant, and the next call anywhere must honour it. Re-applying
         one this process stored itself changes nothing. An old grant without a scope covered a whole tool; that
         is kept for file tools but never for ``run_command`` (a whole-tool "always" let ``ls; rm ...`` through)."""
         kinds = ("approvalDecided", "approvalRevoked")
@@ -148,7 +148,7 @@ async def revoke(store: Store, remembered: RememberedApprovals, session_id: str,
 def _relative_file(tool: Tool, args: dict[str, Any], cwd: Path | None) -> str | None:
     """The written path relative to the session folder, or None. Resolved as the write resolves it (links
     followed, ``server.workspace.resolve_inside``), so a grant for ``src/`` never covers ``src/link.txt ->
-    ../Makefile`` (issue 28): the scope is checked against the file the write would change."""
+    ../Makefile``: the scope is checked against the file the write would change."""
     if cwd is None or not tool.writes_paths:
         return None
     raw = args.get(tool.writes_paths[0])

@@ -1,1 +1,1 @@
-"""Editor grounding (issue 34): the client's language features as tools, and diagnostics after edits."""
+"""Editor grounding: the client's language features as tools, and diagnostics after edits."""

@@ -1,4 +1,4 @@
-"""Context in the prompt (issue 34): what the user points at, attached to the user message.
+"""Context in the prompt: what the user points at, attached to the user message.
 
 ``submitTurn {context}`` items (a selection, a file, a file's diagnostics) and every ``@relative/path`` in the text
 that names a file become ``<context ...>`` blocks after the user's text, stored in the user message, so the pipeline

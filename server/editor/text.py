@@ -1,5 +1,5 @@
 """How editor answers read to the model: relative paths, 1-based lines and columns, one source line per
-location, capped with a count of the rest (issue 34). Positions on the wire count UTF-16 code units (LSP)."""
+location, capped with a count of the rest. Positions on the wire count UTF-16 code units (LSP)."""
 
 from __future__ import annotations
 

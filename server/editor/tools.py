@@ -1,4 +1,4 @@
-"""The editor's language features as agent tools, offered only for what the client advertised (issue 34).
+"""The editor's language features as agent tools, offered only for what the client advertised.
 
 Lines and columns are 1-based for the model and become LSP's 0-based, UTF-16 positions on the wire; paths stay
 inside the session folder. Whatever goes wrong with the editor reads as ``Tool failed: ...``, never a failed turn.

@@ -211,7 +211,7 @@ class HookService:
             detail=f'{listing}\n\n["Allow always" covers this file, as it is now, in {cwd}]',
             refused=f"the hooks in {PROJECT_FILE} were not run (not approved)",
         )
-        # Unattended (issue 31) nobody is asked: an unapproved project file never runs
+        # Unattended, nobody is asked: an unapproved project file never runs
         nobody = f"{PROJECT_FILE} was not run: it is not approved (nobody to ask)" if unattended else None
         return await approve(self.trust, decided, item, emit.session_id, emit, ask, nobody)
 

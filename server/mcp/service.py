@@ -44,7 +44,7 @@ class McpChoices:
 
     client_servers: list[McpServerConfig] = field(default_factory=list)  # createSession / ACP ``mcpServers``
     # project server's configuration key -> allowed, for this session. Keyed on the exact command, arguments and
-    # environment, never the name: a rewritten .mcp.json under the same name asks again (issue 28).
+    # environment, never the name: a rewritten .mcp.json under the same name asks again.
     decided: dict[str, bool] = field(default_factory=dict)
 
     def __bool__(self) -> bool:

@@ -1,5 +1,5 @@
 """``listHooks {cwd}`` -> ``{hooks, problems?}``: the hooks a session in that folder gets, with ``source`` and
-``approved`` (issue 32)."""
+``approved``."""
 
 from protocol.messages import ListHooksParams, ListHooksResult
 from server.methods.registry import reads

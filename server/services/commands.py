@@ -1,4 +1,4 @@
-"""The slash-command use cases (issue 33): listing them, and what a ``/name`` at the start of a turn's text does.
+"""The slash-command use cases: listing them, and what a ``/name`` at the start of a turn's text does.
 
 A file command is expanded here, for every front end (``submitTurn`` and ACP's ``session/prompt``), and the turn
 runs on the expansion; the built-ins are answered without a model call: ``/compact [focus]`` compacts now,

@@ -106,7 +106,7 @@ class HasRecordedTools(Protocol):
 
 
 class HasLearned(Protocol):
-    """What this process learned per model: calibrations (B-TOK-3) and the windows servers stated (issue 28)."""
+    """What this process learned per model: calibrations (B-TOK-3) and the windows servers stated."""
 
     @property
     def calibrations(self) -> dict[str, Calibration]: ...

@@ -1,7 +1,7 @@
 """``checkPolicy``: the decision the live server would make for every tool call of a recorded session, by the
 same ``decide_call`` the agent loop uses. The ``PreToolUse`` hooks run with the recorded input; no tool runs and
-no model is called (issue 32, ``threadline policy-check``). The session's sandbox (its mode, else the server's
-default) and the ``[approvals]`` rules of config.toml count as they would live (B-SBX-2, B-SBX-3, issue 31)."""
+no model is called (``threadline policy-check``). The session's sandbox (its mode, else the server's
+default) and the ``[approvals]`` rules of config.toml count as they would live (B-SBX-2, B-SBX-3)."""
 
 from __future__ import annotations
 

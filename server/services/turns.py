@@ -240,7 +240,7 @@ def _live_or_recorded(
         return await core.mcp.session_tools(core.store, session.id, session.mcp, cwd, turn_emit, ask)
 
     async def load_hooks(turn_emit: Emitter) -> SessionHooks:
-        # Unattended (``threadline exec``, issue 31) nobody is asked: an unapproved project hook file does not run
+        # Unattended (``threadline exec``) nobody is asked: an unapproved project hook file does not run
         choices = hook_choices or session.hooks
         return await core.hooks.for_turn(
             choices,

@@ -70,7 +70,7 @@ async def run_tool(ctx: ToolContext, name: str, args: dict[str, Any]) -> ToolOut
 
 async def _watched(ctx: ToolContext, watch: EditWatcher, tool: Tool, args: dict[str, Any]) -> str:
     """Run a file write between two looks at the editor's diagnostics for the file; the problems the write
-    introduced are appended to its result (issue 34)."""
+    introduced are appended to its result."""
     raw = args.get(tool.writes_paths[0])
     try:
         path = resolve_inside(ctx.cwd, raw) if isinstance(raw, str) else None

@@ -109,7 +109,7 @@ class SessionQueries(Queries):
                 raise SessionNotFound(f"no session {session_id!r}")
 
     async def title_from_prompt(self, session_id: str, prompt: str) -> None:
-        """Name an untitled session after its first prompt (issue 28: clients listed every session as "New
+        """Name an untitled session after its first prompt (clients listed every session as "New
         session"). Before that prompt is stored; an explicit title, or one already derived, is kept."""
         title = title_of(prompt)
         if title is None:

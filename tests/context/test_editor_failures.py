@@ -1,4 +1,4 @@
-"""B-SUM-10 / issue 34: editor diagnostics an edit introduced count as failures for the summary while they persist.
+"""B-SUM-10: editor diagnostics an edit introduced count as failures for the summary while they persist.
 A later write of the same file whose result says none remain (``CLEAN_NOTE``) drops them from the fold; a write
 that resolves only some, or another file's clean write, keeps them."""
 

@@ -1,4 +1,4 @@
-"""Issue 33, the context inspector over the real server: ``getContextView.breakdown`` splits the request's estimate
+"""The context inspector over the real server: ``getContextView.breakdown`` splits the request's estimate
 exactly (the relation protocol/README.md states) and ``compactions`` lists automatic and manual compactions."""
 
 from __future__ import annotations

@@ -159,7 +159,7 @@ async def test_artifacts_are_readable_only_from_their_own_session(server, fake, 
 
 
 async def test_the_provider_key_cannot_be_read_from_the_servers_own_environment_block(server, fake, layout):
-    """Issue 12: a command read the key from ``/proc/$PPID/environ`` (the server's original environment, which
+    """A command read the key from ``/proc/$PPID/environ`` (the server's original environment, which
     scrubbing ``os.environ`` does not change). The server re-executes itself without it and takes the key over a
     pipe it reads once and closes, so its environment block holds no key. (In the sandbox, B-SBX-1, a command
     cannot read the server's environment at all; unconfined, it can, and it finds no key there.)"""
@@ -205,7 +205,7 @@ async def test_the_provider_key_goes_nowhere_but_the_provider(server, fake, home
 
 
 async def test_a_key_in_initializationOptions_or_in_the_base_url_reaches_no_log_or_turn_error(fake, tmp_path):
-    """Issue 12: a key passed in ``initializationOptions.provider.apiKey`` (which pygls logs whole at DEBUG) or as
+    """A key passed in ``initializationOptions.provider.apiKey`` (which pygls logs whole at DEBUG) or as
     the password of the base URL must reach no log line at any level and no turn error."""
     home, work = tmp_path / "home", tmp_path / "work"
     home.mkdir()

@@ -1,4 +1,4 @@
-"""Issue 31 (start time) without loosening issue 12: a client that starts the server hands the provider keys over a
+"""Start time without loosening the key hiding: a client that starts the server hands the provider keys over a
 pipe instead of the server re-executing itself to hide them. Attack: a command reads the server's original
 environment block (``/proc/$PPID/environ``) and looks for every key, also one added to the environment after the
 handover (the server must still hide it, re-executing with it and the handed-over keys)."""

@@ -1,4 +1,4 @@
-"""How editor answers read to the model (issue 34): capped lists with a count, UTF-16 columns, what an edit
+"""How editor answers read to the model: capped lists with a count, UTF-16 columns, what an edit
 introduced compared by content (not position), and the marker that makes a write a failure for the summary."""
 
 from __future__ import annotations
