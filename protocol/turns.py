@@ -18,7 +18,7 @@ StopReason = Literal["endTurn", "cancelled", "maxIterations", "error"]
 
 
 class SelectionContext(Base, tag_field="kind", tag="selection"):
-    """Text the user selected in the editor (issue 34); ``range`` None: the whole buffer as the editor holds it
+    """Text the user selected in the editor; ``range`` None: the whole buffer as the editor holds it
     (an ACP embedded resource)."""
 
     uri: str
@@ -85,7 +85,7 @@ class TurnError(Base):
 
 
 class CommandOutcome(Base):
-    """A built-in slash command the server answered without a model call (issue 33): its name and what it says."""
+    """A built-in slash command the server answered without a model call: its name and what it says."""
 
     name: str
     output: str
@@ -160,7 +160,7 @@ class Plan(Base):
 
 
 class ContextBreakdown(Base):
-    """What fills the request, in estimated tokens (issue 33): ``systemPrompt + projectContext + summary +
+    """What fills the request, in estimated tokens: ``systemPrompt + projectContext + summary +
     messages + placeholders == estimatedTokens``, ``toolDefinitions == reservedTokens``, and ``free`` is what the
     window has left: ``max(0, contextWindowTokens - estimatedTokens - reservedTokens)``."""
 

@@ -38,7 +38,7 @@ class UserMessage(Update, tag="userMessage"):
 
 
 class FileDiff(Base):
-    """A file change as whole texts before and after (issue 18); ``oldText`` is empty for a new file."""
+    """A file change as whole texts before and after; ``oldText`` is empty for a new file."""
 
     path: str
     old_text: str
