@@ -186,20 +186,26 @@ async def test_the_provider_key_cannot_be_read_from_the_servers_own_environment_
     assert fake.requests[-1]["headers"]["authorization"] == "<redacted>"  # the server still has the key
 
 
-async def test_the_provider_key_goes_nowhere_but_the_provider(server, fake, home, layout):
+async def test_the_provider_key_goes_nowhere_but_the_provider(fake, layout, tmp_path):
+    """Its own server (not the module's): it is closed before the grep, and no other test may depend on that."""
     work, _ = layout
-    sid = (await server.request("createSession", {"cwd": str(work)}))["sessionId"]
-    results = await run_calls(
-        server,
-        fake,
-        sid,
-        [call(0, "run_command", command='env; echo "[$THREADLINE_API_KEY][$OPENAI_API_KEY][$SOME_TOKEN]"')],
-    )
-    assert "[][][]" in results[0]["content"] and API_KEY not in results[0]["content"]
-    assert fake.requests[-1]["headers"]["authorization"] == "<redacted>"  # it was sent (the fake checks it)
-    assert API_KEY not in json.dumps(server.notifications)
-    assert API_KEY not in json.dumps(await transcript(server, sid))
-    await server.close()  # let the server checkpoint its WAL and flush its log before the grep
+    home = tmp_path / "home"
+    home.mkdir()
+    server = await start(home, fake.url, OPENAI_API_KEY=API_KEY, SOME_TOKEN=API_KEY)
+    try:
+        sid = (await server.request("createSession", {"cwd": str(work)}))["sessionId"]
+        results = await run_calls(
+            server,
+            fake,
+            sid,
+            [call(0, "run_command", command='env; echo "[$THREADLINE_API_KEY][$OPENAI_API_KEY][$SOME_TOKEN]"')],
+        )
+        assert "[][][]" in results[0]["content"] and API_KEY not in results[0]["content"]
+        assert fake.requests[-1]["headers"]["authorization"] == "<redacted>"  # it was sent (the fake checks it)
+        assert API_KEY not in json.dumps(server.notifications)
+        assert API_KEY not in json.dumps(await transcript(server, sid))
+    finally:
+        await server.close()  # let the server checkpoint its WAL and flush its log before the grep
     leaks = [str(p) for p in [*home.rglob("*"), log_path(home)] if p.is_file() and API_KEY.encode() in p.read_bytes()]
     assert leaks == []
 
