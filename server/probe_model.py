@@ -21,7 +21,7 @@ from server.context.tokens import estimate_message_tokens
 from server.providers import ChatProvider, ProviderError
 from server.services.models import new_provider
 
-__all__ = ["Answer", "ModelFailed", "ProbeModel", "open_model"]
+__all__ = ["ModelFailed", "ProbeAnswer", "ProbeModel", "open_model"]
 
 
 STUB_TOOL = {
@@ -35,7 +35,7 @@ class ModelFailed(Exception):
 
 
 @dataclass(frozen=True)
-class Answer:
+class ProbeAnswer:
     text: str
     input_tokens: int  # the provider's usage when it reports one, else the estimate of the request
     output_tokens: int
@@ -58,7 +58,7 @@ class ProbeModel:
     def name(self) -> str:
         return f"{self.settings.kind}:{self.settings.model}"
 
-    async def ask(self, messages: list[dict[str, Any]]) -> Answer:
+    async def ask(self, messages: list[dict[str, Any]]) -> ProbeAnswer:
         self.calls += 1
         try:
             result = await asyncio.wait_for(
@@ -70,9 +70,11 @@ class ProbeModel:
             raise ModelFailed(f"the model call failed ({exc.kind}): {exc.message}") from None
         usage = result.usage
         if usage is not None:
-            return Answer(result.content, usage.prompt_tokens, usage.completion_tokens)
+            return ProbeAnswer(result.content, usage.prompt_tokens, usage.completion_tokens)
         sent = sum(estimate_message_tokens(m) for m in messages)
-        return Answer(result.content, sent, estimate_message_tokens({"role": "assistant", "content": result.content}))
+        return ProbeAnswer(
+            result.content, sent, estimate_message_tokens({"role": "assistant", "content": result.content})
+        )
 
     def _tools(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
         """None (no tools), except where the kind refuses a history of tool calls without tool definitions

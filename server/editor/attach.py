@@ -30,7 +30,7 @@ MENTION = re.compile(r"(?<![\w@/.])@((?:\.{0,2}/)?[\w.\-]+(?:/[\w.\-]+)*)")
 
 
 @dataclass
-class Attached:
+class AttachedContext:
     """The user message's text with the blocks after it, and the notes on what was not attached."""
 
     text: str
@@ -143,7 +143,7 @@ async def attach_context(
     text: str,
     items: list[ContextItem],
     hidden: tuple[str, ...] = (),
-) -> Attached:
+) -> AttachedContext:
     """The user message with its attachments (see the module doc); the notes say what was refused and why.
     Nothing in ``hidden`` (the sandbox's deny list, resolved) is attached."""
     attacher = _Attacher(cwd, session_id, artifacts, editor, hidden)
@@ -154,4 +154,4 @@ async def attach_context(
     await attacher.mentions(text)
     notes = [f"[{note}]" for note in attacher.notes]
     full = "\n\n".join(part for part in [text, *attacher.blocks, *notes] if part)
-    return Attached(full, attacher.notes)
+    return AttachedContext(full, attacher.notes)

@@ -25,8 +25,7 @@ from server.agent.loop import COMMAND_EVENT
 from server.commands import Command, expand, invocation, load_commands, resolve
 from server.services.context import ContextNeeds, compact_session, context_report, get_context_view
 from server.services.sessions import update_session
-from server.transcript import Session as StoredSession
-from server.transcript import new_id
+from server.transcript import StoredSession, new_id
 from server.workspace import checked_folder
 
 

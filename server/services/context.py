@@ -59,8 +59,7 @@ from server.services.processes import process_infos
 from server.services.subagents import task_spec
 from server.sessions import Session
 from server.tools.web.tools import search_tools
-from server.transcript import Session as StoredSession
-from server.transcript import Store
+from server.transcript import Store, StoredSession
 
 
 class ContextNeeds(

@@ -24,8 +24,7 @@ from server.mcp.service import McpService
 from server.sessions import Session, Sessions
 from server.tools import ToolRunner
 from server.tools.processes import ProcessGroups
-from server.transcript import Session as StoredSession
-from server.transcript import Store
+from server.transcript import Store, StoredSession
 
 Ask = Callable[[str, Any], Awaitable[Any]]
 

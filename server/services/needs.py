@@ -24,8 +24,7 @@ if TYPE_CHECKING:
     from server.sessions import Session, Sessions
     from server.tools import ToolRunner
     from server.tools.processes import ProcessGroups
-    from server.transcript import Session as StoredSession
-    from server.transcript import Store
+    from server.transcript import Store, StoredSession
 
 
 class HasSettings(Protocol):

@@ -14,8 +14,7 @@ from server.agent.remembered import Remembered, revoke
 from server.errors import InvalidParams
 from server.services.context import ContextNeeds, prepare_view
 from server.services.needs import HasBlobs, HasMcp, HasSessions, HasSettings, HasStore
-from server.transcript import NewMessage
-from server.transcript import Session as StoredSession
+from server.transcript import NewMessage, StoredSession
 from server.workspace import checked_folder, normalized_folder
 
 

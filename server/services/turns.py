@@ -34,8 +34,7 @@ from server.services.subagents import Child, SubagentsNeeds, task_tool
 from server.sessions import Session
 from server.tools import Tool, ToolContext
 from server.tools.web.tools import search_tools
-from server.transcript import NewMessage, new_id
-from server.transcript import Session as StoredSession
+from server.transcript import NewMessage, StoredSession, new_id
 
 
 class TurnsNeeds(

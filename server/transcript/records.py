@@ -28,7 +28,7 @@ def new_id(prefix: str) -> str:
 
 
 @dataclass(frozen=True)
-class Session:
+class StoredSession:
     id: str
     title: str
     cwd: str
@@ -160,7 +160,7 @@ def page_size(limit: int | None) -> int:
 
 
 @dataclass
-class Page:
+class TranscriptPage:
     items: list[StoredMessage] = field(default_factory=list)
     next_seq: int | None = None
 
