@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from protocol.updates import InitializationOptions, ProviderOptions
-from server.approval_rules import ApprovalRules, RuleError
 from server.config_file import (
     BRAVE_KEY_ENV,
     ConfigError,
@@ -28,6 +27,7 @@ from server.hooks.config import HookConfigError, HookSpec, parse_hooks
 from server.mcp.config import McpServerConfig, parse_user_servers
 from server.providers.capabilities import Price
 from server.sandbox.policy import DEFAULT_MODE, MODES, SandboxSettings, always_hidden, default_deny_read
+from server.security.approval_rules import ApprovalRules, RuleError
 from server.tools.base import ToolSettings
 from server.tools.web.settings import WebSettings, parse_web
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from server.approval_rules import ApprovalRules, RuleError
 from server.config import load_settings
 from server.config_file import ConfigError
+from server.security.approval_rules import ApprovalRules, RuleError
 
 RULES = ApprovalRules.parse(["git status"], ["npm test", "pytest -q"])
 

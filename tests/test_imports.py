@@ -17,7 +17,7 @@
 - ``protocol`` imports nothing from ``server``;
 - ``server.sessions`` sits above what it holds: agent, MCP and hooks define the slots of live state a
   ``Session`` handle holds and take the slot, so none of them imports ``server.sessions`` or the services; MCP and
-  hooks, below the agent, never import it, nor each other (``server.emit`` and ``server.project_approval`` are what
+  hooks, below the agent, never import it, nor each other (``server.emit`` and ``server.security.project_approval`` are what
   they share); the rooms (a folder under ``server/`` or a file in it) around ``server.sessions`` form no cycle;
 - a service takes what it needs of the ``Core`` (its ``...Needs`` Protocol, ``server.services.needs``): no service
   module but ``core`` itself imports ``server.services.core``.
@@ -41,14 +41,14 @@ DOMAIN = (
     "server.transcript",
     "server.providers",
     "server.tools",
-    "server.workspace",
+    "server.project.workspace",
     "server.artifacts",
-    "server.frozen",
+    "server.project.frozen",
     "server.sessions",
     "server.mcp",
     "server.hooks",
     "server.emit",
-    "server.project_approval",
+    "server.security.project_approval",
 )
 EDGE = ("server.edge", "server.methods", "server.acp", "server.runtime")
 SERVICES = ("server.services",)
@@ -193,7 +193,7 @@ CLIENT_PURE = {
     "server.context.messages": "a stored message in the pipeline's shape: the client reads a transcript as the store",
     "server.context.repair": "the tool-protocol repair (R-REP-1): eval's own views are sent valid, as the pipeline's",
     "server.recording": "a recording's plan: the client submits its user messages, the server replays its answers",
-    "server.key_handover": "the provider keys handed to the server it starts over a pipe, never in its environment",
+    "server.security.key_handover": "the provider keys handed to the server it starts over a pipe, never in its environment",
 }
 # The ways into the server in process: ``threadline serve`` / ``threadline acp`` start it (server.cli.main), and
 # ``threadline eval`` asks the configured model its probes directly (views the server never builds, no
@@ -248,21 +248,21 @@ def _importing(importers: tuple[str, ...], imported: tuple[str, ...]) -> list[st
 def test_agent_mcp_and_hooks_never_import_the_sessions_or_the_services():
     """They define the slots a ``Session`` handle holds (``ViewState``, ``SentRequest``, ``McpChoices``,
     ``HookChoices``) and are handed the slot, so ``server.sessions`` sits above them."""
-    below = ("server.agent", "server.mcp", "server.hooks", "server.emit", "server.project_approval")
+    below = ("server.agent", "server.mcp", "server.hooks", "server.emit", "server.security.project_approval")
     assert _importing(below, ("server.sessions", "server.services")) == []
 
 
 def test_mcp_and_hooks_never_import_the_agent_nor_each_other():
     """They sit below the agent (which runs hooks and MCP tools in a turn); what both need, the ``Emitter`` and
-    the project-file approval, is below them (``server.emit``, ``server.project_approval``)."""
+    the project-file approval, is below them (``server.emit``, ``server.security.project_approval``)."""
     assert _importing(("server.mcp", "server.hooks"), ("server.agent",)) == []
     assert _importing(("server.mcp",), ("server.hooks",)) == []
     assert _importing(("server.hooks",), ("server.mcp",)) == []
 
 
 def test_emit_and_the_project_approval_import_only_protocol_and_each_other():
-    low = ("server.emit", "server.project_approval")
-    assert _importing(low, ("server",)) == ["server.project_approval imports server.emit"]
+    low = ("server.emit", "server.security.project_approval")
+    assert _importing(low, ("server",)) == ["server.security.project_approval imports server.emit"]
 
 
 def test_services_take_their_needs_not_the_core():
@@ -357,10 +357,10 @@ def _path(came_from: dict[str, str], start: str, end: str) -> str:
 # ``SandboxSettings`` in sandbox/, ``HookSpec``, ``McpServerConfig``, ``ApprovalRules``) and config reads them.
 CONFIG_PARTS = (
     "server.config_file",
-    "server.approval_rules",
+    "server.security.approval_rules",
     "server.tools",
     "server.sandbox",
-    "server.secret_env",
+    "server.security.secret_env",
     "server.hooks",
     "server.mcp",
 )
@@ -388,10 +388,10 @@ def test_config_reaches_neither_the_agent_nor_the_sessions_nor_above():
 SETTINGS_ROOMS = (
     "server.config",
     "server.config_file",
-    "server.approval_rules",
+    "server.security.approval_rules",
     "server.tools",
     "server.sandbox",
-    "server.secret_env",
+    "server.security.secret_env",
     "server.hooks",
     "server.mcp",
 )

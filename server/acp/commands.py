@@ -11,7 +11,7 @@ from pathlib import Path
 from acp.schema import AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, UnstructuredCommandInput
 
 from server.acp.client import AcpClient
-from server.commands import Command, folder_signature, load_commands
+from server.project.commands import Command, folder_signature, load_commands
 
 POLL_SECONDS = 1.0
 

@@ -23,7 +23,7 @@ from acp.schema import (
 from protocol.turns import ContextItem, FileContext, SelectionContext
 from server.editor.link import uri_to_path
 from server.errors import UnsupportedContent
-from server.workspace import is_inside
+from server.project.workspace import is_inside
 
 
 def user_message(blocks: list[Any]) -> tuple[str, list[dict[str, str]]]:

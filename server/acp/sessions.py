@@ -23,20 +23,20 @@ from acp.schema import (
     SessionModeState,
 )
 
-from server import redaction
 from server.acp.client import AcpClient
 from server.acp.replay import replay
 from server.agent.approvals import approval_policy
 from server.agent.models import checked_model_name, price_of, window_of
 from server.config import ProviderSettings
 from server.errors import InvalidParams
+from server.project.workspace import checked_folder
 from server.sandbox.mode import command_sandbox, session_mode, set_session_mode
+from server.security import redaction
 from server.services import sessions as service
 from server.services.core import Core
 from server.services.turns import cancel_running_turn
 from server.transcript import StoredSession
 from server.transcript.session_rows import UNTITLED
-from server.workspace import checked_folder
 
 MODES = [
     SessionMode(id="ask", name="Ask", description="Ask before file edits and commands"),

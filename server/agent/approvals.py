@@ -30,7 +30,7 @@ Two rules keep a hostile repository or model from turning a convenience into cod
   refuses a host under every policy (``denied_host``).
 
 What allows a call without asking, in order: the policy (``auto``: everything), then, unless the path is
-execution-bearing, a remembered "always" or an ``[approvals]`` rule of config.toml (``server.approval_rules``),
+execution-bearing, a remembered "always" or an ``[approvals]`` rule of config.toml (``server.security.approval_rules``),
 then ``autoEdit`` for edits. A ``PreToolUse`` hook's allow belongs beside the rules in ``needed``.
 
 *Unattended* (``initializationOptions.unattended``, ``threadline exec``): nobody can answer, so a call that would
@@ -51,9 +51,9 @@ import msgspec
 from protocol.updates import FileDiff, RequestApprovalParams, RequestApprovalResult
 from server.agent.diffs import unified
 from server.agent.remembered import RememberedApprovals, always_scope, describe
-from server.approval_rules import ApprovalRules
 from server.sandbox.mode import CommandSandbox
 from server.sandbox.policy import is_git_name
+from server.security.approval_rules import ApprovalRules
 from server.tools import Tool
 from server.tools.web.fetch import host_of
 from server.tools.web.settings import WebSettings
@@ -306,7 +306,7 @@ def _fetched_host(tool: Tool, args: dict[str, Any]) -> str | None:
 
 
 def _into_git_folder(tool: Tool, args: dict[str, Any]) -> bool:
-    """A file tool's write naming a ``.git`` component (B-SBX-4): ``server.workspace.open_inside`` refuses it."""
+    """A file tool's write naming a ``.git`` component (B-SBX-4): ``server.project.workspace.open_inside`` refuses it."""
     return any(
         isinstance(raw := args.get(key), str) and any(is_git_name(part) for part in raw.split("/"))
         for key in tool.writes_paths

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from protocol.updates import FileDiff
-from server.workspace import NotRegularFile, OutsideWorkspace, read_regular_file, resolve_inside
+from server.project.workspace import NotRegularFile, OutsideWorkspace, read_regular_file, resolve_inside
 
 MAX_DIFF_BYTES = 1024 * 1024  # per side; larger files are approved from the text detail alone
 MAX_UNIFIED_CHARS = 4000

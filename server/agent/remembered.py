@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from server.approval_rules import simple_command
 from server.errors import ApprovalNotFound
+from server.project.workspace import OutsideWorkspace, resolve_inside
+from server.security.approval_rules import simple_command
 from server.tools.web.fetch import host_of
-from server.workspace import OutsideWorkspace, resolve_inside
 
 if TYPE_CHECKING:
     from server.tools import Tool
@@ -147,7 +147,7 @@ async def revoke(store: Store, remembered: RememberedApprovals, session_id: str,
 
 def _relative_file(tool: Tool, args: dict[str, Any], cwd: Path | None) -> str | None:
     """The written path relative to the session folder, or None. Resolved as the write resolves it (links
-    followed, ``server.workspace.resolve_inside``), so a grant for ``src/`` never covers ``src/link.txt ->
+    followed, ``server.project.workspace.resolve_inside``), so a grant for ``src/`` never covers ``src/link.txt ->
     ../Makefile``: the scope is checked against the file the write would change."""
     if cwd is None or not tool.writes_paths:
         return None

@@ -30,7 +30,7 @@ from pygls.protocol import (
 import server.methods  # noqa: F401  (registers every handler)
 from protocol import METHODS, NOTIFICATIONS, SERVER_REQUESTS
 from protocol.updates import InitializationOptions
-from server import __version__, redaction
+from server import __version__
 from server.config import Settings
 from server.edge.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
 from server.edge.gate import UNAUTHORIZED, gate, token_matches
@@ -41,6 +41,7 @@ from server.errors import InvalidParams
 from server.methods.registry import HANDLERS, Handler
 from server.runtime import Runtime
 from server.sandbox.runner import machine_sandbox
+from server.security import redaction
 from server.tools import TOOLS
 
 log = logging.getLogger(__name__)

@@ -20,8 +20,8 @@ from protocol.turns import ContextItem, DiagnosticsContext, FileContext, Selecti
 from server.artifacts import ArtifactStore
 from server.editor.link import EditorLink, EditorUnavailable, uri_to_path
 from server.editor.text import diagnostics_text
+from server.project.workspace import NotRegularFile, is_inside, read_regular_file
 from server.sandbox.policy import is_hidden
-from server.workspace import NotRegularFile, is_inside, read_regular_file
 
 MAX_FILE_BYTES = 8 * 1024 * 1024  # a file past this is not attached at all (a note says so)
 MAX_ITEMS = 50  # context items and mentions in one prompt

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from protocol.editor import Diagnostic, Location, SymbolInfo
 from server.editor.link import uri_to_path
-from server.workspace import is_inside
+from server.project.workspace import is_inside
 
 MAX_ITEMS = 50  # locations, symbols or diagnostics listed; the rest are counted
 MAX_SOURCE_CHARS = 200  # a source line longer than this is cut

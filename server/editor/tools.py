@@ -18,9 +18,9 @@ from protocol.editor import (
 )
 from server.editor.link import EditorLink, EditorUnavailable, path_to_uri, uri_to_path
 from server.editor.text import diagnostics_text, locations_text, read_line, symbols_text, utf16_offset
+from server.project.workspace import OutsideWorkspace, is_inside, resolve_inside
 from server.sandbox.policy import is_hidden
 from server.tools.base import Tool, ToolContext, ToolDenied, ToolFailure, require_str, schema
-from server.workspace import OutsideWorkspace, is_inside, resolve_inside
 
 _PATH = {"type": "string", "description": "File path, relative to the session folder"}
 _LINE = {"type": "integer", "minimum": 1, "description": "1-based line"}

@@ -24,7 +24,7 @@ from server.errors import McpConfigError
 from server.mcp.config import McpServerConfig, client_server, read_project_servers
 from server.mcp.manager import McpManager
 from server.mcp.names import model_tool_name
-from server.project_approval import Ask, ProjectItem, ProjectTrust, approve
+from server.security.project_approval import Ask, ProjectItem, ProjectTrust, approve
 from server.tools.base import Tool, ToolContext, ToolFailure
 
 if TYPE_CHECKING:  # the MCP SDK (and pydantic under it) loads only when a server is started: ~35 MB of RSS

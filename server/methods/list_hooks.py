@@ -3,8 +3,8 @@
 
 from protocol.messages import ListHooksParams, ListHooksResult
 from server.methods.registry import reads
+from server.project.workspace import checked_folder
 from server.services.core import Core
-from server.workspace import checked_folder
 
 
 @reads("listHooks")

@@ -7,8 +7,8 @@ import msgspec
 from protocol.messages import ListSessionsParams, ListSessionsResult, SessionInfo, SessionTotals
 from server.methods.registry import reads
 from server.methods.update_session import policy
+from server.project.workspace import normalized_folder
 from server.services.core import Core
-from server.workspace import normalized_folder
 
 
 @reads("listSessions")

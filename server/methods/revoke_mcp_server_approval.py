@@ -2,8 +2,8 @@
 
 from protocol.messages import RevokeMcpServerApprovalParams, RevokeMcpServerApprovalResult
 from server.methods.registry import mutates
+from server.project.workspace import checked_folder
 from server.services.core import Core
-from server.workspace import checked_folder
 
 
 @mutates("revokeMcpServerApproval")

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from server.redaction import display_url, mask
+from server.security.redaction import display_url, mask
 
 from .base import ChatResult, OnEvent, ReasoningDelta, Retrying, StreamEvent, TextDelta
 from .errors import ProviderError, error_for_status, error_in_stream, parse_retry_after, redact

@@ -22,11 +22,11 @@ from protocol.messages import (
     TurnUsage,
 )
 from server.agent.loop import COMMAND_EVENT
-from server.commands import Command, expand, invocation, load_commands, resolve
+from server.project.commands import Command, expand, invocation, load_commands, resolve
+from server.project.workspace import checked_folder
 from server.services.context import ContextNeeds, compact_session, context_report, get_context_view
 from server.services.sessions import update_session
 from server.transcript import StoredSession, new_id
-from server.workspace import checked_folder
 
 
 class CommandsNeeds(ContextNeeds, Protocol):

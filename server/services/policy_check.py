@@ -16,12 +16,12 @@ from server.agent.calls import CallDecision, decide_call
 from server.agent.remembered import RememberedApprovals
 from server.errors import InvalidParams
 from server.hooks.service import SessionHooks
+from server.project.workspace import checked_folder
 from server.sandbox.mode import command_sandbox, session_sandbox
 from server.services.needs import HasHooks, HasProcesses, HasSession, HasSettings, HasStore
 from server.tools import TOOLS, Tool, parse_arguments
 from server.tools.base import ToolFailure
 from server.tools.web.tools import search_tools
-from server.workspace import checked_folder
 
 
 class PolicyCheckNeeds(HasSettings, HasStore, HasSession, HasHooks, HasProcesses, Protocol):

@@ -21,8 +21,8 @@ from server.editor.edits import EditWatch
 from server.editor.tools import editor_tools
 from server.emit import Emitter
 from server.errors import InvalidParams
-from server.frozen import read_frozen_context
 from server.hooks.service import HookChoices, SessionHooks
+from server.project.frozen import read_frozen_context
 from server.providers import ChatProvider
 from server.sandbox.mode import CommandSandbox, say_once, session_sandbox
 from server.sandbox.policy import hidden_paths

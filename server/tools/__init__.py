@@ -6,10 +6,10 @@ import json
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
+from server.project.workspace import OutsideWorkspace, resolve_inside
 from server.tools import background, command, files, memory, plan, recall
 from server.tools.base import EditWatcher, Tool, ToolContext, ToolDenied, ToolFailure, ToolOutcome
 from server.tools.web import tools as web
-from server.workspace import OutsideWorkspace, resolve_inside
 
 # What runs one tool call: ``run_tool`` below, or a replay's recorded results (``server.replay``).
 ToolRunner = Callable[[ToolContext, str, dict[str, Any]], Awaitable[ToolOutcome]]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from server.cli.client import Client
-from server.key_handover import hand_over_keys
+from server.security.key_handover import hand_over_keys
 from tests.e2e.agent_support import model_requests
 from tests.harness import API_KEY, REPO, initialize, log_path, new_fake, server_env
 from tests.reliability.support import FIND_SERVER

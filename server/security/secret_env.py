@@ -22,9 +22,9 @@ from collections.abc import Mapping
 from urllib.parse import urlsplit
 
 from server.config_file import BRAVE_KEY_ENV, ConfigError, home_folder, read_config
-from server.key_handover import FD_VAR as _FD_VAR
-from server.key_handover import KEY_VARS
-from server.key_handover import hand_over as _hand_over
+from server.security.key_handover import FD_VAR as _FD_VAR
+from server.security.key_handover import KEY_VARS
+from server.security.key_handover import hand_over as _hand_over
 
 __all__ = ["KEY_VARS", "handed_over", "reexec_without_keys", "secret_vars", "take_keys"]
 
@@ -87,7 +87,7 @@ def reexec_without_keys() -> None:
     """Re-execute this process without its secrets (or any variable holding the same value) in its environment;
     returns only when there is nothing to hide, or after the re-exec (in the new image).
 
-    A client that started this server may have handed the built-in keys over already (``server.key_handover``): then
+    A client that started this server may have handed the built-in keys over already (``server.security.key_handover``): then
     there is nothing left to hide and no second interpreter start. Whatever secret the environment still
     holds is hidden the same way, together with what was handed over."""
     found = secret_vars(os.environ)
