@@ -21,8 +21,8 @@ from acp.schema import (
 )
 
 from protocol.turns import ContextItem, FileContext, SelectionContext
-from server.editor.link import uri_to_path
 from server.errors import UnsupportedContent
+from server.grounding.link import uri_to_path
 from server.project.workspace import is_inside
 
 

@@ -24,7 +24,7 @@ from acp.schema import (
 )
 
 from server.acp.client import AcpClient
-from server.acp.replay import replay
+from server.acp.history import history_updates
 from server.agent.approvals import approval_policy
 from server.agent.models import checked_model_name, price_of, window_of
 from server.config import ProviderSettings
@@ -197,7 +197,7 @@ async def load_session(core: Core, client: AcpClient, session_id: str, servers: 
     """``session/load``: open it, then replay the whole conversation before the answer goes out."""
     session = await open_session(core, client, session_id, servers)
     live = client.live[session.id]
-    for update in replay(await core.store.all_messages(session.id), live.cwd):
+    for update in history_updates(await core.store.all_messages(session.id), live.cwd):
         client.send_update(session.id, update)
     await client.flush()
     return session

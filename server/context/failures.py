@@ -44,7 +44,7 @@ __all__ = [
 ]
 
 # A file write whose result carries this line caused errors or warnings the editor reports
-# (``server.editor.edits``): the write succeeded but the code it left does not, so the call counts as a failure.
+# (``server.grounding.edits``): the write succeeded but the code it left does not, so the call counts as a failure.
 INTRODUCED_MARKER = "Editor diagnostics introduced by this edit"
 # The errors and warnings a write made go away; with CLEAN_NOTE in its header the file has none left, so the
 # failures earlier writes of that file introduced no longer persist (the summary drops them, B-SUM-10).

@@ -24,7 +24,7 @@ from protocol.messages import (
 from server.agent.loop import COMMAND_EVENT
 from server.project.commands import Command, expand, invocation, load_commands, resolve
 from server.project.workspace import checked_folder
-from server.services.context import ContextNeeds, compact_session, context_report, get_context_view
+from server.services.context_view import ContextNeeds, compact_session, context_report, get_context_view
 from server.services.sessions import update_session
 from server.transcript import StoredSession, new_id
 

@@ -17,8 +17,8 @@ from server.artifacts import ArtifactStore
 from server.checkpoints import Blobs
 from server.config import Settings
 from server.context import Calibration
-from server.editor.link import EditorLink, parse_capabilities
 from server.emit import Notify
+from server.grounding.link import EditorLink, parse_capabilities
 from server.hooks.service import HookService
 from server.mcp.service import McpService
 from server.sessions import Session, Sessions

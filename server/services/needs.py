@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from server.checkpoints import Blobs
     from server.config import Settings
     from server.context import Calibration
-    from server.editor.link import EditorLink
+    from server.grounding.link import EditorLink
     from server.hooks.service import HookService
     from server.mcp.service import McpService
     from server.sessions import Session, Sessions

@@ -13,7 +13,7 @@ from server.agent.models import checked_model_name
 from server.agent.remembered import Remembered, revoke
 from server.errors import InvalidParams
 from server.project.workspace import checked_folder, normalized_folder
-from server.services.context import ContextNeeds, prepare_view
+from server.services.context_view import ContextNeeds, prepare_view
 from server.services.needs import HasBlobs, HasMcp, HasSessions, HasSettings, HasStore
 from server.transcript import NewMessage, StoredSession
 

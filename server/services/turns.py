@@ -16,11 +16,11 @@ from server.agent.batches import TASK_TOOL
 from server.agent.loop import Turn
 from server.agent.views import ViewBuilder, recall_server_window, tool_reserve_tokens
 from server.checkpoints import Checkpointer
-from server.editor.attach import attach_context
-from server.editor.edits import EditWatch
-from server.editor.tools import editor_tools
 from server.emit import Emitter
 from server.errors import InvalidParams
+from server.grounding.attach import attach_context
+from server.grounding.edits import EditWatch
+from server.grounding.tools import editor_tools
 from server.hooks.service import HookChoices, SessionHooks
 from server.project.frozen import read_frozen_context
 from server.providers import ChatProvider

@@ -64,7 +64,7 @@ class ToolContext:
 
 
 class EditWatcher(Protocol):
-    """Looks at a written file's diagnostics before and after the write (``server.editor.edits.EditWatch``)."""
+    """Looks at a written file's diagnostics before and after the write (``server.grounding.edits.EditWatch``)."""
 
     async def before(self, path: Path) -> Any: ...
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from protocol.editor import Diagnostic, Position, Range
 from server.context.failures import clears_editor_failures, is_failure
 from server.context.summary import SummaryState, render_summary, summarize, summary_feed
-from server.editor.edits import introduced, introduced_text, resolved_text
+from server.grounding.edits import introduced, introduced_text, resolved_text
 
 
 def diag(path: Path, line: int, message: str, severity: int = 1) -> Diagnostic:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from protocol.editor import Diagnostic, Location, Position, Range
 from server.context.failures import failure_telling, is_failure
-from server.editor.edits import introduced, introduced_text
-from server.editor.text import MAX_ITEMS, char_column, locations_text, utf16_offset
+from server.grounding.edits import introduced, introduced_text
+from server.grounding.text import MAX_ITEMS, char_column, locations_text, utf16_offset
 
 
 def at(line: int, character: int = 0) -> Range:

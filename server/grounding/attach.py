@@ -18,8 +18,8 @@ from pathlib import Path
 from protocol.editor import EditorDiagnosticsParams
 from protocol.turns import ContextItem, DiagnosticsContext, FileContext, SelectionContext
 from server.artifacts import ArtifactStore
-from server.editor.link import EditorLink, EditorUnavailable, uri_to_path
-from server.editor.text import diagnostics_text
+from server.grounding.link import EditorLink, EditorUnavailable, uri_to_path
+from server.grounding.text import diagnostics_text
 from server.project.workspace import NotRegularFile, is_inside, read_regular_file
 from server.sandbox.policy import is_hidden
 

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from protocol.editor import Diagnostic, EditorDiagnosticsParams
 from server.context.failures import CLEAN_NOTE, INTRODUCED_MARKER, RESOLVED_MARKER
-from server.editor.link import EditorLink, EditorUnavailable, path_to_uri
-from server.editor.text import counts, diagnostic_line
+from server.grounding.link import EditorLink, EditorUnavailable, path_to_uri
+from server.grounding.text import counts, diagnostic_line
 
 POLL_SECONDS = 0.25
 MAX_LISTED = 20  # problems listed after an edit; the rest are counted

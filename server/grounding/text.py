@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from protocol.editor import Diagnostic, Location, SymbolInfo
-from server.editor.link import uri_to_path
+from server.grounding.link import uri_to_path
 from server.project.workspace import is_inside
 
 MAX_ITEMS = 50  # locations, symbols or diagnostics listed; the rest are counted

@@ -16,8 +16,8 @@ from protocol.editor import (
     EditorWorkspaceSymbolsParams,
     Position,
 )
-from server.editor.link import EditorLink, EditorUnavailable, path_to_uri, uri_to_path
-from server.editor.text import diagnostics_text, locations_text, read_line, symbols_text, utf16_offset
+from server.grounding.link import EditorLink, EditorUnavailable, path_to_uri, uri_to_path
+from server.grounding.text import diagnostics_text, locations_text, read_line, symbols_text, utf16_offset
 from server.project.workspace import OutsideWorkspace, is_inside, resolve_inside
 from server.sandbox.policy import is_hidden
 from server.tools.base import Tool, ToolContext, ToolDenied, ToolFailure, require_str, schema
