@@ -154,6 +154,28 @@ def test_the_services_never_import_the_edge():
     assert wrong == []
 
 
+def test_handlers_go_in_through_the_services_only():
+    """One way into the core: a wire method's handler imports the wire types, the method table and the services
+    (the ``Core`` it is handed among them), nothing below them, no sibling handler; and it never touches the store
+    itself (``core.store``): what it reads or writes, a service does."""
+    allowed = ("protocol", "server.methods.registry", "server.services", "server.errors")
+    wrong = sorted(
+        f"{m} imports {i}"
+        for m, deps in WITH_TYPES.items()
+        if _within(m, ("server.methods",)) and m not in ("server.methods", "server.methods.registry")
+        for i in deps
+        if not _within(i, allowed)
+    )
+    assert wrong == []
+    reaching = sorted(
+        f"{path.relative_to(ROOT)}:{n}"
+        for path in sorted((ROOT / "server" / "methods").glob("*.py"))
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if "core.store" in line
+    )
+    assert reaching == []
+
+
 def test_handlers_and_acp_never_import_the_runtime():
     """They get a ``Core`` (``server.services.core``); the runtime is the composition root."""
     wrong = sorted(

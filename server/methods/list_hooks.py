@@ -3,11 +3,11 @@
 
 from protocol.messages import ListHooksParams, ListHooksResult
 from server.methods.registry import reads
-from server.project.workspace import checked_folder
+from server.services import extensions
 from server.services.core import Core
 
 
 @reads("listHooks")
 async def list_hooks(core: Core, params: ListHooksParams) -> ListHooksResult:
-    hooks, problems = core.hooks.list(checked_folder(params.cwd))
+    hooks, problems = extensions.list_hooks(core, params.cwd)
     return ListHooksResult(hooks=hooks, problems=problems or None)

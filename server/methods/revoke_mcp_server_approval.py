@@ -2,7 +2,7 @@
 
 from protocol.messages import RevokeMcpServerApprovalParams, RevokeMcpServerApprovalResult
 from server.methods.registry import mutates
-from server.project.workspace import checked_folder
+from server.services import extensions
 from server.services.core import Core
 
 
@@ -10,4 +10,4 @@ from server.services.core import Core
 async def revoke_mcp_server_approval(
     core: Core, params: RevokeMcpServerApprovalParams
 ) -> RevokeMcpServerApprovalResult:
-    return RevokeMcpServerApprovalResult(revoked=core.mcp.revoke(checked_folder(params.cwd), params.name))
+    return RevokeMcpServerApprovalResult(revoked=extensions.revoke_mcp_server_approval(core, params.cwd, params.name))
