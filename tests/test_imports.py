@@ -176,6 +176,21 @@ def test_handlers_go_in_through_the_services_only():
     assert reaching == []
 
 
+def test_acp_goes_in_through_the_services_not_below_them():
+    """The ACP front end calls the services like the handlers: it never reaches into the agent, the sandbox, the
+    store, checkpoints, MCP or hooks itself (the transcript's record types it may name)."""
+    below = ("server.agent", "server.sandbox", "server.checkpoints", "server.mcp", "server.hooks")
+    stores = ("server.transcript.store", "server.transcript.session_rows", "server.transcript.schema")
+    assert _importing(("server.acp",), below + stores) == []
+    reaching = sorted(
+        f"{path.relative_to(ROOT)}:{n}"
+        for path in sorted((ROOT / "server" / "acp").glob("*.py"))
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if "core.store" in line or "core.mcp" in line
+    )
+    assert reaching == []
+
+
 def test_handlers_and_acp_never_import_the_runtime():
     """They get a ``Core`` (``server.services.core``); the runtime is the composition root."""
     wrong = sorted(

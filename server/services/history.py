@@ -21,6 +21,7 @@ from protocol.messages import (
 )
 from server.services.commands import CommandsNeeds, with_typed
 from server.services.needs import HasArtifacts, HasStore
+from server.transcript import StoredMessage
 from server.transcript.convert import to_item
 from server.transcript.records import page_size
 
@@ -68,3 +69,8 @@ async def read_artifact(core: HistoryNeeds, params: ReadArtifactParams) -> ReadA
         kwargs["byte_range"] = (params.byte_range.offset, params.byte_range.length)
     result = await core.artifacts.read(params.session_id, params.artifact_id, **kwargs)
     return msgspec.convert(result, ReadArtifactResult)
+
+
+async def all_messages(core: HasStore, session_id: str) -> list[StoredMessage]:
+    """Every stored message of the session, in order (what a client's ``session/load`` replays)."""
+    return await core.store.all_messages(session_id)

@@ -21,6 +21,7 @@ from server.services.context_view import ContextNeeds, prepare_view
 from server.services.needs import HasBlobs, HasMcp, HasSession, HasSessions, HasSettings, HasStore
 from server.transcript import StoredSession
 from server.transcript.convert import from_openai
+from server.transcript.session_rows import UNTITLED as UNTITLED  # a session's name until a prompt names it
 
 
 class SessionsNeeds(ContextNeeds, HasSessions, HasMcp, HasBlobs, Protocol):
@@ -174,3 +175,9 @@ async def mcp_servers(core: McpNeeds, session_id: str | None) -> list[McpServerI
         return await core.mcp.list(core.store, None, None)
     found, session = await core.session(session_id)
     return await core.mcp.list(core.store, (session.id, session.mcp), Path(found.cwd))
+
+
+async def forget_mcp_servers(core: McpNeeds, session_id: str) -> None:
+    """A front end closed the session: its MCP servers stop unless another session uses them."""
+    _, session = await core.session(session_id)
+    core.mcp.forget_session(session_id, session.mcp)

@@ -44,7 +44,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     this.attach(server.client);
     this.disposables.push(server.onDidChangeClient((c) => this.attach(c)));
     server.isBusy = () => this.running !== undefined;
-    const editor = server.grounding;
+    const editor = server.editor;
     if (editor) this.disposables.push(editor.onDidChange(() => this.post({ type: 'chips', chips: editor.chips() })));
     const host: SidebarHost = {
       server,
@@ -99,7 +99,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     this.turnsInFlight++;
     this.post({ type: 'turn', running: true });
     try {
-      const context = this.server.grounding?.take(); // the chips: selections added, the active file (issue 34)
+      const context = this.server.editor?.take(); // the chips: selections added, the active file (issue 34)
       const result = await client.request('submitTurn', { sessionId, text, ...(queue ? { queue: true } : {}), ...(context ? { context } : {}) });
       this.post({ type: 'turn', running: this.turnsInFlight > 1, result });
     } catch (err) {
@@ -274,14 +274,14 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
         return void vscode.commands.executeCommand('threadline.openArtifact', this.currentId, m.artifactId);
       case 'showContextView': return void vscode.commands.executeCommand('threadline.showContextView');
       case 'pickModel': return this.models.pick();
-      case 'removeChip': return this.server.grounding?.remove(m.index);
-      case 'complete': return void this.post({ type: 'completions', prefix: m.prefix, items: (await this.server.grounding?.complete(m.prefix)) ?? [] });
+      case 'removeChip': return this.server.editor?.remove(m.index);
+      case 'complete': return void this.post({ type: 'completions', prefix: m.prefix, items: (await this.server.editor?.complete(m.prefix)) ?? [] });
     }
   }
 
   private async onReady(): Promise<void> {
     this.post({ type: 'server', state: toServerState(this.server.client.state) });
-    if (this.server.grounding) this.post({ type: 'chips', chips: this.server.grounding.chips() });
+    if (this.server.editor) this.post({ type: 'chips', chips: this.server.editor.chips() });
     await this.server.client.start();
     const sessions = await this.refreshSessions();
     if (this.currentId && !sessions.some((s) => s.sessionId === this.currentId)) await this.setCurrent(undefined);
