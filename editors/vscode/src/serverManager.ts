@@ -53,7 +53,7 @@ export class ServerManager implements vscode.Disposable {
   private createClient(): ThreadlineClient {
     const cfg = vscode.workspace.getConfiguration('threadline');
     const client = new ThreadlineClient({
-      command: cfg.get<string>('serverCommand') || 'threadline serve',
+      command: serverCommand(cfg.get<string>('serverCommand') || 'threadline serve', cfg.get<boolean>('useDaemon') ?? false),
       cwd: this.workspaceFolder(),
       env: process.env,
       log: (line) => this.output.appendLine(line),
@@ -98,4 +98,10 @@ export class ServerManager implements vscode.Disposable {
     this.client.dispose();
     this.changed.dispose();
   }
+}
+
+/** With the daemon, the same command's `serve` becomes `connect` (a bridge to the per-user daemon, started on
+ *  demand), so sessions outlive the window and other clients' sessions can be attached. */
+export function serverCommand(command: string, useDaemon: boolean): string {
+  return useDaemon ? command.replace(/(^|\s)serve(\s|$)/, '$1connect$2') : command;
 }
