@@ -3,6 +3,7 @@
 import * as vscode from 'vscode';
 import type { EditorBridge } from './editor';
 import { ThreadlineClient } from './rpc/client';
+import { serverCommand } from './rpc/command';
 import type { ApprovalPolicy, InitializationOptions } from './rpc/protocol';
 
 export const API_KEY_SECRET = 'threadline.apiKey';
@@ -100,8 +101,3 @@ export class ServerManager implements vscode.Disposable {
   }
 }
 
-/** With the daemon, the same command's `serve` becomes `connect` (a bridge to the per-user daemon, started on
- *  demand), so sessions outlive the window and other clients' sessions can be attached. */
-export function serverCommand(command: string, useDaemon: boolean): string {
-  return useDaemon ? command.replace(/(^|\s)serve(\s|$)/, '$1connect$2') : command;
-}
