@@ -13,14 +13,13 @@ from typing import Any
 from bench.common import REPO, TRAJECTORIES
 from server.agent.approvals import Approvals
 from server.agent.loop import Turn, TurnTotals
-from server.agent.views import ViewBuilder, open_store
+from server.agent.views import ViewBuilder, open_store, tool_reserve_tokens
 from server.artifacts import ArtifactStore
 from server.cli.client import Client
 from server.config import Settings
 from server.context import ViewSettings, estimate_message_tokens
 from server.emit import Emitter
 from server.providers import ChatResult, ToolCall
-from server.services.context import tool_overhead_tokens
 from server.tools import ToolContext, ToolOutcome
 from server.transcript import NewMessage, Store
 
@@ -203,7 +202,7 @@ async def bench_iteration_overhead(tmp: Path, iterations: int) -> dict[str, Any]
         tools = ToolContext(
             sid, turn_id, tmp, settings.tool_settings(), store, ArtifactStore(home / "artifacts", store)
         )
-        views = ViewBuilder(store, ViewSettings(128_000), provider.model, {}, overhead_tokens=tool_overhead_tokens())
+        views = ViewBuilder(store, ViewSettings(128_000), provider.model, {}, overhead_tokens=tool_reserve_tokens())
         turn = Turn(
             store=store,
             provider=provider,

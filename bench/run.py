@@ -10,6 +10,8 @@
    masking (keep the latest 10 tool observations, mask older ones), with what each keeps in view; and the
    precision and informativeness of the summary's failure lines, before and after B-SUM-10 (bench/failures.py).
 5. The token estimator's accuracy (bench/estimator/RESULTS.md).
+7. ``threadline exec``'s start against the floor (bench/exec_start.py), and getContextView's figures against a
+   provider counting differently (bench/calibration.py), with section 2's overhead against its target.
 6. Cost under a prompt-prefix cache at 16k, 32k and 128k: naive resend, Threadline before (b10667b, read from git
    history by bench/legacy.py), Threadline now (the requests `threadline replay --requests-out` records) and a
    codex-style baseline. A shallow clone lacks b10667b: the bench then stops at once and says `git fetch --unshallow`.
@@ -36,12 +38,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from anywhere
 
+from bench.calibration import bench_calibration
 from bench.common import BENCH, SIZES, TRAJECTORIES, WINDOWS
 from bench.cost import COST_WINDOWS, bench_costs
+from bench.exec_start import measure as bench_exec_start
 from bench.failures import bench_failures, failure_section
 from bench.legacy import LegacyUnavailable, require_legacy
 from bench.perf import bench_context_view, bench_iteration_overhead
 from bench.report import cost_section, write_plots, write_results
+from bench.startup_report import startup_section
 from bench.tokens import bench_tokens
 
 
@@ -108,6 +113,8 @@ async def main() -> int:
             saved.get("cost_seconds", 0),
             saved.get("failures"),
         )
+        if "start" in saved:
+            text += "\n" + "\n".join(startup_section(saved["start"], saved["loop"], saved["calibration"]))
         (BENCH / "RESULTS.md").write_text(_kept_latency(text) if saved.get("kept_latency") else text, encoding="utf-8")
         write_plots(saved["views"], saved["tokens"])
         return 0
@@ -121,6 +128,9 @@ async def main() -> int:
             views = await bench_context_view(Path(tmp), SIZES, 10 if args.quick else 50)
             print("2 server overhead per model iteration", flush=True)
             loop = await bench_iteration_overhead(Path(tmp), 50 if args.quick else 200)
+    print("7 exec start-up against the floor, and the calibrated figures", flush=True)
+    start = bench_exec_start(3 if args.quick else 5)
+    calibration = await bench_calibration()
     print("4 tokens: replaying every trajectory at every window", flush=True)
     tokens = await bench_tokens(files[:1] if args.quick else files, WINDOWS[:1] if args.quick else WINDOWS)
     failures = bench_failures(files)
@@ -129,6 +139,7 @@ async def main() -> int:
     costs = bench_costs(files[:1] if args.quick else files, COST_WINDOWS[:1] if args.quick else COST_WINDOWS)
     cost_seconds = time.perf_counter() - cost_started
     text = write_results(views, loop, tokens, costs, started, cost_seconds, failures)
+    text += "\n" + "\n".join(startup_section(start, loop, calibration))
     (BENCH / "RESULTS.md").write_text(_kept_latency(text) if args.keep_latency else text, encoding="utf-8")
     write_plots(views, tokens)
     (BENCH / "results.json").write_text(
@@ -140,6 +151,8 @@ async def main() -> int:
                 "costs": costs,
                 "cost_seconds": cost_seconds,
                 "failures": failures,
+                "start": start,
+                "calibration": calibration,
                 "kept_latency": args.keep_latency,
                 "seconds": time.perf_counter() - started,
             },

@@ -9,13 +9,13 @@ from typing import Any
 
 from bench.common import MASK_KEEP, MASK_TEXT
 from server.agent.definitions import load_agents
+from server.agent.views import tool_reserve_tokens as tool_overhead_tokens
 from server.cli.replay_run import replay_file
 from server.context import ViewSettings, estimate_message_tokens, fit_to_window, write_paths
 from server.context.failures import is_failure, telling_line
 from server.context.incremental import IncrementalView
 from server.context.micro import content_text
 from server.context.summary import _one_line
-from server.services.context import tool_overhead_tokens
 from server.services.subagents import task_spec_for
 
 FAILURE_SNIPPET = 36  # of a failure's telling line: what even an older (80-character) summary line keeps of it

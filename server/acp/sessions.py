@@ -23,20 +23,20 @@ from acp.schema import (
     SessionModeState,
 )
 
-from server import redaction
 from server.acp.client import AcpClient
-from server.acp.replay import replay
+from server.acp.history import history_updates
 from server.agent.approvals import approval_policy
 from server.agent.models import checked_model_name, price_of, window_of
 from server.config import ProviderSettings
 from server.errors import InvalidParams
+from server.project.workspace import checked_folder
 from server.sandbox.mode import command_sandbox, session_mode, set_session_mode
+from server.security import redaction
 from server.services import sessions as service
 from server.services.core import Core
 from server.services.turns import cancel_running_turn
-from server.transcript import Session
+from server.transcript import StoredSession
 from server.transcript.session_rows import UNTITLED
-from server.workspace import checked_folder
 
 MODES = [
     SessionMode(id="ask", name="Ask", description="Ask before file edits and commands"),
@@ -55,7 +55,7 @@ DEFAULT_MODEL = "default"  # its value for the server's default provider (config
 PAGE = 50
 
 
-def modes(core: Core, session: Session) -> SessionModeState:
+def modes(core: Core, session: StoredSession) -> SessionModeState:
     return SessionModeState(
         current_mode_id=approval_policy(session.approval_policy, core.settings.approval_policy), available_modes=MODES
     )
@@ -64,13 +64,13 @@ def modes(core: Core, session: Session) -> SessionModeState:
 ConfigOptions = list[SessionConfigOptionSelect | SessionConfigOptionBoolean]
 
 
-async def config_options(core: Core, session: Session) -> ConfigOptions:
+async def config_options(core: Core, session: StoredSession) -> ConfigOptions:
     """The approval policy (always: clients that see config options drop the legacy ``modes``), the model picker
     (when ``[models.NAME]`` are configured) and the sandbox mode (B-SBX-1)."""
     return [_mode_option(core, session), *_model_option(core, session), await _sandbox_option(core, session)]
 
 
-def _mode_option(core: Core, session: Session) -> SessionConfigOptionSelect:
+def _mode_option(core: Core, session: StoredSession) -> SessionConfigOptionSelect:
     """The approval policy as a config option (category ``mode``), kept in sync with ``session/set_mode`` both
     ways: ACP advises clients to use config options when present and drop ``modes``, so without it a client that
     sees the sandbox option could not switch the policy at all."""
@@ -95,7 +95,7 @@ _SANDBOX_CHOICES = [
 ]
 
 
-async def _sandbox_option(core: Core, session: Session) -> SessionConfigOptionSelect:
+async def _sandbox_option(core: Core, session: StoredSession) -> SessionConfigOptionSelect:
     mode = await session_mode(core.store, core.settings.sandbox, session.id)
     status = command_sandbox(core.settings.sandbox, session.id, Path(session.cwd), mode).status()
     state = "enforced" if status.enforced else f"NOT enforced: {status.reason}" if mode != "off" else "off"
@@ -109,7 +109,7 @@ async def _sandbox_option(core: Core, session: Session) -> SessionConfigOptionSe
     )
 
 
-def _model_option(core: Core, session: Session) -> ConfigOptions:
+def _model_option(core: Core, session: StoredSession) -> ConfigOptions:
     """The model picker (the default provider and each ``[models.NAME]``); none when no models are configured."""
     if not core.settings.models:
         return []
@@ -178,14 +178,14 @@ async def keep_mcp_servers(core: Core, session_id: str, servers: list[Any] | Non
     await service.keep_mcp_servers(core, session_id, dumped)
 
 
-async def new_session(core: Core, client: AcpClient, cwd: str, servers: list[Any] | None) -> Session:
+async def new_session(core: Core, client: AcpClient, cwd: str, servers: list[Any] | None) -> StoredSession:
     session = await core.store.create_session(str(checked_folder(cwd)))
     await keep_mcp_servers(core, session.id, servers)
     client.open_session(session.id, session.cwd)
     return session
 
 
-async def open_session(core: Core, client: AcpClient, session_id: str, servers: list[Any] | None) -> Session:
+async def open_session(core: Core, client: AcpClient, session_id: str, servers: list[Any] | None) -> StoredSession:
     """``session/resume``: the stored session, ready for prompts in this connection."""
     session = await core.store.get_session(session_id)
     await keep_mcp_servers(core, session.id, servers)
@@ -193,11 +193,11 @@ async def open_session(core: Core, client: AcpClient, session_id: str, servers: 
     return session
 
 
-async def load_session(core: Core, client: AcpClient, session_id: str, servers: list[Any] | None) -> Session:
+async def load_session(core: Core, client: AcpClient, session_id: str, servers: list[Any] | None) -> StoredSession:
     """``session/load``: open it, then replay the whole conversation before the answer goes out."""
     session = await open_session(core, client, session_id, servers)
     live = client.live[session.id]
-    for update in replay(await core.store.all_messages(session.id), live.cwd):
+    for update in history_updates(await core.store.all_messages(session.id), live.cwd):
         client.send_update(session.id, update)
     await client.flush()
     return session
@@ -216,7 +216,7 @@ async def list_sessions(core: Core, cwd: str | None, cursor: str | None) -> List
     )
 
 
-async def announce_title(core: Core, client: AcpClient, before: Session) -> None:
+async def announce_title(core: Core, client: AcpClient, before: StoredSession) -> None:
     """A session that had no title when its prompt began is named after that prompt (``Store.title_from_prompt``):
     the client hears it with ``session_info_update``, as it would in ``session/list``."""
     if before.title != UNTITLED:

@@ -72,13 +72,14 @@ class ViewBuilder:
     model: str = ""
     calibrations: dict[str, Calibration] = field(default_factory=dict)  # per model, owned by the runtime
     overhead_tokens: int = 0  # sent with every request but not part of the view: the tool definitions
-    server_windows: dict[str, int] = field(default_factory=dict)  # per model, owned by the runtime (issue 28)
+    server_windows: dict[str, int] = field(default_factory=dict)  # per model, owned by the runtime
     compaction: Compaction | None = None  # what the session's requests are built on (B-CACHE-1)
     # The session's view state and last request sent (its handle's ``view`` and ``sent``); None: the builder's own
     state: ViewState | None = None
     sent: SentRequest | None = None
     _loaded: bool = False
     _last_announced: tuple[Any, ...] | None = None
+    _unsaved_samples: set[str] = field(default_factory=set)  # models whose sample count moved since the last write
 
     @property
     def calibration(self) -> Calibration | None:
@@ -97,7 +98,7 @@ class ViewBuilder:
         return min(self.settings.context_window_tokens, self.server_windows.get(self.model) or 1 << 62)
 
     async def observe_server_window(self, session_id: str, stated: int, refused: int | None) -> str | None:
-        """R-PTL-1, issue 28: a context-too-long answer said the server's real window. When it is smaller than the
+        """R-PTL-1: a context-too-long answer said the server's real window. When it is smaller than the
         configured one, plan this retry and every later request (every session on this model) for it, and keep it
         with the session (a ``serverContextWindow`` event) so a restarted server plans for it too; the notice to
         show, the first time only. A window no larger than the prompt it refused is not believed."""
@@ -194,7 +195,13 @@ class ViewBuilder:
         record_sent(self._sent(session_id), messages)
 
     async def keep_sent(self, session_id: str) -> None:
+        """At a turn's end: its last request (as digests) and the calibration's sample count, if samples came in
+        since the last write (``getContextView`` shows ``samples``: a restarted server shows the same figure)."""
         await keep_sent(self.store, self._sent(session_id))
+        for model in sorted(self._unsaved_samples):
+            if (learned := self.calibrations.get(model)) is not None:
+                await self.store.save_calibration(model, learned.factor, learned.samples)
+        self._unsaved_samples.clear()
 
     def compaction_event(self, view: RequestView, force: bool = False) -> dict[str, Any] | None:
         """The ``contextCompacted`` payload for a view that compacts anew (R-OBS-1), else None. A new compaction
@@ -229,10 +236,12 @@ class ViewBuilder:
     async def _learn(self, learned: Calibration) -> None:
         before = self.calibration
         self.calibrations[self.model] = learned
-        # Written only when the factor moves or on the first sample: the common case (our estimate over-counts, the
-        # factor stays at its floor of 1) costs no write per call; ``samples`` matters only as zero or not.
+        # Written at once only when the factor moves or on the first sample: the common case (our estimate
+        # over-counts, the factor stays at its floor of 1) costs no write per call; the count is kept at turn end.
         if before is None or before.samples == 0 or learned.factor != before.factor:
             await self.store.save_calibration(self.model, learned.factor, learned.samples)
+        else:
+            self._unsaved_samples.add(self.model)
 
 
 def tool_reserve_tokens(session_specs: Sequence[dict[str, Any]] = ()) -> int:

@@ -35,6 +35,7 @@ from server.cli.turns import Quit, TurnInput, read_line, run_steerable, run_turn
 from server.cli.words import startup_hint
 
 DECISIONS = {"y": "allowOnce", "a": "allowAlways", "n": "reject"}
+CHOICES = {"allowOnce": "[y] once", "allowAlways": "[a] always", "reject": "[n] reject"}
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -70,13 +71,16 @@ async def ask_approval(printer: Printer, params: dict[str, Any], turn_input: Tur
         printer.write("  stdin is not a terminal, so this is rejected (use --policy to allow without asking)")
         return {"decision": "reject"}
     decision = "reject"
+    # Only what the request offers: "always" is left out where no scope could be remembered (the note says so)
+    offered = [o for o in params.get("options") or list(CHOICES) if o in CHOICES] or list(CHOICES)
+    prompt = f"allow? {', '.join(CHOICES[o] for o in offered)}: "
     try:
         while True:
-            prompt = "allow? [y] once, [a] always, [n] reject: "
             answer = await (turn_input.read(prompt) if turn_input else read_line(prompt))
             if answer is None:
                 return {"decision": decision}
-            if chosen := DECISIONS.get(answer.strip().lower()[:1]):
+            chosen = DECISIONS.get(answer.strip().lower()[:1])
+            if chosen is not None and chosen in offered:
                 decision = chosen
                 return {"decision": decision}
     finally:
@@ -183,7 +187,7 @@ RECALL_WIDTH = 100
 
 
 def sandbox_words(sandbox: Any) -> str:
-    """The session's sandbox as createSession/updateSession state it (issue 30's ``SandboxStatus``)."""
+    """The session's sandbox as createSession/updateSession state it (its ``SandboxStatus``)."""
     if not isinstance(sandbox, dict):
         return f"sandbox {sandbox}"
     mode = sandbox.get("mode")

@@ -15,7 +15,7 @@ from server.providers.anthropic import AnthropicProvider
 from server.providers.capabilities import Price
 from server.providers.responses import ResponsesProvider
 from server.services.needs import HasModels, HasSettings, HasStore
-from server.transcript import Session as StoredSession
+from server.transcript import StoredSession
 
 
 class ModelsNeeds(HasSettings, HasStore, HasModels, Protocol):

@@ -11,12 +11,15 @@ if TYPE_CHECKING:
 
 
 class Queries:
-    """A mixin of ``Store`` (``server.transcript.store``), which supplies these two."""
+    """A mixin of ``Store`` (``server.transcript.store``), which supplies these."""
 
     if TYPE_CHECKING:
 
         def _write(self) -> AbstractAsyncContextManager[aiosqlite.Connection]:
             """One ``BEGIN IMMEDIATE`` transaction on the writer connection."""
+
+        async def _write_one(self, sql: str, args: Sequence[Any]) -> aiosqlite.Cursor:
+            """One statement on the writer connection, atomic by itself."""
 
         async def _read(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
             """Rows from the reader connection (committed data only)."""

@@ -33,9 +33,9 @@ from server.transcript.events import EventQueries
 from server.transcript.records import (
     MESSAGE_COLUMNS,
     NewMessage,
-    Page,
     SearchHit,
     StoredMessage,
+    TranscriptPage,
     dumps,
     loads,
     now,
@@ -160,6 +160,20 @@ class Store(
                     raise StorageFailure(f"cannot write the transcript: {exc}") from exc
                 raise
 
+    async def _write_one(self, sql: str, args: Sequence[Any]) -> aiosqlite.Cursor:
+        """One statement on its own: SQLite makes it atomic by itself (autocommit), two round trips to aiosqlite's
+        thread fewer than ``_write``'s BEGIN and COMMIT (the agent loop writes a usage event per model call)."""
+        if (reading := _READING.get()) is not None:
+            raise WriteInRead(f"{reading} is a read and may not write to the store")
+        async with self._write_lock:
+            try:
+                if self._writer.in_transaction:  # never run inside a transaction something left open
+                    await _to_completion(self._writer.execute("ROLLBACK"))
+                cursor: aiosqlite.Cursor = await _to_completion(self._writer.execute(sql, args))
+                return cursor
+            except sqlite3.Error as exc:
+                raise StorageFailure(f"cannot write the transcript: {exc}") from exc
+
     async def _rollback(self) -> None:
         if self._writer.in_transaction:
             with suppress(sqlite3.Error):
@@ -176,11 +190,12 @@ class Store(
         stamp = now()
         stored: list[StoredMessage] = []
         async with self._write() as db:
-            async with db.execute("SELECT last_seq FROM sessions WHERE id = ?", (session_id,)) as cur:
-                row = await cur.fetchone()
-            if row is None:
+            # Every statement is a round trip to aiosqlite's thread (most of the agent loop's time per model call
+            # was spent waiting on them): one each, no cursor to fetch from and close.
+            found = list(await db.execute_fetchall("SELECT last_seq FROM sessions WHERE id = ?", (session_id,)))
+            if not found:
                 raise SessionNotFound(f"no session {session_id!r}")
-            first = seq = row[0]
+            first = seq = found[0][0]
             rows, texts = [], []
             for msg in messages:
                 seq += 1
@@ -227,13 +242,9 @@ class Store(
                 f"INSERT INTO messages (session_id, {MESSAGE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows
             )
             if any(texts):
-                ids = await db.execute_fetchall(
-                    "SELECT id FROM messages WHERE session_id = ? AND seq > ? AND seq <= ? ORDER BY seq",
-                    (session_id, first, seq),
-                )
                 await db.executemany(
-                    "INSERT INTO messages_fts (rowid, text) VALUES (?, ?)",
-                    [(rowid, text) for (rowid,), text in zip(ids, texts, strict=True) if text],
+                    "INSERT INTO messages_fts (rowid, text) SELECT id, ? FROM messages WHERE session_id = ? AND seq = ?",
+                    [(text, session_id, r.seq) for r, text in zip(stored, texts, strict=True) if text],
                 )
             await db.execute("UPDATE sessions SET last_seq = ?, updated_at = ? WHERE id = ?", (seq, stamp, session_id))
             if turn_id is not None and any(m.role == "assistant" for m in messages):
@@ -246,16 +257,19 @@ class Store(
                 log.exception("session %s: could not make its view snapshot; its next view reads more", session_id)
         return stored
 
-    async def read_messages(self, session_id: str, after_seq: int | None = None, limit: int | None = None) -> Page:
+    async def read_messages(
+        self, session_id: str, after_seq: int | None = None, limit: int | None = None
+    ) -> TranscriptPage:
         """A page of messages with ``seq > after_seq``; ``next_seq`` is set when more follow."""
-        await self.get_session(session_id)
         size = page_size(limit)
         rows = await self._read(
             f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
             (session_id, after_seq or 0, size + 1),
         )
+        if not rows:  # only then can it be an unknown session: the agent loop reads after each append
+            await self.get_session(session_id)
         items = [_message(row) for row in rows[:size]]
-        return Page(items, items[-1].seq if len(rows) > size else None)
+        return TranscriptPage(items, items[-1].seq if len(rows) > size else None)
 
     async def all_messages(self, session_id: str, after_seq: int = 0) -> list[StoredMessage]:
         """Every message after ``after_seq``, in order (what a turn reads at its start)."""
@@ -320,9 +334,8 @@ class Store(
     # --- plumbing -----------------------------------------------------------------------------------
 
     async def _read(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
-        try:
-            async with self._reader.execute(sql, args) as cur:
-                return list(await cur.fetchall())
+        try:  # one round trip to aiosqlite's thread, not three (execute, fetch, close)
+            return list(await self._reader.execute_fetchall(sql, args))
         except sqlite3.Error as exc:
             raise StorageFailure(f"cannot read the transcript: {exc}") from exc
 

@@ -1,4 +1,4 @@
-"""Issue 38: ``threadline chat`` at a real terminal (a pseudo-terminal read by pyte) and piped.
+"""``threadline chat`` at a real terminal (a pseudo-terminal read by pyte) and piped.
 
 At a terminal the answer is rendered markdown, tools are coloured lines, an approval is a framed panel, a live
 status line says what is being waited for with a clock that advances, and a turn ends in plain words. Piped, the
@@ -185,7 +185,7 @@ def test_issue_38_sandbox_flag_goes_to_the_server_or_says_it_cannot(env, folder)
     run = threadline(env, "chat", "--cwd", str(folder), "--sandbox", "read-only", stdin="hi\n")
     from protocol.sessions import CreateSessionParams
 
-    if "sandbox" in CreateSessionParams.__struct_fields__:  # issue 30's server: the mode is the session's
+    if "sandbox" in CreateSessionParams.__struct_fields__:  # a server with sandboxes: the mode is the session's
         assert run.returncode == 0, run.stderr
         assert "sandbox" in run.stdout
     else:
@@ -294,3 +294,22 @@ def test_chat_lists_the_background_processes_and_stops_one(fake, env, folder):
         time.sleep(0.05)
     else:
         raise AssertionError(f"process {listed[2]} outlived the chat's server")
+
+
+def test_B_SBX_3_an_escalation_offers_no_always_at_the_terminal(fake, env, folder, terminals):
+    """An escalated command runs unconfined and no scope could be remembered for it: the request offers once or
+    reject only, and the chat prompt offers exactly those (``a`` is not taken as an answer)."""
+    escalate = {"command": "echo unconfined", "escalate": True, "reason": "needs the network"}
+    fake.push(
+        {"tool_calls": [{"id": "c1", "name": "run_command", "arguments": escalate}]},
+        {"content": "Not run then."},
+    )
+    t = chat_at_terminal(terminals, env, "--cwd", str(folder), "--policy", "ask")
+    t.type("go\n")
+    t.wait_for_text("allow? [y] once, [n] reject:")
+    assert "[a] always" not in t.text()
+    t.type("a\n")  # not offered: the prompt asks again
+    t.wait_for(lambda screen: screen.count("allow? [y] once, [n] reject:") >= 2, "the prompt again")
+    t.type("n\n")
+    t.wait_for_text("Not run then.")
+    assert t.close() == 0

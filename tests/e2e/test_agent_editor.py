@@ -1,4 +1,4 @@
-"""Editor grounding, server side (issue 34), through the real server with an editor-like client answering the
+"""Editor grounding, server side, through the real server with an editor-like client answering the
 ``editor/*`` requests: tools offered only when advertised, 1-based for the model and 0-based on the wire, paths
 kept inside the session folder, the editor's failures as clear tool results, diagnostics after edits."""
 
@@ -157,7 +157,7 @@ def edit(call_id: str, path: str, old: str, new: str) -> dict:
 
 
 async def test_B_SUM_10_an_editor_error_a_later_edit_fixed_is_not_in_the_summary(agent, editor, tmp_path):
-    """Issue 34: introduced diagnostics count as failures while they persist; the compaction after a fix drops
+    """Introduced diagnostics count as failures while they persist; the compaction after a fix drops
     them, and keeps the ones another file still has."""
     (tmp_path / "app.py").write_text("a = 1\nb = 2\n")
     (tmp_path / "other.py").write_text("c = 3\n")
@@ -219,3 +219,27 @@ async def test_issue34_only_the_advertised_tools_and_a_timeout_reads_as_a_tool_f
             assert names(agent.chat_requests()[0]) & EDITOR_TOOLS == {"find_definition"}
             assert texts[0] == "Tool failed: the editor did not answer editor/definition within 1 s"
             assert [m for m, _ in editor.asked] == ["editor/definition"]  # no diagnostics: not advertised
+
+
+async def test_B_SBX_1_the_editor_tools_honour_deny_read_as_the_file_tools_do(tmp_path):
+    """The session folder is the user's home, and ``~/.ssh`` (in the default deny_read) holds Python the editor's
+    language server indexes: asked at a position there, the tool refuses without asking the editor; found by a
+    search, the hidden file is left out (its name and its source line), as it is for ``read_file``."""
+    home = tmp_path / "w"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "keys.py").write_text("def helper_key():\n    return 'PRIVATE-KEY-MATERIAL'\n")
+    (home / "app.py").write_text("def helper_app():\n    return 1\n")
+    editor = Editor([home])
+    with new_fake(api_key=API_KEY) as fake:
+        async with closing(start_editor_agent(tmp_path / "data", fake, editor, ALL, HOME=str(home))) as agent:
+            texts = await result_of(
+                agent,
+                home,
+                call("find_definition", path=".ssh/keys.py", line=1, column=5),
+                call("workspace_symbols", query="helper"),
+                call("get_diagnostics", path=".ssh/keys.py"),
+            )
+    assert texts[0].startswith("Permission denied") and texts[2].startswith("Permission denied"), texts
+    assert texts[1] == "1 symbol matching 'helper':\n? (function) app.py:1:5", texts[1]
+    assert [m for m, _ in editor.asked] == ["editor/workspaceSymbols"]  # the refused ones never reached the editor
+    assert not any("PRIVATE-KEY" in t or "keys.py" in t for t in texts[1:2])

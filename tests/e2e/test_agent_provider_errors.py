@@ -178,12 +178,15 @@ async def test_B_TOK_3_a_refusal_that_says_the_count_teaches_the_calibration_so_
     calibration at once (a moving average over the small retry's usage would not), so the next turn's request is
     planned with the provider's count and compacts instead of being refused again. The Responses API's refusal
     gives no count: there the next turn is refused once more and retried, as before."""
+    # A window large enough that the history sits well inside our threshold (about 12.5k of 14.3k estimated, the
+    # tool definitions reserved) while the double counts it near 21k, over 20k: a few more tools or a longer
+    # prompt do not move either side across its line.
     history = [{"role": "system", "content": "rules"}]
-    for n in range(6):
+    for n in range(16):
         history += [{"role": "user", "content": _dense(n, 2_650)}, {"role": "assistant", "content": f"noted {n}"}]
-    with new_fake(api_key=API_KEY, context_window=8_000) as fake:
+    with new_fake(api_key=API_KEY, context_window=20_000) as fake:
         fake.push({"content": "answered from the fallback"}, {"content": "answered"}, {"content": "answered again"})
-        async with running_agent(tmp_path / "home", fake, THREADLINE_CONTEXT_WINDOW="8000") as agent:
+        async with running_agent(tmp_path / "home", fake, THREADLINE_CONTEXT_WINDOW="20000") as agent:
             imported = await agent.client.request("importSession", {"cwd": str(folder), "messages": history})
             sid = imported["sessionId"]
             planned = await agent.client.request("getContextView", {"sessionId": sid})

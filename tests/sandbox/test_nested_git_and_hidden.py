@@ -160,6 +160,19 @@ async def test_B_SBX_4_file_tools_never_write_into_any_git_folder(agent, project
     assert not (projects / "new").exists()
 
 
+async def test_B_SBX_4_a_write_into_a_git_folder_is_refused_without_asking_first(agent, projects):
+    """Under ``ask`` the user is not asked to approve a write the tool then refuses under every policy."""
+    before = snapshot(projects)
+    agent.approvals.clear()
+    evil = "[core]\n\tfsmonitor = touch /tmp/pwned\n"
+    _, results = await run(
+        agent, projects, call("w0", "write_file", path="vendor/lib/.git/config", content=evil), policy="ask"
+    )
+    assert [r["status"] for r in results] == ["denied"] and "git folder" in results[0]["content"], results
+    assert agent.approvals == []
+    assert snapshot(projects) == before
+
+
 async def test_B_SBX_1_file_tools_attachments_and_context_items_never_send_hidden_files(agent, user_home):
     calls = [
         call("r0", "read_file", path=".ssh/id_rsa"),

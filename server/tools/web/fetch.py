@@ -16,7 +16,6 @@ from dataclasses import dataclass
 import httpx
 
 from server.tools.web.connect import AddressGuard, GuardedTransport, Resolver
-from server.tools.web.markdown import html_to_markdown
 from server.tools.web.settings import WebSettings
 
 MAX_BODY_BYTES = 10 * 1024 * 1024
@@ -50,7 +49,7 @@ class FetchFailed(Exception):
 
 
 @dataclass(frozen=True)
-class Page:
+class FetchedPage:
     url: str  # where the content came from, after redirects
     status: int
     content_type: str
@@ -94,7 +93,7 @@ def hostname(url: httpx.URL) -> str:
     return url.raw_host.decode("ascii").lower().rstrip(".")
 
 
-async def fetch(raw_url: str, web: WebSettings, resolver: Resolver | None = None) -> Page:
+async def fetch(raw_url: str, web: WebSettings, resolver: Resolver | None = None) -> FetchedPage:
     """GET the URL under B-WEB-1; ``FetchRefused``, ``AddressRefused``, ``FetchFailed`` or ``httpx.HTTPError`` say
     why not. The whole fetch, redirects included, ends after ``TOTAL_SECONDS`` (a server dripping bytes under
     the per-read timeout cannot hold the turn)."""
@@ -106,7 +105,7 @@ async def fetch(raw_url: str, web: WebSettings, resolver: Resolver | None = None
         raise FetchFailed(f"{url} took longer than {TOTAL_SECONDS:g} s and was abandoned") from None
 
 
-async def _fetch(url: httpx.URL, web: WebSettings, resolver: Resolver | None) -> Page:
+async def _fetch(url: httpx.URL, web: WebSettings, resolver: Resolver | None) -> FetchedPage:
     guard = AddressGuard(web.allow_private, resolver)
     headers = {"User-Agent": USER_AGENT, "Accept": "text/html, text/*;q=0.9, application/json;q=0.8, */*;q=0.1"}
     async with httpx.AsyncClient(
@@ -129,7 +128,7 @@ async def _fetch(url: httpx.URL, web: WebSettings, resolver: Resolver | None) ->
                     "It was not followed. To read it, call web_fetch with that URL (the user may be asked about "
                     "the new host)."
                 )
-                return Page(str(url), response.status_code, "", "", text, redirected_to=str(target))
+                return FetchedPage(str(url), response.status_code, "", "", text, redirected_to=str(target))
             url = target
     raise FetchFailed(f"more than {MAX_REDIRECTS} redirects, the last to {url}")
 
@@ -150,7 +149,7 @@ def _same_site(a: str, b: str) -> bool:
     return a == b or a == f"www.{b}" or b == f"www.{a}"
 
 
-async def _page(response: httpx.Response) -> Page:
+async def _page(response: httpx.Response) -> FetchedPage:
     media, charset = _media(response)
     declared = response.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
@@ -163,13 +162,15 @@ async def _page(response: httpx.Response) -> Page:
     elif b"\0" in body[:8192] and media not in _HTML:
         raise FetchFailed(f"{response.url} says {media} but its content is binary: web_fetch reads text only")
     if media in _HTML:
+        from server.tools.web.markdown import html_to_markdown  # bs4 and markdownify: 45 ms no other start needs
+
         title, text = html_to_markdown(body, charset)
     else:
         title, text = "", body.decode(charset or "utf-8", errors="replace")
     if response.status_code >= 400:
         excerpt = text[:2000] + ("\n[...]" if len(text) > 2000 else "")
         raise FetchFailed(f"HTTP {response.status_code} {response.reason_phrase} from {response.url}\n{excerpt}")
-    return Page(str(response.url), response.status_code, media, title, text)
+    return FetchedPage(str(response.url), response.status_code, media, title, text)
 
 
 def _media(response: httpx.Response) -> tuple[str, str | None]:

@@ -33,7 +33,11 @@ export class PendingApprovals {
     if (!this.view.exists() && !(await this.view.reveal())) {
       // No sidebar to show it in: fall back to a notification with the same three choices.
       const outside = outsideSandboxMark(params); // B-SBX-3: said first, also without the sidebar
-      const pick = await vscode.window.showWarningMessage(`Threadline: ${outside ? `${outside}. ` : ''}${params.title}`, { detail: params.detail }, 'Allow Once', 'Allow Always', 'Reject');
+      // Only the choices the request offers (no "Allow Always" where nothing could be remembered)
+      const offered = params.options?.length ? params.options : ['allowOnce', 'allowAlways', 'reject'];
+      const labels = (['allowOnce', 'allowAlways', 'reject'] as const).filter((o) => offered.includes(o))
+        .map((o) => ({ allowOnce: 'Allow Once', allowAlways: 'Allow Always', reject: 'Reject' })[o]);
+      const pick = await vscode.window.showWarningMessage(`Threadline: ${outside ? `${outside}. ` : ''}${params.title}`, { detail: params.detail }, ...labels);
       return pick === 'Allow Once' ? 'allowOnce' : pick === 'Allow Always' ? 'allowAlways' : 'reject';
     }
     const requestId = `a${++this.seq}`;

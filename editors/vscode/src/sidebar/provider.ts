@@ -46,7 +46,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     this.attach(server.client);
     this.disposables.push(server.onDidChangeClient((c) => this.attach(c)));
     server.isBusy = () => this.running !== undefined;
-    const editor = server.editor;
+    const editor = server.grounding;
     if (editor) this.disposables.push(editor.onDidChange(() => this.post({ type: 'chips', chips: editor.chips() })));
     const host: SidebarHost = {
       server,
@@ -101,7 +101,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     this.turnsInFlight++;
     this.post({ type: 'turn', running: true });
     try {
-      const context = this.server.editor?.take(); // the chips: selections added, the active file (issue 34)
+      const context = this.server.grounding?.take(); // the chips: selections added, the active file (issue 34)
       const result = await client.request('submitTurn', { sessionId, text, ...(queue ? { queue: true } : {}), ...(context ? { context } : {}) });
       this.post({ type: 'turn', running: this.turnsInFlight > 1, result });
     } catch (err) {
@@ -276,8 +276,8 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
         return void vscode.commands.executeCommand('threadline.openArtifact', this.currentId, m.artifactId);
       case 'showContextView': return void vscode.commands.executeCommand('threadline.showContextView');
       case 'pickModel': return this.models.pick();
-      case 'removeChip': return this.server.editor?.remove(m.index);
-      case 'complete': return void this.post({ type: 'completions', prefix: m.prefix, items: (await this.server.editor?.complete(m.prefix)) ?? [] });
+      case 'removeChip': return this.server.grounding?.remove(m.index);
+      case 'complete': return void this.post({ type: 'completions', prefix: m.prefix, items: (await this.server.grounding?.complete(m.prefix)) ?? [] });
     }
   }
 
@@ -315,7 +315,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
 
   private async onReady(): Promise<void> {
     this.post({ type: 'server', state: toServerState(this.server.client.state) });
-    if (this.server.editor) this.post({ type: 'chips', chips: this.server.editor.chips() });
+    if (this.server.grounding) this.post({ type: 'chips', chips: this.server.grounding.chips() });
     await this.server.client.start();
     const sessions = await this.refreshSessions();
     if (this.currentId && !sessions.some((s) => s.sessionId === this.currentId)) await this.setCurrent(undefined);

@@ -17,15 +17,17 @@ if [ "${E2E_DRIVER:-}" = editor.mjs ]; then
   printf 'import { helper } from "./lib";\n\nexport const n: number = helper(1);\n' > "$ROOT/ws/main.ts"
 fi
 
-# The model double and the server environment (the extension host inherits it; no key: the env applies).
-"$REPO/.venv/bin/python" "$REPO/tests/fakes/fake_provider.py" --port 0 --context-window 6000 > "$ROOT/fake.out" 2> "$ROOT/fake.log" &
+# The model double and the server environment (the extension host inherits it; no key: the env applies). An 8k
+# window: the tool definitions take ~2k of it, and the filler turns must compact well above the compacted size
+# (summary + 1k kept), or the meter (the provider's count of the last request) has nowhere visible to drop to.
+"$REPO/.venv/bin/python" "$REPO/tests/fakes/fake_provider.py" --port 0 --context-window 8000 > "$ROOT/fake.out" 2> "$ROOT/fake.log" &
 FAKE=$!
 CSPID=""
 cleanup() { [ -n "$CSPID" ] && kill -- -"$CSPID" 2>/dev/null; kill "$FAKE" 2>/dev/null; wait 2>/dev/null; true; }
 trap cleanup EXIT
 for _ in $(seq 1 50); do grep -q FAKE_PROVIDER_URL "$ROOT/fake.out" && break; sleep 0.1; done
 URL=$(sed -n 's/^FAKE_PROVIDER_URL=//p' "$ROOT/fake.out")
-export THREADLINE_HOME="$ROOT/home" THREADLINE_BASE_URL="$URL" THREADLINE_MODEL=fake-model THREADLINE_CONTEXT_WINDOW=6000
+export THREADLINE_HOME="$ROOT/home" THREADLINE_BASE_URL="$URL" THREADLINE_MODEL=fake-model THREADLINE_CONTEXT_WINDOW=8000
 printf '[context]\nkeep_recent_tokens = 1000\n' > "$THREADLINE_HOME/config.toml"
 
 "$CS" --user-data-dir "$ROOT/ud" --extensions-dir "$ROOT/exts" --install-extension "$EXT/dist/threadline.vsix" --force > "$ROOT/install.log" 2>&1
