@@ -46,6 +46,10 @@ cmd('ThreadlineSessions', function(o)
   require('threadline.views').sessions({ all = o.bang })
 end, { bang = true, desc = 'Threadline: list and resume sessions (! lists every folder)' })
 
+cmd('ThreadlineAttach', function(o)
+  require('threadline.views').attach({ all = o.bang })
+end, { bang = true, desc = 'Threadline: attach to a session the daemon runs (! lists every session)' })
+
 cmd('ThreadlineContext', function()
   require('threadline.views').context()
 end, { desc = "Threadline: show what the model would see next (getContextView)" })

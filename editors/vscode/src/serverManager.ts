@@ -3,6 +3,7 @@
 import * as vscode from 'vscode';
 import type { EditorBridge } from './editor';
 import { ThreadlineClient } from './rpc/client';
+import { serverCommand } from './rpc/command';
 import type { ApprovalPolicy, InitializationOptions } from './rpc/protocol';
 
 export const API_KEY_SECRET = 'threadline.apiKey';
@@ -53,7 +54,7 @@ export class ServerManager implements vscode.Disposable {
   private createClient(): ThreadlineClient {
     const cfg = vscode.workspace.getConfiguration('threadline');
     const client = new ThreadlineClient({
-      command: cfg.get<string>('serverCommand') || 'threadline serve',
+      command: serverCommand(cfg.get<string>('serverCommand') || 'threadline serve', cfg.get<boolean>('useDaemon') ?? false),
       cwd: this.workspaceFolder(),
       env: process.env,
       log: (line) => this.output.appendLine(line),
@@ -99,3 +100,4 @@ export class ServerManager implements vscode.Disposable {
     this.changed.dispose();
   }
 }
+

@@ -1,7 +1,7 @@
 // Entry point of out/testing.js: the vscode-free parts the plain-Node tests exercise.
 export { ThreadlineClient, RpcError } from './rpc/client';
 export type { CrashInfo, ClientOptions } from './rpc/client';
-export { splitCommandLine } from './rpc/command';
+export { serverCommand, splitCommandLine } from './rpc/command';
 export { METHOD_NAMES } from './rpc/protocol';
 export { buildWebviewHtml, makeNonce } from './sidebar/html';
 export { interleaveCompactions, storedDiffs } from './webview/history';

@@ -5,6 +5,9 @@ M.defaults = {
   -- The server command (a list, as for vim.system) and extra environment variables for it.
   cmd = { 'threadline', 'serve' },
   cmd_env = {},
+  -- Use the per-user daemon (`threadline connect`, started on demand) so turns outlive Neovim and
+  -- :ThreadlineAttach can follow sessions started elsewhere. Only changes the default cmd.
+  use_daemon = false,
   -- Working directory of the server process (nil: Neovim's).
   cmd_cwd = nil,
   -- initializationOptions.provider: { baseUrl = ..., apiKey = ..., model = ..., contextWindowTokens = ... }.
@@ -56,13 +59,17 @@ end
 --- Threadline checkout (editors/nvim) uses the checkout's .venv/bin/threadline.
 function M.resolve_cmd()
   local cmd = M.options.cmd
-  if vim.deep_equal(cmd, M.defaults.cmd) and vim.fn.executable(cmd[1]) ~= 1 then
-    local here = debug.getinfo(1, 'S').source:gsub('^@', '')
-    local repo = vim.fn.fnamemodify(here, ':p:h:h:h:h:h')
-    local venv = repo .. '/.venv/bin/threadline'
-    if vim.fn.executable(venv) == 1 then
-      return { venv, 'serve' }
+  local sub = M.options.use_daemon and 'connect' or 'serve'
+  if vim.deep_equal(cmd, M.defaults.cmd) then
+    if vim.fn.executable(cmd[1]) ~= 1 then
+      local here = debug.getinfo(1, 'S').source:gsub('^@', '')
+      local repo = vim.fn.fnamemodify(here, ':p:h:h:h:h:h')
+      local venv = repo .. '/.venv/bin/threadline'
+      if vim.fn.executable(venv) == 1 then
+        return { venv, sub }
+      end
     end
+    return { cmd[1], sub }
   end
   return cmd
 end

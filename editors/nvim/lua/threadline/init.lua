@@ -62,6 +62,13 @@ local function on_notification(method, params)
   if not s or type(u) ~= 'table' then
     return
   end
+  local seq = fmt.val(params.seq)
+  if type(seq) == 'number' then -- a re-attach asks for what came after this one
+    if s.seq and seq <= s.seq then
+      return
+    end
+    s.seq = seq
+  end
   updates.apply(s, u, fmt.val(params.turnId))
 end
 
@@ -301,6 +308,60 @@ function M.resume(session_id, opts, callback)
   end
   activate(s, opts.show)
   page(nil)
+end
+
+--- attach(session_id, { cwd = ... }, callback): follow a session the daemon runs (use_daemon). Its kept updates
+--- replay into a fresh chat buffer, then live ones stream as for a local session; an approval that waited is
+--- asked on attach. When the daemon no longer keeps the start, the stored transcript loads instead.
+function M.attach(session_id, opts, callback)
+  opts = opts or {}
+  callback = callback or function() end
+  local s = S.sessions[session_id]
+  local function detach_on_close(x)
+    vim.api.nvim_create_autocmd('BufWipeout', { buffer = x.chat.buf, once = true, callback = function()
+      M.detach(session_id)
+    end })
+  end
+  if not (s and s.chat:valid()) then
+    s = new_session(session_id, opts.cwd)
+    detach_on_close(s)
+    activate(s, opts.show)
+  end
+  M.request('attachSession', { sessionId = session_id, sinceSeq = s.seq or 0 }, function(err, r)
+    if err then
+      s.chat:error(err)
+      callback(err)
+      return
+    end
+    s.running = fmt.val(r.running) == true
+    if fmt.val(r.truncated) ~= true then
+      s.attached = true
+    else
+      -- The replay started late: reload the stored transcript in a new buffer, then follow from the current seq.
+      pcall(vim.api.nvim_buf_delete, s.chat.buf, { force = true })
+      S.sessions[session_id] = nil
+      M.resume(session_id, { cwd = opts.cwd, show = opts.show }, function(e)
+        local fresh = S.sessions[session_id]
+        if fresh then
+          fresh.seq, fresh.attached, fresh.running = fmt.val(r.seq), true, s.running
+          detach_on_close(fresh)
+        end
+        callback(e, session_id)
+      end)
+      return
+    end
+    load_context_size(s)
+    callback(nil, session_id)
+  end)
+end
+
+--- detach(session_id): stop following a session; its running turn goes on in the daemon.
+function M.detach(session_id)
+  local s = S.sessions[session_id]
+  if s and s.attached and S.transport and S.transport:is_running() then
+    s.attached = nil
+    M.request('detachSession', { sessionId = session_id }, function() end)
+  end
 end
 
 -- --- turns (threadline.turns) ---------------------------------------------------------------------------
