@@ -1,4 +1,4 @@
-"""Cost: what each request strategy pays when the provider caches prompt prefixes (issue 13, SPEC section 14).
+"""Cost: what each request strategy pays when the provider caches prompt prefixes (SPEC section 14).
 
 For every shared trajectory and window the trajectory is replayed once through the real server with
 ``--requests-out`` ("Threadline now": whatever the current pipeline sends). The replay also gives the stored

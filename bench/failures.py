@@ -1,5 +1,5 @@
 """Section 4's failure lines: precision and informativeness of the summary's ``Failures to avoid:`` lines on every
-recorded session, before and after B-SUM-10 (issue 36).
+recorded session, before and after B-SUM-10.
 
 Every tool result of a recording is fed to each rule, as the summary's fold feeds it; the distinct lines each rule
 would write are judged against oracles written apart from ``server/context/failures.py``:

@@ -1,4 +1,4 @@
-"""Threadline's ``chat`` against a real ``llama-server`` (issue 28), outside the test command.
+"""Threadline's ``chat`` against a real ``llama-server``, outside the test command.
 
     python -m bench.local_llama --model /path/to/model.gguf [--server /path/to/llama-server] [--ctx 4096]
 

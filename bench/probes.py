@@ -1,4 +1,4 @@
-"""``threadline eval`` against the model double (issue 37): the plumbing and the scoring, not a model's memory.
+"""``threadline eval`` against the model double: the plumbing and the scoring, not a model's memory.
 
 Runs the real command on recorded sessions against two doubles (``tests/fakes/fake_provider.py``, real HTTP and
 SSE): one that answers every probe with the whole view it was given (a model that forgets nothing it was shown) and

@@ -272,7 +272,7 @@ def write_plots(views: dict, tokens: dict) -> None:
 
 
 def _write_chart(path: Path, svg: str) -> None:
-    """Write one chart; the PNG an older report wrote in its place goes (charts are SVG since issue 14)."""
+    """Write one chart; the PNG an older report wrote in its place goes (charts are SVG now)."""
     path.write_text(svg, encoding="utf-8")
     path.with_suffix(".png").unlink(missing_ok=True)
 
@@ -371,7 +371,7 @@ def _cost_windows(costs: dict) -> list[int]:
 
 
 def _cost_targets(costs: dict) -> list[str]:
-    """Issue 13's cost targets for "now": at or under codex-style everywhere, at most half of "before" at 16k/32k."""
+    """The cost targets for "now": at or under codex-style everywhere, at most half of "before" at 16k/32k."""
     checks = []
     for window in _cost_windows(costs):
         for model in PRICES:

@@ -1,4 +1,4 @@
-"""What the OS sandbox adds to a command (B-SBX-1; issue 30 aims at under 20 ms), written to bench/SANDBOX.md.
+"""What the OS sandbox adds to a command (B-SBX-1; the aim is under 20 ms), written to bench/SANDBOX.md.
 
     .venv/bin/python bench/sandbox_bench.py [--runs 60]
 

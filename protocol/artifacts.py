@@ -1,5 +1,5 @@
 """Large tool outputs kept as artifacts (``readArtifact``) and file checkpoints (``listCheckpoints``,
-``rewindFiles``, issue 18)."""
+``rewindFiles``)."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ class ReadArtifactResult(Base):
     search_note: str | None = None  # set when the search stopped at its deadline or searched long lines in part
 
 
-# --- file checkpoints (issue 18) -------------------------------------------------------------------------
+# --- file checkpoints -------------------------------------------------------------------------
 
 FileChange = Literal["created", "modified"]
 RewindStatus = Literal["restored", "unchanged", "conflicted", "notRestorable"]

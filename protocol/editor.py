@@ -1,4 +1,4 @@
-"""Editor grounding on the wire (issue 34): what a client says it can answer, and the server -> client requests
+"""Editor grounding on the wire: what a client says it can answer, and the server -> client requests
 that ask its language features. LSP shapes: 0-based lines and UTF-16 characters, ``file://`` URIs."""
 
 from __future__ import annotations

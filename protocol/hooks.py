@@ -1,4 +1,4 @@
-"""Hooks (``listHooks``, ``revokeHooksApproval``) and the offline policy check (``checkPolicy``, issue 32)."""
+"""Hooks (``listHooks``, ``revokeHooksApproval``) and the offline policy check (``checkPolicy``)."""
 
 from __future__ import annotations
 

@@ -179,5 +179,5 @@ METHODS: dict[str, MethodSpec] = {
 NOTIFICATIONS: dict[str, type] = {"sessionUpdate": u.SessionUpdate}
 SERVER_REQUESTS: dict[str, tuple[type, type]] = {
     "requestApproval": (u.RequestApprovalParams, u.RequestApprovalResult),
-    **{name: (params, result) for name, (params, result, _) in EDITOR_REQUESTS.items()},  # issue 34
+    **{name: (params, result) for name, (params, result, _) in EDITOR_REQUESTS.items()},  # editor grounding
 }

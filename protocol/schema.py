@@ -36,7 +36,7 @@ def build_schema() -> dict[str, Any]:
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "Threadline wire protocol",
         "initializationOptions": ref[InitializationOptions],
-        # initialize's capabilities.experimental.threadline.editor (issue 34)
+        # initialize's capabilities.experimental.threadline.editor
         "clientCapabilities": {"editor": ref[EditorCapabilities]},
         "methods": {
             name: {"summary": spec.summary, "params": ref[spec.params], "result": ref[spec.result]}

@@ -10,7 +10,7 @@ from protocol.base import Base, OpenAIMessage, SafeInt
 
 # --- sessions --------------------------------------------------------------------------------------------
 
-# "plan": read-only tools and update_plan only; writes, commands and MCP tools are refused (issue 33)
+# "plan": read-only tools and update_plan only; writes, commands and MCP tools are refused
 ApprovalPolicy = Literal["ask", "autoEdit", "auto", "plan"]
 # B-SBX-1: how run_command's processes are confined (docs/SANDBOX.md)
 SandboxMode = Literal["workspace-write", "read-only", "off"]

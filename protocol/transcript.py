@@ -27,7 +27,7 @@ class TranscriptItem(Base):
     status: Literal["complete", "interrupted"] = "complete"
     turn_id: str | None = None
     tool_status: Literal["ok", "error", "denied"] | None = None  # tool messages: how the call ended
-    typed: str | None = None  # a user message that is a slash command's expansion: what the user typed (issue 33)
+    typed: str | None = None  # a user message that is a slash command's expansion: what the user typed
 
 
 class ReadTranscriptParams(Base):

@@ -18,7 +18,7 @@ StopReason = Literal["endTurn", "cancelled", "maxIterations", "error"]
 
 
 class SelectionContext(Base, tag_field="kind", tag="selection"):
-    """Text the user selected in the editor (issue 34); ``range`` None: the whole buffer as the editor holds it
+    """Text the user selected in the editor; ``range`` None: the whole buffer as the editor holds it
     (an ACP embedded resource)."""
 
     uri: str
@@ -45,7 +45,7 @@ class SubmitTurnParams(Base):
     session_id: str
     text: str
     images: list[Image] | None = None
-    context: list[ContextItem] | None = None  # attached to the user message (issue 34); ``@path`` in text too
+    context: list[ContextItem] | None = None  # attached to the user message; ``@path`` in text too
     queue: bool = False  # while a turn runs: run right after it (and any queued before) instead of failing
     # At most this many model calls in this turn (default: the server's max_iterations); reaching it ends the turn
     # with stopReason "maxIterations".
@@ -85,7 +85,7 @@ class TurnError(Base):
 
 
 class CommandOutcome(Base):
-    """A built-in slash command the server answered without a model call (issue 33): its name and what it says."""
+    """A built-in slash command the server answered without a model call: its name and what it says."""
 
     name: str
     output: str
@@ -160,7 +160,7 @@ class Plan(Base):
 
 
 class ContextBreakdown(Base):
-    """What fills the request, in estimated tokens (issue 33): ``systemPrompt + projectContext + summary +
+    """What fills the request, in estimated tokens: ``systemPrompt + projectContext + summary +
     messages + placeholders == estimatedTokens``, ``toolDefinitions == reservedTokens``, and ``free`` is what the
     window has left: ``max(0, contextWindowTokens - estimatedTokens - reservedTokens)``."""
 

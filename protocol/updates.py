@@ -32,13 +32,13 @@ class TurnStarted(Update, tag="turnStarted"):
 
 class UserMessage(Update, tag="userMessage"):
     text: str  # what the model sees (a slash command's expansion)
-    typed: str | None = None  # what the user typed, when it was a slash command (issue 33)
+    typed: str | None = None  # what the user typed, when it was a slash command
     images: list[Image] | None = None
     steered: bool = False  # sent with steerTurn into a running turn
 
 
 class FileDiff(Base):
-    """A file change as whole texts before and after (issue 18); ``oldText`` is empty for a new file."""
+    """A file change as whole texts before and after; ``oldText`` is empty for a new file."""
 
     path: str
     old_text: str

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from protocol.updates import InitializationOptions, ProviderOptions
-from server.approval_rules import ApprovalRules, RuleError
 from server.config_file import (
     BRAVE_KEY_ENV,
     ConfigError,
@@ -28,12 +27,13 @@ from server.hooks.config import HookConfigError, HookSpec, parse_hooks
 from server.mcp.config import McpServerConfig, parse_user_servers
 from server.providers.capabilities import Price
 from server.sandbox.policy import DEFAULT_MODE, MODES, SandboxSettings, always_hidden, default_deny_read
+from server.security.approval_rules import ApprovalRules, RuleError
 from server.tools.base import ToolSettings
 from server.tools.web.settings import WebSettings, parse_web
 
 N = TypeVar("N", int, float)
 
-APPROVAL_POLICIES = ("ask", "autoEdit", "auto", "plan")  # plan: read-only, issue 33
+APPROVAL_POLICIES = ("ask", "autoEdit", "auto", "plan")  # plan: read-only
 # Each kind is one module under server/providers/; "openai" is Chat Completions (any compatible server).
 PROVIDER_KINDS = ("openai", "anthropic", "openai-responses")
 # Where a native kind lives when no base URL is configured (an "openai" server has no such default).
@@ -71,10 +71,10 @@ class Settings:
     max_message_bytes: int = 64 * 1024 * 1024
     provider_read_timeout_seconds: float = 120.0  # silence on an open stream longer than this is a timeout
     pattern_timeout_seconds: float = 10.0  # an untrusted regex/glob job is killed after this (server.patterns)
-    editor_timeout_seconds: float = 10.0  # an editor/* request unanswered this long is a clear tool result (issue 34)
+    editor_timeout_seconds: float = 10.0  # an editor/* request unanswered this long is a clear tool result
     mcp_servers: tuple[McpServerConfig, ...] = ()  # [mcp_servers.NAME] (server.mcp.config)
     hooks: tuple[HookSpec, ...] = ()  # [[hooks.EVENT]] (server.hooks.config)
-    # File checkpoints (issue 18): a previous content over the file cap, or one that would take the session's kept
+    # File checkpoints: a previous content over the file cap, or one that would take the session's kept
     # contents over the session cap, is recorded as not restorable instead of being kept.
     checkpoint_max_file_bytes: int = 4 * 1024 * 1024
     checkpoint_max_session_bytes: int = 256 * 1024 * 1024

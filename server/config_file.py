@@ -110,7 +110,7 @@ class SandboxTable(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class ApprovalsTable(msgspec.Struct, forbid_unknown_fields=True):
-    """``[approvals]``: commands allowed without asking (``server.approval_rules``), each a simple command."""
+    """``[approvals]``: commands allowed without asking (``server.security.approval_rules``), each a simple command."""
 
     commands: list[str] = msgspec.field(default_factory=list)  # exactly these commands
     command_prefixes: list[str] = msgspec.field(default_factory=list)  # these, or these followed by arguments

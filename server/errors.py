@@ -122,7 +122,7 @@ class UnsupportedContent(InvalidParams):
 
 
 class UnknownCommand(InvalidParams):
-    """A ``/name`` that names no command (issue 33); ``data.commands`` lists the known ones."""
+    """A ``/name`` that names no command; ``data.commands`` lists the known ones."""
 
     code = "UnknownCommand"
 

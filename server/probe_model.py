@@ -1,4 +1,4 @@
-"""The configured model, called in process for ``threadline eval`` (issue 37): one request, no tools, bounded.
+"""The configured model, called in process for ``threadline eval``: one request, no tools, bounded.
 
 ``threadline eval`` is a client-side tool (``server.cli.eval``): the recorded session goes through a real server
 (``threadline replay``'s machinery), but the probes are asked of the model directly, with a view the server never
@@ -21,7 +21,7 @@ from server.context.tokens import estimate_message_tokens
 from server.providers import ChatProvider, ProviderError
 from server.services.models import new_provider
 
-__all__ = ["Answer", "ModelFailed", "ProbeModel", "open_model"]
+__all__ = ["ModelFailed", "ProbeAnswer", "ProbeModel", "open_model"]
 
 
 STUB_TOOL = {
@@ -35,7 +35,7 @@ class ModelFailed(Exception):
 
 
 @dataclass(frozen=True)
-class Answer:
+class ProbeAnswer:
     text: str
     input_tokens: int  # the provider's usage when it reports one, else the estimate of the request
     output_tokens: int
@@ -58,7 +58,7 @@ class ProbeModel:
     def name(self) -> str:
         return f"{self.settings.kind}:{self.settings.model}"
 
-    async def ask(self, messages: list[dict[str, Any]]) -> Answer:
+    async def ask(self, messages: list[dict[str, Any]]) -> ProbeAnswer:
         self.calls += 1
         try:
             result = await asyncio.wait_for(
@@ -70,9 +70,11 @@ class ProbeModel:
             raise ModelFailed(f"the model call failed ({exc.kind}): {exc.message}") from None
         usage = result.usage
         if usage is not None:
-            return Answer(result.content, usage.prompt_tokens, usage.completion_tokens)
+            return ProbeAnswer(result.content, usage.prompt_tokens, usage.completion_tokens)
         sent = sum(estimate_message_tokens(m) for m in messages)
-        return Answer(result.content, sent, estimate_message_tokens({"role": "assistant", "content": result.content}))
+        return ProbeAnswer(
+            result.content, sent, estimate_message_tokens({"role": "assistant", "content": result.content})
+        )
 
     def _tools(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
         """None (no tools), except where the kind refuses a history of tool calls without tool definitions

@@ -15,7 +15,15 @@ from typing import Any
 
 from server.context.micro import content_text
 
-__all__ = ["REPLAY_ENV", "REQUESTS_OUT_ENV", "Answer", "RecordedCall", "ReplayPlan", "load_recording", "plan_replay"]
+__all__ = [
+    "REPLAY_ENV",
+    "REQUESTS_OUT_ENV",
+    "RecordedAnswer",
+    "RecordedCall",
+    "ReplayPlan",
+    "load_recording",
+    "plan_replay",
+]
 
 REPLAY_ENV = "THREADLINE_REPLAY_FILE"
 REQUESTS_OUT_ENV = "THREADLINE_REPLAY_REQUESTS_OUT"  # with it, every request is written out (--requests-out)
@@ -29,7 +37,7 @@ class RecordedCall:
 
 
 @dataclass(frozen=True)
-class Answer:
+class RecordedAnswer:
     """One recorded assistant message and the recorded results of its tool calls (by call id)."""
 
     content: str
@@ -40,7 +48,7 @@ class Answer:
 @dataclass(frozen=True)
 class ReplayPlan:
     systems: list[str]  # leading system messages: imported as the session's start
-    turns: list[tuple[str, list[Answer]]]  # (user text, answers) per user message
+    turns: list[tuple[str, list[RecordedAnswer]]]  # (user text, answers) per user message
     skipped: int = 0  # messages the replay cannot place (a system message mid-way, answers before any user)
 
 
@@ -72,7 +80,7 @@ def _tool_calls(msg: Mapping[str, Any]) -> tuple[RecordedCall, ...]:
 def plan_replay(messages: Sequence[Mapping[str, Any]]) -> ReplayPlan:
     """Split a recording into the session's start and one (user text, answers) pair per user message."""
     systems: list[str] = []
-    turns: list[tuple[str, list[Answer]]] = []
+    turns: list[tuple[str, list[RecordedAnswer]]] = []
     skipped = 0
     i = 0
     while i < len(messages) and messages[i].get("role") in ("system", "developer"):
@@ -93,7 +101,7 @@ def plan_replay(messages: Sequence[Mapping[str, Any]]) -> ReplayPlan:
                 call_id = later.get("tool_call_id")
                 if call_id in ids and call_id not in results:
                     results[call_id] = content_text(later.get("content"))
-            turns[-1][1].append(Answer(content_text(msg.get("content")), calls, results))
+            turns[-1][1].append(RecordedAnswer(content_text(msg.get("content")), calls, results))
         elif role != "tool":
             skipped += 1  # tool results travel with their answer; anything else has no place in a replay
     return ReplayPlan(systems, turns, skipped)

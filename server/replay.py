@@ -23,17 +23,17 @@ from typing import TYPE_CHECKING, Any
 from server.context.failures import is_failure
 from server.providers import ChatResult, OnEvent, TextDelta, ToolCall
 from server.providers.capabilities import Price, price_for
-from server.recording import REPLAY_ENV, REQUESTS_OUT_ENV, Answer, ReplayPlan, load_recording, plan_replay
+from server.recording import REPLAY_ENV, REQUESTS_OUT_ENV, RecordedAnswer, ReplayPlan, load_recording, plan_replay
 from server.tools import ToolContext, ToolOutcome, ToolRunner
 
 if TYPE_CHECKING:
     from server.config import Settings
-    from server.transcript import Session
+    from server.transcript import StoredSession
 
 __all__ = [
     "REPLAY_ENV",
     "REQUESTS_OUT_ENV",
-    "Answer",
+    "RecordedAnswer",
     "ReplayModels",
     "ReplayPlan",
     "ReplayProvider",
@@ -55,11 +55,11 @@ class ReplayProvider:
     model = "replay"
 
     def __init__(self, plan: ReplayPlan, requests_out: Path | None = None):
-        answers: deque[Answer] = deque()
+        answers: deque[RecordedAnswer] = deque()
         for _, turn_answers in plan.turns:
             answers.extend(turn_answers)
             if not turn_answers or turn_answers[-1].tool_calls:
-                answers.append(Answer(""))  # the loop asks once more after the last results: end the turn
+                answers.append(RecordedAnswer(""))  # the loop asks once more after the last results: end the turn
         self._answers = answers
         self._results: dict[tuple[str, str], deque[str]] = {}
         self._requests_out = requests_out
@@ -85,7 +85,7 @@ class ReplayProvider:
         self.calls += 1
         if self._requests_out is not None:
             self._write_request(messages)
-        answer = self._answers.popleft() if self._answers else Answer("")
+        answer = self._answers.popleft() if self._answers else RecordedAnswer("")
         for call in answer.tool_calls:
             try:
                 args = json.loads(call.arguments or "{}")
@@ -125,10 +125,10 @@ class ReplayModels:
     def run_tool(self) -> ToolRunner:
         return self.replay.run_tool
 
-    def provider(self, settings: Settings, session: Session | None) -> ReplayProvider:
+    def provider(self, settings: Settings, session: StoredSession | None) -> ReplayProvider:
         return self.replay
 
-    def price(self, settings: Settings, session: Session | None) -> Price | None:
+    def price(self, settings: Settings, session: StoredSession | None) -> Price | None:
         return settings.provider.price or price_for(self.replay.model)
 
     async def aclose(self) -> None:

@@ -105,13 +105,13 @@ class Runtime(Core):
         self.store.owner = self._lease.id
         for msg in await self.store.recover_drafts(self._lease.owner_alive):
             log.warning("kept the partial answer of interrupted turn %s as message %d", msg.turn_id, msg.seq)
-        # What the commands of a server that died (SIGKILL, power loss) left running ends now (issue 12)
+        # What the commands of a server that died (SIGKILL, power loss) left running ends now
         self.processes.own(self.settings.home, self._lease.id)
         self.processes.reap_orphans(self._lease.owner_alive)
 
     async def close(self) -> None:
         """Stop everything this process runs, then close the store and drop the lease, whatever failed before:
-        a store left open keeps aiosqlite's (non-daemon) thread, and with it the process, alive (issue 28)."""
+        a store left open keeps aiosqlite's (non-daemon) thread, and with it the process, alive."""
         try:
             try:
                 await asyncio.gather(*(session.turns.cancel_all() for session in self.sessions.live()))

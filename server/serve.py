@@ -12,11 +12,11 @@ import os
 import sys
 from collections.abc import Callable
 
-from server import redaction
 from server.config import Settings, load_settings
 from server.config_file import ConfigError
 from server.errors import StorageFailure
-from server.secret_env import reexec_without_keys, take_keys
+from server.security import redaction
+from server.security.secret_env import reexec_without_keys, take_keys
 
 
 def serve(tcp: bool = False, port: int = 0, log_level: str = "WARNING") -> int:

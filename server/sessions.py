@@ -54,7 +54,7 @@ class Session:
         self.sent = SentRequest(session_id)
         self._approvals: RememberedApprovals | None = None  # loaded from the session's events on first use
         self._totals: TurnTotals | None = None  # summed from the session's ``usage`` events on first use
-        # Only in memory. What else a session comes to hold live (its plan) belongs here too.
+        # Only in memory. What else a session comes to hold live belongs here too.
         self.turns = SessionTurns(session_id)
         self.mcp = McpChoices()  # server.mcp.service
         self.hooks = HookChoices()  # server.hooks.service

@@ -38,3 +38,33 @@ def long_history(count: int) -> list[dict[str, Any]]:
         call_id = f"{msg['tool_call_id']}_{cycle}" if msg.get("tool_call_id") else None
         out.append({k: v for k, v in dict(msg, tool_calls=calls, tool_call_id=call_id).items() if v is not None})
     return out
+
+
+# --- the quick loop -------------------------------------------------------------------------------------------
+# ``bash tests/run.sh --quick`` runs ``-m "not slow"``: the pure core and the server's own tests, in about a minute.
+# Slow: what starts editors, the sandbox or many real servers, and the long replays (each file here is over ~5 s).
+SLOW_DIRS = ("e2e", "reliability", "acp", "sandbox", "editors")
+SLOW_FILES = {
+    "cli/test_chat_terminal.py",
+    "cli/test_eval.py",
+    "cli/test_daemon_cli.py",
+    "context/test_incremental.py",
+    "context/test_trajectories.py",
+    "hooks/test_policy_check.py",
+    "hooks/test_hooks_e2e.py",
+    "hooks/test_hook_examples.py",
+    "replay/test_recorded_text.py",
+    "tools/web/test_fetch.py",
+}
+TESTS = Path(__file__).resolve().parent
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "slow: left out of the quick loop (bash tests/run.sh --quick)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        where = item.path.relative_to(TESTS).as_posix() if item.path.is_relative_to(TESTS) else ""
+        if where.split("/", 1)[0] in SLOW_DIRS or where in SLOW_FILES:
+            item.add_marker(pytest.mark.slow)

@@ -1,8 +1,23 @@
 #!/usr/bin/env bash
 # Sets up everything the tests need on a fresh machine, then runs every test:
 # the Python suite (server, protocol, context, e2e, reliability, Neovim plugin) and the VS Code extension's suite.
+# `bash tests/run.sh --quick [PYTEST ARGS]` is the contributor's loop instead: no install, no npm, no editors, no
+# mypy; ruff and the tests not marked slow (tests/conftest.py), about a minute.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+if [ "${1:-}" = "--quick" ]; then
+  shift
+  if [ ! -x .venv/bin/python ]; then
+    echo "tests/run.sh --quick: no .venv yet; run bash tests/run.sh once (it installs)" >&2
+    exit 2
+  fi
+  status=0
+  .venv/bin/python -m ruff check server protocol tests bench || status=$?
+  .venv/bin/python -m ruff format --check server protocol tests bench || status=$?
+  .venv/bin/python -m pytest -q -p no:cacheprovider -m "not slow" "$@" || status=$?
+  exit $status
+fi
 
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv

@@ -1,13 +1,13 @@
-"""Issue 31: ``[approvals]`` rules allow exact commands and whole-word prefixes, never a compound command, and a
+"""``[approvals]`` rules allow exact commands and whole-word prefixes, never a compound command, and a
 rule that is itself compound is refused when config.toml is read."""
 
 from __future__ import annotations
 
 import pytest
 
-from server.approval_rules import ApprovalRules, RuleError
 from server.config import load_settings
 from server.config_file import ConfigError
+from server.security.approval_rules import ApprovalRules, RuleError
 
 RULES = ApprovalRules.parse(["git status"], ["npm test", "pytest -q"])
 

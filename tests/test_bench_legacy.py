@@ -1,4 +1,4 @@
-"""The cost benchmark's "Threadline before" is read from git history (issue 29), not copied into the tree.
+"""The cost benchmark's "Threadline before" is read from git history, not copied into the tree.
 
 With the commit at hand, ``bench.legacy`` imports ``server/context/`` as it was at b10667b; in a shallow clone (as CI
 makes) it stops with a message that names the commit and ``git fetch --unshallow``, never an obscure traceback.

@@ -1,4 +1,4 @@
-"""Issue 33: what is a slash command, and how a command file reads (``server.commands``), on real files."""
+"""What is a slash command, and how a command file reads (``server.project.commands``), on real files."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from server.commands import expand, invocation, load_commands, resolve
 from server.errors import UnknownCommand
+from server.project.commands import expand, invocation, load_commands, resolve
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""docs/DESIGN.md defines every rule the code cites (issue 29: the design is written down where the code is).
+"""Docs/DESIGN.md defines every rule the code cites (the design is written down where the code is).
 
 A rule ID (``R-TAIL-3``, ``B-CACHE-1``; ``R_TAIL_3`` in a test name) cited anywhere in server/, protocol/, tests/ or
 bench/ must be defined in docs/DESIGN.md as a bold ``**ID**`` entry, so a newcomer can read what it means and why,

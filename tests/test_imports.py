@@ -1,4 +1,4 @@
-"""The import structure, read from the source with ``ast``: data flows one way (the house style, issues 14, 29).
+"""The import structure, read from the source with ``ast``: data flows one way (the house style).
 
 - the domain (agent, context, transcript, providers, tools, workspace, artifacts, frozen, sessions) never imports
   the front ends (the edge, the handlers, ACP, the runtime) nor the services;
@@ -15,9 +15,9 @@
 - the client (``server.cli``) imports only ``protocol``, itself and a short list of pure helpers; only ``serve``
   leads into the server (``server.serve``);
 - ``protocol`` imports nothing from ``server``;
-- ``server.sessions`` sits above what it holds (issue 29): agent, MCP and hooks define the slots of live state a
+- ``server.sessions`` sits above what it holds: agent, MCP and hooks define the slots of live state a
   ``Session`` handle holds and take the slot, so none of them imports ``server.sessions`` or the services; MCP and
-  hooks, below the agent, never import it, nor each other (``server.emit`` and ``server.project_approval`` are what
+  hooks, below the agent, never import it, nor each other (``server.emit`` and ``server.security.project_approval`` are what
   they share); the rooms (a folder under ``server/`` or a file in it) around ``server.sessions`` form no cycle;
 - a service takes what it needs of the ``Core`` (its ``...Needs`` Protocol, ``server.services.needs``): no service
   module but ``core`` itself imports ``server.services.core``.
@@ -41,14 +41,14 @@ DOMAIN = (
     "server.transcript",
     "server.providers",
     "server.tools",
-    "server.workspace",
+    "server.project.workspace",
     "server.artifacts",
-    "server.frozen",
+    "server.project.frozen",
     "server.sessions",
     "server.mcp",
     "server.hooks",
     "server.emit",
-    "server.project_approval",
+    "server.security.project_approval",
 )
 EDGE = ("server.edge", "server.methods", "server.acp", "server.runtime")
 SERVICES = ("server.services",)
@@ -154,8 +154,45 @@ def test_the_services_never_import_the_edge():
     assert wrong == []
 
 
+def test_handlers_go_in_through_the_services_only():
+    """One way into the core: a wire method's handler imports the wire types, the method table and the services
+    (the ``Core`` it is handed among them), nothing below them, no sibling handler; and it never touches the store
+    itself (``core.store``): what it reads or writes, a service does."""
+    allowed = ("protocol", "server.methods.registry", "server.services", "server.errors")
+    wrong = sorted(
+        f"{m} imports {i}"
+        for m, deps in WITH_TYPES.items()
+        if _within(m, ("server.methods",)) and m not in ("server.methods", "server.methods.registry")
+        for i in deps
+        if not _within(i, allowed)
+    )
+    assert wrong == []
+    reaching = sorted(
+        f"{path.relative_to(ROOT)}:{n}"
+        for path in sorted((ROOT / "server" / "methods").glob("*.py"))
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if "core.store" in line
+    )
+    assert reaching == []
+
+
+def test_acp_goes_in_through_the_services_not_below_them():
+    """The ACP front end calls the services like the handlers: it never reaches into the agent, the sandbox, the
+    store, checkpoints, MCP or hooks itself (the transcript's record types it may name)."""
+    below = ("server.agent", "server.sandbox", "server.checkpoints", "server.mcp", "server.hooks")
+    stores = ("server.transcript.store", "server.transcript.session_rows", "server.transcript.schema")
+    assert _importing(("server.acp",), below + stores) == []
+    reaching = sorted(
+        f"{path.relative_to(ROOT)}:{n}"
+        for path in sorted((ROOT / "server" / "acp").glob("*.py"))
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if "core.store" in line or "core.mcp" in line
+    )
+    assert reaching == []
+
+
 def test_handlers_and_acp_never_import_the_runtime():
-    """Issue 29: they get a ``Core`` (``server.services.core``); the runtime is the composition root."""
+    """They get a ``Core`` (``server.services.core``); the runtime is the composition root."""
     wrong = sorted(
         f"{m} imports {i}"
         for m, deps in WITH_TYPES.items()
@@ -190,12 +227,13 @@ CLIENT_PURE = {
     "server.context.tokens": "the token estimate (R-TOK-1): the client sizes messages exactly as the server does",
     "server.context.micro": "content_text, which server.recording reads a recording's messages with",
     "server.context.failures": "what counts as a failure (B-SUM-10), which server.context.micro keeps by",
+    "server.context.messages": "a stored message in the pipeline's shape: the client reads a transcript as the store",
     "server.context.repair": "the tool-protocol repair (R-REP-1): eval's own views are sent valid, as the pipeline's",
     "server.recording": "a recording's plan: the client submits its user messages, the server replays its answers",
-    "server.key_handover": "the provider keys handed to the server it starts over a pipe, never in its environment",
+    "server.security.key_handover": "the provider keys handed to the server it starts over a pipe, never in its environment",
 }
 # The ways into the server in process: ``threadline serve`` / ``threadline acp`` start it (server.cli.main), and
-# ``threadline eval`` asks the configured model its probes directly (issue 37: views the server never builds, no
+# ``threadline eval`` asks the configured model its probes directly (views the server never builds, no
 # tools), through ``server.probe_model`` alone, which builds the provider a session would get and stores nothing.
 CLIENT_STARTS_SERVER = {"server.cli.main": {"server.serve"}, "server.cli.eval": {"server.probe_model"}}
 
@@ -245,27 +283,27 @@ def _importing(importers: tuple[str, ...], imported: tuple[str, ...]) -> list[st
 
 
 def test_agent_mcp_and_hooks_never_import_the_sessions_or_the_services():
-    """Issue 29: they define the slots a ``Session`` handle holds (``ViewState``, ``SentRequest``, ``McpChoices``,
+    """They define the slots a ``Session`` handle holds (``ViewState``, ``SentRequest``, ``McpChoices``,
     ``HookChoices``) and are handed the slot, so ``server.sessions`` sits above them."""
-    below = ("server.agent", "server.mcp", "server.hooks", "server.emit", "server.project_approval")
+    below = ("server.agent", "server.mcp", "server.hooks", "server.emit", "server.security.project_approval")
     assert _importing(below, ("server.sessions", "server.services")) == []
 
 
 def test_mcp_and_hooks_never_import_the_agent_nor_each_other():
     """They sit below the agent (which runs hooks and MCP tools in a turn); what both need, the ``Emitter`` and
-    the project-file approval, is below them (``server.emit``, ``server.project_approval``)."""
+    the project-file approval, is below them (``server.emit``, ``server.security.project_approval``)."""
     assert _importing(("server.mcp", "server.hooks"), ("server.agent",)) == []
     assert _importing(("server.mcp",), ("server.hooks",)) == []
     assert _importing(("server.hooks",), ("server.mcp",)) == []
 
 
 def test_emit_and_the_project_approval_import_only_protocol_and_each_other():
-    low = ("server.emit", "server.project_approval")
-    assert _importing(low, ("server",)) == ["server.project_approval imports server.emit"]
+    low = ("server.emit", "server.security.project_approval")
+    assert _importing(low, ("server",)) == ["server.security.project_approval imports server.emit"]
 
 
 def test_services_take_their_needs_not_the_core():
-    """Issue 29: a service declares what it uses of the ``Core`` (a Protocol of ``server.services.needs``) and mypy
+    """A service declares what it uses of the ``Core`` (a Protocol of ``server.services.needs``) and mypy
     holds it to that; only the front ends name the ``Core`` they hand over."""
     wrong = [
         line
@@ -356,17 +394,17 @@ def _path(came_from: dict[str, str], start: str, end: str) -> str:
 # ``SandboxSettings`` in sandbox/, ``HookSpec``, ``McpServerConfig``, ``ApprovalRules``) and config reads them.
 CONFIG_PARTS = (
     "server.config_file",
-    "server.approval_rules",
+    "server.security.approval_rules",
     "server.tools",
     "server.sandbox",
-    "server.secret_env",
+    "server.security.secret_env",
     "server.hooks",
     "server.mcp",
 )
 
 
 def test_nothing_config_aggregates_reaches_it_back():
-    """Issue 29: a part is read and tested without the aggregate above it (type-only imports count)."""
+    """A part is read and tested without the aggregate above it (type-only imports count)."""
     wrong = []
     for name in sorted(WITH_TYPES):
         came_from = _reached(WITH_TYPES, name)
@@ -376,7 +414,7 @@ def test_nothing_config_aggregates_reaches_it_back():
 
 
 def test_config_reaches_neither_the_agent_nor_the_sessions_nor_above():
-    """Issue 29: the agent reads the settings (``server.agent.models``), so the settings never lead into it."""
+    """The agent reads the settings (``server.agent.models``), so the settings never lead into it."""
     came_from = _reached(WITH_TYPES, "server.config")
     above = ("server.agent", "server.sessions", *SERVICES, *EDGE)
     assert sorted(_path(came_from, "server.config", m) for m in came_from if _within(m, above)) == []
@@ -387,10 +425,10 @@ def test_config_reaches_neither_the_agent_nor_the_sessions_nor_above():
 SETTINGS_ROOMS = (
     "server.config",
     "server.config_file",
-    "server.approval_rules",
+    "server.security.approval_rules",
     "server.tools",
     "server.sandbox",
-    "server.secret_env",
+    "server.security.secret_env",
     "server.hooks",
     "server.mcp",
 )

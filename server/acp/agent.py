@@ -169,7 +169,7 @@ class ThreadlineAgent:
     @edge
     async def prompt(self, prompt: list[Any], session_id: str, **_: Any) -> PromptResponse:
         session = await sessions.open_session(self.core, self.client, session_id, None)
-        blocks, context = prompt_context(prompt, Path(session.cwd))  # files the user points at (issue 34)
+        blocks, context = prompt_context(prompt, Path(session.cwd))  # files the user points at
         text, images = user_message(blocks)
         params = SubmitTurnParams(
             session_id=session.id,

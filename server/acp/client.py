@@ -91,7 +91,7 @@ class AcpClient:
             )
         except asyncio.CancelledError:  # the prompt was cancelled or the session closed: the question is void
             # Withdrawn only when the client cannot know (session/close, shutdown): after its own session/cancel
-            # the client answers `cancelled`, often before a $/cancel_request could reach it (issue 28).
+            # the client answers `cancelled`, often before a $/cancel_request could reach it.
             if self.transport is not None and session_id not in self._client_cancelled:
                 self.transport.withdraw(session_id, call_id)
             raise

@@ -1,4 +1,4 @@
-"""ACP's ``available_commands_update`` (issue 33): the slash commands of each session this connection opened, sent
+"""ACP's ``available_commands_update``: the slash commands of each session this connection opened, sent
 after ``session/new`` and ``session/load`` and again whenever a command file is added, removed or edited (a light
 poll of the two command folders' listings; no file is read unless something changed)."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 from acp.schema import AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, UnstructuredCommandInput
 
 from server.acp.client import AcpClient
-from server.commands import Command, folder_signature, load_commands
+from server.project.commands import Command, folder_signature, load_commands
 
 POLL_SECONDS = 1.0
 

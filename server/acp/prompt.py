@@ -21,9 +21,9 @@ from acp.schema import (
 )
 
 from protocol.turns import ContextItem, FileContext, SelectionContext
-from server.editor.link import uri_to_path
 from server.errors import UnsupportedContent
-from server.workspace import is_inside
+from server.grounding.link import uri_to_path
+from server.project.workspace import is_inside
 
 
 def user_message(blocks: list[Any]) -> tuple[str, list[dict[str, str]]]:
@@ -60,7 +60,7 @@ def _embedded(resource: Any, images: list[dict[str, str]]) -> list[str]:
 
 
 def prompt_context(blocks: list[Any], cwd: Path) -> tuple[list[Any], list[ContextItem]]:
-    """ACP's resource links and embedded resources as ``submitTurn`` context (issue 34), so they are attached,
+    """ACP's resource links and embedded resources as ``submitTurn`` context, so they are attached,
     checked and stored as an editor's are: a ``file://`` link is a file to attach (refused with a note outside the
     session folder); an embedded text resource of a file inside it is a selection of the whole buffer. The rest
     stays for ``user_message`` (an embedded resource from elsewhere is the client's own text: inlined as before)."""

@@ -40,7 +40,7 @@ async def _main(settings: Settings, out: Any) -> int:
         lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()), out
     )
     writer = asyncio.StreamWriter(transport, protocol, None, loop)
-    # A signal asks to stop, as EOF does; it never cancels the task that is closing the store (issue 28: SIGTERM
+    # A signal asks to stop, as EOF does; it never cancels the task that is closing the store (SIGTERM
     # just after EOF cancelled ``store.close()``, and aiosqlite's non-daemon thread then held the process).
     stop = asyncio.Event()
     for signum in (signal.SIGTERM, signal.SIGHUP):

@@ -23,20 +23,16 @@ from acp.schema import (
     SessionModeState,
 )
 
-from server import redaction
 from server.acp.client import AcpClient
-from server.acp.replay import replay
-from server.agent.approvals import approval_policy
-from server.agent.models import checked_model_name, price_of, window_of
+from server.acp.history import history_updates
 from server.config import ProviderSettings
 from server.errors import InvalidParams
-from server.sandbox.mode import command_sandbox, session_mode, set_session_mode
+from server.security import redaction
+from server.services import history, models, sandbox
 from server.services import sessions as service
 from server.services.core import Core
 from server.services.turns import cancel_running_turn
-from server.transcript import Session
-from server.transcript.session_rows import UNTITLED
-from server.workspace import checked_folder
+from server.transcript import StoredSession
 
 MODES = [
     SessionMode(id="ask", name="Ask", description="Ask before file edits and commands"),
@@ -55,22 +51,20 @@ DEFAULT_MODEL = "default"  # its value for the server's default provider (config
 PAGE = 50
 
 
-def modes(core: Core, session: Session) -> SessionModeState:
-    return SessionModeState(
-        current_mode_id=approval_policy(session.approval_policy, core.settings.approval_policy), available_modes=MODES
-    )
+def modes(core: Core, session: StoredSession) -> SessionModeState:
+    return SessionModeState(current_mode_id=models.session_policy(core.settings, session), available_modes=MODES)
 
 
 ConfigOptions = list[SessionConfigOptionSelect | SessionConfigOptionBoolean]
 
 
-async def config_options(core: Core, session: Session) -> ConfigOptions:
+async def config_options(core: Core, session: StoredSession) -> ConfigOptions:
     """The approval policy (always: clients that see config options drop the legacy ``modes``), the model picker
     (when ``[models.NAME]`` are configured) and the sandbox mode (B-SBX-1)."""
     return [_mode_option(core, session), *_model_option(core, session), await _sandbox_option(core, session)]
 
 
-def _mode_option(core: Core, session: Session) -> SessionConfigOptionSelect:
+def _mode_option(core: Core, session: StoredSession) -> SessionConfigOptionSelect:
     """The approval policy as a config option (category ``mode``), kept in sync with ``session/set_mode`` both
     ways: ACP advises clients to use config options when present and drop ``modes``, so without it a client that
     sees the sandbox option could not switch the policy at all."""
@@ -95,9 +89,8 @@ _SANDBOX_CHOICES = [
 ]
 
 
-async def _sandbox_option(core: Core, session: Session) -> SessionConfigOptionSelect:
-    mode = await session_mode(core.store, core.settings.sandbox, session.id)
-    status = command_sandbox(core.settings.sandbox, session.id, Path(session.cwd), mode).status()
+async def _sandbox_option(core: Core, session: StoredSession) -> SessionConfigOptionSelect:
+    mode, status = await sandbox.current_mode(core, session.id, Path(session.cwd))
     state = "enforced" if status.enforced else f"NOT enforced: {status.reason}" if mode != "off" else "off"
     return SessionConfigOptionSelect(
         type="select",
@@ -109,7 +102,7 @@ async def _sandbox_option(core: Core, session: Session) -> SessionConfigOptionSe
     )
 
 
-def _model_option(core: Core, session: Session) -> ConfigOptions:
+def _model_option(core: Core, session: StoredSession) -> ConfigOptions:
     """The model picker (the default provider and each ``[models.NAME]``); none when no models are configured."""
     if not core.settings.models:
         return []
@@ -133,11 +126,7 @@ def _model_option(core: Core, session: Session) -> ConfigOptions:
 
 
 def _model_choice(value: str, name: str, p: ProviderSettings) -> SessionConfigSelectOption:
-    price = price_of(p)
-    cost = f", ${price.input:g}/${price.output:g} per Mtok in/out" if price else ""
-    return SessionConfigSelectOption(
-        value=value, name=name, description=f"{p.model} ({p.kind}), {window_of(p):,}-token window{cost}"
-    )
+    return SessionConfigSelectOption(value=value, name=name, description=models.describe_provider(p))
 
 
 async def set_config_option(
@@ -148,8 +137,8 @@ async def set_config_option(
     if config_id == SANDBOX_OPTION:  # the sandbox mode, from the session's next turn (B-SBX-1)
         if value not in {c.value for c in _SANDBOX_CHOICES}:
             raise InvalidParams(f"the {SANDBOX_OPTION} option takes workspace-write, read-only or off, got {value!r}")
-        await set_session_mode(core.store, session_id, str(value))
-        return await config_options(core, await core.store.get_session(session_id))
+        await sandbox.set_mode(core, session_id, str(value))
+        return await config_options(core, await service.stored(core, session_id))
     if config_id not in (MODEL_OPTION, MODE_OPTION) or (config_id == MODEL_OPTION and not core.settings.models):
         raise InvalidParams(f"unknown config option {config_id!r}", code="UnknownConfigOption")
     if not isinstance(value, str):
@@ -159,10 +148,8 @@ async def set_config_option(
         client.send_update(session_id, CurrentModeUpdate(session_update="current_mode_update", current_mode_id=value))
         await client.flush()
     else:
-        await core.store.set_model(
-            session_id, checked_model_name(core.settings, None if value == DEFAULT_MODEL else value)
-        )
-    return await config_options(core, await core.store.get_session(session_id))
+        await service.update_session(core, session_id, model=None if value == DEFAULT_MODEL else value)
+    return await config_options(core, await service.stored(core, session_id))
 
 
 async def keep_mcp_servers(core: Core, session_id: str, servers: list[Any] | None) -> None:
@@ -178,26 +165,26 @@ async def keep_mcp_servers(core: Core, session_id: str, servers: list[Any] | Non
     await service.keep_mcp_servers(core, session_id, dumped)
 
 
-async def new_session(core: Core, client: AcpClient, cwd: str, servers: list[Any] | None) -> Session:
-    session = await core.store.create_session(str(checked_folder(cwd)))
+async def new_session(core: Core, client: AcpClient, cwd: str, servers: list[Any] | None) -> StoredSession:
+    session = await service.create_session(core, cwd)
     await keep_mcp_servers(core, session.id, servers)
     client.open_session(session.id, session.cwd)
     return session
 
 
-async def open_session(core: Core, client: AcpClient, session_id: str, servers: list[Any] | None) -> Session:
+async def open_session(core: Core, client: AcpClient, session_id: str, servers: list[Any] | None) -> StoredSession:
     """``session/resume``: the stored session, ready for prompts in this connection."""
-    session = await core.store.get_session(session_id)
+    session = await service.stored(core, session_id)
     await keep_mcp_servers(core, session.id, servers)
     client.open_session(session.id, session.cwd)
     return session
 
 
-async def load_session(core: Core, client: AcpClient, session_id: str, servers: list[Any] | None) -> Session:
+async def load_session(core: Core, client: AcpClient, session_id: str, servers: list[Any] | None) -> StoredSession:
     """``session/load``: open it, then replay the whole conversation before the answer goes out."""
     session = await open_session(core, client, session_id, servers)
     live = client.live[session.id]
-    for update in replay(await core.store.all_messages(session.id), live.cwd):
+    for update in history_updates(await history.all_messages(core, session.id), live.cwd):
         client.send_update(session.id, update)
     await client.flush()
     return session
@@ -207,7 +194,8 @@ async def list_sessions(core: Core, cwd: str | None, cursor: str | None) -> List
     """The sessions to pick from, newest first: not one nobody prompted (a client such as avante opens a session
     for each sidebar; listed, each would be an empty "New session"), unless it was given a title."""
     start = _offset(cursor)
-    found = [s for s in await core.store.list_sessions(cwd) if s.message_count or s.title != UNTITLED]
+    listed, _ = await service.list_sessions(core, cwd, None, False)
+    found = [s for s in listed if s.message_count or s.title != service.UNTITLED]
     page = found[start : start + PAGE]
     more = len(found) > start + PAGE
     return ListSessionsResponse(
@@ -216,12 +204,12 @@ async def list_sessions(core: Core, cwd: str | None, cursor: str | None) -> List
     )
 
 
-async def announce_title(core: Core, client: AcpClient, before: Session) -> None:
+async def announce_title(core: Core, client: AcpClient, before: StoredSession) -> None:
     """A session that had no title when its prompt began is named after that prompt (``Store.title_from_prompt``):
     the client hears it with ``session_info_update``, as it would in ``session/list``."""
-    if before.title != UNTITLED:
+    if before.title != service.UNTITLED:
         return
-    after = await core.store.get_session(before.id)
+    after = await service.stored(core, before.id)
     if after.title != before.title:
         update = SessionInfoUpdate(session_update="session_info_update", title=after.title, updated_at=after.updated_at)
         client.send_update(after.id, update)
@@ -230,18 +218,18 @@ async def announce_title(core: Core, client: AcpClient, before: Session) -> None
 
 async def close_session(core: Core, client: AcpClient, session_id: str) -> None:
     """Cancel what runs in the session and forget it in this connection; nothing stored is touched."""
-    _, session = await core.session(session_id)
+    await service.stored(core, session_id)  # SessionNotFound
     if cancel_running_turn(core, session_id):
         await client.flush()
     client.close_session(session_id)
-    core.mcp.forget_session(session_id, session.mcp)  # its MCP servers stop unless another session uses them
+    await service.forget_mcp_servers(core, session_id)
 
 
 async def set_mode(core: Core, client: AcpClient, session_id: str, mode_id: str) -> None:
     """``session/set_mode``; where the policy is also a config option, the client hears of both."""
     await _store_mode(core, session_id, mode_id)
     client.send_update(session_id, CurrentModeUpdate(session_update="current_mode_update", current_mode_id=mode_id))
-    options = await config_options(core, await core.store.get_session(session_id))
+    options = await config_options(core, await service.stored(core, session_id))
     if options:
         client.send_update(
             session_id, ConfigOptionUpdate(session_update="config_option_update", config_options=options)
@@ -252,7 +240,7 @@ async def set_mode(core: Core, client: AcpClient, session_id: str, mode_id: str)
 async def _store_mode(core: Core, session_id: str, mode_id: str) -> None:
     if mode_id not in {m.id for m in MODES}:
         raise InvalidParams(f"unknown mode {mode_id!r}; modes: {', '.join(m.id for m in MODES)}", code="UnknownMode")
-    await core.store.set_approval_policy(session_id, mode_id)
+    await service.update_session(core, session_id, approval_policy=mode_id)
 
 
 def _offset(cursor: str | None) -> int:

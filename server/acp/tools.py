@@ -25,7 +25,7 @@ KINDS: dict[str, ToolKind] = {
     "write_file": "edit",
     "save_memory": "edit",
     "run_command": "execute",
-    "process_output": "execute",  # a background command's output and state (issue 44)
+    "process_output": "execute",  # a background command's output and state
     "stop_process": "execute",
     "web_fetch": "fetch",  # both reach the web from the server (B-WEB-1)
     "web_search": "fetch",

@@ -1,7 +1,7 @@
 """Approvals before commands and file writes (protocol/README.md ``requestApproval``).
 
-Policy ``ask`` asks for both, ``autoEdit`` asks only for commands, ``auto`` asks for neither; ``plan`` (plan mode,
-issue 33) runs only the tools that need no approval (reading, searching, ``read_artifact``, ``search_transcript``,
+Policy ``ask`` asks for both, ``autoEdit`` asks only for commands, ``auto`` asks for neither; ``plan`` (plan mode)
+runs only the tools that need no approval (reading, searching, ``read_artifact``, ``search_transcript``,
 ``update_plan``, ``web_search``) and ``web_fetch`` (asking per host), and refuses the rest without asking. Every
 request and decision is stored as an event.
 
@@ -15,7 +15,7 @@ Two rules keep a hostile repository or model from turning a convenience into cod
 - *Outside the sandbox a person decides* (B-SBX-2, B-SBX-3): a command asking to run unconfined (``escalate``)
   asks under every policy but ``auto``, and "always" never covers it; where the session's sandbox cannot be
   enforced every command asks, under every policy. Under ``autoEdit`` a confined command runs without asking.
-  The user's ``[approvals]`` rules (issue 31) are checked after these, as remembered grants are, so neither lets a
+  The user's ``[approvals]`` rules are checked after these, as remembered grants are, so neither lets a
   command out of the sandbox unasked; unattended (``threadline exec``), whatever asks is refused and ``denial``
   tells the model why.
 - *"Always" covers exactly what the request showed*: one exact command, never a compound one (``;``, ``&&``,
@@ -30,12 +30,12 @@ Two rules keep a hostile repository or model from turning a convenience into cod
   refuses a host under every policy (``denied_host``).
 
 What allows a call without asking, in order: the policy (``auto``: everything), then, unless the path is
-execution-bearing, a remembered "always" or an ``[approvals]`` rule of config.toml (``server.approval_rules``),
-then ``autoEdit`` for edits. A ``PreToolUse`` hook's allow (issue 32) belongs beside the rules in ``needed``.
+execution-bearing, a remembered "always" or an ``[approvals]`` rule of config.toml (``server.security.approval_rules``),
+then ``autoEdit`` for edits. A ``PreToolUse`` hook's allow belongs beside the rules in ``needed``.
 
 *Unattended* (``initializationOptions.unattended``, ``threadline exec``): nobody can answer, so a call that would
 ask is refused at once, without a ``requestApproval``, stored as an ``approvalDecided`` rejection with a note, and
-the model's tool result says why and what the policy and rules allow, so it can take another way (issue 31).
+the model's tool result says why and what the policy and rules allow, so it can take another way.
 """
 
 from __future__ import annotations
@@ -51,9 +51,9 @@ import msgspec
 from protocol.updates import FileDiff, RequestApprovalParams, RequestApprovalResult
 from server.agent.diffs import unified
 from server.agent.remembered import RememberedApprovals, always_scope, describe
-from server.approval_rules import ApprovalRules
 from server.sandbox.mode import CommandSandbox
 from server.sandbox.policy import is_git_name
+from server.security.approval_rules import ApprovalRules
 from server.tools import Tool
 from server.tools.web.fetch import host_of
 from server.tools.web.settings import WebSettings
@@ -63,7 +63,7 @@ Ask = Callable[[str, dict[str, Any]], Awaitable[Any]]
 
 
 PROTECTED_DIRS = (".git", ".threadline", ".vscode", ".github/workflows", ".idea")
-# .mcp.json names programs a session starts (issue 28: rewritten under autoEdit, it ran another command)
+# .mcp.json names programs a session starts (rewritten under autoEdit, it ran another command)
 PROTECTED_NAMES = ("AGENTS.md", ".envrc", ".env", ".gitattributes", ".gitmodules", ".mcp.json")
 ALWAYS_ASK_TOOLS = ("save_memory",)
 PLAN_MODE = "plan mode"  # what decided a call plan mode refused (``CallDecision.by``)
@@ -306,7 +306,7 @@ def _fetched_host(tool: Tool, args: dict[str, Any]) -> str | None:
 
 
 def _into_git_folder(tool: Tool, args: dict[str, Any]) -> bool:
-    """A file tool's write naming a ``.git`` component (B-SBX-4): ``server.workspace.open_inside`` refuses it."""
+    """A file tool's write naming a ``.git`` component (B-SBX-4): ``server.project.workspace.open_inside`` refuses it."""
     return any(
         isinstance(raw := args.get(key), str) and any(is_git_name(part) for part in raw.split("/"))
         for key in tool.writes_paths

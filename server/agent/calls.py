@@ -3,7 +3,7 @@
 
 Order: the ``PreToolUse`` hooks first (they see every call, built-in or MCP: SPEC B-HOOK-1); a block, or a hook
 that failed, denies (fail closed). Then plan mode: under policy ``plan`` every call that needs an approval is
-refused (issue 33). Then the deny lists: a forbidden command, or a fetch from a host in ``[web] deny_hosts``, is
+refused. Then the deny lists: a forbidden command, or a fetch from a host in ``[web] deny_hosts``, is
 refused whatever a hook allowed. A
 hook's ``allow`` then skips the approval (the sandbox still applies), its ``ask`` asks under every policy. Else
 the approval policy decides, with the protected paths and the session's remembered "always" grants.
@@ -38,7 +38,7 @@ async def decide_call(
     verdict = await pre_hooks(tool, args) if pre_hooks is not None else None
     if verdict is not None and verdict.decision == "deny":
         return CallDecision("deny", verdict.by, verdict.reason)
-    if refusal := approvals.plan_mode_refusal(tool):  # plan mode (issue 33): whatever a hook allowed
+    if refusal := approvals.plan_mode_refusal(tool):  # plan mode: whatever a hook allowed
         return CallDecision("deny", PLAN_MODE, refusal)
     if tool.name == "run_command" and (why := forbidden_reason(str(args.get("command", "")))):
         return CallDecision("forbidden", "deny list", why)

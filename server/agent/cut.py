@@ -1,4 +1,4 @@
-"""An answer cut at the output limit (issue 28): never silent, never half-run.
+"""An answer cut at the output limit: never silent, never half-run.
 
 Every provider kind says it the same way once parsed: Chat Completions' ``finish_reason: "length"``, Anthropic's
 ``stop_reason: "max_tokens"`` and Responses' ``incomplete`` with ``max_output_tokens`` are all ``length`` in a

@@ -3,7 +3,7 @@
 A file's front matter gives ``description`` (listed in the ``task`` tool's description), ``tools`` (a
 comma-separated allow-list of tool names; absent: every built-in tool) and ``model`` (a ``[models.NAME]``; absent:
 the parent's model). Its body is added to the child's system prompt. The project's file wins over the user's of
-the same name. A file is read as the frozen context's sources are (``server.frozen``): inside its folder, a regular
+the same name. A file is read as the frozen context's sources are (``server.project.frozen``): inside its folder, a regular
 file, bounded; one that cannot be used is skipped with a notice.
 """
 
@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from server.frozen import FrozenContext, _bounded, _read
+from server.project.frozen import FrozenContext, _bounded, _read
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _FRONT = re.compile(r"\A---\s*\n(.*?)\n---\s*(?:\n|\Z)", re.S)

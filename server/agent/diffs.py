@@ -1,4 +1,4 @@
-"""The change an ``edit_file``/``write_file`` call proposes, as ``{path, oldText, newText}`` (issue 18).
+"""The change an ``edit_file``/``write_file`` call proposes, as ``{path, oldText, newText}``.
 
 Clients render it as a diff (VS Code's diff editor, Neovim's ``diffthis``) in the approval prompt and the tool
 card; ``unified`` is the plain-text form the approval's ``detail`` carries for clients that show only text.
@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from protocol.updates import FileDiff
-from server.workspace import NotRegularFile, OutsideWorkspace, read_regular_file, resolve_inside
+from server.project.workspace import NotRegularFile, OutsideWorkspace, read_regular_file, resolve_inside
 
 MAX_DIFF_BYTES = 1024 * 1024  # per side; larger files are approved from the text detail alone
 MAX_UNIFIED_CHARS = 4000

@@ -45,7 +45,7 @@ from server.transcript import NewMessage, Store, new_id
 
 log = logging.getLogger(__name__)
 
-COMMAND_EVENT = "commandExpanded"  # issue 33: {seq, typed} of a user message that is a slash command's expansion
+COMMAND_EVENT = "commandExpanded"  # {seq, typed} of a user message that is a slash command's expansion
 CANCELLED_RESULT = "Tool call interrupted: the turn was cancelled before this tool finished."
 
 SessionTools = Callable[["Emitter"], Awaitable[dict[str, Tool]]]
@@ -125,7 +125,7 @@ class Turn:
                 await self._deliver_steers()
                 result = await self._call_model()
                 calls = await self._store_answer(result)
-                if cut.was_cut(result):  # issue 28: never silent, and a call still being written never runs
+                if cut.was_cut(result):  # never silent, and a call still being written never runs
                     if not calls:
                         cuts += 1
                         if await cut.after_cut_text(self.store, self.emit, self.session_id, self.turn_id, cuts):

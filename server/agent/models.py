@@ -12,7 +12,7 @@ from server.config import ProviderSettings, Settings
 from server.errors import ModelNotFound
 from server.providers import DEFAULT_CONTEXT_WINDOW, context_window_for
 from server.providers.capabilities import Price, price_for
-from server.transcript import Session
+from server.transcript import StoredSession
 
 if TYPE_CHECKING:
     from server.providers import ChatProvider
@@ -23,10 +23,10 @@ class ModelSource(Protocol):
     settings name (``server.services.models.LiveModels``) or a recording (``server.replay.ReplayModels``). Whether
     tools run is not its business (``Core.recorded_tools``)."""
 
-    def provider(self, settings: Settings, session: Session | None) -> ChatProvider | None:
+    def provider(self, settings: Settings, session: StoredSession | None) -> ChatProvider | None:
         """The provider for ``session``'s model; None when nothing is configured."""
 
-    def price(self, settings: Settings, session: Session | None) -> Price | None: ...
+    def price(self, settings: Settings, session: StoredSession | None) -> Price | None: ...
 
     async def aclose(self) -> None: ...
 
@@ -43,7 +43,7 @@ def checked_model_name(settings: Settings, name: str | None) -> str | None:
     return name
 
 
-def provider_settings(settings: Settings, session: Session | None) -> ProviderSettings:
+def provider_settings(settings: Settings, session: StoredSession | None) -> ProviderSettings:
     """The provider settings of ``session``'s model. A stored name no longer in config is ModelNotFound
     (the session is not silently moved to another model, which might cost more or see less)."""
     name = session.model if session is not None else None

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from server.approval_rules import simple_command
 from server.errors import ApprovalNotFound
+from server.project.workspace import OutsideWorkspace, resolve_inside
+from server.security.approval_rules import simple_command
 from server.tools.web.fetch import host_of
-from server.workspace import OutsideWorkspace, resolve_inside
 
 if TYPE_CHECKING:
     from server.tools import Tool
@@ -51,7 +51,7 @@ class RememberedApprovals:
 
     async def refresh(self, store: Store, session_id: str) -> None:
         """Apply the grants and revocations stored since the last look, in order: another server on the same
-        data folder may have revoked a grant (issue 28), and the next call anywhere must honour it. Re-applying
+        data folder may have revoked a grant, and the next call anywhere must honour it. Re-applying
         one this process stored itself changes nothing. An old grant without a scope covered a whole tool; that
         is kept for file tools but never for ``run_command`` (a whole-tool "always" let ``ls; rm ...`` through)."""
         kinds = ("approvalDecided", "approvalRevoked")
@@ -147,8 +147,8 @@ async def revoke(store: Store, remembered: RememberedApprovals, session_id: str,
 
 def _relative_file(tool: Tool, args: dict[str, Any], cwd: Path | None) -> str | None:
     """The written path relative to the session folder, or None. Resolved as the write resolves it (links
-    followed, ``server.workspace.resolve_inside``), so a grant for ``src/`` never covers ``src/link.txt ->
-    ../Makefile`` (issue 28): the scope is checked against the file the write would change."""
+    followed, ``server.project.workspace.resolve_inside``), so a grant for ``src/`` never covers ``src/link.txt ->
+    ../Makefile``: the scope is checked against the file the write would change."""
     if cwd is None or not tool.writes_paths:
         return None
     raw = args.get(tool.writes_paths[0])

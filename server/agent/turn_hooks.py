@@ -1,4 +1,4 @@
-"""What each hook event means to a turn (issue 32): the inputs the agent loop hands its hooks (Claude Code's field
+"""What each hook event means to a turn: the inputs the agent loop hands its hooks (Claude Code's field
 names) and how their answers change the turn. The loop calls these; ``server.hooks`` runs and records the hooks.
 """
 

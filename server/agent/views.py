@@ -72,7 +72,7 @@ class ViewBuilder:
     model: str = ""
     calibrations: dict[str, Calibration] = field(default_factory=dict)  # per model, owned by the runtime
     overhead_tokens: int = 0  # sent with every request but not part of the view: the tool definitions
-    server_windows: dict[str, int] = field(default_factory=dict)  # per model, owned by the runtime (issue 28)
+    server_windows: dict[str, int] = field(default_factory=dict)  # per model, owned by the runtime
     compaction: Compaction | None = None  # what the session's requests are built on (B-CACHE-1)
     # The session's view state and last request sent (its handle's ``view`` and ``sent``); None: the builder's own
     state: ViewState | None = None
@@ -98,7 +98,7 @@ class ViewBuilder:
         return min(self.settings.context_window_tokens, self.server_windows.get(self.model) or 1 << 62)
 
     async def observe_server_window(self, session_id: str, stated: int, refused: int | None) -> str | None:
-        """R-PTL-1, issue 28: a context-too-long answer said the server's real window. When it is smaller than the
+        """R-PTL-1: a context-too-long answer said the server's real window. When it is smaller than the
         configured one, plan this retry and every later request (every session on this model) for it, and keep it
         with the session (a ``serverContextWindow`` event) so a restarted server plans for it too; the notice to
         show, the first time only. A window no larger than the prompt it refused is not believed."""

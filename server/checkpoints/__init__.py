@@ -1,4 +1,4 @@
-"""File checkpoints (issue 18): keep what a file-writing tool call found, and put it back on request.
+"""File checkpoints: keep what a file-writing tool call found, and put it back on request.
 
 ``capture`` runs around each write in a turn; ``rewind`` lists and restores; ``blobs`` keeps the contents, one file
 per distinct content per session under ``$THREADLINE_HOME/checkpoints``. Changes made by ``run_command`` are not

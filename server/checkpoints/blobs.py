@@ -9,7 +9,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-from server.workspace import OutsideWorkspace, open_inside
+from server.project.workspace import OutsideWorkspace, open_inside
 
 CHUNK = 1 << 20
 

@@ -13,9 +13,16 @@ from pathlib import Path
 from typing import Any
 
 from server.checkpoints.blobs import Blobs, digest, digest_inside, file_digest
+from server.project.workspace import (
+    NotRegularFile,
+    Opened,
+    OutsideWorkspace,
+    open_inside,
+    read_regular_at,
+    resolve_inside,
+)
 from server.tools import Tool
 from server.transcript import Store
-from server.workspace import NotRegularFile, Opened, OutsideWorkspace, open_inside, read_regular_at, resolve_inside
 
 
 @dataclass(frozen=True)

@@ -22,11 +22,11 @@ from protocol.messages import (
 )
 from server.checkpoints.blobs import Blobs, digest_inside
 from server.errors import TurnNotFound
+from server.project.workspace import OutsideWorkspace, open_inside
 from server.tools.base import ToolDenied
 from server.tools.files import remove_inside, write_atomic
 from server.transcript import Store
 from server.transcript.checkpoints import CheckpointRow
-from server.workspace import OutsideWorkspace, open_inside
 
 RUN_COMMAND_NOTE = "Changes made by run_command are not recorded and cannot be rewound."
 NOTHING_NOTE = (

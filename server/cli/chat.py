@@ -187,7 +187,7 @@ RECALL_WIDTH = 100
 
 
 def sandbox_words(sandbox: Any) -> str:
-    """The session's sandbox as createSession/updateSession state it (issue 30's ``SandboxStatus``)."""
+    """The session's sandbox as createSession/updateSession state it (its ``SandboxStatus``)."""
     if not isinstance(sandbox, dict):
         return f"sandbox {sandbox}"
     mode = sandbox.get("mode")

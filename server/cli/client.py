@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from server.key_handover import hand_over_keys
+from server.security.key_handover import hand_over_keys
 
 Handler = Callable[[str, Any], Awaitable[Any] | Any]
 T = TypeVar("T")
@@ -68,7 +68,7 @@ class Client:
         """Start the server and send ``initialize`` without waiting: the caller gets ready while the server boots,
         then awaits ``initialized(answer)``. ``new_session``: the server in its own process group, so a terminal's
         Ctrl-C reaches only this client, which can then cancel a turn cleanly instead of the server dying
-        mid-answer. Provider keys are handed over a pipe (``server.secret_env``), never in its environment."""
+        mid-answer. Provider keys are handed over a pipe (``server.security.secret_env``), never in its environment."""
         child_env, keys_fd = hand_over_keys({**os.environ, **(env or {})})
         try:
             proc = await asyncio.create_subprocess_exec(

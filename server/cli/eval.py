@@ -1,4 +1,4 @@
-"""``threadline eval FILE``: what the model still knows after a compaction, per strategy (issue 37, bench/PROBES.md).
+"""``threadline eval FILE``: what the model still knows after a compaction, per strategy (bench/PROBES.md).
 
 The recorded session is replayed through a real server on a throwaway home (``threadline replay``'s machinery, no
 model, nothing stored in the user's sessions); the points are the model calls right after its first compactions.

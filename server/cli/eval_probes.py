@@ -1,4 +1,4 @@
-"""The probes of ``threadline eval`` (issue 37): the questions, the expected answers and the scores. Pure.
+"""The probes of ``threadline eval``: the questions, the expected answers and the scores. Pure.
 
 At a point (a model call of the replayed session) the expected answers come from the transcript up to that call,
 deterministically; bench/PROBES.md documents them and the scores:

@@ -1,4 +1,4 @@
-"""The points and the three strategies' views of ``threadline eval`` (issue 37).
+"""The points and the three strategies' views of ``threadline eval``.
 
 A point is a model call (a step, from 1, as ``threadline replay`` numbers them). At a point each strategy has a
 view, the message list a model would read there:

@@ -1,4 +1,4 @@
-"""``threadline exec TASK``: one unattended turn for scripts and CI, with machine-readable output (issue 31).
+"""``threadline exec TASK``: one unattended turn for scripts and CI, with machine-readable output.
 
 It drives the real server as ``chat`` does (``Client.spawn``, the same settings), telling it the run is
 unattended (``initializationOptions.unattended``): a call that would ask is refused at once and the model reads
@@ -235,7 +235,7 @@ def _lost(exc: Exception) -> dict[str, str]:
 def result_object(
     session: ExecSession, answer: dict[str, Any], record: TurnRecord, interrupt: Interrupt, started: float
 ) -> dict[str, Any]:
-    """The ``result`` object of the JSON formats (issue 31)."""
+    """The ``result`` object of the JSON formats."""
     stop = answer.get("stopReason", "error")
     result: dict[str, Any] = {
         "type": "result",

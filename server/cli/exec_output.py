@@ -1,4 +1,4 @@
-"""What ``threadline exec`` prints, in its three formats (issue 31).
+"""What ``threadline exec`` prints, in its three formats.
 
 - ``text``: the answer streams to stdout; progress (tool calls, results, context meter, compactions, notices) to
   stderr, one line each.

@@ -2,7 +2,7 @@
 recent), with ``--model``, ``--policy`` and ``--sandbox`` applied, and the ``init`` object describing it.
 
 The flags are ``server.cli.flags``'s and their checks ``server.cli.session_flags``'s, shared with ``threadline
-chat``: ``--policy plan`` (issue 33) and ``--sandbox MODE`` (issue 30) are accepted exactly when the server has
+chat``: ``--policy plan`` and ``--sandbox MODE`` are accepted exactly when the server has
 them, and refused before any server starts when it does not.
 """
 
@@ -69,7 +69,7 @@ async def open_session(client: Client, args: argparse.Namespace, title: str) -> 
 
 
 def _sandbox(result: msgspec.Struct) -> Any:
-    """The session's sandbox as the result gives it (issue 30 adds the field); None without one."""
+    """The session's sandbox as the result gives it (a server with sandboxes has the field); None without one."""
     return msgspec.to_builtins(getattr(result, "sandbox", None))
 
 

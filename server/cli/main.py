@@ -19,7 +19,7 @@ HELP = ("-h", "--help")
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     # ``serve`` and ``acp`` (and no command: serve) build only their own parsers: a server started by a client
-    # does not import the client's modules first (issue 31: every CI run pays the time to its first model call).
+    # does not import the client's modules first (every CI run pays the time to its first model call).
     server_only = not argv or argv[0] in SERVER_COMMANDS or (argv[0].startswith("-") and argv[0] not in HELP)
     parser = _parser(server_only, argv[0] if argv else None)
     args = parser.parse_args(argv)

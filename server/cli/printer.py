@@ -116,7 +116,7 @@ class Printer:
             self.write(f"mcp {u['name']}: {u['state']}{tools}" + (f" ({u['reason']})" if u.get("reason") else ""))
         elif kind == "hookRun":
             self.write(hook_line(u))
-        elif kind == "plan":  # issue 33: the agent's checklist, whole each time it changes
+        elif kind == "plan":  # the agent's checklist, whole each time it changes
             for line in plan_lines(u):
                 self.write(line)
 
@@ -128,7 +128,7 @@ class Printer:
 
     def approval(self, params: dict[str, Any]) -> None:
         """The whole request, nothing cut and nothing raw: what the user approves is exactly what they read."""
-        if params.get("outsideSandbox"):  # issue 30 (B-SBX-3): said before anything else
+        if params.get("outsideSandbox"):  # B-SBX-3: said before anything else
             self.write("!! this command would run OUTSIDE the sandbox, with all your rights")
         self.write(f"approval needed: {printable(str(params.get('title') or params.get('tool')))}")
         for row in printable(str(params.get("detail") or "")).splitlines() or [""]:

@@ -23,6 +23,7 @@ import msgspec
 
 from protocol.transcript import ReadTranscriptResult, TranscriptItem
 from server.cli.client import Client
+from server.context.messages import pipeline_message
 from server.context.tokens import estimate_message_tokens
 from server.recording import REPLAY_ENV, REQUESTS_OUT_ENV, load_recording, plan_replay
 
@@ -125,34 +126,27 @@ async def _transcript(client: Client, session_id: str) -> list[dict[str, Any]]:
         params = {"sessionId": session_id, "afterSeq": after, "limit": 1000}
         page = await client.call("readTranscript", params, ReadTranscriptResult)
         for item in page.items:
-            messages.append(pipeline_message(item))
+            messages.append(transcript_message(item))
             after = item.seq
         if page.next_seq is None:
             return messages
 
 
-def pipeline_message(item: TranscriptItem) -> dict[str, Any]:
-    """A ``readTranscript`` item in the shape the server's pipeline reads and estimates a stored message
-    (``StoredMessage.to_openai``), so its token estimate is the one the store made."""
-    msg: dict[str, Any] = {"role": item.role, "content": item.content}
-    if item.images:
-        parts: list[dict[str, Any]] = [{"type": "text", "text": item.content}] if item.content else []
-        parts += [
-            {"type": "image_url", "image_url": {"url": f"data:{i.mime_type};base64,{i.data}"}} for i in item.images
-        ]
-        msg["content"] = parts
-    if item.tool_calls:
-        msg["tool_calls"] = msgspec.to_builtins(item.tool_calls)  # OpenAI's own shape, as the server encodes it
-    if item.tool_call_id is not None:
-        msg["tool_call_id"] = item.tool_call_id
-    if item.name is not None:
-        msg["name"] = item.name
-    if item.reasoning:
-        msg["reasoning"] = item.reasoning
-    msg["seq"] = item.seq
-    if item.status != "complete":
-        msg["status"] = item.status
-    return msg
+def transcript_message(item: TranscriptItem) -> dict[str, Any]:
+    """A ``readTranscript`` item in the shape the server's pipeline reads and estimates a stored message, by the
+    server's own conversion (``server.context.messages``), so its token estimate is the one the store made."""
+    return pipeline_message(
+        item.seq,
+        item.role,
+        item.content,
+        tool_calls=msgspec.to_builtins(item.tool_calls) if item.tool_calls else None,
+        tool_call_id=item.tool_call_id,
+        name=item.name,
+        reasoning=item.reasoning,
+        images=[(i.mime_type, i.data) for i in item.images or ()],
+        status=item.status,
+        tool_status=item.tool_status,
+    )
 
 
 async def replay_file(

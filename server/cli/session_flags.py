@@ -2,7 +2,7 @@
 ``threadline exec``): their values checked, the session they pick found, and (for chat) opened with them.
 
 Which policies and sandbox modes exist is read from the protocol types the server decodes its params with (this
-installation's), so ``--policy plan`` (issue 33) and ``--sandbox MODE`` (issue 30) are taken exactly when the
+installation's), so ``--policy plan`` and ``--sandbox MODE`` are taken exactly when the
 server has them, and refused with a sentence saying so when it does not: the server ignores unknown fields, so
 sending ``sandbox`` to a server without it would silently run commands unconfined.
 """
@@ -27,7 +27,7 @@ from protocol.sessions import (
 )
 from server.cli.client import Client
 
-LATER = {"plan": "plan mode (issue 33)"}  # values a later server knows, with what they need
+LATER = {"plan": "plan mode"}  # values a later server knows, with what they need
 
 
 class UsageError(Exception):
@@ -66,7 +66,7 @@ def check_choices(args: argparse.Namespace) -> None:
         modes = wire_values(params, "sandbox")
         if not modes:
             raise UsageError(
-                "--sandbox needs the OS sandbox (issue 30), which this server does not have: leave the flag out, "
+                "--sandbox needs the OS sandbox, which this server does not have: leave the flag out, "
                 "and commands run as the approval policy says"
             )
         if args.sandbox not in modes:

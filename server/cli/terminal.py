@@ -235,7 +235,7 @@ class TerminalPrinter(Printer):
         detail = printable(str(params.get("detail") or ""))
         body = diff_text(detail.splitlines(), "") if params.get("diff") else Text(detail)
         title = Text(f"approval needed: {printable(str(params.get('title') or params.get('tool')))}", style="bold")
-        if params.get("outsideSandbox"):  # issue 30 (B-SBX-3): said before anything else
+        if params.get("outsideSandbox"):  # B-SBX-3: said before anything else
             self._print(Text("!! this command would run OUTSIDE the sandbox, with all your rights", style="bold red"))
         self._print(Panel(body, title=title, title_align="left", border_style="yellow", expand=False))
 

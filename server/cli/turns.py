@@ -149,7 +149,7 @@ async def run_turn(client: Client, printer: Lines, sid: str, text: str, queue: b
         if not quitting:
             raise
         raise Quit from None
-    except RpcError as exc:  # a mistyped slash command (issue 33): say which exist, the chat goes on
+    except RpcError as exc:  # a mistyped slash command: say which exist, the chat goes on
         if (exc.data or {}).get("code") != "UnknownCommand":
             raise
         printer.write(f"— {exc.message}")

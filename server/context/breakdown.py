@@ -1,4 +1,4 @@
-"""What fills a request (issue 33's context inspector): a view's estimate split by what each part is.
+"""What fills a request (the context inspector): a view's estimate split by what each part is.
 
 Pure, like the rest of the pipeline: a built view in, integer token counts out. The parts of the view sum to its
 estimate exactly, ``systemPrompt + projectContext + summary + messages + placeholders == estimatedTokens``

@@ -1,4 +1,4 @@
-"""What counts as a failure, and what its line in the summary says (SPEC B-SUM-10, R-MICRO-2, issue 36).
+"""What counts as a failure, and what its line in the summary says (SPEC B-SUM-10, R-MICRO-2).
 
 ``is_failure`` is the one decision the summary's ``Failures to avoid:`` section, microcompaction (what stays
 verbatim) and the bench's and ``getContextView``'s counts of kept failures share. A failure is a call that failed:
@@ -7,7 +7,7 @@ verbatim) and the bench's and ``getContextView``'s counts of kept failures share
 - a non-zero exit code as the transcript records it: Claude Code's leading ``Exit code 2``, mini-swe-agent's
   ``<returncode>1</returncode>``, pi's trailing ``Command exited with code 1``, our ``command exited with code 1``
   and ``[exit code 1]``; a recorded exit code of 0 is a success whatever the output says;
-- a file write whose result lists the editor diagnostics it introduced (``INTRODUCED_MARKER``, issue 34), while
+- a file write whose result lists the editor diagnostics it introduced (``INTRODUCED_MARKER``), while
   they persist: ``clears_editor_failures`` tells a later write of the file that left it with no error or warning;
 - an output that starts with an error marker: a traceback, ``fatal:``, ``Error:``, ``<tool_use_error>``, a denial,
   an interrupted or aborted call.
@@ -43,8 +43,8 @@ __all__ = [
     "telling_line",
 ]
 
-# A file write whose result carries this line caused errors or warnings the editor reports (issue 34,
-# ``server.editor.edits``): the write succeeded but the code it left does not, so the call counts as a failure.
+# A file write whose result carries this line caused errors or warnings the editor reports
+# (``server.grounding.edits``): the write succeeded but the code it left does not, so the call counts as a failure.
 INTRODUCED_MARKER = "Editor diagnostics introduced by this edit"
 # The errors and warnings a write made go away; with CLEAN_NOTE in its header the file has none left, so the
 # failures earlier writes of that file introduced no longer persist (the summary drops them, B-SUM-10).

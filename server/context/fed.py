@@ -193,7 +193,7 @@ class FedTranscript:
             saving = tokens - estimate_message_tokens(dict(msg, content=placeholder))
         self._order.append(len(self._conv))
         self._conv_pos.append(len(self._order) - 1)
-        # Not a failure, yet the fold must see it: it ends the file's editor-diagnostics failures (issue 34)
+        # Not a failure, yet the fold must see it: it ends the file's editor-diagnostics failures
         clears = placeholder is not None and clears_editor_failures(content_text(msg.get("content")))
         self._conv.append(_Item(msg, tokens, origin, seq, placeholder, saving or 0, status, clears))
         self._conv_tokens.append(self._conv_tokens[-1] + tokens)

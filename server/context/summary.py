@@ -60,7 +60,7 @@ MAX_STORED_FAILURES = 1024  # the fold's memory of distinct failures; more than 
 # A stored fold of another version is not resumed from (its summary would not show alike): before 2 it kept only
 # the latest 4 failures; before 3 (B-SUM-10) its failures were text excerpts of any output mentioning an error;
 # before 4 it had no plan (B-SUM-9); before 5 its failures and open calls had no path, so an editor-diagnostics
-# failure stayed after a later write of its file left no error there (B-SUM-10, issue 34); before 6 it did not
+# failure stayed after a later write of its file left no error there (B-SUM-10); before 6 it did not
 # know which background processes run (B-SUM-11).
 FOLD_VERSION = 6
 STATE_CHARS = 500
@@ -217,7 +217,7 @@ def _feed_tool(state: SummaryState, msg: Mapping[str, Any], status: str | None) 
     state = _feed_processes(state, name, text)
     failed = is_failure(text, name, status)
     if path and not failed and clears_editor_failures(text):
-        # B-SUM-10 (issue 34): editor diagnostics count while they persist; this write left the file clean
+        # B-SUM-10: editor diagnostics count while they persist; this write left the file clean
         kept = tuple(f for f in state.failures if f[2] != path)
         return replace(state, failures=kept, fed=state.fed + 1)
     if not failed:  # B-SUM-10: only a call that failed
@@ -401,7 +401,7 @@ HOOK_NOTES_TITLE = "Hook notes:"
 
 
 def with_hook_notes(summary: str, notes: str | None, budget_tokens: int = DEFAULT_SECTION_BUDGET) -> str:
-    """The summary with a ``Hook notes:`` section at its end: what ``PreCompact`` hooks asked to keep (issue 32),
+    """The summary with a ``Hook notes:`` section at its end: what ``PreCompact`` hooks asked to keep,
     passed in as data so the summary stays pure (R-SUM-3). The section is cut to the section budget, the same way
     every time; it lasts until the next compaction makes a new summary."""
     if not notes or not notes.strip():

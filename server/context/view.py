@@ -45,7 +45,7 @@ MIN_FREED_RATIO = 0.10  # B-LOOP-1: a compaction that frees less than this share
 # call or two later, its placeholders advancing almost per call; the summary path, which comes out at the
 # compaction target, is taken instead.
 MICRO_MIN_FREED_RATIO = 0.20
-# One ratio for a first and a repeated microcompaction. A stricter one for repeats (0.5, issue 36) summarised views
+# One ratio for a first and a repeated microcompaction. A stricter one for repeats (0.5) summarised views
 # that microcompaction had brought under the threshold while freeing 20-49 % of the repeated request, so a long
 # tool-heavy turn ended on summaries: against R-MICRO-3 ("no summary is made") and B-CACHE-2 (microcompaction "stays
 # as R-MICRO-3 has it"); tests/e2e/test_agent_meter.py's R-PIPE-2 and R-SRC-2 tests caught it. A cheaper rule for

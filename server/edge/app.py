@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import hmac
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Generator
@@ -31,9 +30,10 @@ from pygls.protocol import (
 import server.methods  # noqa: F401  (registers every handler)
 from protocol import METHODS, NOTIFICATIONS, SERVER_REQUESTS
 from protocol.updates import InitializationOptions
-from server import __version__, redaction
+from server import __version__
 from server.config import Settings
 from server.edge.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
+from server.edge.gate import UNAUTHORIZED, gate, token_matches
 from server.edge.hub import APPROVAL, Attachments, Hub
 from server.edge.rpc import decode_params, run_handler, to_rpc_error, with_data_code
 from server.edge.transport import PREAUTH_MAX_BYTES, FrameError, read_messages
@@ -41,6 +41,7 @@ from server.errors import InvalidParams
 from server.methods.registry import HANDLERS, Handler
 from server.runtime import Runtime
 from server.sandbox.runner import machine_sandbox
+from server.security import redaction
 from server.tools import TOOLS
 
 log = logging.getLogger(__name__)
@@ -205,39 +206,23 @@ class ThreadlineServer(LanguageServer):
             options = msgspec.convert(params.initialization_options or {}, InitializationOptions)
         except msgspec.ValidationError as exc:
             raise to_rpc_error(InvalidParams(f"invalid initializationOptions: {exc}")) from None
-        if self.tcp_token is not None and not hmac.compare_digest(
-            (options.token or "").encode(), self.tcp_token.encode()
-        ):
+        if self.tcp_token is not None and not token_matches(options.token, self.tcp_token):
             # a refused client is disconnected, once its answer has gone out
             asyncio.get_running_loop().call_soon(self.request_exit, 1)
-            raise JsonRpcException(
-                code=-32001,
-                message="unauthorized: initializationOptions.token is missing or wrong",
-                data={"code": "Unauthorized"},
-            )
+            raise JsonRpcException(code=UNAUTHORIZED.code, message=UNAUTHORIZED.message, data=UNAUTHORIZED.data)
         self.runtime.configure(options)
         capabilities = getattr(params, "capabilities", None)
         self.runtime.connect_editor(getattr(capabilities, "experimental", None))
         self.initialized = True
 
     def gate(self, message: Any) -> JsonRpcException | None:
-        """Refuse everything but ``initialize``/``exit`` before a successful ``initialize`` (LSP -32002; in TCP
-        mode, before authentication), notifications included: a stranger's notification must not run a handler.
-        After ``shutdown`` only ``exit`` is served (LSP: other requests are InvalidRequest)."""
-        method = getattr(message, "method", None)
-        if method is None or method == types.EXIT:
-            return None
-        if self.wire.shutting_down:
-            return JsonRpcException(
-                code=INVALID_REQUEST,
-                message="invalid request: the server is shutting down; send exit",
-                data={"code": "ShuttingDown"},
-            )
-        if self.initialized or method == types.INITIALIZE:
-            return None
-        return JsonRpcException(
-            code=-32002, message="server not initialized: send initialize first", data={"code": "NotInitialized"}
+        """The connection gate (``server.edge.gate``; in TCP mode ``initialized`` means authenticated too)."""
+        refusal = gate(
+            getattr(message, "method", None), initialized=self.initialized, shutting_down=self.wire.shutting_down
         )
+        if refusal is None:
+            return None
+        return JsonRpcException(code=refusal.code, message=refusal.message, data=refusal.data)
 
     def max_message_bytes(self) -> int:
         """The message size limit now: small until a TCP client has authenticated (bounded pre-auth buffer)."""

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from server.edge.daemon import DaemonPaths, socket_address
-from server.key_handover import FD_VAR
+from server.security.key_handover import FD_VAR
 
 START_TIMEOUT = 60.0  # seconds a bridge waits for a daemon to listen (a busy machine, a big store to open)
 _CHUNK = 1 << 16

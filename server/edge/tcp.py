@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
 import json
 import logging
 import os
@@ -26,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from server.config import Settings
-from server.edge.errors import INVALID_REQUEST, PARSE_ERROR
+from server.edge.errors import INVALID_REQUEST, PARSE_ERROR, WireError
+from server.edge.gate import UNAUTHORIZED, carries_token, error_response, gate
 from server.edge.transport import EOF_, PREAUTH_MAX_BYTES, FrameError, frame, read_message
 from server.errors import StorageFailure
 
@@ -35,6 +35,7 @@ log = logging.getLogger(__name__)
 HOST = "127.0.0.1"
 AUTH_TIMEOUT = 5.0  # seconds a new connection has to send initialize with the token
 PREAUTH_MAX_MESSAGES = 32
+NULL_ID = WireError(INVALID_REQUEST, "invalid request: id must be a string or an integer, not null", {})
 
 
 def write_token(home: Path) -> str:
@@ -58,13 +59,12 @@ async def _admit(token: str, reader: asyncio.StreamReader, writer: asyncio.Strea
 
     Before it, requests are answered -32002 and notifications dropped, exactly as the server's gate would."""
 
-    def reply(msg_id: Any, code: int, message: str, data: dict[str, Any] | None = None) -> None:
-        error = {"code": code, "message": message, **({"data": data} if data else {})}
-        writer.write(frame(json.dumps({"jsonrpc": "2.0", "id": msg_id, "error": error}).encode()))
+    def reply(msg_id: Any, refusal: WireError) -> None:
+        writer.write(frame(json.dumps(error_response(msg_id, refusal)).encode()))
 
     def reject(exc: FrameError) -> None:
         if exc.msg_id is not None or exc.code in (PARSE_ERROR, INVALID_REQUEST):
-            reply(exc.msg_id, exc.code, exc.message)
+            reply(exc.msg_id, WireError(exc.code, exc.message, {}))
 
     try:
         async with asyncio.timeout(AUTH_TIMEOUT):
@@ -75,39 +75,22 @@ async def _admit(token: str, reader: asyncio.StreamReader, writer: asyncio.Strea
                 if message is None or "method" not in message:
                     continue
                 if "id" in message and message["id"] is None:
-                    reply(None, INVALID_REQUEST, "invalid request: id must be a string or an integer, not null")
+                    reply(None, NULL_ID)
                 elif message["method"] == "initialize" and "id" in message:
-                    if _carries_token(message, token):
+                    if carries_token(message.get("params"), token):
                         return message  # type: ignore[no-any-return]
-                    reply(
-                        message["id"],
-                        -32001,
-                        "unauthorized: initializationOptions.token is missing or wrong",
-                        {"code": "Unauthorized"},
-                    )
+                    reply(message["id"], UNAUTHORIZED)
                     return None
                 elif message["method"] == "exit":
                     return None
-                elif "id" in message:
-                    reply(
-                        message["id"],
-                        -32002,
-                        "server not initialized: send initialize first",
-                        {"code": "NotInitialized"},
-                    )
+                elif "id" in message and (refusal := gate(message["method"], initialized=False)) is not None:
+                    reply(message["id"], refusal)
                 await writer.drain()
     except TimeoutError:
         log.warning("closed a TCP client that did not authenticate within %.0f s", AUTH_TIMEOUT)
     except (ConnectionError, OSError):
         pass
     return None
-
-
-def _carries_token(message: dict[str, Any], token: str) -> bool:
-    params = message.get("params")
-    options = params.get("initializationOptions") if isinstance(params, dict) else None
-    given = options.get("token") if isinstance(options, dict) else None
-    return isinstance(given, str) and hmac.compare_digest(given.encode(), token.encode())
 
 
 async def _serve_connection(

@@ -5,7 +5,7 @@ expression that must match a tool's whole name, for the tool events; absent, ``"
 ``timeout`` (seconds, default 60) and ``sandbox`` (default true: the hook runs under the session's sandbox, as
 ``run_command`` does, because what it runs may be a file the agent can change; ``false`` runs it unconfined, and a
 project file's approval says so). A project's file is identified by the SHA-256 of its bytes: that is what the
-user approves (SPEC B-HOOK-1, issue 32), so an edited file asks again.
+user approves (SPEC B-HOOK-1), so an edited file asks again.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Hooks for sessions: which hooks a turn gets, the project-file approval, and running an event's hooks.
 
 User hooks (config.toml) always run. A project's ``.threadline/hooks.toml`` runs only once the user approved that
-exact content, asked the way a project's ``.mcp.json`` server is (``server.project_approval``, its own file
+exact content, asked the way a project's ``.mcp.json`` server is (``server.security.project_approval``, its own file
 ``hooks-trust.json``): "allow always" is kept per project folder and file digest, so an edited file asks again;
 "allow once" and "reject" hold for the session (and that content: ``HookChoices``, which the session's handle
 holds). An unattended turn (``for_turn(unattended=True)``: nobody to ask, ``threadline exec``) never runs an
@@ -23,7 +23,7 @@ from protocol.hooks import HookInfo
 from server.emit import Emitter
 from server.hooks.config import PROJECT_FILE, HookSpec, ProjectHooks, read_project_hooks
 from server.hooks.run import HookResult, run_hook
-from server.project_approval import Ask, ProjectItem, ProjectTrust, approve
+from server.security.project_approval import Ask, ProjectItem, ProjectTrust, approve
 
 if TYPE_CHECKING:
     from server.sandbox.mode import CommandSandbox
@@ -211,7 +211,7 @@ class HookService:
             detail=f'{listing}\n\n["Allow always" covers this file, as it is now, in {cwd}]',
             refused=f"the hooks in {PROJECT_FILE} were not run (not approved)",
         )
-        # Unattended (issue 31) nobody is asked: an unapproved project file never runs
+        # Unattended, nobody is asked: an unapproved project file never runs
         nobody = f"{PROJECT_FILE} was not run: it is not approved (nobody to ask)" if unattended else None
         return await approve(self.trust, decided, item, emit.session_id, emit, ask, nobody)
 

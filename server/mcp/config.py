@@ -24,7 +24,7 @@ PROJECT_FILE = ".mcp.json"
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 # Variables that make a process (or the interpreter it runs) load code from where they point: an approval names
-# them as such, since "allow" then runs that code (issue 28: PYTHONPATH into the repository ran its code).
+# them as such, since "allow" then runs that code (PYTHONPATH into the repository ran its code).
 CODE_LOADING_VARS = frozenset(
     {
         "PATH",

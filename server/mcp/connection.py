@@ -30,7 +30,7 @@ from server.mcp.config import McpServerConfig, expand
 from server.mcp.stdio import TOO_LARGE, bounded_stdio_client
 from server.sandbox.policy import SandboxPolicy, build_policy, default_deny_read
 from server.sandbox.runner import private_tmpdir, support, wrap
-from server.secret_env import handed_over
+from server.security.secret_env import handed_over
 
 log = logging.getLogger(__name__)
 
@@ -170,7 +170,7 @@ class McpConnection:
         c = self.config
         try:
             # config.toml's servers may name the secrets the server took out of its environment block
-            # (``server.secret_env``); a project's .mcp.json or a client's never reaches them.
+            # (``server.security.secret_env``); a project's .mcp.json or a client's never reaches them.
             environ = {**os.environ, **handed_over()} if c.origin == "user" else dict(os.environ)
             env = {k: expand(v, environ) for k, v in c.env}
             headers = {k: expand(v, environ) for k, v in c.headers}

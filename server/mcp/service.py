@@ -24,7 +24,7 @@ from server.errors import McpConfigError
 from server.mcp.config import McpServerConfig, client_server, read_project_servers
 from server.mcp.manager import McpManager
 from server.mcp.names import model_tool_name
-from server.project_approval import Ask, ProjectItem, ProjectTrust, approve
+from server.security.project_approval import Ask, ProjectItem, ProjectTrust, approve
 from server.tools.base import Tool, ToolContext, ToolFailure
 
 if TYPE_CHECKING:  # the MCP SDK (and pydantic under it) loads only when a server is started: ~35 MB of RSS
@@ -44,7 +44,7 @@ class McpChoices:
 
     client_servers: list[McpServerConfig] = field(default_factory=list)  # createSession / ACP ``mcpServers``
     # project server's configuration key -> allowed, for this session. Keyed on the exact command, arguments and
-    # environment, never the name: a rewritten .mcp.json under the same name asks again (issue 28).
+    # environment, never the name: a rewritten .mcp.json under the same name asks again.
     decided: dict[str, bool] = field(default_factory=dict)
 
     def __bool__(self) -> bool:

@@ -1,4 +1,4 @@
-"""The stdio transport to an MCP server, with a bound on what one message may make us read (issue 28).
+"""The stdio transport to an MCP server, with a bound on what one message may make us read.
 
 The SDK's ``stdio_client`` rebuilds its line buffer for every chunk read (``buffer + chunk``), which is quadratic
 in the line: a 40 MB result (the SDK's servers put the text in both ``content`` and ``structuredContent``) took

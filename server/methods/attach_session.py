@@ -3,18 +3,18 @@
 
 from protocol.messages import AttachSessionParams, AttachSessionResult
 from server.methods.registry import reads
+from server.services import sessions
 from server.services.core import Core
 
 
 @reads("attachSession")
 async def attach_session(core: Core, params: AttachSessionParams) -> AttachSessionResult:
-    await core.store.get_session(params.session_id)  # SessionNotFound
+    await sessions.stored(core, params.session_id)  # SessionNotFound
     attached = core.clients.attach(params.session_id, params.since_seq)
-    handle = core.sessions.peek(params.session_id)
     return AttachSessionResult(
         session_id=params.session_id,
         seq=attached.seq,
-        running=handle is not None and handle.turns.is_running(),
+        running=sessions.is_running(core, params.session_id),
         waiting_for_approval=attached.waiting_for_approval,
         truncated=True if attached.truncated else None,
     )

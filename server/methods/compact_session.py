@@ -2,10 +2,10 @@
 
 from protocol.messages import CompactSessionParams, CompactSessionResult
 from server.methods.registry import mutates
-from server.services import context
+from server.services import context_view
 from server.services.core import Core
 
 
 @mutates("compactSession")
 async def compact_session(core: Core, params: CompactSessionParams) -> CompactSessionResult:
-    return await context.compact_session(core, params.session_id, params.focus)
+    return await context_view.compact_session(core, params.session_id, params.focus)

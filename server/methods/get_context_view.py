@@ -2,10 +2,10 @@
 
 from protocol.messages import ContextViewResult, GetContextViewParams
 from server.methods.registry import reads
-from server.services import context
+from server.services import context_view
 from server.services.core import Core
 
 
 @reads("getContextView")
 async def get_context_view(core: Core, params: GetContextViewParams) -> ContextViewResult:
-    return await context.get_context_view(core, params)
+    return await context_view.get_context_view(core, params)

@@ -1,13 +1,13 @@
 """``listHooks {cwd}`` -> ``{hooks, problems?}``: the hooks a session in that folder gets, with ``source`` and
-``approved`` (issue 32)."""
+``approved``."""
 
 from protocol.messages import ListHooksParams, ListHooksResult
 from server.methods.registry import reads
+from server.services import extensions
 from server.services.core import Core
-from server.workspace import checked_folder
 
 
 @reads("listHooks")
 async def list_hooks(core: Core, params: ListHooksParams) -> ListHooksResult:
-    hooks, problems = core.hooks.list(checked_folder(params.cwd))
+    hooks, problems = extensions.list_hooks(core, params.cwd)
     return ListHooksResult(hooks=hooks, problems=problems or None)

@@ -6,16 +6,14 @@ import msgspec
 
 from protocol.messages import ListSessionsParams, ListSessionsResult, SessionInfo, SessionTotals
 from server.methods.registry import reads
-from server.methods.update_session import policy
+from server.services import sessions as service
 from server.services.core import Core
-from server.workspace import normalized_folder
+from server.services.sessions import policy
 
 
 @reads("listSessions")
 async def list_sessions(core: Core, params: ListSessionsParams) -> ListSessionsResult:
-    cwd = None if params.cwd is None else str(normalized_folder(params.cwd))
-    sessions = await core.store.list_sessions(cwd, params.limit, params.include_children)
-    totals = await core.store.usage_totals([s.id for s in sessions])
+    sessions, totals = await service.list_sessions(core, params.cwd, params.limit, params.include_children)
     return ListSessionsResult(
         sessions=[
             SessionInfo(
@@ -30,18 +28,13 @@ async def list_sessions(core: Core, params: ListSessionsParams) -> ListSessionsR
                 model=s.model,
                 approval_policy=policy(s.approval_policy),
                 totals=_totals(totals.get(s.id)),
-                running=_running(core, s.id),
+                running=service.is_running(core, s.id),
                 waiting_for_approval=core.clients.waiting_for_approval(s.id),
                 attached_clients=core.clients.attached(s.id),
             )
             for s in sessions
         ]
     )
-
-
-def _running(core: Core, session_id: str) -> bool:
-    handle = core.sessions.peek(session_id)
-    return handle is not None and handle.turns.is_running()
 
 
 def _totals(summed: dict[str, Any] | None) -> SessionTotals | None:

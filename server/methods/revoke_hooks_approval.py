@@ -2,10 +2,10 @@
 
 from protocol.messages import RevokeHooksApprovalParams, RevokeHooksApprovalResult
 from server.methods.registry import mutates
+from server.services import extensions
 from server.services.core import Core
-from server.workspace import checked_folder
 
 
 @mutates("revokeHooksApproval")
 async def revoke_hooks_approval(core: Core, params: RevokeHooksApprovalParams) -> RevokeHooksApprovalResult:
-    return RevokeHooksApprovalResult(revoked=core.hooks.revoke(checked_folder(params.cwd)))
+    return RevokeHooksApprovalResult(revoked=extensions.revoke_hooks_approval(core, params.cwd))

@@ -2,12 +2,12 @@
 
 from protocol.messages import RevokeMcpServerApprovalParams, RevokeMcpServerApprovalResult
 from server.methods.registry import mutates
+from server.services import extensions
 from server.services.core import Core
-from server.workspace import checked_folder
 
 
 @mutates("revokeMcpServerApproval")
 async def revoke_mcp_server_approval(
     core: Core, params: RevokeMcpServerApprovalParams
 ) -> RevokeMcpServerApprovalResult:
-    return RevokeMcpServerApprovalResult(revoked=core.mcp.revoke(checked_folder(params.cwd), params.name))
+    return RevokeMcpServerApprovalResult(revoked=extensions.revoke_mcp_server_approval(core, params.cwd, params.name))

@@ -4,9 +4,8 @@ The model and policy apply from the session's next model call (a running turn's 
 each call. The sandbox mode applies from the session's next turn (a turn confines its commands one way)."""
 
 from pathlib import Path
-from typing import cast
 
-from protocol.messages import ApprovalPolicy, UpdateSessionParams, UpdateSessionResult
+from protocol.messages import UpdateSessionParams, UpdateSessionResult
 from server.methods.registry import mutates
 from server.services import models, sandbox, sessions
 from server.services.core import Core
@@ -19,12 +18,7 @@ async def update_session(core: Core, params: UpdateSessionParams) -> UpdateSessi
     return UpdateSessionResult(
         session_id=session.id,
         model=session.model,
-        approval_policy=policy(session.approval_policy),
+        approval_policy=sessions.policy(session.approval_policy),
         context_window_tokens=models.context_window(core.settings, session),
         sandbox=status,
     )
-
-
-def policy(value: str | None) -> ApprovalPolicy | None:
-    """A stored approval policy as the wire type (the store checks it is one of the policies when it writes)."""
-    return cast("ApprovalPolicy | None", value)

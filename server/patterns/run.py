@@ -3,7 +3,7 @@
 A thread is not enough: ``re`` keeps the GIL for the whole of one catastrophic match, so the event loop would
 stop answering every client. The worker (``server.patterns.worker``) streams its results; at the deadline it
 is killed and the results found so far are returned with ``timed_out`` set, for the caller to say so. Workers are
-forked by a warm fork server (``server.patterns.pool``; a spawned interpreter per search cost ~0.3 s, issue 28)
+forked by a warm fork server (``server.patterns.pool``; a spawned interpreter per search cost ~0.3 s)
 and die with the server however it ends.
 """
 

@@ -19,7 +19,7 @@ def walk_files(root: Path, base: Path, hidden: tuple[str, ...] = ()) -> Iterator
     """Files under ``base`` (inside ``root``) not ignored by any ``.gitignore`` from ``root`` down.
 
     Symlinked directories are not followed, so a link pointing outside the folder is never walked into. Only
-    regular files are yielded: a FIFO, socket or device is never opened (issue 28: opening a FIFO blocks until
+    regular files are yielded: a FIFO, socket or device is never opened (opening a FIFO blocks until
     someone writes to it, which held a search for its whole deadline), and a symlink is not followed. A path in
     ``hidden`` (resolved; the sandbox's deny list) or under it is neither walked nor yielded.
     """

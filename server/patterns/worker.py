@@ -107,7 +107,7 @@ JOBS = {"search": search_tree, "list": list_tree, "artifact": search_artifact}
 
 def die_with_parent(parent: int) -> None:
     """SIGKILL this process when its parent dies (``PR_SET_PDEATHSIG``), so a worker stuck in a pattern or in the
-    kernel never outlives a server killed with SIGKILL (issue 28). A parent already gone before the call is
+    kernel never outlives a server killed with SIGKILL. A parent already gone before the call is
     caught by the ``getppid`` check."""
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG = 1

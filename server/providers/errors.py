@@ -100,7 +100,7 @@ _REFUSED_PROMPT_TOKENS = (
 )
 
 
-# What a context-too-long answer says the server's real window is (issue 28: a window configured larger than the
+# What a context-too-long answer says the server's real window is (a window configured larger than the
 # server's could not recover). Linear patterns, on a bounded prefix.
 _STATED_WINDOW = (
     re.compile(r'"n_ctx": ?(\d{1,9})'),  # llama.cpp server's exceed_context_size_error

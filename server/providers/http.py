@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from server.redaction import display_url, mask
+from server.security.redaction import display_url, mask
 
 from .base import ChatResult, OnEvent, ReasoningDelta, Retrying, StreamEvent, TextDelta
 from .errors import ProviderError, error_for_status, error_in_stream, parse_retry_after, redact
@@ -35,7 +35,7 @@ MAX_SSE_LINE_BYTES = 16 * 1024 * 1024
 MAX_ERROR_BODY_BYTES = 1024 * 1024
 
 
-class Answer(Protocol):
+class StreamedAnswer(Protocol):
     """What the POST needs of a kind's assembler to tell a finished answer from a cut one."""
 
     @property
@@ -141,7 +141,7 @@ class HttpProvider:
         return float(min(self.backoff_max, raw + random.uniform(0, raw / 2)))
 
     @asynccontextmanager
-    async def _streamed_post(self, body: dict[str, Any], answer: Answer) -> AsyncIterator[httpx.Response]:
+    async def _streamed_post(self, body: dict[str, Any], answer: StreamedAnswer) -> AsyncIterator[httpx.Response]:
         """The POST's response, read inside the block into ``answer``; a timeout, a failed connection or an answer
         past a cap, there or inside the block, is raised as a ``ProviderError``. A connection dropped after the
         answer finished lost nothing but its closing line, so it is not an error."""
@@ -210,7 +210,7 @@ async def read_capped(response: httpx.Response, cap: int, *, cut: bool = False) 
     return bytes(raw)
 
 
-def json_object(data: str, answer: Answer, what: str) -> dict[str, Any]:
+def json_object(data: str, answer: StreamedAnswer, what: str) -> dict[str, Any]:
     """One streamed ``data`` line as the JSON object it must be (``what`` names it in the error)."""
     try:
         parsed = json.loads(data)
@@ -227,11 +227,11 @@ def json_object(data: str, answer: Answer, what: str) -> dict[str, Any]:
     return parsed
 
 
-def partial_answer(answer: Answer) -> ChatResult | None:
+def partial_answer(answer: StreamedAnswer) -> ChatResult | None:
     return answer.result() if answer.produced else None
 
 
-def stream_cut(answer: Answer, detail: str) -> ProviderError:
+def stream_cut(answer: StreamedAnswer, detail: str) -> ProviderError:
     partial = answer.result()
     return ProviderError(
         "stream_cut",

@@ -16,8 +16,8 @@ from .errors import ProviderError
 from .http import (
     MAX_RESPONSE_BYTES,
     MAX_SSE_LINE_BYTES,
-    Answer,
     HttpProvider,
+    StreamedAnswer,
     StreamRelay,
     error_text,
     json_object,
@@ -27,7 +27,7 @@ from .http import (
 from .sse import sse_data
 
 
-class Assembler(Answer, Protocol):
+class Assembler(StreamedAnswer, Protocol):
     def add_event(self, event: dict[str, Any]) -> list[StreamEvent]: ...
 
 

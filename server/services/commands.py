@@ -1,4 +1,4 @@
-"""The slash-command use cases (issue 33): listing them, and what a ``/name`` at the start of a turn's text does.
+"""The slash-command use cases: listing them, and what a ``/name`` at the start of a turn's text does.
 
 A file command is expanded here, for every front end (``submitTurn`` and ACP's ``session/prompt``), and the turn
 runs on the expansion; the built-ins are answered without a model call: ``/compact [focus]`` compacts now,
@@ -22,12 +22,11 @@ from protocol.messages import (
     TurnUsage,
 )
 from server.agent.loop import COMMAND_EVENT
-from server.commands import Command, expand, invocation, load_commands, resolve
-from server.services.context import ContextNeeds, compact_session, context_report, get_context_view
+from server.project.commands import Command, expand, invocation, load_commands, resolve
+from server.project.workspace import checked_folder
+from server.services.context_view import ContextNeeds, compact_session, context_report, get_context_view
 from server.services.sessions import update_session
-from server.transcript import Session as StoredSession
-from server.transcript import new_id
-from server.workspace import checked_folder
+from server.transcript import StoredSession, new_id
 
 
 class CommandsNeeds(ContextNeeds, Protocol):

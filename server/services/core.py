@@ -17,15 +17,14 @@ from server.artifacts import ArtifactStore
 from server.checkpoints import Blobs
 from server.config import Settings
 from server.context import Calibration
-from server.editor.link import EditorLink, parse_capabilities
 from server.emit import Notify
+from server.grounding.link import EditorLink, parse_capabilities
 from server.hooks.service import HookService
 from server.mcp.service import McpService
 from server.sessions import Session, Sessions
 from server.tools import ToolRunner
 from server.tools.processes import ProcessGroups
-from server.transcript import Session as StoredSession
-from server.transcript import Store
+from server.transcript import Store, StoredSession
 
 Ask = Callable[[str, Any], Awaitable[Any]]
 
@@ -90,7 +89,7 @@ class Core:
         self._notify, self._ask = notify, ask
         self.processes = ProcessGroups()
         self.calibrations: dict[str, Calibration] = {}  # B-TOK-3, per model
-        # per model: the context window its server stated when it refused a prompt (issue 28), for every session
+        # per model: the context window its server stated when it refused a prompt, for every session
         # on that model; each session also keeps it as an event, for a restarted server
         self.server_windows: dict[str, int] = {}
         # shared MCP servers (server.mcp), started inside the server's PID namespace like every process
@@ -100,7 +99,7 @@ class Core:
             lambda: self.store, on_forget=lambda session: self.mcp.forget_session(session.id, session.mcp)
         )
         self.blobs = Blobs(settings.checkpoints_dir)  # file checkpoint contents (server.checkpoints)
-        self.editor: EditorLink | None = None  # what the client's editor answers (issue 34); None: nothing
+        self.editor: EditorLink | None = None  # what the client's editor answers; None: nothing
         self.clients: Clients = NoClients()  # this connection's attachments (B-DAEMON-1), set by the edge
         self._store: Store | None = None
         self._artifacts: ArtifactStore | None = None
@@ -118,7 +117,7 @@ class Core:
         return self._artifacts
 
     def connect_editor(self, experimental: Any) -> None:
-        """Keep what ``initialize``'s ``capabilities.experimental.threadline.editor`` advertised (issue 34)."""
+        """Keep what ``initialize``'s ``capabilities.experimental.threadline.editor`` advertised."""
         caps = parse_capabilities(experimental)
         self.editor = None if caps is None else EditorLink(caps, self.ask_client, self.settings.editor_timeout_seconds)
 

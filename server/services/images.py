@@ -19,7 +19,7 @@ _MAGIC = {
 
 def check_images(images: list[Image]) -> None:
     """Refuse, before anything is stored, an image no provider would take: it would be re-sent on every later
-    request and fail each one (issue 12). Type, strict base64, size, and that the bytes are that type."""
+    request and fail each one. Type, strict base64, size, and that the bytes are that type."""
     if len(images) > MAX_IMAGES:
         raise InvalidParams(f"images: at most {MAX_IMAGES} images per message, got {len(images)}", code="InvalidImage")
     for i, image in enumerate(images):

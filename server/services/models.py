@@ -15,7 +15,7 @@ from server.providers.anthropic import AnthropicProvider
 from server.providers.capabilities import Price
 from server.providers.responses import ResponsesProvider
 from server.services.needs import HasModels, HasSettings, HasStore
-from server.transcript import Session as StoredSession
+from server.transcript import StoredSession
 
 
 class ModelsNeeds(HasSettings, HasStore, HasModels, Protocol):
@@ -124,3 +124,15 @@ def model_info(name: str | None, p: ProviderSettings) -> ModelInfo:
         if price
         else None,
     )
+
+
+def session_policy(settings: Settings, session: StoredSession) -> str:
+    """The approval policy a session runs under: its own, else the configured default."""
+    return approval_policy(session.approval_policy, settings.approval_policy)
+
+
+def describe_provider(p: ProviderSettings) -> str:
+    """A provider in a line: model, kind, window and, when known, price (a model picker's description)."""
+    price = price_of(p)
+    cost = f", ${price.input:g}/${price.output:g} per Mtok in/out" if price else ""
+    return f"{p.model} ({p.kind}), {window_of(p):,}-token window{cost}"

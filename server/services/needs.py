@@ -18,14 +18,13 @@ if TYPE_CHECKING:
     from server.checkpoints import Blobs
     from server.config import Settings
     from server.context import Calibration
-    from server.editor.link import EditorLink
+    from server.grounding.link import EditorLink
     from server.hooks.service import HookService
     from server.mcp.service import McpService
     from server.sessions import Session, Sessions
     from server.tools import ToolRunner
     from server.tools.processes import ProcessGroups
-    from server.transcript import Session as StoredSession
-    from server.transcript import Store
+    from server.transcript import Store, StoredSession
 
 
 class HasSettings(Protocol):
@@ -106,7 +105,7 @@ class HasRecordedTools(Protocol):
 
 
 class HasLearned(Protocol):
-    """What this process learned per model: calibrations (B-TOK-3) and the windows servers stated (issue 28)."""
+    """What this process learned per model: calibrations (B-TOK-3) and the windows servers stated."""
 
     @property
     def calibrations(self) -> dict[str, Calibration]: ...

@@ -1,7 +1,7 @@
 """``checkPolicy``: the decision the live server would make for every tool call of a recorded session, by the
 same ``decide_call`` the agent loop uses. The ``PreToolUse`` hooks run with the recorded input; no tool runs and
-no model is called (issue 32, ``threadline policy-check``). The session's sandbox (its mode, else the server's
-default) and the ``[approvals]`` rules of config.toml count as they would live (B-SBX-2, B-SBX-3, issue 31)."""
+no model is called (``threadline policy-check``). The session's sandbox (its mode, else the server's
+default) and the ``[approvals]`` rules of config.toml count as they would live (B-SBX-2, B-SBX-3)."""
 
 from __future__ import annotations
 
@@ -16,12 +16,12 @@ from server.agent.calls import CallDecision, decide_call
 from server.agent.remembered import RememberedApprovals
 from server.errors import InvalidParams
 from server.hooks.service import SessionHooks
+from server.project.workspace import checked_folder
 from server.sandbox.mode import command_sandbox, session_sandbox
 from server.services.needs import HasHooks, HasProcesses, HasSession, HasSettings, HasStore
 from server.tools import TOOLS, Tool, parse_arguments
 from server.tools.base import ToolFailure
 from server.tools.web.tools import search_tools
-from server.workspace import checked_folder
 
 
 class PolicyCheckNeeds(HasSettings, HasStore, HasSession, HasHooks, HasProcesses, Protocol):

@@ -11,7 +11,7 @@ import msgspec
 from protocol import updates as u
 from protocol.messages import SandboxStatus
 from server.emit import Emitter
-from server.sandbox.mode import copy_mode, say_once, session_sandbox, set_session_mode
+from server.sandbox.mode import command_sandbox, copy_mode, say_once, session_mode, session_sandbox, set_session_mode
 from server.services.needs import HasNotify, HasSettings, HasStore
 
 
@@ -31,3 +31,14 @@ async def apply_mode(core: SandboxNeeds, session_id: str, cwd: Path, mode: Any =
     if notice := await say_once(core.store, sandbox, session_id, None):
         Emitter(core.notify, session_id, None)(u.Notice(level="warning", message=notice))
     return sandbox.status()
+
+
+async def current_mode(core: SandboxNeeds, session_id: str, cwd: Path) -> tuple[str, SandboxStatus]:
+    """The session's sandbox mode and what it means on this machine now (enforced, or why not)."""
+    mode = await session_mode(core.store, core.settings.sandbox, session_id)
+    return mode, command_sandbox(core.settings.sandbox, session_id, cwd, mode).status()
+
+
+async def set_mode(core: SandboxNeeds, session_id: str, mode: str) -> None:
+    """Store the session's sandbox mode, from its next turn."""
+    await set_session_mode(core.store, session_id, mode)

@@ -5,23 +5,32 @@ from __future__ import annotations
 import logging
 import shutil
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import msgspec
 
+from protocol.base import OpenAIMessage
+from protocol.messages import McpServerInfo, RememberedApproval
+from protocol.sessions import ApprovalPolicy
 from server.agent.models import checked_model_name
 from server.agent.remembered import Remembered, revoke
 from server.errors import InvalidParams
-from server.services.context import ContextNeeds, prepare_view
-from server.services.needs import HasBlobs, HasMcp, HasSessions, HasSettings, HasStore
-from server.transcript import NewMessage
-from server.transcript import Session as StoredSession
-from server.workspace import checked_folder, normalized_folder
+from server.project.workspace import checked_folder, normalized_folder
+from server.sandbox.mode import copy_mode
+from server.services.context_view import ContextNeeds, prepare_view
+from server.services.needs import HasBlobs, HasMcp, HasSession, HasSessions, HasSettings, HasStore
+from server.transcript import StoredSession
+from server.transcript.convert import from_openai
+from server.transcript.session_rows import UNTITLED as UNTITLED  # a session's name until a prompt names it
 
 
 class SessionsNeeds(ContextNeeds, HasSessions, HasMcp, HasBlobs, Protocol):
     """What the session use cases use of the ``Core``: an import reads its view (``prepare_view``), so the
     context use cases' needs too."""
+
+
+class McpNeeds(HasStore, HasMcp, HasSession, Protocol):
+    """What listing a folder's or a session's MCP servers uses."""
 
 
 class UpdateNeeds(HasSettings, HasStore, Protocol):
@@ -66,9 +75,12 @@ async def keep_mcp_servers(core: SessionsNeeds, session_id: str, servers: list[d
         raise InvalidParams(str(exc)) from None
 
 
-async def import_session(core: SessionsNeeds, cwd: str, title: str | None, messages: list[NewMessage]) -> StoredSession:
-    """Store a history (never calling a model), then read it into its view state once, so opening the session,
-    here or after a restart, is fast."""
+async def import_session(
+    core: SessionsNeeds, cwd: str, title: str | None, history: list[OpenAIMessage]
+) -> tuple[StoredSession, int]:
+    """Store a history given as OpenAI-shaped messages (never calling a model), then read it into its view state
+    once, so opening the session, here or after a restart, is fast. Returns the session and how many it stored."""
+    messages = [from_openai(m, f"messages[{i}]") for i, m in enumerate(history)]
     for i, msg in enumerate(messages):
         msg.validate(f"messages[{i}]")
     stored = await core.store.create_session(str(normalized_folder(cwd)), title or "Imported session")
@@ -77,7 +89,7 @@ async def import_session(core: SessionsNeeds, cwd: str, title: str | None, messa
         await prepare_view(core, stored.id)
     except Exception:
         log.exception("preparing the view of imported session %s failed", stored.id)
-    return stored
+    return stored, len(messages)
 
 
 async def update_session(
@@ -116,3 +128,56 @@ async def revoke_approval(core: SessionsNeeds, session_id: str, approval_id: str
     """Forget one "allow always"; the next such call asks (``ApprovalNotFound`` if unknown)."""
     _, session = await core.session(session_id)
     return await revoke(core.store, await session.approvals(), session_id, approval_id)
+
+
+def approval_item(r: Remembered) -> RememberedApproval:
+    """A remembered grant as the wire lists it (``listApprovals``, ``revokeApproval``)."""
+    return RememberedApproval(id=r.id, tool=r.tool, scope=r.scope, covers=r.covers, created_at=r.created_at)
+
+
+def policy(value: str | None) -> ApprovalPolicy | None:
+    """A stored approval policy as the wire type (the store checks it is one of the policies when it writes)."""
+    return cast("ApprovalPolicy | None", value)
+
+
+def is_running(core: HasSessions, session_id: str) -> bool:
+    """Whether a turn of the session runs now (in this process)."""
+    handle = core.sessions.peek(session_id)
+    return handle is not None and handle.turns.is_running()
+
+
+async def stored(core: HasStore, session_id: str) -> StoredSession:
+    """The stored session (``SessionNotFound`` when there is none)."""
+    return await core.store.get_session(session_id)
+
+
+async def list_sessions(
+    core: HasStore, cwd: str | None, limit: int | None, include_children: bool
+) -> tuple[list[StoredSession], dict[str, dict[str, Any]]]:
+    """The sessions (of a folder, or all) newest first, and the usage totals of each that has any."""
+    folder = None if cwd is None else str(normalized_folder(cwd))
+    sessions = await core.store.list_sessions(folder, limit, include_children)
+    return sessions, await core.store.usage_totals([s.id for s in sessions])
+
+
+async def fork_session(core: HasStore, session_id: str, at_seq: int | None) -> StoredSession:
+    """A new session holding ``session_id``'s messages up to ``at_seq`` (all: None), in its sandbox mode."""
+    if at_seq is not None and at_seq < 0:
+        raise InvalidParams("atSeq must be >= 0")
+    forked = await core.store.fork_session(session_id, at_seq)
+    await copy_mode(core.store, session_id, forked.id)
+    return forked
+
+
+async def mcp_servers(core: McpNeeds, session_id: str | None) -> list[McpServerInfo]:
+    """The MCP servers configured for a folder's sessions (None: the user's), or running for a session."""
+    if session_id is None:
+        return await core.mcp.list(core.store, None, None)
+    found, session = await core.session(session_id)
+    return await core.mcp.list(core.store, (session.id, session.mcp), Path(found.cwd))
+
+
+async def forget_mcp_servers(core: McpNeeds, session_id: str) -> None:
+    """A front end closed the session: its MCP servers stop unless another session uses them."""
+    _, session = await core.session(session_id)
+    core.mcp.forget_session(session_id, session.mcp)

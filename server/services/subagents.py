@@ -29,8 +29,7 @@ from server.services.needs import HasModels, HasSessions, HasSettings, HasStore
 from server.sessions import Session
 from server.tools import Tool, ToolContext
 from server.tools.base import ToolFailure, require_str, schema
-from server.transcript import Session as StoredSession
-from server.transcript import new_id
+from server.transcript import StoredSession, new_id
 
 
 class SubagentsNeeds(HasSettings, HasStore, HasModels, HasSessions, Protocol):

@@ -16,13 +16,13 @@ from server.agent.batches import TASK_TOOL
 from server.agent.loop import Turn
 from server.agent.views import ViewBuilder, recall_server_window, tool_reserve_tokens
 from server.checkpoints import Checkpointer
-from server.editor.attach import attach_context
-from server.editor.edits import EditWatch
-from server.editor.tools import editor_tools
 from server.emit import Emitter
 from server.errors import InvalidParams
-from server.frozen import read_frozen_context
+from server.grounding.attach import attach_context
+from server.grounding.edits import EditWatch
+from server.grounding.tools import editor_tools
 from server.hooks.service import HookChoices, SessionHooks
+from server.project.frozen import read_frozen_context
 from server.providers import ChatProvider
 from server.sandbox.mode import CommandSandbox, say_once, session_sandbox
 from server.sandbox.policy import hidden_paths
@@ -34,8 +34,7 @@ from server.services.subagents import Child, SubagentsNeeds, task_tool
 from server.sessions import Session
 from server.tools import Tool, ToolContext
 from server.tools.web.tools import search_tools
-from server.transcript import NewMessage, new_id
-from server.transcript import Session as StoredSession
+from server.transcript import NewMessage, StoredSession, new_id
 
 
 class TurnsNeeds(
@@ -240,7 +239,7 @@ def _live_or_recorded(
         return await core.mcp.session_tools(core.store, session.id, session.mcp, cwd, turn_emit, ask)
 
     async def load_hooks(turn_emit: Emitter) -> SessionHooks:
-        # Unattended (``threadline exec``, issue 31) nobody is asked: an unapproved project hook file does not run
+        # Unattended (``threadline exec``) nobody is asked: an unapproved project hook file does not run
         choices = hook_choices or session.hooks
         return await core.hooks.for_turn(
             choices,

@@ -6,10 +6,10 @@ import json
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
+from server.project.workspace import OutsideWorkspace, resolve_inside
 from server.tools import background, command, files, memory, plan, recall
 from server.tools.base import EditWatcher, Tool, ToolContext, ToolDenied, ToolFailure, ToolOutcome
 from server.tools.web import tools as web
-from server.workspace import OutsideWorkspace, resolve_inside
 
 # What runs one tool call: ``run_tool`` below, or a replay's recorded results (``server.replay``).
 ToolRunner = Callable[[ToolContext, str, dict[str, Any]], Awaitable[ToolOutcome]]
@@ -70,7 +70,7 @@ async def run_tool(ctx: ToolContext, name: str, args: dict[str, Any]) -> ToolOut
 
 async def _watched(ctx: ToolContext, watch: EditWatcher, tool: Tool, args: dict[str, Any]) -> str:
     """Run a file write between two looks at the editor's diagnostics for the file; the problems the write
-    introduced are appended to its result (issue 34)."""
+    introduced are appended to its result."""
     raw = args.get(tool.writes_paths[0])
     try:
         path = resolve_inside(ctx.cwd, raw) if isinstance(raw, str) else None

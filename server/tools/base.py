@@ -59,12 +59,12 @@ class ToolContext:
     tool_call_id: str | None = None  # the call being run (set per call by the loop; ``task`` names its child so)
     allowed: frozenset[str] | None = None  # a named agent's ``tools`` allow-list (B-SUB-1); None: every tool
     sandbox: CommandSandbox | None = None  # how run_command confines its processes (None: not at all)
-    edit_watch: EditWatcher | None = None  # the editor's diagnostics around a file write (issue 34)
+    edit_watch: EditWatcher | None = None  # the editor's diagnostics around a file write
     background: BackgroundProcesses | None = None  # the session's background processes (its handle's slot)
 
 
 class EditWatcher(Protocol):
-    """Looks at a written file's diagnostics before and after the write (``server.editor.edits.EditWatch``)."""
+    """Looks at a written file's diagnostics before and after the write (``server.grounding.edits.EditWatch``)."""
 
     async def before(self, path: Path) -> Any: ...
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from server.sandbox.denials import denial_note
 from server.sandbox.runner import preexec
-from server.secret_env import KEY_VARS
+from server.security.secret_env import KEY_VARS
 from server.tools.background import start_background
 from server.tools.base import Tool, ToolContext, ToolDenied, ToolFailure, require_str, schema
 

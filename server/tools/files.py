@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from server.patterns import ScanError, ScanResult, long_lines_note, run_scan, timeout_note
-from server.tools.base import Tool, ToolContext, ToolDenied, ToolFailure, optional_int, require_str, schema
-from server.workspace import (
+from server.project.workspace import (
     NotRegularFile,
     Opened,
     OutsideWorkspace,
@@ -20,6 +19,7 @@ from server.workspace import (
     open_inside,
     read_regular_at,
 )
+from server.tools.base import Tool, ToolContext, ToolDenied, ToolFailure, optional_int, require_str, schema
 
 MAX_READ_BYTES = 8 * 1024 * 1024
 DEFAULT_READ_LINES = 2000
@@ -35,7 +35,7 @@ def _hidden(ctx: ToolContext) -> tuple[str, ...]:
 
 
 def _open(ctx: ToolContext, raw: str, *, writing: bool = False) -> Opened:
-    """``raw`` walked from the session folder (``server.workspace.open_inside``); the caller closes it."""
+    """``raw`` walked from the session folder (``server.project.workspace.open_inside``); the caller closes it."""
     try:
         return open_inside(ctx.cwd, raw, hidden=_hidden(ctx), writing=writing)
     except OutsideWorkspace as exc:

@@ -1,7 +1,17 @@
 """The SQLite transcript: the source of truth, kept forever (R-SRC-1)."""
 
 from server.errors import ArtifactNotFound, InvalidMessage, SessionNotFound, StorageFailure
-from server.transcript.records import Artifact, Event, NewMessage, Page, SearchHit, Session, StoredMessage, new_id, now
+from server.transcript.records import (
+    Artifact,
+    Event,
+    NewMessage,
+    SearchHit,
+    StoredMessage,
+    StoredSession,
+    TranscriptPage,
+    new_id,
+    now,
+)
 from server.transcript.store import Store
 
 __all__ = [
@@ -10,13 +20,13 @@ __all__ = [
     "Event",
     "InvalidMessage",
     "NewMessage",
-    "Page",
     "SearchHit",
-    "Session",
     "SessionNotFound",
     "StorageFailure",
     "Store",
     "StoredMessage",
+    "StoredSession",
+    "TranscriptPage",
     "new_id",
     "now",
 ]

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from server.context.messages import pipeline_message
 from server.errors import InvalidMessage
 
 ROLES = ("system", "user", "assistant", "tool")
@@ -27,7 +28,7 @@ def new_id(prefix: str) -> str:
 
 
 @dataclass(frozen=True)
-class Session:
+class StoredSession:
     id: str
     title: str
     cwd: str
@@ -103,33 +104,21 @@ class StoredMessage:
     tool_status: ToolStatus | None = None
 
     def to_openai(self) -> dict[str, Any]:
-        """The pipeline's input shape: OpenAI keys plus ``reasoning``/``seq``/``status``/``tool_status``, never
-        sent."""
-        msg: dict[str, Any] = {"role": self.role, "content": self.content}
-        if self.images:
-            parts: list[dict[str, Any]] = []
-            if self.content:
-                parts.append({"type": "text", "text": self.content})
-            for img in self.images:
-                url = f"data:{img['mimeType']};base64,{img['data']}"
-                parts.append({"type": "image_url", "image_url": {"url": url}})
-            msg["content"] = parts
-        if self.tool_calls:
-            msg["tool_calls"] = self.tool_calls
-        if self.tool_call_id is not None:
-            msg["tool_call_id"] = self.tool_call_id
-        if self.name is not None:
-            msg["name"] = self.name
-        if self.reasoning:
-            msg["reasoning"] = self.reasoning
-        if self.reasoning_items:
-            msg["reasoning_items"] = self.reasoning_items
-        msg["seq"] = self.seq
-        if self.status != "complete":
-            msg["status"] = self.status
-        if self.tool_status is not None:
-            msg["tool_status"] = self.tool_status  # how the call ended, for what counts as a failure (B-SUM-10)
-        return msg
+        """The pipeline's input shape (``server.context.messages``): OpenAI keys plus ``reasoning``/``seq``/
+        ``status``/``tool_status``, never sent."""
+        return pipeline_message(
+            self.seq,
+            self.role,
+            self.content,
+            tool_calls=self.tool_calls,
+            tool_call_id=self.tool_call_id,
+            name=self.name,
+            reasoning=self.reasoning,
+            images=[(img["mimeType"], img["data"]) for img in self.images or ()],
+            status=self.status,
+            reasoning_items=self.reasoning_items,
+            tool_status=self.tool_status,
+        )
 
 
 @dataclass(frozen=True)
@@ -171,7 +160,7 @@ def page_size(limit: int | None) -> int:
 
 
 @dataclass
-class Page:
+class TranscriptPage:
     items: list[StoredMessage] = field(default_factory=list)
     next_seq: int | None = None
 

@@ -100,7 +100,7 @@ V5_TOOL_STATUS = """
 ALTER TABLE messages ADD COLUMN tool_status TEXT;
 """
 
-# v6 (issue 18, file checkpoints): what each file-writing tool call found before it wrote (``before_hash``: the
+# v6 (file checkpoints): what each file-writing tool call found before it wrote (``before_hash``: the
 # content, stored as a blob under $THREADLINE_HOME/checkpoints, NULL when the file was absent or too large to keep)
 # and what it left (``after_hash``), so ``rewindFiles`` can restore it and tell an outside edit from ours. Rows of
 # kind 'rewind' record what a rewind left, so a later rewind does not take its own work for an outside edit.
@@ -124,7 +124,7 @@ CREATE TABLE file_checkpoints (
 CREATE INDEX file_checkpoints_session ON file_checkpoints(session_id, id);
 """
 
-# v7 (per-session model, issue 15): the name of the ``[models.NAME]`` a session talks to; NULL means the
+# v7 (per-session model): the name of the ``[models.NAME]`` a session talks to; NULL means the
 # server's default ``[provider]``. Only the name is stored: what it points at lives in config.toml.
 V7_SESSION_MODEL = """
 ALTER TABLE sessions ADD COLUMN model TEXT;
@@ -182,7 +182,7 @@ ALTER TABLE sessions ADD COLUMN parent_tool_call_id TEXT;
 CREATE INDEX sessions_parent ON sessions(parent_id);
 """
 
-# v12 (issue 29, one name per thing): v10's table renamed ``view_snapshots``, so that "checkpoint" names only file
+# v12 (one name per thing): v10's table renamed ``view_snapshots``, so that "checkpoint" names only file
 # checkpoints (v6). Its rows stay as they are; its one index, the primary key (WITHOUT ROWID), is the table itself.
 V12_VIEW_SNAPSHOTS_NAME = """
 ALTER TABLE view_checkpoints RENAME TO view_snapshots;

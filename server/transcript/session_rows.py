@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from server.errors import SessionNotFound
 from server.transcript.queries import Queries
-from server.transcript.records import MESSAGE_COLUMNS, Artifact, Session, new_id, now
+from server.transcript.records import MESSAGE_COLUMNS, Artifact, StoredSession, new_id, now
 
 SESSION_COLUMNS = (
     "id, title, cwd, created_at, updated_at, last_seq, parent_id, approval_policy, model, parent_tool_call_id"
@@ -59,7 +59,7 @@ class SessionQueries(Queries):
         approval_policy: str | None = None,
         model: str | None = None,
         parent: tuple[str, str] | None = None,
-    ) -> Session:
+    ) -> StoredSession:
         """``parent``: (session id, tool call id) of the ``task`` call a subagent's session runs for (B-SUB-1)."""
         sid, stamp = new_id("ses_"), now()
         title = title or UNTITLED
@@ -70,17 +70,17 @@ class SessionQueries(Queries):
                 " parent_tool_call_id) VALUES (?,?,?,?,?,?,?,?,?)",
                 (sid, title, cwd, stamp, stamp, approval_policy, model, parent_id, call_id),
             )
-        return Session(sid, title, cwd, stamp, stamp, 0, parent_id, approval_policy, model, call_id)
+        return StoredSession(sid, title, cwd, stamp, stamp, 0, parent_id, approval_policy, model, call_id)
 
-    async def get_session(self, session_id: str) -> Session:
+    async def get_session(self, session_id: str) -> StoredSession:
         rows = await self._read(f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ?", (session_id,))
         if not rows:
             raise SessionNotFound(f"no session {session_id!r}")
-        return Session(*rows[0])
+        return StoredSession(*rows[0])
 
     async def list_sessions(
         self, cwd: str | None = None, limit: int | None = None, include_children: bool = False
-    ) -> list[Session]:
+    ) -> list[StoredSession]:
         """Newest first; subagents' sessions (B-SUB-1) only with ``include_children``."""
         sql = f"SELECT {SESSION_COLUMNS} FROM sessions WHERE 1"
         args: list[Any] = []
@@ -91,7 +91,7 @@ class SessionQueries(Queries):
             sql += " AND parent_tool_call_id IS NULL"
         sql += " ORDER BY updated_at DESC, id LIMIT ?"
         args.append(limit if limit and limit > 0 else -1)
-        return [Session(*row) for row in await self._read(sql, args)]
+        return [StoredSession(*row) for row in await self._read(sql, args)]
 
     async def child_session_ids(self, session_id: str) -> list[str]:
         """The sessions the session's ``task`` calls ran (B-SUB-1), oldest first."""
@@ -109,7 +109,7 @@ class SessionQueries(Queries):
                 raise SessionNotFound(f"no session {session_id!r}")
 
     async def title_from_prompt(self, session_id: str, prompt: str) -> None:
-        """Name an untitled session after its first prompt (issue 28: clients listed every session as "New
+        """Name an untitled session after its first prompt (clients listed every session as "New
         session"). Before that prompt is stored; an explicit title, or one already derived, is kept."""
         title = title_of(prompt)
         if title is None:
@@ -139,7 +139,7 @@ class SessionQueries(Queries):
             await db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
         return artifacts
 
-    async def fork_session(self, session_id: str, at_seq: int | None = None) -> Session:
+    async def fork_session(self, session_id: str, at_seq: int | None = None) -> StoredSession:
         """Copy messages with ``seq <= at_seq`` (all when None) into a new session; the original is untouched."""
         src = await self.get_session(session_id)
         upto = src.message_count if at_seq is None else min(at_seq, src.message_count)
@@ -168,4 +168,6 @@ class SessionQueries(Queries):
                 " WHERE session_id = ? AND seq <= ?",
                 (sid, session_id, upto),
             )
-        return Session(sid, title, src.cwd, stamp, stamp, max(upto, 0), session_id, src.approval_policy, src.model)
+        return StoredSession(
+            sid, title, src.cwd, stamp, stamp, max(upto, 0), session_id, src.approval_policy, src.model
+        )

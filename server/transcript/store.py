@@ -33,9 +33,9 @@ from server.transcript.events import EventQueries
 from server.transcript.records import (
     MESSAGE_COLUMNS,
     NewMessage,
-    Page,
     SearchHit,
     StoredMessage,
+    TranscriptPage,
     dumps,
     loads,
     now,
@@ -257,7 +257,9 @@ class Store(
                 log.exception("session %s: could not make its view snapshot; its next view reads more", session_id)
         return stored
 
-    async def read_messages(self, session_id: str, after_seq: int | None = None, limit: int | None = None) -> Page:
+    async def read_messages(
+        self, session_id: str, after_seq: int | None = None, limit: int | None = None
+    ) -> TranscriptPage:
         """A page of messages with ``seq > after_seq``; ``next_seq`` is set when more follow."""
         size = page_size(limit)
         rows = await self._read(
@@ -267,7 +269,7 @@ class Store(
         if not rows:  # only then can it be an unknown session: the agent loop reads after each append
             await self.get_session(session_id)
         items = [_message(row) for row in rows[:size]]
-        return Page(items, items[-1].seq if len(rows) > size else None)
+        return TranscriptPage(items, items[-1].seq if len(rows) > size else None)
 
     async def all_messages(self, session_id: str, after_seq: int = 0) -> list[StoredMessage]:
         """Every message after ``after_seq``, in order (what a turn reads at its start)."""

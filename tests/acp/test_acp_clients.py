@@ -1,4 +1,4 @@
-"""Issue 28, "ACP, as real clients use it": what CodeCompanion.nvim and avante.nvim needed, performed with the
+""" "ACP, as real clients use it": what CodeCompanion.nvim and avante.nvim needed, performed with the
 official SDK's client against a real ``threadline acp`` process; every agent message checked against the schema."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""ACP resource links and embedded resources are attached as ``submitTurn`` context is (issue 34): checked against
+"""ACP resource links and embedded resources are attached as ``submitTurn`` context is: checked against
 the session folder, stored in the user message; every message the agent sends valid per the official schema."""
 
 from __future__ import annotations

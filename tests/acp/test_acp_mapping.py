@@ -11,8 +11,8 @@ from acp.schema import AllowedOutcome, AudioContentBlock, DeniedOutcome, Request
 
 from protocol.updates import AnyUpdate, Update
 from server.acp import permissions, tools
+from server.acp.history import UNANSWERED, history_updates
 from server.acp.prompt import user_message
-from server.acp.replay import UNANSWERED, replay
 from server.acp.updates import UpdateMapping
 from server.errors import UnsupportedContent
 from server.transcript import StoredMessage
@@ -80,7 +80,7 @@ def test_replay_closes_a_call_whose_result_was_never_stored(tmp_path: Path):
         StoredMessage(2, "user", "q", "t"),
         StoredMessage(3, "assistant", "", "t", tool_calls=[call], reasoning="hm"),
     ]
-    updates = list(replay(stored, tmp_path))
+    updates = list(history_updates(stored, tmp_path))
     assert [u.session_update for u in updates] == [
         "user_message_chunk",
         "agent_thought_chunk",

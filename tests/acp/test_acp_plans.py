@@ -1,4 +1,4 @@
-"""Issue 33 over ACP, against the real ``threadline acp`` process: the plan arrives as ACP's ``plan`` update, and
+"""Plans over ACP, against the real ``threadline acp`` process: the plan arrives as ACP's ``plan`` update, and
 every message the agent wrote validates against the official ACP schema (``schema_errors``)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 42, ACP as CodeCompanion.nvim and avante.nvim use it, performed with the official SDK's client against a
+"""ACP as CodeCompanion.nvim and avante.nvim use it, performed with the official SDK's client against a
 real ``threadline acp`` process (every agent message checked against the ACP schema after each test):
 
 - every permission request, a subagent's included, carries the call's kind, a title that shows the command or the

@@ -12,7 +12,7 @@ from server.errors import TurnNotRunning
 
 
 async def test_steerTurn_after_a_turn_took_its_last_steer_is_TurnNotRunning_not_a_text_that_is_never_sent():
-    """Issue 18: a turn that found nothing to deliver before ending still awaits (storing, announcing) before its
+    """A turn that found nothing to deliver before ending still awaits (storing, announcing) before its
     task is done. A steer accepted in that window would be answered with the turn's id and then never sent; it
     must be refused, so the client runs it as a turn of its own. (And a steer that arrives before the new turn's
     task first runs, as when submitTurn and steerTurn are read in one go, is the turn's first delivery.)"""

@@ -1,4 +1,4 @@
-"""``threadline chat``'s approval prompt shows the whole request with control characters made visible (issue 12:
+"""``threadline chat``'s approval prompt shows the whole request with control characters made visible (once,
 escape sequences were printed raw and long commands cut at 160 characters, so a payload could hide)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 28: ``threadline chat`` as a local-model user ran it, a real chat process over a real server and the double.
+"""``threadline chat`` as a local-model user ran it, a real chat process over a real server and the double.
 
 The server's log lines go to the chat's log file, never into the conversation; Ctrl-C twice leaves cleanly (the
 ``cancelTurn`` request awaited, no "Task exception was never retrieved").

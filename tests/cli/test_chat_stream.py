@@ -1,4 +1,4 @@
-"""Issue 38: an answer rendered as it streams ends on the screen exactly as the whole answer rendered at once,
+"""An answer rendered as it streams ends on the screen exactly as the whole answer rendered at once,
 however the stream was cut (the live region's settled lines are printed once, in order, and the rest at the end)."""
 
 from __future__ import annotations

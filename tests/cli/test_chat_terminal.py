@@ -1,4 +1,4 @@
-"""Issue 38: ``threadline chat`` at a real terminal (a pseudo-terminal read by pyte) and piped.
+"""``threadline chat`` at a real terminal (a pseudo-terminal read by pyte) and piped.
 
 At a terminal the answer is rendered markdown, tools are coloured lines, an approval is a framed panel, a live
 status line says what is being waited for with a clock that advances, and a turn ends in plain words. Piped, the
@@ -185,7 +185,7 @@ def test_issue_38_sandbox_flag_goes_to_the_server_or_says_it_cannot(env, folder)
     run = threadline(env, "chat", "--cwd", str(folder), "--sandbox", "read-only", stdin="hi\n")
     from protocol.sessions import CreateSessionParams
 
-    if "sandbox" in CreateSessionParams.__struct_fields__:  # issue 30's server: the mode is the session's
+    if "sandbox" in CreateSessionParams.__struct_fields__:  # a server with sandboxes: the mode is the session's
         assert run.returncode == 0, run.stderr
         assert "sandbox" in run.stdout
     else:

@@ -1,4 +1,4 @@
-"""Issue 38: a turn's end in plain words, and what to do about a failure."""
+"""A turn's end in plain words, and what to do about a failure."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``threadline eval`` (issue 37): the real command, a real replaying server and the strict model double."""
+"""``threadline eval``: the real command, a real replaying server and the strict model double."""
 
 from __future__ import annotations
 

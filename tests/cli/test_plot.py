@@ -1,4 +1,4 @@
-"""The dependency-free SVG charts (issue 14): well-formed SVG, one named group per series, the labels in the text."""
+"""The dependency-free SVG charts: well-formed SVG, one named group per series, the labels in the text."""
 
 from __future__ import annotations
 

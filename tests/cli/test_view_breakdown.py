@@ -1,4 +1,4 @@
-"""Issue 33: ``threadline view --breakdown``'s bar and compaction lines (the pure printing half)."""
+"""``threadline view --breakdown``'s bar and compaction lines (the pure printing half)."""
 
 from __future__ import annotations
 

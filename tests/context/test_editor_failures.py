@@ -1,4 +1,4 @@
-"""B-SUM-10 / issue 34: editor diagnostics an edit introduced count as failures for the summary while they persist.
+"""B-SUM-10: editor diagnostics an edit introduced count as failures for the summary while they persist.
 A later write of the same file whose result says none remain (``CLEAN_NOTE``) drops them from the fold; a write
 that resolves only some, or another file's clean write, keeps them."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 from protocol.editor import Diagnostic, Position, Range
 from server.context.failures import clears_editor_failures, is_failure
 from server.context.summary import SummaryState, render_summary, summarize, summary_feed
-from server.editor.edits import introduced, introduced_text, resolved_text
+from server.grounding.edits import introduced, introduced_text, resolved_text
 
 
 def diag(path: Path, line: int, message: str, severity: int = 1) -> Diagnostic:

@@ -1,4 +1,4 @@
-"""What counts as a failure and what its summary line says (SPEC B-SUM-10, B-SUM-8, R-MICRO-2; issue 36), over
+"""What counts as a failure and what its summary line says (SPEC B-SUM-10, B-SUM-8, R-MICRO-2), over
 real tool outputs from the recorded sessions (tests/conftest.py's TRAJECTORIES)."""
 
 from __future__ import annotations

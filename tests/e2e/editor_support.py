@@ -1,4 +1,4 @@
-"""An editor-like client for the editor-grounding tests (issue 34): it advertises
+"""An editor-like client for the editor-grounding tests: it advertises
 ``capabilities.experimental.threadline.editor`` at ``initialize`` and answers the server's ``editor/*`` requests
 from the files on disk, the way an editor answers from its language servers.
 

@@ -144,7 +144,7 @@ async def test_R_OBS_1_readEvents_returns_approvals_and_compactions_in_order_pag
     everything = (await agent.client.request("readEvents", {"sessionId": sid}))["events"]
     kinds = [e["kind"] for e in everything]
     # each model call stores its usage (B-CACHE-5) before the answer's tool calls are approved; the allowed
-    # write stores its applied diff (issue 18), the rejected one none
+    # write stores its applied diff, the rejected one none
     assert kinds == [
         "usage",
         "approvalRequested",
@@ -175,7 +175,7 @@ async def test_readEvents_on_an_unknown_session_is_SessionNotFound(agent):
     assert err.value.code == -32602 and err.value.data["code"] == "SessionNotFound"
 
 
-# --- "always" and autoEdit cannot be stretched into code execution (issue 12) --------------------------------
+# --- "always" and autoEdit cannot be stretched into code execution --------------------------------
 
 
 async def test_allowAlways_for_one_command_does_not_cover_another_or_a_compound_one(agent, folder):
@@ -264,7 +264,7 @@ async def test_autoEdit_asks_before_save_memory(agent, folder):
 
 
 async def test_remembered_approvals_are_scoped_to_a_folder_listed_and_revoked_across_a_restart(tmp_path, folder):
-    """Issue 12: "always" for a file tool covered the whole tool, and clients could neither see nor take back what
+    """ "Always" for a file tool covered the whole tool, and clients could neither see nor take back what
     was remembered. A file grant covers that tool under the folder of the file shown; ``listApprovals`` lists the
     grants with what each covers, ``revokeApproval`` forgets one (a stored event, so a restart keeps it forgotten)."""
     home = tmp_path / "home"

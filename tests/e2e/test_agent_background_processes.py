@@ -1,4 +1,4 @@
-"""Processes never outlive the server (issue 12, then the attacks of a hostile review): everything a command
+"""Processes never outlive the server (then the attacks of a hostile review): everything a command
 starts runs inside the server's PID namespace (``server.sandbox.contain``), which the kernel empties when the
 server ends. ``setsid`` (a new session, out of the command's process group), ``env -u TL_RUN_OWNER`` (no reaping
 marker) and a SIGKILLed server change nothing. A command's background child runs on while the server lives.

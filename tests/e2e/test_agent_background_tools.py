@@ -1,5 +1,5 @@
-"""Background processes through the real server, the model double and this machine's sandbox (issue 44,
-B-SUM-11): a server the model starts with ``run_command {background: true}`` answers a later command, its output is
+"""Background processes through the real server, the model double and this machine's sandbox
+(B-SUM-11): a server the model starts with ``run_command {background: true}`` answers a later command, its output is
 read incrementally, listed to the client, kept in a compaction's summary, stopped by the client; deleting the
 session or SIGKILLing the server leaves none behind.
 

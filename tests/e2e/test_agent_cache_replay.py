@@ -1,4 +1,4 @@
-"""Issue 15's long-replay check of explicit prompt caching (B-CACHE-1 with Anthropic's breakpoints, B-CACHE-5):
+"""The long-replay check of explicit prompt caching (B-CACHE-1 with Anthropic's breakpoints, B-CACHE-5):
 a real recorded session (tests/conftest.py MINI_SWE: one task, 188 model calls) replayed through the real server
 and loop against the strict Anthropic double, which caches at the request's ``cache_control`` breakpoints the
 way the API does and reports ``cache_read_input_tokens``. Each call's cached share (cache read / all its input)

@@ -1,4 +1,4 @@
-"""File checkpoints end to end (issue 18): real files, the real server over stdio, the fake model.
+"""File checkpoints end to end: real files, the real server over stdio, the fake model.
 
 Turns create, edit and overwrite files; ``listCheckpoints`` shows them per turn and ``rewindFiles`` puts them back
 (dry run and real), leaves an outside edit alone unless forced, recreates a deleted file, and says what it cannot

@@ -1,4 +1,4 @@
-"""Issue 18 across a restart, over the real server: an applied edit's diff is stored (a ``fileDiff`` event) so a
+"""File diffs across a restart, over the real server: an applied edit's diff is stored (a ``fileDiff`` event) so a
 resumed session's tool card can show it, bounded in size; a session from before checkpoints existed (a database
 at schema v5) says there is nothing to restore."""
 

@@ -182,7 +182,7 @@ def test_view_of_an_unknown_session_fails_cleanly(env):
 
 
 def test_chat_rewind_lists_turns_and_puts_files_back(fake, env, folder):
-    """Issue 18: ``/rewind`` lists the turns with their files; ``/rewind N dry`` and ``/rewind N`` restore them."""
+    """``/rewind`` lists the turns with their files; ``/rewind N dry`` and ``/rewind N`` restore them."""
     (folder / "keep.txt").write_text("original\n")
     fake.push(
         {"tool_calls": [{"id": "c1", "name": "write_file", "arguments": {"path": "keep.txt", "content": "agent\n"}}]},
@@ -201,7 +201,7 @@ def test_chat_rewind_lists_turns_and_puts_files_back(fake, env, folder):
 
 
 def test_chat_steers_a_running_turn_and_queues_one_after_it(fake, env, folder):
-    """Issue 18: at a terminal, a line typed while a turn runs steers it; ``/queue TEXT`` runs TEXT after it."""
+    """At a terminal, a line typed while a turn runs steers it; ``/queue TEXT`` runs TEXT after it."""
     fake.push({"content": "working", "delay": 3}, {"content": "answer"}, {"content": "answer"})
     master, slave = pty.openpty()
     try:  # a terminal (piped input is one task after another); Ctrl-D ends the input
@@ -240,7 +240,7 @@ def test_chat_steers_a_running_turn_and_queues_one_after_it(fake, env, folder):
 
 
 def test_chat_autoEdit_prints_the_applied_diff_and_undo_rewinds_that_edit(fake, env, folder):
-    """Issue 18: with policy autoEdit an edit is applied without asking, so its diff is printed after the fact,
+    """With policy autoEdit an edit is applied without asking, so its diff is printed after the fact,
     and ``/undo`` rewinds that one edit (``rewindFiles`` with its toolCallId) while an earlier one stays."""
     (folder / "a.txt").write_text("hello\n")
     (folder / "b.txt").write_text("one\n")
@@ -278,7 +278,7 @@ def test_chat_autoEdit_prints_the_applied_diff_and_undo_rewinds_that_edit(fake, 
 
 
 def test_chat_approval_of_an_edit_shows_its_diff_once(fake, env, folder):
-    """Issue 18: under policy ask the approval's detail is the diff the user reviews; the result does not repeat
+    """Under policy ask the approval's detail is the diff the user reviews; the result does not repeat
     it. Piped input rejects, so the file is unchanged and there is nothing to undo."""
     (folder / "a.txt").write_text("hello\n")
     fake.push(

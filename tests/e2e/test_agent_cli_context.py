@@ -1,4 +1,4 @@
-"""Issue 33 in the command-line client, run as real commands against the fake provider and a temp home:
+"""The context inspector, plans and project commands in the command-line client, run as real commands against the fake provider and a temp home:
 ``threadline view --breakdown`` and the chat's ``/context``, ``/plan`` and project commands."""
 
 from __future__ import annotations

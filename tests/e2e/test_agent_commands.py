@@ -1,4 +1,4 @@
-"""Issue 33, slash commands over the real server and the model double: project and user command files (front
+"""Slash commands over the real server and the model double: project and user command files (front
 matter, ``$ARGUMENTS``), ``listCommands``, the expansion stored beside what the user typed, the built-ins answered
 without a model call, ``UnknownCommand``, and text that only looks like a path sent as it is."""
 

@@ -1,4 +1,4 @@
-"""Issue 33, the context inspector over the real server: ``getContextView.breakdown`` splits the request's estimate
+"""The context inspector over the real server: ``getContextView.breakdown`` splits the request's estimate
 exactly (the relation protocol/README.md states) and ``compactions`` lists automatic and manual compactions."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from server.context import estimate_message_tokens
-from server.prompt import SYSTEM_PROMPT
+from server.project.prompt import SYSTEM_PROMPT
 from tests.e2e.agent_support import API_KEY, new_fake, request_messages, running_agent
 
 pytestmark = pytest.mark.asyncio(loop_scope="function")

@@ -1,4 +1,4 @@
-"""Issue 12: ``deleteSession`` right after ``submitTurn`` still called the model. Delete now cancels the running
+"""``deleteSession`` right after ``submitTurn`` still called the model. Delete now cancels the running
 (or still starting) turn first and waits for it, so the model is not called for a deleted session."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Editor grounding, server side (issue 34), through the real server with an editor-like client answering the
+"""Editor grounding, server side, through the real server with an editor-like client answering the
 ``editor/*`` requests: tools offered only when advertised, 1-based for the model and 0-based on the wire, paths
 kept inside the session folder, the editor's failures as clear tool results, diagnostics after edits."""
 
@@ -157,7 +157,7 @@ def edit(call_id: str, path: str, old: str, new: str) -> dict:
 
 
 async def test_B_SUM_10_an_editor_error_a_later_edit_fixed_is_not_in_the_summary(agent, editor, tmp_path):
-    """Issue 34: introduced diagnostics count as failures while they persist; the compaction after a fix drops
+    """Introduced diagnostics count as failures while they persist; the compaction after a fix drops
     them, and keeps the ones another file still has."""
     (tmp_path / "app.py").write_text("a = 1\nb = 2\n")
     (tmp_path / "other.py").write_text("c = 3\n")

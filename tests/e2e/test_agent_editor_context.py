@@ -1,4 +1,4 @@
-"""Context in the prompt (issue 34): ``submitTurn {context}`` and ``@path`` attach what the user points at to the
+"""Context in the prompt: ``submitTurn {context}`` and ``@path`` attach what the user points at to the
 stored user message; big files become artifacts; anything outside the session folder is refused with a note."""
 
 from __future__ import annotations

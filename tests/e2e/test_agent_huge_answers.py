@@ -1,4 +1,4 @@
-"""Issue 12, "no bound on model output": the model double streams a 200 MB tool argument (and, separately, one
+""" "No bound on model output": the model double streams a 200 MB tool argument (and, separately, one
 200 MB SSE line) to the real server. The answer is stopped at its cap while it streams: the turn ends with a clear
 error, nothing of the answer is stored (no call, no interrupted text, no draft), the database stays small, the
 server's memory does not follow the answer's size, and the next turn works.

@@ -1,4 +1,4 @@
-"""Images in ``submitTurn`` are checked before anything is stored (issue 12): a bad one would be re-sent on every
+"""Images in ``submitTurn`` are checked before anything is stored: a bad one would be re-sent on every
 later request and fail each, so it is refused with -32602 ``InvalidImage`` naming the field."""
 
 from __future__ import annotations

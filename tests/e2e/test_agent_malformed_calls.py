@@ -1,4 +1,4 @@
-"""A malformed tool call from the model must not brick the session (issue 12): truncated JSON arguments and
+"""A malformed tool call from the model must not brick the session: truncated JSON arguments and
 duplicate call ids, stored as they came (R-SRC-1), used to be re-sent on every later request and rejected with
 HTTP 400 forever. The view repair makes every stored call sendable (R-REP-1, R-REP-2)."""
 

@@ -1,4 +1,4 @@
-"""Issue 33, plan mode over the real server and the model double: under approval policy ``plan`` reading,
+"""Plan mode over the real server and the model double: under approval policy ``plan`` reading,
 ``update_plan``, ``search_transcript`` and ``read_artifact`` run; writes, edits and commands are refused without
 asking, with a result that says the session is in plan mode and how to leave it; leaving it is ``updateSession``.
 The policy is accepted wherever policies are (createSession, updateSession, env, initializationOptions, ACP)."""

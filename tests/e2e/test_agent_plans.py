@@ -1,4 +1,4 @@
-"""Issue 33, plans (B-SUM-9) over the real server and the model double: ``update_plan`` is stored as a
+"""Plans (B-SUM-9) over the real server and the model double: ``update_plan`` is stored as a
 ``planUpdated`` event, streamed as a ``plan`` update, reported by ``getContextView``, and kept verbatim in the
 summary of every compaction, also one made by a new server process on the same data home."""
 

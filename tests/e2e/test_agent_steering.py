@@ -1,4 +1,4 @@
-"""Steering and queueing end to end (issue 18): ``steerTurn`` reaches the running turn's next model call, after
+"""Steering and queueing end to end: ``steerTurn`` reaches the running turn's next model call, after
 the current tool finishes, and is kept when the turn is cancelled; ``submitTurn {queue: true}`` runs after the
 running turn; edit approvals and results carry the change as a diff."""
 

@@ -208,7 +208,7 @@ async def test_readTranscript_tells_how_each_tool_call_ended(agent, folder):
 
 
 async def test_the_live_and_resumed_status_of_a_tool_call_agree_whatever_its_output_says(agent, folder):
-    """Issue 12: a command that succeeded but printed "Permission denied ..." (ssh does) or "Tool failed" was
+    """A command that succeeded but printed "Permission denied ..." (ssh does) or "Tool failed" was
     shown ok live and denied or error on resume, read from its text. The status the loop knew is stored."""
     agent.fake.reset()
     agent.fake.push(

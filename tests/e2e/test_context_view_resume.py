@@ -204,7 +204,7 @@ def _as_stored_by_fold_version_2(home: Path) -> int:
 
 def _as_stored_by_fold_version_4(home: Path) -> int:
     """Rewrites every stored view snapshot and resume point as fold version 4 wrote it, before editor-diagnostics
-    failures were dropped once fixed (issue 34): failures ``[call, telling]`` and open calls ``[id, name, label]``,
+    failures were dropped once fixed: failures ``[call, telling]`` and open calls ``[id, name, label]``,
     without a path; returns how many."""
     with sqlite3.connect(home / "threadline.db") as db:
         changed = 0

@@ -1,5 +1,5 @@
 """``threadline demo`` on a machine with no provider: replays the bundled session and writes an SVG picture that
-shows the compactions and where the prompt cache broke (issues 13 and 14)."""
+shows the compactions and where the prompt cache broke."""
 
 from __future__ import annotations
 

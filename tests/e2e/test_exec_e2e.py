@@ -1,4 +1,4 @@
-"""Issue 31: ``threadline exec`` run as a real command, driving a real server (real SQLite file in a temp home)
+"""``threadline exec`` run as a real command, driving a real server (real SQLite file in a temp home)
 against the strict model double. Every line it prints in a JSON format is parsed."""
 
 from __future__ import annotations
@@ -361,7 +361,7 @@ def test_a_signal_during_a_model_call_cancels_the_turn_exit_130_and_keeps_the_us
 
 
 def test_issue_33_policy_plan_runs_in_plan_mode_reading_but_refusing_writes(fake, env, folder):
-    """With plan mode in this server, ``--policy plan`` is accepted (it was refused before issue 33): reading
+    """With plan mode in this server, ``--policy plan`` is accepted (a server without it refused it): reading
     runs, a write is refused with plan mode's wording and nothing is written."""
     fake.push(
         {"tool_calls": [{"id": "r", "name": "list_files", "arguments": {"path": "."}}]},

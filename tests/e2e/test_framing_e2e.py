@@ -127,7 +127,7 @@ async def test_exit_without_shutdown_ends_the_process_with_code_1(home):
 
 async def test_malformed_json_body_is_parse_error_and_the_next_request_is_answered(conn):
     conn.send_bytes(b'{"jsonrpc": "2.0", "id": 7, "method": "listSessions", "params": {')
-    reply = await conn.reply(7)  # the id can be read, so the sender is answered (issue 12)
+    reply = await conn.reply(7)  # the id can be read, so the sender is answered
     assert reply["error"]["code"] == -32700
     await assert_still_serving(conn)
 
@@ -233,7 +233,7 @@ async def test_every_outgoing_message_carries_jsonrpc_2_0(conn, tmp_path):
     assert all(m.get("jsonrpc") == "2.0" for m in conn.received), conn.received
 
 
-# --- large messages over real stdio (issue 12: over 1 MB used to deadlock the stdin pump) --------------------
+# --- large messages over real stdio (over 1 MB used to deadlock the stdin pump) --------------------
 
 
 @pytest.mark.parametrize("megabytes", [2, 20])

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from server.cli.client import Client
-from server.prompt import SYSTEM_PROMPT
+from server.project.prompt import SYSTEM_PROMPT
 from tests.harness import running_client
 
 

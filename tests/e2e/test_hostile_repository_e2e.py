@@ -1,4 +1,4 @@
-"""A hostile repository against the real server (issue 12): frozen-context sources and skill folders that point
+"""A hostile repository against the real server: frozen-context sources and skill folders that point
 out of the session folder, or at special files, must never be read, sent to the provider or stored.
 
 Each test plants the attack in a real project folder, runs a first turn through the real server and the model

@@ -1,4 +1,4 @@
-"""An import keeps the failure flag its format has (SPEC B-SUM-10, issue 36): a Claude Code tool result marked
+"""An import keeps the failure flag its format has (SPEC B-SUM-10): a Claude Code tool result marked
 ``is_error`` is stored as a failed call, shown as one, and summarized as one, although its text does not say so;
 a successful read that mentions errors is not. Real server over stdio, real SQLite."""
 

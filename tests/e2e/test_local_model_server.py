@@ -1,4 +1,4 @@
-"""Issue 28, "a real local model server": what a llama.cpp / vLLM / Ollama user needs, against a real server process
+""" "A real local model server": what a llama.cpp / vLLM / Ollama user needs, against a real server process
 and the Chat Completions double answering as those servers do (their exact error bodies: tests/fakes/openai_rules).
 """
 

@@ -1,4 +1,4 @@
-"""Issue 28: an answer cut at the output limit is never silent, for every provider kind, against a real server.
+"""An answer cut at the output limit is never silent, for every provider kind, against a real server.
 
 Chat Completions' ``finish_reason: "length"``, Anthropic's ``stop_reason: "max_tokens"`` and Responses'
 ``response.incomplete`` (``max_output_tokens``) are the same thing: the user gets a notice, the model is told its

@@ -1,4 +1,4 @@
-"""``threadline replay`` on every shared trajectory, through the real server and loop (issue 8).
+"""``threadline replay`` on every shared trajectory, through the real server and loop.
 
 The four replays run at once (each is its own server), so the module costs about as long as the slowest one.
 """

@@ -1,4 +1,4 @@
-"""Issue 12, "one regex freezes the whole server": the model's catastrophic regex runs against a real folder while
+""" "One regex freezes the whole server": the model's catastrophic regex runs against a real folder while
 the same client keeps using the real server. The search runs in a worker process that is killed at its deadline,
 so the server answers other requests meanwhile and the tool result says the search timed out.
 

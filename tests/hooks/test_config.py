@@ -1,4 +1,4 @@
-"""Hook tables, what a finished hook's answer means, the Hook notes section, and the unattended seam (issue 32)."""
+"""Hook tables, what a finished hook's answer means, the Hook notes section, and the unattended seam."""
 
 from __future__ import annotations
 
@@ -95,7 +95,7 @@ def test_hook_notes_stay_within_the_section_budget_and_are_deterministic():
 
 
 def test_an_unattended_session_never_runs_unapproved_project_hooks(tmp_path):
-    """The seam for ``threadline exec`` (issue 31): nobody is asked, the project's hooks do not run, a notice says so."""
+    """The seam for ``threadline exec``: nobody is asked, the project's hooks do not run, a notice says so."""
     (tmp_path / ".threadline").mkdir()
     (tmp_path / ".threadline" / "hooks.toml").write_text("[[hooks.Stop]]\ncommand = 'touch ran'\n")
     sent: list[tuple[str, dict]] = []

@@ -1,4 +1,4 @@
-"""The README's three hook examples (``docs/hooks/``) through the real server (issue 32)."""
+"""The README's three hook examples (``docs/hooks/``) through the real server."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Hooks end to end (issue 32, SPEC B-HOOK-1): real hook scripts (``hook_script.py``) run by the real server over
+"""Hooks end to end (SPEC B-HOOK-1): real hook scripts (``hook_script.py``) run by the real server over
 stdio, the model double calling built-in and MCP tools (``tests.fakes.mcp_server``, as the MCP tests use it).
 
 Most tests use a project's ``.threadline/hooks.toml`` (approved "always" by the test client), so each test has

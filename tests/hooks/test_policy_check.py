@@ -1,5 +1,5 @@
 """``threadline policy-check`` as a subprocess on a recorded session: the decision the live server would make for
-every call, with its JSON and exit status; hooks run, no tool runs (issue 32)."""
+every call, with its JSON and exit status; hooks run, no tool runs."""
 
 from __future__ import annotations
 
@@ -117,7 +117,7 @@ def test_issue_33_policy_check_under_plan_mode_denies_what_plan_mode_refuses(tmp
 
 
 def test_policy_check_covers_the_background_process_tools(tmp_path, folder):
-    """Issue 44: a background ``run_command`` is decided as any command (hooks, deny list, policy); reading a
+    """A background ``run_command`` is decided as any command (hooks, deny list, policy); reading a
     process's output or stopping it asks nothing (it only touches what the session started)."""
     home = tmp_path / "home"
     home.mkdir()

@@ -1,4 +1,4 @@
-"""Wire text in one place (issue 29): the compaction text is defined in protocol/wire_text.py and nowhere else.
+"""Wire text in one place: the compaction text is defined in protocol/wire_text.py and nowhere else.
 
 The server's pipeline, the CLI and the VS Code extension (through schema.json's ``wireText`` and the generated
 ``WIRE_TEXT``) use it from there, so a client cannot drift from what the server writes.

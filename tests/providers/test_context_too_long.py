@@ -77,7 +77,7 @@ COUNTED = {
     "vllm_v1": 5000,
     "anthropic": 210000,
 }
-# The window the answer says the server has (issue 28: a window configured larger than the server's recovers).
+# The window the answer says the server has (a window configured larger than the server's recovers).
 STATED = {
     "openai": 128000,
     "deepseek": 65536,

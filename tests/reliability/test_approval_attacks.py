@@ -1,4 +1,4 @@
-"""Issue 28, security: the approval attacks of the second hostile review, each against a real server process.
+"""Security: the approval attacks of the second hostile review, each against a real server process.
 
 - ``.mcp.json`` swapped after "allow once": under ``autoEdit`` the model rewrites it to run another command
   under the same name; the write asks (a protected path) and the next turn asks again (decisions are keyed on the

@@ -159,7 +159,7 @@ async def test_artifacts_are_readable_only_from_their_own_session(server, fake, 
 
 
 async def test_the_provider_key_cannot_be_read_from_the_servers_own_environment_block(server, fake, layout):
-    """Issue 12: a command read the key from ``/proc/$PPID/environ`` (the server's original environment, which
+    """A command read the key from ``/proc/$PPID/environ`` (the server's original environment, which
     scrubbing ``os.environ`` does not change). The server re-executes itself without it and takes the key over a
     pipe it reads once and closes, so its environment block holds no key. (In the sandbox, B-SBX-1, a command
     cannot read the server's environment at all; unconfined, it can, and it finds no key there.)"""
@@ -186,26 +186,32 @@ async def test_the_provider_key_cannot_be_read_from_the_servers_own_environment_
     assert fake.requests[-1]["headers"]["authorization"] == "<redacted>"  # the server still has the key
 
 
-async def test_the_provider_key_goes_nowhere_but_the_provider(server, fake, home, layout):
+async def test_the_provider_key_goes_nowhere_but_the_provider(fake, layout, tmp_path):
+    """Its own server (not the module's): it is closed before the grep, and no other test may depend on that."""
     work, _ = layout
-    sid = (await server.request("createSession", {"cwd": str(work)}))["sessionId"]
-    results = await run_calls(
-        server,
-        fake,
-        sid,
-        [call(0, "run_command", command='env; echo "[$THREADLINE_API_KEY][$OPENAI_API_KEY][$SOME_TOKEN]"')],
-    )
-    assert "[][][]" in results[0]["content"] and API_KEY not in results[0]["content"]
-    assert fake.requests[-1]["headers"]["authorization"] == "<redacted>"  # it was sent (the fake checks it)
-    assert API_KEY not in json.dumps(server.notifications)
-    assert API_KEY not in json.dumps(await transcript(server, sid))
-    await server.close()  # let the server checkpoint its WAL and flush its log before the grep
+    home = tmp_path / "home"
+    home.mkdir()
+    server = await start(home, fake.url, OPENAI_API_KEY=API_KEY, SOME_TOKEN=API_KEY)
+    try:
+        sid = (await server.request("createSession", {"cwd": str(work)}))["sessionId"]
+        results = await run_calls(
+            server,
+            fake,
+            sid,
+            [call(0, "run_command", command='env; echo "[$THREADLINE_API_KEY][$OPENAI_API_KEY][$SOME_TOKEN]"')],
+        )
+        assert "[][][]" in results[0]["content"] and API_KEY not in results[0]["content"]
+        assert fake.requests[-1]["headers"]["authorization"] == "<redacted>"  # it was sent (the fake checks it)
+        assert API_KEY not in json.dumps(server.notifications)
+        assert API_KEY not in json.dumps(await transcript(server, sid))
+    finally:
+        await server.close()  # let the server checkpoint its WAL and flush its log before the grep
     leaks = [str(p) for p in [*home.rglob("*"), log_path(home)] if p.is_file() and API_KEY.encode() in p.read_bytes()]
     assert leaks == []
 
 
 async def test_a_key_in_initializationOptions_or_in_the_base_url_reaches_no_log_or_turn_error(fake, tmp_path):
-    """Issue 12: a key passed in ``initializationOptions.provider.apiKey`` (which pygls logs whole at DEBUG) or as
+    """A key passed in ``initializationOptions.provider.apiKey`` (which pygls logs whole at DEBUG) or as
     the password of the base URL must reach no log line at any level and no turn error."""
     home, work = tmp_path / "home", tmp_path / "work"
     home.mkdir()

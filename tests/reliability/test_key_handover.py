@@ -1,4 +1,4 @@
-"""Issue 31 (start time) without loosening issue 12: a client that starts the server hands the provider keys over a
+"""Start time without loosening the key hiding: a client that starts the server hands the provider keys over a
 pipe instead of the server re-executing itself to hide them. Attack: a command reads the server's original
 environment block (``/proc/$PPID/environ``) and looks for every key, also one added to the environment after the
 handover (the server must still hide it, re-executing with it and the handed-over keys)."""
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from server.cli.client import Client
-from server.key_handover import hand_over_keys
+from server.security.key_handover import hand_over_keys
 from tests.e2e.agent_support import model_requests
 from tests.harness import API_KEY, REPO, initialize, log_path, new_fake, server_env
 from tests.reliability.support import FIND_SERVER

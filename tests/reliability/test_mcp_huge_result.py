@@ -1,4 +1,4 @@
-"""Issue 28, security/robustness: a huge MCP result does not stall the server.
+"""Security/robustness: a huge MCP result does not stall the server.
 
 A real MCP server (``tests.fakes.mcp_server``, the official SDK) answers an approved call with ~40 MB of text, which
 its SDK sends twice (``content`` and ``structuredContent``): one ~80 MB line. While that result streams in, the

@@ -1,7 +1,7 @@
 """Paths that change under the server while it uses them, through real turns and real threads.
 
 - A folder swapped, over and over, for a link to ``.git`` while ``write_file``/``edit_file`` write into it: the
-  check and the write are one walk (``server.workspace.open_inside``), so ``.git/config`` never changes.
+  check and the write are one walk (``server.project.workspace.open_inside``), so ``.git/config`` never changes.
 - A link loop (and a path vanishing) makes ``Path.resolve()`` raise: each is one failed tool call, never a
   failed turn (-32603), whichever tool, approval check, checkpoint or ``@path`` meets it.
 """

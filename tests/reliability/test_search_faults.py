@@ -1,4 +1,4 @@
-"""Issue 28, robustness: a FIFO in the folder never blocks ``search_files``/``list_files``, and a search worker
+"""Robustness: a FIFO in the folder never blocks ``search_files``/``list_files``, and a search worker
 never outlives its server (``kill -9`` of the server during a search), against a real server process."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 28, security: no secret the server reads is in the environment block of any process a command can read.
+"""Security: no secret the server reads is in the environment block of any process a command can read.
 
 The attack is the one the review made: ``run_command`` prints ``/proc/$PPID/environ`` (the block the server was
 started with, which scrubbing ``os.environ`` does not change) and the block of an MCP server the session started.

@@ -1,4 +1,4 @@
-"""Issue 28, robustness: every way a server is told to stop ends it promptly with its store closed.
+"""Robustness: every way a server is told to stop ends it promptly with its store closed.
 
 ``threadline serve`` and ``threadline acp`` (one code path through ``server/serve.py``) get stdin EOF (or LSP
 ``shutdown``/``exit``), then SIGTERM or SIGHUP at several delays after it, from none to well after; the review saw

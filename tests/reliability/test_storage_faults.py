@@ -129,7 +129,7 @@ async def test_R_ART_3_an_artifact_write_failure_truncates_and_keeps_the_tool_su
 
 
 async def test_a_zero_byte_database_file_is_refused_not_silently_replaced_by_an_empty_store(tmp_path):
-    """Issue 12: a truncated (0-byte) ``threadline.db`` became a new empty store, so every session seemed gone
+    """A truncated (0-byte) ``threadline.db`` became a new empty store, so every session seemed gone
     and the next write made that permanent. The server refuses to start, says why, and leaves the file alone."""
     home = tmp_path / "home"
     client = await start(home)

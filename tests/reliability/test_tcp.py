@@ -112,7 +112,7 @@ def _non_loopback_address() -> str | None:
     return None if address.startswith("127.") else address
 
 
-# --- the token cannot be bypassed (issue 12) ------------------------------------------------------------------
+# --- the token cannot be bypassed ------------------------------------------------------------------
 
 
 async def test_notifications_and_null_id_requests_before_the_token_run_nothing(tcp_server, tmp_path):
@@ -155,7 +155,7 @@ async def test_a_non_ascii_token_is_refused_cleanly(tcp_server):
 
 
 async def test_idle_unauthenticated_sockets_do_not_lock_out_the_real_client(tcp_server, tmp_path):
-    """Issue 12: strangers open sockets and send nothing (or half a header). They must not hold the one client
+    """Strangers open sockets and send nothing (or half a header). They must not hold the one client
     slot: the real client with the token is admitted and served at once, and each stranger is closed at the
     pre-auth deadline."""
     port, home = tcp_server

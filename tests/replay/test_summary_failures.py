@@ -1,4 +1,4 @@
-"""The summary of a replayed recorded session, end to end (SPEC B-SUM-10, B-SUM-8; issue 36): the real server
+"""The summary of a replayed recorded session, end to end (SPEC B-SUM-10, B-SUM-8): the real server
 replays the spotter session (Claude Code) at a 16k window, and every ``Failures to avoid:`` line of every summary it
 sent names a call that failed in the recording and quotes what went wrong."""
 

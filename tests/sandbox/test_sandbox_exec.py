@@ -1,4 +1,4 @@
-"""The sandbox in unattended runs and in ``policy-check`` (B-SBX-1..3 with issue 31): ``threadline exec`` and
+"""The sandbox in unattended runs and in ``policy-check`` (B-SBX-1..3): ``threadline exec`` and
 ``threadline policy-check`` run as real commands, driving a real server (a real SQLite file in a temp home) against
 the strict model double; commands run confined on this machine's kernel.
 

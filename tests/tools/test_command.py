@@ -99,7 +99,7 @@ async def test_a_forbidden_command_is_refused_before_running(ctx):
 
 
 async def test_a_huge_or_infinite_timeout_is_capped_not_a_crash(ctx):
-    """Issue 12: the model set ``timeout: 1e308``; the loop's timer overflowed. Now it is capped."""
+    """The model set ``timeout: 1e308``; the loop's timer overflowed. Now it is capped."""
     for timeout in (1e308, float("inf")):
         out = await run_tool(ctx, "run_command", {"command": "echo capped", "timeout": timeout})
         assert out.status == "ok" and "capped" in out.content, out
@@ -125,7 +125,7 @@ async def test_a_huge_or_infinite_timeout_is_capped_not_a_crash(ctx):
     ],
 )
 def test_the_forbidden_list_parses_commands_so_respellings_are_caught(command):
-    """Issue 12: ``rm -rf ~/*`` ran (text patterns missed it). A seatbelt, not a sandbox: approval protects."""
+    """``rm -rf ~/*`` ran (text patterns missed it). A seatbelt, not a sandbox: approval protects."""
     assert forbidden_reason(command), command
 
 

@@ -1,4 +1,4 @@
-"""How editor answers read to the model (issue 34): capped lists with a count, UTF-16 columns, what an edit
+"""How editor answers read to the model: capped lists with a count, UTF-16 columns, what an edit
 introduced compared by content (not position), and the marker that makes a write a failure for the summary."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from pathlib import Path
 
 from protocol.editor import Diagnostic, Location, Position, Range
 from server.context.failures import failure_telling, is_failure
-from server.editor.edits import introduced, introduced_text
-from server.editor.text import MAX_ITEMS, char_column, locations_text, utf16_offset
+from server.grounding.edits import introduced, introduced_text
+from server.grounding.text import MAX_ITEMS, char_column, locations_text, utf16_offset
 
 
 def at(line: int, character: int = 0) -> Range:

@@ -126,7 +126,7 @@ async def test_unknown_tool_is_a_failure_naming_the_tools(ctx):
     assert out.status == "error" and "unknown tool" in out.content and "read_file" in out.content
 
 
-# --- a hostile repository (issue 12) ---------------------------------------------------------------------------
+# --- a hostile repository ---------------------------------------------------------------------------
 
 
 async def test_write_file_never_writes_through_a_planted_temp_file_symlink(ctx, tmp_path):
@@ -205,7 +205,7 @@ def quick_deadline(ctx, seconds: float = 2.0):
 
 
 async def test_search_files_catastrophic_regex_is_killed_at_its_deadline_and_says_so(ctx):
-    """Issue 12: ``(a+)+$`` against many a's then '!' backtracks for ever; it runs in a worker that is killed."""
+    """``(a+)+$`` against many a's then '!' backtracks for ever; it runs in a worker that is killed."""
     make(ctx.cwd, {"hits.txt": "plain line\n", "evil.txt": "a" * 60 + "!\n"})
     out = await run_tool(quick_deadline(ctx), "search_files", {"pattern": r"(a+)+$|plain"})
     assert out.status == "ok"
@@ -213,7 +213,7 @@ async def test_search_files_catastrophic_regex_is_killed_at_its_deadline_and_say
 
 
 async def test_list_files_pathological_gitignore_is_killed_at_its_deadline_and_says_so(ctx):
-    """Issue 12: a repository ``.gitignore`` whose globs backtrack polynomially on a long file name."""
+    """A repository ``.gitignore`` whose globs backtrack polynomially on a long file name."""
     make(ctx.cwd, {".gitignore": "a*" * 14 + "b\n", "a" * 200: ""})
     out = await run_tool(quick_deadline(ctx), "list_files", {})
     assert out.status == "ok" and "listing stopped after 2 s" in out.content, out.content
@@ -235,7 +235,7 @@ async def test_read_artifact_search_with_a_catastrophic_regex_times_out_and_says
 
 
 async def test_decomposed_unicode_file_names_are_read_and_written_as_the_filesystem_has_them(ctx):
-    """Issue 12: paths were NFC-normalised, so a decomposed (NFD) name could not be read and write_file created a
+    """Paths were NFC-normalised, so a decomposed (NFD) name could not be read and write_file created a
     second, precomposed file beside it."""
     nfd, nfc = "cafe\u0301.txt", "caf\u00e9.txt"
     (ctx.cwd / nfd).write_text("decomposed\n", encoding="utf-8")

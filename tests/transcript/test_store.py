@@ -199,7 +199,7 @@ async def test_a_corrupt_database_file_is_a_storage_failure(tmp_path):
 
 
 async def test_a_cancelled_write_never_leaves_a_transaction_open_at_any_await_point(store):
-    """Issue 12: a cancel landing while ``BEGIN IMMEDIATE`` was awaited skipped the ROLLBACK, and every later write
+    """A cancel landing while ``BEGIN IMMEDIATE`` was awaited skipped the ROLLBACK, and every later write
     failed with "cannot start a transaction within a transaction" until a restart. Cancel a write after 0, 1, 2 ...
     event-loop steps, until one completes uncancelled, and check after each that the store still writes."""
     session = await store.create_session("/tmp/cancel-points")
@@ -264,7 +264,7 @@ def test_a_script_whose_store_block_raises_still_exits(tmp_path: Path):
 
 def test_a_new_database_appears_whole_so_a_second_server_never_sees_an_empty_file(tmp_path: Path):
     """SQLite creates a new database as a 0-byte file and writes its header a moment later; a second server
-    starting then took it for a truncated store (issue 12's guard) and refused to start. It is made under a
+    starting then took it for a truncated store (the empty-store guard) and refused to start. It is made under a
     temporary name and linked into place instead; a second server that comes second keeps the first one's."""
     from server.transcript.db_file import create_whole, refuse_empty_file
 

@@ -128,7 +128,7 @@ async def test_a_snapshotter_that_raises_never_fails_the_append_it_follows(tmp_p
 
 async def test_B_CACHE_3_a_store_keeps_view_snapshots_when_given_the_pipelines_snapshotter(tmp_path: Path):
     """A program writing a long history through ``open_store`` (the server's way to open the store, with the
-    pipeline's snapshotter injected) leaves it quick to open; a store opened bare keeps none (issue 29: the store
+    pipeline's snapshotter injected) leaves it quick to open; a store opened bare keeps none (the store
     does not import the pipeline)."""
     msgs = long_history(2 * SNAPSHOT_EVERY)
     counts = {}

@@ -47,12 +47,8 @@ cmd('ThreadlineSessions', function(o)
 end, { bang = true, desc = 'Threadline: list and resume sessions (! lists every folder)' })
 
 cmd('ThreadlineAttach', function(o)
-  if o.args ~= '' then
-    require('threadline.attach').attach(o.args)
-  else
-    require('threadline.attach').pick()
-  end
-end, { nargs = '?', desc = 'Threadline: attach to a session the daemon runs (use_daemon), missed updates first' })
+  require('threadline.views').attach({ all = o.bang })
+end, { bang = true, desc = 'Threadline: attach to a session the daemon runs (! lists every session)' })
 
 cmd('ThreadlineContext', function()
   require('threadline.views').context()

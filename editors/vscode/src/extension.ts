@@ -2,12 +2,12 @@
 import * as vscode from 'vscode';
 import { ARTIFACT_SCHEME, ArtifactProvider } from './artifacts';
 import { DIFF_SCHEME, DiffDocuments } from './diffs';
-import { attachPickItems } from './attach';
 import { EditorBridge } from './editor';
 import { ServerManager } from './serverManager';
 import { ContextPanel } from './sidebar/contextPanel';
 import { processPickItems } from './sidebar/processes';
 import { SidebarProvider } from './sidebar/provider';
+import type { SessionInfo } from './rpc/protocol';
 
 export function activate(context: vscode.ExtensionContext): void {
   const output = vscode.window.createOutputChannel('Threadline');
@@ -56,19 +56,6 @@ export function activate(context: vscode.ExtensionContext): void {
       await sidebar.submit(input.trim());
     }),
     command('threadline.cancelTurn', () => sidebar.cancel()),
-    command('threadline.attachSession', async () => {
-      const { sessions } = await server.client.request('listSessions', { limit: 100 });
-      if (!sessions.length) {
-        void vscode.window.showInformationMessage('Threadline: no sessions to attach to.');
-        return;
-      }
-      const pick = await vscode.window.showQuickPick(attachPickItems(sessions), {
-        title: 'Threadline: Attach to Running Session', placeHolder: 'Running and waiting sessions first', matchOnDescription: true,
-      });
-      if (!pick) return;
-      await sidebar.reveal();
-      await sidebar.attachTo(pick.sessionId);
-    }),
     command('threadline.pickModel', () => sidebar.pickModel()),
     command('threadline.compactNow', () => requireSession() && sidebar.compactNow()),
     command('threadline.steerTurn', async (text?: string) => {
@@ -131,6 +118,21 @@ export function activate(context: vscode.ExtensionContext): void {
       void vscode.window.showInformationMessage(key.trim() ? 'Threadline API key saved.' : 'Threadline API key removed; the server environment applies.');
     }),
     command('threadline.restartServer', () => server.restart()),
+    command('threadline.attachSession', async () => {
+      const sessions = await sidebar.daemonSessions();
+      const state = (s: SessionInfo) => (s.waitingForApproval ? 'waiting for approval' : s.running ? 'running' : 'idle');
+      const picked = await vscode.window.showQuickPick(
+        sessions.map((s) => ({
+          label: s.title || '(untitled)',
+          description: `${state(s)} · ${s.attachedClients ?? 0} attached`,
+          detail: `${s.cwd} · ${s.sessionId}`,
+          sessionId: s.sessionId,
+        })),
+        { title: 'Threadline: Attach to Running Session', placeHolder: 'A session the daemon has (running ones first)' });
+      if (!picked) return;
+      await sidebar.reveal();
+      await sidebar.attachTo(picked.sessionId);
+    }),
     command('threadline.showLog', () => output.show(true)),
   );
   void server.client.start().catch((err) => output.appendLine(`[client] ${(err as Error).message}`));

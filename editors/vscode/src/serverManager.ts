@@ -2,8 +2,8 @@
 // server's log in an output channel, and tells the person when the server dies and restarts.
 import * as vscode from 'vscode';
 import type { EditorBridge } from './editor';
-import { daemonCommand } from './attach';
 import { ThreadlineClient } from './rpc/client';
+import { serverCommand } from './rpc/command';
 import type { ApprovalPolicy, InitializationOptions } from './rpc/protocol';
 
 export const API_KEY_SECRET = 'threadline.apiKey';
@@ -54,7 +54,7 @@ export class ServerManager implements vscode.Disposable {
   private createClient(): ThreadlineClient {
     const cfg = vscode.workspace.getConfiguration('threadline');
     const client = new ThreadlineClient({
-      command: daemonCommand(cfg.get<string>('serverCommand') || 'threadline serve', cfg.get<boolean>('useDaemon') ?? false),
+      command: serverCommand(cfg.get<string>('serverCommand') || 'threadline serve', cfg.get<boolean>('useDaemon') ?? false),
       cwd: this.workspaceFolder(),
       env: process.env,
       log: (line) => this.output.appendLine(line),
@@ -100,3 +100,4 @@ export class ServerManager implements vscode.Disposable {
     this.changed.dispose();
   }
 }
+

@@ -1,13 +1,12 @@
 // Entry point of out/testing.js: the vscode-free parts the plain-Node tests exercise.
 export { ThreadlineClient, RpcError } from './rpc/client';
 export type { CrashInfo, ClientOptions } from './rpc/client';
-export { splitCommandLine } from './rpc/command';
+export { serverCommand, splitCommandLine } from './rpc/command';
 export { METHOD_NAMES } from './rpc/protocol';
 export { buildWebviewHtml, makeNonce } from './sidebar/html';
 export { interleaveCompactions, storedDiffs } from './webview/history';
 export { cachedShare, meterLabel, sessionCost } from './webview/meter';
 export { processPickItems } from './sidebar/processes';
-export { Attachments, attachPickItems, daemonCommand } from './attach';
 export { forkSeqBefore, planRewind, rewindDone, turnPickItems } from './sidebar/rewind';
 export { modelButtonLabel, modelPickItems, priceText, windowText } from './models';
 export { outsideSandboxMark, sandboxBadge } from './sandbox';

@@ -49,7 +49,7 @@ class FetchFailed(Exception):
 
 
 @dataclass(frozen=True)
-class Page:
+class FetchedPage:
     url: str  # where the content came from, after redirects
     status: int
     content_type: str
@@ -93,7 +93,7 @@ def hostname(url: httpx.URL) -> str:
     return url.raw_host.decode("ascii").lower().rstrip(".")
 
 
-async def fetch(raw_url: str, web: WebSettings, resolver: Resolver | None = None) -> Page:
+async def fetch(raw_url: str, web: WebSettings, resolver: Resolver | None = None) -> FetchedPage:
     """GET the URL under B-WEB-1; ``FetchRefused``, ``AddressRefused``, ``FetchFailed`` or ``httpx.HTTPError`` say
     why not. The whole fetch, redirects included, ends after ``TOTAL_SECONDS`` (a server dripping bytes under
     the per-read timeout cannot hold the turn)."""
@@ -105,7 +105,7 @@ async def fetch(raw_url: str, web: WebSettings, resolver: Resolver | None = None
         raise FetchFailed(f"{url} took longer than {TOTAL_SECONDS:g} s and was abandoned") from None
 
 
-async def _fetch(url: httpx.URL, web: WebSettings, resolver: Resolver | None) -> Page:
+async def _fetch(url: httpx.URL, web: WebSettings, resolver: Resolver | None) -> FetchedPage:
     guard = AddressGuard(web.allow_private, resolver)
     headers = {"User-Agent": USER_AGENT, "Accept": "text/html, text/*;q=0.9, application/json;q=0.8, */*;q=0.1"}
     async with httpx.AsyncClient(
@@ -128,7 +128,7 @@ async def _fetch(url: httpx.URL, web: WebSettings, resolver: Resolver | None) ->
                     "It was not followed. To read it, call web_fetch with that URL (the user may be asked about "
                     "the new host)."
                 )
-                return Page(str(url), response.status_code, "", "", text, redirected_to=str(target))
+                return FetchedPage(str(url), response.status_code, "", "", text, redirected_to=str(target))
             url = target
     raise FetchFailed(f"more than {MAX_REDIRECTS} redirects, the last to {url}")
 
@@ -149,7 +149,7 @@ def _same_site(a: str, b: str) -> bool:
     return a == b or a == f"www.{b}" or b == f"www.{a}"
 
 
-async def _page(response: httpx.Response) -> Page:
+async def _page(response: httpx.Response) -> FetchedPage:
     media, charset = _media(response)
     declared = response.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
@@ -170,7 +170,7 @@ async def _page(response: httpx.Response) -> Page:
     if response.status_code >= 400:
         excerpt = text[:2000] + ("\n[...]" if len(text) > 2000 else "")
         raise FetchFailed(f"HTTP {response.status_code} {response.reason_phrase} from {response.url}\n{excerpt}")
-    return Page(str(response.url), response.status_code, media, title, text)
+    return FetchedPage(str(response.url), response.status_code, media, title, text)
 
 
 def _media(response: httpx.Response) -> tuple[str, str | None]:

@@ -21,7 +21,6 @@ T.tl.setup({
     THREADLINE_CONTEXT_WINDOW = vim.env.TL_CONTEXT_WINDOW or '64000',
   },
   approval_policy = vim.env.TL_POLICY,
-  use_daemon = vim.env.TL_USE_DAEMON == '1',
 })
 
 --- Wait until cond() is truthy; raise with `what` and the chat buffer on timeout.

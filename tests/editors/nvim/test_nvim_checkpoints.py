@@ -1,4 +1,4 @@
-"""Issue 18 in the Neovim plugin, in a real headless Neovim against the real server and the model double:
+"""Checkpoints, steering and queueing in the Neovim plugin, in a real headless Neovim against the real server and the model double:
 edits reviewed in a diff tab, rewinding from a turn's menu (files, or files and conversation), steer and queue
 while a turn runs, compact now, and an applied edit's diff with its one-key rewind."""
 

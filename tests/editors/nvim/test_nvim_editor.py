@@ -1,4 +1,4 @@
-"""Editor grounding in the Neovim plugin (issue 34), in a real headless Neovim with a real language server from
+"""Editor grounding in the Neovim plugin, in a real headless Neovim with a real language server from
 PyPI (python-lsp-server with pyflakes, test extras) attached to the Python buffers: the error an agent's edit
 introduced reaches the model's next request, ``find_definition`` is answered by the language server, and a
 selection (``:ThreadlineAddSelection``) and an ``@path`` go with the message."""

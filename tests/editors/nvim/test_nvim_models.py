@@ -1,4 +1,4 @@
-"""Issue 15 in the Neovim plugin, in a real headless Neovim against the real server and the model double:
+"""Per-session models in the Neovim plugin, in a real headless Neovim against the real server and the model double:
 ``:ThreadlineModel`` offers listModels' models through vim.ui.select and switches the session with updateSession,
 from its next model call; before any session, the pick is the next session's model."""
 

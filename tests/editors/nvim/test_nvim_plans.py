@@ -1,4 +1,4 @@
-"""Issue 33 in the Neovim plugin, in a real headless Neovim against the real server and the model double: the
+"""Plans and slash commands in the Neovim plugin, in a real headless Neovim against the real server and the model double: the
 plan as a checklist in the chat buffer, `/` completion in the input buffer from listCommands (its
 'completefunc' driven with the real <C-x><C-u> keys), a project command's expansion, a built-in's answer, and
 :ThreadlineContext's breakdown and compactions."""

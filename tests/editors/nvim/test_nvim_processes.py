@@ -1,4 +1,4 @@
-"""Issue 44 in the Neovim plugin, in a real headless Neovim against the real server and the model double:
+"""Background processes in the Neovim plugin, in a real headless Neovim against the real server and the model double:
 ``:ThreadlineProcesses`` lists the session's background processes through vim.ui.select and stops the one
 picked (stopProcess)."""
 

@@ -1,4 +1,4 @@
-"""Issue 30 in the Neovim plugin, in a real headless Neovim against the real server and the model double: the
+"""The sandbox in the Neovim plugin, in a real headless Neovim against the real server and the model double: the
 sandbox state beside the policy (chat and status(); the statusline warns when it is not enforced, B-SBX-2), and an
 approval that would run a command outside the sandbox is marked with its reason (B-SBX-3)."""
 

@@ -10,7 +10,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from server.config import load_settings
-from server.secret_env import secret_vars
+from server.security.secret_env import secret_vars
 from server.tools.base import ToolFailure
 from server.tools.web import search
 from server.tools.web.settings import WebSettings, parse_web

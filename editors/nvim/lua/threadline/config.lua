@@ -5,8 +5,8 @@ M.defaults = {
   -- The server command (a list, as for vim.system) and extra environment variables for it.
   cmd = { 'threadline', 'serve' },
   cmd_env = {},
-  -- Run `threadline connect` (the per-user daemon, docs/DAEMON.md) instead of `threadline serve`: sessions outlive
-  -- Neovim and :ThreadlineAttach attaches to running ones. A cmd ending in "serve" gets "connect" in its place.
+  -- Use the per-user daemon (`threadline connect`, started on demand) so turns outlive Neovim and
+  -- :ThreadlineAttach can follow sessions started elsewhere. Only changes the default cmd.
   use_daemon = false,
   -- Working directory of the server process (nil: Neovim's).
   cmd_cwd = nil,
@@ -58,17 +58,18 @@ end
 --- The server command to run. When cmd is the default and `threadline` is not on PATH, a plugin loaded from a
 --- Threadline checkout (editors/nvim) uses the checkout's .venv/bin/threadline.
 function M.resolve_cmd()
-  local cmd = vim.deepcopy(M.options.cmd)
-  if vim.deep_equal(cmd, M.defaults.cmd) and vim.fn.executable(cmd[1]) ~= 1 then
-    local here = debug.getinfo(1, 'S').source:gsub('^@', '')
-    local repo = vim.fn.fnamemodify(here, ':p:h:h:h:h:h')
-    local venv = repo .. '/.venv/bin/threadline'
-    if vim.fn.executable(venv) == 1 then
-      cmd = { venv, 'serve' }
+  local cmd = M.options.cmd
+  local sub = M.options.use_daemon and 'connect' or 'serve'
+  if vim.deep_equal(cmd, M.defaults.cmd) then
+    if vim.fn.executable(cmd[1]) ~= 1 then
+      local here = debug.getinfo(1, 'S').source:gsub('^@', '')
+      local repo = vim.fn.fnamemodify(here, ':p:h:h:h:h:h')
+      local venv = repo .. '/.venv/bin/threadline'
+      if vim.fn.executable(venv) == 1 then
+        return { venv, sub }
+      end
     end
-  end
-  if M.options.use_daemon and cmd[#cmd] == 'serve' then
-    cmd[#cmd] = 'connect'
+    return { cmd[1], sub }
   end
   return cmd
 end

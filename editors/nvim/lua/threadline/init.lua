@@ -62,9 +62,8 @@ local function on_notification(method, params)
   if not s or type(u) ~= 'table' then
     return
   end
-  -- seq numbers a session's updates: a re-attach asks for those after the last one seen and never shows one twice
-  local seq = tonumber(fmt.val(params.seq))
-  if seq then
+  local seq = fmt.val(params.seq)
+  if type(seq) == 'number' then -- a re-attach asks for what came after this one
     if s.seq and seq <= s.seq then
       return
     end
@@ -96,9 +95,7 @@ local function on_exit(transport, code, signal, expected)
   end
   S.transport = nil
   for _, s in pairs(S.sessions) do
-    -- a new server numbers updates afresh; a session that was attached attaches again when shown
-    s.running, s.active, s.seq = false, nil, nil
-    s.detached, s.attached = s.attached or s.detached, nil
+    s.running, s.active = false, nil
   end
   if expected then
     return
@@ -165,9 +162,7 @@ function M.stop(wait)
   if t then
     S.transport = nil
     for _, s in pairs(S.sessions) do
-      -- a new server numbers updates afresh; a session that was attached attaches again when shown
-      s.running, s.active, s.seq = false, nil, nil
-      s.detached, s.attached = s.attached or s.detached, nil
+      s.running, s.active = false, nil
     end
     t:stop(wait, config.options.shutdown_timeout)
   end
@@ -200,9 +195,6 @@ local function new_session(id, cwd)
   return s
 end
 
---- A new session table with its chat buffer (internal; threadline.attach).
-M._new_session = new_session
-
 local function load_context_size(s)
   M.request('getContextView', { sessionId = s.id }, function(err, r)
     if not err and type(r) == 'table' then
@@ -233,14 +225,6 @@ end
 
 --- Make a session current and show it.
 local function activate(s, show)
-  local prev = S.current
-  if prev and prev ~= s and prev.attached then -- switching away from an attached session detaches it
-    require('threadline.attach').detach(prev)
-  end
-  if s.detached and not s.attached then -- back to a session detached from: attach again, from the last seq seen
-    require('threadline.attach').attach(s.id, { cwd = s.cwd, show = show })
-    return
-  end
   S.current = s
   if show ~= false then
     M.show(s)
@@ -326,6 +310,60 @@ function M.resume(session_id, opts, callback)
   page(nil)
 end
 
+--- attach(session_id, { cwd = ... }, callback): follow a session the daemon runs (use_daemon). Its kept updates
+--- replay into a fresh chat buffer, then live ones stream as for a local session; an approval that waited is
+--- asked on attach. When the daemon no longer keeps the start, the stored transcript loads instead.
+function M.attach(session_id, opts, callback)
+  opts = opts or {}
+  callback = callback or function() end
+  local s = S.sessions[session_id]
+  local function detach_on_close(x)
+    vim.api.nvim_create_autocmd('BufWipeout', { buffer = x.chat.buf, once = true, callback = function()
+      M.detach(session_id)
+    end })
+  end
+  if not (s and s.chat:valid()) then
+    s = new_session(session_id, opts.cwd)
+    detach_on_close(s)
+    activate(s, opts.show)
+  end
+  M.request('attachSession', { sessionId = session_id, sinceSeq = s.seq or 0 }, function(err, r)
+    if err then
+      s.chat:error(err)
+      callback(err)
+      return
+    end
+    s.running = fmt.val(r.running) == true
+    if fmt.val(r.truncated) ~= true then
+      s.attached = true
+    else
+      -- The replay started late: reload the stored transcript in a new buffer, then follow from the current seq.
+      pcall(vim.api.nvim_buf_delete, s.chat.buf, { force = true })
+      S.sessions[session_id] = nil
+      M.resume(session_id, { cwd = opts.cwd, show = opts.show }, function(e)
+        local fresh = S.sessions[session_id]
+        if fresh then
+          fresh.seq, fresh.attached, fresh.running = fmt.val(r.seq), true, s.running
+          detach_on_close(fresh)
+        end
+        callback(e, session_id)
+      end)
+      return
+    end
+    load_context_size(s)
+    callback(nil, session_id)
+  end)
+end
+
+--- detach(session_id): stop following a session; its running turn goes on in the daemon.
+function M.detach(session_id)
+  local s = S.sessions[session_id]
+  if s and s.attached and S.transport and S.transport:is_running() then
+    s.attached = nil
+    M.request('detachSession', { sessionId = session_id }, function() end)
+  end
+end
+
 -- --- turns (threadline.turns) ---------------------------------------------------------------------------
 
 local turns = require('threadline.turns')
@@ -383,14 +421,6 @@ end
 --- statusline() -> the status line text of status() (threadline.status.line), e.g. "TL 12.3k/64k".
 function M.statusline()
   return status.line(M.status())
-end
-
---- Make s current and show it (internal; threadline.attach).
-M._activate = activate
-
---- A session table by id, or nil (internal; threadline.attach).
-function M._session(id)
-  return S.sessions[id]
 end
 
 --- The current session table (internal; used by the commands).

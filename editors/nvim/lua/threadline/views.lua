@@ -88,6 +88,48 @@ function M.sessions(opts, callback)
   end)
 end
 
+--- A listSessions item for :ThreadlineAttach: its state in the daemon first.
+function M.format_running(info)
+  local state = fmt.val(info.waitingForApproval) == true and 'waiting for approval'
+    or (fmt.val(info.running) == true and 'running' or 'idle')
+  return ('[%s, %s attached]  %s'):format(state, fmt.str(fmt.val(info.attachedClients) or 0), M.format_session(info))
+end
+
+--- :ThreadlineAttach: pick a session the daemon has (running ones first) and follow it live.
+function M.attach(opts, callback)
+  opts = opts or {}
+  callback = callback or function() end
+  tl().request('listSessions', { limit = opts.limit or 100 }, function(err, r)
+    if err then
+      vim.notify('threadline: listSessions failed: ' .. fmt.str(err.message), vim.log.levels.ERROR)
+      callback(err)
+      return
+    end
+    local sessions = {}
+    for _, info in ipairs(fmt.val(r.sessions) or {}) do
+      if opts.all or fmt.val(info.running) == true or fmt.val(info.waitingForApproval) == true then
+        sessions[#sessions + 1] = info
+      end
+    end
+    if #sessions == 0 then
+      vim.notify('threadline: no running sessions (:ThreadlineAttach! lists all)', vim.log.levels.INFO)
+      callback(nil, nil)
+      return
+    end
+    vim.ui.select(sessions, {
+      prompt = 'Threadline: attach to',
+      kind = 'threadline_session',
+      format_item = M.format_running,
+    }, function(choice)
+      if not choice then
+        callback(nil, nil)
+        return
+      end
+      tl().attach(choice.sessionId, { cwd = fmt.val(choice.cwd) }, callback)
+    end)
+  end)
+end
+
 -- --- :ThreadlineContext --------------------------------------------------------------------------------
 
 local function content_text(content)

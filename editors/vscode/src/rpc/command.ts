@@ -29,3 +29,9 @@ export function splitCommandLine(line: string): string[] {
   if (inWord) words.push(word);
   return words;
 }
+
+/** With the daemon, the same command's `serve` becomes `connect` (a bridge to the per-user daemon, started on
+ *  demand), so sessions outlive the window and other clients' sessions can be attached. */
+export function serverCommand(command: string, useDaemon: boolean): string {
+  return useDaemon ? command.replace(/(^|\s)serve(\s|$)/, '$1connect$2') : command;
+}

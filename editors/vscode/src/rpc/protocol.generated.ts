@@ -270,7 +270,7 @@ export interface CommandInfo {
   argumentHint?: string | null;
 }
 /**
- * A built-in slash command the server answered without a model call (issue 33): its name and what it says.
+ * A built-in slash command the server answered without a model call: its name and what it says.
  */
 export interface CommandOutcome {
   name: string;
@@ -303,7 +303,7 @@ export interface CompactionRecord {
   focus?: string | null;
 }
 /**
- * What fills the request, in estimated tokens (issue 33): ``systemPrompt + projectContext + summary +
+ * What fills the request, in estimated tokens: ``systemPrompt + projectContext + summary +
  * messages + placeholders == estimatedTokens``, ``toolDefinitions == reservedTokens``, and ``free`` is what the
  * window has left: ``max(0, contextWindowTokens - estimatedTokens - reservedTokens)``.
  */
@@ -527,7 +527,7 @@ export interface FileContext {
   uri: string;
 }
 /**
- * A file change as whole texts before and after (issue 18); ``oldText`` is empty for a new file.
+ * A file change as whole texts before and after; ``oldText`` is empty for a new file.
  */
 export interface FileDiff {
   path: string;
@@ -903,7 +903,7 @@ export interface SearchTranscriptResult {
   hits: SearchHit[];
 }
 /**
- * Text the user selected in the editor (issue 34); ``range`` None: the whole buffer as the editor holds it
+ * Text the user selected in the editor; ``range`` None: the whole buffer as the editor holds it
  * (an ACP embedded resource).
  */
 export interface SelectionContext {

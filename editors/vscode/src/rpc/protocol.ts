@@ -4,7 +4,7 @@
 import type * as G from './protocol.generated';
 
 export type {
-  AttachSessionResult, CommandInfo, CompactionRecord, ContextBreakdown, PlanEntry,
+  CommandInfo, CompactionRecord, ContextBreakdown, PlanEntry,
   CompactSessionResult, ContextViewResult, EventItem, FileDiff, InitializationOptions, ListModelsResult, McpServerInfo,
   ModelInfo, ModelPrice, OpenAIToolCall, ProcessInfo, ProviderOptions, ReadArtifactParams, ReadArtifactResult, RememberedApproval, RequestApprovalParams,
   RewindFilesResult, SandboxStatus, SessionInfo, SessionUpdate, SubmitTurnResult, TranscriptItem, TurnCheckpoints, TurnError,

@@ -14,7 +14,6 @@ import { ModelPicker } from './modelPicker';
 import { sandboxBadge } from '../sandbox';
 import { RewindActions } from './rewindActions';
 import { storedDiffs } from '../webview/history';
-import { Attachments } from '../attach';
 
 const CURRENT_KEY = 'threadline.currentSession';
 
@@ -24,6 +23,8 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
   private currentId: string | undefined;
   private running: string | undefined; // session id of the running turn
   private turnsInFlight = 0; // submitTurn requests not answered yet (the running turn and queued ones)
+  private seqs = new Map<string, number>(); // last sessionUpdate seq seen per session: a re-attach resumes after it
+  private attachedIds = new Set<string>(); // sessions followed with attachSession (daemon sessions started elsewhere)
   private readonly artifacts = new Map<string, Set<string>>(); // session -> artifact ids seen
   private readonly disposables: vscode.Disposable[] = [];
   private clientDisposables: vscode.Disposable[] = [];
@@ -31,7 +32,6 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
   private readonly rewinds: RewindActions;
   private readonly models: ModelPicker;
   private readonly updateEmitter = new vscode.EventEmitter<SessionUpdate>();
-  private readonly attachments = new Attachments(() => this.server.client); // daemon sessions (attachTo)
   readonly onUpdate = this.updateEmitter.event;
 
   constructor(private readonly context: vscode.ExtensionContext, private readonly server: ServerManager,
@@ -172,7 +172,6 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
   private async createSession(title?: string): Promise<string> {
     const cwd = this.server.workspaceFolder() ?? process.cwd();
     const model = this.models.forNextSession;
-    await this.attachments.detachUnless();
     const { sessionId, sandbox } = await this.server.client.request('createSession', {
       cwd, ...(title ? { title } : {}), ...(typeof model === 'string' ? { model } : {}) });
     this.models.taken();
@@ -188,7 +187,6 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
   }
 
   async selectSession(sessionId: string): Promise<void> {
-    await this.attachments.detachUnless(sessionId); // switching away from an attached session detaches it
     await this.setCurrent(sessionId);
     const history = await this.readHistory(sessionId);
     const events = await this.readStoredEvents(sessionId);
@@ -201,20 +199,6 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     await this.estimateMeter(sessionId);
     await this.showMcpServers(sessionId);
     await this.showCommands(sessionId);
-  }
-
-  /** Attach to a session the daemon runs: every kept update replayed into an empty view, then live ones; an
-   * approval still waiting is asked again. When some are no longer kept, the stored history is loaded instead. */
-  async attachTo(sessionId: string): Promise<void> {
-    await this.attachments.detachUnless(sessionId);
-    await this.setCurrent(sessionId);
-    this.post({ type: 'session', session: { sessionId, title: '' }, history: [] });
-    const r = await this.attachments.attach(sessionId, true);
-    if (r.running && !this.running) {
-      this.running = sessionId;
-      this.post({ type: 'turn', running: true });
-    }
-    if (r.truncated) await this.selectSession(sessionId);
   }
 
   /** The session's slash commands, for the composer's `/` completion (issue 33). */
@@ -297,13 +281,47 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     }
   }
 
+  /** Follow a session the daemon runs (started by `threadline exec --detach`, another window, a terminal): its
+   *  kept updates replay, then live ones stream as for a local turn; an approval that waited is asked again. With
+   *  ``resume`` (a reconnect) the chat already shows everything up to the last seen seq and only the rest comes. */
+  async attachTo(sessionId: string, resume = false): Promise<void> {
+    if (!resume) {
+      await this.setCurrent(sessionId);
+      this.seqs.delete(sessionId);
+      this.post({ type: 'session', session: { sessionId, title: '' }, history: [] });
+    }
+    const r = await this.server.client.request('attachSession', { sessionId, sinceSeq: this.seqs.get(sessionId) ?? 0 });
+    this.attachedIds.add(sessionId);
+    if (r.truncated) {
+      // The daemon no longer keeps the start: the stored transcript, then the live updates after r.seq.
+      await this.selectSession(sessionId);
+      this.seqs.set(sessionId, r.seq);
+    } else {
+      await this.showSandbox(sessionId);
+      await this.estimateMeter(sessionId);
+    }
+    if (r.running && !this.running) {
+      this.running = sessionId;
+      this.post({ type: 'turn', running: true });
+    }
+  }
+
+  /** The daemon's sessions, running and waiting first, for "Attach to Running Session". */
+  async daemonSessions(): Promise<SessionInfo[]> {
+    const { sessions } = await this.server.client.request('listSessions', { limit: 100 });
+    const live = (s: SessionInfo) => (s.waitingForApproval ? 2 : s.running ? 1 : 0);
+    return [...sessions].sort((a, b) => live(b) - live(a));
+  }
+
   private async onReady(): Promise<void> {
     this.post({ type: 'server', state: toServerState(this.server.client.state) });
     if (this.server.editor) this.post({ type: 'chips', chips: this.server.editor.chips() });
     await this.server.client.start();
     const sessions = await this.refreshSessions();
     if (this.currentId && !sessions.some((s) => s.sessionId === this.currentId)) await this.setCurrent(undefined);
-    if (this.currentId) await this.selectSession(this.currentId);
+    const reattach = this.currentId !== undefined && this.attachedIds.has(this.currentId);
+    if (reattach) await this.attachTo(this.currentId!, true);
+    else if (this.currentId) await this.selectSession(this.currentId);
     this.approvals.repost();
     if (this.running) this.post({ type: 'turn', running: true });
   }
@@ -366,18 +384,30 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
   }
 
   private async setCurrent(id: string | undefined): Promise<void> {
+    const left = this.currentId;
+    if (left && left !== id && this.attachedIds.delete(left)) {
+      // Switching away stops following it; its turn goes on in the daemon.
+      void this.server.client.request('detachSession', { sessionId: left }).catch(() => undefined);
+    }
     this.currentId = id;
     await this.context.workspaceState.update(CURRENT_KEY, id);
   }
 
   private attach(client: ThreadlineClient): void {
-    this.attachments.reset();
     this.clientDisposables.forEach((d) => d.dispose());
     this.clientDisposables = [
       client.onUpdate((params) => {
-        if (!this.attachments.fresh(params)) return; // shown already (a replay after an attach)
         const u = params.update;
-        if (u.kind === 'turnCompleted' && this.turnsInFlight === 0 && this.running === params.sessionId) this.running = undefined;
+        const seq = (params as { seq?: number | null }).seq;
+        if (typeof seq === 'number') {
+          const last = this.seqs.get(params.sessionId);
+          if (last !== undefined && seq <= last) return; // already shown (a replay overlapping what came live)
+          this.seqs.set(params.sessionId, seq);
+        }
+        if (u.kind === 'turnCompleted' && this.running === params.sessionId && this.turnsInFlight === 0) {
+          this.running = undefined; // an attached turn this window did not submit
+          this.post({ type: 'turn', running: false });
+        }
         if (u.kind === 'artifactCreated') this.noteArtifact(params.sessionId, u.artifactId);
         if (u.kind === 'toolResult' && u.artifactId) this.noteArtifact(params.sessionId, u.artifactId);
         if (u.kind === 'toolResult' && u.diff) this.diffs.remember(u.toolCallId, u.diff, params.sessionId, params.turnId ?? undefined);
@@ -389,10 +419,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
         this.post({ type: 'server', state: toServerState(state) });
         if (state === 'crashed') this.approvals.withdrawAll();
       }),
-      client.onRestart(() => {
-        this.attachments.reset();
-        void this.refreshSessions().catch(() => undefined);
-      }),
+      client.onRestart(() => void this.refreshSessions().catch(() => undefined)),
     ];
     client.setApprovalHandler((params, token) => this.approvals.ask(params, token));
   }

@@ -1,4 +1,4 @@
-"""Slash commands (issue 33): markdown prompts a user invokes as ``/name args`` at the start of a turn's text.
+"""Slash commands: markdown prompts a user invokes as ``/name args`` at the start of a turn's text.
 
 Project commands are ``.threadline/commands/NAME.md`` in the session folder, user commands
 ``$THREADLINE_HOME/commands/NAME.md``; a project command wins over a user command of the same name, and the

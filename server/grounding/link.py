@@ -1,7 +1,7 @@
 """The connection's way to ask the editor: what it advertised at ``initialize`` and the bounded requests.
 
 A client error, a malformed answer or no answer within the timeout is ``EditorUnavailable``, whose message the
-tools hand to the model as their result: the editor's trouble never fails a turn (issue 34).
+tools hand to the model as their result: the editor's trouble never fails a turn.
 """
 
 from __future__ import annotations

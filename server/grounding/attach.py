@@ -1,4 +1,4 @@
-"""Context in the prompt (issue 34): what the user points at, attached to the user message.
+"""Context in the prompt: what the user points at, attached to the user message.
 
 ``submitTurn {context}`` items (a selection, a file, a file's diagnostics) and every ``@relative/path`` in the text
 that names a file become ``<context ...>`` blocks after the user's text, stored in the user message, so the pipeline
@@ -18,10 +18,10 @@ from pathlib import Path
 from protocol.editor import EditorDiagnosticsParams
 from protocol.turns import ContextItem, DiagnosticsContext, FileContext, SelectionContext
 from server.artifacts import ArtifactStore
-from server.editor.link import EditorLink, EditorUnavailable, uri_to_path
-from server.editor.text import diagnostics_text
+from server.grounding.link import EditorLink, EditorUnavailable, uri_to_path
+from server.grounding.text import diagnostics_text
+from server.project.workspace import NotRegularFile, is_inside, read_regular_file
 from server.sandbox.policy import is_hidden
-from server.workspace import NotRegularFile, is_inside, read_regular_file
 
 MAX_FILE_BYTES = 8 * 1024 * 1024  # a file past this is not attached at all (a note says so)
 MAX_ITEMS = 50  # context items and mentions in one prompt
@@ -30,7 +30,7 @@ MENTION = re.compile(r"(?<![\w@/.])@((?:\.{0,2}/)?[\w.\-]+(?:/[\w.\-]+)*)")
 
 
 @dataclass
-class Attached:
+class AttachedContext:
     """The user message's text with the blocks after it, and the notes on what was not attached."""
 
     text: str
@@ -143,7 +143,7 @@ async def attach_context(
     text: str,
     items: list[ContextItem],
     hidden: tuple[str, ...] = (),
-) -> Attached:
+) -> AttachedContext:
     """The user message with its attachments (see the module doc); the notes say what was refused and why.
     Nothing in ``hidden`` (the sandbox's deny list, resolved) is attached."""
     attacher = _Attacher(cwd, session_id, artifacts, editor, hidden)
@@ -154,4 +154,4 @@ async def attach_context(
     await attacher.mentions(text)
     notes = [f"[{note}]" for note in attacher.notes]
     full = "\n\n".join(part for part in [text, *attacher.blocks, *notes] if part)
-    return Attached(full, attacher.notes)
+    return AttachedContext(full, attacher.notes)

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from server.prompt import SYSTEM_PROMPT
-from server.workspace import NotRegularFile, is_inside, read_regular_file
+from server.project.prompt import SYSTEM_PROMPT
+from server.project.workspace import NotRegularFile, is_inside, read_regular_file
 
 MAX_SOURCE_CHARS = 32_000
 MAX_SOURCE_BYTES = 4 * MAX_SOURCE_CHARS + 4  # read no more than can be used (UTF-8 is at most 4 bytes a char)

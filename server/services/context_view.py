@@ -38,9 +38,9 @@ from server.agent.views import (
 )
 from server.context import RequestView, ViewSettings, fit_to_window
 from server.context.breakdown import Breakdown, breakdown
-from server.editor.tools import editor_tools
 from server.emit import Emitter
 from server.errors import InvalidParams
+from server.grounding.tools import editor_tools
 from server.mcp.service import load_frozen
 from server.sandbox.mode import session_sandbox
 from server.services.models import view_settings
@@ -59,8 +59,7 @@ from server.services.processes import process_infos
 from server.services.subagents import task_spec
 from server.sessions import Session
 from server.tools.web.tools import search_tools
-from server.transcript import Session as StoredSession
-from server.transcript import Store
+from server.transcript import Store, StoredSession
 
 
 class ContextNeeds(

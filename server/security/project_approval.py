@@ -2,7 +2,7 @@
 
 A cloned repository must not run programs by being opened, so such a thing runs only once the user approved it,
 by a key that hashes exactly what it runs (a server's command, arguments and environment; a hooks file's content):
-an edited file asks again (issue 28). "Allow always" is kept in a trust file under the data folder, per project
+an edited file asks again. "Allow always" is kept in a trust file under the data folder, per project
 folder (``ProjectTrust``); "allow once" and "reject" hold for the session and that key (the ``decided`` map the
 caller's session slot holds: ``server.mcp.service.McpChoices``, ``server.hooks.service.HookChoices``). MCP and
 hooks ask through the one ``approve`` below, so the two cannot drift apart.
@@ -87,7 +87,7 @@ async def approve(
 ) -> bool:
     """May ``item`` run? Allowed always for this folder and key, else decided in this session for this key, else
     the client is asked: "allow always" is kept in ``trust``, the answer in ``decided``. ``unattended``: nobody
-    may be asked (issue 31); the notice to give, and it does not run. No valid answer is a refusal, never a silent
+    may be asked; the notice to give, and it does not run. No valid answer is a refusal, never a silent
     allow."""
     if trust.allowed_key(item.project, item.name, item.key):
         return True

@@ -1,4 +1,4 @@
-"""Diagnostics after edits (issue 34): the editor's problems for a file before and after the agent writes it;
+"""Diagnostics after edits: the editor's problems for a file before and after the agent writes it;
 the errors and warnings the write introduced are appended to the tool result, under ``INTRODUCED_MARKER``, which
 makes the call a failure for the summary (``server.context.failures.is_failure``). The errors and warnings the
 write made go away are appended under ``RESOLVED_MARKER``; when none are left in the file the header says so
@@ -18,8 +18,8 @@ from pathlib import Path
 
 from protocol.editor import Diagnostic, EditorDiagnosticsParams
 from server.context.failures import CLEAN_NOTE, INTRODUCED_MARKER, RESOLVED_MARKER
-from server.editor.link import EditorLink, EditorUnavailable, path_to_uri
-from server.editor.text import counts, diagnostic_line
+from server.grounding.link import EditorLink, EditorUnavailable, path_to_uri
+from server.grounding.text import counts, diagnostic_line
 
 POLL_SECONDS = 0.25
 MAX_LISTED = 20  # problems listed after an edit; the rest are counted

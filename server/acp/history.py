@@ -21,7 +21,7 @@ from server.transcript import StoredMessage
 UNANSWERED = "No result was stored for this tool call."
 
 
-def replay(messages: Iterable[StoredMessage], cwd: Path) -> Iterator[Any]:
+def history_updates(messages: Iterable[StoredMessage], cwd: Path) -> Iterator[Any]:
     open_calls: dict[str, tuple[str, Any]] = {}
     for msg in messages:
         if msg.role == "user":

@@ -1,5 +1,5 @@
 """How editor answers read to the model: relative paths, 1-based lines and columns, one source line per
-location, capped with a count of the rest (issue 34). Positions on the wire count UTF-16 code units (LSP)."""
+location, capped with a count of the rest. Positions on the wire count UTF-16 code units (LSP)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from protocol.editor import Diagnostic, Location, SymbolInfo
-from server.editor.link import uri_to_path
-from server.workspace import is_inside
+from server.grounding.link import uri_to_path
+from server.project.workspace import is_inside
 
 MAX_ITEMS = 50  # locations, symbols or diagnostics listed; the rest are counted
 MAX_SOURCE_CHARS = 200  # a source line longer than this is cut

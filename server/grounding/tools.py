@@ -1,4 +1,4 @@
-"""The editor's language features as agent tools, offered only for what the client advertised (issue 34).
+"""The editor's language features as agent tools, offered only for what the client advertised.
 
 Lines and columns are 1-based for the model and become LSP's 0-based, UTF-16 positions on the wire; paths stay
 inside the session folder. Whatever goes wrong with the editor reads as ``Tool failed: ...``, never a failed turn.
@@ -16,11 +16,11 @@ from protocol.editor import (
     EditorWorkspaceSymbolsParams,
     Position,
 )
-from server.editor.link import EditorLink, EditorUnavailable, path_to_uri, uri_to_path
-from server.editor.text import diagnostics_text, locations_text, read_line, symbols_text, utf16_offset
+from server.grounding.link import EditorLink, EditorUnavailable, path_to_uri, uri_to_path
+from server.grounding.text import diagnostics_text, locations_text, read_line, symbols_text, utf16_offset
+from server.project.workspace import OutsideWorkspace, is_inside, resolve_inside
 from server.sandbox.policy import is_hidden
 from server.tools.base import Tool, ToolContext, ToolDenied, ToolFailure, require_str, schema
-from server.workspace import OutsideWorkspace, is_inside, resolve_inside
 
 _PATH = {"type": "string", "description": "File path, relative to the session folder"}
 _LINE = {"type": "integer", "minimum": 1, "description": "1-based line"}

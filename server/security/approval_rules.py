@@ -1,4 +1,4 @@
-"""``[approvals]`` in config.toml: commands the user allows without being asked, in every session (issue 31).
+"""``[approvals]`` in config.toml: commands the user allows without being asked, in every session.
 
 ```toml
 [approvals]

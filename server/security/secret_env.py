@@ -7,7 +7,7 @@ removed from the environment, handing them over a pipe that the new image reads 
 
 The secrets are every variable the server reads a key from: the built-in key variables (``KEY_VARS``), whatever
 ``api_key_env`` names in ``config.toml`` (``[provider]``, each ``[models.NAME]`` and ``[web]`` with Brave search;
-any name, issue 28), and
+any name), and
 ``THREADLINE_BASE_URL`` when it carries a password (``http://user:PASS@host/v1``), and key-like variables that
 config.toml's MCP servers name as ``${VAR}``. Any other variable holding the same value goes too. Children (commands, MCP servers, ``threadline acp``'s) inherit the cleaned block.
 """
@@ -22,9 +22,9 @@ from collections.abc import Mapping
 from urllib.parse import urlsplit
 
 from server.config_file import BRAVE_KEY_ENV, ConfigError, home_folder, read_config
-from server.key_handover import FD_VAR as _FD_VAR
-from server.key_handover import KEY_VARS
-from server.key_handover import hand_over as _hand_over
+from server.security.key_handover import FD_VAR as _FD_VAR
+from server.security.key_handover import KEY_VARS
+from server.security.key_handover import hand_over as _hand_over
 
 __all__ = ["KEY_VARS", "handed_over", "reexec_without_keys", "secret_vars", "take_keys"]
 
@@ -87,8 +87,8 @@ def reexec_without_keys() -> None:
     """Re-execute this process without its secrets (or any variable holding the same value) in its environment;
     returns only when there is nothing to hide, or after the re-exec (in the new image).
 
-    A client that started this server may have handed the built-in keys over already (``server.key_handover``): then
-    there is nothing left to hide and no second interpreter start (issue 31). Whatever secret the environment still
+    A client that started this server may have handed the built-in keys over already (``server.security.key_handover``): then
+    there is nothing left to hide and no second interpreter start. Whatever secret the environment still
     holds is hidden the same way, together with what was handed over."""
     found = secret_vars(os.environ)
     if not found:

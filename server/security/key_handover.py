@@ -1,7 +1,7 @@
 """Handing provider keys to a server process over a pipe instead of its environment (stdlib only).
 
-``server.secret_env`` uses it when the server re-executes itself to hide its keys; a client that starts the server
-(``server.cli.client``) uses it first, so the server has nothing to hide and starts once (issue 31). The client
+``server.security.secret_env`` uses it when the server re-executes itself to hide its keys; a client that starts the server
+(``server.cli.client``) uses it first, so the server has nothing to hide and starts once. The client
 hands over the built-in key variables only (it reads no configuration); the server hides whatever else it finds.
 """
 

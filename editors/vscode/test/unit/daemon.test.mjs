@@ -1,0 +1,66 @@
+// The extension's side of the daemon (docs/DAEMON.md) through its RPC layer: with threadline.useDaemon the client
+// spawns `threadline connect`; a turn started by `threadline exec --detach` waits for an approval with nobody
+// attached; the client lists it as waiting, attaches from seq 0, sees the earlier updates, answers, sees the end.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { REPO, SERVER_COMMAND, collectUpdates, lib, startFakeProvider, tempDir } from '../support/harness.mjs';
+
+test('serverCommand swaps serve for connect only with the daemon', () => {
+  assert.equal(lib.serverCommand('threadline serve', false), 'threadline serve');
+  assert.equal(lib.serverCommand('threadline serve', true), 'threadline connect');
+  assert.equal(lib.serverCommand('/opt/tl/bin/threadline serve --log-level debug', true), '/opt/tl/bin/threadline connect --log-level debug');
+  assert.equal(lib.serverCommand('/srv/serve/threadline serve', true), '/srv/serve/threadline connect');
+});
+
+test('B-DAEMON-1: attach to a detached turn, see what came before, answer its approval, see it finish', { timeout: 240000 }, async () => {
+  const provider = await startFakeProvider();
+  const home = tempDir('tl-daemon-');
+  const work = tempDir('tl-work-');
+  const env = { ...process.env, THREADLINE_HOME: home, THREADLINE_BASE_URL: provider.url, THREADLINE_MODEL: 'fake-model', THREADLINE_API_KEY: 'test-key', THREADLINE_CONTEXT_WINDOW: '64000' };
+  let client;
+  try {
+    await provider.push([
+      { tool_calls: [{ id: 'call_w', name: 'write_file', arguments: { path: 'report.txt', content: 'ready\n' } }] },
+      { content: 'report written' },
+    ]);
+    const bin = SERVER_COMMAND.replace(/ serve$/, '');
+    const sid = execFileSync(bin, ['exec', '--detach', '--cwd', work, 'write the report'], { env, cwd: REPO, encoding: 'utf8', timeout: 120000 }).trim();
+    assert.match(sid, /^ses_/);
+
+    client = new lib.ThreadlineClient({ command: lib.serverCommand(SERVER_COMMAND, true), cwd: REPO, env, log: () => undefined });
+    const approvals = [];
+    client.setApprovalHandler(async (params) => (approvals.push(params), 'allowOnce'));
+    const updates = collectUpdates(client);
+    await client.start();
+    let listed;
+    for (let i = 0; i < 600 && !listed?.waitingForApproval; i++) {
+      const { sessions } = await client.request('listSessions', { limit: 100 });
+      listed = sessions.find((s) => s.sessionId === sid);
+      if (!listed?.waitingForApproval) await new Promise((r) => setTimeout(r, 200));
+    }
+    assert.equal(listed?.waitingForApproval, true, JSON.stringify(listed));
+    assert.equal(listed.running, true);
+
+    const r = await client.request('attachSession', { sessionId: sid, sinceSeq: 0 });
+    assert.equal(r.truncated ?? false, false);
+    await updates.waitFor((u) => u.sessionId === sid && u.update.kind === 'turnCompleted', 120000);
+    const mine = updates.updates.filter((u) => u.sessionId === sid);
+    const seqs = mine.map((u) => u.seq);
+    assert.deepEqual(seqs, seqs.map((_, i) => seqs[0] + i), 'no gap, no duplicate');
+    assert.ok(seqs[0] <= r.seq, 'the earlier updates were replayed');
+    assert.ok(mine.some((u) => u.update.kind === 'toolCall'), 'the tool call made while nobody was attached');
+    assert.equal(approvals.length, 1);
+    assert.equal(approvals[0].tool, 'write_file');
+    assert.equal(fs.readFileSync(path.join(work, 'report.txt'), 'utf8'), 'ready\n');
+  } finally {
+    await client?.stop?.().catch(() => undefined);
+    try {
+      const pid = Number(fs.readFileSync(path.join(home, 'daemon', 'lock'), 'utf8').trim());
+      if (pid) process.kill(pid, 'SIGTERM');
+    } catch { /* no daemon left */ }
+    provider.stop();
+  }
+});
