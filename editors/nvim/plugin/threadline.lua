@@ -47,8 +47,12 @@ cmd('ThreadlineSessions', function(o)
 end, { bang = true, desc = 'Threadline: list and resume sessions (! lists every folder)' })
 
 cmd('ThreadlineAttach', function(o)
-  require('threadline.views').attach({ all = o.bang })
-end, { bang = true, desc = 'Threadline: attach to a session the daemon runs (! lists every session)' })
+  if o.args ~= '' then
+    require('threadline').attach(o.args)
+  else
+    require('threadline.views').attach({ all = o.bang })
+  end
+end, { nargs = '?', bang = true, desc = 'Threadline: attach to a session the daemon runs (! lists every session)' })
 
 cmd('ThreadlineContext', function()
   require('threadline.views').context()

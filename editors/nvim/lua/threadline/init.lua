@@ -89,6 +89,17 @@ local function on_request(method, params)
   return nil, vim.lsp.rpc.rpc_response_error(vim.lsp.protocol.ErrorCodes.MethodNotFound, 'unknown method ' .. method)
 end
 
+--- The connection to the server is gone. A new server numbers its updates from 1 again: a session forgets its last
+--- seq, so none is dropped as already shown; one that was attached keeps it and attaches again when shown (the same
+--- daemon replays what came after it, a new one answers truncated and the transcript reloads).
+local function gone(s)
+  if s.attached then
+    s.attached, s.reattach = nil, true
+  elseif not s.reattach then
+    s.seq = nil
+  end
+end
+
 local function on_exit(transport, code, signal, expected)
   if S.transport ~= transport then
     return
@@ -96,6 +107,7 @@ local function on_exit(transport, code, signal, expected)
   S.transport = nil
   for _, s in pairs(S.sessions) do
     s.running, s.active = false, nil
+    gone(s)
   end
   if expected then
     return
@@ -163,6 +175,7 @@ function M.stop(wait)
     S.transport = nil
     for _, s in pairs(S.sessions) do
       s.running, s.active = false, nil
+      gone(s)
     end
     t:stop(wait, config.options.shutdown_timeout)
   end
@@ -225,9 +238,17 @@ end
 
 --- Make a session current and show it.
 local function activate(s, show)
+  local prev = S.current
   S.current = s
+  if prev and prev ~= s and prev.attached then
+    M.detach(prev.id) -- switching away stops following it; its turn goes on in the daemon
+  end
   if show ~= false then
     M.show(s)
+  end
+  if s.reattach then
+    s.reattach = nil
+    M.attach(s.id, { cwd = s.cwd, show = false })
   end
 end
 
@@ -325,8 +346,8 @@ function M.attach(session_id, opts, callback)
   if not (s and s.chat:valid()) then
     s = new_session(session_id, opts.cwd)
     detach_on_close(s)
-    activate(s, opts.show)
   end
+  activate(s, opts.show)
   M.request('attachSession', { sessionId = session_id, sinceSeq = s.seq or 0 }, function(err, r)
     if err then
       s.chat:error(err)
