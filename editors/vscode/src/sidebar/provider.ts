@@ -13,6 +13,7 @@ import type { FromWebview, ServerState, ToWebview } from './messages';
 import { ModelPicker } from './modelPicker';
 import { sandboxBadge } from '../sandbox';
 import { RewindActions } from './rewindActions';
+import { forgetUnattached } from './seqs';
 import { storedDiffs } from '../webview/history';
 
 const CURRENT_KEY = 'threadline.currentSession';
@@ -394,6 +395,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
   }
 
   private attach(client: ThreadlineClient): void {
+    forgetUnattached(this.seqs, this.attachedIds); // a new server numbers from 1
     this.clientDisposables.forEach((d) => d.dispose());
     this.clientDisposables = [
       client.onUpdate((params) => {
@@ -419,7 +421,10 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
         this.post({ type: 'server', state: toServerState(state) });
         if (state === 'crashed') this.approvals.withdrawAll();
       }),
-      client.onRestart(() => void this.refreshSessions().catch(() => undefined)),
+      client.onRestart(() => {
+        forgetUnattached(this.seqs, this.attachedIds);
+        void this.refreshSessions().catch(() => undefined);
+      }),
     ];
     client.setApprovalHandler((params, token) => this.approvals.ask(params, token));
   }
