@@ -51,6 +51,8 @@ async def exec_detached(args: argparse.Namespace) -> int:
 
         client.on_notification = seen
         _, turn = client.start_request("submitTurn", {"sessionId": sid, "text": task, "queue": True})
+        # The answer comes when the turn ends, long after this exits: closing fails it, and that is expected
+        turn.add_done_callback(lambda f: f.cancelled() or f.exception())
         done, _ = await asyncio.wait({started, turn}, timeout=START_TIMEOUT, return_when=asyncio.FIRST_COMPLETED)
         if turn in done and turn.exception() is not None:
             raise turn.exception()  # type: ignore[misc]
