@@ -8,18 +8,12 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { openWorkbench, push } from './workbench.mjs';
 
-const { CS_URL, FAKE_BASE, WS } = process.env;
+const { WS } = process.env;
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
-const SHOT = process.env.SHOT_DIR;
-fs.mkdirSync(SHOT, { recursive: true });
-const t0 = Date.now();
-const log = (...a) => console.log(`[e2e-attach ${((Date.now() - t0) / 1000).toFixed(1)}s]`, ...a);
-const push = async (items) => {
-  const r = await fetch(`${FAKE_BASE}/_control/push`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(items) });
-  assert.ok(r.ok, `push ${r.status}`);
-};
+
+const { browser, page, log, shot, palette, openSidebar } = await openWorkbench('e2e-attach');
 
 // The task, started in the daemon before any editor is open: its write_file waits for an approval.
 await push([
@@ -31,37 +25,8 @@ const sid = execFileSync(path.join(REPO, '.venv/bin/threadline'), ['exec', '--de
 assert.match(sid, /^ses_/);
 log('detached task', sid);
 
-const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'] });
-const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-const shot = (name) => page.screenshot({ path: path.join(SHOT, name) });
-
-async function findFrame(selector, ms = 30000) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    for (const fr of page.frames()) {
-      try { if (await fr.locator(selector).count()) return fr; } catch { /* detached */ }
-    }
-    await page.waitForTimeout(250);
-  }
-  throw new Error(`no frame with ${selector}`);
-}
-async function palette(command) {
-  await page.locator('.part.editor').click(); // a focused webview swallows keys
-  await page.keyboard.press('F1');
-  await page.locator('.quick-input-widget input').waitFor();
-  await page.keyboard.type(command);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: command.replace(/^Threadline: /, '') }).first().waitFor();
-  await page.keyboard.press('Enter');
-}
-
 try {
-  await page.goto(CS_URL);
-  await page.locator('.monaco-workbench').waitFor({ timeout: 90000 });
-  await page.locator('.activitybar .action-item a[aria-label^="Threadline"]').first().click({ timeout: 60000 });
-  const chat = await findFrame('#input', 60000);
-  await chat.locator('#banner').waitFor({ state: 'hidden', timeout: 30000 });
-  log('sidebar open, connected to the daemon');
+  const chat = await openSidebar();
 
   await palette('Threadline: Attach to Running Session');
   const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'write the report' }).first();

@@ -4,24 +4,12 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
 import { EDIT_TURNS, FILLER_TURNS, TURNS } from '../support/scenario.mjs';
+import { openWorkbench, push } from './workbench.mjs';
 
-const { CS_URL, FAKE_BASE, WS } = process.env;
-const SHOT = process.env.SHOT_DIR;
-fs.mkdirSync(SHOT, { recursive: true });
-const t0 = Date.now();
-const log = (...a) => console.log(`[e2e ${((Date.now() - t0) / 1000).toFixed(1)}s]`, ...a);
-const push = async (items) => {
-  const r = await fetch(`${FAKE_BASE}/_control/push`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(items) });
-  assert.ok(r.ok, `push ${r.status}`);
-};
-
-const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'] });
-const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+const { WS } = process.env;
+const { browser, page, log, shot, findFrame, palette, openSidebar } = await openWorkbench('e2e');
 page.on('console', (m) => { if (m.type() === 'error' && /threadline/i.test(m.text())) log('[console.error]', m.text().slice(0, 200)); });
-const shot = (name) => page.screenshot({ path: path.join(SHOT, name) });
 // The diff editor's title-bar action of that name (Allow Edit, Reject Edit, Rewind This Edit)
 const titleAction = (name) => page.locator(`.editor-actions .action-label[aria-label^="${name}"]`);
 /** Which of the review actions the active diff editor's title bar shows (after they settled). */
@@ -33,33 +21,8 @@ async function reviewActions(expected) {
   assert.deepEqual(shown, expected, 'the diff editor title bar');
 }
 
-async function findFrame(selector, ms = 30000) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    for (const fr of page.frames()) {
-      try { if (await fr.locator(selector).count()) return fr; } catch { /* detached */ }
-    }
-    await page.waitForTimeout(250);
-  }
-  throw new Error(`no frame with ${selector}`);
-}
-async function palette(command) {
-  await page.locator('.part.editor').click(); // a focused webview swallows keys
-  await page.keyboard.press('F1');
-  await page.locator('.quick-input-widget input').waitFor();
-  await page.keyboard.type(command);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: command.replace(/^Threadline: /, '') }).first().waitFor();
-  await page.keyboard.press('Enter');
-}
-
 try {
-  await page.goto(CS_URL);
-  await page.locator('.monaco-workbench').waitFor({ timeout: 90000 });
-  log('workbench loaded');
-  await page.locator('.activitybar .action-item a[aria-label^="Threadline"]').first().click({ timeout: 60000 });
-  const chat = await findFrame('#input', 60000);
-  await chat.locator('#banner').waitFor({ state: 'hidden', timeout: 30000 });
-  log('sidebar open, server running');
+  const chat = await openSidebar();
 
   // 1. a turn: streamed markdown reply and a tool card
   await push(TURNS[0].script);

@@ -3,53 +3,16 @@
 // agent edits main.ts into a type error, which VS Code reports and the model's next request contains; a
 // find_definition answered by the real TypeScript server. Run: E2E_DRIVER=editor.mjs bash test/e2e/run.sh
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import path from 'node:path';
-import { chromium } from 'playwright-core';
+import { openWorkbench, push } from './workbench.mjs';
 
-const { CS_URL, FAKE_BASE } = process.env;
-const SHOT = process.env.SHOT_DIR;
-fs.mkdirSync(SHOT, { recursive: true });
-const t0 = Date.now();
-const log = (...a) => console.log(`[e2e-editor ${((Date.now() - t0) / 1000).toFixed(1)}s]`, ...a);
-const push = async (items) => {
-  const r = await fetch(`${FAKE_BASE}/_control/push`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(items) });
-  assert.ok(r.ok, `push ${r.status}`);
-};
+const { FAKE_BASE } = process.env;
 const chatRequests = async () => (await (await fetch(`${FAKE_BASE}/_control/requests`)).json()).filter((r) => r.path.startsWith('/v1/chat'));
 const toolTexts = (req) => req.body.messages.filter((m) => m.role === 'tool').map((m) => m.content);
 
-const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'] });
-const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-const shot = (name) => page.screenshot({ path: path.join(SHOT, name) });
-
-async function findFrame(selector, ms = 30000) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    for (const fr of page.frames()) {
-      try { if (await fr.locator(selector).count()) return fr; } catch { /* detached */ }
-    }
-    await page.waitForTimeout(250);
-  }
-  throw new Error(`no frame with ${selector}`);
-}
-async function palette(command, { focusEditor = true } = {}) {
-  if (focusEditor) await page.locator('.part.editor').click(); // a focused webview swallows keys
-  await page.keyboard.press('F1');
-  await page.locator('.quick-input-widget input').waitFor();
-  await page.keyboard.type(command);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: command.replace(/^Threadline: /, '') }).first().waitFor();
-  await page.keyboard.press('Enter');
-}
+const { browser, page, log, shot, palette, openSidebar } = await openWorkbench('e2e-editor');
 
 try {
-  await page.goto(CS_URL);
-  await page.locator('.monaco-workbench').waitFor({ timeout: 90000 });
-  await page.locator('.activitybar .action-item a[aria-label^="Threadline"]').first().click({ timeout: 60000 });
-  const chat = await findFrame('#input', 60000);
-  await chat.locator('#banner').waitFor({ state: 'hidden', timeout: 30000 });
-  log('sidebar open, server running');
+  const chat = await openSidebar();
 
   // main.ts in the editor: its file is the active chip; line 3 selected and added
   await palette('Go to File');
