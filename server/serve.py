@@ -1,8 +1,9 @@
-"""Starting a server front end in this process (``threadline serve``, ``threadline acp``): the one way the client
-package (``server.cli``) leads into the server.
+"""Starting a server front end in this process (``threadline serve``, ``threadline acp``, and the in-process
+server of ``threadline exec``): the one way the client package (``server.cli``) leads into the server.
 
 The API keys leave the environment block first, logs go to stderr with secrets masked, then the settings are
-loaded and the front end runs until its client leaves.
+loaded and the front end runs until its client leaves. What this module imports at its top is small, so that
+``threadline exec`` can hide its keys before it imports the server.
 """
 
 from __future__ import annotations
@@ -11,12 +12,14 @@ import logging
 import os
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from server.config import Settings, load_settings
 from server.config_file import ConfigError
-from server.errors import StorageFailure
-from server.security import redaction
 from server.security.secret_env import reexec_without_keys, take_keys
+
+if TYPE_CHECKING:
+    from server.config import Settings
+    from server.edge.local import Deliver, LocalServer
 
 
 def serve(tcp: bool = False, port: int = 0, log_level: str = "WARNING") -> int:
@@ -66,21 +69,55 @@ def connect(start: bool = True) -> int:
 
 
 def _serve_with(log_level: str, run: Callable[[Settings], int]) -> int:
-    reexec_without_keys()  # so no command can read the key from /proc/<server pid>/environ
-    logging.basicConfig(
-        level=log_level.upper(), stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    from server.errors import StorageFailure
+
+    hide_keys()
     try:
-        redaction.install()
-        settings = load_settings({**os.environ, **take_keys()})
-        for key in settings.api_keys():
-            redaction.add_secret(key)
-        for provider in (settings.provider, *settings.models.values()):
-            redaction.add_url_secrets(provider.base_url)
-        return run(settings)
+        return run(_settings(log_level))
     except (ConfigError, StorageFailure) as exc:
         print(f"threadline: {exc}", file=sys.stderr)
         return 2
+
+
+def hide_keys() -> None:
+    """So no command can read the key from /proc/<server pid>/environ: re-executes this process without its keys
+    (``server.security.secret_env``), before anything else is imported when the caller is quick about it."""
+    reexec_without_keys()
+
+
+def _settings(log_level: str) -> Settings:
+    """Logs to stderr with secrets masked, then the settings (``ConfigError``), their secrets masked too."""
+    from server.config import load_settings
+    from server.security import redaction
+
+    logging.basicConfig(
+        level=log_level.upper(), stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    redaction.install()
+    settings = load_settings({**os.environ, **take_keys()})
+    for key in settings.api_keys():
+        redaction.add_secret(key)
+    for provider in (settings.provider, *settings.models.values()):
+        redaction.add_url_secrets(provider.base_url)
+    return settings
+
+
+async def open_in_process(deliver: Deliver, log_level: str = "WARNING") -> LocalServer | None:
+    """The server of ``threadline exec`` in this process (``server.edge.local``), opened on the data folder, its
+    logs on stderr as a server's; None when it cannot start, after saying why on stderr as ``serve`` does. The
+    caller has called ``hide_keys`` first."""
+    from server.errors import StorageFailure
+
+    try:
+        settings = _settings(log_level)
+        from server.edge.local import LocalServer
+
+        server = LocalServer(settings, deliver)
+        await server.open()
+        return server
+    except (ConfigError, StorageFailure) as exc:
+        print(f"threadline: {exc}", file=sys.stderr)
+        return None
 
 
 def sandbox_command(argv: list[str], mode: str | None = None) -> int:
@@ -92,6 +129,7 @@ def sandbox_command(argv: list[str], mode: str | None = None) -> int:
     import tempfile
     from pathlib import Path
 
+    from server.config import load_settings
     from server.sandbox.policy import build_policy
     from server.sandbox.runner import preexec, support
     from server.tools.command import scrubbed_env

@@ -52,8 +52,8 @@ DOMAIN = (
 )
 EDGE = ("server.edge", "server.methods", "server.acp", "server.runtime")
 SERVICES = ("server.services",)
-# The two entry points that build a Runtime for their connection.
-BUILDS_RUNTIME = {"server.edge.app", "server.acp.serve"}
+# The entry points that build a Runtime for their connection (``server.edge.local``: exec's, in its process).
+BUILDS_RUNTIME = {"server.edge.app", "server.acp.serve", "server.edge.local"}
 
 
 def _module_name(path: Path) -> str:
@@ -232,10 +232,16 @@ CLIENT_PURE = {
     "server.recording": "a recording's plan: the client submits its user messages, the server replays its answers",
     "server.security.key_handover": "the provider keys handed to the server it starts over a pipe, never in its environment",
 }
-# The ways into the server in process: ``threadline serve`` / ``threadline acp`` start it (server.cli.main), and
+# The ways into the server in process: ``threadline serve`` / ``threadline acp`` start it (server.cli.main),
+# ``threadline exec`` runs it in its own process (server.cli.in_process; exec hides its keys first), and
 # ``threadline eval`` asks the configured model its probes directly (views the server never builds, no
 # tools), through ``server.probe_model`` alone, which builds the provider a session would get and stores nothing.
-CLIENT_STARTS_SERVER = {"server.cli.main": {"server.serve"}, "server.cli.eval": {"server.probe_model"}}
+CLIENT_STARTS_SERVER = {
+    "server.cli.main": {"server.serve"},
+    "server.cli.exec": {"server.serve"},
+    "server.cli.in_process": {"server.serve"},
+    "server.cli.eval": {"server.probe_model"},
+}
 
 
 def test_the_client_imports_only_protocol_itself_and_pure_helpers():

@@ -47,8 +47,8 @@ from server.acp.commands import CommandWatch
 from server.acp.errors import to_acp_error, turn_failed
 from server.acp.prompt import prompt_context, user_message
 from server.acp.updates import agent_text
+from server.edge.dispatch import decode_params, run_handler
 from server.edge.errors import INTERNAL_ERROR
-from server.edge.rpc import decode_params, run_handler
 from server.methods.registry import HANDLERS
 from server.services.core import Core
 from server.services.turns import cancel_running_turn, submit_turn

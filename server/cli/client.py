@@ -12,7 +12,7 @@ import json
 import os
 import sys
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 import msgspec
 
@@ -28,9 +28,12 @@ class RpcError(Exception):
         self.code, self.message, self.data = code, message, data
 
 
-class Client:
-    def __init__(self, proc: asyncio.subprocess.Process):
-        self.proc = proc
+class Connection:
+    """JSON-RPC as the client speaks it, over whatever carries the messages: requests and their futures, the
+    server's notifications and requests (answered by ``on_request``). ``Client`` carries them over a server
+    process's stdio; ``server.cli.in_process.InProcess`` to a server in this process (``threadline exec``)."""
+
+    def __init__(self) -> None:
         self._ids = itertools.count(1)
         self._pending: dict[Any, asyncio.Future[Any]] = {}
         self.on_notification: Callable[[str, Any], None] | None = None
@@ -38,8 +41,88 @@ class Client:
         self.notifications: list[tuple[str, Any]] = []
         self.server_requests: list[dict[str, Any]] = []  # every server -> client request, as received
         self._answering: set[asyncio.Task[None]] = set()
-        self._reader = asyncio.create_task(self._read_loop())
         self.initialize_result: Any = None
+
+    async def initialized(self, answer: asyncio.Future[Any]) -> Self:
+        """The end of the handshake ``start`` began: ``initialize``'s answer kept, ``initialized`` sent."""
+        self.initialize_result = await answer
+        self.notify("initialized", {})
+        return self
+
+    async def request(self, method: str, params: Any = None, *, msg_id: Any = None) -> Any:
+        msg_id = next(self._ids) if msg_id is None else msg_id
+        fut = asyncio.get_running_loop().create_future()
+        self._pending[msg_id] = fut
+        self.send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+        return await fut
+
+    async def call(self, method: str, params: Any, result: type[T]) -> T:
+        """``request``, its result decoded into the protocol's result type for ``method`` (``protocol.methods``):
+        the client reads typed fields, and a result that breaks the contract fails here, naming the field."""
+        return msgspec.convert(await self.request(method, params), result)
+
+    def start_request(self, method: str, params: Any = None) -> tuple[int, asyncio.Future[Any]]:
+        """Send a request without awaiting it; returns its id (for ``$/cancelRequest``) and its future."""
+        msg_id = next(self._ids)
+        fut = asyncio.get_running_loop().create_future()
+        self._pending[msg_id] = fut
+        self.send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+        return msg_id, fut
+
+    def notify(self, method: str, params: Any = None) -> None:
+        self.send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def send(self, message: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def kill(self) -> None:
+        """Stop the server at once, without a shutdown (what it left is recovered when a server next opens the
+        data folder)."""
+        raise NotImplementedError
+
+    async def close(self, timeout: float = 10) -> int:
+        raise NotImplementedError
+
+    def _dispatch(self, message: dict[str, Any]) -> None:
+        """One message from the server, handled in the order the server sent it."""
+        if "method" in message and "id" in message:
+            self.server_requests.append(message)
+            task = asyncio.create_task(self._answer(message))
+            self._answering.add(task)  # held until done: the loop keeps only weak references to tasks
+            task.add_done_callback(self._answering.discard)
+        elif "method" in message:
+            self.notifications.append((message["method"], message.get("params")))
+            if self.on_notification:
+                self.on_notification(message["method"], message.get("params"))
+        else:
+            fut = self._pending.pop(message.get("id"), None)
+            if fut is None or fut.done():
+                return
+            if "error" in message:
+                err = message["error"]
+                fut.set_exception(RpcError(err.get("code"), err.get("message"), err.get("data")))
+            else:
+                fut.set_result(message.get("result"))
+
+    async def _answer(self, message: dict[str, Any]) -> None:
+        try:
+            if self.on_request is None:
+                raise RpcError(-32601, f"client does not handle {message['method']}")
+            result = self.on_request(message["method"], message.get("params"))
+            if asyncio.iscoroutine(result):
+                result = await result
+            self.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+        except RpcError as exc:
+            self.send({"jsonrpc": "2.0", "id": message["id"], "error": {"code": exc.code, "message": exc.message}})
+        except asyncio.CancelledError:  # the question was withdrawn, or the client is closing
+            pass
+
+
+class Client(Connection):
+    def __init__(self, proc: asyncio.subprocess.Process):
+        super().__init__()
+        self.proc = proc
+        self._reader = asyncio.create_task(self._read_loop())
 
     @classmethod
     async def spawn(
@@ -97,37 +180,12 @@ class Client:
         )
         return client, answer
 
-    async def initialized(self, answer: asyncio.Future[Any]) -> Client:
-        """The end of the handshake ``start`` began: ``initialize``'s answer kept, ``initialized`` sent."""
-        self.initialize_result = await answer
-        self.notify("initialized", {})
-        return self
-
-    async def request(self, method: str, params: Any = None, *, msg_id: Any = None) -> Any:
-        msg_id = next(self._ids) if msg_id is None else msg_id
-        fut = asyncio.get_running_loop().create_future()
-        self._pending[msg_id] = fut
-        self.send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
-        return await fut
-
-    async def call(self, method: str, params: Any, result: type[T]) -> T:
-        """``request``, its result decoded into the protocol's result type for ``method`` (``protocol.methods``):
-        the client reads typed fields, and a result that breaks the contract fails here, naming the field."""
-        return msgspec.convert(await self.request(method, params), result)
-
-    def start_request(self, method: str, params: Any = None) -> tuple[int, asyncio.Future[Any]]:
-        """Send a request without awaiting it; returns its id (for ``$/cancelRequest``) and its future."""
-        msg_id = next(self._ids)
-        fut = asyncio.get_running_loop().create_future()
-        self._pending[msg_id] = fut
-        self.send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
-        return msg_id, fut
-
-    def notify(self, method: str, params: Any = None) -> None:
-        self.send({"jsonrpc": "2.0", "method": method, "params": params})
-
     def send(self, message: dict[str, Any]) -> None:
         self.send_raw(json.dumps(message).encode())
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            self.proc.kill()
 
     def send_raw(self, body: bytes, header: bytes | None = None) -> None:
         assert self.proc.stdin is not None
@@ -164,43 +222,10 @@ class Client:
                     if name.lower() == "content-length":
                         length = int(value.strip())
                 message = json.loads(await out.readexactly(length or 0))
-                await self._dispatch(message)
+                self._dispatch(message)
         except (EOFError, asyncio.IncompleteReadError, ConnectionError):
             pass
         finally:
             for fut in self._pending.values():
                 if not fut.done():
                     fut.set_exception(ConnectionError("the server closed the connection"))
-
-    async def _dispatch(self, message: dict[str, Any]) -> None:
-        if "method" in message and "id" in message:
-            self.server_requests.append(message)
-            task = asyncio.create_task(self._answer(message))
-            self._answering.add(task)  # held until done: the loop keeps only weak references to tasks
-            task.add_done_callback(self._answering.discard)
-        elif "method" in message:
-            self.notifications.append((message["method"], message.get("params")))
-            if self.on_notification:
-                self.on_notification(message["method"], message.get("params"))
-        else:
-            fut = self._pending.pop(message.get("id"), None)
-            if fut is None or fut.done():
-                return
-            if "error" in message:
-                err = message["error"]
-                fut.set_exception(RpcError(err.get("code"), err.get("message"), err.get("data")))
-            else:
-                fut.set_result(message.get("result"))
-
-    async def _answer(self, message: dict[str, Any]) -> None:
-        try:
-            if self.on_request is None:
-                raise RpcError(-32601, f"client does not handle {message['method']}")
-            result = self.on_request(message["method"], message.get("params"))
-            if asyncio.iscoroutine(result):
-                result = await result
-            self.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
-        except RpcError as exc:
-            self.send({"jsonrpc": "2.0", "id": message["id"], "error": {"code": exc.code, "message": exc.message}})
-        except asyncio.CancelledError:  # the question was withdrawn, or the client is closing
-            pass

@@ -1,7 +1,8 @@
 """``threadline exec TASK``: one unattended turn for scripts and CI, with machine-readable output.
 
-It drives the real server as ``chat`` does (``Client.spawn``, the same settings), telling it the run is
-unattended (``initializationOptions.unattended``): a call that would ask is refused at once and the model reads
+It runs the server in its own process (``server.cli.in_process``: the same method table, settings and logs as
+``threadline serve``, without a second interpreter or pygls) and speaks to it as ``chat`` speaks to its server,
+telling it the run is unattended (``initializationOptions.unattended``): a call that would ask is refused at once and the model reads
 why, so the run never hangs on an approval. Exit status: 0 the turn ended normally; 1 it failed (provider or model
 error, ``--max-model-calls`` reached; ``error`` says which); 2 bad usage or configuration (a message on stderr,
 nothing on stdout); 130 SIGINT or SIGTERM, which cancel the turn cleanly (what was said and done stays stored).
@@ -14,14 +15,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import signal
 import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from server.cli.client import Client, RpcError
+from server.cli.client import Connection, RpcError
 from server.cli.flags import add_session_flags
 
 if TYPE_CHECKING:
@@ -69,6 +69,9 @@ def exec_command(args: argparse.Namespace) -> int:
         from server.cli.attach import exec_detached
 
         return asyncio.run(exec_detached(args))
+    from server.serve import hide_keys
+
+    hide_keys()  # the server runs in this process: no command it runs may read the keys from our environ
     return asyncio.run(run(args, time.monotonic()))
 
 
@@ -81,7 +84,7 @@ class Interrupt:
         self.output_gone = False  # stdout's reader went away
         self.turn: asyncio.Future[Any] | None = None
         self._cancelling: asyncio.Task[None] | None = None
-        self.client: Client | None = None
+        self.client: Connection | None = None
         self.session_id: str | None = None
 
     def install(self) -> None:
@@ -117,10 +120,9 @@ class Interrupt:
                 return
             await asyncio.wait({self.turn}, timeout=CANCEL_RETRY_SECONDS)
         if not self.turn.done():  # the server did not end the turn: stop it (its drafts are recovered on restart)
-            with contextlib.suppress(ProcessLookupError):
-                self.client.proc.kill()
+            self.client.kill()
 
-    def watch(self, client: Client, session_id: str, turn: asyncio.Future[Any]) -> None:
+    def watch(self, client: Connection, session_id: str, turn: asyncio.Future[Any]) -> None:
         self.client, self.session_id, self.turn = client, session_id, turn
         if self.stopped:  # it came while the session was being set up
             self._stop()
@@ -129,10 +131,11 @@ class Interrupt:
 async def run(args: argparse.Namespace, started: float) -> int:
     interrupt = Interrupt()
     interrupt.install()
-    # The server boots first (most of the time to the first model call, bench/exec_start.py) while this side
-    # imports the rest and checks its arguments; in its own process group, a terminal's Ctrl-C reaches only us,
-    # and we cancel the turn cleanly.
-    client, answer = await Client.start(initialization_options={"unattended": True}, new_session=True)
+    # The server opens once the arguments are checked (a bad one never pays for it). A terminal's Ctrl-C reaches
+    # this process, which cancels the turn cleanly; the commands the server starts run in their own sessions.
+    from server.cli.in_process import InProcess
+
+    client, answer = InProcess.start(initialization_options={"unattended": True})
     from server.cli.exec_output import guard_stdout, output_for
     from server.cli.exec_session import UsageError
 
@@ -148,7 +151,7 @@ async def run(args: argparse.Namespace, started: float) -> int:
 
 
 async def _run(
-    client: Client,
+    client: Connection,
     answer: asyncio.Future[Any],
     args: argparse.Namespace,
     output: Output,
@@ -161,8 +164,7 @@ async def _run(
         check_choices(args)
         text = read_task(args.task)
     except UsageError:
-        with contextlib.suppress(ProcessLookupError):
-            client.proc.kill()  # nothing to run: the server need not finish booting
+        client.kill()  # nothing to run: the server need not finish booting
         raise
     try:
         await client.initialized(answer)
@@ -186,7 +188,7 @@ def read_task(task: str) -> str:
 
 
 async def run_turn(
-    client: Client,
+    client: Connection,
     session: ExecSession,
     text: str,
     args: argparse.Namespace,

@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 
 from protocol.messages import CreateSessionResult, ListModelsResult, UpdateSessionResult
-from server.cli.client import Client, RpcError
+from server.cli.client import Connection, RpcError
 from server.cli.session_flags import UsageError, check_choices, find_session, latest_session
 
 ZERO_TOTALS = {"inputTokens": 0, "outputTokens": 0, "cachedInputTokens": 0, "cacheWriteTokens": 0}
@@ -28,7 +28,7 @@ class ExecSession:
     id: str
     init: dict[str, Any]  # the stream-json ``init`` object, without its ``type``
 
-    async def totals(self, client: Client) -> dict[str, Any]:
+    async def totals(self, client: Connection) -> dict[str, Any]:
         """The session's stored totals (the run made no model call that reported them)."""
         try:
             info = await find_session(client, self.id)
@@ -37,7 +37,7 @@ class ExecSession:
         return msgspec.to_builtins(info.totals) if info and info.totals else dict(ZERO_TOTALS)
 
 
-async def open_session(client: Client, args: argparse.Namespace, title: str) -> ExecSession:
+async def open_session(client: Connection, args: argparse.Namespace, title: str) -> ExecSession:
     """The run's session, its settings applied; ``UsageError`` when nothing could answer (no model configured, no
     session to continue). The server's -32602 answers (unknown model or session, bad folder) are RpcErrors."""
     caps = client.initialize_result["capabilities"]["experimental"]["threadline"]

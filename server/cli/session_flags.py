@@ -25,7 +25,7 @@ from protocol.sessions import (
     UpdateSessionParams,
     UpdateSessionResult,
 )
-from server.cli.client import Client
+from server.cli.client import Connection
 
 LATER = {"plan": "plan mode"}  # values a later server knows, with what they need
 
@@ -81,7 +81,7 @@ class OpenedSession:
     settings: dict[str, Any] = field(default_factory=dict)  # what createSession/updateSession answered
 
 
-async def open_session(client: Client, args: argparse.Namespace, title: str | None = None) -> OpenedSession:
+async def open_session(client: Connection, args: argparse.Namespace, title: str | None = None) -> OpenedSession:
     """A new session, or the one ``--resume``/``--continue`` names, with ``--model``/``--policy``/``--sandbox``
     applied (``updateSession`` for a stored one, as an editor's picker would). The server's -32602 answers
     (unknown model or session, bad folder) come up as ``RpcError``."""
@@ -100,13 +100,13 @@ async def open_session(client: Client, args: argparse.Namespace, title: str | No
     return OpenedSession(created.session_id, cwd, None, msgspec.to_builtins(created))
 
 
-async def latest_session(client: Client, cwd: Path) -> str:
+async def latest_session(client: Connection, cwd: Path) -> str:
     sessions = (await client.call("listSessions", {"cwd": str(cwd), "limit": 1}, ListSessionsResult)).sessions
     if not sessions:
         raise UsageError(f"--continue: no session in {cwd} yet (start one with threadline chat)")
     return sessions[0].session_id
 
 
-async def find_session(client: Client, session_id: str) -> SessionInfo | None:
+async def find_session(client: Connection, session_id: str) -> SessionInfo | None:
     sessions = (await client.call("listSessions", {}, ListSessionsResult)).sessions
     return next((s for s in sessions if s.session_id == session_id), None)

@@ -28,21 +28,18 @@ from pygls.protocol import (
 )
 
 import server.methods  # noqa: F401  (registers every handler)
-from protocol import METHODS, NOTIFICATIONS, SERVER_REQUESTS
 from protocol.updates import InitializationOptions
 from server import __version__
 from server.config import Settings
+from server.edge.dispatch import capabilities, decode_params, note_mcp_secrets, note_secrets, run_handler
 from server.edge.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
 from server.edge.gate import UNAUTHORIZED, gate, token_matches
 from server.edge.hub import APPROVAL, Attachments, Hub
-from server.edge.rpc import decode_params, run_handler, to_rpc_error, with_data_code
+from server.edge.rpc import to_rpc_error, with_data_code
 from server.edge.transport import PREAUTH_MAX_BYTES, FrameError, read_messages
 from server.errors import InvalidParams
 from server.methods.registry import HANDLERS, Handler
 from server.runtime import Runtime
-from server.sandbox.runner import machine_sandbox
-from server.security import redaction
-from server.tools import TOOLS
 
 log = logging.getLogger(__name__)
 
@@ -103,21 +100,8 @@ class ThreadlineProtocol(LanguageServerProtocol):
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams) -> Generator[Any, Any, types.InitializeResult]:
         result = yield from super().lsp_initialize(params)
-        settings = self.threadline_server.runtime.settings  # as this connection's options left them
-        result.capabilities.experimental = {
-            "threadline": {
-                "version": __version__,
-                "methods": sorted(METHODS),
-                "notifications": sorted(NOTIFICATIONS),
-                "serverRequests": sorted(SERVER_REQUESTS),
-                "sandbox": machine_sandbox(),  # B-SBX-2: what this machine can enforce
-                "tools": list(TOOLS),  # the built-in tools a model may call (MCP tools come per session)
-                "approvalPolicy": settings.approval_policy,  # what a session that sets none runs under
-                "unattended": settings.unattended,
-                # B-DAEMON-1: a daemon's connection receives only what it attaches to; stdio's receives everything
-                "daemon": self.threadline_server.shared is not None,
-            }
-        }
+        server = self.threadline_server
+        result.capabilities.experimental = {"threadline": capabilities(server.runtime, server.shared is not None)}
         return result
 
     @lsp_method(types.SHUTDOWN)
@@ -321,28 +305,6 @@ class ThreadlineServer(LanguageServer):
         if exc.code == INVALID_PARAMS:  # params pygls could not structure (``initialize``'s are lsprotocol's)
             error["data"] = exc.data if isinstance(exc.data, dict) else {"code": InvalidParams.code}
         self.wire.send_payload({"jsonrpc": "2.0", "id": exc.msg_id, "error": error})
-
-
-def note_secrets(params: Any) -> None:
-    """Register a key (or a base URL's credentials) sent in ``initializationOptions.provider`` for redaction."""
-    options = params.get("initializationOptions") if isinstance(params, dict) else None
-    provider = options.get("provider") if isinstance(options, dict) else None
-    if isinstance(provider, dict):
-        if isinstance(provider.get("apiKey"), str):
-            redaction.add_secret(provider["apiKey"])
-        if isinstance(provider.get("baseUrl"), str):
-            redaction.add_url_secrets(provider["baseUrl"])
-
-
-def note_mcp_secrets(params: Any) -> None:
-    """Register the ``env`` and ``headers`` values of ``createSession {mcpServers}`` for redaction."""
-    servers = params.get("mcpServers") if isinstance(params, dict) else None
-    for entry in servers if isinstance(servers, list) else []:
-        for key in ("env", "headers"):
-            pairs = entry.get(key) if isinstance(entry, dict) else None
-            for pair in pairs if isinstance(pairs, list) else []:
-                if isinstance(pair, dict) and isinstance(pair.get("value"), str):
-                    redaction.add_secret(pair["value"])
 
 
 # B-DAEMON-1: a connection that submits to (or steers) a session is attached to it first, without a replay: it

@@ -1,41 +1,14 @@
-"""JSON-RPC plumbing between pygls and the handlers (``server.methods``): decode params with msgspec, run the
-handler (a read under the store's read-only guard), encode its result, map its errors (``server.edge.errors``)."""
+"""JSON-RPC plumbing between pygls and the handlers: pygls's exceptions from our errors (``server.edge.errors``);
+decoding params and running handlers is ``server.edge.dispatch``'s, shared with the front ends without pygls."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import msgspec
 from pygls.exceptions import JsonRpcException
 
-from protocol import METHODS
 from server.edge.errors import INVALID_PARAMS, wire_error
 from server.errors import InvalidParams
-from server.methods.registry import Handler
-from server.services.core import Core
-from server.transcript.store import read_only
-
-
-def decode_params(name: str, params: Any) -> Any:
-    """Params as the method's Struct; a bad field is the domain's ``InvalidParams`` naming it, so it reaches
-    both front ends as every other refusal does: -32602 with ``data.code``."""
-    if params is None:
-        params = {}
-    try:
-        return msgspec.convert(params, METHODS[name].params)
-    except msgspec.ValidationError as exc:
-        raise InvalidParams(f"invalid params for {name}: {exc}") from None
-
-
-async def run_handler(handler: Handler, core: Core, params: Any) -> Any:
-    """The handler's encoded result; a read runs where a write to the store fails (it is a bug, not a request's
-    fault), so a read never writes."""
-    if handler.mutates:
-        result = await handler.run(core, params)
-    else:
-        with read_only(handler.name):
-            result = await handler.run(core, params)
-    return msgspec.to_builtins(result)
 
 
 def to_rpc_error(exc: Exception) -> JsonRpcException:
