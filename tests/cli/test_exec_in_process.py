@@ -1,0 +1,55 @@
+"""``threadline exec`` runs the server in its own process (``server.cli.in_process``, ``server.edge.local``):
+what that must not cost. The behaviour of exec itself (formats, exit statuses, signals, sessions) is proven by
+tests/e2e/test_exec_e2e.py, which runs the same command."""
+
+from __future__ import annotations
+
+import json
+
+from tests.cli_support import env_fixture, fake_fixture, threadline
+from tests.harness import API_KEY
+
+fake = fake_fixture()
+env = env_fixture()
+
+
+def test_exec_runs_the_core_in_its_own_process_without_pygls_or_lsprotocol(fake, env, folder):
+    """Every module either image of the process imports (exec re-executes itself once to hide its keys) is listed
+    by ``PYTHONPROFILEIMPORTTIME``: the in-process front end is among them, pygls and lsprotocol are not."""
+    fake.push({"content": "All good."})
+    run = threadline(
+        {**env, "PYTHONPROFILEIMPORTTIME": "1"}, "exec", "--cwd", str(folder), "--output-format", "json", "go"
+    )
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["result"] == "All good."
+    imported = {line.rsplit("|", 1)[1].strip() for line in run.stderr.splitlines() if line.startswith("import time:")}
+    assert {"server.edge.local", "server.runtime", "server.methods.submit_turn"} <= imported
+    assert sorted(m for m in imported if m.split(".")[0] in ("pygls", "lsprotocol")) == []
+
+
+# Walk up from the command's shell to the exec process (its command line names ``threadline exec``), print its
+# environment block: what the review's attack reads (``cat /proc/$PPID/environ``), whatever lies in between.
+ATTACK = (
+    "p=$(cut -d' ' -f4 /proc/self/stat); "
+    "while [ \"$p\" -gt 1 ] && ! tr '\\0' ' ' < /proc/$p/cmdline | grep -q -- 'threadlin[e] exec'; "
+    "do p=$(cut -d' ' -f4 /proc/$p/stat); done; "
+    "echo PID=$p; tr '\\0' '\\n' < /proc/$p/environ"
+)
+
+
+def test_exec_hides_the_provider_key_from_the_commands_its_server_runs(fake, env, folder):
+    """The server now lives in exec's process, which CI starts with the key in its environment: exec re-executes
+    itself without it first, as ``threadline serve`` does, so a command reading its parent's block finds no key."""
+    fake.push(
+        {"tool_calls": [{"id": "c1", "name": "run_command", "arguments": {"command": ATTACK}}]},
+        {"content": "done"},
+    )
+    args = ("--cwd", str(folder), "--policy", "auto", "--sandbox", "off", "--output-format", "stream-json", "look")
+    run = threadline(env, "exec", *args)
+    assert run.returncode == 0, run.stderr
+    objects = [json.loads(line) for line in run.stdout.splitlines()]
+    (shown,) = [
+        o["update"]["content"] for o in objects if o["type"] == "update" and o["update"]["kind"] == "toolResult"
+    ]
+    assert "PID=" in shown and "THREADLINE_HOME=" in shown, shown  # it did read exec's block
+    assert "THREADLINE_API_KEY" not in shown and API_KEY not in shown, shown
