@@ -87,6 +87,7 @@ def hide_keys() -> None:
 
 def _settings(log_level: str) -> Settings:
     """Logs to stderr with secrets masked, then the settings (``ConfigError``), their secrets masked too."""
+    _without_httpx_cli()
     from server.config import load_settings
     from server.security import redaction
 
@@ -100,6 +101,15 @@ def _settings(log_level: str) -> Settings:
     for provider in (settings.provider, *settings.models.values()):
         redaction.add_url_secrets(provider.base_url)
     return settings
+
+
+def _without_httpx_cli() -> None:
+    """httpx imports its command-line client (click, rich, pygments: some 30-40 ms, a third of its import) whenever
+    those are installed, as they are here (rich for ``chat``); the server never calls it. A ``None`` in
+    ``sys.modules`` makes that import fail, and httpx then defines a stub ``httpx.main`` instead (its own fallback
+    for an install without them)."""
+    if "httpx" not in sys.modules and "httpx._main" not in sys.modules:
+        sys.modules["httpx._main"] = None  # type: ignore[assignment]
 
 
 async def open_in_process(deliver: Deliver, log_level: str = "WARNING") -> LocalServer | None:

@@ -18,6 +18,12 @@ HELP = ("-h", "--help")
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["exec"] and "--detach" not in argv:
+        # exec runs the server in this process, which hides its keys by re-executing itself: the sooner, the less
+        # this first image imports for nothing (server.cli.exec hides whatever else the configuration names)
+        from server.security.key_handover import reexec_without_builtin_keys
+
+        reexec_without_builtin_keys()
     # ``serve`` and ``acp`` (and no command: serve) build only their own parsers: a server started by a client
     # does not import the client's modules first (every CI run pays the time to its first model call).
     server_only = not argv or argv[0] in SERVER_COMMANDS or (argv[0].startswith("-") and argv[0] not in HELP)
