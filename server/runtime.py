@@ -85,7 +85,10 @@ class Runtime(Core):
         except Exception:
             log.warning("the Notification hooks of session %s failed", session_id, exc_info=True)
 
-    async def open(self) -> None:
+    async def open(self, warm_search: bool = True) -> None:
+        """``warm_search``: start the search workers' warm parent now, so the first search does not wait for it;
+        ``threadline exec`` leaves it to the first search (a one-turn run may make none, and starting it competes
+        with the run's own start-up for the CPU)."""
         self._store = await open_store(self.settings.database_path)
         # B-TOK-3 calibrations as the last server left them, so a restart plans with the same window (B-CACHE-3)
         self.calibrations = {
@@ -94,7 +97,8 @@ class Runtime(Core):
         }
         self._artifacts = ArtifactStore(self.settings.artifacts_dir, self._store, self.settings.pattern_timeout_seconds)
         await self._recover_drafts()
-        FORK_SERVER.get()  # the search workers' warm parent starts now, so the first search does not wait for it
+        if warm_search:
+            FORK_SERVER.get()
 
     async def _recover_drafts(self) -> None:
         """Answers cut off by a killed server are kept as ``interrupted`` messages (see ``transcript.drafts``)."""

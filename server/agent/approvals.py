@@ -55,7 +55,6 @@ from server.sandbox.mode import CommandSandbox
 from server.sandbox.policy import is_git_name
 from server.security.approval_rules import ApprovalRules
 from server.tools import Tool
-from server.tools.web.fetch import host_of
 from server.tools.web.settings import WebSettings
 from server.transcript import Store
 
@@ -302,7 +301,11 @@ class Approvals:
 def _fetched_host(tool: Tool, args: dict[str, Any]) -> str | None:
     """The host a ``fetch`` tool's URL names, or None (another tool, or a URL the tool refuses)."""
     url = args.get("url")
-    return host_of(url) if tool.approval == "fetch" and isinstance(url, str) else None
+    if tool.approval != "fetch" or not isinstance(url, str):
+        return None
+    from server.tools.web.fetch import host_of  # the fetch machinery, only for a fetch
+
+    return host_of(url)
 
 
 def _into_git_folder(tool: Tool, args: dict[str, Any]) -> bool:

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 from server.errors import ApprovalNotFound
 from server.project.workspace import OutsideWorkspace, resolve_inside
 from server.security.approval_rules import simple_command
-from server.tools.web.fetch import host_of
 
 if TYPE_CHECKING:
     from server.tools import Tool
@@ -107,6 +106,8 @@ def always_scope(tool: Tool, args: dict[str, Any], cwd: Path | None) -> str | No
         command = simple_command(str(args.get("command", "")))
         return None if command is None else f"run_command:{command}"
     if tool.name == "web_fetch":
+        from server.tools.web.fetch import host_of  # the fetch machinery, only for a fetch
+
         host = host_of(args["url"]) if isinstance(args.get("url"), str) else None
         return None if host is None else f"web_fetch:{host}"
     if not tool.writes_paths:

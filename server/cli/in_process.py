@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -57,6 +58,9 @@ class InProcess(Connection):
             self._lose()
             return
         self.server = server
+        # What start-up made lives as long as the run: kept out of every collection, which may run from now on
+        gc.freeze()
+        gc.enable()
         waiting, self._waiting = self._waiting, []
         for message in waiting:
             server.receive(message)

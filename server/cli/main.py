@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import sys
 from collections.abc import Awaitable, Callable
@@ -24,6 +25,7 @@ def main(argv: list[str] | None = None) -> int:
         from server.security.key_handover import reexec_without_builtin_keys
 
         reexec_without_builtin_keys()
+        gc.disable()  # imports make objects, not garbage: collecting during start-up is wasted (in_process enables it)
     # ``serve`` and ``acp`` (and no command: serve) build only their own parsers: a server started by a client
     # does not import the client's modules first (every CI run pays the time to its first model call).
     server_only = not argv or argv[0] in SERVER_COMMANDS or (argv[0].startswith("-") and argv[0] not in HELP)

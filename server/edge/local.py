@@ -54,7 +54,7 @@ class LocalServer:
 
     async def open(self) -> None:
         try:
-            await self.runtime.open()
+            await self.runtime.open(warm_search=False)
         except BaseException:
             await self.runtime.close()  # an open store would keep this process alive (aiosqlite's thread)
             raise

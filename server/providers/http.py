@@ -10,7 +10,9 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import os
 import random
+import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any, Protocol
@@ -64,6 +66,19 @@ class StreamRelay:
             await outcome
 
 
+_PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
+
+
+def tls_for(base_url: str) -> ssl.SSLContext | bool:
+    """httpx's ``verify`` for a provider's client, which only ever requests ``base_url`` (no redirects followed).
+    A plain-http one (a local model server) never speaks TLS: a context that trusts no certificate, so any TLS
+    there would fail closed, instead of loading the CA bundle (some 20 ms at every start). Behind a proxy from the
+    environment (which may itself speak TLS), and for https, httpx's default verification."""
+    if urlsplit(base_url).scheme != "http" or any(os.environ.get(v) or os.environ.get(v.lower()) for v in _PROXY_VARS):
+        return True
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # verifies hostnames and certificates, and trusts none
+
+
 class HttpProvider:
     """Base of a ChatProvider over one streamed ``POST {base_url}{path}`` (``path`` is not added twice)."""
 
@@ -95,7 +110,7 @@ class HttpProvider:
             connect=connect_timeout, read=read_timeout, write=max(connect_timeout, 60.0), pool=connect_timeout
         )
         self._owns_client = client is None
-        self._client = client or httpx.AsyncClient(timeout=self._timeout)
+        self._client = client or httpx.AsyncClient(timeout=self._timeout, verify=tls_for(self.base_url))
 
     def __repr__(self) -> str:  # never shows the key
         return f"{type(self).__name__}(base_url={self.shown_url!r}, model={self.model!r})"

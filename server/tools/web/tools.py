@@ -12,15 +12,19 @@ from typing import Any
 import httpx
 
 from server.tools.base import Tool, ToolContext, ToolDenied, ToolFailure, require_str, schema
-from server.tools.web import fetch, search
-from server.tools.web.connect import AddressRefused
 from server.tools.web.settings import WebSettings
+
+# The fetching and searching machinery is imported by the first call: most runs make none, and every start
+# (``threadline exec`` in CI) would pay for it.
 
 WEB_FETCH = "web_fetch"
 WEB_SEARCH = "web_search"
 
 
 async def web_fetch(ctx: ToolContext, args: dict[str, Any]) -> str:
+    from server.tools.web import fetch
+    from server.tools.web.connect import AddressRefused
+
     url = require_str(args, "url")
     try:
         page = await fetch.fetch(url, ctx.settings.web)
@@ -34,6 +38,8 @@ async def web_fetch(ctx: ToolContext, args: dict[str, Any]) -> str:
 
 
 async def web_search(ctx: ToolContext, args: dict[str, Any]) -> str:
+    from server.tools.web import search
+
     query = require_str(args, "query").strip()
     if not query:
         raise ToolFailure("Invalid arguments: 'query' must not be blank")
