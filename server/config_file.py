@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
 
 import msgspec
-import platformdirs
 
 T = TypeVar("T")
 Positive = Annotated[int, msgspec.Meta(gt=0)]
@@ -30,6 +29,8 @@ class ConfigError(Exception):
 
 
 def default_home() -> Path:
+    import platformdirs  # only where THREADLINE_HOME is not set
+
     return Path(platformdirs.user_data_dir("threadline", appauthor=False))
 
 

@@ -38,6 +38,7 @@ class ForkServer:
                 stderr=subprocess.DEVNULL,
                 env=worker_env(),
                 cwd=str(PACKAGE_ROOT),
+                start_new_session=True,  # a terminal's Ctrl-C to exec (the server's process) is not its to get
             )
         finally:
             theirs.close()

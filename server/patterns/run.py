@@ -45,6 +45,7 @@ async def _spawned_scan(job: dict[str, Any], timeout: float) -> ScanResult:
         env=worker_env(),
         cwd=str(PACKAGE_ROOT),
         limit=1 << 20,
+        start_new_session=True,  # a terminal's Ctrl-C to exec (the server's process) is not its to get
     )
     result = ScanResult()
     try:

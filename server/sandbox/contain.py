@@ -59,7 +59,15 @@ class Keeper:
             return None
         argv = [sys.executable, "-I", "-S", os.path.abspath(__file__), "keeper", str(os.getpid())]
         try:
-            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            # in a session of its own, as every command: a terminal's Ctrl-C to ``threadline exec`` (whose process
+            # runs the server) is the server's to handle, never the keeper's
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         except OSError:
             return None
         assert proc.stdout is not None
