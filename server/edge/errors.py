@@ -1,5 +1,6 @@
 """The one error edge: domain errors (``server.errors``) become JSON-RPC errors here, for Threadline's protocol
-(``server.edge.rpc``) and ACP (``server.acp.errors``) alike, so one error reads the same on both front ends.
+(``server.edge.rpc``, ``server.edge.local``) and ACP (``server.acp.errors``) alike, so one error reads the same on
+every front end.
 
 ``internal`` domain errors are -32603 (the server's fault), the rest -32602 (the request's fault), each with its
 ``data.code``; anything unexpected is -32603 ``InternalError``, without a traceback leak.

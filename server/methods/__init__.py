@@ -1,4 +1,4 @@
-"""One module per wire method; importing this package registers every handler (``server.edge.rpc.HANDLERS``)."""
+"""One module per wire method; importing this package registers every handler (``server.methods.registry.HANDLERS``)."""
 
 from server.methods import (  # noqa: F401
     attach_session,

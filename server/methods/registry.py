@@ -1,7 +1,7 @@
 """The handler table: ``@reads("name")`` or ``@mutates("name")`` registers a wire method's handler.
 
 Every handler declares which it is (as ruff's server does): a read answers from what is stored and held and never
-writes to the store; a mutation may. The edge enforces it (``server.edge.rpc``): a read that writes fails loudly.
+writes to the store; a mutation may. The edge enforces it (``server.edge.dispatch``): a read that writes fails loudly.
 Handlers are plain ``async def handler(core: Core, params: ParamsStruct) -> ResultStruct`` functions; they know
 nothing about framing, pygls or wire codes.
 """
