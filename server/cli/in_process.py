@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import gc
 import os
+import traceback
 from typing import TYPE_CHECKING, Any
 
 from server.cli.client import Connection
@@ -49,9 +50,13 @@ class InProcess(Connection):
 
         try:
             server = await open_in_process(self._dispatch)
-        except BaseException:
-            self._lose()  # a server that crashed: its traceback on stderr, the client's requests fail
+        except asyncio.CancelledError:
+            self._lose()
             raise
+        except Exception:  # noqa: BLE001 - shown, as a server that crashed at its start showed it
+            traceback.print_exc()
+            self._lose()
+            return
         if server is None or self._stopped:  # it said why on stderr, as a server that cannot start does
             if server is not None:
                 await server.close()
