@@ -6,8 +6,8 @@ from typing import Any, Protocol
 
 from protocol.messages import ListModelsResult, ModelInfo, ModelPrice
 from server.agent.approvals import approval_policy
-from server.agent.loop import ModelChoice
 from server.agent.models import price_of, provider_settings, window_of
+from server.agent.ports import ModelChoice
 from server.config import ProviderSettings, Settings
 from server.context import ViewSettings
 from server.providers import ChatProvider, OpenAICompatibleProvider

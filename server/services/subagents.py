@@ -47,7 +47,7 @@ CHILD_PROMPT = (
 
 @dataclass(frozen=True)
 class Child:
-    """What makes a turn a subagent's (``services.turns.build_turn``)."""
+    """What makes a turn a subagent's (``services.turn_factory.build_turn``)."""
 
     parent: tuple[str, str]  # (parent session id, its ``task`` tool call id)
     instructions: list[str]  # system messages after the frozen context: the subagent rule, the agent's body
@@ -55,7 +55,7 @@ class Child:
     on_usage: Callable[[dict[str, Any]], Awaitable[None]]
 
 
-# Puts a child's turn together (``services.turns.build_turn`` with the caller's own needs)
+# Puts a child's turn together (``services.turn_factory.build_turn`` with the caller's own needs)
 Build = Callable[[Session, StoredSession, ChatProvider, str, Child], Awaitable[Turn]]
 
 
