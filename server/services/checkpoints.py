@@ -1,5 +1,5 @@
-"""File checkpoints as the use cases need them: ``listCheckpoints`` and ``rewindFiles`` (refused while a turn
-runs: it may be writing the very files)."""
+"""File checkpoints as the use cases need them: ``listCheckpoints`` and ``rewindFiles`` (declared exclusive in the
+method table: refused while a turn runs, which may be writing the very files)."""
 
 from __future__ import annotations
 
@@ -20,8 +20,7 @@ async def list_checkpoints(core: CheckpointsNeeds, session_id: str) -> ListCheck
 
 
 async def rewind_files(core: CheckpointsNeeds, params: RewindFilesParams) -> RewindFilesResult:
-    _, session = await core.session(params.session_id)
-    session.turns.ensure_idle()
+    await core.session(params.session_id)
     return await rewind(
         core.store,
         core.blobs,

@@ -241,7 +241,6 @@ async def compact_session(core: ContextNeeds, session_id: str, focus: str | None
     if focus is not None and len(focus) > MAX_FOCUS_CHARS:
         raise InvalidParams(f"focus must be at most {MAX_FOCUS_CHARS} characters")
     stored, session = await core.session(session_id)
-    session.turns.ensure_idle()  # a running turn carries its own compaction: compact between turns
     emit = Emitter(core.notify, session_id, None)
     choices = session.hooks
     cwd = Path(stored.cwd)
