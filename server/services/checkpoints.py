@@ -8,10 +8,10 @@ from typing import Protocol
 from protocol.messages import ListCheckpointsResult, RewindFilesParams, RewindFilesResult
 from server.checkpoints import list_turn_checkpoints
 from server.checkpoints import rewind_files as rewind
-from server.services.needs import HasBlobs, HasSession, HasStore
+from server.services.needs import CoreFiles, CoreStore
 
 
-class CheckpointsNeeds(HasStore, HasBlobs, HasSession, Protocol):
+class CheckpointsNeeds(CoreStore, CoreFiles, Protocol):
     """What the file-checkpoint use cases use of the ``Core``."""
 
 

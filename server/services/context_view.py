@@ -44,17 +44,7 @@ from server.grounding.tools import editor_tools
 from server.mcp.service import load_frozen
 from server.sandbox.mode import session_sandbox
 from server.services.models import view_settings
-from server.services.needs import (
-    HasAskClient,
-    HasEditor,
-    HasHooks,
-    HasLearned,
-    HasNotify,
-    HasProcesses,
-    HasSession,
-    HasSettings,
-    HasStore,
-)
+from server.services.needs import CoreClient, CoreExtensions, CoreModels, CoreStore
 from server.services.processes import process_infos
 from server.services.subagents import task_spec
 from server.sessions import Session
@@ -62,18 +52,7 @@ from server.tools.web.tools import search_tools
 from server.transcript import Store, StoredSession
 
 
-class ContextNeeds(
-    HasSettings,
-    HasStore,
-    HasSession,
-    HasLearned,
-    HasEditor,
-    HasHooks,
-    HasNotify,
-    HasAskClient,
-    HasProcesses,
-    Protocol,
-):
+class ContextNeeds(CoreStore, CoreModels, CoreClient, CoreExtensions, Protocol):
     """What the context use cases use of the ``Core``."""
 
 
