@@ -64,3 +64,62 @@ test('B-DAEMON-1: attach to a detached turn, see what came before, answer its ap
     provider.stop();
   }
 });
+
+test('B-DAEMON-1: after the bridge restarts, the session on screen is re-attached from the last seq it showed', { timeout: 240000 }, async () => {
+  const provider = await startFakeProvider();
+  const home = tempDir('tl-daemon-');
+  const work = tempDir('tl-work-');
+  const env = { ...process.env, THREADLINE_HOME: home, THREADLINE_BASE_URL: provider.url, THREADLINE_MODEL: 'fake-model', THREADLINE_API_KEY: 'test-key', THREADLINE_CONTEXT_WINDOW: '64000' };
+  let client;
+  try {
+    await provider.push([
+      { tool_calls: [{ id: 'call_w', name: 'write_file', arguments: { path: 'after.txt', content: 'kept\n' } }] },
+      { content: 'written after the restart' },
+    ]);
+    const bin = SERVER_COMMAND.replace(/ serve$/, '');
+    const sid = execFileSync(bin, ['exec', '--detach', '--cwd', work, 'write it'], { env, cwd: REPO, encoding: 'utf8', timeout: 120000 }).trim();
+
+    client = new lib.ThreadlineClient({ command: lib.serverCommand(SERVER_COMMAND, true), cwd: REPO, env, log: () => undefined });
+    let asked = 0;
+    let firstAsked;
+    const asking = new Promise((resolve) => (firstAsked = resolve));
+    // The first bridge never answers (it dies first); the re-attached one answers the approval the daemon re-sends.
+    client.setApprovalHandler((params) => (++asked === 1 ? (firstAsked(params), new Promise(() => undefined)) : Promise.resolve('allowOnce')));
+    const seqs = new Map();
+    const attached = new Set();
+    const shown = [];
+    client.onUpdate((p) => { // the sidebar's filter (provider.ts)
+      const last = seqs.get(p.sessionId);
+      if (last !== undefined && p.seq <= last) return;
+      seqs.set(p.sessionId, p.seq);
+      shown.push(p);
+    });
+    const updates = collectUpdates(client);
+    await client.start();
+    await client.request('attachSession', { sessionId: sid, sinceSeq: 0 });
+    attached.add(sid);
+    await asking;
+    const before = seqs.get(sid);
+    assert.ok(before > 1, 'the earlier updates were shown');
+
+    await client.restart();
+    const again = lib.afterRestart(seqs, attached, sid);
+    assert.equal(again, sid);
+    assert.equal(lib.afterRestart(new Map([['other', 3]]), attached, 'other'), undefined, 'a session not attached is not');
+    const r = await client.request('attachSession', { sessionId: again, sinceSeq: seqs.get(again) });
+    assert.equal(r.truncated ?? false, false);
+    await updates.waitFor((u) => u.sessionId === sid && u.update.kind === 'turnCompleted', 120000);
+    const mine = shown.filter((u) => u.sessionId === sid).map((u) => u.seq);
+    assert.deepEqual(mine, mine.map((_, i) => mine[0] + i), 'no gap, no duplicate across the restart');
+    assert.ok(mine.indexOf(before) >= 0 && mine.length > mine.indexOf(before) + 1, 'updates after the restart continue the count');
+    assert.equal(asked, 2, 'the waiting approval was asked again after the restart');
+    assert.equal(fs.readFileSync(path.join(work, 'after.txt'), 'utf8'), 'kept\n');
+  } finally {
+    await client?.stop?.().catch(() => undefined);
+    try {
+      const pid = Number(fs.readFileSync(path.join(home, 'daemon', 'lock'), 'utf8').trim());
+      if (pid) process.kill(pid, 'SIGTERM');
+    } catch { /* no daemon left */ }
+    provider.stop();
+  }
+});
