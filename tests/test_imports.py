@@ -452,3 +452,30 @@ def test_config_and_the_rooms_it_gathers_are_in_no_folder_cycle():
 @pytest.mark.parametrize("name", sorted(MODULES))
 def test_every_module_imports(name):
     importlib.import_module(name)
+
+
+def test_a_turn_is_put_together_in_one_place():
+    """``server.services.turn_factory`` is the one module that constructs ``agent.loop.Turn``: ``submitTurn``'s,
+    ACP's and a subagent's turns are wired the same way."""
+    builders = sorted(
+        name
+        for name, path in MODULES.items()
+        if any(
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Turn"
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        )
+    )
+    assert builders == ["server.services.turn_factory"]
+
+
+def test_a_running_turn_asks_its_session_through_its_ports_only():
+    """``Turn`` holds objects and one ``TurnPorts``; no field is a callback into the layers above it (the tool
+    runner is a strategy of the tools layer: a replay's hands back recorded results)."""
+    from dataclasses import fields
+
+    from server.agent.loop import Turn
+
+    callbacks = [f.name for f in fields(Turn) if "Callable" in str(f.type) or "Awaitable" in str(f.type)]
+    assert callbacks == []
+    assert {f.name: str(f.type) for f in fields(Turn)}["ports"] == "TurnPorts"
+    assert not _importing(("server.agent",), ("server.services", "server.sessions"))

@@ -12,9 +12,7 @@ import asyncio
 import dataclasses
 import functools
 import logging
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import msgspec
 
@@ -24,11 +22,12 @@ from server.agent import cut, turn_hooks
 from server.agent.approvals import Approvals
 from server.agent.batches import batches, run_batch
 from server.agent.partial import PartialAnswer
+from server.agent.ports import NO_PORTS, TurnPorts
 from server.agent.toolcalls import run_call
 from server.agent.totals import USAGE_EVENT, TurnTotals, account_call
 from server.agent.views import ViewBuilder, tool_reserve_tokens
 from server.checkpoints import Checkpointer
-from server.context import RequestView, ViewSettings
+from server.context import RequestView
 from server.emit import Emitter
 from server.errors import DomainError
 from server.hooks.service import SessionHooks
@@ -48,9 +47,6 @@ log = logging.getLogger(__name__)
 COMMAND_EVENT = "commandExpanded"  # {seq, typed} of a user message that is a slash command's expansion
 CANCELLED_RESULT = "Tool call interrupted: the turn was cancelled before this tool finished."
 
-SessionTools = Callable[["Emitter"], Awaitable[dict[str, Tool]]]
-LoadHooks = Callable[["Emitter"], Awaitable[SessionHooks]]
-
 
 class TurnFailed(Exception):
     def __init__(self, code: str, message: str):
@@ -58,18 +54,12 @@ class TurnFailed(Exception):
         self.code, self.message = code, message
 
 
-@dataclass(frozen=True)
-class ModelChoice:
-    """What one model call uses, chosen just before it (``Turn.choose_model``)."""
-
-    provider: ChatProvider
-    settings: ViewSettings  # for this model's context window
-    price: Price | None
-    approval_policy: str
-
-
 @dataclass
 class Turn:
+    """One turn of one session. Its collaborators are objects; what it asks of its session as it runs (frozen
+    context, MCP tools, hooks, the model of the next call, steers, usage told elsewhere) goes through ``ports``.
+    ``server.services.turn_factory`` builds it."""
+
     store: Store
     provider: ChatProvider
     tools: ToolContext
@@ -78,22 +68,13 @@ class Turn:
     views: ViewBuilder
     max_iterations: int
     totals: TurnTotals  # the session's running totals, shared across its turns
-    first_messages: Callable[[], Awaitable[list[NewMessage]]] | None = None  # frozen context (R-FRZ-1)
-    session_tools: SessionTools | None = None  # the session's MCP tools, started on its turns (server.mcp)
-    run_tool: ToolRunner = run_tool
+    ports: TurnPorts = NO_PORTS
+    run_tool: ToolRunner = run_tool  # a replay's hands back recorded results
     price: Price | None = None  # the model's price; None: no cost is reported
-    # Asked before each model call, so a model or policy switched mid-turn (updateSession) applies from the next
-    # call; None keeps what the turn was built with (a replay, a test's provider).
-    choose_model: Callable[[], Awaitable[ModelChoice | None]] | None = None
     turn_id: str = field(default_factory=lambda: new_id("turn_"))
     checkpoints: Checkpointer | None = None  # keeps what file writes replace (None in replay: nothing is written)
-    # texts sent with steerTurn since the last call; True: the turn's last look, which closes it to steering if empty
-    take_steers: Callable[[bool], list[str]] = lambda last: []
-    # Told each model call's stored usage figures: a subagent's turn adds them to its parent's totals (B-SUB-1)
-    on_usage: Callable[[dict[str, Any]], Awaitable[None]] | None = None
-    load_hooks: LoadHooks | None = None  # the session's hooks, read (and the project's approved) as the turn starts
     new_session: bool = False  # nothing stored yet: the SessionStart hooks run
-    hooks: SessionHooks | None = None
+    hooks: SessionHooks | None = None  # the ports' answer as the turn begins
     _stop_blocks: int = 0
     _usage: TurnUsage = field(default_factory=TurnUsage)
     _unfinished: set[str] = field(default_factory=set)  # ids of calls cut off mid-way at the output limit
@@ -140,7 +121,7 @@ class Turn:
                     self._stop_blocks += 1  # a Stop hook sends the turn on, its reason the next user input
                     await self._deliver_steers([reason])
                     continue
-                if not calls and not (steered := self.take_steers(True)):  # nothing: closed to steering
+                if not calls and not (steered := self.ports.take_steers(True)):  # nothing: closed to steering
                     return "endTurn", None
                 if not calls:  # steered while the answer streamed: the model hears it in this turn
                     await self._deliver_steers(steered)
@@ -175,13 +156,12 @@ class Turn:
     # --- steps --------------------------------------------------------------------------------------
 
     async def _begin(self, text: str, images: list[Image] | None, typed: str | None) -> None:
-        if self.load_hooks is not None:
-            self.hooks = await self.load_hooks(self.emit)
+        self.hooks = await self.ports.hooks(self.emit)
         started = await turn_hooks.session_start(self.hooks) if self.new_session else None
         refused, context = await turn_hooks.prompt_submit(self.hooks, text)
         if refused is not None:  # before anything is stored or any model call
             raise TurnFailed("hookBlocked", f"the prompt was refused by a UserPromptSubmit hook: {refused}")
-        first = await self.first_messages() if self.first_messages else []
+        first = await self.ports.first_messages(self.emit)
         await self.store.title_from_prompt(self.session_id, text)
         if started:
             first.append(NewMessage("system", started))
@@ -193,8 +173,7 @@ class Turn:
         if typed is not None:  # the message holds what the model sees; the event what the user typed
             await self.store.add_event(self.session_id, COMMAND_EVENT, {"seq": seq, "typed": typed}, self.turn_id)
         self.emit(u.UserMessage(text=text, images=images or None, typed=typed), seq=seq)
-        if self.session_tools is not None:
-            await self._add_session_tools(await self.session_tools(self.emit))
+        await self._add_session_tools(await self.ports.session_tools(self.emit))
 
     async def _add_session_tools(self, tools: dict[str, Tool]) -> None:
         """The session's MCP tools join the request's tools; their definitions are reserved in the budget."""
@@ -205,7 +184,7 @@ class Turn:
         self.views.overhead_tokens = tool_reserve_tokens([t.spec() for t in tools.values()])
 
     async def _choose_model(self) -> None:
-        choice = await self.choose_model() if self.choose_model else None
+        choice = await self.ports.choose_model()
         if choice is None:
             return
         self.provider, self.price, self.approvals.policy = choice.provider, choice.price, choice.approval_policy
@@ -214,7 +193,7 @@ class Turn:
     async def _deliver_steers(self, texts: list[str] | None = None) -> None:
         """Store what was steered in as user messages, after every result of the last answer's calls (a user
         message may not come between a call and its result), so the next request carries it."""
-        texts = texts if texts is not None else self.take_steers(False)
+        texts = texts if texts is not None else self.ports.take_steers(False)
         if not texts:
             return
         stored = await self.store.append_messages(self.session_id, [NewMessage("user", t) for t in texts], self.turn_id)
@@ -224,7 +203,7 @@ class Turn:
     async def _keep_steers(self) -> None:
         """A turn that ends before its next model call still keeps what was steered in (the next turn sends it)."""
         try:
-            while texts := self.take_steers(True):  # until none is left, which closes the turn to steering
+            while texts := self.ports.take_steers(True):  # until none is left, which closes the turn to steering
                 await self._deliver_steers(texts)
         except Exception:  # the turn is ending anyway; the text reached the server but the disk refused it
             log.exception("could not store the steered messages of turn %s", self.turn_id)
@@ -295,8 +274,7 @@ class Turn:
         self._usage = call.turn
         await self.store.add_event(self.session_id, USAGE_EVENT, call.event, self.turn_id)
         self.emit(call.update)
-        if self.on_usage is not None:
-            await self.on_usage(call.event)
+        await self.ports.count_usage(call.event)
 
     async def _announce(self, view: RequestView, force: bool = False) -> bool:
         """R-OBS-1: each new compaction is stored as an event and sent to the client; False: nothing new."""

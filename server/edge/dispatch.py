@@ -1,5 +1,5 @@
 """The method table run for any front end, without a framework: decode a method's params with msgspec, run its
-handler (a read under the store's read-only guard), encode its result; and what ``initialize`` answers and notes.
+handler as the table declares it, encode its result; and what ``initialize`` answers and notes.
 
 pygls's app (``server.edge.app``), ACP (``server.acp.agent``) and the in-process front end of ``threadline exec``
 (``server.edge.local``) all call these, so a method behaves the same whichever way it arrived; errors become wire
@@ -20,7 +20,6 @@ from server.sandbox.runner import machine_sandbox
 from server.security import redaction
 from server.services.core import Core
 from server.tools import TOOLS
-from server.transcript.store import read_only
 
 
 def decode_params(name: str, params: Any) -> Any:
@@ -35,14 +34,9 @@ def decode_params(name: str, params: Any) -> Any:
 
 
 async def run_handler(handler: Handler, core: Core, params: Any) -> Any:
-    """The handler's encoded result; a read runs where a write to the store fails (it is a bug, not a request's
-    fault), so a read never writes."""
-    if handler.mutates:
-        result = await handler.run(core, params)
-    else:
-        with read_only(handler.name):
-            result = await handler.run(core, params)
-    return msgspec.to_builtins(result)
+    """The handler's encoded result, run as the method table declares it (``Handler.call``: a read under the
+    store's read-only guard, an exclusive mutation with its session to itself)."""
+    return msgspec.to_builtins(await handler.call(core, params))
 
 
 def capabilities(core: Core, daemon: bool) -> dict[str, Any]:

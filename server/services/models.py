@@ -6,19 +6,19 @@ from typing import Any, Protocol
 
 from protocol.messages import ListModelsResult, ModelInfo, ModelPrice
 from server.agent.approvals import approval_policy
-from server.agent.loop import ModelChoice
 from server.agent.models import price_of, provider_settings, window_of
+from server.agent.ports import ModelChoice
 from server.config import ProviderSettings, Settings
 from server.context import ViewSettings
 from server.providers import ChatProvider, OpenAICompatibleProvider
 from server.providers.anthropic import AnthropicProvider
 from server.providers.capabilities import Price
 from server.providers.responses import ResponsesProvider
-from server.services.needs import HasModels, HasSettings, HasStore
+from server.services.needs import CoreModels, CoreStore
 from server.transcript import StoredSession
 
 
-class ModelsNeeds(HasSettings, HasStore, HasModels, Protocol):
+class ModelsNeeds(CoreStore, CoreModels, Protocol):
     """What the model use cases use of the ``Core``."""
 
 

@@ -25,14 +25,14 @@ from server.agent.loop import Turn
 from server.agent.totals import add_usage
 from server.providers import ChatProvider
 from server.sandbox.mode import copy_mode
-from server.services.needs import HasModels, HasSessions, HasSettings, HasStore
+from server.services.needs import CoreModels, CoreStore
 from server.sessions import Session
 from server.tools import Tool, ToolContext
 from server.tools.base import ToolFailure, require_str, schema
 from server.transcript import StoredSession, new_id
 
 
-class SubagentsNeeds(HasSettings, HasStore, HasModels, HasSessions, Protocol):
+class SubagentsNeeds(CoreStore, CoreModels, Protocol):
     """What running a subagent uses of the ``Core`` (building its turn is the caller's ``build``)."""
 
 
@@ -47,7 +47,7 @@ CHILD_PROMPT = (
 
 @dataclass(frozen=True)
 class Child:
-    """What makes a turn a subagent's (``services.turns.build_turn``)."""
+    """What makes a turn a subagent's (``services.turn_factory.build_turn``)."""
 
     parent: tuple[str, str]  # (parent session id, its ``task`` tool call id)
     instructions: list[str]  # system messages after the frozen context: the subagent rule, the agent's body
@@ -55,7 +55,7 @@ class Child:
     on_usage: Callable[[dict[str, Any]], Awaitable[None]]
 
 
-# Puts a child's turn together (``services.turns.build_turn`` with the caller's own needs)
+# Puts a child's turn together (``services.turn_factory.build_turn`` with the caller's own needs)
 Build = Callable[[Session, StoredSession, ChatProvider, str, Child], Awaitable[Turn]]
 
 
@@ -73,7 +73,7 @@ def task_tool(core: SubagentsNeeds, parent: Session, cwd: Path, build: Build) ->
     return Tool(name=TASK_TOOL, description=describe(catalog), parameters=PARAMETERS, run=run)
 
 
-def task_spec(core: HasSettings, cwd: Path) -> dict[str, Any]:
+def task_spec(core: CoreStore, cwd: Path) -> dict[str, Any]:
     """The ``task`` tool's definition as a session in ``cwd`` sends it (for the budget ``getContextView`` plans)."""
     return task_spec_for(load_agents(cwd, core.settings.home))
 
