@@ -8,10 +8,13 @@ loaded and the front end runs until its client leaves. What this module imports 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
+import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from server.config_file import ConfigError
@@ -112,6 +115,20 @@ def _without_httpx_cli() -> None:
         sys.modules["httpx._main"] = None  # type: ignore[assignment]
 
 
+def _prepare_store(path: Path) -> threading.Thread:
+    """The store's file made and migrated in a thread (SQLite's work lets go of the GIL) while the caller imports
+    the rest of the server; opening the store then finds it done, or meets its error again and says it."""
+    from server.transcript.store import Store
+
+    def prepare() -> None:
+        with contextlib.suppress(Exception):
+            Store.prepare(path)
+
+    thread = threading.Thread(target=prepare, name="prepare-store", daemon=True)
+    thread.start()
+    return thread
+
+
 async def open_in_process(deliver: Deliver, log_level: str = "WARNING") -> LocalServer | None:
     """The server of ``threadline exec`` in this process (``server.edge.local``), opened on the data folder, its
     logs on stderr as a server's; None when it cannot start, after saying why on stderr as ``serve`` does. The
@@ -120,8 +137,10 @@ async def open_in_process(deliver: Deliver, log_level: str = "WARNING") -> Local
 
     try:
         settings = _settings(log_level)
+        preparing = _prepare_store(settings.database_path)
         from server.edge.local import LocalServer
 
+        preparing.join()
         server = LocalServer(settings, deliver)
         await server.open()
         return server
@@ -137,7 +156,6 @@ def sandbox_command(argv: list[str], mode: str | None = None) -> int:
     import shutil
     import subprocess
     import tempfile
-    from pathlib import Path
 
     from server.config import load_settings
     from server.sandbox.policy import build_policy

@@ -108,6 +108,16 @@ class Store(
         know the pipeline: the server (and any program that wants a long history quick to open) opens it with both
         through ``server.agent.views.open_store``."""
         path = Path(path)
+        cls.prepare(path)
+        writer = await _connect(path)
+        reader = await _connect(path)
+        return cls(path, writer, reader, estimate, view_snapshotter)
+
+    @staticmethod
+    def prepare(path: Path) -> None:
+        """The file made and migrated, synchronously: what ``open`` does first (``StorageFailure`` naming the path).
+        A front end may run it in a thread while it imports the rest (``threadline exec``); ``open`` then finds it
+        done."""
         refuse_empty_file(path)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -122,9 +132,6 @@ class Store(
             conn.close()
         except (sqlite3.Error, OSError) as exc:
             raise StorageFailure(f"cannot open the transcript database at {path}: {exc}") from exc
-        writer = await _connect(path)
-        reader = await _connect(path)
-        return cls(path, writer, reader, estimate, view_snapshotter)
 
     async def __aenter__(self) -> Store:
         return self
