@@ -1,9 +1,9 @@
 """How long ``threadline exec`` takes from its start to the first model request (CI pays it every run), against the
 floor: a bare Python process that imports httpx and sends the same request to the same model double.
 
-Each run starts the real command (``.venv/bin/threadline exec``, a real server under it) against the model double,
-which records the wall-clock arrival of each request; the figure is that arrival minus the moment just before the
-command was started. The floor is measured the same way in the same run, alternating with exec's runs so both
+Each run starts the real command (``.venv/bin/threadline exec``, which runs the server in its own process) against
+the model double, which records the wall-clock arrival of each request; the figure is that arrival minus the moment
+just before the command was started. The floor is measured the same way in the same run, alternating with exec's runs so both
 see the same load. *Fresh home*: a new ``THREADLINE_HOME`` each run (a CI job's first run: the database is
 created); *warm home*: the same home again. The key is passed in the environment, as CI does.
 
@@ -111,6 +111,7 @@ IMPORTS = {
     "httpx (the floor's import)": "import httpx",
     "the services without the edge (server.runtime)": "import server.runtime",
     "the exec client (server.cli.exec)": "import server.cli.exec",
+    "exec's in-process server (server.edge.local, no pygls)": "import server.edge.local",
     "lsprotocol.types (pygls's LSP types)": "import lsprotocol.types",
     "pygls.lsp.server": "import pygls.lsp.server",
     "the whole server (server.edge.app)": "import server.edge.app",
