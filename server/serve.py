@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from server.config_file import ConfigError
-from server.security.secret_env import reexec_without_keys, take_keys
+from server.security.secret_env import hide_in_place, reexec_without_keys, take_keys
 
 if TYPE_CHECKING:
     from server.config import Settings
@@ -74,7 +74,7 @@ def connect(start: bool = True) -> int:
 def _serve_with(log_level: str, run: Callable[[Settings], int]) -> int:
     from server.errors import StorageFailure
 
-    hide_keys()
+    reexec_without_keys()  # so no command can read the key from /proc/<server pid>/environ
     try:
         return run(_settings(log_level))
     except (ConfigError, StorageFailure) as exc:
@@ -83,9 +83,11 @@ def _serve_with(log_level: str, run: Callable[[Settings], int]) -> int:
 
 
 def hide_keys() -> None:
-    """So no command can read the key from /proc/<server pid>/environ: re-executes this process without its keys
-    (``server.security.secret_env``), before anything else is imported when the caller is quick about it."""
-    reexec_without_keys()
+    """``threadline exec``'s process runs the server, so no command it starts may read a key from its
+    environment block (``/proc/<pid>/environ``): the keys' entries there are zeroed in place, or, where that
+    cannot be done, the process re-executes itself without them as ``serve`` does (``server.security.secret_env``)."""
+    if not hide_in_place():
+        reexec_without_keys()
 
 
 def _settings(log_level: str) -> Settings:

@@ -20,11 +20,11 @@ HELP = ("-h", "--help")
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["exec"] and "--detach" not in argv:
-        # exec runs the server in this process, which hides its keys by re-executing itself: the sooner, the less
-        # this first image imports for nothing (server.cli.exec hides whatever else the configuration names)
-        from server.security.key_handover import reexec_without_builtin_keys
+        # exec runs the server in this process: its keys are hidden first (should it have to re-execute itself to
+        # do so, the less imported the better)
+        from server.serve import hide_keys
 
-        reexec_without_builtin_keys()
+        hide_keys()
         gc.disable()  # imports make objects, not garbage: collecting during start-up is wasted (in_process enables it)
     # ``serve`` and ``acp`` (and no command: serve) build only their own parsers: a server started by a client
     # does not import the client's modules first (every CI run pays the time to its first model call).

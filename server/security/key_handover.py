@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 
 KEY_VARS = (
     "THREADLINE_API_KEY",
@@ -47,20 +46,3 @@ def hand_over(env: dict[str, str], keys: dict[str, str]) -> tuple[dict[str, str]
     os.close(write_end)
     env[FD_VAR] = str(read_end)
     return env, read_end
-
-
-def reexec_without_builtin_keys() -> None:
-    """Re-execute this process (same pid, arguments and stdio) without the built-in key variables, handing them
-    over a pipe, before it imports anything: what ``threadline exec`` does first, since the server it runs in
-    its own process must not keep them in its environment block. ``secret_env.reexec_without_keys`` then hides
-    whatever else the configuration names (a second re-exec, only then)."""
-    keys = {k: os.environ[k] for k in KEY_VARS if os.environ.get(k)}
-    if FD_VAR in os.environ or not keys:
-        return
-    env, read_end = hand_over(dict(os.environ), keys)
-    if read_end is None:  # too many to hand over: the server's own check keeps them where settings read them
-        return
-    os.set_inheritable(read_end, True)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], env)

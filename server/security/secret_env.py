@@ -19,6 +19,7 @@ import os
 import re
 import sys
 from collections.abc import Mapping
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from server.config_file import BRAVE_KEY_ENV, ConfigError, home_folder, read_config
@@ -26,7 +27,7 @@ from server.security.key_handover import FD_VAR as _FD_VAR
 from server.security.key_handover import KEY_VARS
 from server.security.key_handover import hand_over as _hand_over
 
-__all__ = ["KEY_VARS", "handed_over", "reexec_without_keys", "secret_vars", "take_keys"]
+__all__ = ["KEY_VARS", "handed_over", "hide_in_place", "reexec_without_keys", "secret_vars", "take_keys"]
 
 URL_VARS = ("THREADLINE_BASE_URL",)  # secret only when the URL has a password
 # A ``${VAR}`` in config.toml's [mcp_servers] env/headers whose name says it holds a secret is read by the server
@@ -104,11 +105,56 @@ def reexec_without_keys() -> None:
     os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], env)
 
 
+def hide_in_place() -> bool:
+    """Hide this process's secrets without re-executing it (``threadline exec``, whose process runs the server):
+    their entries in the environment block it was started with, which is what ``/proc/<pid>/environ`` shows, are
+    overwritten with zeros, and they leave ``os.environ``, kept for ``take_keys``. False, with nothing changed,
+    when that block cannot be found or checked here: then ``reexec_without_keys``."""
+    found = secret_vars(os.environ)
+    if not found:
+        return True
+    if _FD_VAR in os.environ:  # an earlier image's keys wait in their pipe: the re-execution's way
+        return False
+    values = set(found.values())
+    names = {k for k, v in os.environ.items() if k in found or v in values}
+    try:
+        import ctypes
+
+        start, end = _environ_block()
+        shown = Path("/proc/self/environ")
+        if end <= start or ctypes.string_at(start, end - start) != shown.read_bytes():
+            return False  # not the block the kernel shows
+        at = start
+        for entry in ctypes.string_at(start, end - start).split(b"\0"):
+            key, _, value = entry.partition(b"=")
+            if os.fsdecode(key) in names or os.fsdecode(value) in values:
+                ctypes.memset(at, 0, len(entry))
+            at += len(entry) + 1
+        block = shown.read_bytes()
+        if any(os.fsencode(v) in block for v in values) or any(os.fsencode(f"{n}=") in block for n in names):
+            return False  # cannot happen; if it did, the re-execution hides them
+    except (OSError, ValueError, IndexError):
+        return False
+    for name in names:
+        os.environ.pop(name, None)
+    _handed.update(found)
+    return True
+
+
+def _environ_block() -> tuple[int, int]:
+    """Where the environment block the process was started with lies in its memory (``proc(5)``: the 50th and
+    51st fields of ``/proc/self/stat``, ``env_start`` and ``env_end``)."""
+    stat = Path("/proc/self/stat").read_bytes()
+    fields = stat[stat.rindex(b")") + 2 :].split()  # after the command name, which may hold spaces: field 3 on
+    return int(fields[47]), int(fields[48])
+
+
 def take_keys() -> dict[str, str]:
-    """The secrets the previous image handed over (read once; the pipe is closed), or {}."""
+    """The secrets the previous image handed over (read once; the pipe is closed) or ``hide_in_place`` kept, or
+    {}."""
     fd = os.environ.pop(_FD_VAR, None)
     if fd is None:
-        return {}
+        return dict(_handed)
     try:
         with os.fdopen(int(fd), "rb") as pipe:
             keys = json.loads(pipe.read() or b"{}")

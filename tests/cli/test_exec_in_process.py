@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.cli_support import env_fixture, fake_fixture, threadline
 from tests.harness import API_KEY
 
@@ -37,9 +39,16 @@ ATTACK = (
 )
 
 
-def test_exec_hides_the_provider_key_from_the_commands_its_server_runs(fake, env, folder):
-    """The server now lives in exec's process, which CI starts with the key in its environment: exec re-executes
-    itself without it first, as ``threadline serve`` does, so a command reading its parent's block finds no key."""
+@pytest.mark.parametrize("where", ["built_in_variable", "named_in_config"])
+def test_exec_hides_the_provider_key_from_the_commands_its_server_runs(fake, env, home, folder, where):
+    """The server now lives in exec's process, which CI starts with the key in its environment: exec hides it from
+    its environment block first (``secret_env.hide_in_place``), as ``threadline serve`` does by re-executing
+    itself, so a command reading its parent's block finds neither the key nor the variables that held it, and
+    the provider still gets it (the double refuses a request without it)."""
+    if where == "named_in_config":  # a name outside the built-in list, and a copy of the key under another name
+        (home / "config.toml").write_text('[provider]\napi_key_env = "XAI_API_KEY"\n')
+        env = {k: v for k, v in env.items() if k != "THREADLINE_API_KEY"}
+        env |= {"XAI_API_KEY": API_KEY, "COPY_OF_KEY": API_KEY}
     fake.push(
         {"tool_calls": [{"id": "c1", "name": "run_command", "arguments": {"command": ATTACK}}]},
         {"content": "done"},
@@ -52,4 +61,6 @@ def test_exec_hides_the_provider_key_from_the_commands_its_server_runs(fake, env
         o["update"]["content"] for o in objects if o["type"] == "update" and o["update"]["kind"] == "toolResult"
     ]
     assert "PID=" in shown and "THREADLINE_HOME=" in shown, shown  # it did read exec's block
-    assert "THREADLINE_API_KEY" not in shown and API_KEY not in shown, shown
+    assert API_KEY not in shown and "THREADLINE_API_KEY" not in shown, shown
+    assert "XAI_API_KEY" not in shown and "COPY_OF_KEY" not in shown, shown
+    assert objects[-1]["result"] == "done"
