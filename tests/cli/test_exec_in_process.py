@@ -16,8 +16,8 @@ env = env_fixture()
 
 
 def test_exec_runs_the_core_in_its_own_process_without_pygls_or_lsprotocol(fake, env, folder):
-    """Every module either image of the process imports (exec re-executes itself once to hide its keys) is listed
-    by ``PYTHONPROFILEIMPORTTIME``: the in-process front end is among them, pygls and lsprotocol are not."""
+    """Every module the process imports is listed by ``PYTHONPROFILEIMPORTTIME`` (by both images, should exec
+    re-execute itself to hide its keys): the in-process front end is among them, pygls and lsprotocol are not."""
     fake.push({"content": "All good."})
     run = threadline(
         {**env, "PYTHONPROFILEIMPORTTIME": "1"}, "exec", "--cwd", str(folder), "--output-format", "json", "go"
