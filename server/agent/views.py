@@ -160,6 +160,7 @@ class ViewBuilder:
                 self.compaction,
                 lambda held: held.view(settings, self.compaction, notes=notes, on_compacting=starting),
                 settings.context_window_tokens,
+                appended=True,  # the loop builds each view right after storing what came before it
             )
 
         try:
@@ -188,6 +189,7 @@ class ViewBuilder:
                 self.compaction,
                 lambda state: state.fallback_view(settings),
                 settings.context_window_tokens,
+                appended=True,
             )
         )
 
