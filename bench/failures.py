@@ -30,7 +30,7 @@ from typing import Any
 from bench.legacy import load_legacy
 from server.context.failures import fit_failure
 from server.context.micro import content_text
-from server.context.summary import SummaryState, summary_feed
+from server.context.summary_state import SummaryState, summary_feed
 
 LENGTHS = (240, 80)
 SHELL_TOOLS = frozenset({"bash", "run_command", "shell"})

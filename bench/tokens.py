@@ -15,7 +15,7 @@ from server.context import ViewSettings, estimate_message_tokens, fit_to_window,
 from server.context.failures import is_failure, telling_line
 from server.context.incremental import IncrementalView
 from server.context.micro import content_text
-from server.context.summary import _one_line
+from server.context.summary_state import one_line as _one_line
 from server.services.subagents import task_spec_for
 
 FAILURE_SNIPPET = 36  # of a failure's telling line: what even an older (80-character) summary line keeps of it

@@ -7,12 +7,17 @@ the provider stream or the running command wherever it is, and ``submitTurn`` st
 
 ``submitTurn {queue: true}`` registers a turn that waits for the one ahead of it (running or itself queued) and
 then runs; ``steerTurn`` leaves text for the running turn, which takes it before its next model call.
+
+An ``exclusive`` operation (``compactSession``, ``rewindFiles``, ``/compact``: declared in the method table,
+``server.methods.registry``) has the session to itself: it is refused while a turn runs or waits, a turn submitted
+meanwhile is refused, and a queued one waits for it to end.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 from weakref import WeakKeyDictionary
@@ -40,6 +45,8 @@ class SessionTurns:
         # The result of a turn cancelled before its task took its first step (its body, and so its own
         # ``except CancelledError``, never ran): a deleteSession handled right after the submitTurn.
         self._unstarted: WeakKeyDictionary[asyncio.Task[Any], Callable[[], SubmitTurnResult]] = WeakKeyDictionary()
+        self._exclusive: str | None = None  # the operation that has the session to itself now
+        self._after_exclusive: asyncio.Event | None = None  # set when it ends (queued turns wait for it)
 
     def is_running(self) -> bool:
         return bool(self._tasks)
@@ -49,6 +56,20 @@ class SessionTurns:
             raise SessionNotFound(f"no session {self.session_id!r}")
         if self.is_running():
             raise TurnAlreadyRunning(f"a turn is already running in session {self.session_id}")
+        if self._exclusive is not None:
+            raise TurnAlreadyRunning(f"session {self.session_id} is busy: {self._exclusive} is running")
+
+    @contextmanager
+    def exclusive(self, operation: str) -> Iterator[None]:
+        """Have the session to itself while the block runs: refused (``TurnAlreadyRunning``) if a turn runs or
+        waits, or another such operation runs; no turn starts until the block ends."""
+        self.ensure_idle()
+        self._exclusive, self._after_exclusive = operation, asyncio.Event()
+        try:
+            yield
+        finally:
+            self._after_exclusive.set()
+            self._exclusive = self._after_exclusive = None
 
     def start(
         self,
@@ -65,16 +86,21 @@ class SessionTurns:
         elif self.deleted:
             raise SessionNotFound(f"no session {self.session_id!r}")
         ahead = self._tasks[-1] if self._tasks else None
+        exclusive = self._after_exclusive  # queued behind an exclusive operation (nothing else is ahead then)
 
         async def in_order() -> SubmitTurnResult:
-            if ahead is not None:
+            if ahead is not None or exclusive is not None:
                 try:
-                    await asyncio.wait([ahead])
+                    if ahead is not None:
+                        await asyncio.wait([ahead])
+                    if exclusive is not None:
+                        await exclusive.wait()
                 except asyncio.CancelledError:
                     if cancelled is None:
                         raise
                     return cancelled()
-                self._running = _Running(task, turn_id)  # now the running one (first: set at start)
+                if ahead is not None:
+                    self._running = _Running(task, turn_id)  # now the running one (first: set at start)
             return await run()
 
         task = asyncio.create_task(in_order(), name=f"turn {self.session_id}")

@@ -12,7 +12,8 @@ from .fed import next_snapshots
 from .incremental import build_request_view
 from .micro import is_failed_result, microcompact, placeholder
 from .repair import INTERRUPTED_RESULT, SENT_KEYS, clean_message, repair_tool_pairing
-from .summary import WRITE_TOOLS, SummaryState, render_summary, summarize, summary_feed, write_paths
+from .summary import render_summary, summarize
+from .summary_state import WRITE_TOOLS, SummaryState, summary_feed, write_paths
 from .tail import safe_tail_start
 from .tokens import (
     IMAGE_TOKENS,

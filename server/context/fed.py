@@ -28,7 +28,7 @@ from typing import Any, Self
 from .failures import clears_editor_failures
 from .micro import _replaceable, content_text
 from .repair import SYSTEM_ROLES, repair_with_origins
-from .summary import SummaryState, summary_feed, summary_skip
+from .summary_state import SummaryState, summary_feed, summary_skip
 from .tokens import estimate_message_tokens
 from .view import CompactionHead
 

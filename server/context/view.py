@@ -24,7 +24,7 @@ from protocol.wire_text import MICROCOMPACTION_PREFIX
 
 from .fallback import FALLBACK_SUMMARY, fallback_window
 from .repair import repair_with_origins
-from .summary import SummaryState
+from .summary_state import SummaryState
 from .tokens import estimate_message_tokens
 
 __all__ = [

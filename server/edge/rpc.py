@@ -13,7 +13,6 @@ from server.edge.errors import INVALID_PARAMS, wire_error
 from server.errors import InvalidParams
 from server.methods.registry import Handler
 from server.services.core import Core
-from server.transcript.store import read_only
 
 
 def decode_params(name: str, params: Any) -> Any:
@@ -28,14 +27,8 @@ def decode_params(name: str, params: Any) -> Any:
 
 
 async def run_handler(handler: Handler, core: Core, params: Any) -> Any:
-    """The handler's encoded result; a read runs where a write to the store fails (it is a bug, not a request's
-    fault), so a read never writes."""
-    if handler.mutates:
-        result = await handler.run(core, params)
-    else:
-        with read_only(handler.name):
-            result = await handler.run(core, params)
-    return msgspec.to_builtins(result)
+    """The handler's encoded result, run as the method table declares it (``Handler.call``)."""
+    return msgspec.to_builtins(await handler.call(core, params))
 
 
 def to_rpc_error(exc: Exception) -> JsonRpcException:

@@ -6,6 +6,6 @@ from server.services import context_view
 from server.services.core import Core
 
 
-@mutates("compactSession")
+@mutates("compactSession", exclusive=True)
 async def compact_session(core: Core, params: CompactSessionParams) -> CompactSessionResult:
     return await context_view.compact_session(core, params.session_id, params.focus)

@@ -6,6 +6,6 @@ from server.services import checkpoints
 from server.services.core import Core
 
 
-@mutates("rewindFiles")
+@mutates("rewindFiles", exclusive=True)
 async def rewind_files(core: Core, params: RewindFilesParams) -> RewindFilesResult:
     return await checkpoints.rewind_files(core, params)

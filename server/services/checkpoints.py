@@ -1,5 +1,5 @@
-"""File checkpoints as the use cases need them: ``listCheckpoints`` and ``rewindFiles`` (refused while a turn
-runs: it may be writing the very files)."""
+"""File checkpoints as the use cases need them: ``listCheckpoints`` and ``rewindFiles`` (declared exclusive in the
+method table: refused while a turn runs, which may be writing the very files)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from typing import Protocol
 from protocol.messages import ListCheckpointsResult, RewindFilesParams, RewindFilesResult
 from server.checkpoints import list_turn_checkpoints
 from server.checkpoints import rewind_files as rewind
-from server.services.needs import HasBlobs, HasSession, HasStore
+from server.services.needs import CoreFiles, CoreStore
 
 
-class CheckpointsNeeds(HasStore, HasBlobs, HasSession, Protocol):
+class CheckpointsNeeds(CoreStore, CoreFiles, Protocol):
     """What the file-checkpoint use cases use of the ``Core``."""
 
 
@@ -20,8 +20,7 @@ async def list_checkpoints(core: CheckpointsNeeds, session_id: str) -> ListCheck
 
 
 async def rewind_files(core: CheckpointsNeeds, params: RewindFilesParams) -> RewindFilesResult:
-    _, session = await core.session(params.session_id)
-    session.turns.ensure_idle()
+    await core.session(params.session_id)
     return await rewind(
         core.store,
         core.blobs,

@@ -76,8 +76,10 @@ async def turn_text(core: CommandsNeeds, stored: StoredSession, text: str) -> Tu
         if arguments:  # "/plan TASK": plan mode, then the task as a turn
             return TurnText(arguments)
         return TurnText(text, answered=_answered(name, note))
-    if name == "compact":
-        done = await compact_session(core, stored.id, arguments or None)
+    if name == "compact":  # exclusive, as compactSession is declared in the method table
+        _, session = await core.session(stored.id)
+        with session.turns.exclusive("/compact"):
+            done = await compact_session(core, stored.id, arguments or None)
         output = (
             f"Compacted: about {done.before_tokens} -> {done.after_tokens} tokens ({done.mode})."
             if done.compacted

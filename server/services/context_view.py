@@ -44,17 +44,7 @@ from server.grounding.tools import editor_tools
 from server.mcp.service import load_frozen
 from server.sandbox.mode import session_sandbox
 from server.services.models import view_settings
-from server.services.needs import (
-    HasAskClient,
-    HasEditor,
-    HasHooks,
-    HasLearned,
-    HasNotify,
-    HasProcesses,
-    HasSession,
-    HasSettings,
-    HasStore,
-)
+from server.services.needs import CoreClient, CoreExtensions, CoreModels, CoreStore
 from server.services.processes import process_infos
 from server.services.subagents import task_spec
 from server.sessions import Session
@@ -62,18 +52,7 @@ from server.tools.web.tools import search_tools
 from server.transcript import Store, StoredSession
 
 
-class ContextNeeds(
-    HasSettings,
-    HasStore,
-    HasSession,
-    HasLearned,
-    HasEditor,
-    HasHooks,
-    HasNotify,
-    HasAskClient,
-    HasProcesses,
-    Protocol,
-):
+class ContextNeeds(CoreStore, CoreModels, CoreClient, CoreExtensions, Protocol):
     """What the context use cases use of the ``Core``."""
 
 
@@ -241,7 +220,6 @@ async def compact_session(core: ContextNeeds, session_id: str, focus: str | None
     if focus is not None and len(focus) > MAX_FOCUS_CHARS:
         raise InvalidParams(f"focus must be at most {MAX_FOCUS_CHARS} characters")
     stored, session = await core.session(session_id)
-    session.turns.ensure_idle()  # a running turn carries its own compaction: compact between turns
     emit = Emitter(core.notify, session_id, None)
     choices = session.hooks
     cwd = Path(stored.cwd)

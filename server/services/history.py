@@ -20,13 +20,13 @@ from protocol.messages import (
     SearchTranscriptResult,
 )
 from server.services.commands import CommandsNeeds, with_typed
-from server.services.needs import HasArtifacts, HasStore
+from server.services.needs import CoreFiles, CoreStore
 from server.transcript import StoredMessage
 from server.transcript.convert import to_item
 from server.transcript.records import page_size
 
 
-class HistoryNeeds(CommandsNeeds, HasStore, HasArtifacts, Protocol):
+class HistoryNeeds(CommandsNeeds, CoreFiles, Protocol):
     """What reading a session back uses of the ``Core`` (a command's expansion shows as what the user typed)."""
 
 
@@ -71,6 +71,6 @@ async def read_artifact(core: HistoryNeeds, params: ReadArtifactParams) -> ReadA
     return msgspec.convert(result, ReadArtifactResult)
 
 
-async def all_messages(core: HasStore, session_id: str) -> list[StoredMessage]:
+async def all_messages(core: CoreStore, session_id: str) -> list[StoredMessage]:
     """Every stored message of the session, in order (what a client's ``session/load`` replays)."""
     return await core.store.all_messages(session_id)

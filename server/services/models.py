@@ -14,11 +14,11 @@ from server.providers import ChatProvider, OpenAICompatibleProvider
 from server.providers.anthropic import AnthropicProvider
 from server.providers.capabilities import Price
 from server.providers.responses import ResponsesProvider
-from server.services.needs import HasModels, HasSettings, HasStore
+from server.services.needs import CoreModels, CoreStore
 from server.transcript import StoredSession
 
 
-class ModelsNeeds(HasSettings, HasStore, HasModels, Protocol):
+class ModelsNeeds(CoreStore, CoreModels, Protocol):
     """What the model use cases use of the ``Core``."""
 
 

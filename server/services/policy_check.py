@@ -18,13 +18,13 @@ from server.errors import InvalidParams
 from server.hooks.service import SessionHooks
 from server.project.workspace import checked_folder
 from server.sandbox.mode import command_sandbox, session_sandbox
-from server.services.needs import HasHooks, HasProcesses, HasSession, HasSettings, HasStore
+from server.services.needs import CoreExtensions, CoreStore
 from server.tools import TOOLS, Tool, parse_arguments
 from server.tools.base import ToolFailure
 from server.tools.web.tools import search_tools
 
 
-class PolicyCheckNeeds(HasSettings, HasStore, HasSession, HasHooks, HasProcesses, Protocol):
+class PolicyCheckNeeds(CoreStore, CoreExtensions, Protocol):
     """What ``checkPolicy`` uses of the ``Core``."""
 
 

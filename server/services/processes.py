@@ -3,16 +3,10 @@
 
 from __future__ import annotations
 
-from typing import Protocol
-
 from protocol.messages import ListProcessesResult, ProcessInfo, StopProcessResult
 from server.errors import ProcessNotFound
-from server.services.needs import HasSession
+from server.services.needs import CoreStore
 from server.tools.running import BackgroundProcess, BackgroundProcesses
-
-
-class ProcessesNeeds(HasSession, Protocol):
-    """What the process use cases use of the ``Core``: the session's handle."""
 
 
 def process_infos(processes: BackgroundProcesses) -> list[ProcessInfo]:
@@ -25,12 +19,12 @@ def _info(p: BackgroundProcess) -> ProcessInfo:
     )
 
 
-async def list_processes(core: ProcessesNeeds, session_id: str) -> ListProcessesResult:
+async def list_processes(core: CoreStore, session_id: str) -> ListProcessesResult:
     _stored, session = await core.session(session_id)
     return ListProcessesResult(processes=process_infos(session.processes))
 
 
-async def stop_process(core: ProcessesNeeds, session_id: str, process_id: str) -> StopProcessResult:
+async def stop_process(core: CoreStore, session_id: str, process_id: str) -> StopProcessResult:
     _stored, session = await core.session(session_id)
     stopped = await session.processes.stop(process_id)
     if stopped is None:

@@ -12,10 +12,10 @@ from protocol import updates as u
 from protocol.messages import SandboxStatus
 from server.emit import Emitter
 from server.sandbox.mode import command_sandbox, copy_mode, say_once, session_mode, session_sandbox, set_session_mode
-from server.services.needs import HasNotify, HasSettings, HasStore
+from server.services.needs import CoreClient, CoreStore
 
 
-class SandboxNeeds(HasSettings, HasStore, HasNotify, Protocol):
+class SandboxNeeds(CoreStore, CoreClient, Protocol):
     """What the sandbox use case uses of the ``Core``."""
 
 

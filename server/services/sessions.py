@@ -18,23 +18,19 @@ from server.errors import InvalidParams
 from server.project.workspace import checked_folder, normalized_folder
 from server.sandbox.mode import copy_mode
 from server.services.context_view import ContextNeeds, prepare_view
-from server.services.needs import HasBlobs, HasMcp, HasSession, HasSessions, HasSettings, HasStore
+from server.services.needs import CoreExtensions, CoreFiles, CoreStore
 from server.transcript import StoredSession
 from server.transcript.convert import from_openai
 from server.transcript.session_rows import UNTITLED as UNTITLED  # a session's name until a prompt names it
 
 
-class SessionsNeeds(ContextNeeds, HasSessions, HasMcp, HasBlobs, Protocol):
+class SessionsNeeds(ContextNeeds, CoreFiles, Protocol):
     """What the session use cases use of the ``Core``: an import reads its view (``prepare_view``), so the
     context use cases' needs too."""
 
 
-class McpNeeds(HasStore, HasMcp, HasSession, Protocol):
+class McpNeeds(CoreStore, CoreExtensions, Protocol):
     """What listing a folder's or a session's MCP servers uses."""
-
-
-class UpdateNeeds(HasSettings, HasStore, Protocol):
-    """What ``update_session`` uses (the ``/plan`` command calls it too)."""
 
 
 log = logging.getLogger(__name__)
@@ -93,7 +89,7 @@ async def import_session(
 
 
 async def update_session(
-    core: UpdateNeeds, session_id: str, model: Any = msgspec.UNSET, approval_policy: Any = msgspec.UNSET
+    core: CoreStore, session_id: str, model: Any = msgspec.UNSET, approval_policy: Any = msgspec.UNSET
 ) -> StoredSession:
     """Set the session's model and/or approval policy (``UNSET``: left as it is); both apply from its next model
     call. Checked before anything is written: a bad call changes nothing."""
@@ -140,19 +136,19 @@ def policy(value: str | None) -> ApprovalPolicy | None:
     return cast("ApprovalPolicy | None", value)
 
 
-def is_running(core: HasSessions, session_id: str) -> bool:
+def is_running(core: CoreStore, session_id: str) -> bool:
     """Whether a turn of the session runs now (in this process)."""
     handle = core.sessions.peek(session_id)
     return handle is not None and handle.turns.is_running()
 
 
-async def stored(core: HasStore, session_id: str) -> StoredSession:
+async def stored(core: CoreStore, session_id: str) -> StoredSession:
     """The stored session (``SessionNotFound`` when there is none)."""
     return await core.store.get_session(session_id)
 
 
 async def list_sessions(
-    core: HasStore, cwd: str | None, limit: int | None, include_children: bool
+    core: CoreStore, cwd: str | None, limit: int | None, include_children: bool
 ) -> tuple[list[StoredSession], dict[str, dict[str, Any]]]:
     """The sessions (of a folder, or all) newest first, and the usage totals of each that has any."""
     folder = None if cwd is None else str(normalized_folder(cwd))
@@ -160,7 +156,7 @@ async def list_sessions(
     return sessions, await core.store.usage_totals([s.id for s in sessions])
 
 
-async def fork_session(core: HasStore, session_id: str, at_seq: int | None) -> StoredSession:
+async def fork_session(core: CoreStore, session_id: str, at_seq: int | None) -> StoredSession:
     """A new session holding ``session_id``'s messages up to ``at_seq`` (all: None), in its sandbox mode."""
     if at_seq is not None and at_seq < 0:
         raise InvalidParams("atSeq must be >= 0")

@@ -25,14 +25,14 @@ from server.agent.loop import Turn
 from server.agent.totals import add_usage
 from server.providers import ChatProvider
 from server.sandbox.mode import copy_mode
-from server.services.needs import HasModels, HasSessions, HasSettings, HasStore
+from server.services.needs import CoreModels, CoreStore
 from server.sessions import Session
 from server.tools import Tool, ToolContext
 from server.tools.base import ToolFailure, require_str, schema
 from server.transcript import StoredSession, new_id
 
 
-class SubagentsNeeds(HasSettings, HasStore, HasModels, HasSessions, Protocol):
+class SubagentsNeeds(CoreStore, CoreModels, Protocol):
     """What running a subagent uses of the ``Core`` (building its turn is the caller's ``build``)."""
 
 
@@ -73,7 +73,7 @@ def task_tool(core: SubagentsNeeds, parent: Session, cwd: Path, build: Build) ->
     return Tool(name=TASK_TOOL, description=describe(catalog), parameters=PARAMETERS, run=run)
 
 
-def task_spec(core: HasSettings, cwd: Path) -> dict[str, Any]:
+def task_spec(core: CoreStore, cwd: Path) -> dict[str, Any]:
     """The ``task`` tool's definition as a session in ``cwd`` sends it (for the budget ``getContextView`` plans)."""
     return task_spec_for(load_agents(cwd, core.settings.home))
 

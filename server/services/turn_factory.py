@@ -26,7 +26,7 @@ from server.providers import ChatProvider
 from server.sandbox.mode import CommandSandbox, say_once, session_sandbox
 from server.services.commands import CommandsNeeds
 from server.services.models import choose_model, view_settings
-from server.services.needs import HasArtifacts, HasBlobs, HasMcp, HasProcesses, HasRecordedTools
+from server.services.needs import CoreExtensions, CoreFiles
 from server.services.subagents import Child, SubagentsNeeds, task_tool
 from server.sessions import Session
 from server.tools import Tool, ToolContext, run_tool
@@ -34,9 +34,7 @@ from server.tools.web.tools import search_tools
 from server.transcript import NewMessage, StoredSession
 
 
-class TurnsNeeds(
-    CommandsNeeds, SubagentsNeeds, HasMcp, HasBlobs, HasArtifacts, HasProcesses, HasRecordedTools, Protocol
-):
+class TurnsNeeds(CommandsNeeds, SubagentsNeeds, CoreExtensions, CoreFiles, Protocol):
     """What the turn use cases use of the ``Core``: a turn reaches nearly all of it (a slash command runs the
     context use cases, a ``task`` call a subagent)."""
 

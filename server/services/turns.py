@@ -11,14 +11,14 @@ from pathlib import Path
 
 from protocol import updates as u
 from protocol.messages import SteerTurnResult, SubmitTurnParams, SubmitTurnResult, TurnError, TurnUsage
+from protocol.turns import ContextItem
 from server.emit import Emitter
 from server.errors import InvalidParams
 from server.grounding.attach import attach_context
 from server.sandbox.policy import hidden_paths
-from server.services.commands import TurnText, turn_text
-from server.services.images import check_images
 from server.services.turn_factory import TurnsNeeds, TurnSpec, build_turn
-from server.transcript import new_id
+from server.services.turn_input import turn_input
+from server.transcript import StoredSession, new_id
 
 NO_PROVIDER = (
     "no model provider is configured: set THREADLINE_BASE_URL and THREADLINE_MODEL (and "
@@ -27,16 +27,12 @@ NO_PROVIDER = (
 
 
 async def submit_turn(core: TurnsNeeds, params: SubmitTurnParams) -> SubmitTurnResult:
-    """Run a turn to its end (``submitTurn``, ACP ``session/prompt``); images are checked before anything is
-    stored. With ``queue`` it runs after the turns already there, else the session must be idle."""
-    check_images(params.images or [])
+    """Run a turn to its end (``submitTurn``, ACP ``session/prompt``). With ``queue`` it runs after the turns
+    already there, else the session must be idle."""
     stored, session = await core.session(params.session_id)
-    # A slash command's expansion or a built-in's answer; recorded text is data, never a command (B-REC-1).
-    prepared = TurnText(params.text) if params.literal else await turn_text(core, stored, params.text)
-    if prepared.answered is not None:
-        return prepared.answered
-    if not params.queue:
-        session.turns.ensure_idle()
+    given = await turn_input(core, stored, params)  # checked; a built-in's answer, or what the turn runs on
+    if given.answered is not None:
+        return given.answered
     provider = core.models.provider(core.settings, stored)
     turn_id = new_id("turn_")
     emit = Emitter(core.notify, session.id, turn_id)
@@ -46,33 +42,24 @@ async def submit_turn(core: TurnsNeeds, params: SubmitTurnParams) -> SubmitTurnR
         emit(u.TurnCompleted(stop_reason="error", error=error))  # clients close a turn on this, as for any turn
         return SubmitTurnResult(turn_id=turn_id, stop_reason="error", usage=TurnUsage(), error=error)
 
-    text = prepared.text  # the expansion of a slash command (what the model sees), else what was sent
-    if core.recorded_tools is None and (params.context or "@" in text):  # a replay's text has its blocks already
-        hidden, _ = hidden_paths(core.settings.sandbox.deny_read, Path(stored.cwd))  # as the tools (B-SBX-1)
-        attached = await attach_context(
-            Path(stored.cwd), session.id, core.artifacts, core.editor, text, params.context or [], hidden
-        )
-        text = attached.text
-        for note in attached.notes:
-            emit(u.Notice(level="warning", message=note))
-
     def cancelled() -> SubmitTurnResult:  # cancelled (or its session deleted) before it began: nothing was stored
         emit(u.TurnCompleted(stop_reason="cancelled"))
         return SubmitTurnResult(turn_id=turn_id, stop_reason="cancelled", usage=TurnUsage())
 
     async def build_and_run() -> SubmitTurnResult:
         try:
+            # what the user points at is read as the turn starts (a queued turn's, after the turns ahead of it)
+            text = await _attached(core, stored, emit, given.text, given.context)
             current = await core.store.get_session(session.id)  # a queued turn starts from what the last one left
-            spec = TurnSpec(session, current, provider, turn_id, max_model_calls=params.max_model_calls)
+            spec = TurnSpec(session, current, provider, turn_id, max_model_calls=given.max_model_calls)
             turn = await build_turn(core, spec)
         except asyncio.CancelledError:
             return cancelled()
-        return await turn.run(text, params.images, prepared.typed)
+        return await turn.run(text, given.images, given.typed)
 
-    # Registered before it is built, so a deleteSession or cancelTurn arriving meanwhile finds it.
-    return await session.turns.wait(
-        session.turns.start(turn_id, build_and_run, queue=params.queue, cancelled=cancelled)
-    )
+    # Registered before it is built (refused if the session is busy), so a deleteSession or cancelTurn arriving
+    # meanwhile finds it.
+    return await session.turns.wait(session.turns.start(turn_id, build_and_run, queue=given.queue, cancelled=cancelled))
 
 
 async def steer_turn(core: TurnsNeeds, session_id: str, text: str) -> SteerTurnResult:
@@ -94,3 +81,18 @@ def cancel_running_turn(core: TurnsNeeds, session_id: str) -> bool:
     nothing to answer, so the session is not looked up)."""
     session = core.sessions.peek(session_id)  # a session whose turn runs is always held
     return session is not None and session.turns.cancel()
+
+
+async def _attached(
+    core: TurnsNeeds, stored: StoredSession, emit: Emitter, text: str, context: list[ContextItem]
+) -> str:
+    """``text`` with the context the user points at (``context``, ``@path`` mentions) as blocks; a replay's
+    text has its blocks already."""
+    if core.recorded_tools is not None or not (context or "@" in text):
+        return text
+    cwd = Path(stored.cwd)
+    hidden, _ = hidden_paths(core.settings.sandbox.deny_read, cwd)  # as the tools (B-SBX-1)
+    attached = await attach_context(cwd, stored.id, core.artifacts, core.editor, text, context, hidden)
+    for note in attached.notes:
+        emit(u.Notice(level="warning", message=note))
+    return attached.text

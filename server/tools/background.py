@@ -19,36 +19,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from server.context.processes import exited_line, running_line, started_line, stopped_line, unknown_line
-from server.sandbox.runner import preexec
 from server.tools.base import Tool, ToolContext, ToolFailure, require_str, schema
 from server.tools.running import BackgroundProcess, BackgroundProcesses
-
-
-async def launch(ctx: ToolContext, command: str, env: dict[str, str]) -> asyncio.subprocess.Process:
-    """Start ``command`` as the session's sandbox says, in its own process group, registered for reaping. The one
-    place a background process is started, so a containment primitive can replace it whole."""
-    sandbox = ctx.sandbox if ctx.sandbox is not None and ctx.sandbox.applies else None
-    policy = sandbox.policy if sandbox is not None else None
-    if sandbox is not None and sandbox.support.namespaces:  # every .git read-only, as for any command (B-SBX-4)
-        policy = await asyncio.to_thread(sandbox.policy.with_nested_git)
-    confine = preexec(policy, sandbox.support.abi, sandbox.support.namespaces) if sandbox and policy else None
-    if ctx.processes is not None:  # contained: it ends with the server, SIGKILL included (B-PROC-1)
-        confine = ctx.processes.preexec(confine)
-    proc = await asyncio.create_subprocess_exec(
-        "/bin/bash",
-        "-c",
-        command,
-        cwd=ctx.cwd,
-        env=env,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True,
-        preexec_fn=confine,
-    )
-    if ctx.processes is not None:
-        ctx.processes.add(proc.pid)
-    return proc
+from server.tools.spawn import spawn_command
 
 
 async def start_background(ctx: ToolContext, command: str, env: dict[str, str]) -> str:
@@ -61,7 +34,7 @@ async def start_background(ctx: ToolContext, command: str, env: dict[str, str]) 
             f"this session already runs {cap} background processes (the limit, [tools] max_background_processes); "
             "stop one with stop_process first"
         )
-    proc = await launch(ctx, command, env)
+    proc = await spawn_command(ctx, command, env)
     process_id = f"bg-{secrets.token_hex(3)}"
     started = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
     slot.add(BackgroundProcess(process_id, proc.pid, command, started, proc))

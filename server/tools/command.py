@@ -22,10 +22,10 @@ from dataclasses import replace
 from typing import Any
 
 from server.sandbox.denials import denial_note
-from server.sandbox.runner import preexec
 from server.security.secret_env import KEY_VARS
 from server.tools.background import start_background
 from server.tools.base import Tool, ToolContext, ToolDenied, ToolFailure, require_str, schema
+from server.tools.spawn import spawn_command
 
 PROVIDER_KEY_VARS = set(KEY_VARS)
 
@@ -143,34 +143,13 @@ async def run_command(ctx: ToolContext, args: dict[str, Any]) -> str:
         raise ToolFailure("Invalid arguments: 'background' must be true or false")
     sandbox = ctx.sandbox if ctx.sandbox is not None and ctx.sandbox.applies and not escalate else None
     env = scrubbed_env(ctx.secrets) | (ctx.processes.marker() if ctx.processes is not None else {})
-    # Every .git that exists now, at any depth, is read-only to this command (B-SBX-4): walked per command, off
-    # the event loop, so a repository made by one command is protected from the next.
-    # Without namespaces nothing can be mounted (B-SBX-2 asks instead): no walk then.
-    policy = sandbox.policy if sandbox is not None else None
-    if sandbox is not None and sandbox.support.namespaces:
-        policy = await asyncio.to_thread(sandbox.policy.with_nested_git)
     if sandbox is not None:
         env["TMPDIR"] = sandbox.policy.tmpdir
         env.pop("SSH_AUTH_SOCK", None)  # hidden inside (policy.always_hidden): do not point at it
+    ctx = replace(ctx, sandbox=sandbox)  # escalated: none
     if background:
-        return await start_background(replace(ctx, sandbox=sandbox), command, env)
-    confine = preexec(policy, sandbox.support.abi, sandbox.support.namespaces) if sandbox and policy else None
-    if ctx.processes is not None:  # contained: all it starts ends with the server (tools.processes)
-        confine = ctx.processes.preexec(confine)
-    proc = await asyncio.create_subprocess_exec(
-        "/bin/bash",
-        "-c",
-        command,
-        cwd=ctx.cwd,
-        env=env,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True,
-        preexec_fn=confine,
-    )
-    if ctx.processes is not None:
-        ctx.processes.add(proc.pid)  # its group outlives the shell when the command backgrounds something
+        return await start_background(ctx, command, env)
+    proc = await spawn_command(ctx, command, env)
     try:
         output = await asyncio.wait_for(_read_capped(proc), timeout=float(timeout))
         code = await proc.wait()

@@ -8,7 +8,7 @@ import pytest
 
 from protocol.messages import SubmitTurnResult, TurnUsage
 from server.agent.turns import SessionTurns
-from server.errors import TurnNotRunning
+from server.errors import TurnAlreadyRunning, TurnNotRunning
 
 
 async def test_steerTurn_after_a_turn_took_its_last_steer_is_TurnNotRunning_not_a_text_that_is_never_sent():
@@ -54,3 +54,48 @@ async def test_a_last_look_that_finds_text_keeps_the_turn_open_to_steering():
     turns.steer("one more")
     release.set()
     await task
+
+
+async def test_an_exclusive_operation_has_the_session_to_itself():
+    """``compactSession``/``rewindFiles``/``/compact`` (declared exclusive in the method table): refused while a turn
+    runs; while one runs, a submitted turn is refused and a queued one waits for it to end, then runs."""
+    turns = SessionTurns("s")
+    release = asyncio.Event()
+    order: list[str] = []
+
+    async def run() -> SubmitTurnResult:
+        order.append("turn")
+        await release.wait()
+        return SubmitTurnResult(turn_id="t", stop_reason="endTurn", usage=TurnUsage())
+
+    running = turns.start("t1", run)
+    with pytest.raises(TurnAlreadyRunning), turns.exclusive("compactSession"):
+        pass
+    release.set()
+    await running
+    release.clear()
+
+    with turns.exclusive("compactSession"):
+        with pytest.raises(TurnAlreadyRunning, match="compactSession"):
+            turns.start("t2", run)
+        with pytest.raises(TurnAlreadyRunning), turns.exclusive("rewindFiles"):
+            pass
+        queued = turns.start("t3", run, queue=True)
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert order == ["turn"]  # only the first turn ran: the queued one waits for the operation
+        order.append("compacted")
+    release.set()
+    await queued
+    assert order == ["turn", "compacted", "turn"]
+    assert not turns.is_running()
+
+
+def test_session_exclusivity_is_declared_in_the_method_table_not_called_by_the_services():
+    from pathlib import Path
+
+    from server.methods.registry import HANDLERS
+
+    assert sorted(name for name, h in HANDLERS.items() if h.exclusive) == ["compactSession", "rewindFiles"]
+    services = Path(__file__).resolve().parents[2] / "server" / "services"
+    assert [p.name for p in sorted(services.glob("*.py")) if "ensure_idle(" in p.read_text()] == []

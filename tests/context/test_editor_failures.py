@@ -9,7 +9,8 @@ from pathlib import Path
 
 from protocol.editor import Diagnostic, Position, Range
 from server.context.failures import clears_editor_failures, is_failure
-from server.context.summary import SummaryState, render_summary, summarize, summary_feed
+from server.context.summary import render_summary, summarize
+from server.context.summary_state import SummaryState, summary_feed
 from server.grounding.edits import introduced, introduced_text, resolved_text
 
 

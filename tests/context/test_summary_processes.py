@@ -95,7 +95,7 @@ def test_B_SUM_11_a_compaction_keeps_a_process_started_long_ago_and_drops_one_st
 
 def test_B_SUM_11_a_microcompacted_start_still_counts():
     """A start whose output was microcompacted (the fold skips its text for failures) still lists the process."""
-    from server.context.summary import SummaryState, summary_feed, summary_skip
+    from server.context.summary_state import SummaryState, summary_feed, summary_skip
 
     state = SummaryState()
     for msg in [user("go"), _start("c1", "bg-micro1", "npm run dev")[0]]:

@@ -12,7 +12,8 @@ from typing import Any
 
 from protocol.wire_text import MICROCOMPACTION_PREFIX, PLACEHOLDER_PREFIX, SUMMARY_HEADER, placeholder, wire_text
 from server.context import microcompact
-from server.context.summary import SummaryState, render_summary, summary_feed
+from server.context.summary import render_summary
+from server.context.summary_state import SummaryState, summary_feed
 from tests.harness import REPO
 
 LITERALS = (

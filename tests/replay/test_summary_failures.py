@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 import subprocess
 
+from protocol.wire_text import SUMMARY_HEADER
 from server.context.failures import call_label
-from server.context.summary import SUMMARY_HEADER
 from tests.conftest import TRAJECTORIES, load_trajectory
 from tests.harness import REPO, server_env
 

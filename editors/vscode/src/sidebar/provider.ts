@@ -1,19 +1,21 @@
 // The sidebar webview view: holds the current session, turns webview actions into RPC calls, forwards the
 // server's sessionUpdate notifications and routes requestApproval to inline approval cards (approvals.ts). Rewind
-// and diff review are in rewindActions.ts, the model picker in modelPicker.ts (both reach the view through host.ts).
+// and diff review are in rewindActions.ts, the model picker in modelPicker.ts (both reach the view through host.ts),
+// reading a stored session back in stored.ts, what is shown around the chat in panels.ts.
 import * as vscode from 'vscode';
 import type { ServerManager } from '../serverManager';
 import { DiffDocuments } from '../diffs';
-import type { ApprovalDecision, EventItem, SessionInfo, SessionUpdate, TranscriptItem } from '../rpc/protocol';
+import type { ApprovalDecision, SessionInfo, SessionUpdate } from '../rpc/protocol';
 import type { ThreadlineClient } from '../rpc/client';
 import { PendingApprovals } from './approvals';
 import type { SidebarHost } from './host';
 import { buildWebviewHtml, makeNonce } from './html';
 import type { FromWebview, ServerState, ToWebview } from './messages';
 import { ModelPicker } from './modelPicker';
-import { sandboxBadge } from '../sandbox';
 import { RewindActions } from './rewindActions';
-import { forgetUnattached } from './seqs';
+import { afterRestart, forgetUnattached } from './seqs';
+import { readHistory, readStoredEvents } from './stored';
+import { estimateMeter, sandboxMessage, showCommands, showMcpServers, showSandbox } from './panels';
 import { storedDiffs } from '../webview/history';
 
 const CURRENT_KEY = 'threadline.currentSession';
@@ -56,7 +58,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
       selectSession: (id) => this.selectSession(id),
       listSessions: () => this.listSessions(),
       refreshSessions: () => this.refreshSessions(),
-      estimateMeter: (id) => this.estimateMeter(id),
+      estimateMeter: (id) => estimateMeter(this.server.client, this.postFn, id),
     };
     this.rewinds = new RewindActions(host, diffs);
     this.models = new ModelPicker(host);
@@ -132,7 +134,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     void vscode.window.showInformationMessage(r.compacted
       ? `Threadline compacted the context: ${r.beforeTokens} → ${r.afterTokens} tokens.`
       : 'Threadline: nothing to compact yet (all of it is in the recent tail).');
-    await this.estimateMeter(sessionId);
+    await estimateMeter(this.server.client, this.postFn, sessionId);
   }
 
   /** The Rewind Files command's turn pick: rewindActions.ts. */
@@ -177,63 +179,29 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
       cwd, ...(title ? { title } : {}), ...(typeof model === 'string' ? { model } : {}) });
     this.models.taken();
     await this.setCurrent(sessionId);
-    this.post({ type: 'sandbox', ...sandboxBadge(this.configuredPolicy(), sandbox) });
+    this.post(sandboxMessage(undefined, sandbox));
     this.post({ type: 'session', session: { sessionId, title: title ?? 'New session' }, history: [] });
     this.post({ type: 'meter', contextTokens: 0, contextWindowTokens: 0 });
     this.models.show(model);
     await this.refreshSessions();
-    await this.showMcpServers(sessionId);
-    await this.showCommands(sessionId);
+    await showMcpServers(this.server.client, this.postFn, sessionId);
+    await showCommands(this.server.client, this.postFn, sessionId);
     return sessionId;
   }
 
   async selectSession(sessionId: string): Promise<void> {
     await this.setCurrent(sessionId);
-    const history = await this.readHistory(sessionId);
-    const events = await this.readStoredEvents(sessionId);
+    const history = await readHistory(this.server.client, sessionId, (id) => this.noteArtifact(sessionId, id));
+    const events = await readStoredEvents(this.server.client, sessionId);
     const turnOf = new Map(events.filter((e) => e.kind === 'fileDiff').map((e) => [String(e.payload.toolCallId), e.turnId]));
     for (const [id, diff] of storedDiffs(events)) this.diffs.remember(id, diff, sessionId, turnOf.get(id) ?? undefined); // "Show diff" on resumed cards
     this.post({ type: 'session', session: { sessionId, title: '' }, history, events });
     const sessions = await this.refreshSessions();
     this.models.show(sessions.find((s) => s.sessionId === sessionId)?.model);
-    await this.showSandbox(sessionId);
-    await this.estimateMeter(sessionId);
-    await this.showMcpServers(sessionId);
-    await this.showCommands(sessionId);
-  }
-
-  /** The session's slash commands, for the composer's `/` completion (issue 33). */
-  private async showCommands(sessionId: string): Promise<void> {
-    try {
-      const { commands } = await this.server.client.request('listCommands', { sessionId });
-      this.post({ type: 'commands', commands });
-    } catch {
-      this.post({ type: 'commands', commands: [] }); // a server without slash commands
-    }
-  }
-
-  /** The approval policy and sandbox state beside the model control (updateSession with no change reads them). */
-  private async showSandbox(sessionId: string): Promise<void> {
-    try {
-      const now = await this.server.client.request('updateSession', { sessionId });
-      this.post({ type: 'sandbox', ...sandboxBadge(now.approvalPolicy ?? this.configuredPolicy(), now.sandbox) });
-    } catch {
-      this.post({ type: 'sandbox', ...sandboxBadge(this.configuredPolicy(), undefined) });
-    }
-  }
-
-  private configuredPolicy(): string {
-    return vscode.workspace.getConfiguration('threadline').get<string>('approvalPolicy') ?? 'ask';
-  }
-
-  /** The session's MCP servers and their state (listing them starts them); later changes come as updates. */
-  private async showMcpServers(sessionId: string): Promise<void> {
-    try {
-      const { servers } = await this.server.client.request('listMcpServers', { sessionId });
-      this.post({ type: 'mcpServers', servers });
-    } catch {
-      this.post({ type: 'mcpServers', servers: [] }); // a server without MCP support
-    }
+    await showSandbox(this.server.client, this.postFn, sessionId);
+    await estimateMeter(this.server.client, this.postFn, sessionId);
+    await showMcpServers(this.server.client, this.postFn, sessionId);
+    await showCommands(this.server.client, this.postFn, sessionId);
   }
 
   private async fork(atSeq?: number): Promise<void> {
@@ -298,8 +266,8 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
       await this.selectSession(sessionId);
       this.seqs.set(sessionId, r.seq);
     } else {
-      await this.showSandbox(sessionId);
-      await this.estimateMeter(sessionId);
+      await showSandbox(this.server.client, this.postFn, sessionId);
+      await estimateMeter(this.server.client, this.postFn, sessionId);
     }
     if (r.running && !this.running) {
       this.running = sessionId;
@@ -340,50 +308,6 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     return sessions;
   }
 
-  /** Past compactions (shown in the resumed chat after their turn) and applied edits' diffs (fileDiff, on their
-   *  tool cards); a server without readEvents gives none. */
-  private async readStoredEvents(sessionId: string): Promise<EventItem[]> {
-    const events: EventItem[] = [];
-    try {
-      let afterId: number | undefined;
-      for (let page = 0; page < 50; page++) {
-        const r = await this.server.client.request('readEvents', { sessionId, kinds: ['contextCompacted', 'fileDiff', 'planUpdated'], limit: 1000, ...(afterId !== undefined ? { afterId } : {}) });
-        events.push(...r.events);
-        if (r.nextId === undefined || r.nextId === null) break;
-        afterId = r.nextId;
-      }
-    } catch {
-      /* what was read so far */
-    }
-    return events;
-  }
-
-  private async readHistory(sessionId: string): Promise<TranscriptItem[]> {
-    const items: TranscriptItem[] = [];
-    let afterSeq: number | undefined;
-    for (let page = 0; page < 200; page++) {
-      const r = await this.server.client.request('readTranscript', { sessionId, limit: 500, ...(afterSeq !== undefined ? { afterSeq } : {}) });
-      items.push(...r.items);
-      for (const it of r.items) {
-        const art = it.role === 'tool' ? /^\[artifact ([\w.-]+)\]/.exec(it.content ?? '') : null;
-        if (art) this.noteArtifact(sessionId, art[1]);
-      }
-      if (r.nextSeq === undefined || r.nextSeq === null || !r.items.length) break;
-      afterSeq = r.items[r.items.length - 1].seq;
-    }
-    return items;
-  }
-
-  private async estimateMeter(sessionId: string): Promise<void> {
-    try {
-      const cfgWindow = vscode.workspace.getConfiguration('threadline').get<number>('contextWindowTokens') ?? 0;
-      const v = await this.server.client.request('getContextView', { sessionId, ...(cfgWindow > 0 ? { contextWindowTokens: cfgWindow } : {}) });
-      this.post({ type: 'meter', contextTokens: v.estimatedTokens, contextWindowTokens: v.contextWindowTokens, estimated: true });
-    } catch {
-      /* the meter fills on the next request */
-    }
-  }
-
   private async setCurrent(id: string | undefined): Promise<void> {
     const left = this.currentId;
     if (left && left !== id && this.attachedIds.delete(left)) {
@@ -422,8 +346,9 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
         if (state === 'crashed') this.approvals.withdrawAll();
       }),
       client.onRestart(() => {
-        forgetUnattached(this.seqs, this.attachedIds);
+        const again = afterRestart(this.seqs, this.attachedIds, this.currentId);
         void this.refreshSessions().catch(() => undefined);
+        if (again) void this.attachTo(again, true).catch((err) => this.showError(err));
       }),
     ];
     client.setApprovalHandler((params, token) => this.approvals.ask(params, token));
@@ -433,6 +358,8 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     if (!this.artifacts.has(sessionId)) this.artifacts.set(sessionId, new Set());
     this.artifacts.get(sessionId)!.add(artifactId);
   }
+
+  private readonly postFn = (msg: ToWebview): void => this.post(msg);
 
   private post(msg: ToWebview): void {
     void this.view?.webview.postMessage(msg);

@@ -5,3 +5,10 @@
 export function forgetUnattached(seqs: Map<string, number>, attached: ReadonlySet<string>): void {
   for (const id of [...seqs.keys()]) if (!attached.has(id)) seqs.delete(id);
 }
+
+// After the bridge to the server restarts: forget what no attachment keeps, and say which session to re-attach (the
+// one on screen, if it was attached: its attachSession asks for what came after the last seq it showed).
+export function afterRestart(seqs: Map<string, number>, attached: ReadonlySet<string>, current: string | undefined): string | undefined {
+  forgetUnattached(seqs, attached);
+  return current !== undefined && attached.has(current) ? current : undefined;
+}

@@ -1,0 +1,43 @@
+"""Where every command the agent runs is started: ``run_command``'s, in the foreground or the background.
+
+One place, so the containment is the same for both and a primitive can replace it whole: the session's sandbox
+(Landlock and namespaces, ``server.sandbox``), every ``.git`` read-only (B-SBX-4), its own process group, and
+registered with ``ProcessGroups`` so it ends with the server (B-PROC-1).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from server.sandbox.runner import preexec
+from server.tools.base import ToolContext
+
+
+async def spawn_command(ctx: ToolContext, command: str, env: dict[str, str]) -> asyncio.subprocess.Process:
+    """Start ``command`` under ``bash -c`` as the session's sandbox says (``ctx.sandbox``; None or not applying:
+    unconfined, as an escalated command), its output on one pipe."""
+    sandbox = ctx.sandbox if ctx.sandbox is not None and ctx.sandbox.applies else None
+    policy = sandbox.policy if sandbox is not None else None
+    # Every .git that exists now, at any depth, is read-only to this command (B-SBX-4): walked per command, off
+    # the event loop, so a repository made by one command is protected from the next. Without namespaces nothing
+    # can be mounted (B-SBX-2 asks instead): no walk then.
+    if sandbox is not None and sandbox.support.namespaces:
+        policy = await asyncio.to_thread(sandbox.policy.with_nested_git)
+    confine = preexec(policy, sandbox.support.abi, sandbox.support.namespaces) if sandbox and policy else None
+    if ctx.processes is not None:  # contained: all it starts ends with the server, SIGKILL included
+        confine = ctx.processes.preexec(confine)
+    proc = await asyncio.create_subprocess_exec(
+        "/bin/bash",
+        "-c",
+        command,
+        cwd=ctx.cwd,
+        env=env,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        start_new_session=True,
+        preexec_fn=confine,
+    )
+    if ctx.processes is not None:
+        ctx.processes.add(proc.pid)  # its group outlives the shell when the command backgrounds something
+    return proc
