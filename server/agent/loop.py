@@ -321,7 +321,9 @@ class Turn:
         usage = self._answer.usage
         events = self._answer.take_usage()
         self._answer.clear()  # before the write: a cancel that lands during it comes after it has committed
-        stored = await self.store.append_messages(self.session_id, [msg], self.turn_id, events)
+        factors = self.views.unsaved_factors()
+        stored = await self.store.append_messages(self.session_id, [msg], self.turn_id, events, factors)
+        self.views.factors_saved(factors)
         if usage is not None:
             self.emit(usage.update)
             await self.ports.count_usage(usage.event)

@@ -25,7 +25,7 @@ import aiosqlite
 from server.errors import SessionNotFound, StorageFailure
 from server.transcript import fts
 from server.transcript.artifact_rows import ArtifactQueries
-from server.transcript.calibrations import CalibrationQueries
+from server.transcript.calibrations import UPSERT_CALIBRATION, CalibrationQueries
 from server.transcript.checkpoints import CheckpointQueries
 from server.transcript.db_file import create_whole, refuse_empty_file
 from server.transcript.drafts import DraftQueries
@@ -162,10 +162,11 @@ class Store(
         messages: Sequence[NewMessage],
         turn_id: str | None = None,
         events: Sequence[tuple[str, dict[str, Any]]] = (),
+        calibrations: Sequence[tuple[str, float, int]] = (),
     ) -> list[StoredMessage]:
         """Append in one transaction; seqs continue the session's sequence. Validation happens first. ``events``
-        (kind, payload) are stored in the same transaction (a model call's ``usage`` with its answer): all of a
-        model call's writes are one round trip to the database."""
+        (kind, payload) and ``calibrations`` (model, factor, samples) are stored in the same transaction (a model
+        call's ``usage`` and learned factor with its answer): all of a model call's writes are one round trip."""
         for i, msg in enumerate(messages):
             msg.validate(f"messages[{i}]")
         stamp = now()
@@ -199,6 +200,7 @@ class Store(
                 "INSERT INTO events (session_id, turn_id, kind, payload, created_at) VALUES (?,?,?,?,?)",
                 [(session_id, turn_id, kind, dumps(payload), stamp) for kind, payload in events],
             )
+            db.executemany(UPSERT_CALIBRATION, [(*learned, stamp) for learned in calibrations])
             return first, stored
 
         first, stored = await self._transact(append, then=lambda done: self._recent.note(session_id, *done))

@@ -20,24 +20,28 @@ async def store(tmp_path: Path):
 CALL = {"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "a.py"}'}}
 
 
-async def test_B_CACHE_5_an_answer_and_its_usage_event_commit_together(store):
+async def test_B_CACHE_5_B_TOK_3_an_answer_its_usage_event_and_the_learned_factor_commit_together(store):
     sid = (await store.create_session("/w", "t")).id
     await store.save_draft(sid, "turn_1", "so far", None)
     usage = {"inputTokens": 120, "outputTokens": 7}
     stored = await store.append_messages(
-        sid, [NewMessage("assistant", "", tool_calls=[CALL])], "turn_1", [("usage", usage)]
+        sid, [NewMessage("assistant", "", tool_calls=[CALL])], "turn_1", [("usage", usage)], [("m-a", 1.3, 2)]
     )
     (event,) = await store.list_events(sid, "usage")
     assert event.payload == usage and event.turn_id == "turn_1"
     assert event.created_at == stored[0].created_at  # one transaction, one stamp
+    assert await store.load_calibrations() == [("m-a", 1.3, 2)]
     assert await store.recover_drafts(lambda owner: False) == []  # the answer's draft went with it
 
 
 async def test_a_failing_write_in_the_batch_stores_neither_the_messages_nor_the_events(store):
     sid = (await store.create_session("/w", "t")).id
     with pytest.raises(TypeError):  # a payload that is not JSON fails inside the transaction, after the messages
-        await store.append_messages(sid, [NewMessage("assistant", "answer")], "turn_1", [("usage", {"x": object()})])
+        await store.append_messages(
+            sid, [NewMessage("assistant", "answer")], "turn_1", [("usage", {"x": object()})], [("m-a", 1.3, 2)]
+        )
     assert await store.all_messages(sid) == [] and await store.list_events(sid) == []
+    assert await store.load_calibrations() == []
     assert (await store.get_session(sid)).message_count == 0
     with pytest.raises(SessionNotFound):
         await store.append_messages("ses_missing", [NewMessage("user", "hi")], None, [("usage", {"a": 1})])
