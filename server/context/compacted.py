@@ -64,10 +64,11 @@ class CompactedTranscript(FedTranscript):
         self._handed = kept
 
         def copy(msg: Message) -> Message:
-            held = last.get(id(msg))
+            key = id(msg)
+            held = last.get(key)
             if held is None or held[0] is not msg or held[1] != msg:
                 held = (msg, _copy(msg))
-            kept[id(msg)] = held
+            kept[key] = held
             return held[1]
 
         return copy

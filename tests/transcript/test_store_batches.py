@@ -65,6 +65,7 @@ async def test_B_INC_1_the_records_kept_of_an_append_are_the_ones_a_read_gives(s
     read = await store.all_messages(sid)
     assert store.appended_after(sid, 0) == read
     assert store.appended_after(sid, 2) == read[2:]
+    assert store.appended_after(sid, 0) is None  # what a reader was given is not held any more
     assert store.appended_after(sid, 4) == []
     assert store.appended_after(sid, 5) is None  # past what it appended: not known here
 
