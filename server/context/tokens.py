@@ -164,7 +164,10 @@ def estimate_messages_tokens(msgs: Iterable[Mapping[str, Any]]) -> int:
 
 CALIBRATION_MIN = 1.0  # Never scale below the estimate itself, so the R-TOK-1 floor holds.
 CALIBRATION_MAX = 3.0  # One bad usage report must not inflate every later estimate without bound.
-CALIBRATION_ALPHA = 0.3  # Weight of the newest observation in the moving average.
+# Weight of the newest observation in the moving average: a provider counting more than the factor says is learned
+# fast (planning short is what overruns a window), one counting less slowly (B-TOK-3 stays conservative).
+CALIBRATION_ALPHA_UP = 0.7
+CALIBRATION_ALPHA = 0.3
 
 
 @dataclass(frozen=True)
@@ -177,7 +180,8 @@ class Calibration:
 
 
 def calibrate(cal: Calibration | None, estimated: int, reported_prompt_tokens: int) -> Calibration:
-    """Fold one (estimate, reported) pair into the factor: exponential moving average, clamped to [1, 3].
+    """Fold one (estimate, reported) pair into the factor: an exponential moving average that rises faster than it
+    falls, clamped to [1, 3].
 
     A pair with a non-positive side carries no information and returns the calibration unchanged.
     """
@@ -185,7 +189,8 @@ def calibrate(cal: Calibration | None, estimated: int, reported_prompt_tokens: i
     if estimated <= 0 or reported_prompt_tokens <= 0:
         return base
     ratio = reported_prompt_tokens / estimated
-    factor = ratio if base.samples == 0 else base.factor + CALIBRATION_ALPHA * (ratio - base.factor)
+    alpha = CALIBRATION_ALPHA_UP if ratio > base.factor else CALIBRATION_ALPHA
+    factor = ratio if base.samples == 0 else base.factor + alpha * (ratio - base.factor)
     factor = min(CALIBRATION_MAX, max(CALIBRATION_MIN, factor))
     return Calibration(model=base.model, factor=factor, samples=base.samples + 1)
 

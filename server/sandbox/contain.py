@@ -222,22 +222,8 @@ def run_inside(start: Callable[[], int]) -> int:
             os._exit(code)
     for relayed in RELAYED:
         signal.signal(relayed, lambda n, _f: _relay(child, n))
-    # Hold no stream the caller reads to its end: once the command is done, so are we.
-    devnull = os.open("/dev/null", os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(devnull, fd)
-    while True:
-        try:
-            _, status = os.waitpid(child, 0)
-            break
-        except InterruptedError:
-            continue
-    if os.WIFSIGNALED(status):
-        fatal = os.WTERMSIG(status)
-        signal.signal(signal.Signals(fatal), signal.SIG_DFL)
-        os.kill(os.getpid(), fatal)
-        return 128 + fatal
-    return os.WEXITSTATUS(status)
+    _let_go_of_streams()  # hold no stream the caller reads to its end: once the command is done, so are we
+    return _ended_as(child)
 
 
 def relay_from_here() -> None:
@@ -258,13 +244,23 @@ def relay_from_here() -> None:
     for relayed in RELAYED:
         with contextlib.suppress(ValueError, OSError):  # off the main thread: default dispositions remain
             signal.signal(relayed, lambda n, _f: _relay(child, n))
-    devnull = os.open("/dev/null", os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(devnull, fd)
+    _let_go_of_streams()
     for name in os.listdir("/proc/self/fd"):
         if int(name) > 2:
             with contextlib.suppress(OSError):
                 os.close(int(name))
+    os._exit(_ended_as(child))
+
+
+def _let_go_of_streams() -> None:
+    devnull = os.open("/dev/null", os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+
+
+def _ended_as(child: int) -> int:
+    """Wait for ``child`` and end as it did: its exit status, or its fatal signal raised on this process (128+N
+    where that returns at all)."""
     while True:
         try:
             _, status = os.waitpid(child, 0)
@@ -273,11 +269,11 @@ def relay_from_here() -> None:
             continue
     if os.WIFSIGNALED(status):
         fatal = os.WTERMSIG(status)
-        with contextlib.suppress(ValueError, OSError):
+        with contextlib.suppress(ValueError, OSError):  # off the main thread: the default disposition remains
             signal.signal(signal.Signals(fatal), signal.SIG_DFL)
         os.kill(os.getpid(), fatal)
-        os._exit(128 + fatal)
-    os._exit(os.WEXITSTATUS(status))
+        return 128 + fatal
+    return os.WEXITSTATUS(status)
 
 
 def _relay(child: int, sig: int) -> None:

@@ -97,6 +97,20 @@ def test_B_TOK_3_calibration_learns_a_factor_and_never_goes_below_the_floor():
     assert apply_calibration(1001, Calibration(factor=1.5)) == 1502
 
 
+def test_B_TOK_3_the_factor_rises_fast_and_falls_slowly():
+    """A provider that counts more than the factor says is learned within a call or two (planning short is what
+    overruns a window); one that counts less lowers the factor slowly: the estimate stays on the safe side."""
+    learned = calibrate(None, 1000, 1200)
+    risen = calibrate(learned, 1000, 1600)
+    fallen = calibrate(learned, 1000, 800)
+    assert risen.factor - learned.factor > 2 * (learned.factor - fallen.factor) > 0
+    assert calibrate(risen, 1000, 1600).factor > 1.55  # two calls: nearly the new ratio
+    slow = learned
+    for _ in range(2):
+        slow = calibrate(slow, 1000, 1000)
+    assert slow.factor > 1.05  # two calls: still well above the new ratio
+
+
 def test_B_TOK_3_a_refused_request_sets_the_factor_to_at_least_its_own_ratio():
     learned = calibrate(None, 1000, 1000)
     for _ in range(5):
