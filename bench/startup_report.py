@@ -38,7 +38,7 @@ def startup_section(start: dict[str, Any], loop: dict[str, Any], calibration: li
         "",
         "*Loop overhead*, from a profile of section 2 (cProfile over the iterations after the first, and timers "
         "around the writer thread and the view build; 200 iterations). Before (main at 4a31401): 2.37 ms median "
-        "(1.5-1.9 ms in runs alternating with the change), two thirds of it the event loop waiting in `epoll` for "
+        "(1.25-1.9 ms in runs alternating with the change, as the machine's load went), two thirds of it the event loop waiting in `epoll` for "
         "aiosqlite's thread: 15 round trips per model call (the usage event 1; the answer's `append_messages` 7: "
         "BEGIN, the last seq, the rows, the search rows, the session row, the draft, COMMIT; the tool result's 6; "
         "the read of both back into the view state 1). The rest: the summarized view's defensive copy of its ~220 "
