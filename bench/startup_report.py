@@ -53,8 +53,8 @@ def startup_section(start: dict[str, Any], loop: dict[str, Any], calibration: li
         "(`server/transcript/recent.py`) instead of reading them back (~50 us); the view hands out the previous "
         "view's copies of the messages it shares with it, checked equal in case a caller edited one (~110 us, "
         "was ~220 us); a segment is repaired again only when it gained results. What is left is mostly the two "
-        "commits and their hand-offs (~0.45 ms); WAL checkpoints (every ~40 iterations, on the writer thread) "
-        "make the p90's spikes.",
+        "commits and their hand-offs (~0.45 ms, ~0.6 ms on an otherwise idle machine, where waking a thread takes "
+        "longer); WAL checkpoints (every ~40 iterations, on the writer thread) make the p90's spikes.",
         "",
         "*Calibration* (`bench/calibration.py`): a real server, a double counting `factor` x chars/4 (messages and "
         "tool definitions), 8 turns with growing messages; before each turn `estimatedTokens + reservedTokens` is "

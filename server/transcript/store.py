@@ -196,11 +196,13 @@ class Store(
             if turn_id is not None and any(m.role == "assistant" for m in messages):
                 # the answer is stored, so its draft goes in the same transaction
                 db.execute("DELETE FROM drafts WHERE session_id = ? AND turn_id = ?", (session_id, turn_id))
-            db.executemany(
-                "INSERT INTO events (session_id, turn_id, kind, payload, created_at) VALUES (?,?,?,?,?)",
-                [(session_id, turn_id, kind, dumps(payload), stamp) for kind, payload in events],
-            )
-            db.executemany(UPSERT_CALIBRATION, [(*learned, stamp) for learned in calibrations])
+            if events:
+                db.executemany(
+                    "INSERT INTO events (session_id, turn_id, kind, payload, created_at) VALUES (?,?,?,?,?)",
+                    [(session_id, turn_id, kind, dumps(payload), stamp) for kind, payload in events],
+                )
+            if calibrations:
+                db.executemany(UPSERT_CALIBRATION, [(*learned, stamp) for learned in calibrations])
             return first, stored
 
         first, stored = await self._transact(append, then=lambda done: self._recent.note(session_id, *done))
