@@ -24,7 +24,7 @@ from server.agent.batches import batches, run_batch
 from server.agent.partial import PartialAnswer
 from server.agent.ports import NO_PORTS, TurnPorts
 from server.agent.toolcalls import run_call
-from server.agent.totals import USAGE_EVENT, TurnTotals, account_call
+from server.agent.totals import TurnTotals, account_call
 from server.agent.views import ViewBuilder, tool_reserve_tokens
 from server.checkpoints import Checkpointer
 from server.context import RequestView
@@ -260,7 +260,8 @@ class Turn:
         return result
 
     async def _account(self, view: RequestView, result: ChatResult) -> None:
-        """B-CACHE-5: each call's figures, cached input tokens included, are stored as a ``usage`` event."""
+        """B-CACHE-5: each call's figures, cached input tokens included, are stored as a ``usage`` event, in the
+        answer's transaction (``_store_answer``): a model call's writes are one round trip to the database."""
         if result.usage:
             await self.views.observe_usage(view.estimated_tokens, result.usage.prompt_tokens)
         call = account_call(
@@ -272,9 +273,7 @@ class Turn:
             self._usage,
         )
         self._usage = call.turn
-        await self.store.add_event(self.session_id, USAGE_EVENT, call.event, self.turn_id)
-        self.emit(call.update)
-        await self.ports.count_usage(call.event)
+        self._answer.usage = call
 
     async def _announce(self, view: RequestView, force: bool = False) -> bool:
         """R-OBS-1: each new compaction is stored as an event and sent to the client; False: nothing new."""
@@ -319,8 +318,15 @@ class Turn:
             reasoning=result.reasoning or None,
             reasoning_items=result.reasoning_items or None,
         )
-        stored = await self.store.append_messages(self.session_id, [msg], self.turn_id)
-        self._answer.clear()
+        usage = self._answer.usage
+        events = self._answer.take_usage()
+        self._answer.clear()  # before the write: a cancel that lands during it comes after it has committed
+        factors = self.views.unsaved_factors()
+        stored = await self.store.append_messages(self.session_id, [msg], self.turn_id, events, factors)
+        self.views.factors_saved(factors)
+        if usage is not None:
+            self.emit(usage.update)
+            await self.ports.count_usage(usage.event)
         self.emit(
             u.AssistantMessage(
                 content=result.content or "", reasoning=result.reasoning or None, tool_calls=calls or None
@@ -338,7 +344,10 @@ class Turn:
     async def _record_interruption(self, pending: list[OpenAIToolCall]) -> None:
         """Keep the partial answer (marked interrupted) and close every call that never got its result."""
         try:
+            usage = self._answer.usage  # a call that finished but whose answer was not stored yet
             await self._answer.keep(None)
+            if usage is not None:
+                await self.ports.count_usage(usage.event)
             if pending:
                 results = [
                     NewMessage("tool", CANCELLED_RESULT, tool_call_id=c.id, name=c.function.name, tool_status="error")

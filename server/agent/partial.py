@@ -1,5 +1,6 @@
 """The answer being streamed: its text and reasoning so far, kept as a draft while it streams and stored as
-``interrupted`` when the call fails or the turn is cancelled, so a crash or a cancel loses little of it."""
+``interrupted`` when the call fails or the turn is cancelled, so a crash or a cancel loses little of it; once the
+call has finished, its usage figures until they are stored with the answer (one transaction)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Awaitable
 from typing import Any
 
 from protocol import updates as u
+from server.agent.totals import USAGE_EVENT, CallUsage
 from server.emit import Emitter
 from server.errors import DomainError
 from server.providers import ProviderError, ReasoningDelta, Retrying, ServerNotice, TextDelta
@@ -25,6 +27,7 @@ class PartialAnswer:
         self._text: list[str] = []
         self._reasoning: list[str] = []
         self._draft_at = 0.0
+        self.usage: CallUsage | None = None  # the finished call's figures, stored with its answer (B-CACHE-5)
 
     def start(self) -> None:
         """A new model call begins: nothing streamed yet."""
@@ -34,6 +37,11 @@ class PartialAnswer:
     def clear(self) -> None:
         self._text.clear()
         self._reasoning.clear()
+
+    def take_usage(self) -> list[tuple[str, dict[str, Any]]]:
+        """The finished call's ``usage`` event, to store with its answer (then it is no longer held here)."""
+        usage, self.usage = self.usage, None
+        return [(USAGE_EVENT, usage.event)] if usage is not None else []
 
     def on_event(self, event: Any) -> Awaitable[None] | None:
         """The provider's stream events: deltas go to the client and into the draft."""
@@ -72,7 +80,8 @@ class PartialAnswer:
             log.warning("could not save the draft of turn %s: %s", self.turn_id, exc)
 
     async def keep(self, failure: ProviderError | None) -> None:
-        """Store the answer so far as ``interrupted``; an answer stopped for its size leaves nothing behind."""
+        """Store the answer so far as ``interrupted``, with the call's usage if it finished; an answer stopped for
+        its size leaves nothing behind."""
         if failure is not None and failure.kind == "too_large":
             self.clear()
             await self.store.discard_draft(self.session_id, self.turn_id)
@@ -80,10 +89,17 @@ class PartialAnswer:
         partial = failure.partial if failure is not None else None
         text = "".join(self._text) or (partial.content if partial else "")
         reasoning = "".join(self._reasoning) or (partial.reasoning if partial else "")
+        usage = self.usage
+        events = self.take_usage()
         if text or reasoning:
             msg = NewMessage("assistant", text, reasoning=reasoning or None, status="interrupted")
-            stored = await self.store.append_messages(self.session_id, [msg], self.turn_id)
+            stored = await self.store.append_messages(self.session_id, [msg], self.turn_id, events)
             self.emit(
                 u.AssistantMessage(content=text, reasoning=reasoning or None, interrupted=True), seq=stored[0].seq
             )
+        else:
+            for kind, payload in events:
+                await self.store.add_event(self.session_id, kind, payload, self.turn_id)
+        if usage is not None:
+            self.emit(usage.update)
         self.clear()

@@ -68,6 +68,7 @@ async def session_view_state(
     *,
     resume: bool = True,
     window_tokens: int | None = None,
+    appended: bool = False,
 ) -> IncrementalView:
     """The session's incremental view state, fed with every message stored since it last looked (B-INC-1).
 
@@ -76,7 +77,11 @@ async def session_view_state(
     it resumes from the resume point a view saved or a view snapshot the store kept, the newest with at least
     ``window_tokens`` after it (``_resumed_state``). A state that holds ``TRIM_MIN`` or more conversation
     messages before that tail is replaced by such a resumed one, so a long session's memory is bounded by what
-    follows its compaction, not by its history (``resume=False``: neither)."""
+    follows its compaction, not by its history (``resume=False``: neither).
+
+    ``appended``: the caller has just appended to the session itself (the agent loop, after storing an answer, a
+    tool result or a prompt): what this store appended since the state last looked is fed from the records it
+    kept (``Store.appended_after``) instead of being read back; what it does not know is read."""
     state = view.state
     if state is None and resume:
         state = await _resumed_state(store, view.session_id, compaction, window_tokens)
@@ -95,6 +100,10 @@ async def session_view_state(
         state = await _resume_at(store, view.session_id, compaction.tail_key, compaction.head, "trimmed to")
     whole = state is None  # nothing to resume from: every message is read
     state = view.state = state or IncrementalView()
+    if appended and (known := store.appended_after(view.session_id, state.last_seq)) is not None:
+        if known:
+            state.feed([m.to_openai() for m in known], [m.tokens for m in known])
+        return state
     while True:  # page by page: a long history's first load never holds all its rows at once
         page = await store.read_messages(view.session_id, after_seq=state.last_seq, limit=FEED_PAGE)
         new = [m for m in page.items if m.seq > state.last_seq]  # a concurrent reader may have fed some already
@@ -174,11 +183,12 @@ async def build_view(
     compaction: Compaction | None,
     build: Callable[[IncrementalView], T],
     window_tokens: int | None = None,
+    appended: bool = False,
 ) -> T:
     """``build(state)`` on the session's state; when a state resumed from a compaction's tail turns out to need
     the older history, it is replaced by a full one, once. ``window_tokens``: the window the view is planned with
-    (what a view snapshot to resume from must leave after it)."""
-    state = await session_view_state(store, view, compaction, window_tokens=window_tokens)
+    (what a view snapshot to resume from must leave after it); ``appended`` as ``session_view_state``'s."""
+    state = await session_view_state(store, view, compaction, window_tokens=window_tokens, appended=appended)
     try:
         return build(state)
     except PartialHistory as exc:

@@ -80,6 +80,7 @@ class ViewBuilder:
     _loaded: bool = False
     _last_announced: tuple[Any, ...] | None = None
     _unsaved_samples: set[str] = field(default_factory=set)  # models whose sample count moved since the last write
+    _unsaved_factors: set[str] = field(default_factory=set)  # models whose factor moved: stored with the answer
 
     @property
     def calibration(self) -> Calibration | None:
@@ -160,6 +161,7 @@ class ViewBuilder:
                 self.compaction,
                 lambda held: held.view(settings, self.compaction, notes=notes, on_compacting=starting),
                 settings.context_window_tokens,
+                appended=True,  # the loop builds each view right after storing what came before it
             )
 
         try:
@@ -188,6 +190,7 @@ class ViewBuilder:
                 self.compaction,
                 lambda state: state.fallback_view(settings),
                 settings.context_window_tokens,
+                appended=True,
             )
         )
 
@@ -198,10 +201,11 @@ class ViewBuilder:
         """At a turn's end: its last request (as digests) and the calibration's sample count, if samples came in
         since the last write (``getContextView`` shows ``samples``: a restarted server shows the same figure)."""
         await keep_sent(self.store, self._sent(session_id))
-        for model in sorted(self._unsaved_samples):
+        for model in sorted(self._unsaved_samples | self._unsaved_factors):
             if (learned := self.calibrations.get(model)) is not None:
                 await self.store.save_calibration(model, learned.factor, learned.samples)
         self._unsaved_samples.clear()
+        self._unsaved_factors.clear()
 
     def compaction_event(self, view: RequestView, force: bool = False) -> dict[str, Any] | None:
         """The ``contextCompacted`` payload for a view that compacts anew (R-OBS-1), else None. A new compaction
@@ -216,8 +220,22 @@ class ViewBuilder:
 
     async def observe_usage(self, estimated: int, reported: int) -> None:
         """B-TOK-3: learn this model's ratio of reported to estimated prompt tokens, and keep it (schema v8), so a
-        restarted server plans with the same window (B-CACHE-3)."""
-        await self._learn(calibrate(self.calibration, estimated + self.overhead_tokens, reported))
+        restarted server plans with the same window (B-CACHE-3): a moved factor is stored with the call's answer
+        (``unsaved_factors``), before the next request is planned, else at the turn's end (``keep_sent``)."""
+        await self._learn(calibrate(self.calibration, estimated + self.overhead_tokens, reported), at_once=False)
+
+    def unsaved_factors(self) -> list[tuple[str, float, int]]:
+        """The ``(model, factor, samples)`` learned since the last write, for the store to keep in the answer's
+        transaction (one round trip per model call); ``factors_saved`` once it has committed."""
+        return [(m, c.factor, c.samples) for m in sorted(self._unsaved_factors) if (c := self.calibrations.get(m))]
+
+    def factors_saved(self, saved: list[tuple[str, float, int]]) -> None:
+        """What ``unsaved_factors`` gave is stored; a model that learned more since stays unsaved."""
+        for model, factor, samples in saved:
+            learned = self.calibrations.get(model)
+            if learned is not None and (learned.factor, learned.samples) == (factor, samples):
+                self._unsaved_factors.discard(model)
+                self._unsaved_samples.discard(model)
 
     async def observe_refusal(self, estimated: int, reported: int) -> None:
         """R-PTL-1 with B-TOK-3: a context-too-long answer that says how many tokens the provider counted teaches
@@ -233,13 +251,17 @@ class ViewBuilder:
         )
         await self._learn(learned)
 
-    async def _learn(self, learned: Calibration) -> None:
+    async def _learn(self, learned: Calibration, at_once: bool = True) -> None:
         before = self.calibration
         self.calibrations[self.model] = learned
-        # Written at once only when the factor moves or on the first sample: the common case (our estimate
-        # over-counts, the factor stays at its floor of 1) costs no write per call; the count is kept at turn end.
+        # Written only when the factor moves or on the first sample (at once, or with the answer): the common case
+        # (our estimate over-counts, the factor stays at its floor of 1) costs no write; the count waits for turn end.
         if before is None or before.samples == 0 or learned.factor != before.factor:
+            if not at_once:
+                self._unsaved_factors.add(self.model)
+                return
             await self.store.save_calibration(self.model, learned.factor, learned.samples)
+            self._unsaved_factors.discard(self.model)
         else:
             self._unsaved_samples.add(self.model)
 

@@ -10,7 +10,7 @@ what was appended, byte for byte. Which compaction to make, and when, is decided
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .clip import clip_to_budget
@@ -39,7 +39,7 @@ class _Lazy(Sequence[Any]):
 
 
 def _copy(msg: Message) -> Message:
-    """A fresh dict in the same key order: a caller editing a view cannot reach the state."""
+    """A fresh dict in the same key order: a caller editing a view cannot reach the state (``_handed``)."""
     out = dict(msg)
     if isinstance(out.get("content"), list):
         out["content"] = [dict(p) if isinstance(p, Mapping) else p for p in out["content"]]
@@ -53,6 +53,25 @@ def _copy(msg: Message) -> Message:
 
 class CompactedTranscript(FedTranscript):
     """The fed transcript and the view each kind of compaction gives over it; ``IncrementalView`` decides."""
+
+    def _copies(self) -> Callable[[Message], Message]:
+        """What a view hands out for a state's message: the copy the previous view handed out for it while it is
+        still equal to it (a caller may have edited that one), else a fresh one. Consecutive views share most of
+        their messages (B-CACHE-1), so a call copies only what is new to its view; comparing is a few times
+        cheaper than copying. Only the copies of the newest view are held."""
+        last = self._handed
+        kept: dict[int, tuple[Message, Message]] = {}
+        self._handed = kept
+
+        def copy(msg: Message) -> Message:
+            key = id(msg)
+            held = last.get(key)
+            if held is None or held[0] is not msg or held[1] != msg:
+                held = (msg, _copy(msg))
+            kept[key] = held
+            return held[1]
+
+        return copy
 
     def _base(self, settings: ViewSettings) -> dict[str, Any]:
         return {
@@ -120,15 +139,16 @@ class CompactedTranscript(FedTranscript):
         through = compaction.through_key
         text = compaction.summary or ""
         clipped, saved = self._clipped(compaction, start)
-        view = [_copy(it.msg) for it in self._systems if self._real_key(it) <= through]
+        copy = self._copies()
+        view = [copy(it.msg) for it in self._systems if self._real_key(it) <= through]
         view.append({"role": "system", "content": text})
         for entry in self._order[self._conv_pos[start] :]:
             if entry >= 0:
-                view.append(_copy(clipped.get(entry) or self._conv[entry].msg))
+                view.append(copy(clipped.get(entry) or self._conv[entry].msg))
             else:
                 item = self._systems[-1 - entry]
                 if self._real_key(item) > through:
-                    view.append(_copy(item.msg))
+                    view.append(copy(item.msg))
         tokens = self._system_tokens + self._summary_message_tokens(text)
         tokens += self._conv_tokens[-1] - self._conv_tokens[start] - saved
         return RequestView(
@@ -178,6 +198,7 @@ class CompactedTranscript(FedTranscript):
     def _in_order(self, micro_until: int | None) -> list[Message]:
         """Every repaired message in transcript order; outputs before ``micro_until`` as placeholders."""
         self._needs_older("the view holds every message")
+        copy = self._copies()
         out = []
         for entry in self._order:
             is_system, i = entry < 0, (-1 - entry if entry < 0 else entry)
@@ -185,7 +206,7 @@ class CompactedTranscript(FedTranscript):
             if not is_system and micro_until is not None and i < micro_until and item.placeholder is not None:
                 out.append(dict(item.msg, content=item.placeholder))  # the reference's microcompacted copy
             else:
-                out.append(_copy(item.msg))
+                out.append(copy(item.msg))
         return out
 
     def _fallback(self, base: dict[str, Any]) -> RequestView:
@@ -193,10 +214,11 @@ class CompactedTranscript(FedTranscript):
         if len(self._conv) < FALLBACK_KEEP_MESSAGES:
             self._needs_older("the fallback window reaches back past what this state holds")
         start = _fallback_start(_Lazy(self._conv, 0)) if self._conv else 0
+        copy = self._copies()
         view = [
-            *(_copy(it.msg) for it in self._systems[:FALLBACK_KEEP_SYSTEM]),
+            *(copy(it.msg) for it in self._systems[:FALLBACK_KEEP_SYSTEM]),
             {"role": "system", "content": FALLBACK_SUMMARY},
-            *(_copy(it.msg) for it in self._conv[start:]),
+            *(copy(it.msg) for it in self._conv[start:]),
         ]
         tokens = sum(estimate_message_tokens(m) for m in view)
         return RequestView(

@@ -81,9 +81,11 @@ class FedTranscript:
         self._open: list[tuple[Mapping[str, Any], int]] = []  # raw open segment: (message, input index)
         self._open_from = 0  # where the open segment's items start in _conv
         self._open_order = 0  # where they start in _order
+        self._open_changed = False  # the open segment gained messages since it was last repaired
         self._folds: dict[int, SummaryState] = {}  # n -> the summary fold over _conv[:n] (dropped past a rebuild)
         self._summary_tokens: dict[str, int] = {}  # estimate of a summary message, by text (last few)
         self._clip_cache: tuple[Any, list[_Item], list[Message | None], int] | None = None  # compacted._clipped
+        self._handed: dict[int, tuple[Message, Message]] = {}  # the last view's copies (compacted._copies)
         self._head: CompactionHead | None = None  # set when resumed from a compaction's tail: older items absent
         self._base_fold = SummaryState()  # the fold over what precedes _conv[0]
 
@@ -132,11 +134,15 @@ class FedTranscript:
             if msg.get("role") == "tool":
                 if self._open:
                     self._open.append(raw)  # a result joins the open segment (an orphan is dropped by repair)
+                    self._open_changed = True
                 continue
-            self._rebuild_open()  # the segment this message closes may have gained results in this batch
+            if self._open_changed:  # the segment this message closes gained results in this batch
+                self._rebuild_open()
             self._close_open()
             self._open = [raw]
-        self._rebuild_open()
+            self._open_changed = True
+        if self._open_changed:  # repaired once as it stands; unchanged, it is not repaired again
+            self._rebuild_open()
 
     def _close_open(self) -> None:
         self._open_from = len(self._conv)
@@ -145,6 +151,7 @@ class FedTranscript:
 
     def _rebuild_open(self) -> None:
         """Drop the open segment's items and repair it again (the only part a later message can change)."""
+        self._open_changed = False
         del self._conv[self._open_from :]
         for prefix in (self._conv_tokens, self._savings, self._replaceable, self._max_seq, self._max_idx):
             del prefix[self._open_from + 1 :]

@@ -14,8 +14,8 @@ class ArtifactQueries(Queries):
     """``Store`` methods for ``artifacts``."""
 
     async def add_artifact(self, artifact: Artifact) -> None:
-        async with self._write() as db:
-            await db.execute(
+        await self._transact(
+            lambda db: db.execute(
                 "INSERT INTO artifacts (id, session_id, tool_call_id, path, total_bytes, total_lines, created_at)"
                 " VALUES (?,?,?,?,?,?,?)",
                 (
@@ -28,6 +28,7 @@ class ArtifactQueries(Queries):
                     artifact.created_at,
                 ),
             )
+        )
 
     async def get_artifact(self, session_id: str, artifact_id: str) -> Artifact:
         """Artifacts are session-isolated: another session's id is simply not found."""

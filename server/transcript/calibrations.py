@@ -11,18 +11,19 @@ from __future__ import annotations
 from server.transcript.queries import Queries
 from server.transcript.records import now
 
+# (model, factor, samples, updated_at); also run in an answer's transaction (``Store.append_messages``)
+UPSERT_CALIBRATION = (
+    "INSERT INTO calibrations (model, factor, samples, updated_at) VALUES (?,?,?,?)"
+    " ON CONFLICT(model) DO UPDATE SET factor = excluded.factor, samples = excluded.samples,"
+    " updated_at = excluded.updated_at"
+)
+
 
 class CalibrationQueries(Queries):
-    """``Store`` methods for ``calibrations``; ``_write``/``_read`` are the store's own transaction helpers."""
+    """``Store`` methods for ``calibrations``; ``_transact``/``_read`` are the store's own helpers."""
 
     async def save_calibration(self, model: str, factor: float, samples: int) -> None:
-        async with self._write() as db:
-            await db.execute(
-                "INSERT INTO calibrations (model, factor, samples, updated_at) VALUES (?,?,?,?)"
-                " ON CONFLICT(model) DO UPDATE SET factor = excluded.factor, samples = excluded.samples,"
-                " updated_at = excluded.updated_at",
-                (model, factor, samples, now()),
-            )
+        await self._transact(lambda db: db.execute(UPSERT_CALIBRATION, (model, factor, samples, now())))
 
     async def load_calibrations(self) -> list[tuple[str, float, int]]:
         """Every model's ``(model, factor, samples)``."""

@@ -61,8 +61,8 @@ class CheckpointQueries(Queries):
         after_hash: str | None = None,
         done: bool = False,
     ) -> int:
-        async with self._write() as db:
-            cur = await db.execute(
+        cur = await self._transact(
+            lambda db: db.execute(
                 "INSERT INTO file_checkpoints (session_id, kind, turn_id, tool_call_id, path, change, before_hash,"
                 " size, restorable, note, after_hash, done, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
@@ -81,19 +81,20 @@ class CheckpointQueries(Queries):
                     now(),
                 ),
             )
+        )
         assert cur.lastrowid is not None  # set by every INSERT
         return cur.lastrowid
 
     async def finish_checkpoint(self, checkpoint_id: int, after_hash: str | None) -> None:
-        async with self._write() as db:
-            await db.execute(
+        await self._transact(
+            lambda db: db.execute(
                 "UPDATE file_checkpoints SET after_hash = ?, done = 1 WHERE id = ?", (after_hash, checkpoint_id)
             )
+        )
 
     async def drop_checkpoint(self, checkpoint_id: int) -> None:
         """The write did not happen (the tool failed before writing): nothing to restore."""
-        async with self._write() as db:
-            await db.execute("DELETE FROM file_checkpoints WHERE id = ?", (checkpoint_id,))
+        await self._transact(lambda db: db.execute("DELETE FROM file_checkpoints WHERE id = ?", (checkpoint_id,)))
 
     async def list_checkpoints(self, session_id: str) -> list[CheckpointRow]:
         rows = await self._read(

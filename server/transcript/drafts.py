@@ -76,17 +76,19 @@ class DraftQueries(Queries):
 
     async def save_draft(self, session_id: str, turn_id: str, content: str, reasoning: str | None) -> None:
         """Replace the turn's draft; ``append_messages`` of the answer removes it."""
-        async with self._write() as db:
-            await db.execute(
+        await self._transact(
+            lambda db: db.execute(
                 "INSERT OR REPLACE INTO drafts (session_id, turn_id, owner, content, reasoning, updated_at)"
                 " VALUES (?,?,?,?,?,?)",
                 (session_id, turn_id, self.owner, content, reasoning, now()),
             )
+        )
 
     async def discard_draft(self, session_id: str, turn_id: str) -> None:
         """Forget the turn's draft without appending it (an answer that must not be kept)."""
-        async with self._write() as db:
-            await db.execute("DELETE FROM drafts WHERE session_id = ? AND turn_id = ?", (session_id, turn_id))
+        await self._transact(
+            lambda db: db.execute("DELETE FROM drafts WHERE session_id = ? AND turn_id = ?", (session_id, turn_id))
+        )
 
     async def recover_drafts(self, owner_alive: Callable[[str], bool]) -> list[StoredMessage]:
         """Each draft of a dead owner becomes an ``interrupted`` assistant message, appended with the draft's

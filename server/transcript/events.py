@@ -17,9 +17,11 @@ class EventQueries(Queries):
 
     async def add_event(self, session_id: str, kind: str, payload: dict[str, Any], turn_id: str | None = None) -> Event:
         stamp = now()
-        cur = await self._write_one(
-            "INSERT INTO events (session_id, turn_id, kind, payload, created_at) VALUES (?,?,?,?,?)",
-            (session_id, turn_id, kind, dumps(payload), stamp),
+        cur = await self._transact(
+            lambda db: db.execute(
+                "INSERT INTO events (session_id, turn_id, kind, payload, created_at) VALUES (?,?,?,?,?)",
+                (session_id, turn_id, kind, dumps(payload), stamp),
+            )
         )
         assert cur.lastrowid is not None  # set by every INSERT
         return Event(cur.lastrowid, session_id, kind, payload, stamp, turn_id)

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from contextlib import AbstractAsyncContextManager
-from typing import TYPE_CHECKING, Any
+import sqlite3
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
-if TYPE_CHECKING:
-    import aiosqlite
+T = TypeVar("T")
 
 
 class Queries:
@@ -15,11 +14,8 @@ class Queries:
 
     if TYPE_CHECKING:
 
-        def _write(self) -> AbstractAsyncContextManager[aiosqlite.Connection]:
-            """One ``BEGIN IMMEDIATE`` transaction on the writer connection."""
-
-        async def _write_one(self, sql: str, args: Sequence[Any]) -> aiosqlite.Cursor:
-            """One statement on the writer connection, atomic by itself."""
+        async def _transact(self, fn: Callable[[sqlite3.Connection], T], then: Callable[[T], None] | None = None) -> T:
+            """``fn(connection)`` as one ``BEGIN IMMEDIATE`` transaction on the writer's thread (one round trip)."""
 
         async def _read(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
             """Rows from the reader connection (committed data only)."""

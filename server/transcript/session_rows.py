@@ -7,10 +7,12 @@ A mixin of ``Store``. Deleting a session drops its messages, events, artifact, f
 from __future__ import annotations
 
 import re
+import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from server.errors import SessionNotFound
 from server.transcript.queries import Queries
+from server.transcript.recent import RecentAppends
 from server.transcript.records import MESSAGE_COLUMNS, Artifact, StoredSession, new_id, now
 
 SESSION_COLUMNS = (
@@ -48,6 +50,8 @@ def title_of(prompt: str) -> str | None:
 class SessionQueries(Queries):
     """``Store`` methods for ``sessions``."""
 
+    _recent: RecentAppends  # the store's: what it appended lately, forgotten with a deleted session
+
     if TYPE_CHECKING:  # ``ArtifactQueries``'
 
         async def list_artifacts(self, session_id: str) -> list[Artifact]: ...
@@ -64,12 +68,13 @@ class SessionQueries(Queries):
         sid, stamp = new_id("ses_"), now()
         title = title or UNTITLED
         parent_id, call_id = parent or (None, None)
-        async with self._write() as db:
-            await db.execute(
+        await self._transact(
+            lambda db: db.execute(
                 "INSERT INTO sessions (id, title, cwd, created_at, updated_at, approval_policy, model, parent_id,"
                 " parent_tool_call_id) VALUES (?,?,?,?,?,?,?,?,?)",
                 (sid, title, cwd, stamp, stamp, approval_policy, model, parent_id, call_id),
             )
+        )
         return StoredSession(sid, title, cwd, stamp, stamp, 0, parent_id, approval_policy, model, call_id)
 
     async def get_session(self, session_id: str) -> StoredSession:
@@ -103,10 +108,7 @@ class SessionQueries(Queries):
 
     async def set_approval_policy(self, session_id: str, policy: str | None) -> None:
         """The session's approval policy (ACP's mode); None falls back to the server's setting."""
-        async with self._write() as db:
-            cur = await db.execute("UPDATE sessions SET approval_policy = ? WHERE id = ?", (policy, session_id))
-            if cur.rowcount == 0:
-                raise SessionNotFound(f"no session {session_id!r}")
+        await self._update_session(session_id, "approval_policy", policy)
 
     async def title_from_prompt(self, session_id: str, prompt: str) -> None:
         """Name an untitled session after its first prompt (clients listed every session as "New
@@ -114,29 +116,37 @@ class SessionQueries(Queries):
         title = title_of(prompt)
         if title is None:
             return
-        async with self._write() as db:
-            await db.execute(
+        await self._transact(
+            lambda db: db.execute(
                 "UPDATE sessions SET title = ? WHERE id = ? AND title = ?"
                 " AND NOT EXISTS (SELECT 1 FROM messages WHERE session_id = ? AND role = 'user')",
                 (title, session_id, UNTITLED, session_id),
             )
+        )
 
     async def set_model(self, session_id: str, model: str | None) -> None:
         """The session's named model (``[models.NAME]``); None falls back to the server's default provider."""
-        async with self._write() as db:
-            cur = await db.execute("UPDATE sessions SET model = ? WHERE id = ?", (model, session_id))
-            if cur.rowcount == 0:
+        await self._update_session(session_id, "model", model)
+
+    async def _update_session(self, session_id: str, column: str, value: str | None) -> None:
+        def update(db: sqlite3.Connection) -> None:
+            if db.execute(f"UPDATE sessions SET {column} = ? WHERE id = ?", (value, session_id)).rowcount == 0:
                 raise SessionNotFound(f"no session {session_id!r}")
+
+        await self._transact(update)
 
     async def delete_session(self, session_id: str) -> list[Artifact]:
         """Delete a session with its messages, events and artifact records; returns the artifacts to unlink."""
         await self.get_session(session_id)
         artifacts = await self.list_artifacts(session_id)
-        async with self._write() as db:
-            await db.execute(
+
+        def delete(db: sqlite3.Connection) -> None:
+            db.execute(
                 "DELETE FROM messages_fts WHERE rowid IN (SELECT id FROM messages WHERE session_id = ?)", (session_id,)
             )
-            await db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+            db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+
+        await self._transact(delete, then=lambda _: self._recent.forget(session_id))
         return artifacts
 
     async def fork_session(self, session_id: str, at_seq: int | None = None) -> StoredSession:
@@ -145,29 +155,32 @@ class SessionQueries(Queries):
         upto = src.message_count if at_seq is None else min(at_seq, src.message_count)
         sid, stamp = new_id("ses_"), now()
         title = f"{src.title} (fork)"
-        async with self._write() as db:
-            await db.execute(
+
+        def fork(db: sqlite3.Connection) -> None:
+            db.execute(
                 "INSERT INTO sessions (id, title, cwd, created_at, updated_at, parent_id, forked_at_seq, last_seq,"
                 " approval_policy, model) VALUES (?,?,?,?,?,?,?,?,?,?)",
                 (sid, title, src.cwd, stamp, stamp, session_id, upto, max(upto, 0), src.approval_policy, src.model),
             )
-            await db.execute(
+            db.execute(
                 f"INSERT INTO messages (session_id, {MESSAGE_COLUMNS}) SELECT ?, {MESSAGE_COLUMNS}"
                 " FROM messages WHERE session_id = ? AND seq <= ? ORDER BY seq",
                 (sid, session_id, upto),
             )
-            await db.execute(
+            db.execute(
                 "INSERT INTO messages_fts (rowid, text) SELECT n.id, f.text FROM messages n"
                 " JOIN messages o ON o.session_id = ? AND o.seq = n.seq"
                 " JOIN messages_fts f ON f.rowid = o.id WHERE n.session_id = ?",
                 (session_id, sid),
             )
             # A view snapshot covers only messages before its seq: those it keeps are the fork's too.
-            await db.execute(
+            db.execute(
                 "INSERT INTO view_snapshots (session_id, seq, head) SELECT ?, seq, head FROM view_snapshots"
                 " WHERE session_id = ? AND seq <= ?",
                 (sid, session_id, upto),
             )
+
+        await self._transact(fork)
         return StoredSession(
             sid, title, src.cwd, stamp, stamp, max(upto, 0), session_id, src.approval_policy, src.model
         )

@@ -1,35 +1,36 @@
 """The SQLite transcript store (R-SRC-1, R-SRC-2, B-SEARCH-1).
 
-One database file under ``$THREADLINE_HOME``. WAL, ``busy_timeout`` and foreign keys are on; every write is an
-explicit ``BEGIN IMMEDIATE`` transaction on the single writer connection, serialised by an asyncio lock, so no
-``database is locked`` ever surfaces. Reads use their own connection and see committed data only.
+One database file under ``$THREADLINE_HOME``. WAL, ``busy_timeout`` and foreign keys are on; every write is one
+explicit ``BEGIN IMMEDIATE`` transaction run whole on the single writer connection's own thread
+(``transcript.writer``), one round trip per transaction, queued in order, so no ``database is locked`` ever
+surfaces. Reads use their own connection (aiosqlite) and see committed data only.
 
 Stored messages are append-only: nothing here updates or deletes a message except ``delete_session``.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import sqlite3
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
-from contextlib import asynccontextmanager, contextmanager, suppress
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import aiosqlite
 
 from server.errors import SessionNotFound, StorageFailure
 from server.transcript import fts
 from server.transcript.artifact_rows import ArtifactQueries
-from server.transcript.calibrations import CalibrationQueries
+from server.transcript.calibrations import UPSERT_CALIBRATION, CalibrationQueries
 from server.transcript.checkpoints import CheckpointQueries
 from server.transcript.db_file import create_whole, refuse_empty_file
 from server.transcript.drafts import DraftQueries
 from server.transcript.events import EventQueries
+from server.transcript.recent import RecentAppends
 from server.transcript.records import (
     MESSAGE_COLUMNS,
     NewMessage,
@@ -45,6 +46,9 @@ from server.transcript.records import (
 from server.transcript.schema import migrate
 from server.transcript.session_rows import SessionQueries
 from server.transcript.view_state import ViewSnapshotter, ViewStateQueries
+from server.transcript.writer import BUSY_TIMEOUT_MS, Writer
+
+T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +87,7 @@ class Store(
     def __init__(
         self,
         path: Path,
-        writer: aiosqlite.Connection,
+        writer: Writer,
         reader: aiosqlite.Connection,
         estimate: TokenEstimator | None,
         view_snapshotter: ViewSnapshotter | None = None,
@@ -92,8 +96,8 @@ class Store(
         self.owner = "local"  # who this process's drafts belong to (``server.transcript.drafts.Lease``)
         self._writer = writer
         self._reader = reader
-        self._write_lock = asyncio.Lock()
         self._estimate = estimate
+        self._recent = RecentAppends()
         self._view_snapshotter = view_snapshotter
         self._snapshot_at: dict[str, tuple[int, int | None]] = {}  # session -> (newest snapshot's seq, next due)
 
@@ -109,8 +113,12 @@ class Store(
         through ``server.agent.views.open_store``."""
         path = Path(path)
         cls.prepare(path)
-        writer = await _connect(path)
-        reader = await _connect(path)
+        writer = await Writer.open(path)
+        try:
+            reader = await _connect(path)
+        except BaseException:
+            await writer.close()
+            raise
         return cls(path, writer, reader, estimate, view_snapshotter)
 
     @staticmethod
@@ -140,132 +148,127 @@ class Store(
         await self.close()
 
     async def close(self) -> None:
-        for conn in (self._writer, self._reader):
-            # closing twice or after a crash must not mask the real error
-            with contextlib.suppress(Exception):
-                await conn.close()
+        # closing twice or after a crash must not mask the real error
+        with contextlib.suppress(Exception):
+            await self._writer.close()
+        with contextlib.suppress(Exception):
+            await self._reader.close()
 
-    @asynccontextmanager
-    async def _write(self) -> AsyncIterator[aiosqlite.Connection]:
-        """One ``BEGIN IMMEDIATE`` transaction: all of it commits or none of it does."""
+    async def _transact(self, fn: Callable[[sqlite3.Connection], T], then: Callable[[T], None] | None = None) -> T:
+        """``fn(connection)`` as one ``BEGIN IMMEDIATE`` transaction on the writer's thread, one round trip: all of
+        it commits or none of it does. ``then(result)`` runs on that thread once it has committed."""
         if (reading := _READING.get()) is not None:
             raise WriteInRead(f"{reading} is a read and may not write to the store")
-        async with self._write_lock:
-            try:
-                if self._writer.in_transaction:  # never start inside a transaction something left open
-                    await _to_completion(self._writer.execute("ROLLBACK"))
-                await _to_completion(self._writer.execute("BEGIN IMMEDIATE"))
-            except sqlite3.Error as exc:
-                raise StorageFailure(f"cannot write the transcript: {exc}") from exc
-            except asyncio.CancelledError:
-                # BEGIN ran (or will) in aiosqlite's thread although we were cancelled: close what it opened.
-                await _to_completion(self._rollback())
-                raise
-            try:
-                yield self._writer
-                await _to_completion(self._writer.execute("COMMIT"))
-            except BaseException as exc:
-                await _to_completion(self._rollback())
-                if isinstance(exc, sqlite3.Error):
-                    raise StorageFailure(f"cannot write the transcript: {exc}") from exc
-                raise
-
-    async def _write_one(self, sql: str, args: Sequence[Any]) -> aiosqlite.Cursor:
-        """One statement on its own: SQLite makes it atomic by itself (autocommit), two round trips to aiosqlite's
-        thread fewer than ``_write``'s BEGIN and COMMIT (the agent loop writes a usage event per model call)."""
-        if (reading := _READING.get()) is not None:
-            raise WriteInRead(f"{reading} is a read and may not write to the store")
-        async with self._write_lock:
-            try:
-                if self._writer.in_transaction:  # never run inside a transaction something left open
-                    await _to_completion(self._writer.execute("ROLLBACK"))
-                cursor: aiosqlite.Cursor = await _to_completion(self._writer.execute(sql, args))
-                return cursor
-            except sqlite3.Error as exc:
-                raise StorageFailure(f"cannot write the transcript: {exc}") from exc
-
-    async def _rollback(self) -> None:
-        if self._writer.in_transaction:
-            with suppress(sqlite3.Error):
-                await self._writer.execute("ROLLBACK")
+        try:
+            return await self._writer.transaction(fn, then)
+        except sqlite3.Error as exc:
+            raise StorageFailure(f"cannot write the transcript: {exc}") from exc
 
     # --- messages -----------------------------------------------------------------------------------
 
     async def append_messages(
-        self, session_id: str, messages: Sequence[NewMessage], turn_id: str | None = None
+        self,
+        session_id: str,
+        messages: Sequence[NewMessage],
+        turn_id: str | None = None,
+        events: Sequence[tuple[str, dict[str, Any]]] = (),
+        calibrations: Sequence[tuple[str, float, int]] = (),
     ) -> list[StoredMessage]:
-        """Append in one transaction; seqs continue the session's sequence. Validation happens first."""
+        """Append in one transaction; seqs continue the session's sequence. Validation happens first. ``events``
+        (kind, payload) and ``calibrations`` (model, factor, samples) are stored in the same transaction (a model
+        call's ``usage`` and learned factor with its answer): all of a model call's writes are one round trip."""
         for i, msg in enumerate(messages):
             msg.validate(f"messages[{i}]")
         stamp = now()
-        stored: list[StoredMessage] = []
-        async with self._write() as db:
-            # Every statement is a round trip to aiosqlite's thread (most of the agent loop's time per model call
-            # was spent waiting on them): one each, no cursor to fetch from and close.
-            found = list(await db.execute_fetchall("SELECT last_seq FROM sessions WHERE id = ?", (session_id,)))
-            if not found:
+
+        def append(db: sqlite3.Connection) -> tuple[int, list[StoredMessage]]:
+            found = db.execute("SELECT last_seq FROM sessions WHERE id = ?", (session_id,)).fetchone()
+            if found is None:
                 raise SessionNotFound(f"no session {session_id!r}")
-            first = seq = found[0][0]
-            rows, texts = [], []
-            for msg in messages:
-                seq += 1
-                record = StoredMessage(
-                    seq,
-                    msg.role,
-                    msg.content,
-                    stamp,
-                    msg.tool_calls,
-                    msg.tool_call_id,
-                    msg.name,
-                    msg.reasoning,
-                    msg.images,
-                    msg.status,
-                    turn_id,
-                    reasoning_items=msg.reasoning_items,
-                    tool_status=msg.tool_status,
-                )
-                tokens = self._estimate(record.to_openai()) if self._estimate else None
-                rows.append(
-                    (
-                        session_id,
-                        seq,
-                        msg.role,
-                        msg.content,
-                        dumps(msg.tool_calls),
-                        msg.tool_call_id,
-                        msg.name,
-                        msg.reasoning,
-                        dumps(msg.images),
-                        msg.status,
-                        turn_id,
-                        stamp,
-                        tokens,
-                        dumps(msg.reasoning_items),
-                        msg.tool_status,
-                    )
-                )
+            first = found[0]
+            rows, texts, stored = [], [], []
+            for seq, msg in enumerate(messages, first + 1):
+                row, record = self._row(session_id, seq, msg, turn_id, stamp)
+                rows.append(row)
                 texts.append(searchable_text(msg))
-                stored.append(replace(record, tokens=tokens))
-            # One statement per table, not two round trips to the database thread per message (an import of
-            # thousands of messages spent most of its time there).
-            await db.executemany(
+                stored.append(record)
+            # One statement per table, not one per message (an import of thousands of messages).
+            db.executemany(
                 f"INSERT INTO messages (session_id, {MESSAGE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows
             )
             if any(texts):
-                await db.executemany(
+                db.executemany(
                     "INSERT INTO messages_fts (rowid, text) SELECT id, ? FROM messages WHERE session_id = ? AND seq = ?",
                     [(text, session_id, r.seq) for r, text in zip(stored, texts, strict=True) if text],
                 )
-            await db.execute("UPDATE sessions SET last_seq = ?, updated_at = ? WHERE id = ?", (seq, stamp, session_id))
+            last = first + len(stored)
+            db.execute("UPDATE sessions SET last_seq = ?, updated_at = ? WHERE id = ?", (last, stamp, session_id))
             if turn_id is not None and any(m.role == "assistant" for m in messages):
                 # the answer is stored, so its draft goes in the same transaction
-                await db.execute("DELETE FROM drafts WHERE session_id = ? AND turn_id = ?", (session_id, turn_id))
-        if self._view_snapshotter is not None:
+                db.execute("DELETE FROM drafts WHERE session_id = ? AND turn_id = ?", (session_id, turn_id))
+            if events:
+                db.executemany(
+                    "INSERT INTO events (session_id, turn_id, kind, payload, created_at) VALUES (?,?,?,?,?)",
+                    [(session_id, turn_id, kind, dumps(payload), stamp) for kind, payload in events],
+                )
+            if calibrations:
+                db.executemany(UPSERT_CALIBRATION, [(*learned, stamp) for learned in calibrations])
+            return first, stored
+
+        first, stored = await self._transact(append, then=lambda done: self._recent.note(session_id, *done))
+        if self._view_snapshotter is not None and stored:
             try:
-                await self._advance_view_snapshots(session_id, first, seq)
+                await self._advance_view_snapshots(session_id, first, stored[-1].seq)
             except Exception:
                 log.exception("session %s: could not make its view snapshot; its next view reads more", session_id)
         return stored
+
+    def _row(
+        self, session_id: str, seq: int, msg: NewMessage, turn_id: str | None, stamp: str
+    ) -> tuple[tuple[Any, ...], StoredMessage]:
+        """A message's row and the record read back from it: JSON columns decoded as a read decodes them, so the
+        records a view state is fed from the append (``recent``) are the ones a read would give."""
+        tool_calls, images, items = dumps(msg.tool_calls), dumps(msg.images), dumps(msg.reasoning_items)
+        record = StoredMessage(
+            seq,
+            msg.role,
+            msg.content,
+            stamp,
+            loads(tool_calls),
+            msg.tool_call_id,
+            msg.name,
+            msg.reasoning,
+            loads(images),
+            msg.status,
+            turn_id,
+            reasoning_items=loads(items),
+            tool_status=msg.tool_status,
+        )
+        tokens = self._estimate(record.to_openai()) if self._estimate else None
+        row = (
+            session_id,
+            seq,
+            msg.role,
+            msg.content,
+            tool_calls,
+            msg.tool_call_id,
+            msg.name,
+            msg.reasoning,
+            images,
+            msg.status,
+            turn_id,
+            stamp,
+            tokens,
+            items,
+            msg.tool_status,
+        )
+        return row, replace(record, tokens=tokens)
+
+    def appended_after(self, session_id: str, seq: int) -> list[StoredMessage] | None:
+        """The messages this store appended to the session after ``seq``, without reading them back; None when it
+        does not know them all (read them). Right after an append of its own, the agent loop's view state is fed
+        so (``server.agent.view_resume``); another process's appends since are seen at the next append."""
+        return self._recent.after(session_id, seq)
 
     async def read_messages(
         self, session_id: str, after_seq: int | None = None, limit: int | None = None
@@ -352,7 +355,7 @@ class Store(
 
 async def _connect(path: Path) -> aiosqlite.Connection:
     conn = await aiosqlite.connect(path, isolation_level=None)
-    await conn.execute("PRAGMA busy_timeout = 10000")
+    await conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     await conn.execute("PRAGMA foreign_keys = ON")
     await conn.execute("PRAGMA synchronous = NORMAL")
     return conn
@@ -391,22 +394,3 @@ def _message(row: tuple[Any, ...]) -> StoredMessage:
         loads(reasoning_items),
         tool_status,
     )
-
-
-async def _to_completion(awaitable: Awaitable[Any]) -> Any:
-    """Await a transaction-control statement to its end even when the caller is cancelled meanwhile, then
-    re-raise the cancellation: a cancel landing mid-``BEGIN``/``COMMIT``/``ROLLBACK`` must never leave the
-    writer connection inside a transaction (every later write would fail until a restart)."""
-    task = asyncio.ensure_future(awaitable)
-    cancelled = False
-    while True:
-        try:
-            result = await asyncio.shield(task)
-            break
-        except asyncio.CancelledError:
-            if task.done():
-                raise
-            cancelled = True
-    if cancelled:
-        raise asyncio.CancelledError
-    return result

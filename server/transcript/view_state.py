@@ -15,6 +15,7 @@ follows from the last, is the pipeline's (``server.context.fed.next_snapshots``,
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -52,12 +53,13 @@ class ViewStateQueries(Queries):
         async def all_messages(self, session_id: str, after_seq: int = 0) -> list[StoredMessage]: ...
 
     async def save_view_resume(self, session_id: str, tail_seq: int, head: dict[str, Any]) -> None:
-        async with self._write() as db:
-            await db.execute(
+        await self._transact(
+            lambda db: db.execute(
                 "INSERT INTO view_resume (session_id, tail_seq, head) VALUES (?,?,?)"
                 " ON CONFLICT(session_id) DO UPDATE SET tail_seq = excluded.tail_seq, head = excluded.head",
                 (session_id, tail_seq, json.dumps(head, separators=(",", ":"))),
             )
+        )
 
     async def view_resume(self, session_id: str) -> tuple[int, Any] | None:
         """``(tail_seq, head)`` as saved (``head`` decoded JSON, for the caller to validate), or None."""
@@ -67,12 +69,13 @@ class ViewStateQueries(Queries):
 
     async def save_sent_request(self, session_id: str, digests: bytes) -> None:
         """``digests``: the messages' digests of ``DIGEST_SIZE`` bytes each, concatenated in order."""
-        async with self._write() as db:
-            await db.execute(
+        await self._transact(
+            lambda db: db.execute(
                 "INSERT INTO sent_requests (session_id, digests) VALUES (?,?)"
                 " ON CONFLICT(session_id) DO UPDATE SET digests = excluded.digests",
                 (session_id, digests),
             )
+        )
 
     async def sent_request(self, session_id: str) -> list[bytes] | None:
         """The last request sent, as one digest per message, or None when none is stored (or the row is damaged)."""
@@ -85,16 +88,19 @@ class ViewStateQueries(Queries):
     async def save_view_snapshot(self, session_id: str, seq: int, head: dict[str, Any]) -> None:
         """Keep a view snapshot; only the newest ``SNAPSHOTS_KEPT`` of the session stay."""
         self._snapshot_at.pop(session_id, None)  # the store's next append reads where the newest is again
-        async with self._write() as db:
-            await db.execute(
-                "INSERT OR REPLACE INTO view_snapshots (session_id, seq, head) VALUES (?,?,?)",
-                (session_id, seq, json.dumps(head, separators=(",", ":"))),
+        data = json.dumps(head, separators=(",", ":"))
+
+        def save(db: sqlite3.Connection) -> None:
+            db.execute(
+                "INSERT OR REPLACE INTO view_snapshots (session_id, seq, head) VALUES (?,?,?)", (session_id, seq, data)
             )
-            await db.execute(
+            db.execute(
                 "DELETE FROM view_snapshots WHERE session_id = ? AND seq NOT IN"
                 " (SELECT seq FROM view_snapshots WHERE session_id = ? ORDER BY seq DESC LIMIT ?)",
                 (session_id, session_id, SNAPSHOTS_KEPT),
             )
+
+        await self._transact(save)
 
     async def newest_view_snapshot_seq(self, session_id: str) -> int | None:
         rows = await self._read("SELECT MAX(seq) FROM view_snapshots WHERE session_id = ?", (session_id,))

@@ -84,3 +84,34 @@ async def test_B_CACHE_3_a_trimmed_state_that_falls_short_is_read_whole_once_not
         assert sum("reading all of it" in r.getMessage() for r in caplog.records) == 1
     finally:
         await store.close()
+
+
+async def test_B_INC_1_the_loops_state_is_fed_from_its_own_appends_and_reads_what_another_writer_appended(
+    tmp_path: Path,
+):
+    """The loop builds each view right after storing what came before it; what its store appended is fed from the
+    records it kept, and what another store on the same file (another server) appended in between is read. Every
+    request equals the one a state fed the whole stored history builds, even when a caller edited the last one."""
+    path = tmp_path / "threadline.db"
+    store = await Store.open(path, estimate=estimate_message_tokens)
+    other = await Store.open(path, estimate=estimate_message_tokens)
+    try:
+        sid = (await store.create_session(str(tmp_path), "long")).id
+        more = _messages(400)
+        await store.append_messages(sid, more[:300])
+        session = Sessions(lambda: store).get(sid)
+        views = ViewBuilder(store, ViewSettings(16_000), state=session.view, sent=session.sent)
+        for i, msg in enumerate(more[300:]):
+            before = views.compaction
+            view = await views.next_view(sid)
+            assert view.messages == await _reference(store, sid, views.effective_settings(), before)
+            for m in view.messages:  # a caller that edits what it was handed reaches neither the state nor the next
+                m["content"] = "edited by a caller"
+            if i % 7 == 3 and msg.role != "tool":  # never between a call and its result
+                await other.append_messages(sid, [NewMessage("user", f"from the other server {i}")])
+            await store.append_messages(sid, [msg])
+        stored = await store.all_messages(sid)
+        assert any(m.content and m.content.startswith("from the other server") for m in stored)
+    finally:
+        await other.close()
+        await store.close()

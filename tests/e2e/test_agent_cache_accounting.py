@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.agent_support import Agent, agent_fixture, request_messages
+from tests.e2e.agent_support import Agent, agent_fixture, read_db, request_messages
 from tests.fakes.fake_provider import FakeProvider
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -81,6 +81,22 @@ async def test_B_CACHE_5_the_second_call_reports_the_cached_prefix_the_provider_
     assert third["cachedInputTokens"] == cached_reported(agent.chat_requests()[-1])
     assert third["cachedInputTokens"] > reported[1]
     assert third["totals"]["cachedInputTokens"] == sum(reported) + third["cachedInputTokens"]
+
+
+async def test_B_CACHE_5_each_calls_usage_event_is_stored_in_its_answers_transaction(agent, folder):
+    """A model call's writes are one transaction (one round trip to the database): its answer and its usage event
+    carry the one stamp of that transaction, and the tool result, stored before the next call, one of its own."""
+    sid, _, _ = await two_call_turn(agent, folder)
+    stamps = read_db(
+        agent.home,
+        "SELECT role, created_at FROM messages WHERE session_id = ? AND role IN ('assistant', 'tool') ORDER BY seq",
+        sid,
+    )
+    usage = read_db(
+        agent.home, "SELECT created_at FROM events WHERE session_id = ? AND kind = 'usage' ORDER BY id", sid
+    )
+    assert [role for role, _ in stamps] == ["assistant", "tool", "assistant"]
+    assert [stamp for (stamp,) in usage] == [stamp for role, stamp in stamps if role == "assistant"]
 
 
 async def test_B_CACHE_5_deepseek_prompt_cache_hit_tokens_are_reported(deepseek_agent, folder):
