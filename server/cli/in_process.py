@@ -104,6 +104,9 @@ class InProcess(Connection):
                 await self._opening
         if self.server is not None:
             server, self.server = self.server, None
-            await server.close()
+            try:
+                await asyncio.wait_for(server.close(), timeout)
+            except TimeoutError:  # a turn that ignores its cancellation: exit anyway, as a killed server would
+                os.write(2, f"threadline: the server did not close within {timeout:g} s; stopping anyway\n".encode())
         self._lose()
         return 0
