@@ -32,9 +32,14 @@ def startup_section(start: dict[str, Any], loop: dict[str, Any], calibration: li
         "*Start-up* (`bench/exec_start.py`): the real `threadline exec --output-format json hello` against the model "
         "double, from just before the process starts to the double receiving the first `/chat/completions`. The "
         "*floor* is a bare `python -c 'import httpx; httpx.post(...)'` sending a request like it to the same double, "
-        "alternating with exec's runs. Import CPU (min of 5): " + imports + ". exec is two interpreters (the client "
-        "and the server it starts); the server's imports are most of its time, lsprotocol's types (pygls) alone "
-        "about a third.",
+        "alternating with exec's runs. Before this round: 680 ms (5.05x), exec being two interpreters (the client "
+        "and the server it started, whose imports were mostly pygls's `lsprotocol.types`). Now exec runs the server "
+        "in its own process without pygls (`server/edge/local.py`, docs/EXEC.md), hides its keys in place instead of "
+        "re-executing itself, starts no search fork server, loads no CA bundle for a plain-http provider (an https "
+        "one pays some 20 ms more, as the floor's client does), imports neither httpx's command-line client nor the "
+        "web tools' machinery, collects no garbage while it starts, and prepares the store's file in a thread. "
+        "Import CPU (min of 5): " + imports + ". What remains is mostly importing the services, the agent, the "
+        "pipeline and the store (some 200 modules), asyncio, and httpx's async stack at the first request.",
         "",
         "*Loop overhead*, from a profile of section 2 (cProfile over the iterations after the first, and timers "
         "around the writer thread and the view build; 200 iterations). Before (main at 4a31401): 2.37 ms median "
