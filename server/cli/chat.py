@@ -33,6 +33,7 @@ from server.cli.printer import Printer, cached_share, printable, tokens
 from server.cli.session_flags import OpenedSession, UsageError, open_session
 from server.cli.turns import Quit, TurnInput, read_line, run_steerable, run_turn
 from server.cli.words import startup_hint
+from server.private_files import open_private
 
 DECISIONS = {"y": "allowOnce", "a": "allowAlways", "n": "reject"}
 CHOICES = {"allowOnce": "[y] once", "allowAlways": "[a] always", "reject": "[n] reject"}
@@ -101,8 +102,7 @@ def open_log() -> tuple[Path, IO[bytes]]:
     (warnings included) belong there, not between the conversation's lines."""
     home = Path(os.environ.get("THREADLINE_HOME") or platformdirs.user_data_dir("threadline", appauthor=False))
     path = home.expanduser() / "logs" / "chat.log"
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    return path, os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab")
+    return path, os.fdopen(open_private(path, os.O_WRONLY | os.O_APPEND), "ab")  # in folders made 0700 (on the way too)
 
 
 async def chat_main(args: argparse.Namespace) -> int:

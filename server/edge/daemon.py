@@ -26,6 +26,7 @@ from typing import Any
 
 from server.config import Settings
 from server.errors import StorageFailure
+from server.private_files import private_folder as make_private
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +49,7 @@ class DaemonPaths:
 def private_folder(paths: DaemonPaths) -> None:
     """The daemon's folder, ours alone (0700): nobody else can reach the socket inside."""
     try:
-        paths.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        make_private(paths.folder)
         if paths.folder.stat().st_uid != os.getuid():
             raise StorageFailure(f"{paths.folder} belongs to another user")
         os.chmod(paths.folder, 0o700)

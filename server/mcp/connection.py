@@ -28,6 +28,7 @@ from mcp.client.streamable_http import streamable_http_client
 from server.errors import McpConfigError
 from server.mcp.config import McpServerConfig, expand
 from server.mcp.stdio import TOO_LARGE, bounded_stdio_client
+from server.private_files import open_private
 from server.sandbox.policy import SandboxPolicy, build_policy, default_deny_read
 from server.sandbox.runner import private_tmpdir, support, wrap
 from server.security.secret_env import handed_over
@@ -189,8 +190,8 @@ class McpConnection:
         elif self._launch is not None:
             full = self._launch([command, *args], None, True)
             command, args = full[0], full[1:]
-        self._log_dir.mkdir(parents=True, exist_ok=True)
-        errlog = stack.enter_context(open(self._log_path, "a", encoding="utf-8"))  # noqa: SIM115 - the stack closes it
+        log_fd = open_private(self._log_path, os.O_WRONLY | os.O_APPEND)  # what it said: the user's alone
+        errlog = stack.enter_context(os.fdopen(log_fd, "a", encoding="utf-8"))
         return bounded_stdio_client(  # not the SDK's stdio_client: its line reader is quadratic (server.mcp.stdio)
             StdioServerParameters(command=command, args=args, env=env or None, cwd=c.cwd), errlog=errlog
         )
