@@ -68,6 +68,7 @@ class Keeper:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
                 start_new_session=True,
+                env={},  # the namespace's init is in every command's PID namespace: none of the server's environment
             )
         except OSError:
             return None
