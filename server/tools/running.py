@@ -1,7 +1,7 @@
 """A session's background processes: the ``processes`` slot of its ``Session`` handle (``server.sessions``).
 
-A background process is its process group, not its launching shell (SPEC B-WEB-2's processes half, docs/DESIGN.md
-"Background processes"): every command starts in a session of its own, so its group id is the launcher's pid and
+A background process is its process group, not its launching shell (docs/DESIGN.md, under B-PROC-1; tested as
+B-WEB-2): every command starts in a session of its own, so its group id is the launcher's pid and
 everything the command starts (``(job) & echo started``) stays in that group after the shell has returned. So a
 process is *running* while anything in its group lives (``killpg(pgid, 0)``), whatever became of the shell; the
 per-session cap counts those; stopping one TERMs the whole group, waits up to a grace period for the group to
