@@ -6,7 +6,9 @@ everything the command starts (``(job) & echo started``) stays in that group aft
 process is *running* while anything in its group lives (``killpg(pgid, 0)``), whatever became of the shell; the
 per-session cap counts those; stopping one TERMs the whole group, waits up to a grace period for the group to
 empty, then KILLs it. Once a group is seen empty that is final: its id is never probed again (a later, unrelated
-group could reuse the number). Deleting the session stops them all (``Sessions.delete``); a daemon with a live
+group could reuse the number). A process that left the group (``setsid job &``) but still holds the output pipe
+keeps the background process running too (its output has not ended), and a stop finds it by that pipe in
+``/proc`` and signals it with the group. Deleting the session stops them all (``Sessions.delete``); a daemon with a live
 background process is not idle (``server.edge.daemon``).
 
 Output is gathered as it comes (so a chatty process never blocks on a full pipe) and held until read, bounded
@@ -22,6 +24,7 @@ import contextlib
 import os
 import signal
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 KEEP_UNREAD_BYTES = 1024 * 1024  # what one process keeps between two reads
@@ -68,6 +71,7 @@ class BackgroundProcess:
     dropped: int = 0  # unread bytes dropped past the bounds
     stopped: bool = False
     reader: asyncio.Task[None] | None = None
+    pipe: str | None = None  # ``pipe:[inode]`` of its output pipe, as /proc shows it in a holder's fd table
     _group_gone: bool = False
 
     @property
@@ -75,8 +79,11 @@ class BackgroundProcess:
         return self.pid
 
     def alive(self) -> bool:
-        """Whether anything of the process lives: its launcher, or any process in its group."""
+        """Whether anything of the process lives: its launcher, any process in its group, or one that still holds
+        its output pipe (the output has not ended)."""
         if self.proc.returncode is None:
+            return True
+        if self.reader is not None and not self.reader.done():
             return True
         if self._group_gone:
             return False
@@ -143,6 +150,7 @@ class BackgroundProcesses:
 
     def add(self, process: BackgroundProcess) -> None:
         self._forget_oldest_ended()
+        process.pipe = _pipe_name(process.proc)
         self._procs[process.id] = process
         process.reader = asyncio.get_running_loop().create_task(_gather_output(process))
 
@@ -154,9 +162,9 @@ class BackgroundProcesses:
             return None
         if process.alive():
             process.stopped = True
-            _signal_group(process.pgid, signal.SIGTERM)
+            await _signal_all(process, signal.SIGTERM)
             await _until_gone(process, grace)
-            _signal_group(process.pgid, signal.SIGKILL)
+            await _signal_all(process, signal.SIGKILL)
             await process.proc.wait()
             await _until_gone(process, 10.0)  # killed: only the reaping of its members is left
         if process.reader is not None:
@@ -191,6 +199,45 @@ async def _until_gone(process: BackgroundProcess, seconds: float) -> None:
                 await asyncio.sleep(_POLL_SECONDS)
 
 
+async def _signal_all(process: BackgroundProcess, sig: int) -> None:
+    """``sig`` to the process's group, and to whatever outside it still holds its output pipe."""
+    _signal_group(process.pgid, sig)
+    if process.pipe is None or process.reader is None or process.reader.done():
+        return
+    for pid in await asyncio.to_thread(_holding, process.pipe):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, sig)
+
+
 def _signal_group(pgid: int, sig: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
+
+
+def _pipe_name(proc: asyncio.subprocess.Process) -> str | None:
+    """How /proc names the write end of ``proc``'s output pipe (the same inode as our read end), or None."""
+    transport = getattr(proc, "_transport", None)  # asyncio keeps the pipes there; no public way reaches them
+    try:
+        pipe = transport.get_pipe_transport(1).get_extra_info("pipe")  # type: ignore[union-attr]
+        return f"pipe:[{os.fstat(pipe.fileno()).st_ino}]"
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def _holding(pipe: str, proc: Path = Path("/proc")) -> list[int]:
+    """The processes (other than this one) with ``pipe`` open, as far as this user may see their descriptors."""
+    found = []
+    for entry in proc.iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        with contextlib.suppress(OSError):
+            if any(_link(fd) == pipe for fd in (entry / "fd").iterdir()):
+                found.append(int(entry.name))
+    return found
+
+
+def _link(path: Path) -> str:
+    try:
+        return os.readlink(path)
+    except OSError:
+        return ""

@@ -98,3 +98,18 @@ async def test_B_WEB_2_unread_output_is_bounded_over_every_process(ctx, monkeypa
     assert any("earlier bytes dropped" in out for out in outs), [out[:120] for out in outs]
     assert all(out.endswith("DONE\n") for out in outs)
     assert bg.UNREAD.total == before
+
+
+async def test_B_WEB_2_a_job_that_left_the_group_but_holds_the_output_runs_and_is_stopped(ctx):
+    """``setsid`` takes the job out of the group; it still holds the output pipe, so the process has not ended, and
+    a stop finds it by that pipe."""
+    ctx = with_slot(ctx)
+    mark = uuid.uuid4().hex
+    command = f"setsid env TL_MARK={mark} sleep 600 & echo started"
+    pid = process_id((await run_tool(ctx, "run_command", {"command": command, "background": True})).content)
+    process = ctx.background.get(pid)
+    await until(lambda: marked(mark) and process.proc.returncode is not None, "the job, its shell gone")
+    assert process.status == "running"
+    stopped = await run_tool(ctx, "stop_process", {"processId": pid})
+    assert stopped.content.startswith(f"Process {pid} was stopped"), stopped.content
+    assert not marked(mark) and not ctx.background
