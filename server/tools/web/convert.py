@@ -2,7 +2,7 @@
 
 BeautifulSoup and markdownify are slow on some pages (quadratic in nesting depth; a flat 2 MB page takes tens of
 seconds) and end in ``RecursionError`` on deep ones; on the event loop that froze every session and client of the
-server. So the conversion runs in a short-lived ``python -I`` process (``convert_worker``), the page on its stdin:
+server. So the conversion runs in a short-lived Python process (``convert_worker``), the page on its stdin:
 the event loop only waits for its answer. A page nested deeper than ``MAX_DEPTH`` is not parsed at all; a
 conversion still running after ``CONVERT_SECONDS`` is killed (a thread could not be). In every such case, and when
 the converter fails, the model reads the page's plain text (``plain``, linear, in a thread) under a first line
@@ -45,7 +45,8 @@ async def _in_worker(page: bytes, charset: str | None) -> tuple[str, str]:
     try:
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
-            "-I",
+            "-E",  # no PYTHON* variables
+            "-P",  # and not the worker's folder first on the path: its modules are loaded by path
             str(WORKER),
             charset or "",
             str(MAX_DEPTH),

@@ -1,4 +1,4 @@
-"""The converter's process: ``python -I convert_worker.py CHARSET MAX_DEPTH CPU_SECONDS SERVER_PID``, the page on
+"""The converter's process: ``python -E -P convert_worker.py CHARSET MAX_DEPTH CPU_SECONDS SERVER_PID``, the page on
 stdin, one JSON object on stdout (SPEC B-WEB-2, started by ``convert``).
 
 ``{"title", "text"}`` is the page as Markdown (``markdown.html_to_markdown``); ``{"fallback": why}`` says it was
