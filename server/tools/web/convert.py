@@ -69,7 +69,7 @@ async def _in_worker(page: bytes, charset: str | None) -> tuple[str, str]:
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
             await proc.wait()
-    return _answer(proc.returncode, out, err)
+    return await asyncio.to_thread(_answer, proc.returncode, out, err)  # megabytes of JSON: not on the loop
 
 
 def _answer(code: int | None, out: bytes, err: bytes) -> tuple[str, str]:
