@@ -177,3 +177,20 @@ async def test_issue_50_a_template_that_drops_tools_holds_no_room_for_them_one_n
     else:
         assert view.get("reservedTokens", 0) == 0
         assert abs(shown - reported) <= 0.10 * reported, (shown, reported)
+
+
+async def test_issue_50_the_retry_notice_counts_the_tool_definitions(tmp_path: Path, folder: Path):
+    """A short conversation refused for its size: the retry is no smaller, and the notice's count is what is sent,
+    the tool definitions with the messages (they were ~2.2k of a llama-server's count left out)."""
+    with FakeProvider(api_key=API_KEY) as fake:
+        fake.push({"ptl": True}, {"content": "ok"})
+        async with running_agent(tmp_path / "home", fake) as agent:
+            sid = await agent.session(folder)
+            result = await agent.turn(sid, "A: hello", timeout=60)
+            view = await agent.client.request("getContextView", {"sessionId": sid})
+    assert result["stopReason"] == "endTurn", result
+    said = next(u["message"] for u in agent.updates(sid, "notice") if "which is no smaller" in u["message"])
+    counted = int(said.split("only the latest messages (", 1)[1].split(" tokens", 1)[0].replace(",", ""))
+    messages = estimate_prompt_tokens(fake.requests[1]["body"]["messages"])
+    assert view.get("reservedTokens", 0) > 1000
+    assert counted >= view.get("reservedTokens", 0) + messages // 2, (counted, messages, said)
