@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -14,7 +13,7 @@ if TYPE_CHECKING:
     from server.cli.client import Client
 
 SERVER_COMMANDS = ("serve", "acp", "daemon", "connect")
-HELP = ("-h", "--help")
+CLIENT_FLAGS = ("-h", "--help", "--version")  # answered by the whole parser: every command listed
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -28,7 +27,12 @@ def main(argv: list[str] | None = None) -> int:
         gc.disable()  # imports make objects, not garbage: collecting during start-up is wasted (in_process enables it)
     # ``serve`` and ``acp`` (and no command: serve) build only their own parsers: a server started by a client
     # does not import the client's modules first (every CI run pays the time to its first model call).
-    server_only = not argv or argv[0] in SERVER_COMMANDS or (argv[0].startswith("-") and argv[0] not in HELP)
+    if not argv and sys.stdin.isatty():
+        # a person typed ``threadline``: the usage, not a silent server (editors spawn ``serve`` or ``connect``; a
+        # client piping into the bare form still gets the stdio server below)
+        _parser().print_help(sys.stderr)
+        return 2
+    server_only = not argv or argv[0] in SERVER_COMMANDS or (argv[0].startswith("-") and argv[0] not in CLIENT_FLAGS)
     parser = _parser(server_only, argv[0] if argv else None)
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):
@@ -47,12 +51,13 @@ def main(argv: list[str] | None = None) -> int:
 
 def _parser(server_only: bool = False, command: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="threadline", description="Threadline: an agent backend for editors.")
+    parser.add_argument("--version", action="version", version=f"threadline {_version()}")
     sub = parser.add_subparsers(dest="command")
 
     serve = sub.add_parser("serve", help="run the JSON-RPC server (stdio by default)")
     serve.add_argument("--tcp", action="store_true", help="listen on 127.0.0.1 instead of stdio")
-    serve.add_argument("--port", type=int, default=0, help="TCP port (0 picks a free one)")
-    serve.add_argument("--log-level", default="WARNING")
+    serve.add_argument("--port", type=_port, default=0, help="TCP port (0 picks a free one)")
+    serve.add_argument("--log-level", type=_log_level, default="WARNING", help=LOG_LEVEL_HELP)
     serve.set_defaults(run=_serve)
 
     acp = sub.add_parser(
@@ -60,13 +65,13 @@ def _parser(server_only: bool = False, command: str | None = None) -> argparse.A
         help="run as an Agent Client Protocol (ACP v1) agent on stdio, for Zed, JetBrains, "
         "Neovim and Emacs ACP clients",
     )
-    acp.add_argument("--log-level", default="WARNING")
+    acp.add_argument("--log-level", type=_log_level, default="WARNING", help=LOG_LEVEL_HELP)
     acp.set_defaults(run=_acp)
 
     daemon = sub.add_parser(
         "daemon", help="run the per-user server on a unix socket under $THREADLINE_HOME, in the foreground"
     )
-    daemon.add_argument("--log-level", default="WARNING")
+    daemon.add_argument("--log-level", type=_log_level, default="WARNING", help=LOG_LEVEL_HELP)
     daemon.set_defaults(run=_daemon)
     connect = sub.add_parser(
         "connect", help="bridge stdio to the per-user daemon (starting it when none runs), for editors and chat"
@@ -80,6 +85,32 @@ def _parser(server_only: bool = False, command: str | None = None) -> argparse.A
     elif not server_only:
         _client_parsers(sub)
     return parser
+
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+LOG_LEVEL_HELP = f"what the server logs on stderr: {', '.join(LOG_LEVELS)} (default WARNING)"
+
+
+def _log_level(text: str) -> str:
+    """A logging level's name, any case; argparse turns the ``ArgumentTypeError`` into one usage line."""
+    if text.upper() not in LOG_LEVELS:
+        raise argparse.ArgumentTypeError(f"{text!r} is not one of {', '.join(LOG_LEVELS)}")
+    return text.upper()
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a TCP port (0 to 65535; 0 picks a free one)")
+    return int(text)
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("threadline")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "(not installed)"
 
 
 def _client_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -99,7 +130,7 @@ def _client_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     imp.add_argument("file", type=Path)
     imp.add_argument("--cwd", default=".")
     imp.add_argument("--title")
-    imp.set_defaults(run=lambda a: _client_run(_import, a))
+    imp.set_defaults(run=_import_file)
 
     search = sub.add_parser("search", help="full-text search over transcripts")
     search.add_argument("query")
@@ -205,13 +236,21 @@ async def _sessions(client: Client, args: argparse.Namespace) -> int:
     return 0
 
 
-async def _import(client: Client, args: argparse.Namespace) -> int:
+def _import_file(args: argparse.Namespace) -> int:
+    """The file read and the folder checked first: a bad one is one line, and no server is started for it."""
+    messages = load_messages(args.file)
+    cwd = Path(args.cwd).expanduser().resolve()
+    if not cwd.is_dir():
+        raise SystemExit(f"threadline: --cwd {args.cwd}: no such folder")
+    return _client_run(lambda client, a: _import(client, a, messages, cwd), args)
+
+
+async def _import(client: Client, args: argparse.Namespace, messages: list[dict[str, Any]], cwd: Path) -> int:
     from protocol.sessions import ImportSessionResult
 
-    messages = load_messages(args.file)
     result = await client.call(
         "importSession",
-        {"cwd": str(Path(args.cwd).resolve()), "title": args.title or args.file.stem, "messages": messages},
+        {"cwd": str(cwd), "title": args.title or args.file.stem, "messages": messages},
         ImportSessionResult,
     )
     print(f"imported {result.message_count} messages as {result.session_id}")
@@ -234,10 +273,11 @@ async def _search(client: Client, args: argparse.Namespace) -> int:
 
 
 def load_messages(path: Path) -> list[dict[str, Any]]:
-    """An OpenAI-message JSON file: a list of messages, or an object with a ``messages`` list."""
-    data = json.loads(path.read_text(encoding="utf-8"))
-    if isinstance(data, dict):
-        data = data.get("messages")
-    if not isinstance(data, list):
-        raise SystemExit(f"threadline: {path} holds no list of messages")
-    return data
+    """An OpenAI-message JSON file (``server.recording.load_recording``); a file that is not one ends the command
+    with one line saying why (``SystemExit``), before any server starts."""
+    from server.recording import load_recording
+
+    try:
+        return load_recording(path)
+    except ValueError as exc:
+        raise SystemExit(f"threadline: {exc}") from None
