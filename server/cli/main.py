@@ -47,6 +47,19 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        return _reader_left()
+
+
+def _reader_left() -> int:
+    """stdout's reader stopped reading (``threadline sessions | head -1``): not a fault. stdout now points at
+    /dev/null, so the interpreter's last flush does not fail again; the status is a SIGPIPE death's, as the shell
+    reports for any command cut short this way."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return 128 + 13
 
 
 def _parser(server_only: bool = False, command: str | None = None) -> argparse.ArgumentParser:
@@ -104,6 +117,13 @@ def _port(text: str) -> int:
     return int(text)
 
 
+def _count(text: str) -> int:
+    """``--limit``: a whole number above 0 (the server reads 0 as "no limit", which nobody means by typing it)."""
+    if not text.isdigit() or int(text) == 0:
+        raise argparse.ArgumentTypeError(f"must be a whole number above 0, got {text!r}")
+    return int(text)
+
+
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -123,7 +143,7 @@ def _client_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     sessions = sub.add_parser("sessions", help="list sessions (the daemon's when one runs: with running / waiting)")
     sessions.add_argument("--cwd")
-    sessions.add_argument("--limit", type=int, default=50)
+    sessions.add_argument("--limit", type=_count, default=50, help="at most this many, newest first (default 50)")
     sessions.set_defaults(run=lambda a: _client_run(_sessions, a, daemon_if_running=True))
 
     imp = sub.add_parser("import", help="import an OpenAI-message JSON file as a session")
@@ -135,7 +155,7 @@ def _client_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     search = sub.add_parser("search", help="full-text search over transcripts")
     search.add_argument("query")
     search.add_argument("--session")
-    search.add_argument("--limit", type=int, default=20)
+    search.add_argument("--limit", type=_count, default=20)
     search.set_defaults(run=lambda a: _client_run(_search, a))
 
     box = sub.add_parser(
