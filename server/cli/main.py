@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from server.cli.client import Client
+    from server.cli.client import Client, Connection
 
 SERVER_COMMANDS = ("serve", "acp", "daemon", "connect")
 CLIENT_FLAGS = ("-h", "--help", "--version")  # answered by the whole parser: every command listed
@@ -47,6 +47,13 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except ConnectionError as exc:  # the server ended
+        from server.cli.client import ServerRefused
+
+        if isinstance(exc, ServerRefused):
+            return 2  # it said why, in one line, on stderr
+        print(f"threadline: {exc}", file=sys.stderr)
+        return 1
     except BrokenPipeError:
         return _reader_left()
 
@@ -144,7 +151,7 @@ def _client_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     sessions = sub.add_parser("sessions", help="list sessions (the daemon's when one runs: with running / waiting)")
     sessions.add_argument("--cwd")
     sessions.add_argument("--limit", type=_count, default=50, help="at most this many, newest first (default 50)")
-    sessions.set_defaults(run=lambda a: _client_run(_sessions, a, daemon_if_running=True))
+    sessions.set_defaults(run=lambda a: read_only_run(_sessions, a))
 
     imp = sub.add_parser("import", help="import an OpenAI-message JSON file as a session")
     imp.add_argument("file", type=Path)
@@ -156,7 +163,7 @@ def _client_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     search.add_argument("query")
     search.add_argument("--session")
     search.add_argument("--limit", type=_count, default=20)
-    search.set_defaults(run=lambda a: _client_run(_search, a))
+    search.set_defaults(run=lambda a: read_only_run(_search, a))
 
     box = sub.add_parser(
         "sandbox",
@@ -169,7 +176,7 @@ def _client_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     cli_chat.add_parser(sub)
     cli_exec.add_parser(sub)
-    cli_view.add_parser(sub, _client_run)
+    cli_view.add_parser(sub, read_only_run)
     cli_replay.add_parsers(sub)
     cli_policy.add_parser(sub, _client_run, load_messages)
     cli_eval.add_parsers(sub)
@@ -239,7 +246,56 @@ def _client_run(
     return asyncio.run(run())
 
 
-async def _sessions(client: Client, args: argparse.Namespace) -> int:
+def read_only_run(command: Callable[[Connection, argparse.Namespace], Awaitable[int]], args: argparse.Namespace) -> int:
+    """A command that only reads (``sessions``, ``search``, ``view``): the daemon's answer when one runs (what is
+    running lives there), else the store read by the server in this process (``server.cli.in_process``, as
+    ``exec`` runs it): no second interpreter is started for a listing."""
+    import asyncio
+
+    from server.cli.client import Client
+    from server.cli.in_process import InProcess
+
+    async def run() -> int:
+        connection: Connection
+        try:
+            if not _daemon_listens():
+                raise ConnectionError("no daemon")
+            connect = [sys.executable, "-m", "server", "connect", "--no-start"]
+            connection = await Client.spawn(args=connect, stderr=asyncio.subprocess.DEVNULL)
+        except ConnectionError:  # no daemon (or it just left): nothing runs, the store says everything
+            connection, answer = InProcess.start()
+            try:
+                await connection.initialized(answer)
+            except ConnectionError:  # it could not open (a bad config.toml): it said why on stderr
+                await connection.close()
+                return 2
+        try:
+            return await command(connection, args)
+        finally:
+            await connection.close()
+
+    from server.serve import hide_keys
+
+    hide_keys()  # the server reads in this process: nothing it starts may read a key from our environment
+    return asyncio.run(run())
+
+
+def _daemon_listens() -> bool:
+    """Whether a daemon answers on this home's socket (asked here: a bridge process only to learn that none runs
+    would cost an interpreter's start)."""
+    import os
+
+    from server.config_file import home_folder
+    from server.edge.connect import connect_socket
+
+    try:
+        connect_socket(home_folder(os.environ).absolute(), start=False).close()
+    except ConnectionError:
+        return False
+    return True
+
+
+async def _sessions(client: Connection, args: argparse.Namespace) -> int:
     from protocol.sessions import ListSessionsResult
 
     params = {"limit": args.limit}
@@ -277,7 +333,7 @@ async def _import(client: Client, args: argparse.Namespace, messages: list[dict[
     return 0
 
 
-async def _search(client: Client, args: argparse.Namespace) -> int:
+async def _search(client: Connection, args: argparse.Namespace) -> int:
     from protocol.transcript import SearchTranscriptResult
 
     params = {"query": args.query, "limit": args.limit}
