@@ -5,12 +5,15 @@ the decision the live server would make (``allow``, ``ask``, ``deny`` or ``forbi
 a server this command starts (``checkPolicy``: the server's own decision code; the ``PreToolUse`` hooks run with
 the recorded input; no tool runs, no model is called). ``--fail-on deny`` exits 1 when a call gets that decision
 or a worse one (``ask`` < ``deny`` < ``forbidden``), so a team can check its rules in CI before rolling them out.
+A file recorded by Claude Code has its tools read as Threadline's (``Bash`` as ``run_command``, ...; a note on
+stderr says which, and which are foreign: ``server.cli.foreign_tools``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -44,6 +47,14 @@ def add_parser(
         if (args.file is None) == (args.session is None):
             check.error("give a FILE or --session ID (one of them)")
         messages = load_messages(args.file) if args.file is not None else None
+        if messages is not None:
+            from server.cli.foreign_tools import translate
+            from server.tools import TOOLS
+
+            translated = translate(messages)
+            messages = translated.messages
+            for note in translated.notes(set(TOOLS)):
+                print(f"threadline policy-check: {note}", file=sys.stderr)
         return client_run(lambda client, a: policy_check(client, a, messages), args)
 
     check.set_defaults(run=run)
