@@ -24,7 +24,9 @@ def nearest(key: str, known: list[str]) -> str | None:
     return found[0] if found else None
 
 
-def unknown_keys(data: Mapping[str, Any], tables: Mapping[str, type[msgspec.Struct]], top: type[msgspec.Struct]) -> list[str]:
+def unknown_keys(
+    data: Mapping[str, Any], tables: Mapping[str, type[msgspec.Struct]], top: type[msgspec.Struct]
+) -> list[str]:
     """``key (did you mean known?)`` for each key of ``data`` (the top level) and of each lenient table in
     ``tables`` that its struct does not have, as a dotted path."""
     found = []

@@ -47,6 +47,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # a ConnectionError too: first
+        return _reader_left()
     except ConnectionError as exc:  # the server ended
         from server.cli.client import ServerRefused
 
@@ -54,8 +56,6 @@ def main(argv: list[str] | None = None) -> int:
             return 2  # it said why, in one line, on stderr
         print(f"threadline: {exc}", file=sys.stderr)
         return 1
-    except BrokenPipeError:
-        return _reader_left()
 
 
 def _reader_left() -> int:

@@ -24,9 +24,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 
     demo = sub.add_parser("demo", help="replay a bundled real session at a small window and draw a picture of it")
     demo.add_argument("--out", type=Path, help="where to write the SVG picture (default ./threadline-demo.svg)")
-    demo.add_argument(
-        "--context-window", type=positive, default=None, help="context window in tokens (default 16000)"
-    )
+    demo.add_argument("--context-window", type=positive, default=None, help="context window in tokens (default 16000)")
     demo.set_defaults(run=_demo)
 
 
@@ -64,7 +62,9 @@ def _demo(args: argparse.Namespace) -> int:
     window = args.context_window or DEMO_WINDOW
     out = (args.out or DEFAULT_PICTURE).resolve()
     if out.is_dir():  # said now, not after the whole replay
-        print(f"threadline: --out {args.out} is a folder: give a file name, e.g. {out / DEFAULT_PICTURE}", file=sys.stderr)
+        print(
+            f"threadline: --out {args.out} is a folder: give a file name, e.g. {out / DEFAULT_PICTURE}", file=sys.stderr
+        )
         return 2
     print(
         f"Replaying a real recorded coding session ({demo_session().name}, Apache-2.0, see NOTICE.md beside it)\n"
