@@ -29,16 +29,15 @@ COUNTERPARTS: dict[str, tuple[str, dict[str, str]]] = {
 class Translation:
     messages: list[dict[str, Any]]
     mapped: Counter[str] = field(default_factory=Counter)  # their tool name -> calls renamed
-    foreign: Counter[str] = field(default_factory=Counter)  # tool names neither ours nor mapped -> calls
 
-    def notes(self, ours: set[str]) -> list[str]:
+    def notes(self, unknown: Counter[str]) -> list[str]:
+        """What was renamed, and the tools the server found no tool for (``unknown``: name -> calls)."""
         lines = []
         if self.mapped:
             pairs = ", ".join(f"{n} -> {COUNTERPARTS[n][0]} ({c})" for n, c in self.mapped.most_common())
             lines.append(f"read as Threadline's tools: {pairs}")
-        foreign = {n: c for n, c in self.foreign.items() if n not in ours and not n.startswith("mcp__")}
-        if foreign:
-            names = ", ".join(f"{n} ({c})" for n, c in sorted(foreign.items()))
+        if unknown:
+            names = ", ".join(f"{n} ({c})" for n, c in sorted(unknown.items()))
             lines.append(f"foreign tools, which the live server would refuse as unknown: {names}")
         return lines
 
@@ -54,7 +53,6 @@ def translate(messages: list[dict[str, Any]]) -> Translation:
                 continue
             name = str(fn.get("name") or "")
             if name not in COUNTERPARTS:
-                done.foreign[name] += 1
                 continue
             ours, names = COUNTERPARTS[name]
             fn["name"], fn["arguments"] = ours, _renamed(fn.get("arguments"), names)

@@ -254,11 +254,12 @@ def read_only_run(command: Callable[[Connection, argparse.Namespace], Awaitable[
 
     from server.cli.client import Client
     from server.cli.in_process import InProcess
+    from server.serve import daemon_listens, hide_keys
 
     async def run() -> int:
         connection: Connection
         try:
-            if not _daemon_listens():
+            if not daemon_listens():
                 raise ConnectionError("no daemon")
             connect = [sys.executable, "-m", "server", "connect", "--no-start"]
             connection = await Client.spawn(args=connect, stderr=asyncio.subprocess.DEVNULL)
@@ -274,25 +275,8 @@ def read_only_run(command: Callable[[Connection, argparse.Namespace], Awaitable[
         finally:
             await connection.close()
 
-    from server.serve import hide_keys
-
     hide_keys()  # the server reads in this process: nothing it starts may read a key from our environment
     return asyncio.run(run())
-
-
-def _daemon_listens() -> bool:
-    """Whether a daemon answers on this home's socket (asked here: a bridge process only to learn that none runs
-    would cost an interpreter's start)."""
-    import os
-
-    from server.config_file import home_folder
-    from server.edge.connect import connect_socket
-
-    try:
-        connect_socket(home_folder(os.environ).absolute(), start=False).close()
-    except ConnectionError:
-        return False
-    return True
 
 
 async def _sessions(client: Connection, args: argparse.Namespace) -> int:

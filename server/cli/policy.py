@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ import msgspec
 
 from protocol.messages import CheckPolicyResult
 from server.cli.client import Client
+from server.cli.foreign_tools import Translation, translate
 
 SEVERITY = {"allow": 0, "ask": 1, "deny": 2, "forbidden": 3}
 
@@ -46,29 +48,25 @@ def add_parser(
     def run(args: argparse.Namespace) -> int:
         if (args.file is None) == (args.session is None):
             check.error("give a FILE or --session ID (one of them)")
-        messages = load_messages(args.file) if args.file is not None else None
-        if messages is not None:
-            from server.cli.foreign_tools import translate
-            from server.tools import TOOLS
-
-            translated = translate(messages)
-            messages = translated.messages
-            for note in translated.notes(set(TOOLS)):
-                print(f"threadline policy-check: {note}", file=sys.stderr)
-        return client_run(lambda client, a: policy_check(client, a, messages), args)
+        translated = translate(load_messages(args.file)) if args.file is not None else None
+        return client_run(lambda client, a: policy_check(client, a, translated), args)
 
     check.set_defaults(run=run)
 
 
-async def policy_check(client: Client, args: argparse.Namespace, messages: list[dict[str, Any]] | None) -> int:
+async def policy_check(client: Client, args: argparse.Namespace, translated: Translation | None) -> int:
     params: dict[str, Any] = {"cwd": str(Path(args.cwd).resolve())}
     if args.policy:
         params["policy"] = args.policy
-    if messages is not None:
-        params["messages"] = messages
+    if translated is not None:
+        params["messages"] = translated.messages
     else:
         params["sessionId"] = args.session
     result = await client.call("checkPolicy", params, CheckPolicyResult)
+    if translated is not None:
+        unknown = Counter(c.tool for c in result.calls if c.by == "unknown tool")
+        for note in translated.notes(unknown):
+            print(f"threadline policy-check: {note}", file=sys.stderr)
     if args.json:
         print(json.dumps(msgspec.to_builtins(result), ensure_ascii=False, indent=2))
     else:
