@@ -76,7 +76,7 @@ FILE_INPUTS = [
 
 @pytest.mark.parametrize("command", FILE_COMMANDS)
 @pytest.mark.parametrize(("name", "words"), FILE_INPUTS)
-def test_issue_51_a_file_that_is_not_a_recording_is_one_line(env, files, command, name, words):
+def test_B_CLI_1_a_file_that_is_not_a_recording_is_one_line(env, files, command, name, words):
     assert_one_clear_line(threadline(env, command, files[name], timeout=120), words)
 
 
@@ -104,7 +104,7 @@ CASES = [
 
 
 @pytest.mark.parametrize(("argv", "words"), CASES, ids=[" ".join(a) or "bare" for a, _ in CASES])
-def test_issue_51_bad_arguments_are_one_line(env, files, argv, words):
+def test_B_CLI_1_bad_arguments_are_one_line(env, files, argv, words):
     args = [files.get(a, a) for a in argv]
     done = threadline(env, *args, timeout=120)
     if words.startswith("usage:"):  # a usage line is the one line this command has for it
@@ -115,13 +115,13 @@ def test_issue_51_bad_arguments_are_one_line(env, files, argv, words):
 
 
 @pytest.mark.parametrize("command", [["sessions"], ["search", "x"], ["view", "ses_x"], ["import", "DEMO"]])
-def test_issue_51_a_broken_config_toml_is_one_line_naming_the_key(env, home, files, command):
+def test_B_CLI_1_a_broken_config_toml_is_one_line_naming_the_key(env, home, files, command):
     (home / "config.toml").write_text('[sandbox]\nmdoe = "off"\n', encoding="utf-8")
     done = threadline(env, *[files.get(a, a) for a in command], timeout=120)
     assert_one_clear_line(done, "unknown field mdoe (did you mean mode?)")
 
 
-def test_issue_51_an_unknown_key_is_a_warning_naming_the_nearest_known_key_once(env, home):
+def test_B_CLI_1_an_unknown_key_is_a_warning_naming_the_nearest_known_key_once(env, home):
     (home / "config.toml").write_text(
         'approval_polcy = "auto"\n[context]\nthreshold = 0.1\n[provider]\nzzzqqq = 1\n', encoding="utf-8"
     )
@@ -136,7 +136,7 @@ def test_issue_51_an_unknown_key_is_a_warning_naming_the_nearest_known_key_once(
     ]
 
 
-def test_issue_51_version_and_bare_threadline_at_a_terminal_print_what_they_should(env):
+def test_B_CLI_1_version_and_bare_threadline_at_a_terminal_print_what_they_should(env):
     version = threadline(env, "--version")
     assert version.returncode == 0 and version.stdout.startswith("threadline "), version
     primary, secondary = pty.openpty()  # stdin a terminal: a person typed `threadline`
@@ -154,7 +154,7 @@ def test_issue_51_version_and_bare_threadline_at_a_terminal_print_what_they_shou
     assert piped.returncode == 0 and piped.stderr == "", piped
 
 
-def test_issue_51_a_reader_that_leaves_is_no_traceback(env):
+def test_B_CLI_1_a_reader_that_leaves_is_no_traceback(env):
     proc = subprocess.Popen(
         [str(THREADLINE), "sessions"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO
     )
@@ -165,14 +165,14 @@ def test_issue_51_a_reader_that_leaves_is_no_traceback(env):
     assert err == ""
 
 
-def test_issue_51_acp_with_stdin_at_dev_null_ends(env):
+def test_B_CLI_1_acp_with_stdin_at_dev_null_ends(env):
     done = subprocess.run(
         [str(THREADLINE), "acp"], env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0 and "Traceback" not in done.stderr, done
 
 
-def test_issue_51_chat_leaves_no_empty_session_and_quit_leaves(env):
+def test_B_CLI_1_chat_leaves_no_empty_session_and_quit_leaves(env):
     assert threadline(env, "chat", stdin=subprocess.DEVNULL).returncode == 0
     no_provider = threadline(env, "chat", "hello")  # the turn fails at once: nothing was said
     assert no_provider.returncode == 1 and "no model provider" in no_provider.stdout
@@ -184,7 +184,7 @@ def test_issue_51_chat_leaves_no_empty_session_and_quit_leaves(env):
     assert threadline(env, "sessions").stdout.strip() == "no sessions yet"
 
 
-def test_issue_51_policy_check_reads_a_claude_code_recording_as_threadline_tools(env, tmp_path):
+def test_B_CLI_1_policy_check_reads_a_claude_code_recording_as_threadline_tools(env, tmp_path):
     done = threadline(env, "policy-check", str(DEMO), "--cwd", str(tmp_path), "--json", timeout=120)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
