@@ -71,6 +71,19 @@ def connect(start: bool = True) -> int:
     return run_connect(home_folder(os.environ).absolute(), start)
 
 
+def daemon_listens() -> bool:
+    """Whether a daemon answers on this home's socket (``sessions``, ``search`` and ``view`` read the store in
+    their own process when none does; a bridge process only to learn that would cost an interpreter's start)."""
+    from server.config_file import home_folder
+    from server.edge.connect import connect_socket
+
+    try:
+        connect_socket(home_folder(os.environ).absolute(), start=False).close()
+    except ConnectionError:
+        return False
+    return True
+
+
 def _serve_with(log_level: str, run: Callable[[Settings], int]) -> int:
     from server.errors import StorageFailure
 

@@ -98,7 +98,9 @@ def _eval(args: argparse.Namespace) -> int:
 
 async def run_eval(args: argparse.Namespace) -> dict[str, Any]:
     from server.probe_model import open_model
+    from server.recording import load_recording
 
+    load_recording(args.file)  # a file that is no recording is said first, before the model is looked for
     model = open_model(args.model, args.timeout)
     try:
         return await _run(args, model)
