@@ -66,7 +66,7 @@ def _positive(text: str) -> int:
 
 def exec_command(args: argparse.Namespace) -> int:
     if args.detach:
-        from server.cli.attach import exec_detached
+        from server.cli.detach import exec_detached
 
         return asyncio.run(exec_detached(args))
     from server.serve import hide_keys
