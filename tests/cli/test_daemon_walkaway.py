@@ -229,9 +229,7 @@ async def test_B_DAEMON_1_attached_turns_end_as_local_ones(open_home, fake, fold
 async def test_B_DAEMON_1_attach_to_a_waiting_approval_shows_history_then_the_question(open_home, fake, folder):
     env = command_env(fake, open_home)
     fake.push(
-        {"content": "Looking around first."},
-        write_call("call_w", "notes.txt", "noted\n"),
-        {"content": "written"},
+        {"content": "Writing the notes now.", **write_call("call_w", "notes.txt", "noted\n")}, {"content": "written"}
     )
     sid = await _detach(env, folder, "write the notes")
     checker = await bridge(env, open_home)
@@ -244,7 +242,7 @@ async def test_B_DAEMON_1_attach_to_a_waiting_approval_shows_history_then_the_qu
         term.wait_for_text("allow?")
         screen = term.text()
         assert screen.index("waiting for your approval") < screen.index("approval needed")
-        assert screen.index("write the notes") < screen.index("approval needed") or "→" in screen
+        assert screen.index("→ write_file") < screen.index("approval needed"), screen
         assert screen.rstrip().splitlines()[-1].startswith("allow?"), screen
         term.type("y\r")
         term.wait_for(lambda s: "✓ done" in s, "the turn's end")
