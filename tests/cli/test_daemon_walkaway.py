@@ -280,3 +280,26 @@ async def test_B_DAEMON_1_an_approval_answered_elsewhere_is_withdrawn_and_input_
         await answerer.close()
         if term.proc.poll() is None:
             term.proc.kill()
+
+
+async def test_exec_reports_a_provider_that_accepts_and_does_not_answer_while_it_waits(open_home, fake, folder):
+    env = command_env(fake, open_home)
+    fake.push({"delay": 35, "content": "late, but here"})
+    done = await asyncio.to_thread(threadline, env, "exec", "--cwd", str(folder), "answer slowly", timeout=180)
+    assert done.returncode == 0, done.stderr
+    assert "late, but here" in done.stdout
+    waits = [line for line in done.stderr.splitlines() if "still waiting for the model" in line]
+    assert waits and "no answer for 30 s" in waits[0] and "THREADLINE_READ_TIMEOUT" in waits[0], done.stderr
+
+
+async def test_chat_status_line_counts_the_wait_for_a_silent_provider(open_home, fake, folder):
+    env = command_env(fake, open_home)
+    fake.push({"delay": 8, "content": "at last"})
+    term = Terminal(["chat", "--cwd", str(folder), "answer slowly"], env)
+    try:
+        term.wait_for(lambda s: [n for n in term.numbers(r"waiting for the model · (\d+) s") if n >= 3], "the wait")
+        term.wait_for_text("at last")
+        assert term.proc.wait(timeout=90) == 0
+    finally:
+        if term.proc.poll() is None:
+            term.proc.kill()
