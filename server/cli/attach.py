@@ -240,4 +240,6 @@ async def _typed(client: Client, sid: str, line: str, idle: asyncio.Event) -> No
 def _attached_line(sid: str, state: dict[str, Any]) -> str:
     status = "waiting for your approval" if state["waitingForApproval"] else "running" if state["running"] else "idle"
     note = " (older updates are no longer held: readTranscript has them)" if state.get("truncated") else ""
+    if status == "idle":
+        return f"attached to session {sid}: idle; a line typed starts a turn, Ctrl-C or /detach leaves{note}"
     return f"attached to session {sid}: {status}; Ctrl-C detaches, /cancel cancels the turn{note}"

@@ -94,7 +94,8 @@ async def pick_session(client: Client, ask: Any) -> SessionInfo | None:
     if not sys.stdin.isatty():
         print("threadline: name one: threadline chat --attach SESSION", file=sys.stderr)
         return None
-    answer = await ask(f"attach to which? [1-{len(recent)}, Enter: 1]: ")
+    choices = f"1-{len(recent)}, " if len(recent) > 1 else ""
+    answer = await ask(f"attach to which? [{choices}Enter: 1]: ")
     if answer is None:
         return None
     picked = answer.strip() or "1"
@@ -113,6 +114,9 @@ class Withdrawn:
         self.decided: dict[str, str] = {}  # tool call -> what was decided, seen before the withdrawal
 
     def withdrawn(self, params: dict[str, Any]) -> None:
+        if self.printer.out.isatty():  # the prompt's line was left open for the answer: close it
+            self.printer.out.write("\n")
+            self.printer.out.flush()
         call = str(params.get("toolCallId"))
         if call in self.decided:
             self._say(self.decided.pop(call))
