@@ -1,12 +1,13 @@
-"""The terminal's side of the daemon (B-DAEMON-1, docs/DAEMON.md): ``threadline exec --detach PROMPT`` starts a turn
-in the daemon and leaves at once; ``threadline chat --attach [SESSION]`` shows what the running turn did, then its
-live updates, and answers its approvals at a terminal. Ctrl-C (or ``/detach``) detaches without cancelling;
-``/cancel`` cancels the turn; any other line steers the running turn, or starts a new one when none runs. Piped,
-it watches the running turn to its end and answers nothing (another client may).
+"""The terminal's side of the daemon (B-DAEMON-1, docs/DAEMON.md): ``threadline chat --attach [SESSION]`` shows what
+the running turn did, then its live updates, and answers its approvals at a terminal (a waiting one after the
+history, withdrawn visibly when another client answers it); a finished session shows its last turn
+(``server.cli.attach_view``). Ctrl-C (or ``/detach``) detaches without cancelling; ``/cancel`` cancels the turn;
+any other line steers the running turn, or starts a new one when none runs; a turn ends as in a local chat. Piped,
+it watches the running turn to its end and answers nothing (another client may). When the daemon goes away it
+leaves at once (exit 1), saying how to attach again. ``exec --detach`` is ``server.cli.detach``'s.
 
 Both speak to the daemon through ``threadline connect`` (``DAEMON_ARGS``), which starts it when none runs.
 """
-
 from __future__ import annotations
 
 import argparse
@@ -21,7 +22,6 @@ from server.cli.client import Client, RpcError
 from server.cli.printer import Printer
 
 DAEMON_ARGS = [sys.executable, "-m", "server", "connect"]
-START_TIMEOUT = 60.0  # seconds for the turn to start in the daemon
 
 
 async def spawn_attached(stderr: Any = None, initialization_options: dict[str, Any] | None = None) -> Client:
