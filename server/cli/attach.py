@@ -1,12 +1,13 @@
-"""The terminal's side of the daemon (B-DAEMON-1, docs/DAEMON.md): ``threadline exec --detach PROMPT`` starts a turn
-in the daemon and leaves at once; ``threadline chat --attach [SESSION]`` shows what the running turn did, then its
-live updates, and answers its approvals at a terminal. Ctrl-C (or ``/detach``) detaches without cancelling;
-``/cancel`` cancels the turn; any other line steers the running turn, or starts a new one when none runs. Piped,
-it watches the running turn to its end and answers nothing (another client may).
+"""The terminal's side of the daemon (B-DAEMON-1, docs/DAEMON.md): ``threadline chat --attach [SESSION]`` shows what
+the running turn did, then its live updates, and answers its approvals at a terminal (a waiting one after the
+history, withdrawn visibly when another client answers it); a finished session shows its last turn
+(``server.cli.attach_view``). Ctrl-C (or ``/detach``) detaches without cancelling; ``/cancel`` cancels the turn;
+any other line steers the running turn, or starts a new one when none runs; a turn ends as in a local chat. Piped,
+it watches the running turn to its end and answers nothing (another client may). When the daemon goes away it
+leaves at once (exit 1), saying how to attach again. ``exec --detach`` is ``server.cli.detach``'s.
 
 Both speak to the daemon through ``threadline connect`` (``DAEMON_ARGS``), which starts it when none runs.
 """
-
 from __future__ import annotations
 
 import argparse
@@ -15,170 +16,200 @@ import contextlib
 import signal
 import sys
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
-from protocol.messages import ListSessionsResult, SessionInfo
 from server.cli.client import Client, RpcError
 from server.cli.printer import Printer
 
 DAEMON_ARGS = [sys.executable, "-m", "server", "connect"]
-START_TIMEOUT = 60.0  # seconds for the turn to start in the daemon
 
 
-async def spawn_attached(stderr: Any = None) -> Client:
+async def spawn_attached(stderr: Any = None, initialization_options: dict[str, Any] | None = None) -> Client:
     """A client of the per-user daemon (started when none runs), in its own process group so a terminal's
     Ctrl-C reaches only us."""
-    return await Client.spawn(args=DAEMON_ARGS, new_session=True, stderr=stderr)
-
-
-# --- exec --detach -----------------------------------------------------------------------------------------
+    return await Client.spawn(
+        args=DAEMON_ARGS, new_session=True, stderr=stderr, initialization_options=initialization_options
+    )
 
 
 async def exec_detached(args: argparse.Namespace) -> int:
-    """Create (or resume) the session, submit the turn, wait only until the daemon has started it, print the
-    session id. The turn goes on in the daemon; its approvals wait for a client to attach."""
-    task = sys.stdin.read() if args.task == "-" else args.task
-    client = await spawn_attached()
-    try:
-        sid = await _session_for(client, args, task)
-        started = asyncio.get_running_loop().create_future()
+    """``exec --detach`` (``server.cli.detach``)."""
+    from server.cli.detach import exec_detached as run
 
-        def seen(method: str, params: Any) -> None:
-            ours = method == "sessionUpdate" and params.get("sessionId") == sid and not started.done()
-            if ours and params["update"]["kind"] in ("turnStarted", "turnCompleted"):
-                started.set_result(None)
-
-        client.on_notification = seen
-        _, turn = client.start_request("submitTurn", {"sessionId": sid, "text": task, "queue": True})
-        # The answer comes when the turn ends, long after this exits: closing fails it, and that is expected
-        turn.add_done_callback(lambda f: f.cancelled() or f.exception())
-        done, _ = await asyncio.wait({started, turn}, timeout=START_TIMEOUT, return_when=asyncio.FIRST_COMPLETED)
-        if turn in done and turn.exception() is not None:
-            raise turn.exception()  # type: ignore[misc]
-        if not done:
-            print(f"threadline exec: the daemon did not start the turn within {START_TIMEOUT:.0f} s", file=sys.stderr)
-            return 1
-        print(sid, flush=True)
-        return 0
-    finally:
-        await client.close()
-
-
-async def _session_for(client: Client, args: argparse.Namespace, task: str) -> str:
-    changes = {
-        k: v for k, v in (("approvalPolicy", args.policy), ("model", args.model), ("sandbox", args.sandbox)) if v
-    }
-    if args.resume or args.continue_:
-        sid = args.resume or await _latest(client, str(Path(args.cwd).resolve()))
-        if changes:
-            await client.request("updateSession", {"sessionId": sid, **changes})
-        return str(sid)
-    title = " ".join(task.split())[:60] or "detached task"
-    cwd = str(Path(args.cwd).expanduser().resolve())
-    return str((await client.request("createSession", {"cwd": cwd, "title": title, **changes}))["sessionId"])
-
-
-async def _latest(client: Client, cwd: str) -> str:
-    sessions = (await client.call("listSessions", {"cwd": cwd, "limit": 1}, ListSessionsResult)).sessions
-    if not sessions:
-        raise RpcError(-32602, f"no session in {cwd} to continue")
-    return sessions[0].session_id
+    return await run(args)
 
 
 # --- chat --attach -----------------------------------------------------------------------------------------
-
-
-async def pick_running(client: Client) -> SessionInfo | None:
-    """The session to attach to when none is named: the most recent one waiting for an approval, else running."""
-    sessions = (await client.call("listSessions", {"limit": 200}, ListSessionsResult)).sessions
-    waiting = [s for s in sessions if s.waiting_for_approval]
-    running = [s for s in sessions if s.running]
-    chosen = waiting or running
-    return chosen[0] if chosen else None
-
 
 Ask = Callable[..., Awaitable[dict[str, str]]]
 
 
 async def chat_attached(args: argparse.Namespace, log: Any, printer: Printer, ask_approval: Ask) -> int:
     """``chat --attach``: ``printer`` and ``ask_approval`` are the chat's own (``server.cli.chat``)."""
-    from server.cli.turns import TurnInput, read_line
+    from server.cli.daemon_start import daemon_listening, refuse_bad_config, unreachable
 
-    detach = asyncio.get_running_loop().create_future()
-    asyncio.get_running_loop().add_signal_handler(signal.SIGINT, _settle, detach)  # before anything is shown
-    client = await spawn_attached(stderr=log)
+    if not daemon_listening() and refuse_bad_config():
+        return 2
+    loop = asyncio.get_running_loop()
+    detach = loop.create_future()
+    loop.add_signal_handler(signal.SIGINT, _settle, detach)  # before anything is shown
     try:
-        sid = args.attach
-        if sid is None:
-            info = await pick_running(client)
-            if info is None:
-                print(
-                    "threadline: no session is running in the daemon; name one: chat --attach SESSION", file=sys.stderr
-                )
-                return 2
-            sid = info.session_id
-        idle = asyncio.Event()
-        at_terminal = sys.stdin.isatty()
-        turn_input = TurnInput()
-
-        early: list[dict[str, Any]] | None = []  # the replay arrives before attachSession's answer: after its line
-
-        def on_update(method: str, p: Any) -> None:
-            if method != "sessionUpdate" or p.get("sessionId") != sid:
-                return
-            if early is not None:
-                early.append(p)
-            else:
-                printer.update(p["update"], p.get("turnId"))
-            kind = p["update"]["kind"]
-            if kind == "turnCompleted":
-                idle.set()
-            elif kind == "turnStarted":
-                idle.clear()
-
-        client.on_notification = on_update
-        if at_terminal:
-            client.on_request = lambda method, p: ask_approval(printer, p, turn_input)
-        else:  # nobody here to answer: the question stays open for another client
-            client.on_request = _leave_open
-        try:
-            state = await client.request("attachSession", {"sessionId": sid})
-        except RpcError as exc:
-            print(f"threadline: {exc.message}", file=sys.stderr)
-            return 2
-        printer.write(_attached_line(sid, state))
-        replayed, early = early or [], None
-        for p in replayed:
-            printer.update(p["update"], p.get("turnId"))
-        if not state["running"]:
-            idle.set()
-        if not at_terminal:  # watch the running turn to its end, or until Ctrl-C
-            ended = asyncio.ensure_future(idle.wait())
-            await asyncio.wait({detach, ended}, return_when=asyncio.FIRST_COMPLETED)
-            ended.cancel()
-        while (
-            at_terminal and not detach.done()
-        ):  # one reader: a line answers the approval asked, if any, else is a command
-            line_read = asyncio.ensure_future(read_line())
-            await asyncio.wait({detach, line_read}, return_when=asyncio.FIRST_COMPLETED)
-            if detach.done():
-                line_read.cancel()
-                break
-            line = line_read.result()
-            if turn_input.take(line):
-                continue
-            if line is None or line.strip() == "/detach":
-                break
-            await _typed(client, sid, line.strip(), idle)
-        with contextlib.suppress(RpcError, ConnectionError):
-            await client.request("detachSession", {"sessionId": sid})
-        if not idle.is_set():
-            printer.write(f"detached from {sid}; it goes on in the daemon (threadline chat --attach {sid})")
-        return 0
+        client = await spawn_attached(stderr=log)
+    except (ConnectionError, OSError) as exc:
+        print(f"threadline: {unreachable(exc)}", file=sys.stderr)
+        return 1
+    chat = AttachedChat(client, printer, ask_approval, detach)
+    try:
+        return await chat.run(args.attach)
     finally:
         printer.end_stream()
         await client.close()
+
+
+class AttachedChat:
+    """One ``chat --attach``: the attach, what it shows first, then lines typed until detach, EOF or the daemon's
+    end (``gone``: the bridge ends when the daemon closes the connection)."""
+
+    def __init__(self, client: Client, printer: Printer, ask_approval: Ask, detach: asyncio.Future[None]) -> None:
+        from server.cli.attach_view import Withdrawn
+        from server.cli.turns import TurnInput
+
+        self.client, self.printer, self.ask_approval, self.detach = client, printer, ask_approval, detach
+        self.gone: asyncio.Future[int] = asyncio.ensure_future(client.proc.wait())
+        self.idle = asyncio.Event()
+        self.shown = asyncio.Event()  # what happened is printed: a waiting question may be asked now
+        self.at_terminal = sys.stdin.isatty()
+        self.turn_input = TurnInput()
+        self.withdrawn = Withdrawn(printer)
+        self.sid = ""
+        self.early: list[dict[str, Any]] | None = []  # the replay arrives before attachSession's answer
+
+    async def run(self, named: str | None) -> int:
+        try:
+            return await self._run(named)
+        except ConnectionError:
+            return self._lost()
+        finally:
+            self.gone.cancel()
+
+    async def _run(self, named: str | None) -> int:
+        from server.cli.attach_view import pick_session, session_info, show_last_turn
+        from server.cli.turns import read_line
+
+        if named is None:
+            info = await pick_session(self.client, read_line)
+            if info is None:
+                return 2
+        else:
+            info = await session_info(self.client, named)
+        self.sid = info.session_id if info is not None else str(named)
+        self.client.on_notification = self._on_update
+        self.client.on_withdrawn = lambda request: self.withdrawn.withdrawn(request.get("params") or {})
+        self.client.on_request = self._asked if self.at_terminal else _leave_open
+        try:
+            state = await self._attach()
+        except RpcError as exc:
+            print(f"threadline: {exc.message}", file=sys.stderr)
+            return 2
+        self.printer.write(_attached_line(self.sid, state))
+        replayed, self.early = self.early or [], None
+        for p in replayed:
+            self._show(p)
+        if not state["running"]:
+            self.idle.set()
+            await show_last_turn(self.client, self.printer, info, self.sid)
+        elif state["waitingForApproval"] and not self.at_terminal:
+            self.printer.write("waiting for your approval (answer it from a terminal: threadline chat --attach)")
+        self.shown.set()
+        if not self.at_terminal:
+            return await self._watch()
+        return await self._read_lines()
+
+    async def _attach(self) -> dict[str, Any]:
+        asked = asyncio.ensure_future(self.client.request("attachSession", {"sessionId": self.sid}))
+        await asyncio.wait({asked, self.gone}, return_when=asyncio.FIRST_COMPLETED)
+        if not asked.done():
+            asked.cancel()
+            raise ConnectionError("the daemon closed the connection")
+        result: dict[str, Any] = asked.result()
+        return result
+
+    async def _watch(self) -> int:
+        """Piped: the running turn to its end, or until Ctrl-C, or the daemon's end."""
+        ended = asyncio.ensure_future(self.idle.wait())
+        await asyncio.wait({self.detach, ended, self.gone}, return_when=asyncio.FIRST_COMPLETED)
+        ended.cancel()
+        if self.gone.done() and not self.idle.is_set():
+            return self._lost()
+        return await self._leave()
+
+    async def _read_lines(self) -> int:
+        """At a terminal, one reader: a line answers the approval asked, if any, else is a command."""
+        from server.cli.turns import read_line
+
+        while not self.detach.done():
+            line_read = asyncio.ensure_future(read_line())
+            await asyncio.wait({self.detach, line_read, self.gone}, return_when=asyncio.FIRST_COMPLETED)
+            if self.gone.done():
+                line_read.cancel()
+                return self._lost()
+            if self.detach.done():
+                line_read.cancel()
+                break
+            line = line_read.result()
+            if self.turn_input.take(line):
+                continue
+            if line is None or line.strip() in ("/detach", "/quit", "/exit"):
+                break
+            await _typed(self.client, self.sid, line.strip(), self.idle)
+        return await self._leave()
+
+    async def _leave(self) -> int:
+        if self.gone.done():
+            return self._lost() if not self.idle.is_set() else 0
+        with contextlib.suppress(RpcError, ConnectionError, TimeoutError):
+            await asyncio.wait_for(self.client.request("detachSession", {"sessionId": self.sid}), DETACH_WAIT)
+        if not self.idle.is_set():
+            self.printer.write(
+                f"detached from {self.sid}; it goes on in the daemon (threadline chat --attach {self.sid})"
+            )
+        return 0
+
+    def _lost(self) -> int:
+        self.printer.end_stream()
+        again = f"threadline chat --attach {self.sid}" if self.sid else "threadline chat --attach"
+        print(
+            f"threadline: the daemon went away (its connection closed); what was stored is kept: attach again "
+            f"with {again}",
+            file=sys.stderr,
+        )
+        return 1
+
+    async def _asked(self, method: str, params: Any) -> Any:
+        await self.shown.wait()  # the history first, the waiting question last
+        return await self.ask_approval(self.printer, params, self.turn_input)
+
+    def _on_update(self, method: str, p: Any) -> None:
+        if method != "sessionUpdate" or p.get("sessionId") != self.sid:
+            return
+        if self.early is not None:
+            self.early.append(p)
+        else:
+            self._show(p)
+
+    def _show(self, p: dict[str, Any]) -> None:
+        u = p["update"]
+        self.printer.update(u, p.get("turnId"))
+        self.withdrawn.update(u)
+        kind = u["kind"]
+        if kind == "turnCompleted":
+            self.printer.ended({"stopReason": u.get("stopReason"), "error": u.get("error")})
+            self.idle.set()
+        elif kind == "turnStarted":
+            self.idle.clear()
+
+
+DETACH_WAIT = 5.0  # seconds for the daemon to acknowledge a detach (it is gone, or the turn goes on anyway)
 
 
 async def _leave_open(method: str, params: Any) -> Any:
@@ -207,6 +238,8 @@ async def _typed(client: Client, sid: str, line: str, idle: asyncio.Event) -> No
 
 
 def _attached_line(sid: str, state: dict[str, Any]) -> str:
-    status = "waiting for an approval" if state["waitingForApproval"] else "running" if state["running"] else "idle"
+    status = "waiting for your approval" if state["waitingForApproval"] else "running" if state["running"] else "idle"
     note = " (older updates are no longer held: readTranscript has them)" if state.get("truncated") else ""
+    if status == "idle":
+        return f"attached to session {sid}: idle; a line typed starts a turn, Ctrl-C or /detach leaves{note}"
     return f"attached to session {sid}: {status}; Ctrl-C detaches, /cancel cancels the turn{note}"

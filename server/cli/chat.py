@@ -130,8 +130,11 @@ async def _chat(args: argparse.Namespace, log_path: Path, log: IO[bytes]) -> int
         # the server in its own process group: a terminal's Ctrl-C reaches only the chat, which cancels the turn
         client = await Client.spawn(new_session=True, stderr=log)
     except (ConnectionError, OSError, RpcError) as exc:
-        print(f"threadline: {startup_hint(exc, log_path)}", file=sys.stderr)
-        return 1
+        from server.cli.daemon_start import config_problem
+
+        problem = config_problem()  # the usual cause, said in one line
+        print(f"threadline: {problem or startup_hint(exc, log_path)}", file=sys.stderr)
+        return 2 if problem else 1
     finally:
         printer = await making
     opened: OpenedSession | None = None

@@ -48,6 +48,10 @@ class Connection:
         self.notifications: list[tuple[str, Any]] = []
         self.server_requests: list[dict[str, Any]] = []  # every server -> client request, as received
         self._answering: set[asyncio.Task[None]] = set()
+        self._asked: dict[Any, tuple[asyncio.Task[None], dict[str, Any]]] = {}  # request id -> its answering
+        # Set: a request the server withdraws (``$/cancelRequest``: another client answered it, or its turn ended)
+        # has its handler cancelled, then this is called with the request (unset, the handler goes on)
+        self.on_withdrawn: Callable[[dict[str, Any]], None] | None = None
         self.initialize_result: Any = None
 
     async def initialized(self, answer: asyncio.Future[Any]) -> Self:
@@ -96,8 +100,12 @@ class Connection:
             self.server_requests.append(message)
             task = asyncio.create_task(self._answer(message))
             self._answering.add(task)  # held until done: the loop keeps only weak references to tasks
+            self._asked[message["id"]] = (task, message)
             task.add_done_callback(self._answering.discard)
+            task.add_done_callback(lambda _t, msg_id=message["id"]: self._asked.pop(msg_id, None))
         elif "method" in message:
+            if message["method"] == "$/cancelRequest" and isinstance(message.get("params"), dict):
+                self._withdrawn(message["params"].get("id"))
             self.notifications.append((message["method"], message.get("params")))
             if self.on_notification:
                 self.on_notification(message["method"], message.get("params"))
@@ -110,6 +118,12 @@ class Connection:
                 fut.set_exception(RpcError(err.get("code"), err.get("message"), err.get("data")))
             else:
                 fut.set_result(message.get("result"))
+
+    def _withdrawn(self, msg_id: Any) -> None:
+        asked = self._asked.get(msg_id)
+        if asked is not None and not asked[0].done() and self.on_withdrawn is not None:
+            asked[0].cancel()
+            self.on_withdrawn(asked[1])
 
     async def _answer(self, message: dict[str, Any]) -> None:
         try:

@@ -66,7 +66,7 @@ def _positive(text: str) -> int:
 
 def exec_command(args: argparse.Namespace) -> int:
     if args.detach:
-        from server.cli.attach import exec_detached
+        from server.cli.detach import exec_detached
 
         return asyncio.run(exec_detached(args))
     from server.serve import hide_keys
@@ -219,9 +219,14 @@ async def run_turn(
 
     record = TurnRecord()
 
+    from server.cli.waiting import WaitReport
+
+    report = WaitReport(output.log)
+
     def on_update(method: str, params: Any) -> None:
         if method == "sessionUpdate" and params.get("sessionId") == session.id:
             record.take(params["update"])
+            report.seen(params["update"])
             output.update(params["update"])
 
     client.on_notification = on_update
@@ -233,10 +238,13 @@ async def run_turn(
     if not interrupt.stopped:
         _, turn = client.start_request("submitTurn", params)
         interrupt.watch(client, session.id, turn)
+        reporting = asyncio.ensure_future(report.run())  # a line on stderr while nothing arrives
         try:
             answer = await turn
         except ConnectionError as exc:  # the server died (or was stopped after a signal)
             answer = {"stopReason": "cancelled" if interrupt.stopped else "error", "error": _lost(exc)}
+        finally:
+            reporting.cancel()
     result = result_object(session, answer, record, interrupt, started)
     if result.get("usage") is None:
         result["usage"] = await session.totals(client)

@@ -226,6 +226,10 @@ def _client_run(
     import asyncio
 
     from server.cli.client import Client
+    from server.cli.daemon_start import daemon_listening, refuse_bad_config
+
+    if not (daemon_if_running and daemon_listening()) and refuse_bad_config():
+        return 2  # the server it would start cannot read its settings: said once, in one line
 
     async def start() -> Client:
         if daemon_if_running:

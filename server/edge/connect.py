@@ -37,6 +37,10 @@ def connect_socket(home: Path, start: bool = True, timeout: float = START_TIMEOU
             return sock
         if not start:
             raise ConnectionError(f"no Threadline daemon listens on {paths.socket}")
+        if started is None:
+            _check_config(home)  # a daemon that cannot read its settings is said at once, not restarted
+        elif started.poll() not in (None, 0):  # it failed (0: it lost the lock to another daemon on this home)
+            raise DaemonFailed(f"the Threadline daemon could not start: {_last_said(home)}")
         if started is None or started.poll() is not None:
             # none yet, or ours lost the lock to one that is still starting, or stopping: try again
             started = _start_daemon(home)
@@ -44,6 +48,32 @@ def connect_socket(home: Path, start: bool = True, timeout: float = START_TIMEOU
             raise ConnectionError(f"the Threadline daemon did not start (see {home / 'logs' / 'daemon.log'})")
         time.sleep(delay)
         delay = min(delay * 2, 0.2)
+
+
+class DaemonFailed(ConnectionError):
+    """The daemon cannot start here (its configuration, its store): starting it again would not help."""
+
+
+def _check_config(home: Path) -> None:
+    from server.config import load_settings
+    from server.config_file import ConfigError
+
+    try:
+        load_settings({**os.environ, "THREADLINE_HOME": str(home)})
+    except ConfigError as exc:
+        raise DaemonFailed(str(exc)) from None
+
+
+def _last_said(home: Path) -> str:
+    """The last line the failed daemon wrote to its log (its reason, as ``serve`` says it on stderr)."""
+    try:
+        with open(home / "logs" / "daemon.log", "rb") as log:
+            log.seek(max(0, log.seek(0, os.SEEK_END) - 4096))
+            lines = log.read().decode(errors="replace").strip().splitlines()
+    except OSError:
+        lines = []
+    said = lines[-1].removeprefix("threadline: ") if lines else ""
+    return said or f"see {home / 'logs' / 'daemon.log'}"
 
 
 def _try_connect(path: Path) -> socket.socket | None:
@@ -110,6 +140,9 @@ def bridge(sock: socket.socket, stdin_fd: int = 0, stdout_fd: int = 1) -> int:
 def run_connect(home: Path, start: bool = True) -> int:
     try:
         sock = connect_socket(home, start)
+    except DaemonFailed as exc:
+        print(f"threadline connect: {exc}", file=sys.stderr)
+        return 2
     except ConnectionError as exc:
         print(f"threadline connect: {exc}", file=sys.stderr)
         return 1

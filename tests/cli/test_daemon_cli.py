@@ -72,7 +72,7 @@ async def test_B_DAEMON_1_exec_detach_then_attach_and_answer_the_waiting_approva
         watching = _attach(env, sid)  # piped: it watches, and leaves the question to a client that answers
         assert watching.stdout is not None
         first = await asyncio.to_thread(watching.stdout.readline)
-        assert first.startswith(f"attached to session {sid}: waiting for an approval"), first
+        assert first.startswith(f"attached to session {sid}: waiting for your approval"), first
         answerer.on_request = lambda method, params: {"decision": "allowOnce"}
         await answerer.request("attachSession", {"sessionId": sid})
         out = await asyncio.to_thread(_rest, watching)
@@ -90,7 +90,7 @@ async def _waiting(client: Any, sid: str) -> bool:
 async def test_ctrl_c_detaches_the_attached_chat_without_cancelling(open_home, fake, folder):
     home = open_home
     env = command_env(fake, home)
-    fake.push({"content": "still going " * 40, "chunks": 40, "chunk_delay": 0.1})
+    fake.push({"content": "still going " * 40, "chunks": 40, "chunk_delay": 0.5})
     detached = await asyncio.to_thread(threadline, env, "exec", "--detach", "--cwd", str(folder), "keep going")
     sid = detached.stdout.strip()
     watching = _attach(env)  # no SESSION: the running one
