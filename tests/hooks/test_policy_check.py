@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.harness import REPO, server_env
-from tests.hooks.test_hook_examples import CONFIG, example
+from tests.hooks.test_hook_examples import config, example
 
 THREADLINE = REPO / ".venv" / "bin" / "threadline"
 
@@ -54,7 +54,7 @@ def threadline(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def test_policy_check_on_a_recorded_session_json_and_exit_status(tmp_path, folder):
     home = tmp_path / "home"
     home.mkdir()
-    (home / "config.toml").write_text(CONFIG)
+    (home / "config.toml").write_text(config(home))
     recorded = tmp_path / "session.json"
     recorded.write_text(json.dumps(RECORDED))
 
@@ -98,7 +98,7 @@ def test_issue_33_policy_check_under_plan_mode_denies_what_plan_mode_refuses(tmp
     are denied by plan mode (after the hooks and before the deny list), reading is allowed."""
     home = tmp_path / "home"
     home.mkdir()
-    (home / "config.toml").write_text(CONFIG)
+    (home / "config.toml").write_text(config(home))
     recorded = tmp_path / "session.json"
     recorded.write_text(json.dumps(RECORDED))
     done = threadline(home, "policy-check", str(recorded), "--cwd", str(folder), "--json", "--policy", "plan")
@@ -121,7 +121,7 @@ def test_policy_check_covers_the_background_process_tools(tmp_path, folder):
     process's output or stopping it asks nothing (it only touches what the session started)."""
     home = tmp_path / "home"
     home.mkdir()
-    (home / "config.toml").write_text(CONFIG)
+    (home / "config.toml").write_text(config(home))
 
     def fn(call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
         return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
