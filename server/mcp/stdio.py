@@ -174,6 +174,6 @@ async def _stop(process: asyncio.subprocess.Process) -> None:
     with anyio.move_on_after(STOP_GRACE_S):
         await process.wait()
     if process.returncode is None:
-        await terminate_posix_process_tree(process, STOP_GRACE_S)  # type: ignore[arg-type] - it reads pid, returncode
+        await terminate_posix_process_tree(process, STOP_GRACE_S)  # type: ignore[arg-type]  # reads pid, returncode
         with anyio.move_on_after(STOP_GRACE_S):
             await process.wait()
