@@ -9,8 +9,7 @@ blocks the call; other events go on with a notice). Provider keys never reach a 
 A hook runs under the session's sandbox unless its spec says ``sandbox = false`` (B-HOOK-2): ``bash
 scripts/lint.sh`` runs a file a confined command may have rewritten, so running it unconfined would let the
 agent out. Like every process the server starts, it starts through ``server.sandbox.start`` and is contained
-(``ProcessGroups.preexec``): it ends with the
-server.
+(``ProcessGroups.preexec``): it ends with the server.
 """
 
 from __future__ import annotations
@@ -129,11 +128,12 @@ def sandbox_note(spec: HookSpec, policy: SandboxPolicy, out: str, err: str) -> s
     last = next((line.strip() for line in reversed(err.splitlines()) if line.strip()), None)
     said = f'its last stderr line: "{last[:LAST_LINE_CHARS]}"' if last else "it wrote nothing on stderr"
     where = "config.toml in the data folder ($THREADLINE_HOME)" if spec.source == "user" else PROJECT_FILE
-    fix = f"etting `sandbox = false` in this hook's `[[hooks.{spec.event}]]` table in {where} runs it unconfined"
+    fix = f"`sandbox = false` in this hook's `[[hooks.{spec.event}]]` table in {where} runs it unconfined"
     kinds, _ = looks_denied(f"{err}\n{out}", policy)
     if kinds:
-        return f"It ran in the {policy.mode} sandbox, which looks to have refused {'; '.join(kinds)}; {said}. S{fix}."
-    return f"It ran in the {policy.mode} sandbox; {said}. If the sandbox refused it, s{fix}."
+        refused = "; ".join(kinds)
+        return f"It ran in the {policy.mode} sandbox, which looks to have refused {refused}; {said}. Setting {fix}."
+    return f"It ran in the {policy.mode} sandbox; {said}. If the sandbox refused it, setting {fix}."
 
 
 def interpret(spec: HookSpec, code: int | None, out: str, err: str, duration_ms: int) -> HookResult:
