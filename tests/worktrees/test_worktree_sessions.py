@@ -4,6 +4,7 @@ has one (tests/worktrees/test_worktree_sandbox.py holds the attacks)."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -189,3 +190,26 @@ async def test_B_WT_1_deleting_a_session_with_unmerged_work_needs_force(agent, t
     clean = await worktree_session(agent, repo, "nothing-done")
     await agent.client.request("deleteSession", {"sessionId": clean["sessionId"]})  # no work: no force needed
     assert not Path(clean["worktree"]["path"]).exists()
+
+
+async def test_B_WT_1_two_worktree_sessions_of_one_repository_run_at_once_each_on_its_own_branch(agent, tmp_path):
+    repo = make_repo(tmp_path)
+    before = checkout_state(repo)
+    go = tmp_path / "go"
+    a, b = [await worktree_session(agent, repo, name) for name in ("left", "right")]
+    # Each command says it started, then waits for both to have started: the two turns are running at once
+    work = (
+        f"n=$(basename $PWD) && touch started && until [ -e {go} ]; do sleep 0.05; done && "
+        f"echo $n > $n.txt && git add -A && {COMMIT} -m $n && git log --format=%s"
+    )
+    agent.fake.push(command("c0", work), command("c1", work), {"content": "done"}, {"content": "done"})
+    turns = [asyncio.create_task(agent.turn(s["sessionId"], "go", timeout=120)) for s in (a, b)]
+    await agent.wait_for(lambda: all((Path(s["worktree"]["path"]) / "started").exists() for s in (a, b)), 60)
+    go.touch()
+    answers = await asyncio.gather(*turns)
+    assert [x["stopReason"] for x in answers] == ["endTurn", "endTurn"], answers
+    for name in ("left", "right"):
+        files = git(repo, "ls-tree", "--name-only", f"threadline/{name}").split()
+        assert f"{name}.txt" in files and f"{'right' if name == 'left' else 'left'}.txt" not in files
+        assert git(repo, "log", "-1", "--format=%s", f"threadline/{name}").strip() == name
+    assert checkout_state(repo) == before
