@@ -21,6 +21,7 @@ from typing import Any
 from protocol.messages import ListSessionsResult, SessionInfo
 from server.cli.client import Client, RpcError
 from server.cli.printer import Printer
+from server.cli.session_flags import UsageError, worktree_params
 
 DAEMON_ARGS = [sys.executable, "-m", "server", "connect"]
 START_TIMEOUT = 60.0  # seconds for the turn to start in the daemon
@@ -76,7 +77,12 @@ async def _session_for(client: Client, args: argparse.Namespace, task: str) -> s
         return str(sid)
     title = " ".join(task.split())[:60] or "detached task"
     cwd = str(Path(args.cwd).expanduser().resolve())
-    return str((await client.request("createSession", {"cwd": cwd, "title": title, **changes}))["sessionId"])
+    try:
+        worktree = worktree_params(args)
+    except UsageError as exc:
+        raise RpcError(-32602, str(exc)) from None
+    params = {"cwd": cwd, "title": title, **changes, **worktree}
+    return str((await client.request("createSession", params))["sessionId"])
 
 
 async def _latest(client: Client, cwd: str) -> str:
