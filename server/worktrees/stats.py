@@ -38,9 +38,7 @@ async def head(record: WorktreeRecord) -> str | None:
     rev = text if SHA.fullmatch(text) else text[len("ref: ") :] if text.startswith("ref: refs/") else None
     if rev is None:
         return None
-    done = await git.run(
-        record.repo, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", env=record.read_env()
-    )
+    done = await git.run(record.repo, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", env=record.read_env())
     return done.out.strip() if done.code == 0 else None
 
 

@@ -131,7 +131,9 @@ async def test_B_WT_1_squash_and_rebase_bring_the_work_in(agent, tmp_path):
     repo = make_repo(tmp_path)
     for strategy in ("squash", "rebase"):
         sid = (await worktree_session(agent, repo, strategy))["sessionId"]
-        await run(agent, sid, command("c0", f"echo {strategy} > {strategy}.txt && git add -A && {COMMIT} -m {strategy}"))
+        await run(
+            agent, sid, command("c0", f"echo {strategy} > {strategy}.txt && git add -A && {COMMIT} -m {strategy}")
+        )
         commit_in(repo, f"main-{strategy}.txt", "main moved on\n")
         done = await agent.client.request("mergeWorktree", {"sessionId": sid, "strategy": strategy})
         assert done["merged"] is True, done
