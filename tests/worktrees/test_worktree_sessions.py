@@ -215,3 +215,17 @@ async def test_B_WT_1_two_worktree_sessions_of_one_repository_run_at_once_each_o
         assert f"{name}.txt" in files and f"{'right' if name == 'left' else 'left'}.txt" not in files
         assert git(repo, "log", "-1", "--format=%s", f"threadline/{name}").strip() == name
     assert checkout_state(repo) == before
+
+
+async def test_B_WT_1_merge_and_discard_wait_for_no_turn_they_are_refused_while_one_runs(agent, tmp_path):
+    repo = make_repo(tmp_path)
+    sid = (await worktree_session(agent, repo, "busy"))["sessionId"]
+    agent.fake.push({"content": "thinking", "delay": 15})
+    turn = asyncio.create_task(agent.turn(sid, "go", timeout=60))
+    await agent.wait_for(lambda: bool(agent.updates(sid, "turnStarted")), 30)
+    for method in ("mergeWorktree", "discardWorktree"):
+        error = await rpc_error(agent, method, {"sessionId": sid})
+        assert error.code == -32602 and error.data["code"] == "TurnAlreadyRunning", (method, error.message)
+    await agent.client.request("cancelTurn", {"sessionId": sid})
+    assert (await turn)["stopReason"] == "cancelled"
+    assert (await agent.client.request("discardWorktree", {"sessionId": sid}))["discarded"] is True
