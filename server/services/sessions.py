@@ -131,6 +131,8 @@ async def delete_session(core: SessionsNeeds, session_id: str, force: bool = Fal
     await core.store.get_session(session_id)
     worktree = await worktrees.before_delete(core, session_id, force)
     children = await core.store.child_session_ids(session_id)
+    for child in children:  # a subagent's own worktree (task {isolation: "worktree"}) is checked the same way
+        await worktrees.before_delete(core, child, force)
     await core.sessions.delete(session_id, lambda: core.store.delete_session(session_id))  # cancels the children
     shutil.rmtree(core.settings.artifacts_dir / session_id, ignore_errors=True)
     core.blobs.drop_session(session_id)

@@ -12,7 +12,7 @@ import pytest
 
 from server.cli.client import RpcError
 from tests.e2e.agent_support import Agent, agent_fixture, fresh_fixture
-from tests.worktrees.support import COMMIT, checkout_state, command, commit_in, git, make_repo
+from tests.worktrees.support import COMMIT, call, checkout_state, command, commit_in, git, make_repo
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
 agent = agent_fixture()
@@ -229,3 +229,28 @@ async def test_B_WT_1_merge_and_discard_wait_for_no_turn_they_are_refused_while_
     await agent.client.request("cancelTurn", {"sessionId": sid})
     assert (await turn)["stopReason"] == "cancelled"
     assert (await agent.client.request("discardWorktree", {"sessionId": sid}))["discarded"] is True
+
+
+async def test_B_WT_1_a_subagent_with_isolation_worktree_commits_on_its_own_branch_merged_only_when_asked(
+    agent, tmp_path
+):
+    repo = make_repo(tmp_path)
+    before = checkout_state(repo)
+    parent = (await agent.client.request("createSession", {"cwd": str(repo), "approvalPolicy": "auto"}))["sessionId"]
+    agent.fake.push(
+        call("t0", "task", description="isolated fix", prompt="fix it", isolation="worktree"),
+        command("c0", f"echo child > child.txt && git add -A && {COMMIT} -m 'child work'"),
+        {"content": "child done"},
+        {"content": "parent done"},
+    )
+    assert (await agent.turn(parent, "delegate", timeout=90))["stopReason"] == "endTurn"
+    result = next(r for r in agent.updates(parent, "toolResult") if r["toolCallId"] == "t0")
+    assert result["status"] == "ok" and "child done" in result["content"] and "threadline/task-" in result["content"]
+    sessions = (await agent.client.request("listSessions", {"includeChildren": True}))["sessions"]
+    child = next(s for s in sessions if s.get("parentSessionId") == parent)
+    assert child["worktree"]["ahead"] == 1 and child["cwd"] == child["worktree"]["path"]
+    assert checkout_state(repo) == before and not (repo / "child.txt").exists()  # nothing merged on its own
+    error = await rpc_error(agent, "deleteSession", {"sessionId": parent})  # the child's work is not lost silently
+    assert error.data["code"] == "UnmergedWork"
+    done = await agent.client.request("mergeWorktree", {"sessionId": child["sessionId"]})
+    assert done["merged"] is True and (repo / "child.txt").read_text() == "child\n"
