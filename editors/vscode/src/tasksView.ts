@@ -22,7 +22,7 @@ export class TasksView implements vscode.TreeDataProvider<TaskRow>, vscode.Dispo
 
   async getChildren(element?: TaskRow): Promise<TaskRow[]> {
     if (element) return [];
-    const { sessions } = await this.server.client.request('listSessions', { limit: 200 });
+    const { sessions } = await this.server.client.request('listSessions', { limit: 200, includeChildren: true });
     this.rows = taskRows(sessions);
     return this.rows;
   }

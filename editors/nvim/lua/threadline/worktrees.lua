@@ -38,7 +38,7 @@ end
 --- list(callback(err, items)): the worktree sessions, newest first, shown in a buffer (filetype threadline_worktrees).
 function M.list(callback)
   callback = callback or function() end
-  tl().request('listSessions', { limit = 200 }, function(err, r)
+  tl().request('listSessions', { limit = 200, includeChildren = true }, function(err, r)
     if err then
       notify('listSessions failed: ' .. fmt.str(err.message), vim.log.levels.ERROR)
       return callback(err)
@@ -77,7 +77,7 @@ function M.list(callback)
 end
 
 local function find(id, callback)
-  tl().request('listSessions', { limit = 500 }, function(err, r)
+  tl().request('listSessions', { limit = 500, includeChildren = true }, function(err, r)
     if err then
       return callback(err)
     end
