@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import cast
 
 from protocol.worktrees import MergeWorktreeResult, WorktreeInfo, WorktreeState
-from server.errors import InvalidParams, StorageFailure, UnmergedWork
+from server.errors import InvalidParams, UnmergedWork
 from server.services.needs import CoreStore
 from server.worktrees import record as records
 from server.worktrees.create import create_worktree
@@ -20,7 +20,6 @@ from server.worktrees.stats import measure
 from server.worktrees.sync import sync
 
 log = logging.getLogger(__name__)
-STRATEGIES = ("merge", "squash", "rebase")
 
 
 async def make(core: CoreStore, cwd: Path, worktree: str | bool, base: str | None) -> tuple[WorktreeRecord, Path]:
@@ -77,7 +76,10 @@ async def merge(core: CoreStore, session_id: str, strategy: str | None) -> Merge
     try:
         done = await merge_worktree(found, strategy or "merge")
     except GitFailed as exc:
-        raise StorageFailure(f"git failed while merging {found.branch}: {exc.stderr.strip()[:300]}") from None
+        # git itself refused (a hook, the repository's state): said in one line, with git's reason
+        raise InvalidParams(
+            f"git failed while merging {found.branch}: {exc.stderr.strip()[:300]}", "GitFailed"
+        ) from None
     if done.merged and found.state == "active":
         await records.save(core.store, session_id, found.with_state("merged"))
     return MergeWorktreeResult(merged=done.merged, conflicts=list(done.conflicts) or None, commit=done.commit)
@@ -130,9 +132,3 @@ async def after_turn(core: CoreStore, session_id: str) -> None:
         await sync(found)
     except (GitFailed, OSError) as exc:
         log.warning("bringing in the commits of worktree %s failed: %s", found.path, exc)
-
-
-def checked_strategy(strategy: str | None) -> str:
-    if strategy is not None and strategy not in STRATEGIES:
-        raise InvalidParams(f"strategy must be one of {', '.join(STRATEGIES)}")
-    return strategy or "merge"

@@ -27,7 +27,12 @@ def test_B_WT_1_the_grant_adds_only_the_tasks_git_folders_and_hides_the_data_fol
     tmp.mkdir()
     base = build_policy("workspace-write", task / "t", tmp, deny_read=(str(home),))
     assert base.deny_read == ()  # the data folder holds the session folder: left visible by the plain policy
-    grant = ((str(admin), str(task / "objects")), (str(admin / "commondir"),), ("GIT_OBJECT_DIRECTORY=x",), (str(home),))
+    grant = (
+        (str(admin), str(task / "objects")),
+        (str(admin / "commondir"),),
+        ("GIT_OBJECT_DIRECTORY=x",),
+        (str(home),),
+    )
     policy = base.with_git_grant(*grant)
     assert set(policy.writable) == {str(tmp), str(task / "t"), str(admin), str(task / "objects")}
     assert str(admin / "commondir") in policy.read_only and policy.env == ("GIT_OBJECT_DIRECTORY=x",)
