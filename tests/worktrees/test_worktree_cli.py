@@ -44,6 +44,9 @@ async def test_B_WT_1_exec_worktree_then_sessions_shows_it_and_worktrees_merge_b
     merged = await asyncio.to_thread(threadline, env, "worktrees", "merge", init["sessionId"])
     assert merged.returncode == 0 and merged.stdout.startswith("merged"), merged.stderr
     assert (repo / "fix.txt").read_text() == "fix\n"
+    fake.push({"content": "nothing to do"})
+    text = await asyncio.to_thread(threadline, env, "exec", "--cwd", str(repo), "--worktree", "said", "look")
+    assert text.returncode == 0 and "worktree on branch threadline/said from main" in text.stderr, text.stderr
     again = await asyncio.to_thread(threadline, env, "exec", "--cwd", str(repo), "--worktree", "fix", "x")
     assert again.returncode == 2 and "exists" in again.stderr and "Traceback" not in again.stderr
 
