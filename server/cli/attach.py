@@ -8,6 +8,7 @@ leaves at once (exit 1), saying how to attach again. ``exec --detach`` is ``serv
 
 Both speak to the daemon through ``threadline connect`` (``DAEMON_ARGS``), which starts it when none runs.
 """
+
 from __future__ import annotations
 
 import argparse

@@ -7,6 +7,7 @@ export { buildWebviewHtml, makeNonce } from './sidebar/html';
 export { interleaveCompactions, storedDiffs } from './webview/history';
 export { cachedShare, meterLabel, sessionCost } from './webview/meter';
 export { processPickItems } from './sidebar/processes';
+export { diffStat, mergeMessage, taskRows, taskState } from './sidebar/tasks';
 export { afterRestart, forgetUnattached } from './sidebar/seqs';
 export { forkSeqBefore, planRewind, rewindDone, turnPickItems } from './sidebar/rewind';
 export { modelButtonLabel, modelPickItems, priceText, windowText } from './models';
