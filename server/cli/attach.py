@@ -8,6 +8,7 @@ leaves at once (exit 1), saying how to attach again. ``exec --detach`` is ``serv
 
 Both speak to the daemon through ``threadline connect`` (``DAEMON_ARGS``), which starts it when none runs.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -96,10 +97,16 @@ class AttachedChat:
         from server.cli.attach_view import pick_session, session_info, show_last_turn
         from server.cli.turns import read_line
 
+        async def ask(prompt: str) -> str | None:  # Ctrl-C at the question leaves
+            read = asyncio.ensure_future(read_line(prompt))
+            either: set[asyncio.Future[Any]] = {read, self.detach}
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+            return read.result() if read.done() else None
+
         if named is None:
-            info = await pick_session(self.client, read_line)
+            info = await pick_session(self.client, ask)
             if info is None:
-                return 2
+                return 0 if self.detach.done() else 2
         else:
             info = await session_info(self.client, named)
         self.sid = info.session_id if info is not None else str(named)
@@ -137,7 +144,8 @@ class AttachedChat:
     async def _watch(self) -> int:
         """Piped: the running turn to its end, or until Ctrl-C, or the daemon's end."""
         ended = asyncio.ensure_future(self.idle.wait())
-        await asyncio.wait({self.detach, ended, self.gone}, return_when=asyncio.FIRST_COMPLETED)
+        waiting: set[asyncio.Future[Any]] = {self.detach, ended, self.gone}
+        await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
         ended.cancel()
         if self.gone.done() and not self.idle.is_set():
             return self._lost()
@@ -149,7 +157,8 @@ class AttachedChat:
 
         while not self.detach.done():
             line_read = asyncio.ensure_future(read_line())
-            await asyncio.wait({self.detach, line_read, self.gone}, return_when=asyncio.FIRST_COMPLETED)
+            waiting: set[asyncio.Future[Any]] = {self.detach, line_read, self.gone}
+            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
             if self.gone.done():
                 line_read.cancel()
                 return self._lost()
