@@ -101,8 +101,13 @@ class AttachedChat:
             read = asyncio.ensure_future(read_line(prompt))
             either: set[asyncio.Future[Any]] = {read, self.detach}
             await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
-            return read.result() if read.done() else None
+            if read.done():
+                return read.result()
+            print(file=sys.stdout)  # the question's line was left open for the answer
+            return None
 
+        if self.detach.done():  # Ctrl-C while the daemon was starting
+            return 0
         if named is None:
             info = await pick_session(self.client, ask)
             if info is None:
@@ -118,7 +123,7 @@ class AttachedChat:
         except RpcError as exc:
             print(f"threadline: {exc.message}", file=sys.stderr)
             return 2
-        self.printer.write(_attached_line(self.sid, state))
+        self.printer.write(_attached_line(self.sid, state, self.at_terminal))
         replayed, self.early = self.early or [], None
         for p in replayed:
             self._show(p)
@@ -246,9 +251,11 @@ async def _typed(client: Client, sid: str, line: str, idle: asyncio.Event) -> No
         print(f"threadline: {exc.message}", file=sys.stderr)
 
 
-def _attached_line(sid: str, state: dict[str, Any]) -> str:
+def _attached_line(sid: str, state: dict[str, Any], at_terminal: bool = True) -> str:
     status = "waiting for your approval" if state["waitingForApproval"] else "running" if state["running"] else "idle"
     note = " (older updates are no longer held: readTranscript has them)" if state.get("truncated") else ""
+    if status == "idle" and not at_terminal:
+        return f"attached to session {sid}: idle{note}"
     if status == "idle":
         return f"attached to session {sid}: idle; a line typed starts a turn, Ctrl-C or /detach leaves{note}"
     return f"attached to session {sid}: {status}; Ctrl-C detaches, /cancel cancels the turn{note}"
