@@ -25,12 +25,26 @@ from server.cli.printer import Printer
 DAEMON_ARGS = [sys.executable, "-m", "server", "connect"]
 
 
-async def spawn_attached(stderr: Any = None, initialization_options: dict[str, Any] | None = None) -> Client:
+async def spawn_attached(initialization_options: dict[str, Any] | None = None) -> Client:
     """A client of the per-user daemon (started when none runs), in its own process group so a terminal's
-    Ctrl-C reaches only us."""
-    return await Client.spawn(
-        args=DAEMON_ARGS, new_session=True, stderr=stderr, initialization_options=initialization_options
+    Ctrl-C reaches only us. The bridge says something on stderr only when it cannot connect: that line is the
+    ``ConnectionError``'s message then (a daemon that cannot start, and why)."""
+    client, answer = await Client.start(
+        args=DAEMON_ARGS,
+        new_session=True,
+        stderr=asyncio.subprocess.PIPE,
+        initialization_options=initialization_options,
     )
+    try:
+        return await client.initialized(answer)
+    except ConnectionError as exc:
+        said = b""
+        with contextlib.suppress(OSError, TimeoutError):
+            assert client.proc.stderr is not None
+            said = await asyncio.wait_for(client.proc.stderr.read(), 10)
+        await client.close()
+        lines = said.decode(errors="replace").strip().splitlines()
+        raise ConnectionError(lines[-1].removeprefix("threadline connect: ") if lines else str(exc)) from None
 
 
 async def exec_detached(args: argparse.Namespace) -> int:
@@ -55,10 +69,10 @@ async def chat_attached(args: argparse.Namespace, log: Any, printer: Printer, as
     detach = loop.create_future()
     loop.add_signal_handler(signal.SIGINT, _settle, detach)  # before anything is shown
     try:
-        client = await spawn_attached(stderr=log)
+        client = await spawn_attached()
     except (ConnectionError, OSError) as exc:
         print(f"threadline: {unreachable(exc)}", file=sys.stderr)
-        return 1
+        return 2
     chat = AttachedChat(client, printer, ask_approval, detach)
     try:
         return await chat.run(args.attach)
