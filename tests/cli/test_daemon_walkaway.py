@@ -178,6 +178,7 @@ async def test_B_DAEMON_1_exec_detach_runs_on_the_asking_shells_provider(open_ho
     "args",
     [
         ("exec", "--detach", "hi"),
+        ("exec", "hi"),
         ("sessions",),
         ("search", "x"),
         ("view", "ses_x"),
