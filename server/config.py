@@ -146,7 +146,7 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
     """Read config.toml under the home folder (``server.config_file``), then let the environment override it."""
     env = dict(os.environ if env is None else env)
     home = home_folder(env)
-    config = read_config(home / "config.toml")
+    config = read_config(home / "config.toml", warn=True)
     prov, ctx = config.provider, config.context
     kind = _kind(
         env.get("THREADLINE_PROVIDER") or prov.kind or "openai",

@@ -159,8 +159,9 @@ class ConfigFile(msgspec.Struct):
     checkpoint_max_session_bytes: Count | None = None
 
 
-def read_config(path: Path) -> ConfigFile:
-    """The decoded file; an absent file is all defaults."""
+def read_config(path: Path, warn: bool = False) -> ConfigFile:
+    """The decoded file; an absent file is all defaults. With ``warn``, a key no table knows is named on stderr
+    (``server.config_keys``)."""
     try:
         with path.open("rb") as fh:
             data = tomllib.load(fh)
@@ -172,6 +173,11 @@ def read_config(path: Path) -> ConfigFile:
     tables = data.pop("models", None) or {}
     if not isinstance(tables, dict):
         raise ConfigError(f"{path}: models must be tables like [models.NAME]")
+    if warn:
+        from server.config_keys import unknown_keys, warn_unknown
+
+        lenient = {"provider": ProviderTable, "context": ContextTable}
+        warn_unknown(path, unknown_keys(data, lenient, ConfigFile))
     config = _convert(path, data, ConfigFile, "")
     models = {}
     for name, table in tables.items():
@@ -212,8 +218,12 @@ def _explain(message: str, prefix: str, typ: type) -> str:
         field = f"{where}.{missing[1]}" if where else missing[1]
         return f"{field} is required" + (" (USD per million tokens)" if where.endswith("price") else "")
     if unknown := re.fullmatch(r"Object contains unknown field `(\w+)`", what):
-        known = ", ".join(_fields_at(inner, typ))
-        return f"{where}: unknown field {unknown[1]}; known: {known}"
+        from server.config_keys import nearest
+
+        fields = _fields_at(inner, typ)
+        guess = nearest(unknown[1], fields)
+        meant = f" (did you mean {guess}?)" if guess else ""
+        return f"{where}: unknown field {unknown[1]}{meant}; known: {', '.join(fields)}"
     if re.fullmatch(r"Expected `float` >= 0\.0", what):
         return f"{where} must be a non-negative number (USD per million tokens)"
     if re.fullmatch(r"Expected `int` >= 0", what):

@@ -52,13 +52,40 @@ class ReplayPlan:
     skipped: int = 0  # messages the replay cannot place (a system message mid-way, answers before any user)
 
 
+ROLES = ("system", "developer", "user", "assistant", "tool")  # the OpenAI message roles a recording may hold
+
+
 def load_recording(path: Path) -> list[dict[str, Any]]:
-    """An OpenAI-message JSON file: a list of messages, or an object with a ``messages`` list."""
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    """An OpenAI-message JSON file: a list of messages, or an object with a ``messages`` list. ``ValueError`` in
+    one sentence naming the file when it is missing, a folder, empty, not JSON, or not such a list."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ValueError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise ValueError(f"{path} is a folder: give an OpenAI-message JSON file") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{path} is not JSON (not UTF-8 text)") from None
+    except OSError as exc:
+        raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if not text.strip():
+        raise ValueError(f"{path} is empty: give an OpenAI-message JSON file")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path} is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise ValueError(f"{path} is not JSON this reader takes: nested too deeply") from None
     if isinstance(data, dict):
         data = data.get("messages")
     if not isinstance(data, list) or not all(isinstance(m, dict) for m in data):
         raise ValueError(f"{path} holds no list of messages")
+    for i, msg in enumerate(data, 1):
+        if msg.get("role") not in ROLES:
+            raise ValueError(
+                f"{path}: message {i} has role {msg.get('role')!r}; a message's role is one of {', '.join(ROLES)}"
+            )
     return data
 
 

@@ -71,6 +71,19 @@ def connect(start: bool = True) -> int:
     return run_connect(home_folder(os.environ).absolute(), start)
 
 
+def daemon_listens() -> bool:
+    """Whether a daemon answers on this home's socket (``sessions``, ``search`` and ``view`` read the store in
+    their own process when none does; a bridge process only to learn that would cost an interpreter's start)."""
+    from server.config_file import home_folder
+    from server.edge.connect import connect_socket
+
+    try:
+        connect_socket(home_folder(os.environ).absolute(), start=False).close()
+    except ConnectionError:
+        return False
+    return True
+
+
 def _serve_with(log_level: str, run: Callable[[Settings], int]) -> int:
     from server.errors import StorageFailure
 
@@ -156,12 +169,12 @@ def sandbox_command(argv: list[str], mode: str | None = None) -> int:
     as ``run_command`` would, and exit with its status. Where the sandbox cannot be enforced it refuses to run
     (B-SBX-2: never silently unconfined) and says why; ``--mode off`` runs it plainly."""
     import shutil
-    import subprocess
     import tempfile
 
     from server.config import load_settings
     from server.sandbox.policy import build_policy
-    from server.sandbox.runner import preexec, support
+    from server.sandbox.runner import support
+    from server.sandbox.start import Confine, start_blocking
     from server.tools.command import scrubbed_env
 
     try:
@@ -183,12 +196,18 @@ def sandbox_command(argv: list[str], mode: str | None = None) -> int:
         env = scrubbed_env(settings.api_keys()) | ({"TMPDIR": str(tmp)} if mode != "off" else {})
         if mode != "off":
             env.pop("SSH_AUTH_SOCK", None)  # hidden inside (server.sandbox.policy.always_hidden)
-        confine = preexec(policy, found.abi, found.namespaces) if mode != "off" else None
+        confine = Confine(policy, found.abi, found.namespaces) if mode != "off" else None
         try:
-            done = subprocess.run(argv, env=env, preexec_fn=confine, check=False)
+            proc = start_blocking(argv, confine=confine, env=env)  # the terminal's: its stdio and its Ctrl-C
         except OSError as exc:
             print(f"threadline sandbox: {argv[0]}: {exc.strerror}", file=sys.stderr)
             return 127
-        return done.returncode if done.returncode >= 0 else 128 - done.returncode
+        try:
+            code = proc.wait()
+        except BaseException:  # as subprocess.run: a Ctrl-C (which the command got too) never leaves it running
+            proc.kill()
+            proc.wait()
+            raise
+        return code if code >= 0 else 128 - code
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -55,6 +55,8 @@ SLOW_FILES = {
     "hooks/test_hook_examples.py",
     "replay/test_recorded_text.py",
     "tools/web/test_fetch.py",
+    "tools/web/test_web_bounds.py",
+    "tools/test_background_bounds.py",
 }
 TESTS = Path(__file__).resolve().parent
 

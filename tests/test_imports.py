@@ -231,6 +231,7 @@ CLIENT_PURE = {
     "server.context.repair": "the tool-protocol repair (R-REP-1): eval's own views are sent valid, as the pipeline's",
     "server.recording": "a recording's plan: the client submits its user messages, the server replays its answers",
     "server.security.key_handover": "the provider keys handed to the server it starts over a pipe, never in its environment",
+    "server.private_files": "the data folder's folders 0700 and files 0600, for the chat's log as for the server's",
 }
 # The ways into the server in process: ``threadline serve`` / ``threadline acp`` start it (server.cli.main),
 # ``threadline exec`` runs it in its own process (server.cli.in_process; exec hides its keys first), and

@@ -14,6 +14,7 @@ from server.acp.agent import ThreadlineAgent
 from server.acp.client import AcpClient
 from server.acp.transport import LineTransport
 from server.config import Settings
+from server.edge.stdio import stdin_reader
 from server.runtime import Runtime
 
 LINE_LIMIT = 50 * 1024 * 1024  # one message per line; images make long lines
@@ -34,8 +35,9 @@ def serve_acp(settings: Settings) -> int:
 
 async def _main(settings: Settings, out: Any) -> int:
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=LINE_LIMIT)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    # read by a thread, as ``serve`` reads: stdin may be a pipe, a file, /dev/null (which the event loop cannot
+    # watch: connect_read_pipe failed on it and the agent never saw its end) or a terminal
+    reader = stdin_reader(loop, 0, LINE_LIMIT)
     transport, protocol = await loop.connect_write_pipe(
         lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()), out
     )

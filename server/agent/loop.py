@@ -23,6 +23,7 @@ from server.agent.approvals import Approvals
 from server.agent.batches import batches, run_batch
 from server.agent.partial import PartialAnswer
 from server.agent.ports import NO_PORTS, TurnPorts
+from server.agent.refused import ServerRoom, TurnFailed, learn_window, retry, within_room
 from server.agent.toolcalls import run_call
 from server.agent.totals import TurnTotals, account_call
 from server.agent.views import ViewBuilder, tool_reserve_tokens
@@ -31,7 +32,7 @@ from server.context import RequestView
 from server.emit import Emitter
 from server.errors import DomainError
 from server.hooks.service import SessionHooks
-from server.providers import ChatProvider, ChatResult, ProviderError
+from server.providers import ChatProvider, ChatResult, ProviderError, drops_tools
 from server.providers.capabilities import Price
 from server.tools import (
     Tool,
@@ -46,12 +47,6 @@ log = logging.getLogger(__name__)
 
 COMMAND_EVENT = "commandExpanded"  # {seq, typed} of a user message that is a slash command's expansion
 CANCELLED_RESULT = "Tool call interrupted: the turn was cancelled before this tool finished."
-
-
-class TurnFailed(Exception):
-    def __init__(self, code: str, message: str):
-        super().__init__(message)
-        self.code, self.message = code, message
 
 
 @dataclass
@@ -78,6 +73,7 @@ class Turn:
     _stop_blocks: int = 0
     _usage: TurnUsage = field(default_factory=TurnUsage)
     _unfinished: set[str] = field(default_factory=set)  # ids of calls cut off mid-way at the output limit
+    room: ServerRoom = field(default_factory=ServerRoom)  # what a full model server had room for (refused.py)
     _answer: PartialAnswer = field(init=False)
 
     def __post_init__(self) -> None:
@@ -181,7 +177,8 @@ class Turn:
             return
         tools = {**self.tools.session_tools, **tools}  # after the turn's own (``task``)
         self.tools = dataclasses.replace(self.tools, session_tools=tools)
-        self.views.overhead_tokens = tool_reserve_tokens([t.spec() for t in tools.values()])
+        if not drops_tools(self.provider):
+            self.views.overhead_tokens = tool_reserve_tokens([t.spec() for t in tools.values()])
 
     async def _choose_model(self) -> None:
         choice = await self.ports.choose_model()
@@ -217,35 +214,26 @@ class Turn:
         )
         if await self._announce(view):
             await turn_hooks.post_compact(self.hooks, "auto", view.event_summary or "")
+        view = await within_room(self, view)  # a full server had room for less in this turn
         try:
             return await self._stream(view)
         except ProviderError as exc:
             if exc.kind != "context_too_long":
                 await self._answer.keep(exc)
                 raise TurnFailed(exc.kind, exc.message) from None
-            stated, refused = exc.context_window, exc.prompt_tokens
-            if stated and (notice := await self.views.observe_server_window(self.session_id, stated, refused)):
-                self.emit(u.Notice(level="warning", message=notice))
-            if exc.prompt_tokens:  # the provider said what it counted: plan the retry (and what follows) with it
-                await self.views.observe_refusal(view.estimated_tokens, exc.prompt_tokens)
-        # R-PTL-1: exactly one retry with the fallback view; a second failure ends the turn.
-        fallback = await self.views.fallback_view(self.session_id)
-        if fallback.estimated_tokens < fallback.before_tokens:
-            self.emit(u.ContextCompacting(trigger="promptTooLong", before_tokens=view.before_tokens))
-            await self._announce(fallback, force=True)
-        else:  # a view that does not shrink is no compaction, and is not announced as one
-            self.emit(u.Notice(level="warning", message=cut.not_smaller(fallback.estimated_tokens)))
-        try:
-            return await self._stream(fallback)
-        except ProviderError as exc:
-            await self._answer.keep(exc)
-            if exc.kind == "context_too_long":
-                raise TurnFailed(
-                    "contextTooLong",
-                    f"the provider still rejects the request as too long after "
-                    f"falling back to the last messages: {exc.message}",
-                ) from None
-            raise TurnFailed(exc.kind, exc.message) from None
+            refusal = exc
+        await learn_window(self, view, refusal)
+        return await retry(self, view, refusal)  # R-PTL-1
+
+    @property
+    def answer(self) -> PartialAnswer:
+        return self._answer
+
+    async def stream(self, view: RequestView) -> ChatResult:
+        return await self._stream(view)
+
+    async def announce(self, view: RequestView, force: bool = False) -> bool:
+        return await self._announce(view, force)
 
     async def _stream(self, view: RequestView) -> ChatResult:
         self._answer.start()
@@ -256,6 +244,9 @@ class Turn:
             self._answer.on_event,
             cache_key=self.session_id,
         )
+        if self.views.overhead_tokens and drops_tools(self.provider):  # the server dropped them: they count for 0
+            self.views.overhead_tokens = 0
+        self.room.succeeded(view.estimated_tokens + self.views.overhead_tokens)
         await self._account(view, result)
         return result
 

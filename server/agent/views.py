@@ -98,11 +98,14 @@ class ViewBuilder:
         """The window requests are planned for: the configured one, or the server's where it said it is smaller."""
         return min(self.settings.context_window_tokens, self.server_windows.get(self.model) or 1 << 62)
 
-    async def observe_server_window(self, session_id: str, stated: int, refused: int | None) -> str | None:
+    async def observe_server_window(
+        self, session_id: str, stated: int, refused: int | None, said: str = "as its answer says"
+    ) -> str | None:
         """R-PTL-1: a context-too-long answer said the server's real window. When it is smaller than the
         configured one, plan this retry and every later request (every session on this model) for it, and keep it
         with the session (a ``serverContextWindow`` event) so a restarted server plans for it too; the notice to
-        show, the first time only. A window no larger than the prompt it refused is not believed."""
+        show, the first time only (``said``: where the size was read). A window no larger than the prompt it
+        refused is not believed."""
         known = self.server_windows.get(self.model)
         if stated >= self.window_tokens or (refused is not None and refused <= stated):
             return None
@@ -113,7 +116,7 @@ class ViewBuilder:
             return None
         return (
             f"the configured context window ({self.settings.context_window_tokens:,} tokens) is larger than the "
-            f"server's ({stated:,} tokens, as its answer says): requests are planned for {stated:,} from now on; "
+            f"server's ({stated:,} tokens, {said}): requests are planned for {stated:,} from now on; "
             f"set context_window_tokens = {stated} for this model to make it so from the start"
         )
 

@@ -9,6 +9,7 @@ import stat
 import tempfile
 from pathlib import Path
 
+from server.private_files import private_folder
 from server.project.workspace import OutsideWorkspace, open_inside
 
 CHUNK = 1 << 20
@@ -70,7 +71,7 @@ class Blobs:
         key = digest(data)
         target = self._path(session_id, key)
         if not target.exists():
-            target.parent.mkdir(parents=True, exist_ok=True)
+            private_folder(target.parent)  # the files as they were: the user's alone (mkstemp's file is 0600)
             fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".blob.")
             try:
                 with os.fdopen(fd, "wb") as fh:

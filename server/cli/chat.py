@@ -26,13 +26,14 @@ import platformdirs
 
 from protocol.mcp import ListMcpServersResult, McpServerInfo
 from protocol.transcript import ReadTranscriptResult
-from server.cli.chat_commands import slash_command
+from server.cli.chat_commands import QUIT, slash_command
 from server.cli.client import Client, RpcError
 from server.cli.flags import add_session_flags
 from server.cli.printer import Printer, cached_share, printable, tokens
 from server.cli.session_flags import OpenedSession, UsageError, open_session
 from server.cli.turns import Quit, TurnInput, read_line, run_steerable, run_turn
 from server.cli.words import startup_hint
+from server.private_files import open_private
 
 DECISIONS = {"y": "allowOnce", "a": "allowAlways", "n": "reject"}
 CHOICES = {"allowOnce": "[y] once", "allowAlways": "[a] always", "reject": "[n] reject"}
@@ -101,8 +102,7 @@ def open_log() -> tuple[Path, IO[bytes]]:
     (warnings included) belong there, not between the conversation's lines."""
     home = Path(os.environ.get("THREADLINE_HOME") or platformdirs.user_data_dir("threadline", appauthor=False))
     path = home.expanduser() / "logs" / "chat.log"
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    return path, os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab")
+    return path, os.fdopen(open_private(path, os.O_WRONLY | os.O_APPEND), "ab")  # in folders made 0700 (on the way too)
 
 
 async def chat_main(args: argparse.Namespace) -> int:
@@ -113,6 +113,9 @@ async def chat_main(args: argparse.Namespace) -> int:
 
             args.attach = args.attach or None
             return await chat_attached(args, log, make_printer(sys.stdout), ask_approval)
+        if args.task is not None and not args.task.strip():
+            print("threadline: the task is empty (leave it out to type tasks at the prompt)", file=sys.stderr)
+            return 2
         return await _chat(args, log_path, log)
     except Quit:  # Ctrl-C twice: the turn was cancelled and the chat closed cleanly
         return 130
@@ -134,6 +137,7 @@ async def _chat(args: argparse.Namespace, log_path: Path, log: IO[bytes]) -> int
         return 2 if problem else 1
     finally:
         printer = await making
+    opened: OpenedSession | None = None
     try:
         try:
             opened = await open_session(client, args)  # no title: the server names it after its first prompt
@@ -158,6 +162,8 @@ async def _chat(args: argparse.Namespace, log_path: Path, log: IO[bytes]) -> int
         status, ahead = 0, None  # ahead: a line already being read when the last turn ended
         while (task := await (ahead or read_line("> "))) is not None:
             ahead = None
+            if task.strip() in QUIT:
+                break
             if await slash_command(client, printer, sid, task):
                 continue
             if task.strip() and sys.stdin.isatty():
@@ -171,7 +177,22 @@ async def _chat(args: argparse.Namespace, log_path: Path, log: IO[bytes]) -> int
         return status
     finally:
         printer.end_stream()
+        if opened is not None and opened.resumed is None:
+            await discard_if_empty(client, opened.id)
         await client.close()
+
+
+async def discard_if_empty(client: Client, sid: str) -> None:
+    """A session this chat created and nothing was said in (no task typed, stdin empty, or the first turn failed
+    before storing anything, as with no provider) is deleted: ``sessions`` lists only conversations."""
+    from server.cli.session_flags import find_session
+
+    try:
+        info = await find_session(client, sid)
+        if info is not None and info.message_count == 0:
+            await client.request("deleteSession", {"sessionId": sid})
+    except (RpcError, ConnectionError):
+        pass  # the server is gone or refused: the empty session stays, as before
 
 
 def session_error(args: argparse.Namespace, exc: RpcError) -> str:

@@ -30,9 +30,23 @@ HELP = """\
   /plan [TASK]            switch this session to plan mode (read and plan only), then run TASK
   /NAME [ARGS]            a command of .threadline/commands or $THREADLINE_HOME/commands (the server expands it)
   /help                   this list
+  /quit                   leave the chat (as Ctrl-D does; /exit too)
   While a turn runs, a line you type steers it (the model reads it after the tool running now).
   Ctrl-C cancels the turn; Ctrl-D (end of input) leaves the chat."""
 SESSIONS_SHOWN = 10
+QUIT = ("/quit", "/exit")
+
+
+def chat_commands() -> list[str]:
+    """Every command ``/help`` lists, by name (``/NAME``, the project's own, excepted)."""
+    names = [row.split()[0] for row in HELP.splitlines() if row.strip().startswith("/")]
+    return list(dict.fromkeys(n for n in names if n != "/NAME"))
+
+
+def unknown_command(line: str, server_known: list[str]) -> str:
+    """A mistyped command: all there are, the chat's and the server's (its built-ins and the project's)."""
+    known = dict.fromkeys([*chat_commands(), *(f"/{k}" for k in server_known)])
+    return f"unknown command {line.split()[0]}; commands: {', '.join(known)}"
 
 
 async def slash_command(client: Client, printer: Printer, sid: str, line: str) -> bool:

@@ -28,6 +28,13 @@ class RpcError(Exception):
         self.code, self.message, self.data = code, message, data
 
 
+USAGE_STATUS = 2  # a server's exit status when its configuration or data folder stops it (``server.serve``)
+
+
+class ServerRefused(ConnectionError):
+    """The server ended at its start for a reason it has already said on stderr (a bad config.toml)."""
+
+
 class Connection:
     """JSON-RPC as the client speaks it, over whatever carries the messages: requests and their futures, the
     server's notifications and requests (answered by ``on_request``). ``Client`` carries them over a server
@@ -151,7 +158,13 @@ class Client(Connection):
     ) -> Client:
         """Start the server and initialize it."""
         client, answer = await cls.start(env, args, initialization_options, cwd, new_session, stderr)
-        return await client.initialized(answer)
+        try:
+            return await client.initialized(answer)
+        except ConnectionError:  # it ended at its start: reaped here, not at exit
+            status = await client.close()
+            if status == USAGE_STATUS:  # a bad config.toml or data folder, said on its stderr in one line
+                raise ServerRefused(f"the server did not start (exit {status}): see the line above") from None
+            raise
 
     @classmethod
     async def start(

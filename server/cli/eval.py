@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from server.cli.eval_probes import PROBES, QUESTIONS, Expected, expected_answers, score
+from server.cli.eval_probes import PROBES, QUESTIONS, Expected, expected_answers, judge_grade, score
 from server.cli.eval_views import CodexStyle, load_requests, naive_view, points_of, system_prefix
 from server.cli.replay_run import replay_file
 from server.context.repair import SYSTEM_ROLES, repair_tool_pairing
@@ -35,7 +35,8 @@ legend:
          words) the answer holds as whole words, case and punctuation ignored; files: the share of the changed
          paths it names. The mean over the points where the probe was scored; - when it never was.
   n      the points where something was expected (no file written or nothing failed yet: not scored there).
-  goal   the expected goal is the task's first substantive request (not a bare /command or a go-ahead).
+  goal   the expected goal is the task's first substantive request (not a bare /command or a go-ahead; a
+         task given only inside tag blocks is read there); one of fewer than 3 key terms is left to the judge.
 """
 
 STRATEGIES = ("threadline", "codex-style", "naive")
@@ -97,7 +98,9 @@ def _eval(args: argparse.Namespace) -> int:
 
 async def run_eval(args: argparse.Namespace) -> dict[str, Any]:
     from server.probe_model import open_model
+    from server.recording import load_recording
 
+    load_recording(args.file)  # a file that is no recording is said first, before the model is looked for
     model = open_model(args.model, args.timeout)
     try:
         return await _run(args, model)
@@ -187,7 +190,7 @@ class Judged:
 
 async def _grade(model: ProbeModel, probe: str, expected: Expected, answer: str, tally: Tally) -> Judged:
     """The model's 0-5 grade of ``answer``, its reply, and why there is no grade: the call failed, or the reply
-    holds no digit from 0 to 5. A failed judge costs its grade, not the run."""
+    neither is nor states one (``judge_grade``). A failed judge costs its grade, not the run."""
     from server.probe_model import ModelFailed
 
     text = JUDGE_PROMPT.format(question=QUESTIONS[probe], expected=expected.text(probe), answer=answer)
@@ -197,10 +200,10 @@ async def _grade(model: ProbeModel, probe: str, expected: Expected, answer: str,
         return Judged(None, None, str(exc))
     tally.judge_input += graded.input_tokens
     tally.judge_output += graded.output_tokens
-    digits = [c for c in graded.text if c in "012345"]
-    if not digits:
-        return Judged(None, graded.text, f"the reply holds no grade from 0 to 5: {graded.text[:80]!r}")
-    return Judged(int(digits[0]), graded.text, None)
+    grade = judge_grade(graded.text)
+    if grade is None:
+        return Judged(None, graded.text, f"the reply is not a grade from 0 to 5: {graded.text[:80]!r}")
+    return Judged(grade, graded.text, None)
 
 
 def _keep(path: Path, value: dict[str, Any]) -> None:
@@ -269,7 +272,10 @@ def print_table(result: dict[str, Any], out: TextIO) -> None:
         out.write(f"goal at step {goal['step']}: {where}: {_one_line(goal['text'])}\n")
     out.write(LEGEND)
     if "judge" in result:
-        out.write("  judge  the model's own 0-5 grade of the answer against the expected one, averaged; - when none.\n")
+        out.write(
+            "  judge  the model's own 0-5 grade of the answer against the expected one, averaged; - when none. A\n"
+            '         reply counts only when it is a grade or states one ("Grade: 4"); any other is listed as none.\n'
+        )
 
 
 def _one_line(text: str, width: int = 70) -> str:

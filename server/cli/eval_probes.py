@@ -5,7 +5,8 @@ deterministically; bench/PROBES.md documents them and the scores:
 
 - ``goal``: the task's first substantive request: the first user message that is not a bare command (``/mode``),
   a harness's tag block (``<command-name>``, ``<task-notification>``) or a bare go-ahead (``yes``, ``continue``);
-  ``Expected.goal_seq`` says which message it took;
+  a message that is only tag blocks around a task (mini-swe-agent's ``<pr_description>``) is read inside its
+  first block that is not a harness's note; ``Expected.goal_seq`` says which message it took;
 - ``files``: the paths the write tools were called on (a tool whose name says write, edit, create, replace, patch,
   insert or apply, with a ``path``-like argument), the calls that failed left out (a failed edit changed nothing);
 - ``failures``: every call that failed, by B-SUM-10's one rule (``server.context.failures.is_failure``), as its
@@ -16,7 +17,12 @@ Scores in [0, 1]: ``files`` is the recall of the expected paths (a path counts w
 file name); the others are the share of the expected text's key terms (file names and paths, identifiers, words
 of an error message) the answer contains as whole words, case-insensitively (``check`` is not found in
 ``checkpoint``; punctuation around a term does not matter). A probe with nothing expected at a point (no file
-written yet, nothing failed) is not scored there: ``n`` counts the points that were.
+written yet, nothing failed) is not scored there: ``n`` counts the points that were. A goal of fewer than
+``MIN_GOAL_TERMS`` key terms is not scored by terms either (one term, "weather", made any answer that says it a
+1.00): only the judge grades it.
+
+The judge's reply is a grade only when it is one (``4``, ``4/5``) or states one (``Grade: 4``); any other reply
+(a digit somewhere in prose or noise) is no grade (``judge_grade``).
 """
 
 from __future__ import annotations
@@ -36,8 +42,10 @@ __all__ = [
     "Expected",
     "contains",
     "expected_answers",
+    "judge_grade",
     "key_terms",
     "path_recall",
+    "request_text",
     "score",
     "substantive",
 ]
@@ -54,6 +62,7 @@ QUESTIONS = {
 }
 MAX_TERMS = 40  # the key terms scored per expected text: a long goal or a long failure list is sampled, in order
 MIN_WORD = 4  # shorter plain words (the, was, not) say nothing about the session
+MIN_GOAL_TERMS = 3  # a goal with fewer key terms says too little to score an answer by them (the judge still may)
 
 _WRITE_TOOL = re.compile(r"write|edit|create|replace|patch|insert|apply", re.IGNORECASE)
 _PATH_ARGS = ("path", "file_path", "filepath", "file", "filename", "target_file", "notebook_path")
@@ -124,7 +133,11 @@ _STOP = frozenset(
 
 
 _BARE_COMMAND = re.compile(r"/[\w:.\-]+")
-_TAG_BLOCK = re.compile(r"<([\w\-]+)(?:\s[^>]*)?>.*?</\1>", re.DOTALL)
+_TAG_BLOCK = re.compile(r"<([\w\-]+)(?:\s[^>]*)?>(.*?)</\1>", re.DOTALL)
+# A harness's own notes, never the task: Claude Code's command and hook blocks, task notifications, reminders
+_HARNESS_TAG = re.compile(r"command-|local-command|task-notification|system-reminder|bash-|user-prompt", re.I)
+_GRADE_ALONE = re.compile(r"\W*([0-5])(?:\s*/\s*5)?\W*")
+_GRADE_STATED = re.compile(r"\bgrade\b\W{0,4}(?:is\s+)?\**([0-5])(?:\s*/\s*5)?(?![\w]|\.\d)", re.IGNORECASE)
 _GO_AHEADS = frozenset(["y", "yes", "n", "no", "ok", "okay", "continue", "go", "go on", "go ahead", "proceed", "do it"])
 _GO_AHEADS |= frozenset(["thanks", "thank you", "done", "next", "retry", "try again", "sure", "yep"])
 
@@ -180,6 +193,30 @@ def substantive(text: str) -> bool:
     return re.sub(r"[^\w\s]", "", text).strip().lower() not in _GO_AHEADS
 
 
+def request_text(text: str) -> str | None:
+    """The request a user message makes, or None: its text when substantive; for a message that is only tag
+    blocks, the text inside the first block that is not a harness's note (mini-swe-agent sends its task as
+    ``<pr_description>...</pr_description><instructions>...``), when that is substantive."""
+    if substantive(text):
+        return text.strip()
+    if _TAG_BLOCK.sub("", text).strip():
+        return None  # text outside the blocks, and not a request: a bare command or a go-ahead
+    for block in _TAG_BLOCK.finditer(text):
+        if not _HARNESS_TAG.match(block.group(1)) and substantive(block.group(2)):
+            return request_text(block.group(2)) or block.group(2).strip()
+    return None
+
+
+def judge_grade(reply: str) -> int | None:
+    """The judge's 0-5 grade: a reply that is one (``4``, ``4/5``, ``**4**``) or states one (``Grade: 4``, the
+    same grade however often); None for any other reply, a digit in prose or noise included."""
+    alone = _GRADE_ALONE.fullmatch(reply)
+    if alone:
+        return int(alone.group(1))
+    stated = {int(m.group(1)) for m in _GRADE_STATED.finditer(reply)}
+    return stated.pop() if len(stated) == 1 else None
+
+
 def expected_answers(transcript: Sequence[Mapping[str, Any]]) -> Expected:
     """The expected answers after ``transcript`` (the messages up to a point, in the pipeline's shape)."""
     results = {str(m.get("tool_call_id")): content_text(m.get("content")) for m in transcript if m["role"] == "tool"}
@@ -188,8 +225,8 @@ def expected_answers(transcript: Sequence[Mapping[str, Any]]) -> Expected:
     files: list[str] = []
     failures: list[str] = []
     for position, msg in enumerate(transcript, 1):
-        if goal_seq is None and msg["role"] == "user" and substantive(content_text(msg.get("content"))):
-            goal, goal_seq = content_text(msg.get("content")).strip(), int(msg.get("seq") or position)
+        if goal_seq is None and msg["role"] == "user" and (asked := request_text(content_text(msg.get("content")))):
+            goal, goal_seq = asked, int(msg.get("seq") or position)
         if msg["role"] != "assistant":
             continue
         calls = _calls(msg)
@@ -242,6 +279,6 @@ def score(probe: str, expected: Expected, answer: str) -> float | None:
     if probe == "files":
         return path_recall(expected.files, answer) if expected.files else None
     terms = key_terms(expected.text(probe))
-    if not terms:
+    if not terms or (probe == "goal" and len(terms) < MIN_GOAL_TERMS):
         return None
     return sum(1 for t in terms if contains(answer, t)) / len(terms)

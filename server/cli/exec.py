@@ -163,9 +163,11 @@ async def _run(
 
     try:
         check_choices(args)
+        check_output_file(args.output_last_message)
         text = read_task(args.task)
     except UsageError:
         client.kill()  # nothing to run: the server need not finish booting
+        answer.add_done_callback(_read)  # its ConnectionError is expected, not "never retrieved"
         raise
     try:
         await client.initialized(answer)
@@ -178,6 +180,23 @@ async def _run(
         raise UsageError(exc.message) from None
     output.init(session.init)
     return await run_turn(client, session, text, args, output, interrupt, started)
+
+
+def _read(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
+
+
+def check_output_file(path: Path | None) -> None:
+    """``--output-last-message FILE``: a file in a folder that exists, checked before the turn runs."""
+    from server.cli.exec_session import UsageError
+
+    if path is None:
+        return
+    if path.is_dir():
+        raise UsageError(f"--output-last-message {path} is a folder: give a file name")
+    if not path.parent.is_dir():
+        raise UsageError(f"--output-last-message {path}: the folder {path.parent} does not exist")
 
 
 def read_task(task: str) -> str:
@@ -231,9 +250,10 @@ async def run_turn(
     result = result_object(session, answer, record, interrupt, started)
     if result.get("usage") is None:
         result["usage"] = await session.totals(client)
-    write_last_message(args.output_last_message, record.last_answer)
+    written = write_last_message(args.output_last_message, record.last_answer)
     output.result(result)
-    return exit_status(result, interrupt)
+    status = exit_status(result, interrupt)
+    return FAILED if status == OK and not written else status
 
 
 def refuse(method: str, params: Any) -> dict[str, str]:
@@ -287,10 +307,13 @@ def exit_status(result: dict[str, Any], interrupt: Interrupt) -> int:
     return USAGE if (result.get("error") or {}).get("code") == "noProvider" else FAILED
 
 
-def write_last_message(path: Path | None, text: str) -> None:
+def write_last_message(path: Path | None, text: str) -> bool:
+    """False when the file could not be written (said on stderr; the run then exits 1, its answer still printed)."""
     if path is None:
-        return
+        return True
     try:
         path.write_text(text + ("\n" if text and not text.endswith("\n") else ""), encoding="utf-8")
     except OSError as exc:  # the answer is still printed; the file's failure must not hide it
-        print(f"threadline exec: cannot write {path}: {exc}", file=sys.stderr)
+        print(f"threadline exec: cannot write {path}: {exc.strerror or exc}", file=sys.stderr)
+        return False
+    return True

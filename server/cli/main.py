@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from server.cli.client import Client
+    from server.cli.client import Client, Connection
 
 SERVER_COMMANDS = ("serve", "acp", "daemon", "connect")
-HELP = ("-h", "--help")
+CLIENT_FLAGS = ("-h", "--help", "--version")  # answered by the whole parser: every command listed
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -28,7 +27,12 @@ def main(argv: list[str] | None = None) -> int:
         gc.disable()  # imports make objects, not garbage: collecting during start-up is wasted (in_process enables it)
     # ``serve`` and ``acp`` (and no command: serve) build only their own parsers: a server started by a client
     # does not import the client's modules first (every CI run pays the time to its first model call).
-    server_only = not argv or argv[0] in SERVER_COMMANDS or (argv[0].startswith("-") and argv[0] not in HELP)
+    if not argv and sys.stdin.isatty():
+        # a person typed ``threadline``: the usage, not a silent server (editors spawn ``serve`` or ``connect``; a
+        # client piping into the bare form still gets the stdio server below)
+        _parser().print_help(sys.stderr)
+        return 2
+    server_only = not argv or argv[0] in SERVER_COMMANDS or (argv[0].startswith("-") and argv[0] not in CLIENT_FLAGS)
     parser = _parser(server_only, argv[0] if argv else None)
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):
@@ -43,16 +47,37 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # a ConnectionError too: first
+        return _reader_left()
+    except ConnectionError as exc:  # the server ended
+        from server.cli.client import ServerRefused
+
+        if isinstance(exc, ServerRefused):
+            return 2  # it said why, in one line, on stderr
+        print(f"threadline: {exc}", file=sys.stderr)
+        return 1
+
+
+def _reader_left() -> int:
+    """stdout's reader stopped reading (``threadline sessions | head -1``): not a fault. stdout now points at
+    /dev/null, so the interpreter's last flush does not fail again; the status is a SIGPIPE death's, as the shell
+    reports for any command cut short this way."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return 128 + 13
 
 
 def _parser(server_only: bool = False, command: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="threadline", description="Threadline: an agent backend for editors.")
+    parser.add_argument("--version", action="version", version=f"threadline {_version()}")
     sub = parser.add_subparsers(dest="command")
 
     serve = sub.add_parser("serve", help="run the JSON-RPC server (stdio by default)")
     serve.add_argument("--tcp", action="store_true", help="listen on 127.0.0.1 instead of stdio")
-    serve.add_argument("--port", type=int, default=0, help="TCP port (0 picks a free one)")
-    serve.add_argument("--log-level", default="WARNING")
+    serve.add_argument("--port", type=_port, default=0, help="TCP port (0 picks a free one)")
+    serve.add_argument("--log-level", type=_log_level, default="WARNING", help=LOG_LEVEL_HELP)
     serve.set_defaults(run=_serve)
 
     acp = sub.add_parser(
@@ -60,13 +85,13 @@ def _parser(server_only: bool = False, command: str | None = None) -> argparse.A
         help="run as an Agent Client Protocol (ACP v1) agent on stdio, for Zed, JetBrains, "
         "Neovim and Emacs ACP clients",
     )
-    acp.add_argument("--log-level", default="WARNING")
+    acp.add_argument("--log-level", type=_log_level, default="WARNING", help=LOG_LEVEL_HELP)
     acp.set_defaults(run=_acp)
 
     daemon = sub.add_parser(
         "daemon", help="run the per-user server on a unix socket under $THREADLINE_HOME, in the foreground"
     )
-    daemon.add_argument("--log-level", default="WARNING")
+    daemon.add_argument("--log-level", type=_log_level, default="WARNING", help=LOG_LEVEL_HELP)
     daemon.set_defaults(run=_daemon)
     connect = sub.add_parser(
         "connect", help="bridge stdio to the per-user daemon (starting it when none runs), for editors and chat"
@@ -82,6 +107,39 @@ def _parser(server_only: bool = False, command: str | None = None) -> argparse.A
     return parser
 
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+LOG_LEVEL_HELP = f"what the server logs on stderr: {', '.join(LOG_LEVELS)} (default WARNING)"
+
+
+def _log_level(text: str) -> str:
+    """A logging level's name, any case; argparse turns the ``ArgumentTypeError`` into one usage line."""
+    if text.upper() not in LOG_LEVELS:
+        raise argparse.ArgumentTypeError(f"{text!r} is not one of {', '.join(LOG_LEVELS)}")
+    return text.upper()
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a TCP port (0 to 65535; 0 picks a free one)")
+    return int(text)
+
+
+def _count(text: str) -> int:
+    """``--limit``: a whole number above 0 (the server reads 0 as "no limit", which nobody means by typing it)."""
+    if not text.isdigit() or int(text) == 0:
+        raise argparse.ArgumentTypeError(f"must be a whole number above 0, got {text!r}")
+    return int(text)
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("threadline")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "(not installed)"
+
+
 def _client_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from server.cli import chat as cli_chat
     from server.cli import eval as cli_eval
@@ -92,20 +150,20 @@ def _client_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     sessions = sub.add_parser("sessions", help="list sessions (the daemon's when one runs: with running / waiting)")
     sessions.add_argument("--cwd")
-    sessions.add_argument("--limit", type=int, default=50)
-    sessions.set_defaults(run=lambda a: _client_run(_sessions, a, daemon_if_running=True))
+    sessions.add_argument("--limit", type=_count, default=50, help="at most this many, newest first (default 50)")
+    sessions.set_defaults(run=lambda a: read_only_run(_sessions, a))
 
     imp = sub.add_parser("import", help="import an OpenAI-message JSON file as a session")
     imp.add_argument("file", type=Path)
     imp.add_argument("--cwd", default=".")
     imp.add_argument("--title")
-    imp.set_defaults(run=lambda a: _client_run(_import, a))
+    imp.set_defaults(run=_import_file)
 
     search = sub.add_parser("search", help="full-text search over transcripts")
     search.add_argument("query")
     search.add_argument("--session")
-    search.add_argument("--limit", type=int, default=20)
-    search.set_defaults(run=lambda a: _client_run(_search, a))
+    search.add_argument("--limit", type=_count, default=20)
+    search.set_defaults(run=lambda a: read_only_run(_search, a))
 
     box = sub.add_parser(
         "sandbox",
@@ -118,7 +176,7 @@ def _client_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     cli_chat.add_parser(sub)
     cli_exec.add_parser(sub)
-    cli_view.add_parser(sub, _client_run)
+    cli_view.add_parser(sub, read_only_run)
     cli_replay.add_parsers(sub)
     cli_policy.add_parser(sub, _client_run, load_messages)
     cli_eval.add_parsers(sub)
@@ -192,7 +250,40 @@ def _client_run(
     return asyncio.run(run())
 
 
-async def _sessions(client: Client, args: argparse.Namespace) -> int:
+def read_only_run(command: Callable[[Connection, argparse.Namespace], Awaitable[int]], args: argparse.Namespace) -> int:
+    """A command that only reads (``sessions``, ``search``, ``view``): the daemon's answer when one runs (what is
+    running lives there), else the store read by the server in this process (``server.cli.in_process``, as
+    ``exec`` runs it): no second interpreter is started for a listing."""
+    import asyncio
+
+    from server.cli.client import Client
+    from server.cli.in_process import InProcess
+    from server.serve import daemon_listens, hide_keys
+
+    async def run() -> int:
+        connection: Connection
+        try:
+            if not daemon_listens():
+                raise ConnectionError("no daemon")
+            connect = [sys.executable, "-m", "server", "connect", "--no-start"]
+            connection = await Client.spawn(args=connect, stderr=asyncio.subprocess.DEVNULL)
+        except ConnectionError:  # no daemon (or it just left): nothing runs, the store says everything
+            connection, answer = InProcess.start()
+            try:
+                await connection.initialized(answer)
+            except ConnectionError:  # it could not open (a bad config.toml): it said why on stderr
+                await connection.close()
+                return 2
+        try:
+            return await command(connection, args)
+        finally:
+            await connection.close()
+
+    hide_keys()  # the server reads in this process: nothing it starts may read a key from our environment
+    return asyncio.run(run())
+
+
+async def _sessions(client: Connection, args: argparse.Namespace) -> int:
     from protocol.sessions import ListSessionsResult
 
     params = {"limit": args.limit}
@@ -209,20 +300,28 @@ async def _sessions(client: Client, args: argparse.Namespace) -> int:
     return 0
 
 
-async def _import(client: Client, args: argparse.Namespace) -> int:
+def _import_file(args: argparse.Namespace) -> int:
+    """The file read and the folder checked first: a bad one is one line, and no server is started for it."""
+    messages = load_messages(args.file)
+    cwd = Path(args.cwd).expanduser().resolve()
+    if not cwd.is_dir():
+        raise SystemExit(f"threadline: --cwd {args.cwd}: no such folder")
+    return _client_run(lambda client, a: _import(client, a, messages, cwd), args)
+
+
+async def _import(client: Client, args: argparse.Namespace, messages: list[dict[str, Any]], cwd: Path) -> int:
     from protocol.sessions import ImportSessionResult
 
-    messages = load_messages(args.file)
     result = await client.call(
         "importSession",
-        {"cwd": str(Path(args.cwd).resolve()), "title": args.title or args.file.stem, "messages": messages},
+        {"cwd": str(cwd), "title": args.title or args.file.stem, "messages": messages},
         ImportSessionResult,
     )
     print(f"imported {result.message_count} messages as {result.session_id}")
     return 0
 
 
-async def _search(client: Client, args: argparse.Namespace) -> int:
+async def _search(client: Connection, args: argparse.Namespace) -> int:
     from protocol.transcript import SearchTranscriptResult
 
     params = {"query": args.query, "limit": args.limit}
@@ -238,10 +337,11 @@ async def _search(client: Client, args: argparse.Namespace) -> int:
 
 
 def load_messages(path: Path) -> list[dict[str, Any]]:
-    """An OpenAI-message JSON file: a list of messages, or an object with a ``messages`` list."""
-    data = json.loads(path.read_text(encoding="utf-8"))
-    if isinstance(data, dict):
-        data = data.get("messages")
-    if not isinstance(data, list):
-        raise SystemExit(f"threadline: {path} holds no list of messages")
-    return data
+    """An OpenAI-message JSON file (``server.recording.load_recording``); a file that is not one ends the command
+    with one line saying why (``SystemExit``), before any server starts."""
+    from server.recording import load_recording
+
+    try:
+        return load_recording(path)
+    except ValueError as exc:
+        raise SystemExit(f"threadline: {exc}") from None

@@ -5,12 +5,16 @@ the decision the live server would make (``allow``, ``ask``, ``deny`` or ``forbi
 a server this command starts (``checkPolicy``: the server's own decision code; the ``PreToolUse`` hooks run with
 the recorded input; no tool runs, no model is called). ``--fail-on deny`` exits 1 when a call gets that decision
 or a worse one (``ask`` < ``deny`` < ``forbidden``), so a team can check its rules in CI before rolling them out.
+A file recorded by Claude Code has its tools read as Threadline's (``Bash`` as ``run_command``, ...; a note on
+stderr says which, and which are foreign: ``server.cli.foreign_tools``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,6 +23,7 @@ import msgspec
 
 from protocol.messages import CheckPolicyResult
 from server.cli.client import Client
+from server.cli.foreign_tools import Translation, translate
 
 SEVERITY = {"allow": 0, "ask": 1, "deny": 2, "forbidden": 3}
 
@@ -43,21 +48,25 @@ def add_parser(
     def run(args: argparse.Namespace) -> int:
         if (args.file is None) == (args.session is None):
             check.error("give a FILE or --session ID (one of them)")
-        messages = load_messages(args.file) if args.file is not None else None
-        return client_run(lambda client, a: policy_check(client, a, messages), args)
+        translated = translate(load_messages(args.file)) if args.file is not None else None
+        return client_run(lambda client, a: policy_check(client, a, translated), args)
 
     check.set_defaults(run=run)
 
 
-async def policy_check(client: Client, args: argparse.Namespace, messages: list[dict[str, Any]] | None) -> int:
+async def policy_check(client: Client, args: argparse.Namespace, translated: Translation | None) -> int:
     params: dict[str, Any] = {"cwd": str(Path(args.cwd).resolve())}
     if args.policy:
         params["policy"] = args.policy
-    if messages is not None:
-        params["messages"] = messages
+    if translated is not None:
+        params["messages"] = translated.messages
     else:
         params["sessionId"] = args.session
     result = await client.call("checkPolicy", params, CheckPolicyResult)
+    if translated is not None:
+        unknown = Counter(c.tool for c in result.calls if c.by == "unknown tool")
+        for note in translated.notes(unknown):
+            print(f"threadline policy-check: {note}", file=sys.stderr)
     if args.json:
         print(json.dumps(msgspec.to_builtins(result), ensure_ascii=False, indent=2))
     else:

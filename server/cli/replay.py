@@ -11,8 +11,8 @@ from pathlib import Path
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     replay = sub.add_parser("replay", help="replay a recorded OpenAI-message session through the real server")
     replay.add_argument("file", type=Path)
-    replay.add_argument("--context-window", type=int, help="context window in tokens")
-    replay.add_argument("--keep-recent", type=int, help="recent-tail budget in tokens")
+    replay.add_argument("--context-window", type=positive, help="context window in tokens")
+    replay.add_argument("--keep-recent", type=positive, help="recent-tail budget in tokens")
     replay.add_argument("--json", action="store_true", help="end with a JSON summary line")
     replay.add_argument(
         "--requests-out",
@@ -24,8 +24,19 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 
     demo = sub.add_parser("demo", help="replay a bundled real session at a small window and draw a picture of it")
     demo.add_argument("--out", type=Path, help="where to write the SVG picture (default ./threadline-demo.svg)")
-    demo.add_argument("--context-window", type=int, default=None, help="context window in tokens (default 16000)")
+    demo.add_argument("--context-window", type=positive, default=None, help="context window in tokens (default 16000)")
     demo.set_defaults(run=_demo)
+
+
+def positive(text: str) -> int:
+    """A whole number above 0 (a window of 0 tokens is no window); argparse says so in one line."""
+    try:
+        value = int(text.replace("_", "").replace(",", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of tokens") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number of tokens, got {text}")
+    return value
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -50,6 +61,11 @@ def _demo(args: argparse.Namespace) -> int:
 
     window = args.context_window or DEMO_WINDOW
     out = (args.out or DEFAULT_PICTURE).resolve()
+    if out.is_dir():  # said now, not after the whole replay
+        print(
+            f"threadline: --out {args.out} is a folder: give a file name, e.g. {out / DEFAULT_PICTURE}", file=sys.stderr
+        )
+        return 2
     print(
         f"Replaying a real recorded coding session ({demo_session().name}, Apache-2.0, see NOTICE.md beside it)\n"
         f"through the real server and agent loop at a {window:,}-token window. No model is called.\n"

@@ -152,7 +152,10 @@ async def run_turn(client: Client, printer: Lines, sid: str, text: str, queue: b
     except RpcError as exc:  # a mistyped slash command: say which exist, the chat goes on
         if (exc.data or {}).get("code") != "UnknownCommand":
             raise
-        printer.write(f"— {exc.message}")
+        from server.cli.chat_commands import unknown_command
+
+        known = (exc.data or {}).get("commands") or []
+        printer.write(f"— {unknown_command(text, [str(k) for k in known])}")
         return 0
     finally:
         with contextlib.suppress(NotImplementedError, RuntimeError):

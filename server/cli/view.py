@@ -16,7 +16,7 @@ import msgspec
 
 from protocol.turns import ContextViewResult
 from protocol.wire_text import PLACEHOLDER_PREFIX, SUMMARY_MARKER
-from server.cli.client import Client
+from server.cli.client import Connection
 from server.cli.printer import tokens
 from server.context.tokens import estimate_message_tokens
 
@@ -32,7 +32,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser], client_
     view.set_defaults(run=lambda a: client_run(show_view, a))
 
 
-async def show_view(client: Client, args: argparse.Namespace) -> int:
+async def show_view(client: Connection, args: argparse.Namespace) -> int:
     params: dict[str, Any] = {"sessionId": args.session}
     if args.context_window is not None:
         params["contextWindowTokens"] = args.context_window

@@ -35,7 +35,7 @@ from server.edge.dispatch import capabilities, decode_params, note_mcp_secrets, 
 from server.edge.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
 from server.edge.gate import UNAUTHORIZED, gate, token_matches
 from server.edge.hub import APPROVAL, Attachments, Hub
-from server.edge.rpc import to_rpc_error, with_data_code
+from server.edge.rpc import QuietStructuring, structuring_problem, to_rpc_error, with_data_code
 from server.edge.transport import PREAUTH_MAX_BYTES, FrameError, read_messages
 from server.errors import InvalidParams
 from server.methods.registry import HANDLERS, Handler
@@ -53,6 +53,7 @@ class _ExpectedErrors(logging.Filter):
 
 
 logging.getLogger("pygls.protocol.json_rpc").addFilter(_ExpectedErrors())
+logging.getLogger("pygls.protocol.json_rpc").addFilter(QuietStructuring())
 
 
 def _converter() -> Any:
@@ -293,7 +294,8 @@ class ThreadlineServer(LanguageServer):
         try:
             message = self.protocol.structure_message(data)
         except JsonRpcException as exc:
-            self._reject(FrameError(exc.code, f"invalid params: {exc.message}", data.get("id"), data=exc.data))
+            problem = structuring_problem(exc.__cause__) or exc.message
+            self._reject(FrameError(exc.code, f"invalid params: {problem}", data.get("id"), data=exc.data))
             return
         self.protocol.handle_message(message)
 

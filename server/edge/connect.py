@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from server.edge.daemon import DaemonPaths, socket_address
+from server.private_files import open_private
 from server.security.key_handover import FD_VAR
 
 START_TIMEOUT = 60.0  # seconds a bridge waits for a daemon to listen (a busy machine, a big store to open)
@@ -89,8 +90,7 @@ def _try_connect(path: Path) -> socket.socket | None:
 def _start_daemon(home: Path) -> subprocess.Popen[bytes]:
     """``threadline daemon`` in its own session, so closing the terminal or editor that started it leaves it
     running; provider keys handed to this bridge over a pipe are handed on to it."""
-    logs = home / "logs"
-    logs.mkdir(parents=True, exist_ok=True, mode=0o700)
+    log_fd = open_private(home / "logs" / "daemon.log", os.O_WRONLY | os.O_APPEND)  # 0600, in folders made 0700
     keys_fd = os.environ.get(FD_VAR)
     pass_fds: tuple[int, ...] = ()
     if keys_fd and keys_fd.isdigit():
@@ -98,7 +98,7 @@ def _start_daemon(home: Path) -> subprocess.Popen[bytes]:
             os.fstat(int(keys_fd))
             pass_fds = (int(keys_fd),)
     env = {**os.environ, "THREADLINE_HOME": str(home)}
-    with open(logs / "daemon.log", "ab") as log:
+    with os.fdopen(log_fd, "ab") as log:
         return subprocess.Popen(
             [sys.executable, "-m", "server", "daemon"],
             stdin=subprocess.DEVNULL,

@@ -6,7 +6,7 @@ their clients (B-DAEMON-1, docs/DAEMON.md).
 socket file found by the lock's holder is a dead daemon's and is replaced. A peer whose uid is not ours is refused
 (``SO_PEERCRED``) even if the folder's permissions were loosened. Each connection is its own JSON-RPC peer (LSP
 framing) over the one runtime; the hub (``server.edge.hub``) routes updates and approvals to the attached ones. With
-no connection and no turn running for ``[daemon] idle_exit_seconds``, it leaves.
+no connection, no turn running and no background process alive for ``[daemon] idle_exit_seconds``, it leaves.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from typing import Any
 
 from server.config import Settings
 from server.errors import StorageFailure
+from server.private_files import private_folder as make_private
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +49,7 @@ class DaemonPaths:
 def private_folder(paths: DaemonPaths) -> None:
     """The daemon's folder, ours alone (0700): nobody else can reach the socket inside."""
     try:
-        paths.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        make_private(paths.folder)
         if paths.folder.stat().st_uid != os.getuid():
             raise StorageFailure(f"{paths.folder} belongs to another user")
         os.chmod(paths.folder, 0o700)
@@ -145,11 +146,14 @@ class Daemon:
             self.stop.set_result(code)
 
     def _busy(self) -> bool:
-        running = any(s.turns.is_running() for s in self.shared.runtime.sessions.live())
-        return bool(self.live) or running
+        sessions = self.shared.runtime.sessions.live()
+        running = any(s.turns.is_running() for s in sessions)
+        # a background process the model started runs on while the daemon lives: leaving would kill it
+        return bool(self.live) or running or any(s.processes for s in sessions)
 
     async def _watch_idle(self) -> None:
-        """Leave after ``idle_exit_seconds`` with no connection and no turn running; never while a turn runs."""
+        """Leave after ``idle_exit_seconds`` with no connection, no turn running and no background process alive;
+        never while a turn runs or a background process lives."""
         limit = self.settings.daemon_idle_exit_seconds
         idle_since = time.monotonic()
         while True:

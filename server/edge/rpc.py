@@ -3,6 +3,7 @@ decoding params and running handlers is ``server.edge.dispatch``'s, shared with 
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from pygls.exceptions import JsonRpcException
@@ -26,3 +27,37 @@ def with_data_code(error: Any) -> Any:
     if getattr(error, "code", None) == INVALID_PARAMS and not isinstance(getattr(error, "data", None), dict):
         error.data = {"code": InvalidParams.code}
     return error
+
+
+def structuring_problem(exc: BaseException | None) -> str | None:
+    """What was wrong with params pygls could not structure (``initialize``'s, typed by lsprotocol), in the wire's
+    terms: ``capabilities is required - at $.params``; None when ``exc`` is not such a failure."""
+    from cattrs.errors import ClassValidationError
+    from cattrs.v import transform_error
+
+    if not isinstance(exc, ClassValidationError):
+        return None
+    problems = []
+    for line in transform_error(exc):
+        what, _, where = line.partition(" @ ")
+        path = ".".join(_camel(p) for p in where.split("."))
+        if what == "required field missing":
+            parent, _, field = path.rpartition(".")
+            problems.append(f"{field} is required - at {parent}")
+        else:
+            problems.append(f"{what} - at {path}")
+    return "; ".join(problems) or None
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(p[:1].upper() + p[1:] for p in rest)
+
+
+class QuietStructuring(logging.Filter):
+    """pygls logs a traceback for every message whose params it cannot structure; that is the client's mistake,
+    answered -32602 with the field named (and logged in one line by the edge), not a fault of ours."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = str(record.msg)
+        return not (text.startswith("Unable to deserialize message") and "ClassValidationError" in str(record.args))

@@ -12,20 +12,21 @@ import signal
 import sys
 import threading
 import time
+from typing import TYPE_CHECKING
 
-from server.config import Settings
-from server.edge.app import ThreadlineServer
+if TYPE_CHECKING:
+    from server.config import Settings
 
 STDIN_HIGH_WATER = 1 << 20  # bytes read ahead of the framing; beyond this the pump waits
 
 
-def stdin_reader(loop: asyncio.AbstractEventLoop, fd: int = 0) -> asyncio.StreamReader:
+def stdin_reader(loop: asyncio.AbstractEventLoop, fd: int = 0, limit: int = 1 << 16) -> asyncio.StreamReader:
     """A StreamReader fed by a thread, so stdin may be a pipe, a file or a terminal alike.
 
     The thread waits while the reader holds more than ``STDIN_HIGH_WATER`` unread bytes, so a client writing
     faster than we frame (or one huge message being discarded) never fills memory.
     """
-    reader = asyncio.StreamReader(limit=1 << 16)
+    reader = asyncio.StreamReader(limit=limit)
     in_flight = [0]  # bytes handed to the loop but not yet in the reader (a busy loop may lag behind the thread)
     lock = threading.Lock()
 
@@ -59,6 +60,8 @@ def stdin_reader(loop: asyncio.AbstractEventLoop, fd: int = 0) -> asyncio.Stream
 
 
 def serve_stdio(settings: Settings) -> int:
+    from server.edge.app import ThreadlineServer  # here: ``threadline acp`` reads stdin as this does, without pygls
+
     out = sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing but protocol frames may reach the real stdout
 

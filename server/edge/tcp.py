@@ -29,6 +29,7 @@ from server.edge.errors import INVALID_REQUEST, PARSE_ERROR, WireError
 from server.edge.gate import UNAUTHORIZED, carries_token, error_response, gate
 from server.edge.transport import EOF_, PREAUTH_MAX_BYTES, FrameError, frame, read_message
 from server.errors import StorageFailure
+from server.private_files import private_folder
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +44,7 @@ def write_token(home: Path) -> str:
     token = secrets.token_urlsafe(32)
     path, tmp = home / "tcp-token", home / ".tcp-token.partial"
     try:
-        home.mkdir(parents=True, exist_ok=True)
+        private_folder(home)
         fd = os.open(tmp, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as fh:
             fh.write(token)

@@ -2,7 +2,8 @@
 
 pygls' own reader buffers whatever length a header claims and drops unparseable bodies silently. Here every
 message is bounded (``max_bytes``), a body that is not JSON gets a ``-32700`` answer, a message that is not a
-JSON-RPC object gets ``-32600``, and the stream resynchronises on the next header, so a hostile or broken
+JSON-RPC object gets ``-32600`` (so does each line of newline-delimited JSON sent without headers, answered with
+the id it holds), and the stream resynchronises on the next header, so a hostile or broken
 client can neither crash the server nor make it buffer without limit.
 """
 
@@ -24,6 +25,12 @@ _HEADER = re.compile(rb"^([A-Za-z-]+):[ \t]*(.*?)\r?\n$")
 _MAX_HEADER_LINE = 8192
 _DISCARD_CHUNK = 1 << 16
 PREAUTH_MAX_BYTES = 64 * 1024  # TCP, before authentication: initialize is all a client may send
+
+
+NO_FRAMING = (
+    "invalid message header: missing Content-Length (each message is framed as `Content-Length: N`, a blank "
+    "line, then N bytes of JSON; newline-delimited JSON is not read)"
+)
 
 
 class FrameError(Exception):
@@ -154,6 +161,9 @@ async def _read_headers(reader: asyncio.StreamReader) -> int | None:
             if bad is not None or length is None:
                 raise FrameError(INVALID_REQUEST, f"invalid message header: {bad or 'missing Content-Length'}")
             return length
+        if line.lstrip()[:1] in (b"{", b"["):
+            # newline-delimited JSON (as ACP and many tools speak): answered, so its sender is not left waiting
+            raise FrameError(INVALID_REQUEST, NO_FRAMING, recover_id(line))
         seen_any = True
         match = _HEADER.match(line)
         if match is None:

@@ -8,8 +8,8 @@ blocks the call; other events go on with a notice). Provider keys never reach a 
 
 A hook runs under the session's sandbox unless its spec says ``sandbox = false`` (B-HOOK-2): ``bash
 scripts/lint.sh`` runs a file a confined command may have rewritten, so running it unconfined would let the
-agent out. Like every process the server starts, it is contained (``ProcessGroups.launch``): it ends with the
-server.
+agent out. Like every process the server starts, it starts through ``server.sandbox.start`` and is contained
+(``ProcessGroups.preexec``): it ends with the server.
 """
 
 from __future__ import annotations
@@ -20,13 +20,15 @@ import json
 import os
 import signal
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from server.hooks.config import HookSpec
+from server.hooks.config import PROJECT_FILE, HookSpec
+from server.sandbox.denials import looks_denied
 from server.sandbox.mode import CommandSandbox
-from server.sandbox.runner import preexec
+from server.sandbox.policy import SandboxPolicy
+from server.sandbox.start import Confine, start
 from server.tools.command import scrubbed_env
 from server.tools.processes import ProcessGroups
 
@@ -35,6 +37,7 @@ MAX_STREAM_BYTES = 1024 * 1024  # read from each stream; the rest is drained and
 EXCERPT_CHARS = 2000  # what a hookRun event keeps of the output
 REASON_CHARS = 4000
 CONTEXT_CHARS = 10_000
+LAST_LINE_CHARS = 300  # of the stderr line a confined hook's failure quotes
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,14 @@ class HookResult:
     reason: str | None = None
     context: str | None = None
     failure: str | None = None  # why the hook failed (exit code, timeout, unreadable output), or None
+    sandbox_note: str | None = None  # a confined hook that failed: it ran in the sandbox, what it said, the fix
+
+    @property
+    def explained_failure(self) -> str | None:
+        """``failure`` and, for a confined hook, why the sandbox may be the cause and how to run it outside."""
+        if self.failure is None or self.sandbox_note is None:
+            return self.failure
+        return f"{self.failure}. {self.sandbox_note}"
 
     def record(self) -> dict[str, Any]:
         """The ``hookRun`` event's payload (and the update's fields), camelCase."""
@@ -59,7 +70,8 @@ class HookResult:
             "durationMs": self.duration_ms,
             "output": self.output,
         }
-        for key, value in (("reason", self.reason), ("additionalContext", self.context), ("failure", self.failure)):
+        pairs = (("reason", self.reason), ("additionalContext", self.context), ("failure", self.explained_failure))
+        for key, value in pairs:
             if value:
                 out[key] = value
         return out
@@ -81,21 +93,14 @@ async def run_hook(
     if confine is not None:
         env["TMPDIR"] = confine.policy.tmpdir
         env.pop("SSH_AUTH_SOCK", None)  # hidden inside the sandbox
-    confine_fn = preexec(confine.policy, confine.support.abi, confine.support.namespaces) if confine else None
-    if processes is not None:
-        confine_fn = processes.preexec(confine_fn)
     try:
-        proc = await asyncio.create_subprocess_exec(
-            "/bin/bash",
-            "-c",
-            spec.command,
+        proc = await start(  # in a session of its own: a timeout kills everything the hook started
+            ["/bin/bash", "-c", spec.command],
+            confine=Confine(confine.policy, confine.support.abi, confine.support.namespaces) if confine else None,
+            contain=processes.preexec if processes is not None else None,
             cwd=cwd,
             env=env,
             stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,  # a timeout kills everything the hook started
-            preexec_fn=confine_fn,
         )
     except OSError as exc:
         return HookResult(spec, None, _ms(started), "", failure=f"could not start: {exc}")
@@ -109,7 +114,26 @@ async def run_hook(
         _kill(proc)
         raise
     code = proc.returncode
-    return interpret(spec, code, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"), _ms(started))
+    text, errors = out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+    result = interpret(spec, code, text, errors, _ms(started))
+    if confine is not None and result.failure is not None and code not in (0, None):
+        result = replace(result, sandbox_note=sandbox_note(spec, confine.policy, text, errors))
+    return result
+
+
+def sandbox_note(spec: HookSpec, policy: SandboxPolicy, out: str, err: str) -> str:
+    """Why a confined hook that failed may have been refused by the sandbox, in words the model and the user read:
+    it ran in the sandbox, its last stderr line (a ``PermissionError`` on a log outside the folder), and the fix
+    (``sandbox = false`` in its own table, which runs it unconfined: the user's call, never the model's)."""
+    last = next((line.strip() for line in reversed(err.splitlines()) if line.strip()), None)
+    said = f'its last stderr line: "{last[:LAST_LINE_CHARS]}"' if last else "it wrote nothing on stderr"
+    where = "config.toml in the data folder ($THREADLINE_HOME)" if spec.source == "user" else PROJECT_FILE
+    fix = f"`sandbox = false` in this hook's `[[hooks.{spec.event}]]` table in {where} runs it unconfined"
+    kinds, _ = looks_denied(f"{err}\n{out}", policy)
+    if kinds:
+        refused = "; ".join(kinds)
+        return f"It ran in the {policy.mode} sandbox, which looks to have refused {refused}; {said}. Setting {fix}."
+    return f"It ran in the {policy.mode} sandbox; {said}. If the sandbox refused it, setting {fix}."
 
 
 def interpret(spec: HookSpec, code: int | None, out: str, err: str, duration_ms: int) -> HookResult:

@@ -75,6 +75,8 @@ class Outcome:
         for r in self.results:
             if r.failure is not None:
                 reason = f"the hook failed ({r.failure}), so the call was blocked"
+                if r.sandbox_note:
+                    reason = f"{reason}. {r.sandbox_note}"
                 return Verdict("deny", f"hook: {r.spec.command}", reason)
             if r.decision in ("block", "deny"):
                 return Verdict("deny", f"hook: {r.spec.command}", r.reason or "blocked by a hook")
@@ -134,7 +136,8 @@ class SessionHooks:
             self.emit(
                 u.Notice(
                     level="warning",
-                    message=f"{result.spec.event} hook {result.spec.command!r} {result.failure}; going on without it",
+                    message=f"{result.spec.event} hook {result.spec.command!r} {result.failure}; going on without it"
+                    + (f". {result.sandbox_note}" if result.sandbox_note else ""),
                 )
             )
 

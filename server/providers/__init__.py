@@ -14,6 +14,7 @@ from .base import (
 )
 from .capabilities import DEFAULT_CONTEXT_WINDOW, context_window_for
 from .errors import ProviderError, is_context_too_long
+from .llama_props import drops_tools
 from .openai_compat import OpenAICompatibleProvider
 
 __all__ = [
@@ -31,5 +32,6 @@ __all__ = [
     "ToolCall",
     "Usage",
     "context_window_for",
+    "drops_tools",
     "is_context_too_long",
 ]

@@ -58,6 +58,10 @@ class ProviderError(Exception):
         self.retryable = kind in RETRYABLE_KINDS if retryable is None else retryable
         self.prompt_tokens = prompt_tokens  # context_too_long: the provider's count of the refused prompt, if said
         self.context_window = context_window  # context_too_long: the window the server says it has, if said
+        self.window_from = "answer" if context_window else None  # where context_window was read: "answer", "props"
+        # context_too_long: the server was full (llama-server's slots sharing one KV cache), which says nothing
+        # of this request's own size: what other requests hold decides
+        self.server_full = False
 
     def __repr__(self) -> str:
         return f"ProviderError(kind={self.kind!r}, status={self.status!r}, message={self.message!r})"

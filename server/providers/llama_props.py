@@ -18,7 +18,15 @@ from typing import Any
 
 import httpx
 
-__all__ = ["SHARED_CONTEXT_FULL", "TOOLS_DROPPED", "ServerProps", "parse_props", "props_url", "read_props"]
+__all__ = [
+    "SHARED_CONTEXT_FULL",
+    "TOOLS_DROPPED",
+    "ServerProps",
+    "drops_tools",
+    "parse_props",
+    "props_url",
+    "read_props",
+]
 
 PROPS_TIMEOUT = 5.0  # seconds: a local server answers at once; a remote one that does not is not llama-server
 SHARED_CONTEXT_FULL = "Context size has been exceeded"  # llama-server's message (HTTP 500, type server_error)
@@ -68,3 +76,10 @@ async def read_props(client: httpx.AsyncClient, base_url: str, headers: dict[str
         return parse_props(response.json())
     except Exception:  # noqa: BLE001 - a hint asked beside a real call: whatever went wrong, nothing is known
         return None
+
+
+def drops_tools(provider: object) -> bool:
+    """Whether ``provider``'s server said its chat template drops the tools it is sent (llama.cpp ``/props``): the
+    tool definitions then hold no room in its requests, so none is reserved for them (the view, the meter and
+    compaction planning count the same, the server's)."""
+    return getattr(provider, "drops_tools", False) is True

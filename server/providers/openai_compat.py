@@ -60,6 +60,7 @@ class OpenAICompatibleProvider(HttpProvider):
         self._max_tokens_field = "max_completion_tokens" if host == "api.openai.com" else "max_tokens"
         self._template_check: asyncio.Task[ServerProps | None] | None = None  # asked once, beside the first call
         self._told_tools_dropped = False
+        self.drops_tools = False  # its /props said the chat template has no tools: they count for nothing
 
     async def stream_chat(
         self,
@@ -85,7 +86,7 @@ class OpenAICompatibleProvider(HttpProvider):
         except (TimeoutError, asyncio.CancelledError):
             return
         if props is not None and props.supports_tools is False:
-            self._told_tools_dropped = True
+            self._told_tools_dropped = self.drops_tools = True
             await emitter.emit(ServerNotice(TOOLS_DROPPED))
 
     async def aclose(self) -> None:
@@ -122,9 +123,16 @@ class OpenAICompatibleProvider(HttpProvider):
         except ProviderError as exc:
             if exc.kind == "context_too_long" and exc.context_window is None and SHARED_CONTEXT_FULL in exc.message:
                 # llama-server's slots share one KV cache and it is full: its answer states no size, its props
-                # state a slot's, which is the window to plan for (R-PTL-1).
+                # state a slot's, which is the most any request can be (R-PTL-1); what fits now is for the turn
+                # to find out (server.agent.refused).
+                exc.server_full = True
+                exc.message = exc.message.replace(
+                    "The request is longer than the model's context window",
+                    "The model server is full (its slots share one cache, and other requests hold it)",
+                )
                 props = await read_props(self._client, self.base_url, self.headers())
-                exc.context_window = props.slot_tokens if props is not None else None
+                if props is not None and props.slot_tokens:
+                    exc.context_window, exc.window_from = props.slot_tokens, "props"
             raise
 
     async def _post(

@@ -39,6 +39,7 @@ CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 JOIN_FAILED = 125
 PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
 LAUNCHER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "launch.py")
 _LIBC = ctypes.CDLL(None, use_errno=True)
 RELAYED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
@@ -67,6 +68,7 @@ class Keeper:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
                 start_new_session=True,
+                env={},  # the namespace's init is in every command's PID namespace: none of the server's environment
             )
         except OSError:
             return None
@@ -101,16 +103,14 @@ class Keeper:
             except BaseException as exc:  # noqa: BLE001 - never start uncontained: say why, and stop
                 os.write(2, f"threadline: could not start the command in the server's namespace: {exc}\n".encode())
                 os._exit(JOIN_FAILED)
-            if then is not None:
-                then()
-            # After the sandbox's own namespaces (a credential change may reset it), and checked: the server may
-            # have ended since the fork
+            # After joining (a credential change may reset it), and checked: the server may have ended since the fork
             if _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0 or os.getppid() != server:
                 os._exit(JOIN_FAILED)
             # The joined process itself cannot start threads (clone(CLONE_THREAD) fails while its children's PID
             # namespace differs from its own): node, a JVM, a threaded Python would die. So it forks once more;
-            # the child, born inside, goes on to exec the command, and this process only relays and ends with it
-            relay_from_here()
+            # the child, born inside, is confined (``then``) and goes on to exec the command, and this process, a
+            # copy of the server's memory, only relays and ends with it, outside the command's sandbox (B-SBX-5)
+            relay_from_here(then)
 
         return join_then
 
@@ -234,16 +234,32 @@ def run_inside(start: Callable[[], int]) -> int:
     return _ended_as(child)
 
 
-def relay_from_here() -> None:
-    """In a ``preexec_fn`` after ``join``: fork; the child returns (and the caller's exec goes on, inside the
-    namespace, as the command); this process becomes a relay that never returns: it holds no descriptor of the
-    caller's (so the starter's pipes end with the command, and its exec-error pipe closes at the child's exec),
-    passes on the signals it gets and exits with the child's status, as ``run_inside`` does."""
+def relay_from_here(confine: Callable[[], None] | None = None) -> None:
+    """In a ``preexec_fn`` after ``join``: fork; the child is confined (``confine``, the sandbox's
+    ``runner.preexec``) and returns (and the caller's exec goes on, inside the namespace, as the command); this
+    process becomes a relay that never returns: it holds no descriptor of the caller's (so the starter's pipes end
+    with the command, and its exec-error pipe closes at the child's exec), passes on the signals it gets and exits
+    with the child's status, as ``run_inside`` does.
+
+    The relay never execs, so it keeps a copy of the server's memory: the keys, and under the daemon every
+    session's text (B-SBX-5). So it stays outside everything the command is put in (its Landlock domain, its
+    user, mount and network namespaces), and it is not dumpable from its first instruction on (it is made so
+    before the fork; the child takes dumpable back before it confines itself, and its exec would anyway): a
+    confined command cannot read ``/proc/<relay>/mem`` or ``environ``, as a user or as root. Landlock refuses a
+    domain's process access to any process outside it; non-dumpable refuses anyone without ``CAP_SYS_PTRACE`` in
+    the server's user namespace, which a command in its own user namespace never has."""
     me = os.getpid()
+    _LIBC.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     child = os.fork()
     if child == 0:
-        # The relay's end is the command's: SIGKILL when it goes (it goes only when killed or the command ended).
-        # The relay is outside this namespace, so getppid() says 0 while it lives, 1 (the init) once it is gone
+        # Dumpable again (the command is the user's to debug; the sandbox writes its own /proc/self/uid_map, which
+        # a non-dumpable process may not), then confined: the sandbox is the child's alone
+        _LIBC.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
+        if confine is not None:
+            confine()  # exits with the sandbox's SETUP_FAILED status when it cannot confine
+        # After the sandbox's namespaces (a credential change resets it). The relay's end is the command's: SIGKILL
+        # when it goes (it goes only when killed or the command ended). The relay is outside this namespace, so
+        # getppid() says 0 while it lives, 1 (the init) once it is gone
         if _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0 or os.getppid() not in (0, me):
             os._exit(JOIN_FAILED)
         return

@@ -23,8 +23,9 @@ _NETWORK = re.compile(
 MAX_QUOTED = 3
 
 
-def denial_note(output: str, policy: SandboxPolicy) -> str | None:
-    """The note to add to a failed sandboxed command's result, or None when nothing in it looks denied."""
+def looks_denied(output: str, policy: SandboxPolicy) -> tuple[list[str], list[str]]:
+    """What in a failed sandboxed process's output looks denied: the kinds of denial (each once, in order) and up
+    to ``MAX_QUOTED`` of the lines they were read from."""
     kinds: list[str] = []
     quoted: list[str] = []
     for line in output.splitlines():
@@ -43,6 +44,12 @@ def denial_note(output: str, policy: SandboxPolicy) -> str | None:
             kinds.append(kind)
         if len(quoted) < MAX_QUOTED:
             quoted.append(line.strip()[:300])
+    return kinds, quoted
+
+
+def denial_note(output: str, policy: SandboxPolicy) -> str | None:
+    """The note to add to a failed sandboxed command's result, or None when nothing in it looks denied."""
+    kinds, quoted = looks_denied(output, policy)
     if not kinds:
         return None
     lines = "\n".join(f"  {q}" for q in quoted)

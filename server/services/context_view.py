@@ -42,6 +42,7 @@ from server.emit import Emitter
 from server.errors import InvalidParams
 from server.grounding.tools import editor_tools
 from server.mcp.service import load_frozen
+from server.providers import drops_tools
 from server.sandbox.mode import session_sandbox
 from server.services.models import view_settings
 from server.services.needs import CoreClient, CoreExtensions, CoreModels, CoreStore
@@ -93,9 +94,10 @@ async def session_view(core: ContextNeeds, stored: StoredSession, settings: View
     """What the session's next request is planned under, as the turn's loop plans it (``ViewBuilder``)."""
     model = provider_settings(core.settings, stored).model or ""
     await recall_server_window(core.store, stored.id, core.server_windows)
+    dropped = drops_tools(core.models.provider(core.settings, stored))  # its server drops them: no room for them
     return SessionView(
         settings or view_settings(core.settings, stored),
-        await session_tool_overhead_tokens(core, stored),
+        0 if dropped else await session_tool_overhead_tokens(core, stored),
         core.calibrations.get(model),
         core.server_windows.get(model),
     )

@@ -22,7 +22,7 @@ from server.grounding.edits import EditWatch
 from server.grounding.tools import editor_tools
 from server.hooks.service import HookChoices, SessionHooks
 from server.project.frozen import FrozenContext, read_frozen_context
-from server.providers import ChatProvider
+from server.providers import ChatProvider, drops_tools
 from server.sandbox.mode import CommandSandbox, say_once, session_sandbox
 from server.services.commands import CommandsNeeds
 from server.services.models import choose_model, view_settings
@@ -93,7 +93,10 @@ async def build_turn(core: TurnsNeeds, spec: TurnSpec) -> Turn:
         view_settings(core.settings, stored),
         spec.provider.model,
         core.calibrations,
-        overhead_tokens=tool_reserve_tokens([t.spec() for t in tools.session_tools.values()]),
+        # a server whose chat template drops the tools holds no room for them (llama.cpp /props)
+        overhead_tokens=0
+        if drops_tools(spec.provider)
+        else tool_reserve_tokens([t.spec() for t in tools.session_tools.values()]),
         server_windows=core.server_windows,
         state=session.view,
         sent=session.sent,

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from server.private_files import open_private
 from server.tools.base import Tool, ToolContext, ToolFailure, require_str, schema
 
 MAX_MEMORY_ENTRY = 4000
@@ -28,8 +30,12 @@ async def save_memory(ctx: ToolContext, args: dict[str, Any]) -> str:
     stamp = datetime.now(UTC).strftime("%Y-%m-%d")
 
     def append() -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8") as fh:
+        if args["scope"] == "user":  # in the data folder: the user's alone; a project's file is the project's
+            stream = os.fdopen(open_private(path, os.O_WRONLY | os.O_APPEND), "a", encoding="utf-8")
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            stream = path.open("a", encoding="utf-8")
+        with stream as fh:
             fh.write(f"- {text} ({stamp})\n")
 
     await asyncio.to_thread(append)

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from server.private_files import private_folder
 from server.transcript.queries import Queries
 from server.transcript.records import NewMessage, StoredMessage, now
 
@@ -30,7 +31,7 @@ class Lease:
     def __init__(self, folder: Path):
         self.folder = folder
         self.id = uuid.uuid4().hex
-        folder.mkdir(parents=True, exist_ok=True)
+        private_folder(folder)
         self._fd: int | None = os.open(folder / f"{self.id}.lock", os.O_CREAT | os.O_RDWR, 0o600)
         if fcntl is not None:
             fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 import aiosqlite
 
 from server.errors import SessionNotFound, StorageFailure
+from server.private_files import private_folder
 from server.transcript import fts
 from server.transcript.artifact_rows import ArtifactQueries
 from server.transcript.calibrations import UPSERT_CALIBRATION, CalibrationQueries
@@ -128,7 +129,7 @@ class Store(
         done."""
         refuse_empty_file(path)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            private_folder(path.parent)  # the data folder, and each made on the way to it, 0700
             if not path.exists():
                 create_whole(path)
             with sqlite3.connect(path, isolation_level=None) as conn:

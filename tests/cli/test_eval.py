@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from server.cli.eval_probes import PROBES, expected_answers, key_terms, score
+from server.cli.eval_probes import PROBES, Expected, expected_answers, key_terms, score
 from server.cli.eval_views import COMPACTION_PROMPT, SUMMARY_PREFIX, CodexStyle, reserve, system_prefix
 from server.cli.replay_run import replay_file
 from server.context import estimate_message_tokens
@@ -145,7 +145,7 @@ def test_issue37_the_scores_discriminate_a_model_that_remembers_from_one_that_do
     forgetting = json.loads(result.stdout)["strategies"]["threadline"]["probes"]
     knowing = remembering["strategies"]["threadline"]["probes"]
     scored = [p for p in PROBES if knowing[p]["n"]]
-    assert len(scored) >= 3
+    assert len(scored) >= 2  # its goal ("make gen-* make check") has one key term: left to the judge (issue 50)
     for probe in scored:
         assert forgetting[probe]["score"] <= 0.1, probe  # "know" may be a key term of the expected text
         assert knowing[probe]["score"] >= forgetting[probe]["score"] + 0.5, probe
@@ -188,7 +188,7 @@ def test_issue37_runs_with_the_native_provider_kinds(kind, tmp_path):
         result = _run([*args, "--strategy", "threadline"], env)
         requests = [read(r["body"]) for r in fake.requests if r["path"].startswith(path)]
     assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout)["strategies"]["threadline"]["probes"]["goal"]["n"] == 1
+    assert json.loads(result.stdout)["strategies"]["threadline"]["probes"]["state"]["n"] == 1
     assert len(requests) == len(PROBES)
     if kind == "anthropic":  # it refuses tool_use blocks without tools (the double too): one stub, never run
         assert all([t["name"] for t in r["body"]["tools"]] == ["no_tools"] for r in fake.requests)
@@ -318,11 +318,10 @@ def test_issue37_scores_are_path_recall_and_key_term_overlap():
 
 def test_key_terms_are_matched_as_whole_words_not_substrings():
     """``check`` scored inside ``checkpoint`` gave a wrong answer 1.00."""
-    expected = expected_answers([{"role": "user", "content": "make gen-* make check"}])
-    assert key_terms(expected.goal) == ["check"]
-    assert score("goal", expected, "I was adding a checkpoint to the loader.") == 0
-    assert score("goal", expected, "Run `make check`.") == 1  # punctuation and case do not matter
-    assert score("goal", expected, "CHECK: the generators") == 1
+    state = Expected("", [], "", "make check failed in loader_check")
+    assert score("state", state, "I was adding a checkpoint to the loader.") == 0
+    assert score("state", state, "Run `make check`; loader_check FAILED.") == 1  # punctuation and case do not matter
+    assert score("state", state, "CHECK: the generators, LOADER_CHECK (failed)") == 1
     written = expected_answers(TRANSCRIPT)
     assert score("files", written, "I edited config_loader.pyc") == 0
     assert score("files", written, "I edited (src/config_loader.py).") == 1
@@ -359,11 +358,11 @@ def test_a_judge_without_a_grade_says_why_and_its_reply_is_kept(tmp_path):
         as_json = _run([*args, "--json"], server_env(tmp_path / "home2", fake.url))
     assert table.returncode == 0, table.stderr
     assert "judge gave no grade" in table.stdout
-    assert "the reply holds no grade from 0 to 5: 'I would rather not grade this.'" in table.stdout
+    assert "the reply is not a grade from 0 to 5: 'I would rather not grade this.'" in table.stdout
     assert "judge  the model's own 0-5 grade" in table.stdout
     errors = json.loads(as_json.stdout)["judge"]["naive"]["errors"]
     assert errors and all(e.startswith("step-3/naive ") for e in errors)
     kept = [json.loads(p.read_text(encoding="utf-8")) for p in sorted((out / "step-3").glob("naive-*.json"))]
     judged = [k["judge"] for k in kept if k["score"] is not None]
     assert judged and all(j["reply"] == "I would rather not grade this." and j["grade"] is None for j in judged)
-    assert all(j["error"].startswith("the reply holds no grade") for j in judged)
+    assert all(j["error"].startswith("the reply is not a grade") for j in judged)

@@ -221,6 +221,30 @@ async def test_missing_content_length_header_is_invalid_request_and_the_next_is_
     await assert_still_serving(conn)
 
 
+async def test_issue_51_newline_delimited_json_is_answered_invalid_request_with_its_id(conn):
+    """JSON lines without headers (as ACP speaks): each is answered -32600 with its id and the reason, and the
+    server keeps reading (protocol/README.md)."""
+    for msg_id in (901, 902):
+        line = json.dumps({"jsonrpc": "2.0", "id": msg_id, "method": "listSessions", "params": {}})
+        conn.send_bytes(line.encode() + b"\n", header=b"")
+        reply = await conn.reply(msg_id)
+        assert reply["error"]["code"] == -32600
+        assert "Content-Length" in reply["error"]["message"]
+    await assert_still_serving(conn)
+
+
+async def test_issue_51_initialize_with_empty_params_names_the_missing_field(home):
+    conn = await RawConnection.spawn(home, initialize=False)
+    try:
+        reply = await conn.call("initialize", {})
+        assert reply["error"]["code"] == -32602
+        assert "capabilities is required" in reply["error"]["message"], reply
+        init = await conn.call("initialize", {"processId": os.getpid(), "capabilities": {}})
+        assert "capabilities" in init["result"]
+    finally:
+        await conn.close()
+
+
 async def test_every_outgoing_message_carries_jsonrpc_2_0(conn, tmp_path):
     """Successes, method errors, framing errors and notifications alike."""
     await conn.call("createSession", {"cwd": str(tmp_path)})

@@ -77,7 +77,7 @@ class FakeProvider(LocalHttpDouble):
         host: str = "127.0.0.1",
         port: int = 0,
         verbose: bool = False,
-        answer: Callable[[list[dict[str, Any]]], str] | None = None,
+        answer: Callable[[list[dict[str, Any]]], str | dict[str, Any]] | None = None,
         token_factor: float | None = None,
         llama_server: llama.LlamaServer | None = None,
     ) -> None:
@@ -94,7 +94,8 @@ class FakeProvider(LocalHttpDouble):
         self.cached_tokens = cached_tokens
         self.verbose = verbose
         self.token_factor = token_factor
-        self.answer = answer  # the text of an unscripted answer, from the request's messages (default: an echo)
+        # an unscripted answer from the request's messages: its text or a whole script item (default: an echo)
+        self.answer = answer
         self.llama_server = llama_server  # play llama-server: /props, its shared slots, its 404 (llama_server.py)
         self._init_http(host, port)
         self._lock = threading.Lock()
@@ -254,30 +255,34 @@ class _Handler(BaseHTTPRequestHandler):
             if fake.reject_stream_options and "stream_options" in body:
                 raise rules.stream_options_unsupported()
             tokens = fake.prompt_tokens(body)
+            if fake.llama_server is not None and fake.token_factor is None:
+                tokens = fake.llama_server.prompt_tokens(body, tokens)
             if fake.context_window is not None and tokens > fake.context_window:
                 raise rules.context_too_long(fake.ptl_style, fake.context_window, tokens)
         except rules.Rejection as rejection:
             record.update(rejected=True, status=rejection.status, error=rejection.message)
             return self.send_rejection(rejection)
         server = fake.llama_server
-        if server is not None and not server.hold(tokens):  # its slots' shared KV cache is full
+        held = server.hold(tokens) if server is not None else None
+        if server is not None and held is None:  # its slots' shared KV cache is full: this one fails, and the rest
             record.update(rejected=True, status=500, error="Context size has been exceeded.")
             return self.send_bytes(500, llama.CONTEXT_EXCEEDED, llama.CONTENT_TYPE, None)
         try:
-            self._answer(body, record, tokens)
+            self._answer(body, record, tokens, held)
         finally:
-            if server is not None:
-                server.release(tokens)
+            if server is not None and held is not None:
+                server.release(held)
 
-    def _answer(self, body: dict[str, Any], record: dict[str, Any], tokens: int) -> None:
+    def _answer(self, body: dict[str, Any], record: dict[str, Any], tokens: int, held: llama.Hold | None) -> None:
         fake = self.fake
         item = fake._next_item()
         if item is None and fake.answer is not None:
-            item = {"content": fake.answer(body["messages"])}
+            answered = fake.answer(body["messages"])  # the text, or a whole script item
+            item = check_item(answered) if isinstance(answered, dict) else {"content": answered}
         elif item is None:
             item = {"content": f"Echo: {_last_user_text(body['messages'])}"}
         cached = fake.cache_lookup(body["messages"])
-        ScriptedAnswer(self, record, body, item, tokens, cached).send()
+        ScriptedAnswer(self, record, body, item, tokens, cached, held.evicted if held else None).send()
 
     # -- I/O helpers -----------------------------------------------------------------------------------
     def _read_body(self) -> bytes:

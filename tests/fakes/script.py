@@ -9,14 +9,17 @@ import json
 import math
 import os
 import sys
+import threading
 import time
 import uuid
 from typing import Any
 
 try:
+    from . import llama_server as llama
     from . import openai_rules as rules
 except ImportError:  # run as a script: no package, stdlib only
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import llama_server as llama  # type: ignore[no-redef]
     import openai_rules as rules  # type: ignore[no-redef]
 
 SCRIPT_KEYS = {
@@ -77,8 +80,10 @@ class ScriptedAnswer:
         item: dict[str, Any],
         prompt_tokens: int,
         cached_tokens: int = 0,
+        evicted: threading.Event | None = None,
     ) -> None:
         self.handler = handler
+        self.evicted = evicted  # playing llama-server: set when another request overfilled the shared cache
         self.record = record
         self.body = body
         self.item = _within_output_limit(item, body)
@@ -92,8 +97,11 @@ class ScriptedAnswer:
     def send(self) -> None:
         item, handler = self.item, self.handler
         try:
-            if item.get("delay") and handler.client_gone(float(item["delay"])):
+            if item.get("delay") and self._wait(float(item["delay"])):
                 return self._client_closed()
+            if self.evicted is not None and self.evicted.is_set():  # failed before its first token: an HTTP 500
+                self.record.update(rejected=True, status=500, error="Context size has been exceeded.")
+                return handler.send_bytes(500, llama.CONTEXT_EXCEEDED, llama.CONTENT_TYPE, None)
             error = item.get("error")
             if item.get("ptl"):
                 window = self.handler.fake.context_window or 4096
@@ -105,6 +113,16 @@ class ScriptedAnswer:
             self._send_stream()
         except (BrokenPipeError, ConnectionResetError):
             self._client_closed()
+
+    def _wait(self, seconds: float) -> bool:
+        """Wait ``seconds`` (cut short when the request is evicted); True: the client went away meanwhile."""
+        if self.evicted is None:
+            return bool(self.handler.client_gone(seconds))
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0 and not self.evicted.is_set():
+            if self.handler.client_gone(min(left, 0.05)):
+                return True
+        return False
 
     def _reject(self, rejection: rules.Rejection) -> None:
         self.record.update(status=rejection.status, error=rejection.message)
@@ -283,8 +301,12 @@ class ScriptedAnswer:
         cut_after = item.get("cut_after_chunks")
         for n, data in enumerate(self._events()):
             frame = f"data: {data}\n\n".encode()
-            if n > 1 and item.get("chunk_delay") and handler.client_gone(float(item["chunk_delay"])):
+            if n > 1 and item.get("chunk_delay") and self._wait(float(item["chunk_delay"])):
                 return self._client_closed()
+            if self.evicted is not None and self.evicted.is_set():  # streaming: the error is the last event
+                self.record.update(status=500, error="Context size has been exceeded.", evicted=True)
+                self._write(b"data: " + llama.CONTEXT_EXCEEDED + b"\n\n")
+                break
             if cut_after is not None and n >= cut_after:
                 self._write(frame, cut=True)
                 handler.close_connection = True

@@ -1,10 +1,11 @@
-"""The README's three hook examples (``docs/hooks/``) through the real server."""
+"""The README's four hook examples (``docs/hooks/``) through the real server."""
 
 from __future__ import annotations
 
 import json
 import shlex
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +20,10 @@ def example(name: str) -> str:
     return shlex.join([sys.executable, str(EXAMPLES / name)])
 
 
+def audit_log(home: Path) -> Path:
+    return home.parent / "audit.log"  # outside every session folder, as a log in the user's home is
+
+
 CONFIG = f"""
 [[hooks.PreToolUse]]
 matcher = "run_command"
@@ -30,7 +35,13 @@ command = {json.dumps(example("ruff_after_edit.py"))}
 """
 
 
-agent = agent_fixture(config=CONFIG)
+def config(home: Path) -> str:
+    """``CONFIG`` (which ``test_policy_check`` shares) and the audit hook, with its log beside the home."""
+    audit = f"{example('audit_log.py')} {shlex.quote(str(audit_log(home)))}"
+    return f'{CONFIG}\n[[hooks.PreToolUse]]\nmatcher = "read_file"\ncommand = {json.dumps(audit)}\nsandbox = false\n'
+
+
+agent = agent_fixture(config=config)
 
 
 def call(call_id: str, tool: str, **arguments) -> dict:
@@ -60,6 +71,19 @@ async def test_example_ruff_after_each_python_edit(agent, folder):
     await agent.turn(sid, "write bad.py")
     [seen] = tool_messages(agent.chat_requests()[-1])
     assert "ruff check bad.py" in seen["content"] and "F401" in seen["content"]
+
+
+async def test_example_audit_log_outside_the_folder_runs_with_sandbox_false(agent, folder):
+    """B-HOOK-2: the audit hook writes outside the folder, so its table says ``sandbox = false``; with it, the call
+    goes on and the log has it (without it, tests/sandbox/test_sandbox_procs.py shows what the user reads)."""
+    (folder / "a.txt").write_text("alpha\n")
+    agent.fake.push(call("call_a1", "read_file", path="a.txt"), {"content": "read"})
+    sid = await agent.session(folder, policy="auto")
+    await agent.turn(sid, "read a.txt")
+    [result] = agent.updates(sid, "toolResult")
+    assert result["status"] == "ok" and "alpha" in result["content"]
+    logged = [json.loads(line) for line in audit_log(agent.home).read_text().splitlines()]
+    assert {"session": sid, "tool": "read_file", "input": {"path": "a.txt"}}.items() <= logged[-1].items()
 
 
 async def test_example_refuse_to_stop_while_pytest_fails(agent, folder):

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.harness import REPO, server_env
-from tests.hooks.test_hook_examples import CONFIG, example
+from tests.hooks.test_hook_examples import config, example
 
 THREADLINE = REPO / ".venv" / "bin" / "threadline"
 
@@ -37,7 +37,7 @@ RECORDED: list[dict[str, Any]] = [
                 "function": {"name": "run_command", "arguments": '{"command": "mkfs.ext4 /dev/sda1"}'},
             },
             {"id": "c4", "type": "function", "function": {"name": "mcp__fake__echo", "arguments": '{"text": "hi"}'}},
-            {"id": "c5", "type": "function", "function": {"name": "Bash", "arguments": '{"command": "ls"}'}},
+            {"id": "c5", "type": "function", "function": {"name": "teleport", "arguments": '{"to": "mars"}'}},
         ],
     },
     *({"role": "tool", "tool_call_id": f"c{i}", "content": "recorded"} for i in range(6)),
@@ -54,7 +54,7 @@ def threadline(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def test_policy_check_on_a_recorded_session_json_and_exit_status(tmp_path, folder):
     home = tmp_path / "home"
     home.mkdir()
-    (home / "config.toml").write_text(CONFIG)
+    (home / "config.toml").write_text(config(home))
     recorded = tmp_path / "session.json"
     recorded.write_text(json.dumps(RECORDED))
 
@@ -69,7 +69,7 @@ def test_policy_check_on_a_recorded_session_json_and_exit_status(tmp_path, folde
         (2, "c2", "run_command", "deny", hook),
         (3, "c3", "run_command", "forbidden", "deny list"),
         (4, "c4", "mcp__fake__echo", "ask", "policy"),
-        (5, "c5", "Bash", "deny", "unknown tool"),
+        (5, "c5", "teleport", "deny", "unknown tool"),
     ]
     assert "rm outside the session folder" in result["calls"][2]["reason"]
     assert result["summary"] == {"allow": 1, "ask": 2, "deny": 2, "forbidden": 1}
@@ -98,7 +98,7 @@ def test_issue_33_policy_check_under_plan_mode_denies_what_plan_mode_refuses(tmp
     are denied by plan mode (after the hooks and before the deny list), reading is allowed."""
     home = tmp_path / "home"
     home.mkdir()
-    (home / "config.toml").write_text(CONFIG)
+    (home / "config.toml").write_text(config(home))
     recorded = tmp_path / "session.json"
     recorded.write_text(json.dumps(RECORDED))
     done = threadline(home, "policy-check", str(recorded), "--cwd", str(folder), "--json", "--policy", "plan")
@@ -111,7 +111,7 @@ def test_issue_33_policy_check_under_plan_mode_denies_what_plan_mode_refuses(tmp
         ("run_command", "deny", hook),  # the hook's block comes first
         ("run_command", "deny", "plan mode"),
         ("mcp__fake__echo", "deny", "plan mode"),
-        ("Bash", "deny", "unknown tool"),
+        ("teleport", "deny", "unknown tool"),
     ]
     assert calls[1]["reason"].startswith("Permission denied: write_file was not run because this session is in plan")
 
@@ -121,7 +121,7 @@ def test_policy_check_covers_the_background_process_tools(tmp_path, folder):
     process's output or stopping it asks nothing (it only touches what the session started)."""
     home = tmp_path / "home"
     home.mkdir()
-    (home / "config.toml").write_text(CONFIG)
+    (home / "config.toml").write_text(config(home))
 
     def fn(call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
         return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}

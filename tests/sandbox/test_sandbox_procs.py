@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 import select
+import shlex
+import sys
 import termios
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -16,7 +18,16 @@ import pytest
 import pytest_asyncio
 
 from server.sandbox.runner import support
-from tests.e2e.agent_support import API_KEY, Agent, fresh_fixture, new_fake, running_agent
+from tests.e2e.agent_support import (
+    API_KEY,
+    REPO,
+    Agent,
+    fresh_fixture,
+    model_requests,
+    new_fake,
+    running_agent,
+    tool_messages,
+)
 
 pytestmark = [
     pytest.mark.asyncio(loop_scope="module"),
@@ -32,7 +43,10 @@ def places(tmp_path_factory) -> dict[str, Path]:
     outside.mkdir()
     home.mkdir()
     lint = f"bash scripts/lint.sh {outside}"
+    # The README's audit hook (docs/hooks/audit_log.py) without its ``sandbox = false``: a log outside the folder
+    audit = shlex.join([sys.executable, str(REPO / "docs" / "hooks" / "audit_log.py"), str(outside / "hooks.log")])
     (home / "config.toml").write_text(
+        f'[[hooks.PreToolUse]]\ncommand = {json.dumps(audit)}\nmatcher = "read_file"\n'
         f'[[hooks.PostToolUse]]\ncommand = {json.dumps(lint)}\nmatcher = "run_command"\n'
         f"[[hooks.PostToolUse]]\ncommand = {json.dumps(f'echo unconfined > {outside}/opted-out.txt')}\n"
         'matcher = "write_file"\nsandbox = false\n'
@@ -113,6 +127,27 @@ async def test_B_HOOK_2_a_hook_script_the_agent_rewrote_runs_confined(agent, tmp
 async def test_B_HOOK_2_a_hook_with_sandbox_false_runs_unconfined(agent, tmp_path, places):
     await turn(agent, tmp_path, call("c0", "write_file", path="a.txt", content="x"), policy="auto")
     assert (places["outside"] / "opted-out.txt").read_text().strip() == "unconfined"
+
+
+async def test_B_HOOK_2_a_hook_the_sandbox_refused_says_it_ran_there_what_it_said_and_the_fix(agent, tmp_path, places):
+    """The user's ``PreToolUse`` audit hook writes its log outside the folder; confined, the write is refused, the
+    hook fails, and the call is blocked (fail closed). What the model and the user read says why: the hook ran in
+    the sandbox, its last stderr line (the ``PermissionError`` naming the log), and the fix, ``sandbox = false`` in
+    that hook's table."""
+    (tmp_path / "a.txt").write_text("alpha\n")
+    updates = await turn(agent, tmp_path, call("c0", "read_file", path="a.txt"))
+    [result] = [u for u in updates if u["kind"] == "toolResult"]
+    [hook] = [u for u in updates if u["kind"] == "hookRun" and u["event"] == "PreToolUse"]
+    assert result["status"] == "denied" and "alpha" not in result["content"], result
+    log = str(places["outside"] / "hooks.log")
+    for said in (result["content"], hook["failure"]):
+        assert "exited with code 1" in said and "ran in the workspace-write sandbox" in said, said
+        assert f"last stderr line: \"PermissionError: [Errno 13] Permission denied: '{log}'\"" in said, said
+        assert "a write outside the writable folders" in said, said
+        assert "`sandbox = false` in this hook's `[[hooks.PreToolUse]]` table in config.toml" in said, said
+    [sent] = tool_messages(model_requests(agent.fake)[-1])
+    assert result["content"] in str(sent["content"]), sent  # the model read the same reason
+    assert not (places["outside"] / "hooks.log").exists()
 
 
 async def test_B_SBX_3_an_escalation_shows_the_whole_command_and_quotes_the_reason_after_it(agent, tmp_path):

@@ -4,18 +4,22 @@ Each hop's connection goes through ``connect.GuardedTransport`` (SPEC B-WEB-1). 
 same host (or its ``www.`` twin) and within ``MAX_REDIRECTS``: the user approved a host, and a hop elsewhere comes
 back to the model as a result naming the new URL, which it fetches with another call (asking about that host).
 A body over ``MAX_BODY_BYTES`` is refused, by its ``Content-Length`` or as soon as the stream passes the cap
-(counted after decompression, so a compressed bomb stops there too). HTML becomes Markdown; other text comes back
-as it is; anything else (images, archives, PDFs) is refused.
+(SPEC B-WEB-2): the raw bytes are read and decoded here (``decode``), one content coding at most, and the decoded
+bytes are counted as they are produced, so a compressed bomb stops at the cap with memory near it. HTML becomes
+Markdown off the event loop, within a time and depth bound (``convert``); other text comes back as it is; anything
+else (images, archives, PDFs) is refused. Whatever goes wrong is ``FetchFailed``, never an error of the turn.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import httpx
 
 from server.tools.web.connect import AddressGuard, GuardedTransport, Resolver
+from server.tools.web.decode import ACCEPT_ENCODING, CodingFailed, CodingRefused, Decoder
 from server.tools.web.settings import WebSettings
 
 MAX_BODY_BYTES = 10 * 1024 * 1024
@@ -107,7 +111,11 @@ async def fetch(raw_url: str, web: WebSettings, resolver: Resolver | None = None
 
 async def _fetch(url: httpx.URL, web: WebSettings, resolver: Resolver | None) -> FetchedPage:
     guard = AddressGuard(web.allow_private, resolver)
-    headers = {"User-Agent": USER_AGENT, "Accept": "text/html, text/*;q=0.9, application/json;q=0.8, */*;q=0.1"}
+    headers = {
+        "User-Agent": USER_AGENT,
+        "Accept": "text/html, text/*;q=0.9, application/json;q=0.8, */*;q=0.1",
+        "Accept-Encoding": ACCEPT_ENCODING,
+    }
     async with httpx.AsyncClient(
         transport=GuardedTransport(guard),
         follow_redirects=False,
@@ -118,10 +126,13 @@ async def _fetch(url: httpx.URL, web: WebSettings, resolver: Resolver | None) ->
         for _ in range(MAX_REDIRECTS + 1):
             if rule := web.denied_host(hostname(url)):
                 raise FetchRefused(f"{hostname(url)} is refused by [web] deny_hosts ({rule})")
-            async with client.stream("GET", url) as response:
-                target = _redirect(response)
-                if target is None:
-                    return await _page(response)
+            try:
+                async with client.stream("GET", url) as response:
+                    target = _redirect(response)
+                    if target is None:
+                        return await _page(response)
+            except httpx.InvalidURL as exc:  # httpx builds the next request from ``Location`` even unfollowed
+                raise FetchFailed(f"{url} answered with a URL that cannot be read ({exc})") from None
             if not _same_site(hostname(url), hostname(target)):
                 text = (
                     f"{url} redirects to another host: {target}\n"
@@ -162,9 +173,9 @@ async def _page(response: httpx.Response) -> FetchedPage:
     elif b"\0" in body[:8192] and media not in _HTML:
         raise FetchFailed(f"{response.url} says {media} but its content is binary: web_fetch reads text only")
     if media in _HTML:
-        from server.tools.web.markdown import html_to_markdown  # bs4 and markdownify: 45 ms no other start needs
+        from server.tools.web.convert import page_to_markdown
 
-        title, text = html_to_markdown(body, charset)
+        title, text = await page_to_markdown(body, charset)
     else:
         title, text = "", body.decode(charset or "utf-8", errors="replace")
     if response.status_code >= 400:
@@ -198,11 +209,30 @@ def _sniff(body: bytes, url: str) -> str:
 
 
 async def _read_capped(response: httpx.Response) -> bytes:
+    """The body, decoded (``decode.Decoder``), refused as soon as the bytes on the wire or the decoded bytes pass
+    ``MAX_BODY_BYTES``: each decoded piece is at most ``decode.STEP`` long, so nothing past the cap is held."""
+    try:
+        decoder = Decoder(response.headers.get("content-encoding", ""), MAX_BODY_BYTES)
+    except CodingRefused as exc:
+        raise FetchFailed(f"{response.url} is refused: {exc}") from None
     chunks: list[bytes] = []
-    size = 0
-    async for chunk in response.aiter_bytes():
-        size += len(chunk)
-        if size > MAX_BODY_BYTES:
-            raise FetchFailed(f"{response.url} is over the {MAX_BODY_BYTES} byte limit: reading stopped there")
-        chunks.append(chunk)
+    size = wire = 0
+
+    def keep(pieces: Iterator[bytes]) -> None:
+        nonlocal size
+        for piece in pieces:
+            size += len(piece)
+            if size > MAX_BODY_BYTES:
+                raise FetchFailed(f"{response.url} is over the {MAX_BODY_BYTES} byte limit: reading stopped there")
+            chunks.append(piece)
+
+    try:
+        async for raw in response.aiter_raw():
+            wire += len(raw)
+            if wire > MAX_BODY_BYTES:
+                raise FetchFailed(f"{response.url} is over the {MAX_BODY_BYTES} byte limit: reading stopped there")
+            keep(decoder.feed(raw))
+        keep(decoder.end())
+    except CodingFailed as exc:
+        raise FetchFailed(f"{response.url} could not be decoded: {exc}") from None
     return b"".join(chunks)

@@ -44,7 +44,7 @@ def html_to_markdown(html: bytes | str, encoding: str | None = None) -> tuple[st
     for tag in soup.find_all([*_MACHINERY, *_CONTROLS, "title", "head"]):
         tag.decompose()
     for tag in soup.find_all(True):
-        if tag.decomposed:
+        if vars(tag).get("_decomposed"):  # not ``tag.decomposed``: bs4 looks that up as a search of every descendant
             continue
         hidden = tag.has_attr("hidden") or tag.get("aria-hidden") == "true"
         style = str(tag.get("style") or "").replace(" ", "").lower()

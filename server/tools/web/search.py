@@ -86,7 +86,7 @@ async def _get(url: httpx.URL, params: dict[str, str], headers: dict[str, str], 
     try:
         async with httpx.AsyncClient(timeout=httpx.Timeout(TIMEOUT_SECONDS)) as client:
             response = await client.get(url, params=params, headers=headers)
-    except httpx.HTTPError as exc:
+    except (httpx.HTTPError, httpx.InvalidURL) as exc:  # InvalidURL: a ``Location`` httpx cannot read
         raise SearchFailed(f"{name} at {url} could not be reached: {type(exc).__name__}: {exc}") from None
     if response.status_code >= 400:
         raise SearchFailed(f"{name} answered HTTP {response.status_code} {response.reason_phrase}")

@@ -34,6 +34,8 @@ async def web_fetch(ctx: ToolContext, args: dict[str, Any]) -> str:
         raise ToolFailure(str(exc)) from None
     except httpx.HTTPError as exc:
         raise ToolFailure(f"{url[:200]}: {type(exc).__name__}: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - whatever a page or a server does, the model reads it (B-WEB-2)
+        raise ToolFailure(f"{url[:200]} could not be fetched: {type(exc).__name__}: {str(exc)[:500]}") from None
     return page.render(url.strip())
 
 
@@ -48,6 +50,8 @@ async def web_search(ctx: ToolContext, args: dict[str, Any]) -> str:
         results = await search.search(query, web)
     except search.SearchFailed as exc:
         raise ToolFailure(str(exc)) from None
+    except Exception as exc:  # noqa: BLE001 - whatever the provider answers, the model reads it (B-WEB-2)
+        raise ToolFailure(f"the search failed: {type(exc).__name__}: {str(exc)[:500]}") from None
     return search.render(query, web.search_provider or "", results)
 
 

@@ -96,7 +96,10 @@ async def test_no_results_and_provider_errors_read_clearly(ctx):
     routes = {"/empty/search": json_answer({"results": []}), "/nojson/search": (200, {}, b"<html>")}
     routes["/brave-empty"] = json_answer({"type": "search", "query": {"original": "q"}})
     routes["/denied"] = (401, {"Content-Type": "application/json"}, b'{"error": "bad token"}')
+    routes["/jump/search"] = (302, {"Location": "http:x:1/y"}, b"")  # httpx: InvalidURL, not an HTTPError (B-WEB-2)
     with serving(routes) as provider:
+        with pytest.raises(ToolFailure, match=r"SearXNG at .* could not be reached: InvalidURL"):
+            await web_search(with_web(ctx, parse_web([], [], [], "searxng", provider.url("/jump"))), {"query": "q"})
         empty = parse_web([], [], [], "searxng", provider.url("/empty"))
         assert await web_search(with_web(ctx, empty), {"query": "nothing"}) == 'No results for "nothing" (searxng).'
         brave_empty = parse_web([], [], [], "brave", provider.url("/brave-empty"), "k")
