@@ -47,13 +47,6 @@ async def spawn_attached(initialization_options: dict[str, Any] | None = None) -
         raise ConnectionError(lines[-1].removeprefix("threadline connect: ") if lines else str(exc)) from None
 
 
-async def exec_detached(args: argparse.Namespace) -> int:
-    """``exec --detach`` (``server.cli.detach``)."""
-    from server.cli.detach import exec_detached as run
-
-    return await run(args)
-
-
 # --- chat --attach -----------------------------------------------------------------------------------------
 
 Ask = Callable[..., Awaitable[dict[str, str]]]
