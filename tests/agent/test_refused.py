@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from server.agent.refused import MIN_ROOM_TOKENS, SERVER_FULL_NOTE, ServerRoom, backoff, within
 from server.context import FALLBACK_SUMMARY, RequestView, estimate_messages_tokens
 
@@ -43,8 +45,8 @@ def _view(messages: list[dict]) -> RequestView:
 
 def test_issue_50_within_the_room_the_note_says_the_server_was_full_and_the_request_is_put_back():
     call = {"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "a"}'}}
-    tail = [{"role": "assistant", "content": None, "tool_calls": [call]}, {"role": "tool", "tool_call_id": "c1"}]
-    tail[1]["content"] = "the file's text " * 400
+    result = {"role": "tool", "tool_call_id": "c1", "content": "the file's text " * 400}
+    tail: list[dict[str, Any]] = [{"role": "assistant", "content": None, "tool_calls": [call]}, result]
     view = _view([{"role": "system", "content": "rules"}, {"role": "system", "content": FALLBACK_SUMMARY}, *tail])
     kept = within(view, 600, SERVER_FULL_NOTE, "A: read a")
     roles = [m["role"] for m in kept.messages]
