@@ -6,14 +6,13 @@ The mode is the session's own (``createSession``/``updateSession {sandbox}``) or
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from protocol.messages import SandboxMode, SandboxStatus
 from server.sandbox.policy import SandboxPolicy, SandboxSettings, build_policy
 from server.sandbox.runner import Support, private_tmpdir, support
-from server.worktrees.record import load as load_worktree
 
 if TYPE_CHECKING:
     from server.transcript import Store
@@ -92,15 +91,6 @@ def command_sandbox(settings: SandboxSettings, session_id: str, cwd: Path, mode:
         deny_read=settings.deny_read,
     )
     return CommandSandbox(mode, policy, support())
-
-
-async def session_sandbox(store: Store, settings: SandboxSettings, session_id: str, cwd: Path) -> CommandSandbox:
-    sandbox = command_sandbox(settings, session_id, cwd, await session_mode(store, settings, session_id))
-    worktree = await load_worktree(store, session_id)
-    if worktree is None or worktree.state == "discarded":
-        return sandbox
-    # B-WT-1: a worktree task commits into git data of its own, nothing of the repository's
-    return replace(sandbox, policy=sandbox.policy.with_git_grant(*worktree.grant()))
 
 
 async def say_once(store: Store, sandbox: CommandSandbox, session_id: str, turn_id: str | None) -> str | None:

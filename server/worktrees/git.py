@@ -7,6 +7,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from server.sandbox.start import DEVNULL, PIPE, start
+
 TIMEOUT_SECONDS = 120.0
 # Nothing git might start on its own: no terminal prompt, no pager, no editor, no optional index writes
 QUIET = {
@@ -72,15 +74,14 @@ async def check_bytes(
 async def _exec(
     cwd: Path | str, args: tuple[str, ...], env: dict[str, str] | None, stdin: bytes | None
 ) -> tuple[int, bytes, bytes]:
-    proc = await asyncio.create_subprocess_exec(
-        "git",
-        "-C",
-        str(cwd),
-        *args,
-        stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
+    # The server's own git, outside the sandbox (it merges and brings a task's objects in), a child of the server
+    proc = await start(
+        ["git", "-C", str(cwd), *args],
+        confine=None,
+        contain=None,
+        stdin=PIPE if stdin is not None else DEVNULL,
         env=git_env(env),
+        new_session=False,
     )
     try:
         out, err = await asyncio.wait_for(proc.communicate(stdin), TIMEOUT_SECONDS)
