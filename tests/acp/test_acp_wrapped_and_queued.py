@@ -40,7 +40,7 @@ def said(acp, sid: str) -> str:
     return "".join(u.content.text for u in acp.editor.of(sid, "agent_message_chunk"))
 
 
-async def test_issue_51_a_subagents_write_is_asked_with_the_same_diff_as_the_parents(acp, folder):
+async def test_B_ACP_1_a_subagents_write_is_asked_with_the_same_diff_as_the_parents(acp, folder):
     sid = await new(acp, folder)
     acp.fake.push(
         task("call_t1", "Write the notes", "write notes.txt"),
@@ -69,7 +69,7 @@ async def test_issue_51_a_subagents_write_is_asked_with_the_same_diff_as_the_par
     assert "- notes.txt (write_file)\n" in log and "- `echo time: now`" in log and "run_command:" not in log
 
 
-async def test_issue_51_avantes_wrapped_prompt_is_stored_once_and_its_context_line_apart(acp, folder):
+async def test_B_ACP_1_avantes_wrapped_prompt_is_stored_once_and_its_context_line_apart(acp, folder):
     sid = await new(acp, folder)
     acp.fake.push({"content": "b.txt it is"}, {"content": "read"})
     await acp.prompt(sid, "Write b.txt")
@@ -93,7 +93,7 @@ async def test_issue_51_avantes_wrapped_prompt_is_stored_once_and_its_context_li
     assert shown[-1].endswith("Now read it back") and "system_context" not in shown[-1]
 
 
-async def test_issue_51_a_prompt_sent_while_a_turn_runs_is_queued_and_says_so(acp, folder):
+async def test_B_ACP_1_a_prompt_sent_while_a_turn_runs_is_queued_and_says_so(acp, folder):
     sid = await new(acp, folder)
     acp.fake.push(command_call("call_q1", "echo first"), {"content": "first done"}, {"content": "second done"})
     acp.editor.hold = True  # the first turn waits on its approval: it runs while the second prompt comes
@@ -108,7 +108,7 @@ async def test_issue_51_a_prompt_sent_while_a_turn_runs_is_queued_and_says_so(ac
     assert said(acp, sid).endswith("second done")
 
 
-async def test_issue_51_initialize_is_answered_before_the_agent_loads_and_is_the_agents_own(home, tmp_path):
+async def test_B_ACP_1_initialize_is_answered_before_the_agent_loads_and_is_the_agents_own(home, tmp_path):
     """A broken config.toml stops the agent once it loads its settings; ``initialize`` was answered before."""
     (home / "config.toml").write_text("[provider\n")
     done = subprocess.run(
@@ -131,7 +131,7 @@ async def own_answer() -> dict:
     return answer.model_dump(mode="json", by_alias=True, exclude_none=True, exclude_unset=True)
 
 
-async def test_issue_51_the_early_answer_is_the_agents_and_only_for_a_well_formed_initialize():
+async def test_B_ACP_1_the_early_answer_is_the_agents_and_only_for_a_well_formed_initialize():
     line = early_answer(b'{"jsonrpc":"2.0","id":"a","method":"initialize","params":{"protocolVersion":1}}')
     assert line is not None and json.loads(line) == {"jsonrpc": "2.0", "id": "a", "result": await own_answer()}
     for other in (
