@@ -51,8 +51,10 @@ from server.acp.wrapping import is_wrapped, unwrap
 from server.edge.dispatch import decode_params, run_handler
 from server.edge.errors import INTERNAL_ERROR
 from server.methods.registry import HANDLERS
+from server.services import history
 from server.services.core import Core
-from server.services.turns import busy, cancel_running_turn, submit_turn
+from server.services.sessions import is_running
+from server.services.turns import cancel_running_turn, submit_turn
 
 log = logging.getLogger(__name__)
 
@@ -174,7 +176,7 @@ class ThreadlineAgent:
         blocks, context = prompt_context(prompt, Path(session.cwd))  # files the user points at
         text, images = user_message(blocks)
         if is_wrapped(text):  # avante's repeats and context line (server.acp.wrapping)
-            earlier = await self.core.store.all_messages(session.id)
+            earlier = await history.all_messages(self.core, session.id)
             text = unwrap(text, (m.content or "" for m in earlier if m.role == "user"))
         params = SubmitTurnParams(
             session_id=session.id,
@@ -183,7 +185,7 @@ class ThreadlineAgent:
             context=context or None,
             queue=True,  # a prompt sent while a turn runs waits for it, as submitTurn {queue} does
         )
-        if busy(self.core, session.id):
+        if is_running(self.core, session.id):
             self.client.send_update(session.id, agent_text(QUEUED))
         result = await submit_turn(self.core, params)  # images are checked there, as for submitTurn
         if result.command is not None:  # a built-in slash command answered without a model call

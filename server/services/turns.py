@@ -76,12 +76,6 @@ async def cancel_turn(core: TurnsNeeds, session_id: str) -> bool:
     return session.turns.cancel()
 
 
-def busy(core: TurnsNeeds, session_id: str) -> bool:
-    """Whether a turn of the session runs or waits in this process (a new one would be queued behind it)."""
-    session = core.sessions.peek(session_id)
-    return session is not None and session.turns.is_running()
-
-
 def cancel_running_turn(core: TurnsNeeds, session_id: str) -> bool:
     """Cancel the session's running turn, if this process runs one (ACP's ``session/cancel``, a notification:
     nothing to answer, so the session is not looked up)."""
