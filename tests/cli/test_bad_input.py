@@ -101,6 +101,7 @@ CASES = [
     (["exec", "--output-last-message", "/nope/dir/last.txt", "hi"], "does not exist"),
     (["exec", "--output-last-message", "FOLDER", "hi"], "is a folder"),
     (["chat", ""], "the task is empty"),
+    (["--bogus"], "unrecognized arguments: --bogus"),
     (["sandbox"], "usage: threadline sandbox"),
 ]
 
