@@ -202,7 +202,7 @@ class ThreadlineAgent:
 
     async def cancel(self, session_id: str, **_: Any) -> None:
         self.client.cancel_prompt(session_id)  # an open permission request is the client's to answer `cancelled`
-        cancel_running_turn(self.core, session_id)  # the prompt then answers `cancelled`
+        cancel_running_turn(self.core, session_id, queued=True)  # every open prompt then answers `cancelled`
 
     @edge
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:

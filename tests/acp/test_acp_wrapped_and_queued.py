@@ -141,3 +141,18 @@ async def test_B_ACP_1_the_early_answer_is_the_agents_and_only_for_a_well_formed
         b"not json",
     ):
         assert early_answer(other) is None
+
+
+async def test_B_ACP_1_cancel_answers_the_running_and_the_queued_prompt_cancelled(acp, folder):
+    sid = await new(acp, folder)
+    acp.fake.push(command_call("call_q2", "echo held"), {"content": "never"}, {"content": "never either"})
+    acp.editor.hold = True
+    first = asyncio.ensure_future(acp.prompt(sid, "run it"))
+    await asyncio.wait_for(acp.editor.asked.wait(), 30)
+    second = asyncio.ensure_future(acp.prompt(sid, "then this"))
+    await acp.wait_for(lambda: "queued" in said(acp, sid), timeout=30)
+    await acp.conn.cancel(session_id=sid)
+    acp.editor.decide = lambda request: None  # the client answers its open question `cancelled`, as ACP asks
+    acp.editor.release.set()
+    assert (await first).stop_reason == "cancelled"
+    assert (await second).stop_reason == "cancelled"  # not run after the cancelled one
