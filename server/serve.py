@@ -41,12 +41,22 @@ def serve(tcp: bool = False, port: int = 0, log_level: str = "WARNING") -> int:
 
 
 def serve_acp(log_level: str = "WARNING") -> int:
-    """The Agent Client Protocol front end over stdio."""
+    """The Agent Client Protocol front end over stdio. ``initialize`` is answered from the start, while the agent
+    loads (``server.acp_doorman``): a client waits for it before anything else."""
+    from server.acp_doorman import Doorman
+
+    reexec_without_keys()  # first: the doorman must live in the process that serves
+    # Only protocol lines may reach the client: the real stdout is kept for them, and fd 1 (stray prints,
+    # anything a child inherits) becomes stderr.
+    out_fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    doorman = Doorman(0, out_fd)
 
     def run(settings: Settings) -> int:
         from server.acp import serve_acp as run_acp
 
-        return run_acp(settings)
+        return run_acp(settings, doorman)
 
     return _serve_with(log_level, run)
 

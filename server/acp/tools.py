@@ -44,10 +44,12 @@ def tool_kind(name: str) -> ToolKind:
 
 
 def title(name: str, args: Any, fallback: str | None = None) -> str:
-    """The call's title with what matters first: the command itself (``npm test``), a path or pattern followed by
-    the tool (``src/a.py (write_file)``), a subagent's task (``Map the parser (subagent)``). Clients keep the
-    title's first part (CodeCompanion shows the text before a ``:`` beside the kind), so the tool's name never
-    leads. One line; cut past TITLE_MAX and marked."""
+    """The call's title with what matters first: the command itself in backticks (`` `npm test` ``), a path or
+    pattern followed by the tool (``src/a.py (write_file)``), a subagent's task (``Map the parser (subagent)``).
+    Clients keep the title's first part: CodeCompanion shows the text before a ``:`` beside the kind, unless the
+    title starts with a backticked span, which it shows whole (Claude Code's ACP titles commands so, and avante
+    renders the span as code). So a command is always in backticks (``echo time: now`` survives whole), any other
+    value when it holds a ``:``, and the tool's name never leads. One line; cut past TITLE_MAX and marked."""
     text = None
     if isinstance(args, dict):
         if name == TASK_TOOL and isinstance(args.get("description"), str) and args["description"].strip():
@@ -57,9 +59,15 @@ def title(name: str, args: Any, fallback: str | None = None) -> str:
                 value = args.get(key)
                 if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value).strip():
                     value = _one_line(str(value))
-                    text = value if name == "run_command" else f"{value} ({name})"
+                    shown = code(value) if name == "run_command" or ":" in value else value
+                    text = shown if name == "run_command" else f"{shown} ({name})"
                     break
     return text or fallback or name
+
+
+def code(text: str) -> str:
+    """``text`` as a backticked span, when it holds no backtick itself (a span cannot hold one: then as it is)."""
+    return f"`{text}`" if "`" not in text else text
 
 
 def _one_line(text: str) -> str:

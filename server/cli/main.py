@@ -13,7 +13,6 @@ if TYPE_CHECKING:
     from server.cli.client import Client, Connection
 
 SERVER_COMMANDS = ("serve", "acp", "daemon", "connect")
-CLIENT_FLAGS = ("-h", "--help", "--version")  # answered by the whole parser: every command listed
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
         # client piping into the bare form still gets the stdio server below)
         _parser().print_help(sys.stderr)
         return 2
-    server_only = not argv or argv[0] in SERVER_COMMANDS or (argv[0].startswith("-") and argv[0] not in CLIENT_FLAGS)
+    server_only = not argv or argv[0] in SERVER_COMMANDS  # a flag first (--version, a typo) gets the whole usage
     parser = _parser(server_only, argv[0] if argv else None)
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):

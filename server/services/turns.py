@@ -79,11 +79,13 @@ async def cancel_turn(core: TurnsNeeds, session_id: str) -> bool:
     return session.turns.cancel()
 
 
-def cancel_running_turn(core: TurnsNeeds, session_id: str) -> bool:
+def cancel_running_turn(core: TurnsNeeds, session_id: str, queued: bool = False) -> bool:
     """Cancel the session's running turn, if this process runs one (ACP's ``session/cancel``, a notification:
-    nothing to answer, so the session is not looked up)."""
+    nothing to answer, so the session is not looked up); with ``queued``, the turns queued behind it too."""
     session = core.sessions.peek(session_id)  # a session whose turn runs is always held
-    return session is not None and session.turns.cancel()
+    if session is None:
+        return False
+    return session.turns.cancel_with_queued() if queued else session.turns.cancel()
 
 
 async def _attached(

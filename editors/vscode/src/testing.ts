@@ -15,4 +15,5 @@ export { outsideSandboxMark, sandboxBadge } from './sandbox';
 export { APPLIED_EDITS_KEY, DiffStates, PENDING_REVIEWS_KEY, diffSidePath, toolCallOfPath } from './diffKeys';
 export { childProgress, childSummary } from './webview/subagents';
 export { breakdownSegments, commandLabel, completeCommand, planItems, planProgress, slashMatches } from './webview/issue33';
-export { toolBadge } from './webview/toolBadges';
+export { cardTitle, toolBadge } from './webview/toolBadges';
+export { shortTime } from './webview/contextView';
