@@ -13,7 +13,9 @@
 from __future__ import annotations
 
 import ast
+import asyncio
 import re
+import sys
 from pathlib import Path
 from typing import get_args
 
@@ -24,9 +26,13 @@ from protocol import METHODS
 from protocol.tool_facts import PLAIN, TOOL_FACTS, WRITTEN_PATH_KEYS, facts_of
 from protocol.updates import ProviderKind
 from server import config
+from server.cli.client import Client
 from server.providers.kinds import PROVIDER_KINDS
 from server.tools import TOOLS
 from server.tools.web.tools import SEARCH_TOOL
+from tests.e2e.agent_support import Agent, kind_of, model_requests, tool_messages
+from tests.fakes.fake_provider import FakeProvider
+from tests.harness import API_KEY, LIMIT, REPO, initialize, log_path, server_env, watch_log
 from tests.harness import KINDS as DOUBLES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -145,3 +151,43 @@ def test_each_recipe_names_files_that_exist_and_a_test_that_proves_it(title):
         tree = ast.parse((ROOT / file).read_text(encoding="utf-8"))
         defined = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
         assert test in defined, f"{title}: {file} has no {test}"
+
+
+@pytest.mark.slow  # a real server and a model double: ~7 s
+async def test_a_tool_added_as_the_recipe_says_is_offered_and_run_through_the_real_server(tmp_path):
+    """ "Add a tool", followed once: ``tests/recipe_server.py`` lists a tool in ``server.tools.TOOLS`` and runs the
+    real server; the scripted model sees it offered, calls it, and reads its result. A tool with no row in
+    ``protocol/tool_facts.py`` has the plain facts: it asks nothing, and nothing else needs its name."""
+    home, folder = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    folder.mkdir()
+    with FakeProvider(api_key=API_KEY) as fake, open(log_path(home), "ab") as err:
+        env = server_env(home, fake.url, THREADLINE_PROVIDER=kind_of(fake))
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "tests.recipe_server",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=err,
+            env=env,
+            cwd=str(REPO),
+            limit=LIMIT,
+        )
+        watch_log(log_path(home), lambda: proc.returncode is None)
+        agent = Agent(await initialize(Client(proc)), fake, home, log_path(home))
+        try:
+            fake.push(
+                {"tool_calls": [{"id": "call_1", "name": "count_words", "arguments": {"text": "one two three"}}]},
+                {"content": "Three."},
+            )
+            sid = await agent.session(folder)
+            result = await agent.turn(sid, "count them", timeout=60)
+        finally:
+            await agent.close()
+    assert result["stopReason"] == "endTurn", result
+    requests = model_requests(fake)
+    offered = [t["function"]["name"] for t in requests[0]["body"]["tools"]]
+    assert "count_words" in offered and "read_file" in offered
+    assert [m["content"] for m in tool_messages(requests[1])] == ["3 words"]
+    assert agent.approvals == []  # plain facts, no approval declared: it runs unasked under the ask policy
