@@ -41,6 +41,7 @@ class ToolFacts:
     sandboxed: bool = False  # runs its ``command`` argument under the command sandbox: deny list, escalation
     grant: Grant = "tool"
     always_ask: bool = False  # asks under every policy but auto (it changes what every later session is told)
+    parallel: bool = False  # calls of it next to each other in one answer run together (B-SUB-1)
 
     @property
     def acp_kind(self) -> AcpKind:
@@ -66,7 +67,7 @@ TOOL_FACTS: Mapping[str, ToolFacts] = MappingProxyType(
         "update_plan": ToolFacts("other"),
         "web_fetch": ToolFacts("network", grant="host"),  # both reach the web from the server (B-WEB-1)
         "web_search": ToolFacts("network"),
-        "task": ToolFacts("other", result="quoted"),  # a sub-agent's report (server.services.subagents)
+        "task": ToolFacts("other", result="quoted", parallel=True),  # a sub-agent's report (server.services.subagents)
     }
 )
 
