@@ -1,6 +1,7 @@
 """Which tool calls of one answer run together: calls of a tool that declares itself ``parallel``
-(``protocol.tool_facts``: ``task``) next to each other do (B-SUB-1), every other call runs alone, in order. A subagent mostly waits on its model, so its siblings overlap with it; the number running at
-once is capped by the ``task`` tool itself (``[agents] max_parallel``)."""
+(``protocol.tool_facts``: ``task``) next to each other do (B-SUB-1), every other call runs alone, in order. A
+subagent mostly waits on its model, so its siblings overlap with it; the number running at once is capped by the
+``task`` tool itself (``[agents] max_parallel``)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,10 @@
 """The provider kinds, registered once: ``[provider] kind`` names a row here, and everything that differs by kind
 (which client speaks it, where it lives when no base URL is set, what it refuses) is read from the row. Each client
-reports usage in one shape (``Usage``: prompt tokens include the cached ones) whatever its wire says. Adding a kind is one client module under ``server/providers/`` and one row (docs/ARCHITECTURE.md,
-"Add a provider kind").
+reports usage in one shape (``Usage``: prompt tokens include the cached ones) whatever its wire says. Adding a kind
+is one client module under ``server/providers/`` and one row (docs/ARCHITECTURE.md, "Add a provider kind").
+
+Per-kind cache prices (what a cache read or write costs against plain input) belong on this row too, once the
+budget reads them by kind; today a price comes from ``[provider] price`` or the model table.
 """
 
 from __future__ import annotations
