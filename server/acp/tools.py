@@ -12,24 +12,11 @@ from typing import Any, Literal
 
 from acp.schema import ContentToolCallContent, FileEditToolCallContent, TextContentBlock, ToolCallLocation
 
-ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"]
+from protocol.tool_facts import TOOL_FACTS, AcpKind, facts_of
+
+ToolKind = AcpKind
 ToolStatus = Literal["pending", "in_progress", "completed", "failed"]
 
-KINDS: dict[str, ToolKind] = {
-    "read_file": "read",
-    "read_artifact": "read",
-    "list_files": "search",
-    "search_files": "search",
-    "search_transcript": "search",
-    "edit_file": "edit",
-    "write_file": "edit",
-    "save_memory": "edit",
-    "run_command": "execute",
-    "process_output": "execute",  # a background command's output and state
-    "stop_process": "execute",
-    "web_fetch": "fetch",  # both reach the web from the server (B-WEB-1)
-    "web_search": "fetch",
-}
 EDIT_TOOLS = ("edit_file", "write_file")
 TASK_TOOL = "task"
 # The argument that says what a call is about, first found first: the title starts with it.
@@ -40,7 +27,8 @@ FAILED_PREFIXES = ("Tool failed", "Permission denied", "Forbidden", "Tool call i
 
 
 def tool_kind(name: str) -> ToolKind:
-    return KINDS.get(name, "fetch" if "fetch" in name else "other")
+    """The kind a tool declares (``protocol.tool_facts``); another's (an MCP tool's) guessed from its name."""
+    return facts_of(name).acp_kind if name in TOOL_FACTS else "fetch" if "fetch" in name else "other"
 
 
 def title(name: str, args: Any, fallback: str | None = None) -> str:
@@ -59,8 +47,9 @@ def title(name: str, args: Any, fallback: str | None = None) -> str:
                 value = args.get(key)
                 if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value).strip():
                     value = _one_line(str(value))
-                    shown = code(value) if name == "run_command" or ":" in value else value
-                    text = shown if name == "run_command" else f"{shown} ({name})"
+                    command = facts_of(name).sandboxed  # a command is shown as itself, in a code span
+                    shown = code(value) if command or ":" in value else value
+                    text = shown if command else f"{shown} ({name})"
                     break
     return text or fallback or name
 
