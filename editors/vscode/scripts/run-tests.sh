@@ -12,3 +12,5 @@ echo "== 3/3 e2e: editor grounding with VS Code's TypeScript features (issue 34)
 E2E_DRIVER=editor.mjs E2E_SETTINGS=',"threadline.editor.settleMs":10000' npm run --silent test:e2e
 echo "== 3/3 e2e: the daemon: attach to a task started by exec --detach and answer its waiting approval"
 E2E_DRIVER=attach.mjs E2E_SETTINGS=',"threadline.useDaemon":true,"threadline.editor.attachActiveFile":false' npm run --silent test:e2e
+echo "== 3/3 e2e: worktree tasks: the Tasks view opens a task's diff and merges it (issue 54)"
+E2E_DRIVER=tasks.mjs E2E_SETTINGS=',"threadline.useDaemon":true,"threadline.editor.attachActiveFile":false' npm run --silent test:e2e

@@ -1,6 +1,7 @@
 // The Tasks view (docs/WORKTREES.md): the worktree sessions of the server (the daemon's, when the extension uses
 // it) with branch, state and diff stat; "Open Diff" shows a task's changes against its base, "Merge" and "Discard"
-// call mergeWorktree and discardWorktree. Refreshed when a turn ends and on demand.
+// call mergeWorktree and discardWorktree. The diff is a read-only document named after the branch (closing it
+// asks nothing, as an untitled one would). Refreshed when a turn ends and on demand.
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
@@ -8,10 +9,16 @@ import type { MergeWorktreeResult } from './rpc/protocol';
 import type { ServerManager } from './serverManager';
 import { mergeMessage, taskRows, type TaskRow } from './sidebar/tasks';
 
-export class TasksView implements vscode.TreeDataProvider<TaskRow>, vscode.Disposable {
+/** A task's diff: a read-only document named after its branch (threadline-task-diff:/threadline/NAME.diff). */
+export const TASK_DIFF_SCHEME = 'threadline-task-diff';
+
+export class TasksView implements vscode.TreeDataProvider<TaskRow>, vscode.TextDocumentContentProvider, vscode.Disposable {
   static readonly viewId = 'threadline.tasks';
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChangeTreeData = this.changed.event;
+  private readonly diffChanged = new vscode.EventEmitter<vscode.Uri>();
+  readonly onDidChange = this.diffChanged.event;
+  private readonly diffs = new Map<string, string>();
   rows: TaskRow[] = [];
 
   constructor(private readonly server: ServerManager) {}
@@ -52,9 +59,16 @@ export class TasksView implements vscode.TreeDataProvider<TaskRow>, vscode.Dispo
     const text = await new Promise<string>((resolve, reject) =>
       execFile('git', ['-C', w.path, 'diff', w.base], { maxBuffer: 64 << 20 }, (err, out, errText) =>
         err ? reject(new Error(`git diff failed: ${errText || err.message}`)) : resolve(out)));
-    const doc = await vscode.workspace.openTextDocument({ language: 'diff', content: text || '(no changes against the base)' });
+    const uri = vscode.Uri.from({ scheme: TASK_DIFF_SCHEME, path: `/${w.branch}.diff` });
+    this.diffs.set(uri.toString(), text || `(no changes against ${w.base})\n`);
+    this.diffChanged.fire(uri); // an open one shows the new text
+    const doc = await vscode.languages.setTextDocumentLanguage(await vscode.workspace.openTextDocument(uri), 'diff');
     await vscode.window.showTextDocument(doc, { preview: false });
     return doc;
+  }
+
+  provideTextDocumentContent(uri: vscode.Uri): string {
+    return this.diffs.get(uri.toString()) ?? '';
   }
 
   async merge(arg?: TaskRow | string): Promise<MergeWorktreeResult> {
@@ -76,5 +90,6 @@ export class TasksView implements vscode.TreeDataProvider<TaskRow>, vscode.Dispo
 
   dispose(): void {
     this.changed.dispose();
+    this.diffChanged.dispose();
   }
 }
