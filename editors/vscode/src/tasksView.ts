@@ -2,11 +2,11 @@
 // it) with branch, state and diff stat; "Open Diff" shows a task's changes against its base, "Merge" and "Discard"
 // call mergeWorktree and discardWorktree. The diff is a read-only document named after the branch (closing it
 // asks nothing, as an untitled one would). Refreshed when a turn ends and on demand.
-import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
 import type { MergeWorktreeResult } from './rpc/protocol';
 import type { ServerManager } from './serverManager';
+import { taskDiff } from './sidebar/taskDiff';
 import { mergeMessage, taskRows, type TaskRow } from './sidebar/tasks';
 
 /** A task's diff: a read-only document named after its branch (threadline-task-diff:/threadline/NAME.diff). */
@@ -52,13 +52,11 @@ export class TasksView implements vscode.TreeDataProvider<TaskRow>, vscode.TextD
     return found;
   }
 
-  /** The task's changes against its base (committed or not) in a diff document. */
+  /** The task's changes against its base (committed or not, new files too) in a read-only diff document. */
   async openDiff(arg?: TaskRow | string): Promise<vscode.TextDocument> {
     const w = this.row(arg).worktree;
     if (!fs.existsSync(w.path)) throw new Error(`the worktree of ${w.branch} was discarded`);
-    const text = await new Promise<string>((resolve, reject) =>
-      execFile('git', ['-C', w.path, 'diff', w.base], { maxBuffer: 64 << 20 }, (err, out, errText) =>
-        err ? reject(new Error(`git diff failed: ${errText || err.message}`)) : resolve(out)));
+    const text = await taskDiff(w.path, w.base);
     const uri = vscode.Uri.from({ scheme: TASK_DIFF_SCHEME, path: `/${w.branch}.diff` });
     this.diffs.set(uri.toString(), text || `(no changes against ${w.base})\n`);
     this.diffChanged.fire(uri); // an open one shows the new text

@@ -53,7 +53,7 @@ try {
   const row = tasks.locator('.monaco-list-row', { hasText: 'threadline/fix' });
   await row.waitFor({ timeout: 60000 });
   const text = await row.innerText();
-  assert.match(text, /threadline\/fix · idle · 1 file \+2 −0 · 1 ahead of main/, text);
+  assert.match(text, /add the feature\s*idle · 1 file \+2 −0 · threadline\/fix/, text);
   await shot('e2e-tasks-1-view.png');
   log('Tasks view row:', text.replace(/\s+/g, ' '));
 
@@ -62,7 +62,8 @@ try {
   await row.locator('.action-label[aria-label="Open Diff"]').click();
   const diff = page.locator('.editor-instance .view-lines', { hasText: '+def feature():' });
   await diff.waitFor({ timeout: 30000 });
-  assert.match(await diff.innerText(), /feature\.py[\s\S]*\+def feature\(\):[\s\S]*\+ {4}return 42/);
+  const shown = (await diff.innerText()).replace(/\s+/g, ' '); // monaco's spaces are no-break spaces
+  assert.match(shown, /\+\+\+ b\/feature\.py @@ -0,0 \+1,2 @@ \+def feature\(\): \+ return 42/, JSON.stringify(shown));
   await shot('e2e-tasks-2-diff.png');
   log('Open Diff shows feature.py');
 
@@ -70,7 +71,7 @@ try {
   await row.hover();
   await row.locator('.action-label[aria-label="Merge"]').click();
   await page.locator('.notifications-toasts', { hasText: 'threadline/fix merged' }).waitFor({ timeout: 30000 });
-  await tasks.locator('.monaco-list-row', { hasText: 'threadline/fix · merged' }).waitFor({ timeout: 30000 });
+  await tasks.locator('.monaco-list-row', { hasText: /merged · .* · threadline\/fix/ }).waitFor({ timeout: 30000 });
   assert.equal(git('log', '--format=%s', '-1', 'main'), 'add feature');
   assert.equal(git('status', '--porcelain'), '');
   assert.equal(fs.readFileSync(path.join(WS, 'feature.py'), 'utf8'), 'def feature():\n    return 42\n');
