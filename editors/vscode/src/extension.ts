@@ -7,7 +7,7 @@ import { ServerManager } from './serverManager';
 import { ContextPanel } from './sidebar/contextPanel';
 import { processPickItems } from './sidebar/processes';
 import { SidebarProvider } from './sidebar/provider';
-import { TasksView } from './tasksView';
+import { TASK_DIFF_SCHEME, TasksView } from './tasksView';
 import type { SessionInfo } from './rpc/protocol';
 
 export function activate(context: vscode.ExtensionContext): void {
@@ -47,6 +47,7 @@ export function activate(context: vscode.ExtensionContext): void {
       if (p.update.kind === 'turnCompleted' || p.update.kind === 'turnStarted') tasks.refresh();
     }),
     tasks, vscode.window.registerTreeDataProvider(TasksView.viewId, tasks),
+    vscode.workspace.registerTextDocumentContentProvider(TASK_DIFF_SCHEME, tasks),
     command('threadline.tasks.refresh', () => tasks.refresh()),
     command('threadline.tasks.openDiff', (row?: unknown) => tasks.openDiff(row as string)),
     command('threadline.tasks.merge', (row?: unknown) => tasks.merge(row as string)),

@@ -1,17 +1,24 @@
 // The Tasks view (docs/WORKTREES.md): the worktree sessions of the server (the daemon's, when the extension uses
 // it) with branch, state and diff stat; "Open Diff" shows a task's changes against its base, "Merge" and "Discard"
-// call mergeWorktree and discardWorktree. Refreshed when a turn ends and on demand.
-import { execFile } from 'node:child_process';
+// call mergeWorktree and discardWorktree. The diff is a read-only document named after the branch (closing it
+// asks nothing, as an untitled one would). Refreshed when a turn ends and on demand.
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
 import type { MergeWorktreeResult } from './rpc/protocol';
 import type { ServerManager } from './serverManager';
+import { taskDiff } from './sidebar/taskDiff';
 import { mergeMessage, taskRows, type TaskRow } from './sidebar/tasks';
 
-export class TasksView implements vscode.TreeDataProvider<TaskRow>, vscode.Disposable {
+/** A task's diff: a read-only document named after its branch (threadline-task-diff:/threadline/NAME.diff). */
+export const TASK_DIFF_SCHEME = 'threadline-task-diff';
+
+export class TasksView implements vscode.TreeDataProvider<TaskRow>, vscode.TextDocumentContentProvider, vscode.Disposable {
   static readonly viewId = 'threadline.tasks';
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChangeTreeData = this.changed.event;
+  private readonly diffChanged = new vscode.EventEmitter<vscode.Uri>();
+  readonly onDidChange = this.diffChanged.event;
+  private readonly diffs = new Map<string, string>();
   rows: TaskRow[] = [];
 
   constructor(private readonly server: ServerManager) {}
@@ -45,16 +52,21 @@ export class TasksView implements vscode.TreeDataProvider<TaskRow>, vscode.Dispo
     return found;
   }
 
-  /** The task's changes against its base (committed or not) in a diff document. */
+  /** The task's changes against its base (committed or not, new files too) in a read-only diff document. */
   async openDiff(arg?: TaskRow | string): Promise<vscode.TextDocument> {
     const w = this.row(arg).worktree;
     if (!fs.existsSync(w.path)) throw new Error(`the worktree of ${w.branch} was discarded`);
-    const text = await new Promise<string>((resolve, reject) =>
-      execFile('git', ['-C', w.path, 'diff', w.base], { maxBuffer: 64 << 20 }, (err, out, errText) =>
-        err ? reject(new Error(`git diff failed: ${errText || err.message}`)) : resolve(out)));
-    const doc = await vscode.workspace.openTextDocument({ language: 'diff', content: text || '(no changes against the base)' });
+    const text = await taskDiff(w.path, w.base);
+    const uri = vscode.Uri.from({ scheme: TASK_DIFF_SCHEME, path: `/${w.branch}.diff` });
+    this.diffs.set(uri.toString(), text || `(no changes against ${w.base})\n`);
+    this.diffChanged.fire(uri); // an open one shows the new text
+    const doc = await vscode.languages.setTextDocumentLanguage(await vscode.workspace.openTextDocument(uri), 'diff');
     await vscode.window.showTextDocument(doc, { preview: false });
     return doc;
+  }
+
+  provideTextDocumentContent(uri: vscode.Uri): string {
+    return this.diffs.get(uri.toString()) ?? '';
   }
 
   async merge(arg?: TaskRow | string): Promise<MergeWorktreeResult> {
@@ -76,5 +88,6 @@ export class TasksView implements vscode.TreeDataProvider<TaskRow>, vscode.Dispo
 
   dispose(): void {
     this.changed.dispose();
+    this.diffChanged.dispose();
   }
 }

@@ -8,6 +8,7 @@ export { interleaveCompactions, storedDiffs } from './webview/history';
 export { cachedShare, meterLabel, sessionCost } from './webview/meter';
 export { processPickItems } from './sidebar/processes';
 export { diffStat, mergeMessage, taskRows, taskState } from './sidebar/tasks';
+export { taskDiff } from './sidebar/taskDiff';
 export { afterRestart, forgetUnattached } from './sidebar/seqs';
 export { forkSeqBefore, planRewind, rewindDone, turnPickItems } from './sidebar/rewind';
 export { modelButtonLabel, modelPickItems, priceText, windowText } from './models';

@@ -20,9 +20,9 @@ export function taskState(s: SessionInfo): string {
   return s.worktree?.state === 'merged' ? 'merged' : 'idle';
 }
 
-/** `2 files +10 −3 · 1 ahead of main`. */
+/** `2 files +10 −3`. */
 export function diffStat(w: WorktreeInfo): string {
-  return `${w.filesChanged} file${w.filesChanged === 1 ? '' : 's'} +${w.insertions} −${w.deletions} · ${w.ahead} ahead of ${w.base}`;
+  return `${w.filesChanged} file${w.filesChanged === 1 ? '' : 's'} +${w.insertions} −${w.deletions}`;
 }
 
 /** The rows of the Tasks view: the worktree sessions, in listSessions' order (newest first). */
@@ -32,8 +32,9 @@ export function taskRows(sessions: SessionInfo[]): TaskRow[] {
     return {
       sessionId: s.sessionId,
       label: s.title || w.branch,
-      description: `${w.branch} · ${taskState(s)} · ${diffStat(w)}`,
-      tooltip: `${w.path}\n${s.sessionId}`,
+      // state and stat first: a sidebar is narrow and VS Code cuts the end of the line; the tooltip has it all
+      description: `${taskState(s)} · ${diffStat(w)} · ${w.branch}`,
+      tooltip: [s.title || w.branch, `${w.branch} · ${taskState(s)} · ${diffStat(w)} · ${w.ahead} ahead of ${w.base}`, w.path, s.sessionId].join('\n'),
       contextValue: `threadline.task.${w.state}`,
       worktree: w,
     };
