@@ -23,7 +23,7 @@ log = logging.getLogger(__name__)
 PERMISSION = "session/request_permission"
 
 
-class Output(Protocol):
+class LineSink(Protocol):
     """Where the lines go (an ``asyncio.StreamWriter``, or ``threadline acp``'s stdout)."""
 
     def write(self, data: bytes) -> None: ...
@@ -36,7 +36,7 @@ class Output(Protocol):
 
 
 class LineTransport:
-    def __init__(self, reader: asyncio.StreamReader, writer: Output):
+    def __init__(self, reader: asyncio.StreamReader, writer: LineSink):
         self._reader, self._writer = reader, writer
         self._permission_ids: dict[tuple[Any, Any], Any] = {}  # (sessionId, toolCallId) -> request id
 
