@@ -8,6 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Property tests are sized by example count and bounded generated inputs, never by wall time: no deadline (a loaded
+# 2-core machine runs an example ten times slower than an idle one), and at most 50 examples where a test says
+# nothing. Each property test still states its own max_examples (tests/test_property_bounds.py checks both).
+settings.register_profile("threadline", deadline=None, max_examples=50, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("threadline")
 
 pytest.register_assert_rewrite("tests.harness")  # before the import below, so its asserts are rewritten too
 
