@@ -13,21 +13,21 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from collections import Counter
+from collections import defaultdict
 from pathlib import Path
 
 LIST = Path(__file__).resolve().parent / "slow_tests.txt"
 LINE = re.compile(r"^\s*([\d.]+)s (?:setup|call|teardown)\s+(tests/\S.*?)\s*$")
 
 
-def measured(report: str) -> Counter[str]:
+def measured(report: str) -> dict[str, float]:
     """Each test's seconds (setup + call + teardown) in a ``--durations=0`` report."""
-    seconds: Counter[str] = Counter()
+    seconds: defaultdict[str, float] = defaultdict(float)
     for line in report.split("slowest durations", 1)[-1].splitlines():
         found = LINE.match(line)
         if found:
             seconds[found.group(2)] += float(found.group(1))
-    return seconds
+    return dict(seconds)
 
 
 def entries(text: str) -> list[str]:
@@ -40,7 +40,7 @@ def is_whole(entry: str) -> bool:
     return "::" not in entry
 
 
-def render(seconds: Counter[str], kept: list[str], threshold: float, source: str) -> str:
+def render(seconds: dict[str, float], kept: list[str], threshold: float, source: str) -> str:
     slow = sorted(t for t, s in seconds.items() if s >= threshold)
     quick = sum(s for s in seconds.values() if s < threshold)
     return "\n".join(

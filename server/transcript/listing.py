@@ -35,7 +35,7 @@ class ListingQueries(Queries):
         self, cwd: str | None = None, limit: int | None = None, include_children: bool = False
     ) -> tuple[list[StoredSession], dict[str, dict[str, Any]]]:
         """What ``list_sessions``, and ``usage_totals`` of the sessions it lists, answer: in one read."""
-        where, args = "WHERE 1", []
+        where, args = "WHERE 1", list[Any]()
         if cwd is not None:
             where += " AND cwd = ?"
             args.append(cwd)

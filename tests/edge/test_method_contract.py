@@ -46,7 +46,8 @@ def test_a_row_declares_a_known_access_and_only_a_mutation_is_exclusive():
     with pytest.raises(ValueError, match="only a mutation can hold its session"):
         MethodSpec("x", spec.params, spec.result, "x", access="read", exclusive=True)
     with pytest.raises(TypeError):
-        MethodSpec("x", spec.params, spec.result, "x")  # type: ignore[call-arg]  (both are declared, every row)
+        # both are declared, on every row
+        MethodSpec("x", spec.params, spec.result, "x")  # type: ignore[call-arg]
 
 
 def test_the_schema_clients_read_carries_each_methods_access_and_exclusivity():
