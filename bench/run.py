@@ -10,6 +10,8 @@
    masking (keep the latest 10 tool observations, mask older ones), with what each keeps in view; and the
    precision and informativeness of the summary's failure lines, before and after B-SUM-10 (bench/failures.py).
 5. The token estimator's accuracy (bench/estimator/RESULTS.md).
+8. Responsiveness under load: bench/load_bench.py (its own command, ~2 minutes a run) writes bench/LOAD.md and
+   bench/load.json; RESULTS.md shows that run's table.
 7. ``threadline exec``'s start against the floor (bench/exec_start.py), and getContextView's figures against a
    provider counting differently (bench/calibration.py), with section 2's overhead against its target.
 6. Cost under a prompt-prefix cache at 16k, 32k and 128k: naive resend, Threadline before (b10667b, read from git
@@ -44,6 +46,7 @@ from bench.cost import COST_WINDOWS, bench_costs
 from bench.exec_start import measure as bench_exec_start
 from bench.failures import bench_failures, failure_section
 from bench.legacy import LegacyUnavailable, require_legacy
+from bench.load_bench import results_section as load_section
 from bench.perf import bench_context_view, bench_iteration_overhead
 from bench.report import cost_section, write_plots, write_results
 from bench.startup_report import startup_section
@@ -115,6 +118,7 @@ async def main() -> int:
         )
         if "start" in saved:
             text += "\n" + "\n".join(startup_section(saved["start"], saved["loop"], saved["calibration"]))
+        text += "\n" + "\n".join(load_section()) + "\n"
         (BENCH / "RESULTS.md").write_text(_kept_latency(text) if saved.get("kept_latency") else text, encoding="utf-8")
         write_plots(saved["views"], saved["tokens"])
         return 0
@@ -140,6 +144,7 @@ async def main() -> int:
     cost_seconds = time.perf_counter() - cost_started
     text = write_results(views, loop, tokens, costs, started, cost_seconds, failures)
     text += "\n" + "\n".join(startup_section(start, loop, calibration))
+    text += "\n" + "\n".join(load_section()) + "\n"  # its own command: bench/load_bench.py
     (BENCH / "RESULTS.md").write_text(_kept_latency(text) if args.keep_latency else text, encoding="utf-8")
     write_plots(views, tokens)
     (BENCH / "results.json").write_text(

@@ -22,7 +22,8 @@ SCHEMA_PATH = Path(__file__).with_name("schema.json")
 
 
 def build_schema() -> dict[str, Any]:
-    """The whole contract as one JSON Schema document: ``methods`` maps each name to its params/result refs,
+    """The whole contract as one JSON Schema document: ``methods`` maps each name to its params/result refs and its
+    access and exclusivity (``protocol.methods.MethodSpec``),
     ``wireText`` the compaction text clients recognise (a JSON Schema tool ignores unknown keywords)."""
     types: list[type] = [InitializationOptions, EditorCapabilities]
     for spec in METHODS.values():
@@ -39,7 +40,13 @@ def build_schema() -> dict[str, Any]:
         # initialize's capabilities.experimental.threadline.editor
         "clientCapabilities": {"editor": ref[EditorCapabilities]},
         "methods": {
-            name: {"summary": spec.summary, "params": ref[spec.params], "result": ref[spec.result]}
+            name: {
+                "summary": spec.summary,
+                "access": spec.access,  # "read": never writes; "mutate": may
+                "exclusive": spec.exclusive,  # holds its session to itself (no turn runs meanwhile)
+                "params": ref[spec.params],
+                "result": ref[spec.result],
+            }
             for name, spec in METHODS.items()
         },
         "notifications": {name: {"params": ref[t]} for name, t in NOTIFICATIONS.items()},

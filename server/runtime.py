@@ -1,7 +1,7 @@
 """The composition root: a ``Core`` for one connection, opened on the data folder and closed with the connection.
 
-Only the front ends' entry points (``server.edge.app``, ``server.acp.serve``) build one; handlers and services
-see the ``Core`` it is.
+Only the front ends' entry points (``server.edge.app``, ``server.acp.serve`` and ``server.edge.local``, exec's in
+its own process) build one; handlers and services see the ``Core`` it is.
 """
 
 from __future__ import annotations

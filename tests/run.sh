@@ -2,7 +2,7 @@
 # Sets up everything the tests need on a fresh machine, then runs every test:
 # the Python suite (server, protocol, context, e2e, reliability, Neovim plugin) and the VS Code extension's suite.
 # `bash tests/run.sh --quick [PYTEST ARGS]` is the contributor's loop instead: no install, no npm, no editors, no
-# mypy; ruff and the tests not marked slow (tests/conftest.py), about a minute.
+# mypy; ruff and the tests not marked slow (measured: tests/slow_tests.txt, read by tests/conftest.py), under a minute.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -6,7 +6,7 @@
   that do no I/O;
 - the services never import the edge, the handlers, ACP or the runtime;
 - the handlers (``server.methods``) and the ACP front end never import the runtime: they get a ``Core``; only the
-  entry points that build one (``server.edge.app``, ``server.acp.serve``) do;
+  entry points that build one (``server.edge.app``, ``server.acp.serve``, ``server.edge.local``) do;
 - no module imports a module that imports it back, directly or around a circle, type-only imports included;
 - ``server.config`` aggregates the parts' settings from above: nothing it aggregates (config.toml's tables, the
   ``[approvals]`` rules, tools, sandbox, hooks, MCP, ``secret_env``) reaches it back, and it reaches neither the
@@ -326,7 +326,8 @@ def test_services_take_their_needs_not_the_core():
 
 
 def _room(module: str) -> str:
-    """A folder under ``server/`` or a single file directly in it (``/work/tools/rooms.py``'s rooms)."""
+    """A folder under ``server/`` or a single file directly in it: a room, the unit of the folder-level cycle
+    rules above."""
     parts = module.split(".")
     if parts[0] != "server" or len(parts) == 1:
         return parts[0]

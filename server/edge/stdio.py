@@ -13,7 +13,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 if TYPE_CHECKING:
     from server.config import Settings
@@ -64,24 +64,68 @@ def stdin_reader(
     return reader
 
 
+class Coalesced:
+    """stdout as the event loop writes it: the frames of one pass of the loop go out in one ``write`` and one
+    flush at its end, not one system call (and one wake-up of the client) each. Under load a pass sends dozens of
+    updates; written one by one they cost the loop more than making them did (issue 50). Order is kept (one
+    buffer, written whole); nothing waits longer than the pass it was made in. A closed stdout (the client is
+    gone) drops what is left and ends the server, as EOF on stdin does."""
+
+    def __init__(self, out: BinaryIO) -> None:
+        self._out = out
+        self._pending = bytearray()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.on_closed: Callable[[], None] = lambda: None
+        self.closed = False
+
+    def write(self, data: bytes) -> None:
+        if self.closed:
+            return
+        if self._loop is None:  # outside a loop (before it runs, after it closed): at once
+            self._pending += data
+            self.flush()
+            return
+        if not self._pending:
+            self._loop.call_soon(self.flush)
+        self._pending += data
+
+    def attach(self, loop: asyncio.AbstractEventLoop | None) -> None:
+        self.flush()
+        self._loop = loop
+
+    def flush(self) -> None:
+        if not self._pending or self.closed:
+            return
+        data, self._pending = bytes(self._pending), bytearray()
+        try:
+            self._out.write(data)
+            self._out.flush()
+        except (BrokenPipeError, ValueError):  # the client closed its end (ValueError: our stdout was closed)
+            self.closed = True
+            self.on_closed()
+
+
 def serve_stdio(settings: Settings) -> int:
     from server.edge.app import ThreadlineServer  # here: ``threadline acp`` reads stdin as this does, without pygls
 
-    out = sys.stdout.buffer
+    out = Coalesced(sys.stdout.buffer)
     sys.stdout = sys.stderr  # nothing but protocol frames may reach the real stdout
-
-    def write(data: bytes) -> None:
-        out.write(data)
-        out.flush()
 
     async def main() -> int:
         app = ThreadlineServer(settings)
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGHUP):  # end as `exit` does: turns cancelled, commands' groups killed
             loop.add_signal_handler(signum, app.request_exit, 128 + signum)
-        return await app.serve(stdin_reader(loop), write)
+        out.attach(loop)
+        out.on_closed = lambda: app.request_exit(0)
+        try:
+            return await app.serve(stdin_reader(loop), out.write)
+        finally:
+            out.attach(None)  # what the pass that ended serving wrote, then later frames at once
 
     try:
         return asyncio.run(main())
     except BrokenPipeError:
         return 0
+    finally:
+        out.flush()

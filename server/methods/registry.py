@@ -1,4 +1,5 @@
-"""The handler table: ``@reads("name")`` or ``@mutates("name")`` registers a wire method's handler.
+"""The handler table: ``@reads("name")`` or ``@mutates("name")`` registers a wire method's handler, and must say
+what the method's row in ``protocol.methods`` declares (its ``access`` and ``exclusive``), or the import fails.
 
 Every handler declares what it may do (as ruff's and Codex's servers do): a read answers from what is stored and
 held and never writes to the store; a mutation may; an ``exclusive`` mutation has its session to itself: it is
@@ -50,7 +51,14 @@ HANDLERS: dict[str, Handler] = {}
 def _register(name: str, mutates: bool, exclusive: bool = False) -> Callable[[HandlerFn], HandlerFn]:
     if name not in METHODS:
         raise KeyError(f"{name} is not a protocol method")
-    if exclusive and "session_id" not in {f.name for f in msgspec.structs.fields(METHODS[name].params)}:
+    spec = METHODS[name]  # the contract is the row's (protocol.methods); the decorator must say the same
+    if mutates != (spec.access == "mutate") or exclusive != spec.exclusive:
+        said = f"@{'mutates' if mutates else 'reads'}{'(exclusive=True)' if exclusive else ''}"
+        raise TypeError(
+            f"{name}'s handler is {said} but its protocol row says access={spec.access!r}, "
+            f"exclusive={spec.exclusive}: change one of them"
+        )
+    if exclusive and "session_id" not in {f.name for f in msgspec.structs.fields(spec.params)}:
         raise TypeError(f"{name} takes no session: it cannot have one to itself")
 
     def register(fn: HandlerFn) -> HandlerFn:
@@ -69,3 +77,9 @@ def mutates(name: str, *, exclusive: bool = False) -> Callable[[HandlerFn], Hand
     """Register the handler of ``name``, a method that may write to the store; ``exclusive``: with its session
     to itself (refused with ``TurnAlreadyRunning`` while a turn runs or waits there)."""
     return _register(name, mutates=True, exclusive=exclusive)
+
+
+def unhandled() -> tuple[list[str], list[str]]:
+    """The protocol methods with no handler, and the handlers with no protocol row (both empty once
+    ``server.methods`` is imported: ``tests/edge/test_method_contract.py``)."""
+    return sorted(set(METHODS) - set(HANDLERS)), sorted(set(HANDLERS) - set(METHODS))

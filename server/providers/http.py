@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 import httpx
+import msgspec
 
 from server.security.redaction import display_url, mask
 
@@ -122,6 +123,9 @@ class HttpProvider:
     def headers(self) -> dict[str, str]:
         raise NotImplementedError
 
+    def _json_headers(self) -> dict[str, str]:
+        return {"Content-Type": "application/json", **self.headers()}
+
     async def _retrying(self, attempt: Callable[[], Awaitable[ChatResult]], emitter: StreamRelay) -> ChatResult:
         """``attempt()`` again after a retryable failure, up to ``max_retries`` times with backoff (or the
         provider's Retry-After), never once a delta has reached the caller."""
@@ -162,8 +166,13 @@ class HttpProvider:
         answer finished lost nothing but its closing line, so it is not an error."""
         answered = False  # response headers arrived
         try:
+            # msgspec, not httpx's json.dumps: a long conversation's body is encoded at every call, on the loop
             async with self._client.stream(
-                "POST", self._url, json=body, headers=self.headers(), timeout=self._timeout
+                "POST",
+                self._url,
+                content=msgspec.json.encode(body),
+                headers=self._json_headers(),
+                timeout=self._timeout,
             ) as response:
                 answered = True
                 yield response

@@ -179,8 +179,7 @@ async def list_sessions(
 ) -> tuple[list[StoredSession], dict[str, dict[str, Any]]]:
     """The sessions (of a folder, or all) newest first, and the usage totals of each that has any."""
     folder = None if cwd is None else str(normalized_folder(cwd))
-    sessions = await core.store.list_sessions(folder, limit, include_children)
-    return sessions, await core.store.usage_totals([s.id for s in sessions])
+    return await core.store.list_sessions_with_totals(folder, limit, include_children)  # one read (issue 50)
 
 
 async def fork_session(core: CoreStore, session_id: str, at_seq: int | None) -> StoredSession:

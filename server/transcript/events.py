@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from server.transcript.listing import USAGE_COLUMNS, usage_of
 from server.transcript.queries import Queries
 from server.transcript.records import Event, dumps, loads, now
 
@@ -51,14 +52,12 @@ class EventQueries(Queries):
         ``costUsd`` is None when no call had a price."""
         if not session_ids:
             return {}
-        fields = ("inputTokens", "outputTokens", "cachedInputTokens", "cacheWriteTokens", "costUsd")
-        sums = ", ".join(f"total(json_extract(payload, '$.{f}'))" for f in fields[:-1])
-        rows = await self._read(
-            f"SELECT session_id, {sums}, sum(json_extract(payload, '$.costUsd')) FROM events"
-            f" WHERE kind IN ('usage', 'childUsage') AND session_id IN ({', '.join('?' * len(session_ids))}) GROUP BY session_id",
+        rows = await self._read(  # kept as they are stored (schema v13), not summed here
+            f"SELECT session_id, {USAGE_COLUMNS} FROM session_usage"
+            f" WHERE session_id IN ({', '.join('?' * len(session_ids))})",
             list(session_ids),
         )
-        return {r[0]: {**{f: int(v) for f, v in zip(fields[:-1], r[1:5])}, "costUsd": r[5]} for r in rows}
+        return {r[0]: usage_of(r[1:]) for r in rows}
 
     async def latest_event(self, session_id: str, kind: str, having: str) -> Event | None:
         """The newest ``kind`` event whose payload has the top-level key ``having`` (e.g. the compaction a

@@ -188,6 +188,37 @@ V12_VIEW_SNAPSHOTS_NAME = """
 ALTER TABLE view_checkpoints RENAME TO view_snapshots;
 """
 
+# v13 (issue 50): each session's usage totals (B-CACHE-5: its and its subagents' ``usage``/``childUsage`` events
+# summed), kept as the events are stored by a trigger in the same transaction, and filled from the events already
+# stored. ``listSessions`` read them by summing every such event (json_extract on each) at every call: 15 ms at
+# 2,100 model calls, growing with every call a user ever made. Derived data: the events stay the record.
+_USAGE = ("inputTokens", "outputTokens", "cachedInputTokens", "cacheWriteTokens")
+_USAGE_COLUMNS = "input_tokens, output_tokens, cached_input_tokens, cache_write_tokens, cost_usd"
+
+
+def v13_session_usage(conn: sqlite3.Connection) -> None:
+    conn.execute(
+        "CREATE TABLE session_usage (session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,"
+        " input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, cached_input_tokens INTEGER NOT NULL,"
+        " cache_write_tokens INTEGER NOT NULL, cost_usd REAL) WITHOUT ROWID"
+    )
+    added = ", ".join(f"ifnull(json_extract(NEW.payload, '$.{f}'), 0)" for f in _USAGE)
+    summed = ", ".join(f"{c} = {c} + excluded.{c}" for c in _USAGE_COLUMNS.split(", ")[:-1])
+    conn.execute(
+        "CREATE TRIGGER session_usage_add AFTER INSERT ON events WHEN NEW.kind IN ('usage', 'childUsage') BEGIN"
+        f" INSERT INTO session_usage (session_id, {_USAGE_COLUMNS})"
+        f" VALUES (NEW.session_id, {added}, json_extract(NEW.payload, '$.costUsd'))"
+        f" ON CONFLICT (session_id) DO UPDATE SET {summed}, cost_usd = CASE WHEN excluded.cost_usd IS NULL"
+        " THEN cost_usd ELSE ifnull(cost_usd, 0) + excluded.cost_usd END; END"
+    )
+    totals = ", ".join(f"total(json_extract(payload, '$.{f}'))" for f in _USAGE)
+    conn.execute(
+        f"INSERT INTO session_usage (session_id, {_USAGE_COLUMNS}) SELECT session_id, {totals},"
+        " sum(json_extract(payload, '$.costUsd')) FROM events WHERE kind IN ('usage', 'childUsage')"
+        " GROUP BY session_id"
+    )
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None] | str] = [
     V1,
     V2,
@@ -201,6 +232,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None] | str] = [
     V10_VIEW_SNAPSHOTS,
     V11_CHILD_SESSIONS,
     V12_VIEW_SNAPSHOTS_NAME,
+    v13_session_usage,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

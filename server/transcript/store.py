@@ -31,6 +31,7 @@ from server.transcript.checkpoints import CheckpointQueries
 from server.transcript.db_file import create_whole, refuse_empty_file
 from server.transcript.drafts import DraftQueries
 from server.transcript.events import EventQueries
+from server.transcript.listing import ListingQueries
 from server.transcript.recent import RecentAppends
 from server.transcript.records import (
     MESSAGE_COLUMNS,
@@ -75,6 +76,7 @@ def read_only(what: str) -> Iterator[None]:
 
 class Store(
     SessionQueries,
+    ListingQueries,
     DraftQueries,
     EventQueries,
     ArtifactQueries,

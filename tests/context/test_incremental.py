@@ -24,7 +24,12 @@ from tests.conftest import KIMI, MINI_SWE, load_trajectory, long_history
 from .reference import reference_view
 from .test_properties import transcripts, view_settings
 
-PROFILE = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# Sized by example count and by transcript length, never by time: each example of the append-sequence property
+# rebuilds the reference view after every batch (up to 6 batches, 2 settings), so its transcripts are shorter than
+# the other properties' (issue 50: 200 examples of 25 items ran past the 120 s timeout on a loaded 2-core machine;
+# these sizes take ~30 s there with two CPU hogs beside them).
+PROFILE = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SHORT = 10  # items a transcript of the append-sequence properties holds at most
 
 
 def assert_same(got, ref) -> None:
@@ -47,9 +52,9 @@ def assert_same(got, ref) -> None:
 
 
 @PROFILE
-@given(transcripts(), st.lists(view_settings, min_size=1, max_size=2), st.data())
+@given(transcripts(SHORT), st.lists(view_settings, min_size=1, max_size=2), st.data())
 def test_B_INC_1_incremental_equals_full_rebuild_over_random_append_sequences(msgs, configs, data):
-    cuts = sorted(data.draw(st.lists(st.integers(0, len(msgs)), max_size=8)))
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(msgs)), max_size=5)))
     counts = [estimate_message_tokens(m) for m in msgs] if data.draw(st.booleans()) else None
     keep = iter(data.draw(st.lists(st.booleans(), min_size=20, max_size=20)))  # drawn up front: shrinkable
     inc = IncrementalView()
@@ -69,7 +74,7 @@ def test_B_INC_1_incremental_equals_full_rebuild_over_random_append_sequences(ms
         )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(transcripts(), view_settings)
 def test_B_INC_1_a_failing_summarizer_falls_back_as_the_reference_does(msgs, cfg):
     def broken(_msgs):
@@ -276,7 +281,7 @@ def test_B_CACHE_3_a_state_resumed_from_a_stored_snapshot_builds_the_views_a_ful
 
 
 @PROFILE
-@given(transcripts(), st.integers(1, 12), st.integers(0, 3))
+@given(transcripts(SHORT), st.integers(1, 12), st.integers(0, 3))
 def test_B_CACHE_3_snapshots_on_random_transcripts_resume_to_the_full_states_views(msgs, every, pick):
     from server.context.incremental import PartialHistory
 

@@ -210,7 +210,7 @@ async def test_issue_29_v11_view_checkpoints_become_view_snapshots_kept_and_buil
     assert len(kept) >= 2
 
     old = tmp_path / "threadline.db"
-    build_at(old, SCHEMA_VERSION - 1)
+    build_at(old, 11)  # v11: before v12 renamed the table
     assert "view_checkpoints" in tables(old) and "view_snapshots" not in tables(old)
     with sqlite3.connect(old) as db:
         db.execute("ATTACH DATABASE ? AS made", (str(made),))

@@ -1130,9 +1130,9 @@ export interface GeneratedMethods {
   readEvents: [ReadEventsParams, ReadEventsResult];
   searchTranscript: [SearchTranscriptParams, SearchTranscriptResult];
   forkSession: [ForkSessionParams, ForkSessionResult];
-  deleteSession: [DeleteSessionParams, EmptyResult];
   mergeWorktree: [MergeWorktreeParams, MergeWorktreeResult];
   discardWorktree: [DiscardWorktreeParams, DiscardWorktreeResult];
+  deleteSession: [DeleteSessionParams, EmptyResult];
   submitTurn: [SubmitTurnParams, SubmitTurnResult];
   cancelTurn: [CancelTurnParams, CancelTurnResult];
   steerTurn: [SteerTurnParams, SteerTurnResult];
@@ -1152,6 +1152,43 @@ export interface GeneratedMethods {
   checkPolicy: [CheckPolicyParams, CheckPolicyResult];
   readArtifact: [ReadArtifactParams, ReadArtifactResult];
 }
+
+/** Each method's access ("read": never writes; "mutate": may) and exclusivity (holds its session; no turn
+ * runs there meanwhile), as protocol/methods.py declares them. */
+export const METHOD_CONTRACT = {
+  createSession: { access: 'mutate', exclusive: false },
+  updateSession: { access: 'mutate', exclusive: false },
+  listModels: { access: 'read', exclusive: false },
+  listSessions: { access: 'read', exclusive: false },
+  attachSession: { access: 'read', exclusive: false },
+  detachSession: { access: 'read', exclusive: false },
+  importSession: { access: 'mutate', exclusive: false },
+  readTranscript: { access: 'read', exclusive: false },
+  readEvents: { access: 'read', exclusive: false },
+  searchTranscript: { access: 'read', exclusive: false },
+  forkSession: { access: 'mutate', exclusive: false },
+  mergeWorktree: { access: 'mutate', exclusive: true },
+  discardWorktree: { access: 'mutate', exclusive: true },
+  deleteSession: { access: 'mutate', exclusive: false },
+  submitTurn: { access: 'mutate', exclusive: false },
+  cancelTurn: { access: 'mutate', exclusive: false },
+  steerTurn: { access: 'mutate', exclusive: false },
+  listCheckpoints: { access: 'read', exclusive: false },
+  listProcesses: { access: 'read', exclusive: false },
+  stopProcess: { access: 'mutate', exclusive: false },
+  rewindFiles: { access: 'mutate', exclusive: true },
+  listCommands: { access: 'read', exclusive: false },
+  getContextView: { access: 'read', exclusive: false },
+  compactSession: { access: 'mutate', exclusive: true },
+  listApprovals: { access: 'read', exclusive: false },
+  revokeApproval: { access: 'mutate', exclusive: false },
+  listMcpServers: { access: 'read', exclusive: false },
+  revokeMcpServerApproval: { access: 'mutate', exclusive: false },
+  listHooks: { access: 'read', exclusive: false },
+  revokeHooksApproval: { access: 'mutate', exclusive: false },
+  checkPolicy: { access: 'read', exclusive: false },
+  readArtifact: { access: 'read', exclusive: false },
+} as const satisfies Record<keyof GeneratedMethods, { access: 'read' | 'mutate'; exclusive: boolean }>;
 
 /** Server -> client notifications: [params, void]. */
 export interface GeneratedNotifications {

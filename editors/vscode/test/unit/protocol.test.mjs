@@ -26,3 +26,13 @@ test('WIRE_TEXT is protocol/wire_text.py as schema.json exports it (the one defi
   assert.ok(schema.wireText.placeholderPrefix.startsWith('[old tool output compacted'), 'schema.json wireText');
   for (const [name, value] of Object.entries(schema.wireText)) assert.ok(text.includes(`  ${name}: ${JSON.stringify(value)},`), name);
 });
+
+test('METHOD_CONTRACT carries each method\'s access and exclusivity as protocol/methods.py declares them', async () => {
+  const text = await generate();
+  const schema = JSON.parse(fs.readFileSync(new URL('../../../../protocol/schema.json', import.meta.url), 'utf8'));
+  for (const [method, spec] of Object.entries(schema.methods)) {
+    assert.ok(['read', 'mutate'].includes(spec.access), `${method}.access`);
+    assert.ok(text.includes(`  ${method}: { access: '${spec.access}', exclusive: ${spec.exclusive} },`), method);
+  }
+  assert.ok(text.includes("  compactSession: { access: 'mutate', exclusive: true },"), 'compactSession holds its session');
+});
