@@ -70,4 +70,4 @@ async def test_acp_compaction_is_exclusive(runtime, tmp_path):
     agent = ThreadlineAgent(runtime, AcpClient())
     with runtime.sessions.get(session.id).turns.exclusive("rewindFiles"), pytest.raises(RequestError) as refused:
         await agent.ext_method("threadline/compactSession", {"sessionId": session.id})
-    assert refused.value.data["code"] == "TurnAlreadyRunning"
+    assert isinstance(refused.value.data, dict) and refused.value.data["code"] == "TurnAlreadyRunning"

@@ -5,7 +5,9 @@ tests/e2e (stdio, the daemon, exec in process) and tests/reliability (TCP); this
 from __future__ import annotations
 
 import ast
+import concurrent.futures
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,7 +24,7 @@ class _Peer:
     def send_frame(self, data: bytes) -> None:
         pass
 
-    def request(self, method: str, params: object) -> tuple[str, object]:
+    def request(self, method: str, params: Any) -> tuple[str, concurrent.futures.Future[Any]]:
         raise AssertionError("nothing is asked here")
 
     def withdraw(self, msg_id: str) -> None:
