@@ -131,6 +131,15 @@ from protocol.turns import (
     TurnUsage,
     ViewMode,
 )
+from protocol.worktrees import (
+    DiscardWorktreeParams,
+    DiscardWorktreeResult,
+    MergeStrategy,
+    MergeWorktreeParams,
+    MergeWorktreeResult,
+    WorktreeInfo,
+    WorktreeState,
+)
 
 __all__ = [
     "ApprovalPolicy",
@@ -160,6 +169,8 @@ __all__ = [
     "DeleteSessionParams",
     "DetachSessionParams",
     "DetachSessionResult",
+    "DiscardWorktreeParams",
+    "DiscardWorktreeResult",
     "EmptyResult",
     "EventItem",
     "FileChange",
@@ -192,6 +203,9 @@ __all__ = [
     "McpServerParam",
     "McpServerState",
     "McpToolInfo",
+    "MergeStrategy",
+    "MergeWorktreeParams",
+    "MergeWorktreeResult",
     "ModelInfo",
     "ModelPrice",
     "NameValue",
@@ -245,4 +259,6 @@ __all__ = [
     "UpdateSessionParams",
     "UpdateSessionResult",
     "ViewMode",
+    "WorktreeInfo",
+    "WorktreeState",
 ]

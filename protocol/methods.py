@@ -74,6 +74,18 @@ METHODS: dict[str, MethodSpec] = {
         ),
         MethodSpec("deleteSession", m.DeleteSessionParams, m.EmptyResult, "Delete a session and its artifacts."),
         MethodSpec(
+            "mergeWorktree",
+            m.MergeWorktreeParams,
+            m.MergeWorktreeResult,
+            "Merge a worktree session's branch into its base in the main checkout; a conflict changes nothing.",
+        ),
+        MethodSpec(
+            "discardWorktree",
+            m.DiscardWorktreeParams,
+            m.DiscardWorktreeResult,
+            "Remove a worktree session's worktree (the session stays readable) and, if asked, its branch.",
+        ),
+        MethodSpec(
             "submitTurn", m.SubmitTurnParams, m.SubmitTurnResult, "Run one agent turn; resolves when the turn ends."
         ),
         MethodSpec("cancelTurn", m.CancelTurnParams, m.CancelTurnResult, "Cancel the running turn of a session."),

@@ -7,6 +7,7 @@ from typing import Literal
 import msgspec
 
 from protocol.base import Base, OpenAIMessage, SafeInt
+from protocol.worktrees import WorktreeInfo
 
 # --- sessions --------------------------------------------------------------------------------------------
 
@@ -53,11 +54,15 @@ class CreateSessionParams(Base):
     mcp_servers: list[McpServerParam] | None = None
     model: str | None = None  # a configured model's name (listModels); absent: the server's default provider
     sandbox: SandboxMode | None = None  # absent: the server's default (config [sandbox] mode, THREADLINE_SANDBOX)
+    # B-WT-1: in a new git worktree of cwd's repository, on branch threadline/NAME (true: a name is made up)
+    worktree: str | bool | None = None
+    base: str | None = None  # what the worktree's branch starts from (a branch, tag or commit); absent: HEAD
 
 
 class CreateSessionResult(Base):
     session_id: str
     sandbox: SandboxStatus | None = None
+    worktree: WorktreeInfo | None = None
 
 
 class ListSessionsParams(Base):
@@ -93,6 +98,7 @@ class SessionInfo(Base):
     running: bool | None = None  # a turn runs in it now
     waiting_for_approval: bool | None = None  # a running turn waits for an approval answer
     attached_clients: int | None = None  # connections attached to it (``attachSession``) now
+    worktree: WorktreeInfo | None = None  # B-WT-1: a worktree session's worktree, branch and diff stat
 
 
 class ListSessionsResult(Base):
@@ -195,6 +201,7 @@ class ForkSessionResult(Base):
 
 class DeleteSessionParams(Base):
     session_id: str
+    force: bool | None = None  # a worktree session with work not merged: delete it anyway (UnmergedWork otherwise)
 
 
 class EmptyResult(Base):

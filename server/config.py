@@ -26,6 +26,7 @@ from server.errors import McpConfigError
 from server.hooks.config import HookConfigError, HookSpec, parse_hooks
 from server.mcp.config import McpServerConfig, parse_user_servers
 from server.providers.capabilities import Price
+from server.providers.kinds import PROVIDER_KINDS as KINDS
 from server.sandbox.policy import DEFAULT_MODE, MODES, SandboxSettings, always_hidden, default_deny_read
 from server.security.approval_rules import ApprovalRules, RuleError
 from server.tools.base import ToolSettings
@@ -34,10 +35,10 @@ from server.tools.web.settings import WebSettings, parse_web
 N = TypeVar("N", int, float)
 
 APPROVAL_POLICIES = ("ask", "autoEdit", "auto", "plan")  # plan: read-only
-# Each kind is one module under server/providers/; "openai" is Chat Completions (any compatible server).
-PROVIDER_KINDS = ("openai", "anthropic", "openai-responses")
+# Each kind is registered once (server.providers.kinds); "openai" is Chat Completions (any compatible server).
+PROVIDER_KINDS = tuple(KINDS)
 # Where a native kind lives when no base URL is configured (an "openai" server has no such default).
-DEFAULT_BASE_URLS = {"anthropic": "https://api.anthropic.com/v1", "openai-responses": "https://api.openai.com/v1"}
+DEFAULT_BASE_URLS = {k.name: k.default_base_url for k in KINDS.values() if k.default_base_url}
 
 
 @dataclass(frozen=True)

@@ -176,7 +176,7 @@ def read_config(path: Path, warn: bool = False) -> ConfigFile:
     if warn:
         from server.config_keys import unknown_keys, warn_unknown
 
-        lenient = {"provider": ProviderTable, "context": ContextTable}
+        lenient: dict[str, type[msgspec.Struct]] = {"provider": ProviderTable, "context": ContextTable}
         warn_unknown(path, unknown_keys(data, lenient, ConfigFile))
     config = _convert(path, data, ConfigFile, "")
     models = {}

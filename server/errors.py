@@ -10,6 +10,7 @@ from __future__ import annotations
 __all__ = [
     "ApprovalNotFound",
     "ArtifactNotFound",
+    "CheckoutNotClean",
     "DomainError",
     "InvalidArtifactRequest",
     "InvalidCwd",
@@ -17,13 +18,16 @@ __all__ = [
     "InvalidParams",
     "McpConfigError",
     "ModelNotFound",
+    "NotAGitRepository",
     "ProcessNotFound",
     "SessionNotFound",
     "StorageFailure",
     "TurnAlreadyRunning",
     "TurnNotFound",
     "TurnNotRunning",
+    "UnmergedWork",
     "UnsupportedContent",
+    "WorktreeExists",
 ]
 
 
@@ -132,3 +136,27 @@ class UnknownCommand(InvalidParams):
 
     def details(self) -> dict[str, object]:
         return {"commands": self.known}
+
+
+class NotAGitRepository(InvalidParams):
+    """B-WT-1: a worktree was asked for a folder in no git repository (or in a bare one)."""
+
+    code = "NotAGitRepository"
+
+
+class WorktreeExists(InvalidParams):
+    """B-WT-1: the worktree's name is in use in that repository (its branch, folder or git's worktree entry)."""
+
+    code = "WorktreeExists"
+
+
+class CheckoutNotClean(InvalidParams):
+    """B-WT-1: the main checkout has changes, is mid-merge/rebase, or is not on the base: nothing was merged."""
+
+    code = "CheckoutNotClean"
+
+
+class UnmergedWork(InvalidParams):
+    """B-WT-1: deleting a worktree session would lose work its branch or worktree holds (``force`` to do it)."""
+
+    code = "UnmergedWork"

@@ -19,6 +19,7 @@ from server.config import ProviderSettings, load_settings
 from server.config_file import ConfigError
 from server.context.tokens import estimate_message_tokens
 from server.providers import ChatProvider, ProviderError
+from server.providers.kinds import PROVIDER_KINDS
 from server.services.models import new_provider
 
 __all__ = ["ModelFailed", "ProbeAnswer", "ProbeModel", "open_model"]
@@ -80,7 +81,8 @@ class ProbeModel:
         """None (no tools), except where the kind refuses a history of tool calls without tool definitions
         (Anthropic: "Requests which include tool_use or tool_result blocks must define tools"): there, one stub
         that says it is not available, so the model answers in text. Nothing is run whatever the model asks."""
-        if self.settings.kind != "anthropic":
+        kind = PROVIDER_KINDS.get(self.settings.kind)
+        if kind is None or not kind.tools_with_tool_history:
             return None
         if not any(m.get("tool_calls") or m.get("role") == "tool" for m in messages):
             return None

@@ -22,11 +22,11 @@ from server.emit import Emitter, Notify
 from server.errors import StorageFailure
 from server.patterns.pool import FORK_SERVER
 from server.replay import replay_models
-from server.sandbox.mode import session_sandbox
 from server.services.core import Ask, Core, no_client
 from server.services.models import LiveModels
 from server.transcript import Store
 from server.transcript.drafts import Lease
+from server.worktrees.confined import session_sandbox
 
 log = logging.getLogger(__name__)
 

@@ -41,12 +41,22 @@ def serve(tcp: bool = False, port: int = 0, log_level: str = "WARNING") -> int:
 
 
 def serve_acp(log_level: str = "WARNING") -> int:
-    """The Agent Client Protocol front end over stdio."""
+    """The Agent Client Protocol front end over stdio. ``initialize`` is answered from the start, while the agent
+    loads (``server.acp_doorman``): a client waits for it before anything else."""
+    from server.acp_doorman import Doorman
+
+    reexec_without_keys()  # first: the doorman must live in the process that serves
+    # Only protocol lines may reach the client: the real stdout is kept for them, and fd 1 (stray prints,
+    # anything a child inherits) becomes stderr.
+    out_fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    doorman = Doorman(0, out_fd)
 
     def run(settings: Settings) -> int:
         from server.acp import serve_acp as run_acp
 
-        return run_acp(settings)
+        return run_acp(settings, doorman)
 
     return _serve_with(log_level, run)
 
@@ -169,12 +179,12 @@ def sandbox_command(argv: list[str], mode: str | None = None) -> int:
     as ``run_command`` would, and exit with its status. Where the sandbox cannot be enforced it refuses to run
     (B-SBX-2: never silently unconfined) and says why; ``--mode off`` runs it plainly."""
     import shutil
-    import subprocess
     import tempfile
 
     from server.config import load_settings
     from server.sandbox.policy import build_policy
-    from server.sandbox.runner import preexec, support
+    from server.sandbox.runner import support
+    from server.sandbox.start import Confine, start_blocking
     from server.tools.command import scrubbed_env
 
     try:
@@ -196,12 +206,18 @@ def sandbox_command(argv: list[str], mode: str | None = None) -> int:
         env = scrubbed_env(settings.api_keys()) | ({"TMPDIR": str(tmp)} if mode != "off" else {})
         if mode != "off":
             env.pop("SSH_AUTH_SOCK", None)  # hidden inside (server.sandbox.policy.always_hidden)
-        confine = preexec(policy, found.abi, found.namespaces) if mode != "off" else None
+        confine = Confine(policy, found.abi, found.namespaces) if mode != "off" else None
         try:
-            done = subprocess.run(argv, env=env, preexec_fn=confine, check=False)
+            proc = start_blocking(argv, confine=confine, env=env)  # the terminal's: its stdio and its Ctrl-C
         except OSError as exc:
             print(f"threadline sandbox: {argv[0]}: {exc.strerror}", file=sys.stderr)
             return 127
-        return done.returncode if done.returncode >= 0 else 128 - done.returncode
+        try:
+            code = proc.wait()
+        except BaseException:  # as subprocess.run: a Ctrl-C (which the command got too) never leaves it running
+            proc.kill()
+            proc.wait()
+            raise
+        return code if code >= 0 else 128 - code
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -242,6 +242,11 @@ CLIENT_STARTS_SERVER = {
     "server.cli.exec": {"server.serve"},
     "server.cli.in_process": {"server.serve"},
     "server.cli.eval": {"server.probe_model"},
+    # Before a daemon is started for it, the client reads the settings that daemon would read, so a broken
+    # config.toml is one line from the command that asked, not a bridge restarting the daemon for a minute; and
+    # exec --detach reads this shell's provider settings to hand them to the daemon (docs/DAEMON.md)
+    "server.cli.daemon_start": {"server.config", "server.config_file", "server.edge.connect"},
+    "server.cli.detach": {"server.config", "server.config_file"},
 }
 
 

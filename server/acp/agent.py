@@ -47,10 +47,13 @@ from server.acp.commands import CommandWatch
 from server.acp.errors import to_acp_error, turn_failed
 from server.acp.prompt import prompt_context, user_message
 from server.acp.updates import agent_text
+from server.acp.wrapping import is_wrapped, unwrap
 from server.edge.dispatch import call, decode_params, run_handler, under_contract
 from server.edge.errors import INTERNAL_ERROR
 from server.methods.registry import HANDLERS
+from server.services import history
 from server.services.core import Core
+from server.services.sessions import is_running
 from server.services.turns import cancel_running_turn
 
 log = logging.getLogger(__name__)
@@ -61,6 +64,7 @@ STOP_REASONS: dict[str, Literal["end_turn", "cancelled", "max_turn_requests"]] =
     "maxIterations": "max_turn_requests",
 }
 EXTENSIONS = ("getContextView", "readArtifact", "searchTranscript", "compactSession")
+QUEUED = "(queued: a turn is running in this session; this message runs when it ends)\n\n"
 AUTH_NOTE = (
     "Threadline needs no sign-in: the model provider's key comes from THREADLINE_API_KEY (or "
     "$THREADLINE_HOME/config.toml) in the agent's environment"
@@ -202,12 +206,20 @@ class ThreadlineAgent:
         )
         blocks, context = prompt_context(prompt, Path(session.cwd))  # files the user points at
         text, images = user_message(blocks)
+        if is_wrapped(text):  # avante's repeats and context line (server.acp.wrapping)
+            earlier = await under_contract(
+                "readTranscript", self.core, session.id, lambda: history.all_messages(self.core, session.id)
+            )
+            text = unwrap(text, (m.content or "" for m in earlier if m.role == "user"))
         params = SubmitTurnParams(
             session_id=session.id,
             text=text,
             images=[Image(mime_type=i["mimeType"], data=i["data"]) for i in images] or None,
             context=context or None,
+            queue=True,  # a prompt sent while a turn runs waits for it, as submitTurn {queue} does
         )
+        if is_running(self.core, session.id):
+            self.client.send_update(session.id, agent_text(QUEUED))
         result = await call("submitTurn", self.core, params)  # its handler: images are checked there
         if result.command is not None:  # a built-in slash command answered without a model call
             self.client.send_update(session.id, agent_text(result.command.output + "\n"))
@@ -225,7 +237,7 @@ class ThreadlineAgent:
 
     async def cancel(self, session_id: str, **_: Any) -> None:
         self.client.cancel_prompt(session_id)  # an open permission request is the client's to answer `cancelled`
-        cancel_running_turn(self.core, session_id)  # the prompt then answers `cancelled`
+        cancel_running_turn(self.core, session_id, queued=True)  # every open prompt then answers `cancelled`
 
     @edge
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from acp.schema import AgentThoughtChunk, ImageContentBlock, TextContentBlock, U
 
 from server.acp import tools
 from server.acp.updates import agent_text, tool_call_end, tool_call_start
+from server.acp.wrapping import without_context
 from server.transcript import StoredMessage
 
 UNANSWERED = "No result was stored for this tool call."
@@ -48,10 +49,9 @@ def history_updates(messages: Iterable[StoredMessage], cwd: Path) -> Iterator[An
 
 
 def _user(msg: StoredMessage) -> Iterator[Any]:
-    if msg.content:
-        yield UserMessageChunk(
-            session_update="user_message_chunk", content=TextContentBlock(type="text", text=msg.content)
-        )
+    text = without_context(msg.content or "")  # avante's context line is the client's, not the user's words
+    if text:
+        yield UserMessageChunk(session_update="user_message_chunk", content=TextContentBlock(type="text", text=text))
     for image in msg.images or []:
         yield UserMessageChunk(
             session_update="user_message_chunk",

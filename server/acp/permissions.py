@@ -49,12 +49,19 @@ def options_of(params: dict[str, Any]) -> list[PermissionOption]:
     return [option for option in OPTIONS if option.option_id in offered]
 
 
+OUTSIDE = "would run OUTSIDE the sandbox, with all your rights"  # as the chat says it (B-SBX-3)
+
+
 def request_title(params: dict[str, Any], call: tuple[str, Any] | None) -> str:
-    """The question's title: the call's own (``tools.title``: the command, the path first), marked when the command
-    would run outside the sandbox."""
+    """The question's title: the call's own (``tools.title``: the command, the path first); for a command that
+    would run outside the sandbox, the whole warning and the model's reason after it. Clients ask with the title
+    (CodeCompanion: ``Execute: TITLE ?``), so what the user must weigh is in it, not only in the content."""
     name, args = call if call is not None else (params["tool"], None)
     title = tools.title(name, args, params["title"])
-    return f"{title} (outside the sandbox)" if params.get("outsideSandbox") else title
+    if not params.get("outsideSandbox"):
+        return title
+    reason = params.get("reason")
+    return f"{title} — {OUTSIDE}" + (f"; the model's reason: {' '.join(str(reason).split())}" if reason else "")
 
 
 def tool_call_of(params: dict[str, Any], cwd: Path | None, call: tuple[str, Any] | None = None) -> ToolCallUpdate:
@@ -64,31 +71,28 @@ def tool_call_of(params: dict[str, Any], cwd: Path | None, call: tuple[str, Any]
     diff has it empty). ``call``: the (tool, arguments) announced for it. A subagent's call is not one the client
     knows: the question is about the parent's ``task`` call (B-SUB-1), titled and kinded as the child's call."""
     title, kind = request_title(params, call), tools.tool_kind(params["tool"])
-    if params.get("parentToolCallId"):
-        detail = f"A subagent asks to run {title}\n{params.get('detail') or ''}".rstrip()
-        return ToolCallUpdate(
-            tool_call_id=params["parentToolCallId"],
-            title=title,
-            kind=kind,
-            status="pending",
-            content=[tools.text_content(detail)],
-        )
     content: list[Any] = []
     diff = params.get("diff")
     path = tools.resolve(cwd, diff.get("path")) if isinstance(diff, dict) and cwd is not None else None
-    if isinstance(diff, dict) and path is not None:
+    if isinstance(diff, dict) and path is not None:  # a subagent's edit too: the same diff to review
         old = diff.get("oldText") if diff.get("oldText") or path.exists() else None
         content.append(FileEditToolCallContent(type="diff", path=str(path), old_text=old, new_text=diff["newText"]))
-    if params.get("detail"):
-        content.append(tools.text_content(params["detail"]))
+    detail = params.get("detail") or ""
+    if params.get("parentToolCallId"):
+        detail = f"A subagent asks to {VERBS.get(kind, 'use')} {title}\n{detail}".rstrip()
+    if detail:
+        content.append(tools.text_content(detail))
     return ToolCallUpdate(
-        tool_call_id=params["toolCallId"],
+        tool_call_id=params.get("parentToolCallId") or params["toolCallId"],
         title=title,
         kind=kind,
         status="pending",
         content=content or None,
         locations=[ToolCallLocation(path=str(path))] if path is not None else None,
     )
+
+
+VERBS = {"execute": "run", "edit": "change", "read": "read", "search": "search", "fetch": "fetch"}
 
 
 def task_card(call_id: str, task: tuple[str, Any] | None) -> ToolCallProgress:

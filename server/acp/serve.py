@@ -5,14 +5,13 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import sys
-from typing import Any
 
 from acp import run_agent
 
 from server.acp.agent import ThreadlineAgent
 from server.acp.client import AcpClient
 from server.acp.transport import LineTransport
+from server.acp_doorman import Doorman
 from server.config import Settings
 from server.edge.stdio import stdin_reader
 from server.runtime import Runtime
@@ -21,27 +20,43 @@ LINE_LIMIT = 50 * 1024 * 1024  # one message per line; images make long lines
 STOP_GRACE_S = 5.0  # how long the SDK's connection may take to wind down before the runtime closes anyway
 
 
-def serve_acp(settings: Settings) -> int:
-    # Only protocol lines may reach the client: the real stdout is kept for them, and fd 1 (stray prints,
-    # anything a child inherits) becomes stderr.
-    out = os.fdopen(os.dup(1), "wb", buffering=0)
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
+def serve_acp(settings: Settings, doorman: Doorman) -> int:
+    """The agent on the protocol's stdin and stdout as ``server.serve.serve_acp`` set them up: ``doorman`` has
+    answered (or is answering) ``initialize`` and hands on the rest of stdin; fd 1 is stderr by now."""
     try:
-        return asyncio.run(_main(settings, out))
+        return asyncio.run(_main(settings, doorman))
     except BrokenPipeError:
         return 0
 
 
-async def _main(settings: Settings, out: Any) -> int:
+class _Output:
+    """The protocol's stdout, written whole line by line (as ``serve`` writes its frames): a pipe, a file or a
+    terminal alike (asyncio's pipe transport refuses a regular file, so ``threadline acp > log`` failed)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd, self.closed = fd, False
+
+    def write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.fd, view) :]
+
+    async def drain(self) -> None:
+        pass
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+    def close(self) -> None:
+        self.closed = True
+
+
+async def _main(settings: Settings, doorman: Doorman) -> int:
     loop = asyncio.get_running_loop()
     # read by a thread, as ``serve`` reads: stdin may be a pipe, a file, /dev/null (which the event loop cannot
     # watch: connect_read_pipe failed on it and the agent never saw its end) or a terminal
-    reader = stdin_reader(loop, 0, LINE_LIMIT)
-    transport, protocol = await loop.connect_write_pipe(
-        lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()), out
-    )
-    writer = asyncio.StreamWriter(transport, protocol, None, loop)
+    reader = stdin_reader(loop, 0, LINE_LIMIT, doorman.read)
+    writer = _Output(doorman.out_fd)
     # A signal asks to stop, as EOF does; it never cancels the task that is closing the store (SIGTERM
     # just after EOF cancelled ``store.close()``, and aiosqlite's non-daemon thread then held the process).
     stop = asyncio.Event()

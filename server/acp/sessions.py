@@ -219,7 +219,7 @@ async def announce_title(core: Core, client: AcpClient, before: StoredSession) -
 async def close_session(core: Core, client: AcpClient, session_id: str) -> None:
     """Cancel what runs in the session and forget it in this connection; nothing stored is touched."""
     await service.stored(core, session_id)  # SessionNotFound
-    if cancel_running_turn(core, session_id):
+    if cancel_running_turn(core, session_id, queued=True):  # its queued prompts too (B-ACP-1)
         await client.flush()
     client.close_session(session_id)
     await service.forget_mcp_servers(core, session_id)

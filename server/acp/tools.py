@@ -12,24 +12,11 @@ from typing import Any, Literal
 
 from acp.schema import ContentToolCallContent, FileEditToolCallContent, TextContentBlock, ToolCallLocation
 
-ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"]
+from protocol.tool_facts import TOOL_FACTS, AcpKind, facts_of
+
+ToolKind = AcpKind
 ToolStatus = Literal["pending", "in_progress", "completed", "failed"]
 
-KINDS: dict[str, ToolKind] = {
-    "read_file": "read",
-    "read_artifact": "read",
-    "list_files": "search",
-    "search_files": "search",
-    "search_transcript": "search",
-    "edit_file": "edit",
-    "write_file": "edit",
-    "save_memory": "edit",
-    "run_command": "execute",
-    "process_output": "execute",  # a background command's output and state
-    "stop_process": "execute",
-    "web_fetch": "fetch",  # both reach the web from the server (B-WEB-1)
-    "web_search": "fetch",
-}
 EDIT_TOOLS = ("edit_file", "write_file")
 TASK_TOOL = "task"
 # The argument that says what a call is about, first found first: the title starts with it.
@@ -40,14 +27,17 @@ FAILED_PREFIXES = ("Tool failed", "Permission denied", "Forbidden", "Tool call i
 
 
 def tool_kind(name: str) -> ToolKind:
-    return KINDS.get(name, "fetch" if "fetch" in name else "other")
+    """The kind a tool declares (``protocol.tool_facts``); another's (an MCP tool's) guessed from its name."""
+    return facts_of(name).acp_kind if name in TOOL_FACTS else "fetch" if "fetch" in name else "other"
 
 
 def title(name: str, args: Any, fallback: str | None = None) -> str:
-    """The call's title with what matters first: the command itself (``npm test``), a path or pattern followed by
-    the tool (``src/a.py (write_file)``), a subagent's task (``Map the parser (subagent)``). Clients keep the
-    title's first part (CodeCompanion shows the text before a ``:`` beside the kind), so the tool's name never
-    leads. One line; cut past TITLE_MAX and marked."""
+    """The call's title with what matters first: the command itself in backticks (`` `npm test` ``), a path or
+    pattern followed by the tool (``src/a.py (write_file)``), a subagent's task (``Map the parser (subagent)``).
+    Clients keep the title's first part: CodeCompanion shows the text before a ``:`` beside the kind, unless the
+    title starts with a backticked span, which it shows whole (Claude Code's ACP titles commands so, and avante
+    renders the span as code). So a command is always in backticks (``echo time: now`` survives whole), any other
+    value when it holds a ``:``, and the tool's name never leads. One line; cut past TITLE_MAX and marked."""
     text = None
     if isinstance(args, dict):
         if name == TASK_TOOL and isinstance(args.get("description"), str) and args["description"].strip():
@@ -57,9 +47,16 @@ def title(name: str, args: Any, fallback: str | None = None) -> str:
                 value = args.get(key)
                 if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value).strip():
                     value = _one_line(str(value))
-                    text = value if name == "run_command" else f"{value} ({name})"
+                    command = facts_of(name).sandboxed  # a command is shown as itself, in a code span
+                    shown = code(value) if command or ":" in value else value
+                    text = shown if command else f"{shown} ({name})"
                     break
     return text or fallback or name
+
+
+def code(text: str) -> str:
+    """``text`` as a backticked span, when it holds no backtick itself (a span cannot hold one: then as it is)."""
+    return f"`{text}`" if "`" not in text else text
 
 
 def _one_line(text: str) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from typing import Any
+from typing import Any, Protocol
 
 from server.edge.errors import INVALID_REQUEST, PARSE_ERROR
 
@@ -23,8 +23,20 @@ log = logging.getLogger(__name__)
 PERMISSION = "session/request_permission"
 
 
+class Output(Protocol):
+    """Where the lines go (an ``asyncio.StreamWriter``, or ``threadline acp``'s stdout)."""
+
+    def write(self, data: bytes) -> None: ...
+
+    async def drain(self) -> None: ...
+
+    def is_closing(self) -> bool: ...
+
+    def close(self) -> None: ...
+
+
 class LineTransport:
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+    def __init__(self, reader: asyncio.StreamReader, writer: Output):
         self._reader, self._writer = reader, writer
         self._permission_ids: dict[tuple[Any, Any], Any] = {}  # (sessionId, toolCallId) -> request id
 

@@ -59,7 +59,7 @@ class UpdateMapping:
                 lines.append("subagent started")
             case u.ToolCall(title=title, tool=tool, tool_call_id=child_call, arguments=args):
                 self.child_calls[child_call] = (tool, args)  # what its approval request is about
-                lines.append(f"- {title or tool}")
+                lines.append(f"- {tools.title(tool, args, title)}")  # titled as the parent's own calls
             case u.ToolResult(status=status) if status != "ok":
                 lines.append(f"  ({status})")
             case u.TurnCompleted(stop_reason=stop):

@@ -64,7 +64,6 @@ Ask = Callable[[str, dict[str, Any]], Awaitable[Any]]
 PROTECTED_DIRS = (".git", ".threadline", ".vscode", ".github/workflows", ".idea")
 # .mcp.json names programs a session starts (rewritten under autoEdit, it ran another command)
 PROTECTED_NAMES = ("AGENTS.md", ".envrc", ".env", ".gitattributes", ".gitmodules", ".mcp.json")
-ALWAYS_ASK_TOOLS = ("save_memory",)
 PLAN_MODE = "plan mode"  # what decided a call plan mode refused (``CallDecision.by``)
 PLAN_MODE_REFUSAL = (
     "Permission denied: {tool} was not run because this session is in plan mode, where only reading, searching "
@@ -110,7 +109,7 @@ class Approvals:
     def judge(self, tool: Tool, args: dict[str, Any]) -> tuple[str, str, str]:
         """Whether the policy asks for this call (``allow``/``ask``), what made it so and why; the policy's part of
         ``server.agent.calls.decide_call``. The sandbox's rules come first (B-SBX-2, B-SBX-3)."""
-        if tool.name == "run_command" and args.get("escalate") not in (None, False) and not _reason(args):
+        if tool.facts.sandboxed and args.get("escalate") not in (None, False) and not _reason(args):
             return "allow", "sandbox", "an escalation without a reason is refused by the tool before it runs"
         host = _fetched_host(tool, args)
         if tool.approval == "fetch" and host is None:
@@ -123,7 +122,7 @@ class Approvals:
             return "allow", "policy", f"{tool.name} needs no approval"
         if self.policy == "auto":
             return "allow", "policy", "policy auto"
-        if tool.name == "run_command" and args.get("escalate") is True:  # before any grant or rule (B-SBX-3)
+        if tool.facts.sandboxed and args.get("escalate") is True:  # before any grant or rule (B-SBX-3)
             return "ask", "sandbox", "it asks to run outside the sandbox: an escalation always asks"
         if why := self.protected(tool, args):
             return "ask", "protected path", why
@@ -136,7 +135,7 @@ class Approvals:
         if host is not None and (rule := self.web.allowed_host(host)):
             return "allow", "web rule", f"[web] allow_hosts in config.toml allows {host} ({rule})"
         # MCP tools are "command" too, but never confined: only run_command runs unasked inside the sandbox
-        if self.policy == "autoEdit" and tool.name == "run_command" and self.sandbox and self.sandbox.confines:
+        if self.policy == "autoEdit" and tool.facts.sandboxed and self.sandbox and self.sandbox.confines:
             return "allow", "sandbox", "policy autoEdit runs a confined command without asking"
         if self.policy == "autoEdit" and tool.approval == "edit":
             return "allow", "policy", "policy autoEdit allows edits"
@@ -156,22 +155,17 @@ class Approvals:
         a command that would run unconfined (B-SBX-2, B-SBX-3), under every policy but ``auto`` for an escalation."""
         if self.unconfinable(tool):
             return True
-        return (
-            tool.name == "run_command"
-            and args.get("escalate") is True
-            and self.policy != "auto"
-            and bool(_reason(args))
-        )
+        return tool.facts.sandboxed and args.get("escalate") is True and self.policy != "auto" and bool(_reason(args))
 
     def unconfinable(self, tool: Tool) -> bool:
         """A command in a session whose sandbox cannot be enforced here: it asks, whatever the policy (B-SBX-2)."""
-        return tool.name == "run_command" and self.sandbox is not None and self.sandbox.must_ask
+        return tool.facts.sandboxed and self.sandbox is not None and self.sandbox.must_ask
 
     def protected(self, tool: Tool, args: dict[str, Any]) -> str | None:
         """Why this call must ask under every policy but ``auto`` (an execution-bearing path), or None."""
-        if tool.name in ALWAYS_ASK_TOOLS:
+        if tool.facts.always_ask:
             return f"{tool.name} changes what every later session is told"
-        if tool.name == "run_command" and args.get("escalate") is True:
+        if tool.facts.sandboxed and args.get("escalate") is True:
             return "it asks to run outside the sandbox"
         for key in tool.writes_paths:
             raw = args.get(key)
@@ -257,7 +251,7 @@ class Approvals:
 
     def _outside(self, tool: Tool, args: dict[str, Any]) -> str | None:
         """What the request must say plainly when the command would run unconfined (B-SBX-3), else None."""
-        if tool.name != "run_command":
+        if not tool.facts.sandboxed:
             return None
         if args.get("escalate") is True:
             return "Runs OUTSIDE the sandbox (unconfined, with all your rights)"
@@ -348,7 +342,7 @@ def _under(path: Path, root: Path) -> bool:
 
 
 def _detail(tool: Tool, args: dict[str, Any]) -> str:
-    if tool.name == "run_command":  # the whole command, however long: the title may be cut, this never is
+    if tool.facts.sandboxed:  # the whole command, however long: the title may be cut, this never is
         return f"Command:\n{args.get('command', '')}"
     if (host := _fetched_host(tool, args)) is not None:
         return (

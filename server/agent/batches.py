@@ -1,6 +1,7 @@
-"""Which tool calls of one answer run together: ``task`` calls next to each other do (B-SUB-1), every other call
-runs alone, in order. A subagent mostly waits on its model, so its siblings overlap with it; the number running at
-once is capped by the ``task`` tool itself (``[agents] max_parallel``)."""
+"""Which tool calls of one answer run together: calls of a tool that declares itself ``parallel``
+(``protocol.tool_facts``: ``task``) next to each other do (B-SUB-1), every other call runs alone, in order. A
+subagent mostly waits on its model, so its siblings overlap with it; the number running at once is capped by the
+``task`` tool itself (``[agents] max_parallel``)."""
 
 from __future__ import annotations
 
@@ -9,15 +10,17 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from protocol.messages import OpenAIToolCall
+from protocol.tool_facts import facts_of
 
 TASK_TOOL = "task"
 
 
 def batches(calls: list[OpenAIToolCall]) -> list[list[OpenAIToolCall]]:
-    """The calls in order, each alone but for ``task`` calls next to each other, which share a batch."""
+    """The calls in order, each alone but for calls of one parallel tool next to each other, which share a batch."""
     out: list[list[OpenAIToolCall]] = []
     for call in calls:
-        if call.function.name == TASK_TOOL and out and out[-1][-1].function.name == TASK_TOOL:
+        name = call.function.name
+        if facts_of(name).parallel and out and out[-1][-1].function.name == name:
             out[-1].append(call)
         else:
             out.append([call])

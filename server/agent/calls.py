@@ -40,7 +40,7 @@ async def decide_call(
         return CallDecision("deny", verdict.by, verdict.reason)
     if refusal := approvals.plan_mode_refusal(tool):  # plan mode: whatever a hook allowed
         return CallDecision("deny", PLAN_MODE, refusal)
-    if tool.name == "run_command" and (why := forbidden_reason(str(args.get("command", "")))):
+    if tool.facts.sandboxed and (why := forbidden_reason(str(args.get("command", "")))):
         return CallDecision("forbidden", "deny list", why)
     if why := approvals.denied_host(tool, args):  # [web] deny_hosts, under every policy (B-WEB-1)
         return CallDecision("forbidden", "deny_hosts", why)

@@ -169,6 +169,7 @@ class Turn:
         if typed is not None:  # the message holds what the model sees; the event what the user typed
             await self.store.add_event(self.session_id, COMMAND_EVENT, {"seq": seq, "typed": typed}, self.turn_id)
         self.emit(u.UserMessage(text=text, images=images or None, typed=typed), seq=seq)
+        self.room.task = text  # a view kept small for a full server still carries the turn's request
         await self._add_session_tools(await self.ports.session_tools(self.emit))
 
     async def _add_session_tools(self, tools: dict[str, Tool]) -> None:

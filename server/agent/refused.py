@@ -12,8 +12,9 @@ the window: the limit is what the *other* sessions hold, and it moves. So after 
 - while it stays full the retry is tried again, a bounded number of times (``FULL_RETRIES``), each smaller and
   after a longer back-off; a request refused for its own size (a stated window) keeps R-PTL-1's single retry.
 
-The view kept within the room is R-FALL-1's window, shortened to fit (``clip_to_budget``), and its note to the
-model says what happened (the server was full, or refused the request's size), not "compaction failed".
+The view kept within the room is R-FALL-1's window, shortened to fit (``clip_to_budget``), with the turn's request
+put back when its last messages no longer hold it; its note to the model says what happened (the server was
+full, or refused the request's size), not "compaction failed".
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ class ServerRoom:
     the view's estimate, tool definitions included); None: no limit but the window."""
 
     cap: int | None = None
+    task: str | None = None  # the turn's request: a view kept within the room that lost it gets it back
     _settled: bool = True  # False from a refusal to the next success: that success sets the cap
 
     def over(self, size: int) -> bool:
@@ -92,13 +94,17 @@ def backoff(attempt: int) -> float:
     return BACKOFF_SECONDS * attempt * random.uniform(0.5, 1.5)
 
 
-def within(view: RequestView, budget: int | None, note: str) -> RequestView:
+def within(view: RequestView, budget: int | None, note: str, task: str | None = None) -> RequestView:
     """The fallback ``view`` with ``note`` as its note to the model and, given a ``budget`` (tokens of messages),
-    its largest conversation messages shortened to fit it."""
+    its largest conversation messages shortened to fit it. ``task``: the turn's request, put back after the note
+    when the view's last messages no longer hold a user message (a turn of three calls has pushed it out)."""
     messages = [
         dict(m, content=note) if m.get("role") == "system" and m.get("content") == FALLBACK_SUMMARY else m
         for m in view.messages
     ]
+    if task and not any(m.get("role") == "user" for m in messages):
+        at = next((i for i, m in enumerate(messages) if m.get("role") != "system"), len(messages))
+        messages.insert(at, {"role": "user", "content": task})
     clipped = view.clipped_messages
     if budget is not None and estimate_messages_tokens(messages) > budget:
         messages, clipped = clip_to_budget(messages, max(budget, MIN_ROOM_TOKENS))
@@ -148,9 +154,8 @@ async def within_room(turn: RefusedTurn, view: RequestView) -> RequestView:
     kept within that room (announced once a turn, as a fallback is)."""
     if turn.room.cap is None or not turn.room.over(size(turn, view)):
         return view
-    kept = within(
-        await turn.views.fallback_view(turn.session_id), turn.room.cap - turn.views.overhead_tokens, SERVER_FULL_NOTE
-    )
+    budget = turn.room.cap - turn.views.overhead_tokens
+    kept = within(await turn.views.fallback_view(turn.session_id), budget, SERVER_FULL_NOTE, turn.room.task)
     if kept.estimated_tokens < view.estimated_tokens:
         await turn.announce(kept)
         return kept
@@ -200,7 +205,7 @@ async def _retry_view(turn: RefusedTurn, view: RequestView, exc: ProviderError, 
     fallback = await turn.views.fallback_view(turn.session_id)
     if exc.server_full:
         room = turn.room.refused(size(turn, view))
-        fallback = within(fallback, room - turn.views.overhead_tokens, SERVER_FULL_NOTE)
+        fallback = within(fallback, room - turn.views.overhead_tokens, SERVER_FULL_NOTE, turn.room.task)
     else:
         fallback = within(fallback, None, REFUSED_NOTE)
     if attempt == 1 and fallback.estimated_tokens < fallback.before_tokens:

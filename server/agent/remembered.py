@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from protocol.tool_facts import facts_of
 from server.errors import ApprovalNotFound
 from server.project.workspace import OutsideWorkspace, resolve_inside
 from server.security.approval_rules import simple_command
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
     from server.transcript import Event, Store
 
 WHOLE_FOLDER = "./"
-EXACT_SCOPE_TOOLS = ("run_command", "web_fetch")  # a grant covers one command or one host, never the whole tool
 
 
 @dataclass(frozen=True)
@@ -62,13 +62,13 @@ class RememberedApprovals:
             if e.payload.get("decision") != "allowAlways":
                 continue
             tool = e.payload.get("tool")
-            scope = e.payload.get("scope") or (None if tool in EXACT_SCOPE_TOOLS else tool)
+            scope = e.payload.get("scope") or (tool if facts_of(str(tool)).grant == "tool" else None)
             if scope and tool:
                 self.add(scope, tool, e)
 
     def allows(self, tool: Tool, args: dict[str, Any], cwd: Path | None) -> bool:
         """Whether a remembered "always" covers this call."""
-        if tool.name in EXACT_SCOPE_TOOLS:
+        if tool.facts.grant != "tool":  # a grant covers one command or one host, never the whole tool
             return always_scope(tool, args, cwd) in self._by_scope
         if tool.name in self._by_scope:  # a whole-tool grant
             return True
@@ -102,14 +102,14 @@ def always_scope(tool: Tool, args: dict[str, Any], cwd: Path | None) -> str | No
     """What an "always" for this call would cover; None when nothing broader than this one call may be allowed
     (a compound command, a path outside the session folder, a path that goes through a symlink: the folder the
     user saw is not the one written)."""
-    if tool.name == "run_command":
+    if tool.facts.grant == "command":
         command = simple_command(str(args.get("command", "")))
-        return None if command is None else f"run_command:{command}"
-    if tool.name == "web_fetch":
+        return None if command is None else f"{tool.name}:{command}"
+    if tool.facts.grant == "host":
         from server.tools.web.fetch import host_of  # the fetch machinery, only for a fetch
 
         host = host_of(args["url"]) if isinstance(args.get("url"), str) else None
-        return None if host is None else f"web_fetch:{host}"
+        return None if host is None else f"{tool.name}:{host}"
     if not tool.writes_paths:
         return tool.name
     relative = _relative_file(tool, args, cwd)
@@ -121,10 +121,10 @@ def always_scope(tool: Tool, args: dict[str, Any], cwd: Path | None) -> str | No
 
 def describe(scope: str) -> str:
     tool, _, rest = scope.partition(":")
-    if tool == "run_command":
+    if facts_of(tool).grant == "command":
         return f"exactly this command: {rest}"
-    if tool == "web_fetch":
-        return f"web_fetch of any URL on the host {rest}"
+    if facts_of(tool).grant == "host":
+        return f"{tool} of any URL on the host {rest}"
     if not rest:
         return f"{tool} on any ordinary file of this session folder"
     where = "this session folder" if rest == WHOLE_FOLDER else f"{rest} in this session folder"

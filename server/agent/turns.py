@@ -159,6 +159,14 @@ class SessionTurns:
         running.task.cancel()
         return True
 
+    def cancel_with_queued(self) -> bool:
+        """Cancel the running turn and the turns queued behind it (ACP's ``session/cancel``: every open prompt of
+        the session answers ``cancelled``), the queued ones first so none starts as the one ahead ends."""
+        tasks = [t for t in self._tasks if not t.done()]
+        for task in reversed(tasks):
+            task.cancel()
+        return bool(tasks)
+
     async def stop_for_delete(self) -> None:
         """Mark the session deleted (no turn starts in it from now on), then cancel its turns and wait for them."""
         self.deleted = True

@@ -8,6 +8,7 @@ leaves at once (exit 1), saying how to attach again. ``exec --detach`` is ``serv
 
 Both speak to the daemon through ``threadline connect`` (``DAEMON_ARGS``), which starts it when none runs.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,19 +25,26 @@ from server.cli.printer import Printer
 DAEMON_ARGS = [sys.executable, "-m", "server", "connect"]
 
 
-async def spawn_attached(stderr: Any = None, initialization_options: dict[str, Any] | None = None) -> Client:
+async def spawn_attached(initialization_options: dict[str, Any] | None = None) -> Client:
     """A client of the per-user daemon (started when none runs), in its own process group so a terminal's
-    Ctrl-C reaches only us."""
-    return await Client.spawn(
-        args=DAEMON_ARGS, new_session=True, stderr=stderr, initialization_options=initialization_options
+    Ctrl-C reaches only us. The bridge says something on stderr only when it cannot connect: that line is the
+    ``ConnectionError``'s message then (a daemon that cannot start, and why)."""
+    client, answer = await Client.start(
+        args=DAEMON_ARGS,
+        new_session=True,
+        stderr=asyncio.subprocess.PIPE,
+        initialization_options=initialization_options,
     )
-
-
-async def exec_detached(args: argparse.Namespace) -> int:
-    """``exec --detach`` (``server.cli.detach``)."""
-    from server.cli.detach import exec_detached as run
-
-    return await run(args)
+    try:
+        return await client.initialized(answer)
+    except ConnectionError as exc:
+        said = b""
+        with contextlib.suppress(OSError, TimeoutError):
+            assert client.proc.stderr is not None
+            said = await asyncio.wait_for(client.proc.stderr.read(), 10)
+        await client.close()
+        lines = said.decode(errors="replace").strip().splitlines()
+        raise ConnectionError(lines[-1].removeprefix("threadline connect: ") if lines else str(exc)) from None
 
 
 # --- chat --attach -----------------------------------------------------------------------------------------
@@ -54,10 +62,10 @@ async def chat_attached(args: argparse.Namespace, log: Any, printer: Printer, as
     detach = loop.create_future()
     loop.add_signal_handler(signal.SIGINT, _settle, detach)  # before anything is shown
     try:
-        client = await spawn_attached(stderr=log)
+        client = await spawn_attached()
     except (ConnectionError, OSError) as exc:
         print(f"threadline: {unreachable(exc)}", file=sys.stderr)
-        return 1
+        return 2
     chat = AttachedChat(client, printer, ask_approval, detach)
     try:
         return await chat.run(args.attach)
@@ -96,10 +104,21 @@ class AttachedChat:
         from server.cli.attach_view import pick_session, session_info, show_last_turn
         from server.cli.turns import read_line
 
+        async def ask(prompt: str) -> str | None:  # Ctrl-C at the question leaves
+            read = asyncio.ensure_future(read_line(prompt))
+            either: set[asyncio.Future[Any]] = {read, self.detach}
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+            if read.done():
+                return read.result()
+            print(file=sys.stdout)  # the question's line was left open for the answer
+            return None
+
+        if self.detach.done():  # Ctrl-C while the daemon was starting
+            return 0
         if named is None:
-            info = await pick_session(self.client, read_line)
+            info = await pick_session(self.client, ask)
             if info is None:
-                return 2
+                return 0 if self.detach.done() else 2
         else:
             info = await session_info(self.client, named)
         self.sid = info.session_id if info is not None else str(named)
@@ -111,7 +130,7 @@ class AttachedChat:
         except RpcError as exc:
             print(f"threadline: {exc.message}", file=sys.stderr)
             return 2
-        self.printer.write(_attached_line(self.sid, state))
+        self.printer.write(_attached_line(self.sid, state, self.at_terminal))
         replayed, self.early = self.early or [], None
         for p in replayed:
             self._show(p)
@@ -137,7 +156,8 @@ class AttachedChat:
     async def _watch(self) -> int:
         """Piped: the running turn to its end, or until Ctrl-C, or the daemon's end."""
         ended = asyncio.ensure_future(self.idle.wait())
-        await asyncio.wait({self.detach, ended, self.gone}, return_when=asyncio.FIRST_COMPLETED)
+        waiting: set[asyncio.Future[Any]] = {self.detach, ended, self.gone}
+        await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
         ended.cancel()
         if self.gone.done() and not self.idle.is_set():
             return self._lost()
@@ -149,7 +169,8 @@ class AttachedChat:
 
         while not self.detach.done():
             line_read = asyncio.ensure_future(read_line())
-            await asyncio.wait({self.detach, line_read, self.gone}, return_when=asyncio.FIRST_COMPLETED)
+            waiting: set[asyncio.Future[Any]] = {self.detach, line_read, self.gone}
+            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
             if self.gone.done():
                 line_read.cancel()
                 return self._lost()
@@ -237,9 +258,11 @@ async def _typed(client: Client, sid: str, line: str, idle: asyncio.Event) -> No
         print(f"threadline: {exc.message}", file=sys.stderr)
 
 
-def _attached_line(sid: str, state: dict[str, Any]) -> str:
+def _attached_line(sid: str, state: dict[str, Any], at_terminal: bool = True) -> str:
     status = "waiting for your approval" if state["waitingForApproval"] else "running" if state["running"] else "idle"
     note = " (older updates are no longer held: readTranscript has them)" if state.get("truncated") else ""
+    if status == "idle" and not at_terminal:
+        return f"attached to session {sid}: idle{note}"
     if status == "idle":
         return f"attached to session {sid}: idle; a line typed starts a turn, Ctrl-C or /detach leaves{note}"
     return f"attached to session {sid}: {status}; Ctrl-C detaches, /cancel cancels the turn{note}"

@@ -102,7 +102,8 @@ class Connection:
             self._answering.add(task)  # held until done: the loop keeps only weak references to tasks
             self._asked[message["id"]] = (task, message)
             task.add_done_callback(self._answering.discard)
-            task.add_done_callback(lambda _t, msg_id=message["id"]: self._asked.pop(msg_id, None))
+            msg_id = message["id"]
+            task.add_done_callback(lambda _t: self._asked.pop(msg_id, None))
         elif "method" in message:
             if message["method"] == "$/cancelRequest" and isinstance(message.get("params"), dict):
                 self._withdrawn(message["params"].get("id"))

@@ -51,6 +51,9 @@ def refuse_bad_config(prefix: str = "threadline") -> bool:
 
 
 def unreachable(exc: BaseException) -> str:
-    """The daemon could not be reached or started: one line, where to look."""
+    """The daemon could not be reached or started: one line, its reason when the bridge said one."""
+    said = str(exc)
+    if said and said != "the server closed the connection":
+        return said
     log = home() / "logs" / "daemon.log"
     return f"the Threadline daemon could not be reached ({exc}); its reason is at the end of {log}"

@@ -173,7 +173,14 @@ async def _session_for(client: Client, args: argparse.Namespace, task: str) -> s
         return str(sid)
     title = " ".join(task.split())[:60] or "detached task"
     cwd = str(Path(args.cwd).expanduser().resolve())
-    return str((await client.request("createSession", {"cwd": cwd, "title": title, **changes}))["sessionId"])
+    from server.cli.session_flags import UsageError, worktree_params
+
+    try:
+        worktree = worktree_params(args)
+    except UsageError as exc:
+        raise RpcError(-32602, str(exc)) from None
+    params = {"cwd": cwd, "title": title, **changes, **worktree}
+    return str((await client.request("createSession", params))["sessionId"])
 
 
 async def _latest(client: Client, cwd: str) -> str:

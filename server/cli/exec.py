@@ -144,7 +144,8 @@ async def run(args: argparse.Namespace, started: float) -> int:
     try:
         return await _run(client, answer, args, output, interrupt, started)
     except UsageError as exc:
-        print(f"threadline exec: {exc}", file=sys.stderr)
+        if str(exc):  # empty: the server already said why, in its one line
+            print(f"threadline exec: {exc}", file=sys.stderr)
         return USAGE
     finally:
         await client.close()
@@ -171,7 +172,8 @@ async def _run(
     try:
         await client.initialized(answer)
     except (ConnectionError, OSError) as exc:
-        raise UsageError(f"the server did not start ({exc}); see its message above") from None
+        said = getattr(client, "said_why", False)
+        raise UsageError("" if said else f"the server did not start ({exc}); see its message above") from None
     try:
         session = await open_session(client, args, title=text.strip().splitlines()[0][:80])
     except RpcError as exc:

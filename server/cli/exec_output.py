@@ -67,6 +67,10 @@ class Output:
     def init(self, info: dict[str, Any]) -> None:
         self.log(f"session {info['sessionId']} in {info['cwd']} · model {info['model'] or '?'}")
         self.log(f"approval policy {info['approvalPolicy']} · unattended: calls that would ask are refused")
+        if worktree := info.get("worktree"):  # B-WT-1: where the work goes, and how it comes back
+            self.log(
+                f"worktree on branch {worktree['branch']} from {worktree['base']}: threadline worktrees merge|discard"
+            )
 
     def update(self, u: dict[str, Any]) -> None:
         kind = u.get("kind")

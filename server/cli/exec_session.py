@@ -17,7 +17,7 @@ import msgspec
 
 from protocol.messages import CreateSessionResult, ListModelsResult, UpdateSessionResult
 from server.cli.client import Connection, RpcError
-from server.cli.session_flags import UsageError, check_choices, find_session, latest_session
+from server.cli.session_flags import UsageError, check_choices, find_session, latest_session, worktree_params
 
 ZERO_TOTALS = {"inputTokens": 0, "outputTokens": 0, "cachedInputTokens": 0, "cacheWriteTokens": 0}
 __all__ = ["ExecSession", "UsageError", "check_choices", "model_of", "open_session"]
@@ -47,6 +47,7 @@ async def open_session(client: Connection, args: argparse.Namespace, title: str)
     changes: dict[str, Any] = {
         k: v for k, v in (("approvalPolicy", args.policy), ("model", args.model), ("sandbox", args.sandbox)) if v
     }
+    worktree = None
     if args.resume or args.continue_:
         sid = args.resume or await latest_session(client, Path(args.cwd).resolve())
         now = await client.call("updateSession", {"sessionId": sid, **changes}, UpdateSessionResult)
@@ -55,11 +56,15 @@ async def open_session(client: Connection, args: argparse.Namespace, title: str)
     else:
         model_of(models, args.model)  # nothing is created for a run that cannot call a model
         cwd = str(Path(args.cwd).expanduser().resolve())
-        created = await client.call("createSession", {"cwd": cwd, "title": title, **changes}, CreateSessionResult)
+        params = {"cwd": cwd, "title": title, **changes, **worktree_params(args)}
+        created = await client.call("createSession", params, CreateSessionResult)
         sid, model, policy, sandbox = created.session_id, args.model, args.policy, _sandbox(created)
+        worktree = created.worktree
+        cwd = worktree.path if worktree is not None else cwd  # B-WT-1: where it works
     init = {
         "sessionId": sid,
         "cwd": cwd,
+        **({"worktree": msgspec.to_builtins(worktree)} if worktree is not None else {}),
         "model": model_of(models, model),
         "tools": list(caps.get("tools") or []),
         "approvalPolicy": policy or caps.get("approvalPolicy"),

@@ -1,6 +1,6 @@
 """The flags that pick and set up a session, one definition for every command that runs turns (``threadline chat``,
 ``threadline exec``): ``--cwd``, ``--resume SESSION_ID`` or ``--continue`` (the folder's most recent session),
-``--model NAME`` (a ``[models.NAME]``), ``--policy`` and ``--sandbox MODE``. Only argparse here: ``exec`` defines
+``--model NAME`` (a ``[models.NAME]``), ``--policy``, ``--sandbox MODE`` and ``--worktree NAME``. Only argparse here: ``exec`` defines
 its parser before the server it starts boots, so nothing heavier is imported on that path (``server.cli.session_flags``
 checks the values once the server is on its way).
 """
@@ -17,6 +17,11 @@ def add_session_flags(parser: argparse.ArgumentParser) -> None:
         "--policy", help="approval policy: ask (default), autoEdit, auto (everything runs), plan (read and plan only)"
     )
     parser.add_argument("--sandbox", metavar="MODE", help="sandbox mode for run_command, where the server has one")
+    parser.add_argument(
+        "--worktree",
+        metavar="NAME",
+        help="work in a new git worktree of the folder's repository, on branch threadline/NAME (docs/WORKTREES.md)",
+    )
     resume = parser.add_mutually_exclusive_group()
     resume.add_argument("--resume", metavar="SESSION_ID", help="continue that session")
     resume.add_argument(

@@ -29,6 +29,7 @@ class InProcess(Connection):
         self._waiting: list[dict[str, Any]] = []  # sent before the server was open
         self._opening: asyncio.Task[None] | None = None
         self._stopped = False
+        self.said_why = False  # the server could not start and said why on stderr (a bad config.toml, say)
 
     @classmethod
     def start(cls, initialization_options: dict[str, Any] | None = None) -> tuple[InProcess, asyncio.Future[Any]]:
@@ -58,6 +59,7 @@ class InProcess(Connection):
             self._lose()
             return
         if server is None or self._stopped:  # it said why on stderr, as a server that cannot start does
+            self.said_why = server is None
             if server is not None:
                 await server.close()
             self._lose()

@@ -13,7 +13,6 @@ if TYPE_CHECKING:
     from server.cli.client import Client, Connection
 
 SERVER_COMMANDS = ("serve", "acp", "daemon", "connect")
-CLIENT_FLAGS = ("-h", "--help", "--version")  # answered by the whole parser: every command listed
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
         # client piping into the bare form still gets the stdio server below)
         _parser().print_help(sys.stderr)
         return 2
-    server_only = not argv or argv[0] in SERVER_COMMANDS or (argv[0].startswith("-") and argv[0] not in CLIENT_FLAGS)
+    server_only = not argv or argv[0] in SERVER_COMMANDS  # a flag first (--version, a typo) gets the whole usage
     parser = _parser(server_only, argv[0] if argv else None)
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):
@@ -147,6 +146,7 @@ def _client_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     from server.cli import policy as cli_policy
     from server.cli import replay as cli_replay
     from server.cli import view as cli_view
+    from server.cli import worktrees as cli_worktrees
 
     sessions = sub.add_parser("sessions", help="list sessions (the daemon's when one runs: with running / waiting)")
     sessions.add_argument("--cwd")
@@ -180,6 +180,7 @@ def _client_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     cli_replay.add_parsers(sub)
     cli_policy.add_parser(sub, _client_run, load_messages)
     cli_eval.add_parsers(sub)
+    cli_worktrees.add_parser(sub, _client_run)
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -285,6 +286,7 @@ def read_only_run(command: Callable[[Connection, argparse.Namespace], Awaitable[
 
 async def _sessions(client: Connection, args: argparse.Namespace) -> int:
     from protocol.sessions import ListSessionsResult
+    from server.cli.worktrees import worktree_line
 
     params = {"limit": args.limit}
     if args.cwd:
@@ -294,7 +296,7 @@ async def _sessions(client: Connection, args: argparse.Namespace) -> int:
         state = "waiting" if s.waiting_for_approval else "running" if s.running else "idle"
         clients = f" {s.attached_clients} attached" if s.attached_clients else ""
         line = f"{s.session_id}  {s.updated_at[:19]}  {state:<7}{clients}  {s.message_count:>5} msgs  {s.title}"
-        print(f"{line}  ({s.cwd})")
+        print(f"{line}  ({s.cwd}){worktree_line(s.worktree)}")
     if not result.sessions:
         print("no sessions yet")
     return 0

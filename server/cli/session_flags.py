@@ -73,6 +73,16 @@ def check_choices(args: argparse.Namespace) -> None:
             raise UsageError(f"--sandbox must be one of {', '.join(modes)}, got {args.sandbox!r}")
 
 
+def worktree_params(args: argparse.Namespace) -> dict[str, Any]:
+    """``--worktree NAME`` as createSession's ``worktree`` (B-WT-1); only for a new session."""
+    name = getattr(args, "worktree", None)
+    if name is None:
+        return {}
+    if args.resume or args.continue_:
+        raise UsageError("--worktree makes a new session: leave out --resume/--continue")
+    return {"worktree": name}
+
+
 @dataclass
 class OpenedSession:
     id: str
@@ -86,6 +96,7 @@ async def open_session(client: Connection, args: argparse.Namespace, title: str 
     applied (``updateSession`` for a stored one, as an editor's picker would). The server's -32602 answers
     (unknown model or session, bad folder) come up as ``RpcError``."""
     check_choices(args)
+    worktree = worktree_params(args)
     changes: dict[str, Any] = {
         k: v for k, v in (("approvalPolicy", args.policy), ("model", args.model), ("sandbox", args.sandbox)) if v
     }
@@ -96,8 +107,9 @@ async def open_session(client: Connection, args: argparse.Namespace, title: str 
         return OpenedSession(sid, info.cwd if info else "", info, msgspec.to_builtins(now))
     cwd = str(Path(args.cwd).expanduser().resolve())
     named = {"title": title} if title else {}  # none: the server names it after its first prompt
-    created = await client.call("createSession", {"cwd": cwd, **named, **changes}, CreateSessionResult)
-    return OpenedSession(created.session_id, cwd, None, msgspec.to_builtins(created))
+    created = await client.call("createSession", {"cwd": cwd, **named, **changes, **worktree}, CreateSessionResult)
+    where = created.worktree.path if created.worktree is not None else cwd
+    return OpenedSession(created.session_id, where, None, msgspec.to_builtins(created))
 
 
 async def latest_session(client: Connection, cwd: Path) -> str:

@@ -28,6 +28,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from protocol.tool_facts import named
 from protocol.wire_text import PLACEHOLDER_PREFIX
 
 __all__ = [
@@ -64,21 +65,16 @@ def clears_editor_failures(text: str) -> bool:
 
 FAILED_STATUSES = frozenset({"error", "denied"})
 # Tools whose successful output is someone else's text (a file, a listing, search hits, a sub-agent's report):
-# that text may start with anything, so only their status and our own failure wording count.
-_QUIET_TOOLS = frozenset(
+# that text may start with anything, so only their status and our own failure wording count. Ours declare it
+# (``protocol.tool_facts``, result "quoted"); the others are other agents' tools, met in trajectories.
+_QUIET_TOOLS = named(result="quoted") | frozenset(
     {
         "read",
-        "read_file",
         "view",
-        "list_files",
         "ls",
         "glob",
         "grep",
         "search",
-        "search_files",
-        "read_artifact",
-        "search_transcript",
-        "task",
         "agent",
         "taskoutput",
         "webfetch",

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from protocol.tool_facts import named
+
 __all__ = [
     "PROCESS_CHARS",
     "exited_line",
@@ -24,7 +26,7 @@ __all__ = [
 
 PROCESS_CHARS = 120  # the command start a summary line keeps
 # The tools whose results tell of background processes, and how many running ones the fold keeps.
-PROCESS_TOOLS = frozenset({"run_command", "process_output", "stop_process"})
+PROCESS_TOOLS = named(result="process")
 MAX_STORED_PROCESSES = 256
 _STARTED = re.compile(r"^Started background process (?P<id>[\w-]+) \(pid \d+\): (?P<command>.*)$")
 _ENDED = re.compile(r"^Process (?P<id>[\w-]+) (?:exited with code -?\d+|was stopped\b)")

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from protocol.tool_facts import WRITTEN_PATH_KEYS, named
+
 from .failures import (
     FAILED_STATUSES,
     call_label,
@@ -38,12 +40,11 @@ ELLIPSIS = "…"
 
 # Write tools -> argument keys that hold the written path (B-SUM-6). Keys are lower-case tool names; the
 # lookup lower-cases the called name, so `Edit` (Claude Code) and `edit` (pi) share an entry. A value that
-# is a multi-line patch is parsed for its file headers instead. Add every new write tool here: a test fails
-# for any write tool a trajectory or the server defines that this registry does not cover.
+# is a multi-line patch is parsed for its file headers instead. Our own write tools declare it (``protocol.tool_facts``,
+# kind "write"); add every other agent's write tool here: a test fails for any write tool a trajectory or the
+# server defines that this registry does not cover.
 WRITE_TOOLS: Mapping[str, tuple[str, ...]] = {
-    "edit_file": ("path", "file_path"),
-    "write_file": ("path", "file_path"),
-    "save_memory": ("path", "file_path"),
+    **{name: WRITTEN_PATH_KEYS for name in sorted(named(kind="write"))},
     "create_file": ("path", "file_path"),
     "apply_patch": ("input", "patch", "path"),
     "str_replace_editor": ("path",),

@@ -12,6 +12,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -20,12 +21,16 @@ if TYPE_CHECKING:
 STDIN_HIGH_WATER = 1 << 20  # bytes read ahead of the framing; beyond this the pump waits
 
 
-def stdin_reader(loop: asyncio.AbstractEventLoop, fd: int = 0, limit: int = 1 << 16) -> asyncio.StreamReader:
+def stdin_reader(
+    loop: asyncio.AbstractEventLoop, fd: int = 0, limit: int = 1 << 16, read: Callable[[int], bytes] | None = None
+) -> asyncio.StreamReader:
     """A StreamReader fed by a thread, so stdin may be a pipe, a file or a terminal alike.
 
     The thread waits while the reader holds more than ``STDIN_HIGH_WATER`` unread bytes, so a client writing
-    faster than we frame (or one huge message being discarded) never fills memory.
+    faster than we frame (or one huge message being discarded) never fills memory. ``read``: how a chunk is read
+    (default ``os.read(fd, n)``; ``threadline acp`` reads through what answered its ``initialize``).
     """
+    take = read or (lambda size: os.read(fd, size))
     reader = asyncio.StreamReader(limit=limit)
     in_flight = [0]  # bytes handed to the loop but not yet in the reader (a busy loop may lag behind the thread)
     lock = threading.Lock()
@@ -39,7 +44,7 @@ def stdin_reader(loop: asyncio.AbstractEventLoop, fd: int = 0, limit: int = 1 <<
         try:
             while True:
                 try:
-                    chunk = os.read(fd, 1 << 16)
+                    chunk = take(1 << 16)
                 except OSError:
                     chunk = b""
                 if not chunk:

@@ -8,8 +8,8 @@ blocks the call; other events go on with a notice). Provider keys never reach a 
 
 A hook runs under the session's sandbox unless its spec says ``sandbox = false`` (B-HOOK-2): ``bash
 scripts/lint.sh`` runs a file a confined command may have rewritten, so running it unconfined would let the
-agent out. Like every process the server starts, it is contained (``ProcessGroups.launch``): it ends with the
-server.
+agent out. Like every process the server starts, it starts through ``server.sandbox.start`` and is contained
+(``ProcessGroups.preexec``): it ends with the server.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from server.hooks.config import PROJECT_FILE, HookSpec
 from server.sandbox.denials import looks_denied
 from server.sandbox.mode import CommandSandbox
 from server.sandbox.policy import SandboxPolicy
-from server.sandbox.runner import preexec
+from server.sandbox.start import Confine, start
 from server.tools.command import scrubbed_env
 from server.tools.processes import ProcessGroups
 
@@ -93,21 +93,14 @@ async def run_hook(
     if confine is not None:
         env["TMPDIR"] = confine.policy.tmpdir
         env.pop("SSH_AUTH_SOCK", None)  # hidden inside the sandbox
-    confine_fn = preexec(confine.policy, confine.support.abi, confine.support.namespaces) if confine else None
-    if processes is not None:
-        confine_fn = processes.preexec(confine_fn)
     try:
-        proc = await asyncio.create_subprocess_exec(
-            "/bin/bash",
-            "-c",
-            spec.command,
+        proc = await start(  # in a session of its own: a timeout kills everything the hook started
+            ["/bin/bash", "-c", spec.command],
+            confine=Confine(confine.policy, confine.support.abi, confine.support.namespaces) if confine else None,
+            contain=processes.preexec if processes is not None else None,
             cwd=cwd,
             env=env,
             stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,  # a timeout kills everything the hook started
-            preexec_fn=confine_fn,
         )
     except OSError as exc:
         return HookResult(spec, None, _ms(started), "", failure=f"could not start: {exc}")
@@ -135,11 +128,12 @@ def sandbox_note(spec: HookSpec, policy: SandboxPolicy, out: str, err: str) -> s
     last = next((line.strip() for line in reversed(err.splitlines()) if line.strip()), None)
     said = f'its last stderr line: "{last[:LAST_LINE_CHARS]}"' if last else "it wrote nothing on stderr"
     where = "config.toml in the data folder ($THREADLINE_HOME)" if spec.source == "user" else PROJECT_FILE
-    fix = f"etting `sandbox = false` in this hook's `[[hooks.{spec.event}]]` table in {where} runs it unconfined"
+    fix = f"`sandbox = false` in this hook's `[[hooks.{spec.event}]]` table in {where} runs it unconfined"
     kinds, _ = looks_denied(f"{err}\n{out}", policy)
     if kinds:
-        return f"It ran in the {policy.mode} sandbox, which looks to have refused {'; '.join(kinds)}; {said}. S{fix}."
-    return f"It ran in the {policy.mode} sandbox; {said}. If the sandbox refused it, s{fix}."
+        refused = "; ".join(kinds)
+        return f"It ran in the {policy.mode} sandbox, which looks to have refused {refused}; {said}. Setting {fix}."
+    return f"It ran in the {policy.mode} sandbox; {said}. If the sandbox refused it, setting {fix}."
 
 
 def interpret(spec: HookSpec, code: int | None, out: str, err: str, duration_ms: int) -> HookResult:

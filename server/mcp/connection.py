@@ -29,15 +29,15 @@ from server.errors import McpConfigError
 from server.mcp.config import McpServerConfig, expand
 from server.mcp.stdio import TOO_LARGE, bounded_stdio_client
 from server.private_files import open_private
-from server.sandbox.policy import SandboxPolicy, build_policy, default_deny_read
-from server.sandbox.runner import private_tmpdir, support, wrap
+from server.sandbox.policy import build_policy, default_deny_read
+from server.sandbox.runner import private_tmpdir, support
+from server.sandbox.start import Confine, Contain
 from server.security.secret_env import handed_over
 
 log = logging.getLogger(__name__)
 
-# How a process start is contained (``server.tools.processes.ProcessGroups.launch``): argv, sandbox policy or None,
-# whether the sandbox makes its own namespaces -> the argv to start instead
-Launch = Callable[[list[str], SandboxPolicy | None, bool], list[str]]
+# How a start is born inside the server's PID namespace (``ProcessGroups.preexec``, B-PROC-1): it ends with the server
+Launch = Contain
 State = Literal["stopped", "starting", "ready", "failed"]
 MAX_FAILURES = 4
 BACKOFF_START_S = 0.5
@@ -66,7 +66,7 @@ class McpConnection:
         launch: Launch | None = None,
     ):
         self.config = config
-        self._launch = launch  # a stdio server starts inside the server's PID namespace: it ends with the server
+        self._contain = launch  # a stdio server starts inside the server's PID namespace: it ends with the server
         self.state: State = "stopped"
         self.reason: str | None = None
         self.tools: list[ServerTool] = []
@@ -185,19 +185,20 @@ class McpConnection:
             client = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(c.tool_timeout_s, connect=10.0))
             stack.push_async_callback(client.aclose)  # a client we pass in is ours to close, after the transport
             return streamable_http_client(url, http_client=client)
+        confine = None
         if c.sandbox:
-            command, args, env = self._confined(command, args, env)
-        elif self._launch is not None:
-            full = self._launch([command, *args], None, True)
-            command, args = full[0], full[1:]
+            confine, env = self._confined(env)
         log_fd = open_private(self._log_path, os.O_WRONLY | os.O_APPEND)  # what it said: the user's alone
         errlog = stack.enter_context(os.fdopen(log_fd, "a", encoding="utf-8"))
         return bounded_stdio_client(  # not the SDK's stdio_client: its line reader is quadratic (server.mcp.stdio)
-            StdioServerParameters(command=command, args=args, env=env or None, cwd=c.cwd), errlog=errlog
+            StdioServerParameters(command=command, args=args, env=env or None, cwd=c.cwd),
+            errlog=errlog,
+            confine=confine,
+            contain=self._contain,
         )
 
-    def _confined(self, command: str, args: list[str], env: dict[str, str]) -> tuple[str, list[str], dict[str, str]]:
-        """A server that opted in (``sandbox = "workspace-write"``) starts through the sandbox launcher: writes
+    def _confined(self, env: dict[str, str]) -> tuple[Confine, dict[str, str]]:
+        """A server that opted in (``sandbox = "workspace-write"``) starts confined (``server.sandbox.start``): writes
         only in its folder and a temp folder of its own, no network, the data folder hidden. Where the sandbox
         cannot be enforced it does not start (never silently unconfined, B-SBX-2)."""
         c = self.config
@@ -209,9 +210,7 @@ class McpConnection:
         policy = build_policy(
             str(c.sandbox), Path(c.cwd or os.getcwd()), tmp, deny_read=default_deny_read(home, dict(os.environ))
         ).with_nested_git()  # every .git below its folder read-only too (B-SBX-4)
-        argv = [command, *args]
-        full = self._launch(argv, policy, found.namespaces) if self._launch else wrap(policy, argv, found.namespaces)
-        return full[0], full[1:], {**get_default_environment(), **env, "TMPDIR": str(tmp)}
+        return Confine(policy, found.abi, found.namespaces), {**get_default_environment(), **env, "TMPDIR": str(tmp)}
 
     async def _watch(self, session: ClientSession) -> None:
         while True:

@@ -8,12 +8,15 @@ read and dropped as it arrives, and the request it answers gets a JSON-RPC error
 fails at once with a clear message instead of at its timeout). What fits is a normal result, which the agent loop
 keeps as an artifact when it is large, as it does for built-in tools.
 
-Starting and stopping the process are the SDK's: its own session (process group), the SDK's safe default
-environment plus the configured variables, and on exit stdin closed, a grace period, then the whole group killed.
+The process starts through the server's one launcher (``server.sandbox.start``): in its own session (process
+group), inside the server's PID namespace, confined when the server opted in; with the SDK's safe default
+environment plus the configured variables. Stopping is the SDK's: stdin closed, a grace period, then the whole
+group killed.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import re
@@ -22,11 +25,12 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 import anyio
-import anyio.abc
 from mcp import types as mt
 from mcp.client.stdio import StdioServerParameters, get_default_environment
 from mcp.os.posix.utilities import terminate_posix_process_tree
 from mcp.shared.message import SessionMessage
+
+from server.sandbox.start import Confine, Contain, start
 
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024  # one message (a tool result) read from an MCP server, at most
 OFF_LOOP_BYTES = 256 * 1024  # a message this large is parsed in a worker thread
@@ -103,15 +107,22 @@ def too_large(over: Oversized, limit: int) -> SessionMessage | Exception:
 
 @contextlib.asynccontextmanager
 async def bounded_stdio_client(
-    server: StdioServerParameters, errlog: IO[str], limit: int = MAX_MESSAGE_BYTES
+    server: StdioServerParameters,
+    errlog: IO[str],
+    limit: int = MAX_MESSAGE_BYTES,
+    confine: Confine | None = None,
+    contain: Contain | None = None,
 ) -> AsyncIterator[tuple[Any, Any]]:
-    """``stdio_client``'s streams (``ClientSession(read, write)``) over a process started as the SDK starts it."""
-    process = await anyio.open_process(
+    """``stdio_client``'s streams (``ClientSession(read, write)``) over the server's process, started confined by
+    ``confine`` (None: unconfined) and inside the namespace ``contain`` joins."""
+    process = await start(
         [server.command, *server.args],
+        confine=confine,
+        contain=contain,
         env=get_default_environment() | (server.env or {}),
+        stdin=asyncio.subprocess.PIPE,
         stderr=errlog,
         cwd=server.cwd,
-        start_new_session=True,
     )
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
@@ -120,9 +131,9 @@ async def bounded_stdio_client(
         assert process.stdout is not None
         splitter = LineSplitter(limit)
         async with read_writer:
-            with contextlib.suppress(anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-                while True:
-                    for line in splitter.feed(await process.stdout.receive(_READ_CHUNK)):
+            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+                while chunk := await process.stdout.read(_READ_CHUNK):
+                    for line in splitter.feed(chunk):
                         await read_writer.send(await _message(line, limit))
 
     async def write_in() -> None:
@@ -131,7 +142,8 @@ async def bounded_stdio_client(
             try:
                 async for message in write_reader:
                     data = message.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
-                    await process.stdin.send(data.encode())
+                    process.stdin.write(data.encode())
+                    await process.stdin.drain()
             except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
                 await read_writer.aclose()  # the session sees the connection end rather than waiting forever
 
@@ -154,18 +166,14 @@ async def _message(line: bytes | Oversized, limit: int) -> SessionMessage | Exce
     return parse(line)
 
 
-async def _stop(process: anyio.abc.Process) -> None:
+async def _stop(process: asyncio.subprocess.Process) -> None:
     """Close stdin, give the server ``STOP_GRACE_S`` to exit, then end its whole process group."""
     if process.stdin is not None:
         with contextlib.suppress(Exception):
-            await process.stdin.aclose()
+            process.stdin.close()
     with anyio.move_on_after(STOP_GRACE_S):
         await process.wait()
     if process.returncode is None:
-        await terminate_posix_process_tree(process, STOP_GRACE_S)
+        await terminate_posix_process_tree(process, STOP_GRACE_S)  # type: ignore[arg-type]  # reads pid, returncode
         with anyio.move_on_after(STOP_GRACE_S):
             await process.wait()
-    for stream in (process.stdout,):
-        if stream is not None:
-            with contextlib.suppress(Exception):
-                await stream.aclose()

@@ -7,6 +7,7 @@ import msgspec
 from protocol.messages import ListSessionsParams, ListSessionsResult, SessionInfo, SessionTotals
 from server.methods.registry import reads
 from server.services import sessions as service
+from server.services import worktrees
 from server.services.core import Core
 from server.services.sessions import policy
 
@@ -31,6 +32,7 @@ async def list_sessions(core: Core, params: ListSessionsParams) -> ListSessionsR
                 running=service.is_running(core, s.id),
                 waiting_for_approval=core.clients.waiting_for_approval(s.id),
                 attached_clients=core.clients.attached(s.id),
+                worktree=await worktrees.session_info(core, s.id),
             )
             for s in sessions
         ]

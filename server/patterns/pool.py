@@ -21,6 +21,7 @@ import sys
 from typing import Any
 
 from server.patterns.answer import PACKAGE_ROOT, ScanError, ScanResult, collect_until, worker_env
+from server.sandbox.start import start_blocking
 
 log = logging.getLogger(__name__)
 _SMALL_JOB = 32 * 1024  # written at once (a pipe holds 64 KB); a larger job is written from a thread
@@ -30,15 +31,16 @@ class ForkServer:
     def __init__(self) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
-            self.proc = subprocess.Popen(
+            self.proc = start_blocking(  # unconfined (our own code); exec's Ctrl-C is not its to get
                 [sys.executable, "-m", "server.patterns.forkserver", str(os.getpid()), str(theirs.fileno())],
+                confine=None,
                 pass_fds=(theirs.fileno(),),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
                 env=worker_env(),
                 cwd=str(PACKAGE_ROOT),
-                start_new_session=True,  # a terminal's Ctrl-C to exec (the server's process) is not its to get
+                new_session=True,
             )
         finally:
             theirs.close()

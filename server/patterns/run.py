@@ -18,6 +18,7 @@ from typing import Any
 
 from server.patterns.answer import PACKAGE_ROOT, ScanError, ScanResult, collect_until, worker_env
 from server.patterns.pool import FORK_SERVER
+from server.sandbox.start import start
 
 DEFAULT_TIMEOUT_SECONDS = 10.0
 MAX_LINE_CHARS = 10_000  # lines longer than this are searched in their first MAX_LINE_CHARS characters only
@@ -34,18 +35,15 @@ async def run_scan(job: dict[str, Any], timeout: float = DEFAULT_TIMEOUT_SECONDS
 
 
 async def _spawned_scan(job: dict[str, Any], timeout: float) -> ScanResult:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "server.patterns.worker",
-        str(os.getpid()),  # the worker dies with this process (``worker.die_with_parent``)
+    proc = await start(  # unconfined (our own code), in a session of its own: exec's Ctrl-C is not its to get
+        [sys.executable, "-m", "server.patterns.worker", str(os.getpid())],  # it dies with this process
+        confine=None,
+        contain=None,
         stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL,
         env=worker_env(),
         cwd=str(PACKAGE_ROOT),
         limit=1 << 20,
-        start_new_session=True,  # a terminal's Ctrl-C to exec (the server's process) is not its to get
     )
     result = ScanResult()
     try:

@@ -93,10 +93,6 @@ def command_sandbox(settings: SandboxSettings, session_id: str, cwd: Path, mode:
     return CommandSandbox(mode, policy, support())
 
 
-async def session_sandbox(store: Store, settings: SandboxSettings, session_id: str, cwd: Path) -> CommandSandbox:
-    return command_sandbox(settings, session_id, cwd, await session_mode(store, settings, session_id))
-
-
 async def say_once(store: Store, sandbox: CommandSandbox, session_id: str, turn_id: str | None) -> str | None:
     """Store the sandbox notice the first time this session needs it; returns its text then, else None."""
     text = sandbox.notice()

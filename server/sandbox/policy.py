@@ -153,6 +153,11 @@ class SandboxPolicy:
     deny_read: tuple[str, ...] = ()
     network: bool = False
     skipped: tuple[str, ...] = field(default=())  # deny_read paths left visible, and why (they hold the folder)
+    # B-WT-1: git folders in ``writable`` that are the task's alone (a worktree's admin folder, its object folder):
+    # the nested .git walk leaves them writable
+    git_writable: tuple[str, ...] = ()
+    env: tuple[str, ...] = ()  # NAME=VALUE a confined command gets (a worktree task's object folder)
+    around: tuple[str, ...] = ()  # hidden folders that hold a writable one: hidden around it (``hidden_around``)
 
     def with_nested_git(self, limit: int = NESTED_WALK_LIMIT) -> SandboxPolicy:
         """This policy with every ``.git`` that exists now below the writable folders read-only too (B-SBX-4).
@@ -160,11 +165,40 @@ class SandboxPolicy:
         command is protected from the next."""
         if self.mode != "workspace-write":
             return self
-        roots = tuple(r for r in self.writable if r != self.tmpdir)
+        roots = tuple(r for r in self.writable if r != self.tmpdir and r not in self.git_writable)
         found, stopped = nested_git(roots, limit)
-        extra = [p for p in found if p not in self.read_only and _under_any(p, roots)][:MAX_NESTED]
+        extra = [p for p in found if p not in self.read_only and p not in self.git_writable and _under_any(p, roots)][
+            :MAX_NESTED
+        ]
         note = (f"nested .git search stopped after {limit} folders",) if stopped else ()
-        return replace(self, read_only=(*self.read_only, *extra), skipped=(*self.skipped, *note))
+        fresh = self._hidden_now() if self.around else self.deny_read  # what appeared there since, hidden too
+        return replace(self, read_only=(*self.read_only, *extra), skipped=(*self.skipped, *note), deny_read=fresh)
+
+    def with_git_grant(
+        self, writable: tuple[str, ...], read_only: tuple[str, ...], env: tuple[str, ...], around: tuple[str, ...]
+    ) -> SandboxPolicy:
+        """B-WT-1: this policy with a worktree task's own git data writable (``writable``: folders that are the
+        task's alone), ``read_only`` files inside them kept as they are, ``env`` for its commands, and each of
+        ``around`` (the data folder holding the worktree) hidden around what the command may reach. Only for
+        ``workspace-write``: in the other modes a command writes no git data."""
+        if self.mode != "workspace-write":
+            return self
+        real = tuple(os.path.realpath(p) for p in writable)
+        granted = replace(
+            self,
+            writable=tuple(dict.fromkeys((*self.writable, *real))),
+            read_only=(*self.read_only, *(os.path.realpath(p) for p in read_only)),
+            git_writable=(*self.git_writable, *real),
+            env=(*self.env, *env),
+            around=(*self.around, *(os.path.realpath(p) for p in around)),
+        )
+        return replace(granted, deny_read=granted._hidden_now())
+
+    def _hidden_now(self) -> tuple[str, ...]:
+        keep = (self.cwd, *self.writable)
+        outside = tuple(p for p in self.deny_read if not _under_any(p, self.around))
+        inside = [p for top in self.around for p in hidden_around(top, keep)]
+        return tuple(dict.fromkeys((*outside, *inside)))
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -208,6 +242,27 @@ def build_policy(
         network=network,
         skipped=skipped,
     )
+
+
+def hidden_around(top: str, keep: tuple[str, ...]) -> list[str]:
+    """Everything in ``top`` but the way to each of ``keep`` (itself whole): ``top`` hidden as far as it can be
+    without hiding them. A link is left alone (hiding it would hide where it points, which is not ``top``'s)."""
+    ways = [k for k in keep if k.startswith(top.rstrip("/") + "/")]
+    if not ways:
+        return [top]
+    hidden: list[str] = []
+    try:
+        entries = list(os.scandir(top))
+    except OSError:
+        return hidden
+    for entry in entries:
+        if entry.is_symlink() or entry.path in ways:
+            continue
+        if any(k.startswith(entry.path + "/") for k in ways):
+            hidden += hidden_around(entry.path, tuple(ways))
+        else:
+            hidden.append(entry.path)
+    return hidden
 
 
 def _under_any(path: str, roots: tuple[str, ...]) -> bool:

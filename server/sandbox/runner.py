@@ -2,12 +2,12 @@
 
 Two ways in, one code path (``server.sandbox.linux.enter``):
 
-- ``preexec(policy)``: a function for ``subprocess``'s ``preexec_fn``, run in the forked child before exec.
-  ``run_command`` uses it: it adds ~4 ms a command where the launcher adds ~35 ms (bench/sandbox_bench.py).
-  The child runs only code bound before the fork (no imports, no library loading, no logging), so the parent's
-  other threads cannot leave it waiting on a lock.
-- ``wrap(policy, argv)``: an argv prefix that starts the launcher (``server.sandbox.launch``), for starts we do
-  not control the fork of (MCP stdio servers, through the MCP library) and for ``threadline sandbox``.
+- ``preexec(policy)`` (``server.sandbox.start``, where every process the server starts is started): a function
+  for ``subprocess``'s ``preexec_fn``, run in the forked child before exec. It adds ~4 ms a command where the
+  launcher adds ~35 ms (bench/sandbox_bench.py). The child runs only code bound before the fork (no imports, no
+  library loading, no logging), so the parent's other threads cannot leave it waiting on a lock.
+- ``wrap(policy, argv)``: an argv prefix that starts the launcher (``server.sandbox.launch``), for a start whose
+  fork is not ours (a command line handed to another program).
 
 ``support()`` probes once per process whether confinement really works here: it confines a child for real and
 runs ``true`` in it. ``THREADLINE_SANDBOX_PROBE`` is a test seam: ``fail`` makes the probe fail, ``no-userns``
@@ -23,15 +23,14 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from server.sandbox import landlock
-from server.sandbox.linux import enter
 from server.sandbox.policy import SandboxPolicy, build_policy
+from server.sandbox.start import PIPE, SETUP_FAILED, Confine, preexec, start_blocking
 
-SETUP_FAILED = 125  # the launcher's and the preexec child's exit status when confinement failed
+__all__ = ["SETUP_FAILED", "Support", "machine_sandbox", "preexec", "private_tmpdir", "support", "wrap"]
 PROBE_SEAM = "THREADLINE_SANDBOX_PROBE"
 LAUNCHER = Path(__file__).with_name("launch.py")
 
@@ -83,23 +82,11 @@ def machine_sandbox() -> dict[str, object]:
 
 def _works(policy: SandboxPolicy, abi: int, namespaces: bool) -> bool:
     try:
-        done = subprocess.run(
-            ["true"], preexec_fn=preexec(policy, abi, namespaces), capture_output=True, timeout=30, check=False
-        )
+        proc = start_blocking(["true"], confine=Confine(policy, abi, namespaces), stdout=PIPE, stderr=PIPE)
+        proc.communicate(timeout=30)
     except (OSError, subprocess.SubprocessError):
         return False
-    return done.returncode == 0
-
-
-def preexec(policy: SandboxPolicy, abi: int, namespaces: bool) -> Callable[[], None]:
-    def confine() -> None:
-        try:
-            enter(policy, namespaces=namespaces, abi=abi)
-        except BaseException as exc:  # noqa: BLE001 - never exec unconfined: say why on its stderr, and stop
-            os.write(2, f"threadline sandbox: could not confine the command, so it did not run: {exc}\n".encode())
-            os._exit(SETUP_FAILED)
-
-    return confine
+    return proc.returncode == 0
 
 
 def wrap(policy: SandboxPolicy, argv: list[str], namespaces: bool = True) -> list[str]:

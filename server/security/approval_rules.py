@@ -20,6 +20,8 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
+from protocol.tool_facts import facts_of
+
 _COMPOUND = re.compile(r"[;&|<>`\n]|\$\(")
 
 
@@ -56,7 +58,7 @@ class ApprovalRules:
 
     def allows(self, tool: str, args: dict[str, Any]) -> str | None:
         """The rule that allows this call, in words, or None."""
-        if tool != "run_command":
+        if facts_of(tool).grant != "command":  # rules name simple commands
             return None
         command = simple_command(str(args.get("command", "")))
         if command is None:

@@ -43,7 +43,6 @@ from server.errors import InvalidParams
 from server.grounding.tools import editor_tools
 from server.mcp.service import load_frozen
 from server.providers import drops_tools
-from server.sandbox.mode import session_sandbox
 from server.services.models import view_settings
 from server.services.needs import CoreClient, CoreExtensions, CoreModels, CoreStore
 from server.services.processes import process_infos
@@ -51,6 +50,7 @@ from server.services.subagents import task_spec
 from server.sessions import Session
 from server.tools.web.tools import search_tools
 from server.transcript import Store, StoredSession
+from server.worktrees.confined import session_sandbox
 
 
 class ContextNeeds(CoreStore, CoreModels, CoreClient, CoreExtensions, Protocol):

@@ -93,7 +93,7 @@ class Core:
         # on that model; each session also keeps it as an event, for a restarted server
         self.server_windows: dict[str, int] = {}
         # shared MCP servers (server.mcp), started inside the server's PID namespace like every process
-        self.mcp = McpService(settings.home, settings.mcp_servers, self.notify, self.processes.launch)
+        self.mcp = McpService(settings.home, settings.mcp_servers, self.notify, self.processes.preexec)
         self.hooks = HookService(settings.home, settings.hooks)  # [[hooks.EVENT]] and project hooks (server.hooks)
         self.sessions = Sessions(
             lambda: self.store, on_forget=lambda session: self.mcp.forget_session(session.id, session.mcp)

@@ -10,10 +10,9 @@ from server.agent.models import price_of, provider_settings, window_of
 from server.agent.ports import ModelChoice
 from server.config import ProviderSettings, Settings
 from server.context import ViewSettings
-from server.providers import ChatProvider, OpenAICompatibleProvider
-from server.providers.anthropic import AnthropicProvider
+from server.providers import ChatProvider
 from server.providers.capabilities import Price
-from server.providers.responses import ResponsesProvider
+from server.providers.kinds import PROVIDER_KINDS
 from server.services.needs import CoreModels, CoreStore
 from server.transcript import StoredSession
 
@@ -82,24 +81,10 @@ class LiveModels:
 
 
 def new_provider(p: ProviderSettings, read_timeout: float) -> ChatProvider:
-    """The ChatProvider for ``[provider] kind`` (config.PROVIDER_KINDS), each one module under server/providers/."""
+    """The ChatProvider for ``[provider] kind``: its row in ``server.providers.kinds`` builds it."""
     assert p.base_url and p.model
-    if p.kind == "anthropic":
-        return AnthropicProvider(
-            p.base_url,
-            p.api_key,
-            p.model,
-            read_timeout=read_timeout,
-            max_tokens=p.max_output_tokens,
-            thinking_budget_tokens=p.thinking_budget_tokens,
-        )
-    if p.kind == "openai-responses":
-        return ResponsesProvider(
-            p.base_url, p.api_key, p.model, read_timeout=read_timeout, max_output_tokens=p.max_output_tokens
-        )
-    return OpenAICompatibleProvider(
-        p.base_url, p.api_key, p.model, read_timeout=read_timeout, max_output_tokens=p.max_output_tokens
-    )
+    build = (PROVIDER_KINDS.get(p.kind) or PROVIDER_KINDS["openai"]).build
+    return build(p.base_url, p.api_key, p.model, read_timeout, p.max_output_tokens, p.thinking_budget_tokens)
 
 
 def list_models(settings: Settings) -> ListModelsResult:

@@ -17,11 +17,12 @@ from server.agent.remembered import RememberedApprovals
 from server.errors import InvalidParams
 from server.hooks.service import SessionHooks
 from server.project.workspace import checked_folder
-from server.sandbox.mode import command_sandbox, session_sandbox
+from server.sandbox.mode import command_sandbox
 from server.services.needs import CoreExtensions, CoreStore
 from server.tools import TOOLS, Tool, parse_arguments
 from server.tools.base import ToolFailure
 from server.tools.web.tools import search_tools
+from server.worktrees.confined import session_sandbox
 
 
 class PolicyCheckNeeds(CoreStore, CoreExtensions, Protocol):

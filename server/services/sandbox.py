@@ -11,8 +11,9 @@ import msgspec
 from protocol import updates as u
 from protocol.messages import SandboxStatus
 from server.emit import Emitter
-from server.sandbox.mode import command_sandbox, copy_mode, say_once, session_mode, session_sandbox, set_session_mode
+from server.sandbox.mode import command_sandbox, copy_mode, say_once, session_mode, set_session_mode
 from server.services.needs import CoreClient, CoreStore
+from server.worktrees.confined import session_sandbox
 
 
 class SandboxNeeds(CoreStore, CoreClient, Protocol):

@@ -17,11 +17,13 @@ from server.agent.remembered import Remembered, revoke
 from server.errors import InvalidParams
 from server.project.workspace import checked_folder, normalized_folder
 from server.sandbox.mode import copy_mode
+from server.services import worktrees
 from server.services.context_view import ContextNeeds, prepare_view
 from server.services.needs import CoreExtensions, CoreFiles, CoreStore
 from server.transcript import StoredSession
 from server.transcript.convert import from_openai
 from server.transcript.session_rows import UNTITLED as UNTITLED  # a session's name until a prompt names it
+from server.worktrees.record import WorktreeRecord
 
 
 class SessionsNeeds(ContextNeeds, CoreFiles, Protocol):
@@ -53,6 +55,24 @@ async def create_session(
     if servers:
         core.mcp.set_client_servers(core.sessions.get(stored.id).mcp, servers, folder)
     return stored
+
+
+async def create_worktree_session(
+    core: SessionsNeeds, cwd: str, worktree: str | bool, base: str | None, **options: Any
+) -> tuple[StoredSession, WorktreeRecord]:
+    """B-WT-1: a new session in a new worktree of ``cwd``'s repository (its folder: ``cwd``'s place in it). The
+    session's own checks run first; a session that cannot be stored takes its worktree away again."""
+    folder = checked_folder(cwd)
+    checked_model_name(core.settings, options.get("model"))
+    check_mcp_servers(core, options.get("mcp_servers") or [], folder)
+    made, inside = await worktrees.make(core, folder, worktree, base)
+    try:
+        stored = await create_session(core, str(inside), **options)
+        await worktrees.keep(core, stored.id, made)
+    except BaseException:
+        await worktrees.forget_made(made)
+        raise
+    return stored, made
 
 
 def check_mcp_servers(core: SessionsNeeds, servers: list[dict[str, Any]], cwd: Path) -> None:
@@ -101,18 +121,25 @@ async def update_session(
     return await core.store.get_session(stored.id)
 
 
-async def delete_session(core: SessionsNeeds, session_id: str) -> None:
+async def delete_session(core: SessionsNeeds, session_id: str, force: bool = False) -> None:
     """Remove the session's rows, then its artifact files (R-SRC-1's one exception: an explicit delete).
 
     A running or starting turn is cancelled first and awaited, so it never calls the model again. The sessions its
-    ``task`` calls ran go with it (B-SUB-1): they are part of its work, and listed nowhere once it is gone."""
+    ``task`` calls ran go with it (B-SUB-1): they are part of its work, and listed nowhere once it is gone. A
+    worktree session's worktree and branch go too, refused (``UnmergedWork``) while they hold work its base has
+    not merged, unless ``force`` (B-WT-1)."""
     await core.store.get_session(session_id)
+    worktree = await worktrees.before_delete(core, session_id, force)
     children = await core.store.child_session_ids(session_id)
+    for child in children:  # a subagent's own worktree (task {isolation: "worktree"}) is checked the same way
+        await worktrees.before_delete(core, child, force)
     await core.sessions.delete(session_id, lambda: core.store.delete_session(session_id))  # cancels the children
     shutil.rmtree(core.settings.artifacts_dir / session_id, ignore_errors=True)
     core.blobs.drop_session(session_id)
+    if worktree is not None:
+        await worktrees.after_delete(worktree)
     for child in children:
-        await delete_session(core, child)
+        await delete_session(core, child, force=True)
 
 
 async def remembered_approvals(core: SessionsNeeds, session_id: str) -> list[Remembered]:

@@ -23,13 +23,16 @@ from server.agent.batches import TASK_TOOL
 from server.agent.definitions import AgentCatalog, AgentDefinition, load_agents
 from server.agent.loop import Turn
 from server.agent.totals import add_usage
+from server.errors import DomainError
 from server.providers import ChatProvider
 from server.sandbox.mode import copy_mode
+from server.services import worktrees
 from server.services.needs import CoreModels, CoreStore
 from server.sessions import Session
 from server.tools import Tool, ToolContext
 from server.tools.base import ToolFailure, require_str, schema
 from server.transcript import StoredSession, new_id
+from server.worktrees.record import WorktreeRecord
 
 
 class SubagentsNeeds(CoreStore, CoreModels, Protocol):
@@ -67,8 +70,11 @@ def task_tool(core: SubagentsNeeds, parent: Session, cwd: Path, build: Build) ->
     async def run(ctx: ToolContext, args: dict[str, Any]) -> str:
         description, prompt = require_str(args, "description"), require_str(args, "prompt")
         agent = _agent(catalog, args.get("agent"))
+        isolation = args.get("isolation")
+        if isolation not in (None, "", "worktree"):
+            raise ToolFailure("Invalid arguments: 'isolation' must be \"worktree\" or left out")
         async with limit:
-            return await run_child(core, parent, ctx, description, prompt, agent, build)
+            return await run_child(core, parent, ctx, description, prompt, agent, build, isolation == "worktree")
 
     return Tool(name=TASK_TOOL, description=describe(catalog), parameters=PARAMETERS, run=run)
 
@@ -91,6 +97,12 @@ PARAMETERS = schema(
     description={"type": "string", "description": "a short title for the task (3-6 words)"},
     prompt={"type": "string", "description": "the whole task: the subagent sees nothing else of this chat"},
     agent={"type": "string", "description": "a named agent to run it (see the list above)"},
+    isolation={
+        "type": "string",
+        "enum": ["worktree"],
+        "description": "worktree: the subagent works in a git worktree and branch of its own, merged only when "
+        "the user asks",
+    },
 )
 
 
@@ -126,20 +138,25 @@ async def run_child(
     prompt: str,
     agent: AgentDefinition | None,
     build: Build,
+    isolated: bool = False,
 ) -> str:
-    """Create the child session, run its one turn to the end and return its final answer (or fail saying why)."""
+    """Create the child session, run its one turn to the end and return its final answer (or fail saying why).
+    ``isolated``: in a worktree and branch of its own (B-WT-1), which the parent's work never sees until merged."""
     parent_stored = await core.store.get_session(parent.id)  # the model and policy as they are now
     call_id = ctx.tool_call_id or new_id("call_")
     if agent is not None and agent.model is not None and agent.model not in core.settings.models:
         raise ToolFailure(f"agent {agent.name!r} names model {agent.model!r}, which is not a configured [models.NAME]")
+    made, cwd = await _worktree(core, parent.id, Path(parent_stored.cwd)) if isolated else (None, parent_stored.cwd)
     stored = await core.store.create_session(
-        parent_stored.cwd,
+        str(cwd),
         title=description[:200],
         approval_policy=parent_stored.approval_policy,
         model=(agent.model if agent else None) or parent_stored.model,
         parent=(parent.id, call_id),
     )
     await copy_mode(core.store, parent.id, stored.id)  # B-SBX-1: a child is confined as its parent is, never looser
+    if made is not None:
+        await worktrees.keep(core, stored.id, made)
     provider = core.models.provider(core.settings, stored)
     if provider is None:
         raise ToolFailure("no model provider is configured for the subagent")
@@ -159,7 +176,25 @@ async def run_child(
         task.cancel()
         await asyncio.wait([task])
         raise
-    return await _answer(core, stored.id, result)
+    answer = await _answer(core, stored.id, result)
+    if made is None:
+        return answer
+    info = await worktrees.info(made)
+    return (
+        f"{answer}\n\n(The subagent worked in its own worktree {info.path} on branch {info.branch}: {info.ahead} "
+        f"commit(s), {info.files_changed} file(s) changed against {info.base}. Nothing is merged until the user merges "
+        f"it: mergeWorktree on session {stored.id}.)"
+    )
+
+
+async def _worktree(core: SubagentsNeeds, parent_id: str, cwd: Path) -> tuple[WorktreeRecord, Path]:
+    """A new worktree for an isolated child, from what the parent's folder has now (a worktree parent's commits
+    brought into the repository first, so the child can start from them)."""
+    await worktrees.after_turn(core, parent_id)
+    try:
+        return await worktrees.make(core, cwd, True, None)
+    except DomainError as exc:
+        raise ToolFailure(f"the subagent cannot have a worktree: {exc.message}") from None
 
 
 async def _answer(core: SubagentsNeeds, child_id: str, result: SubmitTurnResult) -> str:

@@ -23,7 +23,7 @@ from server.grounding.tools import editor_tools
 from server.hooks.service import HookChoices, SessionHooks
 from server.project.frozen import FrozenContext, read_frozen_context
 from server.providers import ChatProvider, drops_tools
-from server.sandbox.mode import CommandSandbox, say_once, session_sandbox
+from server.sandbox.mode import CommandSandbox, say_once
 from server.services.commands import CommandsNeeds
 from server.services.models import choose_model, view_settings
 from server.services.needs import CoreExtensions, CoreFiles
@@ -32,6 +32,7 @@ from server.sessions import Session
 from server.tools import Tool, ToolContext, run_tool
 from server.tools.web.tools import search_tools
 from server.transcript import NewMessage, StoredSession
+from server.worktrees.confined import session_sandbox
 
 
 class TurnsNeeds(CommandsNeeds, SubagentsNeeds, CoreExtensions, CoreFiles, Protocol):

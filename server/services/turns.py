@@ -16,6 +16,7 @@ from server.emit import Emitter
 from server.errors import InvalidParams
 from server.grounding.attach import attach_context
 from server.sandbox.policy import hidden_paths
+from server.services import worktrees
 from server.services.turn_factory import TurnsNeeds, TurnSpec, build_turn
 from server.services.turn_input import turn_input
 from server.transcript import StoredSession, new_id
@@ -55,7 +56,9 @@ async def submit_turn(core: TurnsNeeds, params: SubmitTurnParams) -> SubmitTurnR
             turn = await build_turn(core, spec)
         except asyncio.CancelledError:
             return cancelled()
-        return await turn.run(text, given.images, given.typed)
+        result = await turn.run(text, given.images, given.typed)
+        await worktrees.after_turn(core, session.id)  # B-WT-1: the turn's commits onto the session's branch
+        return result
 
     # Registered before it is built (refused if the session is busy), so a deleteSession or cancelTurn arriving
     # meanwhile finds it.
@@ -76,11 +79,13 @@ async def cancel_turn(core: TurnsNeeds, session_id: str) -> bool:
     return session.turns.cancel()
 
 
-def cancel_running_turn(core: TurnsNeeds, session_id: str) -> bool:
+def cancel_running_turn(core: TurnsNeeds, session_id: str, queued: bool = False) -> bool:
     """Cancel the session's running turn, if this process runs one (ACP's ``session/cancel``, a notification:
-    nothing to answer, so the session is not looked up)."""
+    nothing to answer, so the session is not looked up); with ``queued``, the turns queued behind it too."""
     session = core.sessions.peek(session_id)  # a session whose turn runs is always held
-    return session is not None and session.turns.cancel()
+    if session is None:
+        return False
+    return session.turns.cancel_with_queued() if queued else session.turns.cancel()
 
 
 async def _attached(

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from protocol.tool_facts import ToolFacts, facts_of
 from server.tools.web.settings import WebSettings
 
 if TYPE_CHECKING:
@@ -87,6 +88,11 @@ class Tool:
     run: Callable[[ToolContext, dict[str, Any]], Awaitable[str]]
     approval: Approval = None
     writes_paths: tuple[str, ...] = field(default=())  # argument keys that name written files (B-SUM-6)
+
+    @property
+    def facts(self) -> ToolFacts:
+        """What this tool declares (its kind, background, result, sandbox and grant: ``protocol.tool_facts``)."""
+        return facts_of(self.name)
 
     def spec(self) -> dict[str, Any]:
         """The Chat Completions ``tools`` entry."""

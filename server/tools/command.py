@@ -146,6 +146,7 @@ async def run_command(ctx: ToolContext, args: dict[str, Any]) -> str:
     if sandbox is not None:
         env["TMPDIR"] = sandbox.policy.tmpdir
         env.pop("SSH_AUTH_SOCK", None)  # hidden inside (policy.always_hidden): do not point at it
+        env.update(item.partition("=")[::2] for item in sandbox.policy.env)  # B-WT-1: a worktree task's git data
     ctx = replace(ctx, sandbox=sandbox)  # escalated: none
     if background:
         return await start_background(ctx, command, env)

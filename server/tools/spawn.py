@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 
-from server.sandbox.runner import preexec
+from server.sandbox.start import Confine, start
 from server.tools.base import ToolContext
 
 
@@ -23,20 +23,15 @@ async def spawn_command(ctx: ToolContext, command: str, env: dict[str, str]) -> 
     # can be mounted (B-SBX-2 asks instead): no walk then.
     if sandbox is not None and sandbox.support.namespaces:
         policy = await asyncio.to_thread(sandbox.policy.with_nested_git)
-    confine = preexec(policy, sandbox.support.abi, sandbox.support.namespaces) if sandbox and policy else None
-    if ctx.processes is not None:  # contained: all it starts ends with the server, SIGKILL included
-        confine = ctx.processes.preexec(confine)
-    proc = await asyncio.create_subprocess_exec(
-        "/bin/bash",
-        "-c",
-        command,
+    confine = Confine(policy, sandbox.support.abi, sandbox.support.namespaces) if sandbox and policy else None
+    proc = await start(  # contained: all it starts ends with the server, SIGKILL included
+        ["/bin/bash", "-c", command],
+        confine=confine,
+        contain=ctx.processes.preexec if ctx.processes is not None else None,
         cwd=ctx.cwd,
         env=env,
-        stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True,
-        preexec_fn=confine,
     )
     if ctx.processes is not None:
         ctx.processes.add(proc.pid)  # its group outlives the shell when the command backgrounds something

@@ -61,7 +61,7 @@ async def test_issue_28_every_tool_call_has_a_kind_and_reports_in_progress_when_
     assert (await acp.prompt(sid, "run")).stop_reason == "end_turn"
     [asked] = acp.editor.permissions
     assert asked.kind == "execute" and "echo running" in asked.content[0].content.text
-    assert asked.title == "echo running"  # the command first: CodeCompanion shows only the part before a ":"
+    assert asked.title == "`echo running`"  # the command first, whole: CodeCompanion shows a backticked span whole
     [start] = acp.editor.of(sid, "tool_call")
     assert (start.kind, start.status) == ("execute", "pending")
     assert [u.status for u in acp.editor.of(sid, "tool_call_update")] == ["in_progress", "completed"]

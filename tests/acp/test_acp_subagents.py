@@ -34,7 +34,7 @@ async def test_B_SUB_1_acp_a_childs_progress_updates_the_parents_task_call(acp, 
     assert calls[0].session_update == "tool_call"
     assert (calls[1].status, calls[1].field_meta) == ("in_progress", None)  # the task call started (toolStarted)
     progress = [u for u in calls[2:-1] if u.status == "in_progress"]
-    assert progress and "read_file: notes.txt" in progress[-1].content[0].content.text
+    assert progress and "- notes.txt (read_file)" in progress[-1].content[0].content.text  # titled as the parent's
     assert all(u.field_meta["threadline"]["childSessionId"] != sid for u in progress)
     assert calls[-1].status == "completed" and calls[-1].raw_output == "notes.txt says hello"
     assert not [u for u in acp.editor.of(sid) if getattr(u, "tool_call_id", None) == "call_r1"]

@@ -44,7 +44,7 @@ async def test_issue_42_a_subagents_permission_request_has_kind_title_and_status
     assert (await acp.prompt(sid, "delegate the tests")).stop_reason == "end_turn"
     [asked] = acp.editor.permissions
     assert asked.tool_call_id == "call_t1"  # the call the client knows: the parent's task
-    assert (asked.title, asked.kind, asked.status) == ("npm test --silent", "execute", "pending")
+    assert (asked.title, asked.kind, asked.status) == ("`npm test --silent`", "execute", "pending")
     assert "npm test --silent" in asked.content[0].content.text
     assert acp.editor.offered == [ALL]
     card = updates_of(acp, sid, "call_t1")
@@ -66,8 +66,13 @@ async def test_issue_42_only_the_offered_options_are_sent_and_an_escalation_says
     await acp.prompt(sid, "check, then release")
     plain, outside = acp.editor.permissions
     assert acp.editor.offered == [ALL, ["allow_once", "reject_once", "reject_always"]]  # no "Allow always" there
-    assert (plain.title, plain.kind, plain.status) == ("make check", "execute", "pending")
-    assert (outside.title, outside.kind) == ("make release (outside the sandbox)", "execute")
+    assert (plain.title, plain.kind, plain.status) == ("`make check`", "execute", "pending")
+    # issue 51: clients ask with the title alone (CodeCompanion: "Execute: TITLE ?"): the whole warning and the
+    # model's reason are in it
+    assert outside.kind == "execute" and outside.title == (
+        "`make release` — would run OUTSIDE the sandbox, with all your rights; "
+        "the model's reason: writes outside the folder"
+    )
     assert "not offered" in outside.content[-1].content.text  # the request's own text agrees with its options
 
 
@@ -77,8 +82,9 @@ async def test_issue_42_titles_put_the_command_and_the_path_first_live_and_on_lo
     acp.editor.decide = lambda request: "allow_once"
     await acp.prompt(sid, "run and write")
     live = {u.tool_call_id: u.title for u in acp.editor.of(sid, "tool_call")}
-    assert live == {"call_x1": "echo one:two", "call_w1": "notes/b.txt (write_file)"}
-    assert [p.title for p in acp.editor.permissions] == ["echo one:two", "notes/b.txt (write_file)"]
+    # issue 51: a command in backticks, which CodeCompanion shows whole (its text before a ":" otherwise)
+    assert live == {"call_x1": "`echo one:two`", "call_w1": "notes/b.txt (write_file)"}
+    assert [p.title for p in acp.editor.permissions] == ["`echo one:two`", "notes/b.txt (write_file)"]
     acp.editor.updates.clear()
     await acp.conn.load_session(session_id=sid, cwd=str(folder), mcp_servers=[])
     replayed = {u.tool_call_id: u.title for u in acp.editor.of(sid, "tool_call")}

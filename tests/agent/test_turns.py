@@ -96,6 +96,11 @@ def test_session_exclusivity_is_declared_in_the_method_table_not_called_by_the_s
 
     from server.methods.registry import HANDLERS
 
-    assert sorted(name for name, h in HANDLERS.items() if h.exclusive) == ["compactSession", "rewindFiles"]
+    assert sorted(name for name, h in HANDLERS.items() if h.exclusive) == [
+        "compactSession",
+        "discardWorktree",
+        "mergeWorktree",
+        "rewindFiles",
+    ]
     services = Path(__file__).resolve().parents[2] / "server" / "services"
     assert [p.name for p in sorted(services.glob("*.py")) if "ensure_idle(" in p.read_text()] == []

@@ -11,12 +11,14 @@ from __future__ import annotations
 import json
 import os
 import pty
+import re
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.cli_support import THREADLINE, threadline
+from tests.e2e.daemon_support import open_home_fixture
 from tests.harness import REPO, server_env
 
 pytestmark = pytest.mark.slow  # some forty real processes
@@ -99,6 +101,7 @@ CASES = [
     (["exec", "--output-last-message", "/nope/dir/last.txt", "hi"], "does not exist"),
     (["exec", "--output-last-message", "FOLDER", "hi"], "is a folder"),
     (["chat", ""], "the task is empty"),
+    (["--bogus"], "unrecognized arguments: --bogus"),
     (["sandbox"], "usage: threadline sandbox"),
 ]
 
@@ -194,3 +197,32 @@ def test_B_CLI_1_policy_check_reads_a_claude_code_recording_as_threadline_tools(
     assert unknown == {"Agent", "AskUserQuestion", "ExitPlanMode", "TaskOutput"}
     assert "read as Threadline's tools: Read -> read_file (30), Bash -> run_command (27)" in done.stderr
     assert "foreign tools, which the live server would refuse as unknown: Agent (2)" in done.stderr
+
+
+open_home = open_home_fixture()
+
+
+def test_B_CLI_1_json_lines_through_connect_are_answered_invalid_request_by_the_daemon(open_home):
+    """``threadline connect`` relays bytes to the daemon, whose framing answers an unframed JSON line -32600 with
+    its id (protocol/README.md), then goes on reading: the framed request after it is answered too."""
+    line = json.dumps({"jsonrpc": "2.0", "id": 41, "method": "initialize", "params": {}}).encode() + b"\n"
+    body = json.dumps({"jsonrpc": "2.0", "id": 42, "method": "shutdown"}).encode()
+    framed = b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+    done = subprocess.run(
+        [str(THREADLINE), "connect"], env=server_env(open_home), input=line + framed, capture_output=True, timeout=120
+    )
+    answers = framed_messages(done.stdout)
+    assert answers[0]["id"] == 41 and answers[0]["error"]["code"] == -32600, answers
+    assert "Content-Length" in answers[0]["error"]["message"]
+    assert answers[1]["id"] == 42, answers  # still reading
+
+
+def framed_messages(data: bytes) -> list[dict]:
+    """The messages of a Content-Length-framed stream."""
+    messages = []
+    while data:
+        head, _, data = data.partition(b"\r\n\r\n")
+        length = int(re.search(rb"Content-Length: (\d+)", head)[1])  # type: ignore[index]
+        messages.append(json.loads(data[:length]))
+        data = data[length:]
+    return messages

@@ -178,6 +178,7 @@ async def test_B_DAEMON_1_exec_detach_runs_on_the_asking_shells_provider(open_ho
     "args",
     [
         ("exec", "--detach", "hi"),
+        ("exec", "hi"),
         ("sessions",),
         ("search", "x"),
         ("view", "ses_x"),
@@ -303,3 +304,13 @@ async def test_chat_status_line_counts_the_wait_for_a_silent_provider(open_home,
     finally:
         if term.proc.poll() is None:
             term.proc.kill()
+
+
+@pytest.mark.parametrize("args", [("exec", "--detach", "hi"), ("chat", "--attach"), ("connect",)])
+async def test_B_DAEMON_1_a_daemon_that_fails_at_its_start_is_said_once_in_one_line(open_home, fake, args):
+    env = command_env(fake, open_home)
+    (open_home / "daemon").write_text("not a folder")  # the daemon cannot make its private folder
+    done = await asyncio.to_thread(threadline, env, *args, stdin=subprocess.DEVNULL, timeout=60)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "could not start" in done.stderr and str(open_home / "daemon") in done.stderr, done.stderr

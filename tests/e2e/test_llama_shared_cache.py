@@ -96,6 +96,8 @@ async def test_issue_50_two_sessions_at_once_on_a_shared_cache_both_finish(tmp_p
         notes = [m["content"] for m in retried if m["role"] == "system" and "[compressed" in str(m["content"])]
         assert notes == [SERVER_FULL_NOTE]
         assert not any("compaction failed" in json.dumps(r["body"]["messages"]) for r in sent)
+        task = f"{who}: read notes.txt, three times"
+        assert all(any(m["content"] == task for m in r["body"]["messages"]) for r in sent), "the request was lost"
         said = [u["message"] for u in agent.updates(sid, "notice")]
         assert any(s.startswith("the model server is full") for s in said), said
 

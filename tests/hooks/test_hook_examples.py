@@ -24,8 +24,7 @@ def audit_log(home: Path) -> Path:
     return home.parent / "audit.log"  # outside every session folder, as a log in the user's home is
 
 
-def config(home: Path) -> str:
-    return f"""
+CONFIG = f"""
 [[hooks.PreToolUse]]
 matcher = "run_command"
 command = {json.dumps(example("block_rm_outside.py"))}
@@ -33,12 +32,13 @@ command = {json.dumps(example("block_rm_outside.py"))}
 [[hooks.PostToolUse]]
 matcher = "edit_file|write_file"
 command = {json.dumps(example("ruff_after_edit.py"))}
-
-[[hooks.PreToolUse]]
-matcher = "read_file"
-command = {json.dumps(f"{example('audit_log.py')} {shlex.quote(str(audit_log(home)))}")}
-sandbox = false
 """
+
+
+def config(home: Path) -> str:
+    """``CONFIG`` (which ``test_policy_check`` shares) and the audit hook, with its log beside the home."""
+    audit = f"{example('audit_log.py')} {shlex.quote(str(audit_log(home)))}"
+    return f'{CONFIG}\n[[hooks.PreToolUse]]\nmatcher = "read_file"\ncommand = {json.dumps(audit)}\nsandbox = false\n'
 
 
 agent = agent_fixture(config=config)

@@ -86,3 +86,23 @@ end, { range = true, desc = 'Threadline: attach the selected lines to the next m
 cmd('ThreadlineProcesses', function()
   require('threadline.processes').pick()
 end, { desc = "Threadline: the session's background processes; pick a running one to stop it" })
+
+cmd('ThreadlineWorktree', function(o)
+  require('threadline.worktrees').open(o.args)
+end, { nargs = '?', desc = 'Threadline: a new session in a new git worktree (branch threadline/NAME)' })
+
+cmd('ThreadlineWorktrees', function()
+  require('threadline.worktrees').list()
+end, { desc = 'Threadline: worktree sessions with branch, state and diff stat (<CR> diff, m merge, x discard)' })
+
+cmd('ThreadlineWorktreeDiff', function(o)
+  require('threadline.worktrees').diff(o.args)
+end, { nargs = '?', desc = "Threadline: a worktree session's changes against its base" })
+
+cmd('ThreadlineWorktreeMerge', function(o)
+  require('threadline.worktrees').merge(o.fargs[1], o.fargs[2])
+end, { nargs = '*', desc = "Threadline: merge a worktree session's branch into its base [SESSION] [merge|squash|rebase]" })
+
+cmd('ThreadlineWorktreeDiscard', function(o)
+  require('threadline.worktrees').discard(o.args)
+end, { nargs = '?', desc = "Threadline: remove a worktree session's worktree (its branch stays)" })

@@ -7,6 +7,7 @@ import { ServerManager } from './serverManager';
 import { ContextPanel } from './sidebar/contextPanel';
 import { processPickItems } from './sidebar/processes';
 import { SidebarProvider } from './sidebar/provider';
+import { TASK_DIFF_SCHEME, TasksView } from './tasksView';
 import type { SessionInfo } from './rpc/protocol';
 
 export function activate(context: vscode.ExtensionContext): void {
@@ -16,6 +17,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const diffs = new DiffDocuments();
   const sidebar = new SidebarProvider(context, server, diffs);
   const artifacts = new ArtifactProvider(server);
+  const tasks = new TasksView(server);
 
   const requireSession = (): string | undefined => {
     if (!sidebar.sessionId) void vscode.window.showInformationMessage('Threadline: no session yet. Submit a message or create a session first.');
@@ -42,7 +44,14 @@ export function activate(context: vscode.ExtensionContext): void {
     diffs, vscode.workspace.registerTextDocumentContentProvider(DIFF_SCHEME, diffs),
     sidebar.onUpdate((p) => {
       if (p.update.kind === 'turnCompleted' || p.update.kind === 'contextCompacted') ContextPanel.refreshFor(p.sessionId);
+      if (p.update.kind === 'turnCompleted' || p.update.kind === 'turnStarted') tasks.refresh();
     }),
+    tasks, vscode.window.registerTreeDataProvider(TasksView.viewId, tasks),
+    vscode.workspace.registerTextDocumentContentProvider(TASK_DIFF_SCHEME, tasks),
+    command('threadline.tasks.refresh', () => tasks.refresh()),
+    command('threadline.tasks.openDiff', (row?: unknown) => tasks.openDiff(row as string)),
+    command('threadline.tasks.merge', (row?: unknown) => tasks.merge(row as string)),
+    command('threadline.tasks.discard', (row?: unknown) => tasks.discard(row as string)),
     command('threadline.newSession', async () => {
       await sidebar.reveal();
       await sidebar.newSession();

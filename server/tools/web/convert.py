@@ -18,6 +18,7 @@ import os
 import sys
 from pathlib import Path
 
+from server.sandbox.start import PIPE, start
 from server.tools.web.plain import plain_text
 
 MAX_DEPTH = 200  # elements inside elements: documentation pages stay well under 60
@@ -43,19 +44,22 @@ async def page_to_markdown(page: bytes, charset: str | None) -> tuple[str, str]:
 async def _in_worker(page: bytes, charset: str | None) -> tuple[str, str]:
     argv = [str(int(CONVERT_SECONDS) + 5), str(os.getpid())]
     try:
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-E",  # no PYTHON* variables
-            "-P",  # and not the worker's folder first on the path: its modules are loaded by path
-            str(WORKER),
-            charset or "",
-            str(MAX_DEPTH),
-            *argv,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
+        # Our own code on a page: unconfined, and not in the server's PID namespace (it watches the server
+        # itself, argv's last word); a session of its own, so a terminal's Ctrl-C is the server's to handle
+        proc = await start(
+            [
+                sys.executable,
+                "-E",  # no PYTHON* variables
+                "-P",  # and not the worker's folder first on the path: its modules are loaded by path
+                str(WORKER),
+                charset or "",
+                str(MAX_DEPTH),
+                *argv,
+            ],
+            confine=None,
+            contain=None,
+            stdin=PIPE,
             env={"LC_ALL": "C.UTF-8"},
-            start_new_session=True,  # a terminal's Ctrl-C is the server's to handle
         )
     except OSError as exc:
         raise _NotConverted(f"the converter could not start ({exc})") from None

@@ -92,7 +92,7 @@ local function activate(s, show)
   end
 end
 
---- open({ cwd = ..., new = bool, show = bool }, callback(err, session_id)): starts the server if needed,
+--- open({ cwd = ..., new = bool, show = bool, worktree = NAME|true }, callback(err, session_id)): starts the server if needed,
 --- creates a session, opens the chat buffer (filetype threadline).
 function M.open(opts, callback)
   opts = opts or {}
@@ -106,7 +106,9 @@ function M.open(opts, callback)
     return
   end
   local model = require('threadline.models').take_next() -- picked by :ThreadlineModel before any session
-  M.request('createSession', { cwd = cwd, title = opts.title, approvalPolicy = config.options.approval_policy, model = model }, function(err, r)
+  local params = { cwd = cwd, title = opts.title, approvalPolicy = config.options.approval_policy, model = model }
+  params.worktree = opts.worktree -- a new git worktree and branch (docs/WORKTREES.md)
+  M.request('createSession', params, function(err, r)
     if err then
       local data = fmt.val(err.data)
       if not (type(data) == 'table' and data.code == require('threadline.transport').SERVER_EXITED) then
@@ -115,7 +117,8 @@ function M.open(opts, callback)
       callback(err)
       return
     end
-    local s = new_session(r.sessionId, cwd)
+    local worktree = fmt.val(r.worktree)
+    local s = new_session(r.sessionId, type(worktree) == 'table' and worktree.path or cwd)
     s.model = model
     M.set_sandbox(s, fmt.val(r.sandbox), config.options.approval_policy)
     activate(s, opts.show)

@@ -32,6 +32,8 @@ export interface ProtocolDefinitions {
   DetachSessionResult?: DetachSessionResult;
   Diagnostic?: Diagnostic;
   DiagnosticsContext?: DiagnosticsContext;
+  DiscardWorktreeParams?: DiscardWorktreeParams;
+  DiscardWorktreeResult?: DiscardWorktreeResult;
   EditorCapabilities?: EditorCapabilities;
   EditorDiagnosticsParams?: EditorDiagnosticsParams;
   EditorDiagnosticsResult?: EditorDiagnosticsResult;
@@ -74,6 +76,8 @@ export interface ProtocolDefinitions {
   McpServerParam?: McpServerParam;
   McpServerStatus?: McpServerStatus;
   McpToolInfo?: McpToolInfo;
+  MergeWorktreeParams?: MergeWorktreeParams;
+  MergeWorktreeResult?: MergeWorktreeResult;
   ModelInfo?: ModelInfo;
   ModelPrice?: ModelPrice;
   NameValue?: NameValue;
@@ -139,6 +143,7 @@ export interface ProtocolDefinitions {
   UpdateSessionResult?: UpdateSessionResult;
   Usage?: Usage;
   UserMessage?: UserMessage;
+  WorktreeInfo?: WorktreeInfo;
 }
 export interface ArtifactCreated {
   kind: 'artifactCreated';
@@ -396,6 +401,8 @@ export interface CreateSessionParams {
   mcpServers?: McpServerParam[] | null;
   model?: string | null;
   sandbox?: ('off' | 'read-only' | 'workspace-write') | null;
+  worktree?: string | boolean | null;
+  base?: string | null;
 }
 /**
  * An MCP server a client passes to ``createSession`` (the Agent Client Protocol shape): stdio
@@ -417,6 +424,7 @@ export interface NameValue {
 export interface CreateSessionResult {
   sessionId: string;
   sandbox?: SandboxStatus | null;
+  worktree?: WorktreeInfo | null;
 }
 /**
  * A session's sandbox as it applies now (B-SBX-2): ``enforced`` false means commands are not confined as
@@ -430,8 +438,23 @@ export interface SandboxStatus {
   network: boolean;
   reason?: string | null;
 }
+/**
+ * A session's worktree: where it is, its branch, what it was made from, and its work against that base now
+ * (the diff of the worktree's files, committed or not, and the commits not on the base).
+ */
+export interface WorktreeInfo {
+  path: string;
+  branch: string;
+  base: string;
+  filesChanged: number;
+  insertions: number;
+  deletions: number;
+  ahead: number;
+  state: 'active' | 'discarded' | 'merged';
+}
 export interface DeleteSessionParams {
   sessionId: string;
+  force?: boolean | null;
 }
 export interface DetachSessionParams {
   sessionId: string;
@@ -461,6 +484,13 @@ export interface Position {
 export interface DiagnosticsContext {
   kind: 'diagnostics';
   uri: string;
+}
+export interface DiscardWorktreeParams {
+  sessionId: string;
+  deleteBranch?: boolean | null;
+}
+export interface DiscardWorktreeResult {
+  discarded: boolean;
 }
 /**
  * ``initialize``'s ``capabilities.experimental.threadline.editor``: what the client answers. Absent: nothing.
@@ -735,6 +765,7 @@ export interface SessionInfo {
   running?: boolean | null;
   waitingForApproval?: boolean | null;
   attachedClients?: number | null;
+  worktree?: WorktreeInfo | null;
 }
 /**
  * A session's stored usage, summed over every model call (the ``usage`` events), across restarts; sent whole,
@@ -757,6 +788,19 @@ export interface McpServerStatus {
   transport: 'http' | 'stdio';
   reason?: string | null;
   tools?: string[] | null;
+}
+export interface MergeWorktreeParams {
+  sessionId: string;
+  strategy?: ('merge' | 'rebase' | 'squash') | null;
+}
+/**
+ * ``merged`` false: the merge conflicted and was aborted, the main checkout is as it was, ``conflicts`` names
+ * the files; true: ``commit`` is the base's new tip (absent when there was nothing to merge).
+ */
+export interface MergeWorktreeResult {
+  merged: boolean;
+  conflicts?: string[] | null;
+  commit?: string | null;
 }
 export interface Notice {
   kind: 'notice';
@@ -1087,6 +1131,8 @@ export interface GeneratedMethods {
   searchTranscript: [SearchTranscriptParams, SearchTranscriptResult];
   forkSession: [ForkSessionParams, ForkSessionResult];
   deleteSession: [DeleteSessionParams, EmptyResult];
+  mergeWorktree: [MergeWorktreeParams, MergeWorktreeResult];
+  discardWorktree: [DiscardWorktreeParams, DiscardWorktreeResult];
   submitTurn: [SubmitTurnParams, SubmitTurnResult];
   cancelTurn: [CancelTurnParams, CancelTurnResult];
   steerTurn: [SteerTurnParams, SteerTurnResult];

@@ -8,7 +8,7 @@ export type {
   CompactSessionResult, ContextViewResult, EventItem, FileDiff, InitializationOptions, ListModelsResult, McpServerInfo,
   ModelInfo, ModelPrice, OpenAIToolCall, ProcessInfo, ProviderOptions, ReadArtifactParams, ReadArtifactResult, RememberedApproval, RequestApprovalParams,
   RewindFilesResult, SandboxStatus, SessionInfo, SessionUpdate, SubmitTurnResult, TranscriptItem, TurnCheckpoints, TurnError,
-  TurnUsage, UpdateSessionResult,
+  TurnUsage, UpdateSessionResult, WorktreeInfo, MergeWorktreeResult,
 } from './protocol.generated';
 
 export type ApprovalPolicy = NonNullable<G.CreateSessionParams['approvalPolicy']>;
@@ -30,5 +30,5 @@ export const METHOD_NAMES: MethodName[] = [
   'createSession', 'listSessions', 'readTranscript', 'searchTranscript', 'forkSession', 'deleteSession',
   'submitTurn', 'cancelTurn', 'getContextView', 'readArtifact', 'readEvents', 'listApprovals', 'revokeApproval',
   'compactSession', 'steerTurn', 'listCheckpoints', 'rewindFiles', 'listMcpServers', 'revokeMcpServerApproval',
-  'updateSession', 'listModels', 'listCommands', 'listProcesses', 'stopProcess',
+  'updateSession', 'listModels', 'listCommands', 'listProcesses', 'stopProcess', 'mergeWorktree', 'discardWorktree',
 ];

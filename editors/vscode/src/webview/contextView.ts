@@ -32,7 +32,7 @@ export class ContextView {
       h('div', { class: 'meter', role: 'meter', 'aria-valuenow': Math.round(pct), 'aria-valuemin': 0, 'aria-valuemax': 100 },
         h('div', { class: 'meter-track' }, fill, mark),
         h('span', { id: 'cv-tokens', class: 'meter-label',
-          text: `≈${fmtTokens(v.estimatedTokens)} tokens · threshold ${fmtTokens(v.thresholdTokens)} · window ${fmtTokens(v.contextWindowTokens)}` })),
+          text: `Next request ≈${fmtTokens(v.estimatedTokens)} tokens · threshold ${fmtTokens(v.thresholdTokens)} · window ${fmtTokens(v.contextWindowTokens)}` })),
       v.breakdown ? breakdownBar(v.breakdown) : '',
       v.compactions?.length ? compactionTable(v.compactions) : '',
       h('p', { class: 'cv-facts', text: `${v.messages.length} messages sent, built from ${v.transcriptMessages} stored · ${v.compactedToolOutputs} tool outputs as placeholders · keep-recent ${fmtTokens(v.keepRecentTokens)} tokens` }),
@@ -84,6 +84,12 @@ function breakdownBar(b: ContextBreakdown): HTMLElement {
   return h('section', { class: 'breakdown' }, h('h2', { text: 'What fills the context' }), bar, legend);
 }
 
+/** "2026-12-07 23:18:44" from an ISO timestamp: one line in the When column (the whole one is its tooltip). */
+export function shortTime(iso: string): string {
+  const m = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2})/.exec(iso);
+  return m ? `${m[1]} ${m[2]}` : iso;
+}
+
 /** The session's compactions, oldest first: when, why, how much, and the focus kept. */
 function compactionTable(compactions: CompactionRecord[]): HTMLElement {
   return h('details', { id: 'cv-compactions', class: 'compactions', open: true },
@@ -91,7 +97,7 @@ function compactionTable(compactions: CompactionRecord[]): HTMLElement {
     h('table', { class: 'cv-table' },
       h('thead', {}, h('tr', {}, ...['When', 'Trigger', 'Mode', 'Before → after', 'Focus'].map((t) => h('th', { text: t })))),
       h('tbody', {}, ...compactions.map((c) => h('tr', { 'data-event': c.eventId },
-        h('td', { text: c.at }), h('td', { text: c.trigger }), h('td', { text: c.mode }),
+        h('td', { text: shortTime(c.at), title: c.at }), h('td', { text: c.trigger }), h('td', { text: c.mode }),
         h('td', { class: 'num', text: `${fmtTokens(c.beforeTokens)} → ${fmtTokens(c.afterTokens)}` }),
         h('td', { text: c.focus ?? '' }))))));
 }

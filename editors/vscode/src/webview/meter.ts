@@ -15,12 +15,16 @@ export function sessionCost(costUsd: number | undefined): string | undefined {
 }
 
 /** The meter's label: the last request against the window, then its cached share and the session's cost when
- *  known, e.g. "Context 12.3k / 200k tokens (6%) · 42% cached · $0.0123". */
+ *  known, e.g. "Last request 12.3k / 200k tokens (6%) · 42% cached · $0.0123". Named for what it counts: the
+ *  context view beside it shows the next request ("Next request ≈…"), which is larger by what came since
+ *  (issue 51: two unlabelled numbers read as one figure that disagreed with itself). An estimate before any
+ *  request was answered is the next request's. */
 export function meterLabel(tokens: number, windowTokens: number, fmt: (n: number) => string, estimated = false,
                            cached?: string, cost?: string): string {
   const pct = windowTokens > 0 ? Math.min(100, (tokens / windowTokens) * 100) : 0;
+  const what = estimated ? 'Next request ≈' : 'Last request ';
   const base = windowTokens > 0
-    ? `Context ${estimated ? '≈' : ''}${fmt(tokens)} / ${fmt(windowTokens)} tokens (${Math.round(pct)}%)`
-    : `Context ${fmt(tokens)} tokens`;
+    ? `${what}${fmt(tokens)} / ${fmt(windowTokens)} tokens (${Math.round(pct)}%)`
+    : `${what}${fmt(tokens)} tokens`;
   return [base, cached, cost].filter(Boolean).join(' · ');
 }

@@ -10,3 +10,10 @@ const BADGES: Record<string, ToolBadge> = {
 export function toolBadge(tool: string): ToolBadge | undefined {
   return BADGES[tool];
 }
+
+/** The title shown after the tool's name on its card: the server's title ("write_file: notes.txt") without the
+ *  name the card already shows before it, so a row reads "write_file  notes.txt", not the name twice. */
+export function cardTitle(tool: string, title: string | undefined): string {
+  if (!title || title === tool) return '';
+  return title.startsWith(`${tool}: `) ? title.slice(tool.length + 2) : title;
+}

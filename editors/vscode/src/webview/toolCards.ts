@@ -4,7 +4,7 @@
 import type { FileDiff, SessionUpdate } from '../rpc/protocol';
 import { clip, fmtTokens, h, prettyArgs } from './dom';
 import { type ChildProgress, childProgress, childSummary } from './subagents';
-import { toolBadge } from './toolBadges';
+import { cardTitle, toolBadge } from './toolBadges';
 
 function badgeOf(tool: string): HTMLElement[] {
   const badge = toolBadge(tool);
@@ -33,7 +33,7 @@ export class ToolCards {
     const status = h('span', { class: 'tool-status running', text: 'running' });
     const result = h('div', { class: 'tool-result' });
     const card = h('details', { class: 'tool-card', 'data-tool-call': id },
-      h('summary', {}, ...badgeOf(tool), h('span', { class: 'tool-name', text: tool }), h('span', { class: 'tool-title', text: title ?? '' }), status),
+      h('summary', {}, ...badgeOf(tool), h('span', { class: 'tool-name', text: tool }), h('span', { class: 'tool-title', text: cardTitle(tool, title) }), status),
       h('div', { class: 'tool-label', text: 'Arguments' }),
       h('pre', { class: 'tool-args', text: prettyArgs(args) }),
       result);

@@ -30,13 +30,14 @@ test('no cost is shown when no price is known (the server sends none), never $0'
   assert.equal(sessionCost(undefined), undefined);
   assert.equal(sessionCost(Number.NaN), undefined);
   const fmt = (n) => String(n);
-  assert.equal(meterLabel(500, 1000, fmt, false, '42% cached'), 'Context 500 / 1000 tokens (50%) · 42% cached');
+  assert.equal(meterLabel(500, 1000, fmt, false, '42% cached'), 'Last request 500 / 1000 tokens (50%) · 42% cached');
 });
 
 test('the meter label puts the cost after the window use and the cached share', () => {
   const fmt = (n) => `${n / 1000}k`;
   assert.equal(meterLabel(12000, 200000, fmt, false, '42% cached', '$0.0123'),
-    'Context 12k / 200k tokens (6%) · 42% cached · $0.0123');
-  assert.equal(meterLabel(3000, 6000, fmt, true, undefined, '$1.50'), 'Context ≈3k / 6k tokens (50%) · $1.50');
-  assert.equal(meterLabel(3000, 0, fmt), 'Context 3k tokens');
+    'Last request 12k / 200k tokens (6%) · 42% cached · $0.0123');
+  // issue 51: each number says which request it counts (the context view shows the next one)
+  assert.equal(meterLabel(3000, 6000, fmt, true, undefined, '$1.50'), 'Next request ≈3k / 6k tokens (50%) · $1.50');
+  assert.equal(meterLabel(3000, 0, fmt), 'Last request 3k tokens');
 });
