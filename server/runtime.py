@@ -12,7 +12,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-from protocol.updates import InitializationOptions
 from server.agent.models import ModelSource
 from server.agent.view_resume import save_unsaved
 from server.agent.views import open_store
@@ -47,17 +46,8 @@ class Runtime(Core):
             ask,
             recorded_tools=replay.run_tool if replay is not None else None,
         )
-        self.base_settings = settings
         self._lease: Lease | None = None
         self._background: set[asyncio.Task[None]] = set()
-
-    def connection(self, ask: Ask) -> None:
-        """Make this (a shallow copy of the daemon's runtime) one connection's view of it: the same store,
-        sessions, turns, processes and MCP servers; its own settings (its ``initialize`` options), editor link
-        and way to ask. Never opened nor closed: the daemon's runtime is."""
-        self._ask = ask
-        self.settings = self.base_settings
-        self.editor = None
 
     def approval_unattended(self, session_id: str, params: dict[str, Any]) -> None:
         """An approval waits with no client attached: the ``Notification`` hooks run (Claude Code's event), so a
@@ -148,7 +138,3 @@ class Runtime(Core):
                 await save_unsaved(store, session.view)
             except Exception:
                 log.warning("could not keep the view snapshot or resume point of session %s", session.id, exc_info=True)
-
-    def configure(self, options: InitializationOptions) -> None:
-        """Apply ``initializationOptions`` to this connection's settings."""
-        self.settings = self.base_settings.with_initialization_options(options)

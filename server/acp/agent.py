@@ -48,13 +48,13 @@ from server.acp.errors import to_acp_error, turn_failed
 from server.acp.prompt import prompt_context, user_message
 from server.acp.updates import agent_text
 from server.acp.wrapping import is_wrapped, unwrap
-from server.edge.dispatch import decode_params, run_handler
+from server.edge.dispatch import call, decode_params, run_handler, under_contract
 from server.edge.errors import INTERNAL_ERROR
 from server.methods.registry import HANDLERS
 from server.services import history
 from server.services.core import Core
 from server.services.sessions import is_running
-from server.services.turns import cancel_running_turn, submit_turn
+from server.services.turns import cancel_running_turn
 
 log = logging.getLogger(__name__)
 
@@ -123,7 +123,9 @@ class ThreadlineAgent:
 
     @edge
     async def new_session(self, cwd: str, mcp_servers: Any = None, **_: Any) -> NewSessionResponse:
-        session = await sessions.new_session(self.core, self.client, cwd, mcp_servers)
+        session = await under_contract(
+            "createSession", self.core, None, lambda: sessions.new_session(self.core, self.client, cwd, mcp_servers)
+        )
         self.commands.announce(session.id, Path(session.cwd))  # queued: written after this answer
         return NewSessionResponse(
             session_id=session.id,
@@ -133,7 +135,12 @@ class ThreadlineAgent:
 
     @edge
     async def load_session(self, cwd: str, session_id: str, mcp_servers: Any = None, **_: Any) -> LoadSessionResponse:
-        session = await sessions.load_session(self.core, self.client, session_id, mcp_servers)
+        session = await under_contract(
+            "readTranscript",
+            self.core,
+            session_id,
+            lambda: sessions.load_session(self.core, self.client, session_id, mcp_servers),
+        )
         self.commands.announce(session.id, Path(session.cwd))
         return LoadSessionResponse(
             modes=sessions.modes(self.core, session), config_options=await sessions.config_options(self.core, session)
@@ -143,7 +150,12 @@ class ThreadlineAgent:
     async def resume_session(
         self, session_id: str, cwd: str, mcp_servers: Any = None, **_: Any
     ) -> ResumeSessionResponse:
-        session = await sessions.open_session(self.core, self.client, session_id, mcp_servers)
+        session = await under_contract(
+            "attachSession",
+            self.core,
+            session_id,
+            lambda: sessions.open_session(self.core, self.client, session_id, mcp_servers),
+        )
         self.commands.announce(session.id, Path(session.cwd))
         return ResumeSessionResponse(
             modes=sessions.modes(self.core, session), config_options=await sessions.config_options(self.core, session)
@@ -151,32 +163,53 @@ class ThreadlineAgent:
 
     @edge
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any) -> ListSessionsResponse:
-        return await sessions.list_sessions(self.core, cwd, cursor)
+        return await under_contract(
+            "listSessions", self.core, None, lambda: sessions.list_sessions(self.core, cwd, cursor)
+        )
 
     @edge
     async def close_session(self, session_id: str, **_: Any) -> CloseSessionResponse:
-        await sessions.close_session(self.core, self.client, session_id)
+        await under_contract(
+            "cancelTurn", self.core, session_id, lambda: sessions.close_session(self.core, self.client, session_id)
+        )
         return CloseSessionResponse()
 
     @edge
     async def set_session_mode(self, mode_id: str, session_id: str, **_: Any) -> SetSessionModeResponse:
-        await sessions.set_mode(self.core, self.client, session_id, mode_id)
+        await under_contract(
+            "updateSession",
+            self.core,
+            session_id,
+            lambda: sessions.set_mode(self.core, self.client, session_id, mode_id),
+        )
         return SetSessionModeResponse()
 
     @edge
     async def set_config_option(
         self, config_id: str, session_id: str, value: str | bool, **_: Any
     ) -> SetSessionConfigOptionResponse:
-        options = await sessions.set_config_option(self.core, self.client, session_id, config_id, value)
+        options = await under_contract(
+            "updateSession",
+            self.core,
+            session_id,
+            lambda: sessions.set_config_option(self.core, self.client, session_id, config_id, value),
+        )
         return SetSessionConfigOptionResponse(config_options=options)
 
     @edge
     async def prompt(self, prompt: list[Any], session_id: str, **_: Any) -> PromptResponse:
-        session = await sessions.open_session(self.core, self.client, session_id, None)
+        session = await under_contract(
+            "attachSession",
+            self.core,
+            session_id,
+            lambda: sessions.open_session(self.core, self.client, session_id, None),
+        )
         blocks, context = prompt_context(prompt, Path(session.cwd))  # files the user points at
         text, images = user_message(blocks)
         if is_wrapped(text):  # avante's repeats and context line (server.acp.wrapping)
-            earlier = await history.all_messages(self.core, session.id)
+            earlier = await under_contract(
+                "readTranscript", self.core, session.id, lambda: history.all_messages(self.core, session.id)
+            )
             text = unwrap(text, (m.content or "" for m in earlier if m.role == "user"))
         params = SubmitTurnParams(
             session_id=session.id,
@@ -187,14 +220,16 @@ class ThreadlineAgent:
         )
         if is_running(self.core, session.id):
             self.client.send_update(session.id, agent_text(QUEUED))
-        result = await submit_turn(self.core, params)  # images are checked there, as for submitTurn
+        result = await call("submitTurn", self.core, params)  # its handler: images are checked there
         if result.command is not None:  # a built-in slash command answered without a model call
             self.client.send_update(session.id, agent_text(result.command.output + "\n"))
             if result.command.name == "plan":
                 update = CurrentModeUpdate(session_update="current_mode_update", current_mode_id="plan")
                 self.client.send_update(session.id, update)
         await self.client.flush()  # every update of the turn reaches the client before its answer
-        await sessions.announce_title(self.core, self.client, session)
+        await under_contract(
+            "readTranscript", self.core, session_id, lambda: sessions.announce_title(self.core, self.client, session)
+        )
         if result.stop_reason == "error":
             error = result.error
             raise turn_failed(error.code if error else "TurnFailed", error.message if error else "the turn failed")

@@ -7,7 +7,6 @@ pygls supplies the lifecycle, request futures, cancellation and outgoing request
 from __future__ import annotations
 
 import asyncio
-import copy
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Generator
@@ -27,18 +26,16 @@ from pygls.protocol import (
     lsp_method,
 )
 
-import server.methods  # noqa: F401  (registers every handler)
-from protocol.updates import InitializationOptions
 from server import __version__
 from server.config import Settings
-from server.edge.dispatch import capabilities, decode_params, note_mcp_secrets, note_secrets, run_handler
+from server.edge.core import Endpoint, Refused
+from server.edge.dispatch import note_mcp_secrets, note_secrets
 from server.edge.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
-from server.edge.gate import UNAUTHORIZED, gate, token_matches
-from server.edge.hub import APPROVAL, Attachments, Hub
+from server.edge.hub import Hub
 from server.edge.rpc import QuietStructuring, structuring_problem, to_rpc_error, with_data_code
 from server.edge.transport import PREAUTH_MAX_BYTES, FrameError, read_messages
 from server.errors import InvalidParams
-from server.methods.registry import HANDLERS, Handler
+from server.methods.registry import HANDLERS
 from server.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -101,14 +98,14 @@ class ThreadlineProtocol(LanguageServerProtocol):
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams) -> Generator[Any, Any, types.InitializeResult]:
         result = yield from super().lsp_initialize(params)
-        server = self.threadline_server
-        result.capabilities.experimental = {"threadline": capabilities(server.runtime, server.shared is not None)}
+        result.capabilities.experimental = {"threadline": self.threadline_server.endpoint.capabilities()}
         return result
 
     @lsp_method(types.SHUTDOWN)
     def lsp_shutdown(self, *args: Any) -> Generator[Any, Any, None]:
         """pygls cancels every request in flight at ``shutdown``. Under the daemon a client's shutdown detaches
         it (B-DAEMON-1): the turns its ``submitTurn`` requests started go on, so their handlers are kept out."""
+        self.threadline_server.endpoint.shutdown()
         if self.threadline_server.shared is None:
             return (yield from super().lsp_shutdown(*args))
         running = {k: f for k, f in self._request_futures.items() if isinstance(f, asyncio.Task)}
@@ -165,19 +162,15 @@ class ThreadlineServer(LanguageServer):
         self.shared = shared
         if shared is None:
             self.hub = Hub()
-            self.runtime = Runtime(settings, notify=self.hub.publish, ask=self._ask)
+            self.runtime = Runtime(settings, notify=self.hub.publish)
         else:
-            self.hub = shared.hub
-            self.runtime = copy.copy(shared.runtime)  # the same store, sessions and turns; its own settings
-            self.runtime.connection(self._ask)
-        self.runtime.clients = Attachments(self.hub, self)
+            self.hub, self.runtime = shared.hub, shared.runtime  # the same store, sessions and turns
+        self.endpoint = Endpoint(self.runtime, settings, self.hub, self, self.ask_client, daemon=shared is not None)
         self._writer: _Writer | None = None
-        self.initialized = False
-        self.tcp_token: str | None = None
         self._exit: asyncio.Future[int] | None = None
         self.feature(types.INITIALIZE)(lambda params: self._on_initialize(params))
-        for name, handler in HANDLERS.items():
-            self.feature(name)(_feature(name, handler))
+        for name in HANDLERS:
+            self.feature(name)(_feature(name))
 
     @property
     def wire(self) -> ThreadlineProtocol:
@@ -186,25 +179,32 @@ class ThreadlineServer(LanguageServer):
         assert isinstance(protocol, ThreadlineProtocol)
         return protocol
 
+    @property
+    def tcp_token(self) -> str | None:
+        return self.endpoint.token
+
+    @tcp_token.setter
+    def tcp_token(self, token: str | None) -> None:
+        self.endpoint.token = token
+
+    @property
+    def initialized(self) -> bool:
+        return self.endpoint.initialized
+
     def _on_initialize(self, params: types.InitializeParams) -> None:
+        capabilities = getattr(params, "capabilities", None)
         try:
-            options = msgspec.convert(params.initialization_options or {}, InitializationOptions)
-        except msgspec.ValidationError as exc:
-            raise to_rpc_error(InvalidParams(f"invalid initializationOptions: {exc}")) from None
-        if self.tcp_token is not None and not token_matches(options.token, self.tcp_token):
+            self.endpoint.initialize(params.initialization_options, getattr(capabilities, "experimental", None))
+        except Refused as exc:
             # a refused client is disconnected, once its answer has gone out
             asyncio.get_running_loop().call_soon(self.request_exit, 1)
-            raise JsonRpcException(code=UNAUTHORIZED.code, message=UNAUTHORIZED.message, data=UNAUTHORIZED.data)
-        self.runtime.configure(options)
-        capabilities = getattr(params, "capabilities", None)
-        self.runtime.connect_editor(getattr(capabilities, "experimental", None))
-        self.initialized = True
+            raise JsonRpcException(code=exc.error.code, message=exc.error.message, data=exc.error.data) from None
+        except InvalidParams as exc:
+            raise to_rpc_error(exc) from None
 
     def gate(self, message: Any) -> JsonRpcException | None:
         """The connection gate (``server.edge.gate``; in TCP mode ``initialized`` means authenticated too)."""
-        refusal = gate(
-            getattr(message, "method", None), initialized=self.initialized, shutting_down=self.wire.shutting_down
-        )
+        refusal = self.endpoint.refusal(getattr(message, "method", None))
         if refusal is None:
             return None
         return JsonRpcException(code=refusal.code, message=refusal.message, data=refusal.data)
@@ -212,8 +212,8 @@ class ThreadlineServer(LanguageServer):
     def max_message_bytes(self) -> int:
         """The message size limit now: small until a TCP client has authenticated (bounded pre-auth buffer)."""
         if self.tcp_token is not None and not self.initialized:
-            return min(PREAUTH_MAX_BYTES, self.runtime.settings.max_message_bytes)
-        return self.runtime.settings.max_message_bytes
+            return min(PREAUTH_MAX_BYTES, self.endpoint.connection.settings.max_message_bytes)
+        return self.endpoint.connection.settings.max_message_bytes
 
     def request_exit(self, code: int) -> None:
         if self._exit is not None and not self._exit.done():
@@ -233,13 +233,6 @@ class ThreadlineServer(LanguageServer):
         except asyncio.CancelledError:
             self.withdraw(msg_id)
             raise
-
-    async def _ask(self, method: str, params: Any) -> Any:
-        """The core's way to ask: an approval goes to the session's attached clients (the hub), anything else
-        (the editor's answers) to this connection."""
-        if method == APPROVAL:
-            return await self.hub.ask(method, params)
-        return await self.ask_client(method, params)
 
     # --- as the hub's peer ------------------------------------------------------------------------------
 
@@ -309,23 +302,12 @@ class ThreadlineServer(LanguageServer):
         self.wire.send_payload({"jsonrpc": "2.0", "id": exc.msg_id, "error": error})
 
 
-# B-DAEMON-1: a connection that submits to (or steers) a session is attached to it first, without a replay: it
-# sees the turn it starts from its first update; one that creates a session is attached to the new one.
-_ATTACHES_FIRST = ("submitTurn", "steerTurn")
+def _feature(name: str) -> Callable[[ThreadlineServer, Any], Awaitable[Any]]:
+    """pygls's feature for method ``name``: the connection's endpoint runs it; its errors become pygls's."""
 
-
-def _feature(name: str, handler: Handler) -> Callable[[ThreadlineServer, Any], Awaitable[Any]]:
     async def feature(ls: ThreadlineServer, params: Any) -> Any:
         try:
-            decoded = decode_params(name, params)
-            daemon = ls.shared is not None  # on stdio the one client receives everything already
-            if daemon and name in _ATTACHES_FIRST:
-                await ls.runtime.store.get_session(decoded.session_id)  # SessionNotFound before any attach
-                ls.runtime.clients.attach(decoded.session_id, None, replay=False)
-            result = await run_handler(handler, ls.runtime, decoded)
-            if daemon and name == "createSession":
-                ls.runtime.clients.attach(result["sessionId"], 0)  # what its creation announced, then live
-            return result
+            return await ls.endpoint.call(name, params)
         except asyncio.CancelledError:
             raise
         except Exception as exc:

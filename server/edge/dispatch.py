@@ -8,14 +8,16 @@ codes in ``server.edge.errors``. Nothing here imports pygls or lsprotocol (exec 
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
+from typing import Any, TypeVar
 
 import msgspec
 
 from protocol import METHODS, NOTIFICATIONS, SERVER_REQUESTS
 from server import __version__
 from server.errors import InvalidParams
-from server.methods.registry import Handler
+from server.methods.registry import HANDLERS, Handler
 from server.sandbox.runner import machine_sandbox
 from server.security import redaction
 from server.services.core import Core
@@ -37,6 +39,28 @@ async def run_handler(handler: Handler, core: Core, params: Any) -> Any:
     """The handler's encoded result, run as the method table declares it (``Handler.call``: a read under the
     store's read-only guard, an exclusive mutation with its session to itself)."""
     return msgspec.to_builtins(await handler.call(core, params))
+
+
+async def call(name: str, core: Core, params: Any) -> Any:
+    """Method ``name``'s handler run as the table declares it, on decoded ``params``; its result as its Struct
+    (for a front end that answers in its own terms: ACP's ``session/prompt`` is ``submitTurn``)."""
+    return await HANDLERS[name].call(core, params)
+
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class _Session:
+    session_id: str | None
+
+
+async def under_contract(name: str, core: Core, session_id: str | None, use_case: Callable[[], Awaitable[T]]) -> T:
+    """Run a front end's own form of method ``name`` (ACP's ``session/*``) under ``name``'s row of the method
+    table, as its handler would run: a read cannot write, an exclusive one has its session to itself."""
+    handler = replace(HANDLERS[name], run=lambda _core, _params: use_case())
+    result: T = await handler.call(core, _Session(session_id))
+    return result
 
 
 def capabilities(core: Core, daemon: bool) -> dict[str, Any]:

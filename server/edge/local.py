@@ -2,10 +2,10 @@
 pygls or a second interpreter.
 
 The client hands JSON-RPC message objects to ``receive`` and gets the server's through ``deliver`` (in the order
-they were sent, each on its own turn of the event loop, as if read from a pipe). Behind that it is the stdio
-server: the same gate (``server.edge.gate``), the same method table with its reads and mutations
-(``server.edge.dispatch``), the same error edge (``server.edge.errors``), one ``Runtime`` opened and closed with
-the connection and a ``Hub`` whose one peer receives every session's updates and approval requests.
+they were sent, each on its own turn of the event loop, as if read from a pipe). It is only a pump: behind it is
+the stdio server's request path (``server.edge.core``: the gate, ``initialize``, the method table with its reads
+and mutations, the approval round trip), the same error edge (``server.edge.errors``), one ``Runtime`` opened and
+closed with the connection and a ``Hub`` whose one peer receives every session's updates and approval requests.
 """
 
 from __future__ import annotations
@@ -20,16 +20,12 @@ from typing import Any
 
 import msgspec
 
-import server.methods  # noqa: F401  (registers every handler)
-from protocol.updates import InitializationOptions
-from server import __version__
 from server.config import Settings
-from server.edge.dispatch import capabilities, decode_params, note_mcp_secrets, note_secrets, run_handler
+from server.edge.core import Endpoint, MethodNotFound
+from server.edge.dispatch import note_secrets
 from server.edge.errors import INTERNAL_ERROR, wire_error
-from server.edge.gate import error_response, gate
-from server.edge.hub import APPROVAL, Attachments, Hub
-from server.errors import InvalidParams
-from server.methods.registry import HANDLERS
+from server.edge.gate import error_response
+from server.edge.hub import Hub
 from server.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -43,10 +39,8 @@ class LocalServer:
     def __init__(self, settings: Settings, deliver: Deliver) -> None:
         self._deliver = deliver
         self.hub = Hub()
-        self.runtime = Runtime(settings, notify=self.hub.publish, ask=self._ask)
-        self.runtime.clients = Attachments(self.hub, self)
-        self.initialized = False
-        self.shutting_down = False
+        self.runtime = Runtime(settings, notify=self.hub.publish)
+        self.endpoint = Endpoint(self.runtime, settings, self.hub, self, self._ask_client)
         self._running: dict[Any, asyncio.Task[None]] = {}
         self._asked: dict[str, concurrent.futures.Future[Any]] = {}
         self._ids = itertools.count(1)
@@ -64,7 +58,7 @@ class LocalServer:
     async def close(self) -> None:
         """As the stdio server ends: requests in flight cancelled, then the runtime closed (turns cancelled,
         commands' groups killed, the store closed, the lease released)."""
-        self.shutting_down = True
+        self.endpoint.shutdown()
         running = list(self._running.values())
         for task in running:
             task.cancel()
@@ -81,7 +75,7 @@ class LocalServer:
         if method is None:
             self._answered(message)
             return
-        refusal = gate(method, initialized=self.initialized, shutting_down=self.shutting_down)
+        refusal = self.endpoint.refusal(method)
         if refusal is not None:
             if msg_id is not None:
                 self.send(error_response(msg_id, refusal))
@@ -116,7 +110,7 @@ class LocalServer:
             response["result"] = await self._run(method, params)
         except asyncio.CancelledError:
             response["error"] = {"code": REQUEST_CANCELLED, "message": "request cancelled"}
-        except _NotFound:
+        except MethodNotFound:
             response["error"] = {"code": METHOD_NOT_FOUND, "message": f"method not found: {method}"}
         except Exception as exc:
             error = wire_error(exc)
@@ -127,32 +121,17 @@ class LocalServer:
 
     async def _run(self, method: str, params: Any) -> Any:
         if method == "initialize":
-            return self._initialize(params)
+            note_secrets(params)
+            params = params if isinstance(params, dict) else {}
+            client = params.get("capabilities")
+            self.endpoint.initialize(
+                params.get("initializationOptions"), client.get("experimental") if isinstance(client, dict) else None
+            )
+            return self.endpoint.initialize_result()
         if method == "shutdown":
-            self.shutting_down = True
+            self.endpoint.shutdown()
             return None
-        handler = HANDLERS.get(method)
-        if handler is None:
-            raise _NotFound
-        if method == "createSession":
-            note_mcp_secrets(params)
-        return await run_handler(handler, self.runtime, decode_params(method, params))
-
-    def _initialize(self, params: Any) -> dict[str, Any]:
-        note_secrets(params)
-        params = params if isinstance(params, dict) else {}
-        try:
-            options = msgspec.convert(params.get("initializationOptions") or {}, InitializationOptions)
-        except msgspec.ValidationError as exc:
-            raise InvalidParams(f"invalid initializationOptions: {exc}") from None
-        self.runtime.configure(options)
-        client = params.get("capabilities")
-        self.runtime.connect_editor(client.get("experimental") if isinstance(client, dict) else None)
-        self.initialized = True
-        return {
-            "capabilities": {"experimental": {"threadline": capabilities(self.runtime, daemon=False)}},
-            "serverInfo": {"name": "threadline", "version": __version__},
-        }
+        return await self.endpoint.call(method, params)
 
     # --- to the client (and as the hub's peer) -------------------------------------------------------------
 
@@ -177,10 +156,8 @@ class LocalServer:
             future.cancel()
         self.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": msg_id}})
 
-    async def _ask(self, method: str, params: Any) -> Any:
-        """The core's way to ask: an approval through the hub (as on stdio), anything else to the client."""
-        if method == APPROVAL:
-            return await self.hub.ask(method, params)
+    async def _ask_client(self, method: str, params: Any) -> Any:
+        """A request to the client (approvals reach it through the hub, ``server.edge.core``)."""
         msg_id, future = self.request(method, params)
         try:
             return await asyncio.wrap_future(future)
@@ -188,7 +165,3 @@ class LocalServer:
             with contextlib.suppress(RuntimeError):  # the loop is closing: nobody is left to tell
                 self.withdraw(msg_id)
             raise
-
-
-class _NotFound(Exception):
-    """A method the table does not have."""
