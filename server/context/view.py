@@ -22,6 +22,7 @@ from typing import Any, Literal, TypeGuard
 
 from protocol.wire_text import MICROCOMPACTION_PREFIX
 
+from .budget import Budget, BudgetReport, ClearedOutput
 from .fallback import FALLBACK_SUMMARY, fallback_window
 from .repair import repair_with_origins
 from .summary_state import SummaryState
@@ -60,6 +61,7 @@ class ViewSettings:
     threshold_ratio: float = 0.8
     keep_recent_tokens: int = 8_000
     compact_target_ratio: float = 0.5
+    budget: Budget | None = None  # B-BUDGET-1: None, no clearing on a budget (the pipeline's own tests)
 
     @property
     def threshold_tokens(self) -> int:
@@ -218,6 +220,10 @@ class RequestView:
     compaction: Compaction | None = None  # the cut this view repeats or makes (None: full or fallback)
     sticky: bool = False  # True when the view repeats a compaction it was given (nothing new to announce)
     clipped_messages: int = 0  # oversized messages shortened to fit the window (``clip.fit_to_window``)
+    # B-BUDGET-1: the outputs this view shows cleared, those this request clears (key -> why), the budget's report
+    cleared: tuple[ClearedOutput, ...] = ()
+    newly_cleared: Mapping[str, str] = field(default_factory=dict)
+    budget: BudgetReport | None = None
 
     @property
     def after_tokens(self) -> int:

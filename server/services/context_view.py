@@ -32,7 +32,9 @@ from server.agent.view_resume import build_view, keep_resume_point, save_unsaved
 from server.agent.views import (
     COMPACTION_EVENT,
     SessionView,
+    planned_view,
     recall_server_window,
+    stored_cleared,
     stored_compaction,
     tool_reserve_tokens,
 )
@@ -117,11 +119,12 @@ async def context_view(
     planned = await session_view(core, stored, settings)
     effective = planned.effective
     compaction = await stored_compaction(core.store, session_id)
+    cleared = await stored_cleared(core.store, session_id)
     view = await build_view(
         core.store,
         session.view,
         compaction,
-        lambda state: state.view(effective, compaction),
+        lambda state: planned_view(state, effective, compaction, cleared),
         effective.context_window_tokens,
     )
     if compaction is None:
