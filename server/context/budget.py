@@ -207,6 +207,8 @@ def _stale_from(messages: Sequence[Mapping[str, Any]], outputs: list[_Output], n
         if messages[j].get("role") in ("user", "assistant") and _mentions(messages[j], output):
             last_mention = j
     later = [o.index for o in outputs if o.index > last_mention]
+    # A mention counts as a read: the outputs answering the mentioning message itself do not age it
+    keep += last_mention != output.index
     if keep == 0:
         return last_mention
     return later[keep - 1] if len(later) >= keep else None
@@ -242,60 +244,85 @@ def apply_budget(
     seen_until = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=-1)
     keep = budget.keep_recent_outputs
     recent = {o.key for o in outputs[len(outputs) - keep :]} if keep else set()
-    # A cleared output stays cleared (B-CACHE-1), also where a later compaction put its own placeholder there
-    replace: dict[int, tuple[_Output, str]] = {
-        o.index: (o, cleared[o.key])
-        for o in outputs
-        if o.key in cleared and o.key not in recent and (o.clearable or o.text.startswith(PLACEHOLDER_PREFIX))
-    }
-    new: dict[str, str] = {}
-    rent = 0.0
-    batch: list[_Output] = []
-    for n, o in enumerate(outputs):
-        if o.index in replace or not o.clearable or o.index > seen_until or o.key in recent:
-            continue
-        stale = _stale_from(messages, outputs, n, budget.keep_recent_outputs)
-        if stale is None:
-            continue
-        requests = 1 + sum(1 for m in messages[stale + 1 :] if m.get("role") == "assistant")
-        rent += budget.prices.read * o.tokens * requests
-        batch.append(o)
     out = [dict(m) for m in messages]
-    placeholders = {o.index: cleared_placeholder(_original_chars(o.text), o.tool, o.arguments, o.text) for o in batch}
-    freed = sum(o.tokens - estimate_message_tokens(dict(out[o.index], content=placeholders[o.index])) for o in batch)
-    break_price = 0.0
-    if batch:
-        first = batch[0].index
-        suffix = sum(
-            estimate_message_tokens(dict(out[i], content=placeholders[i])) if i in placeholders else _tokens(out[i])
-            for i in range(first, seen_until + 1)
-        )
-        break_price = budget.prices.write * suffix
-    report = _report(budget, break_price)
-    if decide and batch and freed >= budget.clear_at_least:
+    listed: dict[int, ClearedOutput] = {}
+    saved = 0
+    # A cleared output stays cleared (B-CACHE-1), also where a later compaction put its own placeholder there
+    for o in outputs:
+        if o.key in cleared and o.key not in recent and (o.clearable or o.text.startswith(PLACEHOLDER_PREFIX)):
+            saved += _clear(out, o)
+            listed[o.index] = ClearedOutput(o.key, o.tool_call_id, o.tool, o.tokens, cleared[o.key])
+    stale: list[tuple[_Output, float]] = []  # (output, the rent it has paid since it went stale)
+    for n, o in enumerate(outputs):
+        if o.index in listed or not o.clearable or o.index > seen_until or o.key in recent:
+            continue
+        since = _stale_from(messages, outputs, n, keep)
+        if since is not None:
+            requests = 1 + sum(1 for m in messages[since + 1 :] if m.get("role") == "assistant")
+            stale.append((o, budget.prices.read * o.tokens * requests))
+    batch, rent, break_price = _batch(out, stale, seen_until, budget, view_tokens)
+    new: dict[str, str] = {}
+    if decide and batch:
         if budget.tokens is not None:
-            pays = view_tokens > budget.tokens
             why = f"the view ({view_tokens} tokens) was over the budget ({budget.tokens})"
         else:
-            pays = rent > break_price
             why = (
-                f"re-reading stale outputs had cost {rent:.0f} token-equivalents, more than one cache write of the "
-                f"{break_price:.0f} after the first ({budget.prices.basis})"
+                f"re-reading it and the outputs cleared with it since they went stale had cost {rent:.0f} "
+                f"token-equivalents, more than one cache write of the {break_price:.0f} after them "
+                f"({budget.prices.basis})"
             )
-        if pays:
-            for o in batch:
-                new[o.key] = why
-                replace[o.index] = (o, why)
-    saved = 0
-    listed = []
-    for i in sorted(replace):
-        o, why = replace[i]
-        out[i]["content"] = placeholders.get(i) or cleared_placeholder(
-            _original_chars(o.text), o.tool, o.arguments, o.text
+        for o in batch:
+            saved += _clear(out, o)
+            new[o.key] = why
+            listed[o.index] = ClearedOutput(o.key, o.tool_call_id, o.tool, o.tokens, why)
+    report = _report(budget, break_price)
+    return BudgetOutcome(out, saved, tuple(listed[i] for i in sorted(listed)), new, report)
+
+
+def _clear(out: list[Message], o: _Output) -> int:
+    """Put ``o``'s placeholder in ``out``; the tokens that saves."""
+    out[o.index]["content"] = cleared_placeholder(_original_chars(o.text), o.tool, o.arguments, o.text)
+    return o.tokens - estimate_message_tokens(out[o.index])
+
+
+def _batch(
+    out: list[Message], stale: list[tuple[_Output, float]], seen_until: int, budget: Budget, view_tokens: int
+) -> tuple[list[_Output], float, float]:
+    """The batch to clear now (empty: none pays), its rent and the price of its break.
+
+    Each stale output is a place the cache could break: clearing it and every stale output after it breaks the
+    cache there and costs one write of what follows up to what the model has seen (what came after is new anyway).
+    The place chosen gains the most (rent paid minus that write) among those freeing ``clear_at_least``; with a
+    budget in tokens, the earliest such place once the view is over the budget."""
+    if not stale:
+        return [], 0.0, 0.0
+    sizes = [estimate_message_tokens(m) for m in out[: seen_until + 1]]
+    for o, _ in stale:
+        sizes[o.index] = estimate_message_tokens(
+            dict(out[o.index], content=cleared_placeholder(_original_chars(o.text), o.tool, o.arguments, o.text))
         )
-        saved += o.tokens - estimate_message_tokens(out[i])
-        listed.append(ClearedOutput(o.key, o.tool_call_id, o.tool, o.tokens, why))
-    return BudgetOutcome(out, saved, tuple(listed), new, report)
+    suffix = [0] * (len(sizes) + 1)
+    for i in range(len(sizes) - 1, -1, -1):
+        suffix[i] = suffix[i + 1] + sizes[i]
+    best: tuple[float, int, float, float] | None = None  # (gain, place, rent, break)
+    rent = freed = 0.0
+    first_break = budget.prices.write * suffix[stale[0][0].index]
+    for k in range(len(stale) - 1, -1, -1):
+        o, paid = stale[k]
+        rent += paid
+        freed += o.tokens - sizes[o.index]
+        price = budget.prices.write * suffix[o.index]
+        if freed < budget.clear_at_least:
+            continue
+        if budget.tokens is not None:
+            if view_tokens > budget.tokens:
+                best = (0.0, k, rent, price)
+        elif rent > price and (best is None or rent - price > best[0]):
+            best = (rent - price, k, rent, price)
+    if best is None:
+        return [], rent, first_break
+    _, k, rent, price = best
+    return [o for o, _ in stale[k:]], rent, price
 
 
 def _tokens(msg: Mapping[str, Any]) -> int:
