@@ -4,6 +4,7 @@ break, in batches, sticky, never the task, a call, a failure or a running proces
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any
 
@@ -60,7 +61,7 @@ def test_B_BUDGET_1_an_old_output_is_cleared_once_rereading_it_costs_more_than_t
 def test_B_BUDGET_1_between_batches_each_request_is_the_previous_plus_what_was_appended():
     views = _run(_reads(30, tokens=300))
     batches = 0
-    for before, after in zip(views, views[1:], strict=False):
+    for before, after in itertools.pairwise(views):
         if after.newly_cleared:
             batches += 1
         else:
@@ -155,7 +156,7 @@ def test_B_BUDGET_1_cleared_stays_cleared_across_a_compaction_at_the_window():
     cleared keeps its placeholder (the same bytes) in the compaction's view."""
     views = _run(_reads(20, tokens=2_500), window=16_000, budget=Budget(keep_recent_outputs=3))
     assert any(v.mode != "full" for v in views)
-    for before, after in zip(views, views[1:], strict=False):
+    for before, after in itertools.pairwise(views):
         was = {m["tool_call_id"]: m["content"] for m in before.messages if m["role"] == "tool"}
         for m in after.messages:
             if m["role"] == "tool" and "cleared to save context" in was.get(m["tool_call_id"], ""):
