@@ -55,7 +55,6 @@ def _segment(value: Any) -> str:
 def file_text(k: int, enc: Any) -> str:
     """File k's text: plain code lines, about FILE_TOKENS o200k tokens as read_file shows them, naming no file."""
     lines: list[str] = []
-    text = ""
     i = 0
     while True:
         lines.append(

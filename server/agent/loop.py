@@ -271,6 +271,7 @@ class Turn:
             self.price,
             self.totals,
             self._usage,
+            view.budget,
         )
         self._usage = call.turn
         self._answer.usage = call

@@ -16,10 +16,12 @@ import msgspec
 
 from protocol import updates as u
 from protocol.messages import (
+    ClearedOutputInfo,
     CompactionRecord,
     CompactionTrigger,
     CompactSessionResult,
     ContextBreakdown,
+    ContextBudget,
     ContextViewResult,
     GetContextViewParams,
     TokenCalibration,
@@ -40,6 +42,7 @@ from server.agent.views import (
 )
 from server.context import RequestView, ViewSettings, fit_to_window
 from server.context.breakdown import Breakdown, breakdown
+from server.context.budget import apply_budget
 from server.emit import Emitter
 from server.errors import InvalidParams
 from server.grounding.tools import editor_tools
@@ -166,13 +169,27 @@ async def get_context_view(core: ContextNeeds, params: GetContextViewParams) -> 
             breakdown(view, got.reserved_tokens, got.settings.context_window_tokens),
             shown,
             got.settings.context_window_tokens,
+            [ClearedOutputInfo(c.tool_call_id, c.tool, shown(c.tokens), c.reason) for c in view.cleared],
         ),
         compactions=await compaction_history(core.store, params.session_id, shown),
         calibration=TokenCalibration(factor=planned.factor, samples=cal.samples if cal else 0),
+        budget=wire_budget(view, planned.settings),
     )
 
 
-def wire_breakdown(parts: Breakdown, shown: Callable[[int], int], window: int) -> ContextBreakdown:
+def wire_budget(view: RequestView, settings: ViewSettings) -> ContextBudget | None:
+    """B-BUDGET-1: the budget the view was planned against, as ``getContextView`` reports it."""
+    report = view.budget
+    if report is None and settings.budget is not None:  # a view the budget does not apply to (the fallback)
+        report = apply_budget([], settings.budget, {}, 0, decide=False).report
+    if report is None:
+        return None
+    return ContextBudget(tokens=report.tokens, source=report.source, reason=report.reason)
+
+
+def wire_breakdown(
+    parts: Breakdown, shown: Callable[[int], int], window: int, cleared: list[ClearedOutputInfo] | None = None
+) -> ContextBreakdown:
     """The breakdown in the provider's tokens (B-TOK-4), its relation kept exact: the message parts are scaled as
     running sums, so they add up to the shown ``estimatedTokens``; ``free`` is what the shown figures leave."""
     out = dataclasses.asdict(parts)
@@ -182,7 +199,7 @@ def wire_breakdown(parts: Breakdown, shown: Callable[[int], int], window: int) -
         out[key] = shown(total) - shown(before)
     out["tool_definitions"] = shown(parts.tool_definitions)
     out["free"] = max(0, window - shown(total) - out["tool_definitions"])
-    return ContextBreakdown(**out)
+    return ContextBreakdown(**out, cleared=cleared)
 
 
 async def compaction_history(
