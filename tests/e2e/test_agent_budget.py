@@ -18,8 +18,7 @@ FILES = 5
 
 def _reads() -> list[dict]:
     items: list[dict] = [
-        {"tool_calls": [{"id": f"r{i}", "name": "read_file", "arguments": {"path": f"f{i}.txt"}}]}
-        for i in range(FILES)
+        {"tool_calls": [{"id": f"r{i}", "name": "read_file", "arguments": {"path": f"f{i}.txt"}}]} for i in range(FILES)
     ]
     return [*items, {"content": "read them all"}]
 
