@@ -284,5 +284,5 @@ def test_B_BUDGET_1_the_context_budget_settings(tmp_path: Path):
     assert load_settings(env).context_budget == 60_000
     for bad in ('"lots"', "0", "-5"):
         write_config(tmp_path, f"[context]\nbudget = {bad}\n")
-        with pytest.raises(ConfigError, match="context.budget"):
+        with pytest.raises(ConfigError, match=r"context\.budget"):
             load_settings(env)

@@ -315,6 +315,16 @@ export interface ContextBreakdown {
   messages: number;
   placeholders: number;
   free: number;
+  cleared?: ClearedOutputInfo[];
+}
+/**
+ * One tool output the context budget cleared (B-BUDGET-1): its call, its tokens before and why.
+ */
+export interface ClearedOutputInfo {
+  toolCallId: string;
+  tool: string;
+  tokens: number;
+  reason: string;
 }
 /**
  * R-OBS-1: every compaction, with estimated sizes before and after, and the summary text.
@@ -358,6 +368,7 @@ export interface ContextViewResult {
   breakdown?: ContextBreakdown | null;
   compactions?: CompactionRecord[];
   calibration?: TokenCalibration | null;
+  budget?: ContextBudget | null;
 }
 /**
  * The agent's latest plan: its steps in order, at most one ``in_progress``.
@@ -388,6 +399,16 @@ export interface ProcessInfo {
 export interface TokenCalibration {
   factor?: number;
   samples?: number;
+}
+/**
+ * B-BUDGET-1: the budget the view is planned against. ``source`` "config": ``[context] budget``, the view size
+ * past which old tool outputs are cleared; "auto": the rent-or-buy rule on the provider's cache prices, ``tokens``
+ * being how many tokens of re-reading stale outputs pay for the next clearing. ``reason`` says which and why.
+ */
+export interface ContextBudget {
+  tokens: number;
+  source: 'auto' | 'config';
+  reason: string;
 }
 export interface CreateSessionParams {
   cwd: string;
@@ -990,6 +1011,8 @@ export interface Usage {
   cacheWriteTokens?: number | null;
   costUsd?: number | null;
   totals?: TokenTotals;
+  budgetSource?: ('auto' | 'config') | null;
+  budgetTokens?: number | null;
 }
 export interface TokenTotals {
   inputTokens?: number;
