@@ -13,6 +13,7 @@ import dataclasses
 import functools
 import logging
 from dataclasses import dataclass, field
+from typing import Any
 
 import msgspec
 
@@ -25,7 +26,7 @@ from server.agent.partial import PartialAnswer
 from server.agent.ports import NO_PORTS, TurnPorts
 from server.agent.toolcalls import run_call
 from server.agent.totals import TurnTotals, account_call
-from server.agent.views import ViewBuilder, tool_reserve_tokens
+from server.agent.views import ViewBuilder, reserve_tokens
 from server.checkpoints import Checkpointer
 from server.context import RequestView
 from server.emit import Emitter
@@ -181,7 +182,7 @@ class Turn:
             return
         tools = {**self.tools.session_tools, **tools}  # after the turn's own (``task``)
         self.tools = dataclasses.replace(self.tools, session_tools=tools)
-        self.views.overhead_tokens = tool_reserve_tokens([t.spec() for t in tools.values()])
+        self.views.overhead_tokens = reserve_tokens(self._tool_specs())
 
     async def _choose_model(self) -> None:
         choice = await self.ports.choose_model()
@@ -247,12 +248,16 @@ class Turn:
                 ) from None
             raise TurnFailed(exc.kind, exc.message) from None
 
+    def _tool_specs(self) -> list[dict[str, Any]]:
+        """The tool definitions each request sends, and what the view reserves for them (``reserve_tokens``)."""
+        return [t.spec() for t in available_tools(self.tools).values()]
+
     async def _stream(self, view: RequestView) -> ChatResult:
         self._answer.start()
         self.views.record_sent(self.session_id, view.messages)  # for getContextView's stablePrefixTokens
         result = await self.provider.stream_chat(
             view.messages,
-            [t.spec() for t in available_tools(self.tools).values()],
+            self._tool_specs(),
             self._answer.on_event,
             cache_key=self.session_id,
         )

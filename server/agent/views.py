@@ -303,11 +303,16 @@ class ViewBuilder:
             self._unsaved_samples.add(self.model)
 
 
+def reserve_tokens(sent_specs: Sequence[dict[str, Any]]) -> int:
+    """What tool definitions add to every request (they are not part of the message view): the one formula the
+    loop (over the definitions it sends), ``getContextView`` and ``compactSession`` reserve with."""
+    return estimate_text_tokens(json.dumps(list(sent_specs)))
+
+
 def tool_reserve_tokens(session_specs: Sequence[dict[str, Any]] = ()) -> int:
-    """What the tool definitions add to every request (they are not part of the message view): the built-in
-    tools', then a session's own (``task``, editor and MCP tools). The one formula the loop, ``getContextView``
-    and ``compactSession`` reserve with."""
-    return estimate_text_tokens(json.dumps(tool_specs() + list(session_specs)))
+    """``reserve_tokens`` of the built-in tools' definitions, then a session's own (``task``, editor and MCP
+    tools): what a session's turn sends when no named agent's allow-list narrows it."""
+    return reserve_tokens(tool_specs() + list(session_specs))
 
 
 @dataclass(frozen=True)

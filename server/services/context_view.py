@@ -304,7 +304,13 @@ def context_report(view: ContextViewResult) -> str:
         parts = msgspec.structs.asdict(view.breakdown)
         names = {"system_prompt": "system prompt", "project_context": "project context"}
         names |= {"tool_definitions": "tool definitions"}
-        lines += [f"  {names.get(k, k):<17}{v:>8}  {100 * v // window:>3}%" for k, v in parts.items()]
+        lines += [
+            f"  {names.get(k, k):<17}{v:>8}  {100 * v // window:>3}%" for k, v in parts.items() if isinstance(v, int)
+        ]
+    if view.budget is not None:  # B-BUDGET-1
+        cleared = len(view.breakdown.cleared) if view.breakdown else 0
+        what = "auto" if view.budget.source == "auto" else f"{view.budget.tokens} tokens (config)"
+        lines.append(f"Budget: {what}; {cleared} old tool outputs cleared.")
     if view.plan is not None:
         lines.append("Plan: " + "; ".join(f"[{e.status}] {e.step}" for e in view.plan.entries))
     if view.compactions:
