@@ -24,6 +24,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from bench.budget_report import BENCH, write_section
 from bench.common import REPO
 from tests.fakes import fake_provider as fp
 
@@ -190,8 +191,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--windows", default=",".join(str(w) for w in WINDOWS))
     parser.add_argument("--sweep", action="store_true", help="also the keep/clear_at_least/budget sweep at 128k")
     parser.add_argument("--baseline", action="store_true", help="also each window without a budget")
-    parser.add_argument("--json", type=Path)
+    parser.add_argument("--sessions", action="store_true", help="also the recorded sessions (bench.budget_sessions)")
+    parser.add_argument("--from-json", action="store_true", help="only write RESULTS.md section 8 from the JSON")
+    parser.add_argument("--json", type=Path, default=BENCH / "budget.json")
     args = parser.parse_args(argv)
+    if args.from_json:
+        write_section(NOTES)
+        return 0
     enc = _encoding()
     rows = []
     for window in (int(w) for w in args.windows.split(",")):
@@ -207,9 +213,34 @@ def main(argv: list[str] | None = None) -> int:
                 f"{row['cost'] / row['floor']:.2f}x floor  peak {row['peak']:>7,}  {others}",
                 flush=True,
             )
-    if args.json:
-        args.json.write_text(json.dumps(rows, indent=1) + "\n")
+    args.json.write_text(json.dumps(rows, indent=1) + "\n")
+    if args.sessions:
+        from bench.budget_sessions import main as sessions_main
+
+        sessions_main([])
+    write_section(NOTES)
     return 0
+
+
+NOTES = [
+    "*How measured* (`.venv/bin/python -m bench.budget --baseline --sweep --sessions`, which writes this section; "
+    "`--from-json` rewrites it from bench/budget.json and bench/budget_sessions.json). (a): sixty files of ~4,400 "
+    "o200k tokens each as `read_file` shows them, read one at a time by a stateless scripted model (it reads file "
+    "N+1 after the highest file named anywhere in its request) through the real `threadline exec`, its own server "
+    "and store, model `gpt-5` (cache read 0.1x, write 1.0x from the price table). Each request the model received "
+    "is priced as issue 52 fixes it: segments = the tool definitions, then each message, each counted with o200k_base "
+    "(`bpe-openai`, offline) over its compact sorted JSON; cached = the common prefix of whole segments with the "
+    "previous request, at 0.1x; the rest at 1.0x. The floor prices the same requests with every tool output but "
+    "the last call's replaced by a fixed placeholder. The Codex CLI's and opencode's figures are issue 52's (the same "
+    "task, model double and pricing). (b): each shared trajectory replayed through the real server (section 6's "
+    "driver) and priced by section 6's meter (a prefix cache, OpenAI-like 0.1x/1.0x, our estimate), beside the "
+    "codex-style anchor of section 6 (append until 90 % of the window, then a 2,000-token summary and the last "
+    "quarter window). Retention counts the goals, failures and edited paths of the transcript so far that appear in "
+    "each request. The fidelity guard: of the recorded assistant messages that repeat 60+ characters of an earlier "
+    "tool output verbatim (text or call arguments), how many were answered from a request in which that stretch "
+    "appears nowhere.",
+    "",
+]
 
 
 if __name__ == "__main__":
