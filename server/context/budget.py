@@ -50,6 +50,9 @@ __all__ = [
 Message = dict[str, Any]
 KEEP_RECENT_OUTPUTS = 1  # measured (bench/RESULTS.md section 8): each output kept verbatim is rewritten at each break
 CLEAR_AT_LEAST = 2_000  # tokens a batch must free (measured likewise)
+# Measured on recorded sessions (bench/RESULTS.md section 8): past clearing, what a long session keeps is its
+# messages; summarized as at a 128k window, a 1M window costs what a 128k one does instead of ~3x
+PLANNING_WINDOW_TOKENS = 128_000
 QUOTE_CHARS = 60  # a later assistant message that repeats this much of an output verbatim has quoted it
 _QUOTE_PROBE = 40  # probes of this length, every _QUOTE_STRIDE characters, find any quote of QUOTE_CHARS or more
 _QUOTE_STRIDE = 20
@@ -86,6 +89,8 @@ class Budget:
     keep_recent_outputs: int = KEEP_RECENT_OUTPUTS
     clear_at_least: int = CLEAR_AT_LEAST
     prices: CachePrices = OPENAI_PRICES
+    # What remains after clearing (the conversation's own words) is summarized as at a window of at most this size
+    planning_window_tokens: int | None = PLANNING_WINDOW_TOKENS
 
 
 @dataclass(frozen=True)

@@ -64,14 +64,22 @@ class ViewSettings:
     budget: Budget | None = None  # B-BUDGET-1: None, no clearing on a budget (the pipeline's own tests)
 
     @property
+    def planned_window_tokens(self) -> int:
+        """The window the threshold and the compaction target are shares of: the window, but never more than the
+        budget's planning window (B-BUDGET-1: a 1M window summarizes where a 128k one would; the window itself
+        stays the hard limit)."""
+        cap = self.budget.planning_window_tokens if self.budget is not None else None
+        return min(self.context_window_tokens, cap) if cap else self.context_window_tokens
+
+    @property
     def threshold_tokens(self) -> int:
-        """floor(window * ratio) (R-PIPE-3)."""
-        return math.floor(self.context_window_tokens * self.threshold_ratio)
+        """floor(window * ratio) (R-PIPE-3), of the planned window (B-BUDGET-1)."""
+        return math.floor(self.planned_window_tokens * self.threshold_ratio)
 
     @property
     def target_tokens(self) -> int:
         """What a summary-path view aims at (B-CACHE-2): floor(window * target ratio), never above the threshold."""
-        return min(math.floor(self.context_window_tokens * self.compact_target_ratio), self.threshold_tokens)
+        return min(math.floor(self.planned_window_tokens * self.compact_target_ratio), self.threshold_tokens)
 
     @property
     def tail_budget_tokens(self) -> int:

@@ -179,3 +179,18 @@ def test_B_CACHE_2_a_compaction_once_made_is_not_undone_when_the_threshold_rises
     assert again.sticky and again.mode == made.mode
     assert again.messages[: len(made.messages)] == made.messages
     assert json.dumps(again.messages).count(PLACEHOLDER_PREFIX) == json.dumps(made.messages).count(PLACEHOLDER_PREFIX)
+
+
+def test_B_BUDGET_1_a_large_window_summarizes_where_the_planning_window_would():
+    """What clearing leaves (the conversation's own messages) is summarized as at a 128k window: the threshold and
+    the compaction target do not grow past it, while the window stays the hard limit."""
+    at_1m = ViewSettings(1_000_000, budget=Budget())
+    at_128k = ViewSettings(128_000, budget=Budget())
+    assert at_1m.threshold_tokens == at_128k.threshold_tokens == 102_400
+    assert at_1m.target_tokens == at_128k.target_tokens
+    assert ViewSettings(1_000_000).threshold_tokens == 800_000  # without a budget: the window's share, as before
+    assert ViewSettings(32_000, budget=Budget()).threshold_tokens == 25_600  # a smaller window is its own limit
+    msgs = [system("sys"), user(TASK)]
+    for k in range(60):
+        msgs += [user(f"question {k}: " + text_of_tokens(1_000)), assistant(text_of_tokens(1_000))]
+    assert build_request_view(_seq(msgs), at_1m).mode == "summarized"
