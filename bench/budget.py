@@ -240,6 +240,25 @@ NOTES = [
     "tool output verbatim (text or call arguments), how many were answered from a request in which that stretch "
     "appears nowhere.",
     "",
+    "*The trade-off and the default.* On the task at 128k (table (a)): keep 1 / clear_at_least 2,000 (auto) 1.02x "
+    "the floor; clear_at_least 8,000 1.07x; a budget of 30,000 tokens 1.08x, of 60,000 1.34x; keep 2 1.41x; "
+    "keep 3 1.58x; no budget 1.88x. Every output kept verbatim after a cleared one is written again at each break, "
+    "so keep is what costs. The other side of the curve, quoting answers whose request lacked the quote (the "
+    "pipeline alone over each recorded session at 1M, the same decisions as the replay): keep 1 spotter 12/80, "
+    "mini-swe-agent 2/19, kimi-cli 0/38; keep 2 12/80, 5/19, 0/38; keep 3 15/80, 0/19, 0/38. Keeping more outputs "
+    "does not buy fidelity here: the quoted outputs are files read many calls before the edit that quotes them "
+    "(old_string copied from a read), not the last few. Naming a command's file arguments as mentions (so a file a "
+    "later command names is kept longer) cut mini-swe-agent's 2 to 1 for +9 % of its cost and changed nothing on "
+    "spotter; not kept. Default: auto, keep_recent_outputs 1, clear_at_least 2,000.",
+    "",
+    "*Targets.* (a) at most 0.5x the Codex CLI and opencode at 128k, 200k and 1M: 0.40x/0.45x, 0.36x/0.39x, "
+    "0.29x/0.29x, met; within 1.25x of the floor at every window (1.15x at 32k): 1.02x at each, met (before: 1.15x, "
+    "1.88x, 2.35x, 3.68x). (b) retention: every goal, failure and path, met; at most 0.5x the codex-style anchor: "
+    "not met (0.54x-0.85x: on these sessions the assistant's own words weigh as much as the tool outputs, and only "
+    "outputs are cleared); at most 5 % of quoting answers from a request lacking the quote: met on kimi-cli (0), not "
+    "on the others (table (b)); 1M within 15 % of 128k: see the 1M rows (what clearing leaves is summarized as at "
+    "128k since `planning_window_tokens`; the rows before it had pi-mono at 9.46M at 1M against 3.18M at 128k).",
+    "",
 ]
 
 
