@@ -253,11 +253,14 @@ NOTES = [
     "",
     "*Targets.* (a) at most 0.5x the Codex CLI and opencode at 128k, 200k and 1M: 0.40x/0.45x, 0.36x/0.39x, "
     "0.29x/0.29x, met; within 1.25x of the floor at every window (1.15x at 32k): 1.02x at each, met (before: 1.15x, "
-    "1.88x, 2.35x, 3.68x). (b) retention: every goal, failure and path, met; at most 0.5x the codex-style anchor: "
-    "not met (0.54x-0.85x: on these sessions the assistant's own words weigh as much as the tool outputs, and only "
-    "outputs are cleared); at most 5 % of quoting answers from a request lacking the quote: met on kimi-cli (0), not "
-    "on the others (table (b)); 1M within 15 % of 128k: see the 1M rows (what clearing leaves is summarized as at "
-    "128k since `planning_window_tokens`; the rows before it had pi-mono at 9.46M at 1M against 3.18M at 128k).",
+    "1.88x, 2.35x, 3.68x). (b) retention: every goal, failure and path, met; 1M within 15 % of 128k: met (the 1M "
+    "rows are from after `planning_window_tokens`, which summarizes what clearing leaves as at 128k; before it "
+    "pi-mono cost 9.46M at 1M against 3.18M at 128k; the 128k rows are unchanged by it); at most 0.5x the "
+    "codex-style anchor: met at 1M on pi-mono (0.23x), not elsewhere (0.54x-0.85x: on these sessions the "
+    "assistant's own words weigh as much as the tool outputs, and only outputs are cleared, while at 128k the "
+    "anchor itself rarely compacts); at most 5 % of quoting answers from a request lacking the quote: met on "
+    "kimi-cli (0), not on the others (table (b); see the trade-off above: the quoted outputs are files read long "
+    "before the edit that copies from them).",
     "",
 ]
 

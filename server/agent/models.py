@@ -10,7 +10,14 @@ from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
 
 from server.config import ProviderSettings, Settings
-from server.context.budget import ANTHROPIC_PRICES, LOCAL_PRICES, OPENAI_PRICES, Budget, CachePrices
+from server.context.budget import (
+    ANTHROPIC_PRICES,
+    LOCAL_PRICES,
+    OPENAI_PRICES,
+    PLANNING_WINDOW_TOKENS,
+    Budget,
+    CachePrices,
+)
 from server.errors import ModelNotFound
 from server.providers import DEFAULT_CONTEXT_WINDOW, context_window_for
 from server.providers.capabilities import Price, price_for
@@ -86,4 +93,6 @@ def cache_prices(p: ProviderSettings) -> CachePrices:
 def budget_of(settings: Settings, p: ProviderSettings) -> Budget:
     """The context budget a session's requests are planned against (B-BUDGET-1): ``[context]``'s, priced by the
     session's model."""
-    return Budget(settings.context_budget, settings.keep_recent_outputs, settings.clear_at_least, cache_prices(p))
+    budget = settings.context_budget
+    planning = max(PLANNING_WINDOW_TOKENS, budget) if budget else PLANNING_WINDOW_TOKENS  # a larger budget: its own
+    return Budget(budget, settings.keep_recent_outputs, settings.clear_at_least, cache_prices(p), planning)

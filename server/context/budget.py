@@ -20,7 +20,6 @@ message) and the last ``keep_recent_outputs``.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import re
@@ -137,8 +136,16 @@ class _Output:
 
 def output_key(tool_call_id: str, tool: str, arguments: str) -> str:
     """A tool output's identity across requests, turns and restarts: its call id and what the call asked."""
-    digest = hashlib.blake2b(f"{tool}\0{arguments}".encode(), digest_size=6).hexdigest()
-    return f"{tool_call_id}:{digest}"
+    digest = _fnv1a(tool + "\0" + arguments)
+    return f"{tool_call_id}:{digest:012x}"
+
+
+def _fnv1a(text: str) -> int:
+    """A 48-bit FNV-1a digest (stable across processes, unlike ``hash``; the pipeline imports no hashlib)."""
+    h = 0xCBF29CE484222325
+    for byte in text.encode("utf-8"):
+        h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h >> 16
 
 
 def cleared_placeholder(chars: int, tool: str, arguments: str, text: str) -> str:
