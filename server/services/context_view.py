@@ -199,7 +199,7 @@ def wire_breakdown(
         out[key] = shown(total) - shown(before)
     out["tool_definitions"] = shown(parts.tool_definitions)
     out["free"] = max(0, window - shown(total) - out["tool_definitions"])
-    return ContextBreakdown(**out, cleared=cleared)
+    return ContextBreakdown(**out, cleared=cleared or [])
 
 
 async def compaction_history(
