@@ -40,6 +40,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from anywhere
 
+from bench.budget import NOTES as BUDGET_NOTES
+from bench.budget_report import budget_section
 from bench.calibration import bench_calibration
 from bench.common import BENCH, SIZES, TRAJECTORIES, WINDOWS
 from bench.cost import COST_WINDOWS, bench_costs
@@ -119,6 +121,7 @@ async def main() -> int:
         if "start" in saved:
             text += "\n" + "\n".join(startup_section(saved["start"], saved["loop"], saved["calibration"]))
         text += "\n" + "\n".join(load_section()) + "\n"
+        text += "\n" + "\n".join(budget_section(BUDGET_NOTES))  # section 9: bench.budget writes its JSON
         (BENCH / "RESULTS.md").write_text(_kept_latency(text) if saved.get("kept_latency") else text, encoding="utf-8")
         write_plots(saved["views"], saved["tokens"])
         return 0
@@ -145,6 +148,7 @@ async def main() -> int:
     text = write_results(views, loop, tokens, costs, started, cost_seconds, failures)
     text += "\n" + "\n".join(startup_section(start, loop, calibration))
     text += "\n" + "\n".join(load_section()) + "\n"  # its own command: bench/load_bench.py
+    text += "\n" + "\n".join(budget_section(BUDGET_NOTES))  # section 9: bench.budget writes its JSON
     (BENCH / "RESULTS.md").write_text(_kept_latency(text) if args.keep_latency else text, encoding="utf-8")
     write_plots(views, tokens)
     (BENCH / "results.json").write_text(

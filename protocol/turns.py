@@ -171,6 +171,27 @@ class ContextBreakdown(Base):
     messages: int  # the conversation's messages, placeholders apart
     placeholders: int  # what the placeholders of microcompacted tool outputs still cost
     free: int
+    # B-BUDGET-1: the tool outputs the budget cleared in this view, in order, each with why
+    cleared: list[ClearedOutputInfo] = msgspec.field(default_factory=list)
+
+
+class ClearedOutputInfo(Base):
+    """One tool output the context budget cleared (B-BUDGET-1): its call, its tokens before and why."""
+
+    tool_call_id: str
+    tool: str
+    tokens: int
+    reason: str
+
+
+class ContextBudget(Base):
+    """B-BUDGET-1: the budget the view is planned against. ``source`` "config": ``[context] budget``, the view size
+    past which old tool outputs are cleared; "auto": the rent-or-buy rule on the provider's cache prices, ``tokens``
+    being how many tokens of re-reading stale outputs pay for the next clearing. ``reason`` says which and why."""
+
+    tokens: int
+    source: Literal["auto", "config"]
+    reason: str
 
 
 CompactionTrigger = Literal["auto", "manual", "promptTooLong"]
@@ -225,6 +246,7 @@ class ContextViewResult(Base):
     compactions: list[CompactionRecord] = msgspec.field(default_factory=list)  # the session's, oldest first
     # B-TOK-4: every token figure above is in the provider's tokens: the estimate scaled by this factor.
     calibration: TokenCalibration | None = None
+    budget: ContextBudget | None = None  # B-BUDGET-1 (always set by the server)
 
 
 class CompactSessionParams(Base):

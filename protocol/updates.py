@@ -145,6 +145,10 @@ class Usage(Update, tag="usage"):
     cache_write_tokens: int | None = None
     cost_usd: float | None = None
     totals: TokenTotals = msgspec.field(default_factory=TokenTotals)
+    # B-BUDGET-1: the context budget the request was planned against, shown beside the window: its source
+    # ("auto": the rent-or-buy rule on the cache prices; "config": [context] budget) and, for "config", its tokens
+    budget_source: Literal["auto", "config"] | None = None
+    budget_tokens: int | None = None
 
 
 class TurnCompleted(Update, tag="turnCompleted"):

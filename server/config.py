@@ -22,6 +22,7 @@ from server.config_file import (
     home_folder,
     read_config,
 )
+from server.context.budget import CLEAR_AT_LEAST, KEEP_RECENT_OUTPUTS
 from server.errors import McpConfigError
 from server.hooks.config import HookConfigError, HookSpec, parse_hooks
 from server.mcp.config import McpServerConfig, parse_user_servers
@@ -65,6 +66,9 @@ class Settings:
     threshold_ratio: float = 0.8
     keep_recent_tokens: int = 8000
     compact_target_ratio: float = 0.5  # B-CACHE-2: a summary-path view comes out at or under this share
+    context_budget: int | None = None  # B-BUDGET-1: [context] budget in tokens; None: "auto"
+    keep_recent_outputs: int = KEEP_RECENT_OUTPUTS
+    clear_at_least: int = CLEAR_AT_LEAST
     max_iterations: int = 50
     agents_max_parallel: int = 3  # [agents] max_parallel: a parent's ``task`` calls running at once (B-SUB-1)
     command_timeout_seconds: float = 120.0
@@ -194,6 +198,9 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         ),
         keep_recent_tokens=_int(env.get("THREADLINE_KEEP_RECENT_TOKENS"), "THREADLINE_KEEP_RECENT_TOKENS")
         or _given(ctx.keep_recent_tokens, Settings.keep_recent_tokens),
+        context_budget=None if ctx.budget in (None, "auto") else int(ctx.budget),
+        keep_recent_outputs=_given(ctx.keep_recent_outputs, Settings.keep_recent_outputs),
+        clear_at_least=_given(ctx.clear_at_least, Settings.clear_at_least),
         max_iterations=config.max_iterations or Settings.max_iterations,
         agents_max_parallel=config.agents.max_parallel or Settings.agents_max_parallel,
         command_timeout_seconds=config.command_timeout_seconds or Settings.command_timeout_seconds,

@@ -13,7 +13,7 @@ import tomllib
 import types
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 
 import msgspec
 
@@ -87,6 +87,9 @@ class ContextTable(msgspec.Struct):
     threshold_ratio: float | None = None
     compact_target_ratio: float | None = None
     keep_recent_tokens: Count | None = None
+    budget: Positive | Literal["auto"] | None = None  # B-BUDGET-1: "auto" (the default) or tokens
+    keep_recent_outputs: Count | None = None
+    clear_at_least: Count | None = None
 
 
 class AgentsTable(msgspec.Struct, forbid_unknown_fields=True):

@@ -9,6 +9,7 @@ import pytest
 from protocol.updates import InitializationOptions, ProviderOptions
 from server.config import load_settings
 from server.config_file import ConfigError
+from server.context.budget import CLEAR_AT_LEAST, KEEP_RECENT_OUTPUTS
 
 
 def write_config(home: Path, text: str) -> None:
@@ -269,3 +270,19 @@ def test_the_daemon_idle_limit_from_config_then_environment(tmp_path):
     (tmp_path / "config.toml").write_text("[daemon]\nidle_after = 30\n")
     with pytest.raises(ConfigError, match="daemon: unknown field idle_after"):
         load_settings({"THREADLINE_HOME": str(tmp_path)})
+
+
+def test_B_BUDGET_1_the_context_budget_settings(tmp_path: Path):
+    env = {"THREADLINE_HOME": str(tmp_path)}
+    default = load_settings(env)
+    assert default.context_budget is None  # "auto"
+    assert (default.keep_recent_outputs, default.clear_at_least) == (KEEP_RECENT_OUTPUTS, CLEAR_AT_LEAST)
+    write_config(tmp_path, '[context]\nbudget = "auto"\nkeep_recent_outputs = 3\nclear_at_least = 500\n')
+    got = load_settings(env)
+    assert (got.context_budget, got.keep_recent_outputs, got.clear_at_least) == (None, 3, 500)
+    write_config(tmp_path, "[context]\nbudget = 60000\n")
+    assert load_settings(env).context_budget == 60_000
+    for bad in ('"lots"', "0", "-5"):
+        write_config(tmp_path, f"[context]\nbudget = {bad}\n")
+        with pytest.raises(ConfigError, match=r"context\.budget"):
+            load_settings(env)

@@ -13,6 +13,7 @@ import dataclasses
 import functools
 import logging
 from dataclasses import dataclass, field
+from typing import Any
 
 import msgspec
 
@@ -26,7 +27,7 @@ from server.agent.ports import NO_PORTS, TurnPorts
 from server.agent.refused import ServerRoom, TurnFailed, learn_window, retry, within_room
 from server.agent.toolcalls import run_call
 from server.agent.totals import TurnTotals, account_call
-from server.agent.views import ViewBuilder, tool_reserve_tokens
+from server.agent.views import ViewBuilder, reserve_tokens
 from server.checkpoints import Checkpointer
 from server.context import RequestView
 from server.emit import Emitter
@@ -178,8 +179,8 @@ class Turn:
             return
         tools = {**self.tools.session_tools, **tools}  # after the turn's own (``task``)
         self.tools = dataclasses.replace(self.tools, session_tools=tools)
-        if not drops_tools(self.provider):
-            self.views.overhead_tokens = tool_reserve_tokens([t.spec() for t in tools.values()])
+        if not drops_tools(self.provider):  # a template that drops the tools holds no room for them (/props)
+            self.views.overhead_tokens = reserve_tokens(self._tool_specs())
 
     async def _choose_model(self) -> None:
         choice = await self.ports.choose_model()
@@ -236,12 +237,16 @@ class Turn:
     async def announce(self, view: RequestView, force: bool = False) -> bool:
         return await self._announce(view, force)
 
+    def _tool_specs(self) -> list[dict[str, Any]]:
+        """The tool definitions each request sends, and what the view reserves for them (``reserve_tokens``)."""
+        return [t.spec() for t in available_tools(self.tools).values()]
+
     async def _stream(self, view: RequestView) -> ChatResult:
         self._answer.start()
         self.views.record_sent(self.session_id, view.messages)  # for getContextView's stablePrefixTokens
         result = await self.provider.stream_chat(
             view.messages,
-            [t.spec() for t in available_tools(self.tools).values()],
+            self._tool_specs(),
             self._answer.on_event,
             cache_key=self.session_id,
         )
@@ -263,6 +268,7 @@ class Turn:
             self.price,
             self.totals,
             self._usage,
+            view.budget,
         )
         self._usage = call.turn
         self._answer.usage = call

@@ -7,8 +7,17 @@ read from the settings at each model call, so ``updateSession`` applies from the
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
+from urllib.parse import urlsplit
 
 from server.config import ProviderSettings, Settings
+from server.context.budget import (
+    ANTHROPIC_PRICES,
+    LOCAL_PRICES,
+    OPENAI_PRICES,
+    PLANNING_WINDOW_TOKENS,
+    Budget,
+    CachePrices,
+)
 from server.errors import ModelNotFound
 from server.providers import DEFAULT_CONTEXT_WINDOW, context_window_for
 from server.providers.capabilities import Price, price_for
@@ -62,3 +71,28 @@ def window_of(p: ProviderSettings) -> int:
 def price_of(p: ProviderSettings) -> Price | None:
     """The configured price when set, else the table's list price for the model, else None (no cost shown)."""
     return p.price or (price_for(p.model) if p.model else None)
+
+
+def cache_prices(p: ProviderSettings) -> CachePrices:
+    """B-BUDGET-1: the prompt cache's read and write prices as shares of an uncached input token: from the
+    configured or listed price of the model when there is one, else by the provider's kind; a local server's
+    (prompt-processing time) when it is one and no price says otherwise."""
+    price = price_of(p)
+    if price is not None and price.input > 0:
+        read = price.input if price.cached_input is None else price.cached_input
+        write = price.input if price.cache_write is None else price.cache_write
+        return CachePrices(read / price.input, write / price.input, f"{p.model or 'the model'}'s price")
+    if p.kind == "anthropic":
+        return ANTHROPIC_PRICES
+    host = urlsplit(p.base_url or "").hostname or ""
+    if host in ("localhost", "127.0.0.1", "::1") or host.endswith(".local"):
+        return LOCAL_PRICES
+    return OPENAI_PRICES
+
+
+def budget_of(settings: Settings, p: ProviderSettings) -> Budget:
+    """The context budget a session's requests are planned against (B-BUDGET-1): ``[context]``'s, priced by the
+    session's model."""
+    budget = settings.context_budget
+    planning = max(PLANNING_WINDOW_TOKENS, budget) if budget else PLANNING_WINDOW_TOKENS  # a larger budget: its own
+    return Budget(budget, settings.keep_recent_outputs, settings.clear_at_least, cache_prices(p), planning)

@@ -15,6 +15,7 @@ from protocol import updates as u
 from protocol.messages import TurnUsage
 
 if TYPE_CHECKING:
+    from server.context.budget import BudgetReport
     from server.providers import Usage as ProviderUsage
     from server.providers.capabilities import Price
     from server.transcript import Store
@@ -47,6 +48,7 @@ def account_call(
     price: Price | None,
     totals: TurnTotals,
     turn: TurnUsage,
+    budget: BudgetReport | None = None,
 ) -> CallUsage:
     """Add one call to ``totals`` (the session's, changed in place) and to ``turn`` (returned anew).
 
@@ -90,6 +92,8 @@ def account_call(
             cache_write_tokens=totals.cache_write_tokens,
             cost_usd=msgspec.UNSET if total_cost is None else total_cost,
         ),
+        budget_source=budget.source if budget else None,
+        budget_tokens=budget.tokens if budget and budget.source == "config" else None,
     )
     event = {key: value for key, value in msgspec.to_builtins(update).items() if key not in ("kind", "totals")}
     return CallUsage(turn, update, event)

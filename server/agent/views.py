@@ -10,6 +10,7 @@ is ``server.agent.digests``.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
@@ -32,7 +33,9 @@ from server.context import (
     fallback_request_view,
     fit_to_window,
 )
+from server.context.budget_view import budgeted
 from server.context.fed import next_snapshots
+from server.context.incremental import IncrementalView
 from server.tools import tool_specs
 from server.transcript import Store
 
@@ -52,6 +55,33 @@ async def stored_compaction(store: Store, session_id: str) -> Compaction | None:
     """The compaction the session's requests are built on: the newest one stored (B-CACHE-3)."""
     event = await store.latest_event(session_id, COMPACTION_EVENT, "compaction")
     return Compaction.from_json(event.payload.get("compaction")) if event else None
+
+
+CLEARED_EVENT = "contextCleared"
+
+
+async def stored_cleared(store: Store, session_id: str) -> dict[str, str]:
+    """Every tool output the budget cleared in the session's requests (key -> why): once cleared, an output stays
+    cleared across turns and restarts (B-BUDGET-1, B-CACHE-3)."""
+    cleared: dict[str, str] = {}
+    for event in await store.list_events(session_id, CLEARED_EVENT):
+        got = event.payload.get("cleared")
+        if isinstance(got, dict):
+            cleared.update({str(k): str(v) for k, v in got.items()})
+    return cleared
+
+
+def planned_view(
+    held: IncrementalView,
+    settings: ViewSettings,
+    compaction: Compaction | None,
+    cleared: dict[str, str],
+    **options: Any,
+) -> RequestView:
+    """The one planner of a session's next request (the loop, ``getContextView``): the pipeline's view against the
+    window (``IncrementalView.view``; ``options`` its notes and ``on_compacting``), then against the budget
+    (B-BUDGET-1) with the outputs cleared before."""
+    return budgeted(held.view(settings, compaction, **options), settings, cleared)
 
 
 SERVER_WINDOW_EVENT = "serverContextWindow"
@@ -74,6 +104,7 @@ class ViewBuilder:
     overhead_tokens: int = 0  # sent with every request but not part of the view: the tool definitions
     server_windows: dict[str, int] = field(default_factory=dict)  # per model, owned by the runtime
     compaction: Compaction | None = None  # what the session's requests are built on (B-CACHE-1)
+    cleared: dict[str, str] = field(default_factory=dict)  # the outputs the budget cleared, sticky (B-BUDGET-1)
     # The session's view state and last request sent (its handle's ``view`` and ``sent``); None: the builder's own
     state: ViewState | None = None
     sent: SentRequest | None = None
@@ -149,6 +180,7 @@ class ViewBuilder:
         settings = self.effective_settings()
         if not self._loaded:  # once per turn: user turns and restarts repeat the stored compaction (B-CACHE-3)
             self.compaction = await stored_compaction(self.store, session_id)
+            self.cleared = await stored_cleared(self.store, session_id)
             self._loaded = True
         told: list[int] = []  # a rebuild (the hook notes, a resumed state reading all) does not announce again
 
@@ -162,7 +194,9 @@ class ViewBuilder:
                 self.store,
                 state,
                 self.compaction,
-                lambda held: held.view(settings, self.compaction, notes=notes, on_compacting=starting),
+                lambda held: planned_view(
+                    held, settings, self.compaction, self.cleared, notes=notes, on_compacting=starting
+                ),
                 settings.context_window_tokens,
                 appended=True,  # the loop builds each view right after storing what came before it
             )
@@ -182,6 +216,9 @@ class ViewBuilder:
         await save_unsaved(self.store, state)  # a turn writes anyway: what reads learned is kept now
         if view.new_compaction is not None:
             self.compaction = view.new_compaction  # stored by the event that announces it (``compaction_event``)
+        if view.newly_cleared:  # kept now: the request that clears them is the first of many built on it
+            await self.store.add_event(session_id, CLEARED_EVENT, {"cleared": dict(view.newly_cleared)})
+            self.cleared.update(view.newly_cleared)
         return fit_to_window(view)
 
     async def fallback_view(self, session_id: str) -> RequestView:
@@ -269,11 +306,16 @@ class ViewBuilder:
             self._unsaved_samples.add(self.model)
 
 
+def reserve_tokens(sent_specs: Sequence[dict[str, Any]]) -> int:
+    """What tool definitions add to every request (they are not part of the message view): the one formula the
+    loop (over the definitions it sends), ``getContextView`` and ``compactSession`` reserve with."""
+    return estimate_text_tokens(json.dumps(list(sent_specs)))
+
+
 def tool_reserve_tokens(session_specs: Sequence[dict[str, Any]] = ()) -> int:
-    """What the tool definitions add to every request (they are not part of the message view): the built-in
-    tools', then a session's own (``task``, editor and MCP tools). The one formula the loop, ``getContextView``
-    and ``compactSession`` reserve with."""
-    return estimate_text_tokens(json.dumps(tool_specs() + list(session_specs)))
+    """``reserve_tokens`` of the built-in tools' definitions, then a session's own (``task``, editor and MCP
+    tools): what a session's turn sends when no named agent's allow-list narrows it."""
+    return reserve_tokens(tool_specs() + list(session_specs))
 
 
 @dataclass(frozen=True)
@@ -329,12 +371,7 @@ def effective_settings(
     if factor == 1.0 and overhead_tokens == 0 and window == settings.context_window_tokens:
         return settings
     window -= overhead_tokens
-    return ViewSettings(
-        max(int(window / factor), 1),
-        settings.threshold_ratio,
-        settings.keep_recent_tokens,
-        settings.compact_target_ratio,
-    )
+    return dataclasses.replace(settings, context_window_tokens=max(int(window / factor), 1))
 
 
 def _counts(tokens: list[int | None]) -> list[int] | None:

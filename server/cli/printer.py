@@ -40,11 +40,19 @@ def money(usage: dict[str, Any]) -> str | None:
     return f"${call:.4f}" + (f" (session ${session:.4f})" if isinstance(session, (int, float)) else "")
 
 
+def budget_text(u: dict[str, Any]) -> str | None:
+    """B-BUDGET-1: 'budget auto' or 'budget 60k' (``[context] budget``); None when the server says none."""
+    if u.get("budgetSource") == "config" and isinstance(u.get("budgetTokens"), int):
+        return f"budget {tokens(u['budgetTokens'])}"
+    return "budget auto" if u.get("budgetSource") == "auto" else None
+
+
 def meter_line(u: dict[str, Any]) -> str:
     """B-METER-1: the last request's size against the window, its cached share and cost when known."""
     share, cost = cached_share(u), money(u)
     return (
         f"context {tokens(u.get('contextTokens'))}/{tokens(u.get('contextWindowTokens'))} tokens"
+        + (f" · {budget}" if (budget := budget_text(u)) else "")
         + (f" · {share}" if share else "")
         + (f" · {cost}" if cost else "")
     )

@@ -57,6 +57,8 @@ def print_view(view: ContextViewResult, out: TextIO) -> None:
         f"{len(view.messages)} messages sent, built from {view.transcript_messages} stored; "
         f"{view.compacted_tool_outputs} tool outputs compacted\n"
     )
+    if view.budget is not None:
+        out.write(budget_line(view) + "\n")
     for n, msg in enumerate(view.messages, 1):
         out.write(f"{n:>4} {_label(msg):<22} {tokens(estimate_message_tokens(msg)):>6}  {_gist(msg)}\n")
     if view.summary:
@@ -110,12 +112,24 @@ def breakdown_bar(parts: dict[str, int], width: int = BAR_WIDTH) -> str:
     return "[" + "".join(letter * cells[key] for key, _, letter in PARTS) + "]"
 
 
+def budget_line(view: ContextViewResult) -> str:
+    """B-BUDGET-1: the budget the view was planned against and how many old tool outputs it has cleared."""
+    budget = view.budget
+    assert budget is not None
+    cleared = view.breakdown.cleared if view.breakdown else []
+    what = "budget auto" if budget.source == "auto" else f"budget {tokens(budget.tokens)} tokens (config)"
+    gone = f"{len(cleared)} old tool output{'' if len(cleared) == 1 else 's'} cleared"
+    return f"{what}, {gone}: {budget.reason}"
+
+
 def print_breakdown(view: ContextViewResult, out: TextIO) -> None:
     parts: dict[str, int] = msgspec.to_builtins(view.breakdown) if view.breakdown else {}
     window = max(view.context_window_tokens, 1)
     used = view.estimated_tokens + view.reserved_tokens
     out.write(f"context {tokens(used)} of {tokens(view.context_window_tokens)} tokens ({100 * used // window}%), ")
     out.write(f"view {view.mode}, compaction at {tokens(view.threshold_tokens)} message tokens\n")
+    if view.budget is not None:
+        out.write(budget_line(view) + "\n")
     out.write(breakdown_bar(parts) + "\n")
     for key, name, letter in PARTS:
         value = parts.get(key, 0)

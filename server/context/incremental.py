@@ -54,6 +54,16 @@ class IncrementalView(CompactedTranscript):
         summary is made (R-OBS-1: the ``contextCompacting`` update); the pipeline itself does no I/O."""
         base = self._base(settings)
         before = base["before_tokens"]
+        replaced = before  # the request a new compaction replaces: the repeated one, when there is one
+        if compaction is not None:
+            start = self._locate(compaction)
+            if start is not None:
+                view = self._compacted(compaction, start, base, sticky=True)
+                if view.estimated_tokens <= settings.threshold_tokens:  # B-CACHE-1
+                    return view
+                replaced = view.estimated_tokens
+        # B-CACHE-2 hysteresis: checked after the stored compaction, so one once made is not undone where the whole
+        # transcript would fit again (a small request lowering the learned calibration raises the threshold)
         if before <= settings.threshold_tokens and not (compaction and compaction.requested):  # R-PIPE-1
             self._needs_older("the whole transcript is the view")
             return RequestView(
@@ -64,14 +74,6 @@ class IncrementalView(CompactedTranscript):
                 compacted_tool_outputs=0,
                 **base,
             )
-        replaced = before  # the request a new compaction replaces: the repeated one, when there is one
-        if compaction is not None:
-            start = self._locate(compaction)
-            if start is not None:
-                view = self._compacted(compaction, start, base, sticky=True)
-                if view.estimated_tokens <= settings.threshold_tokens:  # B-CACHE-1
-                    return view
-                replaced = view.estimated_tokens
         if on_compacting is not None:
             on_compacting(before)  # the estimate the compaction's contextCompacted reports as beforeTokens
         return self._compact(settings, summarizer, base, replaced, notes)

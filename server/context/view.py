@@ -22,6 +22,7 @@ from typing import Any, Literal, TypeGuard
 
 from protocol.wire_text import MICROCOMPACTION_PREFIX
 
+from .budget import Budget, BudgetReport, ClearedOutput
 from .fallback import FALLBACK_SUMMARY, fallback_window
 from .repair import repair_with_origins
 from .summary_state import SummaryState
@@ -60,16 +61,25 @@ class ViewSettings:
     threshold_ratio: float = 0.8
     keep_recent_tokens: int = 8_000
     compact_target_ratio: float = 0.5
+    budget: Budget | None = None  # B-BUDGET-1: None, no clearing on a budget (the pipeline's own tests)
+
+    @property
+    def planned_window_tokens(self) -> int:
+        """The window the threshold and the compaction target are shares of: the window, but never more than the
+        budget's planning window (B-BUDGET-1: a 1M window summarizes where a 128k one would; the window itself
+        stays the hard limit)."""
+        cap = self.budget.planning_window_tokens if self.budget is not None else None
+        return min(self.context_window_tokens, cap) if cap else self.context_window_tokens
 
     @property
     def threshold_tokens(self) -> int:
-        """floor(window * ratio) (R-PIPE-3)."""
-        return math.floor(self.context_window_tokens * self.threshold_ratio)
+        """floor(window * ratio) (R-PIPE-3), of the planned window (B-BUDGET-1)."""
+        return math.floor(self.planned_window_tokens * self.threshold_ratio)
 
     @property
     def target_tokens(self) -> int:
         """What a summary-path view aims at (B-CACHE-2): floor(window * target ratio), never above the threshold."""
-        return min(math.floor(self.context_window_tokens * self.compact_target_ratio), self.threshold_tokens)
+        return min(math.floor(self.planned_window_tokens * self.compact_target_ratio), self.threshold_tokens)
 
     @property
     def tail_budget_tokens(self) -> int:
@@ -218,6 +228,10 @@ class RequestView:
     compaction: Compaction | None = None  # the cut this view repeats or makes (None: full or fallback)
     sticky: bool = False  # True when the view repeats a compaction it was given (nothing new to announce)
     clipped_messages: int = 0  # oversized messages shortened to fit the window (``clip.fit_to_window``)
+    # B-BUDGET-1: the outputs this view shows cleared, those this request clears (key -> why), the budget's report
+    cleared: tuple[ClearedOutput, ...] = ()
+    newly_cleared: Mapping[str, str] = field(default_factory=dict)
+    budget: BudgetReport | None = None
 
     @property
     def after_tokens(self) -> int:

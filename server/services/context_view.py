@@ -16,10 +16,12 @@ import msgspec
 
 from protocol import updates as u
 from protocol.messages import (
+    ClearedOutputInfo,
     CompactionRecord,
     CompactionTrigger,
     CompactSessionResult,
     ContextBreakdown,
+    ContextBudget,
     ContextViewResult,
     GetContextViewParams,
     TokenCalibration,
@@ -32,12 +34,15 @@ from server.agent.view_resume import build_view, keep_resume_point, save_unsaved
 from server.agent.views import (
     COMPACTION_EVENT,
     SessionView,
+    planned_view,
     recall_server_window,
+    stored_cleared,
     stored_compaction,
     tool_reserve_tokens,
 )
 from server.context import RequestView, ViewSettings, fit_to_window
 from server.context.breakdown import Breakdown, breakdown
+from server.context.budget import apply_budget
 from server.emit import Emitter
 from server.errors import InvalidParams
 from server.grounding.tools import editor_tools
@@ -119,11 +124,12 @@ async def context_view(
     planned = await session_view(core, stored, settings)
     effective = planned.effective
     compaction = await stored_compaction(core.store, session_id)
+    cleared = await stored_cleared(core.store, session_id)
     view = await build_view(
         core.store,
         session.view,
         compaction,
-        lambda state: state.view(effective, compaction),
+        lambda state: planned_view(state, effective, compaction, cleared),
         effective.context_window_tokens,
     )
     if compaction is None:
@@ -165,13 +171,27 @@ async def get_context_view(core: ContextNeeds, params: GetContextViewParams) -> 
             breakdown(view, got.reserved_tokens, got.settings.context_window_tokens),
             shown,
             got.settings.context_window_tokens,
+            [ClearedOutputInfo(c.tool_call_id, c.tool, shown(c.tokens), c.reason) for c in view.cleared],
         ),
         compactions=await compaction_history(core.store, params.session_id, shown),
         calibration=TokenCalibration(factor=planned.factor, samples=cal.samples if cal else 0),
+        budget=wire_budget(view, planned.settings),
     )
 
 
-def wire_breakdown(parts: Breakdown, shown: Callable[[int], int], window: int) -> ContextBreakdown:
+def wire_budget(view: RequestView, settings: ViewSettings) -> ContextBudget | None:
+    """B-BUDGET-1: the budget the view was planned against, as ``getContextView`` reports it."""
+    report = view.budget
+    if report is None and settings.budget is not None:  # a view the budget does not apply to (the fallback)
+        report = apply_budget([], settings.budget, {}, 0, decide=False).report
+    if report is None:
+        return None
+    return ContextBudget(tokens=report.tokens, source=report.source, reason=report.reason)
+
+
+def wire_breakdown(
+    parts: Breakdown, shown: Callable[[int], int], window: int, cleared: list[ClearedOutputInfo] | None = None
+) -> ContextBreakdown:
     """The breakdown in the provider's tokens (B-TOK-4), its relation kept exact: the message parts are scaled as
     running sums, so they add up to the shown ``estimatedTokens``; ``free`` is what the shown figures leave."""
     out = dataclasses.asdict(parts)
@@ -181,7 +201,7 @@ def wire_breakdown(parts: Breakdown, shown: Callable[[int], int], window: int) -
         out[key] = shown(total) - shown(before)
     out["tool_definitions"] = shown(parts.tool_definitions)
     out["free"] = max(0, window - shown(total) - out["tool_definitions"])
-    return ContextBreakdown(**out)
+    return ContextBreakdown(**out, cleared=cleared or [])
 
 
 async def compaction_history(
@@ -286,7 +306,13 @@ def context_report(view: ContextViewResult) -> str:
         parts = msgspec.structs.asdict(view.breakdown)
         names = {"system_prompt": "system prompt", "project_context": "project context"}
         names |= {"tool_definitions": "tool definitions"}
-        lines += [f"  {names.get(k, k):<17}{v:>8}  {100 * v // window:>3}%" for k, v in parts.items()]
+        lines += [
+            f"  {names.get(k, k):<17}{v:>8}  {100 * v // window:>3}%" for k, v in parts.items() if isinstance(v, int)
+        ]
+    if view.budget is not None:  # B-BUDGET-1
+        cleared = len(view.breakdown.cleared) if view.breakdown else 0
+        what = "auto" if view.budget.source == "auto" else f"{view.budget.tokens} tokens (config)"
+        lines.append(f"Budget: {what}; {cleared} old tool outputs cleared.")
     if view.plan is not None:
         lines.append("Plan: " + "; ".join(f"[{e.status}] {e.step}" for e in view.plan.entries))
     if view.compactions:

@@ -6,7 +6,7 @@ from typing import Any, Protocol
 
 from protocol.messages import ListModelsResult, ModelInfo, ModelPrice
 from server.agent.approvals import approval_policy
-from server.agent.models import price_of, provider_settings, window_of
+from server.agent.models import budget_of, price_of, provider_settings, window_of
 from server.agent.ports import ModelChoice
 from server.config import ProviderSettings, Settings
 from server.context import ViewSettings
@@ -38,6 +38,7 @@ def view_settings(
         ratio if ratio is not None else settings.threshold_ratio,
         keep if keep is not None else settings.keep_recent_tokens,
         settings.compact_target_ratio,
+        budget_of(settings, provider_settings(settings, session)),
     )
 
 

@@ -15,7 +15,7 @@ from server.agent.approvals import Approvals, approval_policy
 from server.agent.batches import TASK_TOOL
 from server.agent.loop import Turn
 from server.agent.ports import ModelChoice
-from server.agent.views import ViewBuilder, recall_server_window, tool_reserve_tokens
+from server.agent.views import ViewBuilder, recall_server_window, reserve_tokens
 from server.checkpoints import Checkpointer
 from server.emit import Emitter
 from server.grounding.edits import EditWatch
@@ -29,7 +29,7 @@ from server.services.models import choose_model, view_settings
 from server.services.needs import CoreExtensions, CoreFiles
 from server.services.subagents import Child, SubagentsNeeds, task_tool
 from server.sessions import Session
-from server.tools import Tool, ToolContext, run_tool
+from server.tools import Tool, ToolContext, available_tools, run_tool
 from server.tools.web.tools import search_tools
 from server.transcript import NewMessage, StoredSession
 from server.worktrees.confined import session_sandbox
@@ -94,10 +94,10 @@ async def build_turn(core: TurnsNeeds, spec: TurnSpec) -> Turn:
         view_settings(core.settings, stored),
         spec.provider.model,
         core.calibrations,
-        # a server whose chat template drops the tools holds no room for them (llama.cpp /props)
+        # what is sent; a server whose chat template drops the tools holds no room for them (llama.cpp /props)
         overhead_tokens=0
         if drops_tools(spec.provider)
-        else tool_reserve_tokens([t.spec() for t in tools.session_tools.values()]),
+        else reserve_tokens([t.spec() for t in available_tools(tools).values()]),
         server_windows=core.server_windows,
         state=session.view,
         sent=session.sent,

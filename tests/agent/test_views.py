@@ -78,7 +78,9 @@ async def test_B_CACHE_3_a_trimmed_state_that_falls_short_is_read_whole_once_not
         caplog.set_level(logging.INFO, logger="server.agent.view_resume")
         whole = ViewSettings(100_000_000)
         for _ in range(2):
-            view = await build_view(store, session.view, compaction, lambda state: state.view(whole, compaction))
+            view = await build_view(
+                store, session.view, compaction, lambda state: state.view(whole)
+            )  # the whole transcript
             assert view.mode == "full" and view.transcript_messages == HISTORY
             await views.next_view(sid)
         assert sum("reading all of it" in r.getMessage() for r in caplog.records) == 1

@@ -48,3 +48,11 @@ def test_the_meter_shows_the_call_and_session_cost_only_when_a_price_is_known():
     )
     assert line == "context 1.5k/200k tokens · 93% cached · $0.0010 (session $0.0063)\n"
     assert "$" not in meter({"contextTokens": 512, "contextWindowTokens": 64000, "inputTokens": 512})
+
+
+def test_B_BUDGET_1_the_meter_shows_the_budget_beside_the_window():
+    base = {"contextTokens": 12_700, "contextWindowTokens": 1_000_000, "inputTokens": 12_700}
+    assert meter({**base, "budgetSource": "auto"}) == "context 12.7k/1000k tokens · budget auto\n"
+    assert meter({**base, "budgetSource": "config", "budgetTokens": 60_000}) == (
+        "context 12.7k/1000k tokens · budget 60k\n"
+    )

@@ -7,7 +7,7 @@ import io
 import msgspec
 
 from protocol.messages import ContextViewResult
-from server.cli.view import BAR_WIDTH, breakdown_bar, print_breakdown
+from server.cli.view import BAR_WIDTH, breakdown_bar, print_breakdown, print_view
 
 PARTS = {
     "systemPrompt": 600,
@@ -65,3 +65,26 @@ def test_the_compactions_are_listed_oldest_first_with_trigger_and_focus():
     assert lines[9] == "2 compactions"
     assert lines[10].split()[:4] == ["#7", "2026-12-04T18:43:06.397Z", "auto", "summarized"]
     assert lines[11].endswith("focus: the API") and "manual" in lines[11]
+
+
+def test_B_BUDGET_1_threadline_view_prints_the_budget_line():
+    view = {
+        "messages": [],
+        "keepRecentTokens": 8000,
+        "compactedToolOutputs": 0,
+        "transcriptMessages": 40,
+        "contextWindowTokens": 1_000_000,
+        "estimatedTokens": 6520,
+        "reservedTokens": 1300,
+        "mode": "full",
+        "thresholdTokens": 800_000,
+        "breakdown": {
+            **PARTS,
+            "cleared": [{"toolCallId": "c1", "tool": "read_file", "tokens": 4400, "reason": "rent over break"}],
+        },
+        "budget": {"tokens": 60_000, "source": "config", "reason": "[context] budget = 60000: ..."},
+    }
+    for printer in (print_view, print_breakdown):
+        out = io.StringIO()
+        printer(msgspec.convert(view, ContextViewResult), out)
+        assert "budget 60k tokens (config), 1 old tool output cleared: [context] budget = 60000" in out.getvalue()

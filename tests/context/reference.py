@@ -80,15 +80,6 @@ def reference_view(
         "transcript_messages": len(messages),
     }
     before = base["before_tokens"]
-    if before <= settings.threshold_tokens and not (compaction and compaction.requested):
-        return RequestView(
-            messages=[it.msg for it in items],
-            mode="full",
-            estimated_tokens=before,
-            summary=None,
-            compacted_tool_outputs=0,
-            **base,
-        )
     conversation = [it for it in items if not _system(it)]
     replaced = before  # the request a new compaction replaces
     if compaction is not None and compaction.through_key <= last_key:
@@ -101,6 +92,17 @@ def reference_view(
             if view.estimated_tokens <= settings.threshold_tokens:
                 return view
             replaced = view.estimated_tokens
+    # B-CACHE-2 hysteresis: a compaction once made is repeated while it fits, even where the whole transcript
+    # would fit again (a moved estimate, a larger window asked for); only without one is the whole sent
+    if before <= settings.threshold_tokens and not (compaction and compaction.requested):
+        return RequestView(
+            messages=[it.msg for it in items],
+            mode="full",
+            estimated_tokens=before,
+            summary=None,
+            compacted_tool_outputs=0,
+            **base,
+        )
     conv_msgs = [it.msg for it in conversation]
     conv_tokens = [it.tokens for it in conversation]
     tail = safe_tail_start(conv_msgs, settings.tail_budget_tokens, conv_tokens)

@@ -80,7 +80,10 @@ async def test_B_CACHE_3_a_restarted_server_resumes_an_uncompacted_history_from_
 async def test_B_CACHE_3_a_view_that_needs_the_whole_history_still_gets_it_after_resuming(home, folder):
     sid = await _imported_session(home, folder)
     await _view(home, sid)
-    # A window the whole history fits: the resumed state cannot build it and the server reads everything.
+    # A window the whole history fits (and a budget as large, B-BUDGET-1: else what clearing leaves is summarized
+    # as at 128k): the resumed state cannot build it and the server reads everything.
+    config = home / "config.toml"
+    config.write_text((config.read_text() if config.exists() else "") + "\n[context]\nbudget = 5000000\n")
     whole, log = await _view(home, sid, contextWindowTokens=5_000_000)
     assert "resumed from the saved resume point" in log and "reading all of it" in log
     assert whole["mode"] == "full" and whole["transcriptMessages"] == MESSAGES

@@ -5,7 +5,7 @@ export { serverCommand, splitCommandLine } from './rpc/command';
 export { METHOD_NAMES } from './rpc/protocol';
 export { buildWebviewHtml, makeNonce } from './sidebar/html';
 export { interleaveCompactions, storedDiffs } from './webview/history';
-export { cachedShare, meterLabel, sessionCost } from './webview/meter';
+export { budgetText, cachedShare, meterLabel, sessionCost } from './webview/meter';
 export { processPickItems } from './sidebar/processes';
 export { diffStat, mergeMessage, taskRows, taskState } from './sidebar/tasks';
 export { taskDiff } from './sidebar/taskDiff';

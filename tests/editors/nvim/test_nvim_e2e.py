@@ -169,7 +169,7 @@ def test_read_tool_turn_streams_the_reply(nvim, provider: Provider):
     assert ctx["size"] == 64000 and 0 < ctx["used"] < 64000
     # The meter is the last request's size: what the second model call sent, not a running total.
     # B-CACHE-5: next to it, the share of that request's input the provider served from its cache.
-    m = re.fullmatch(r"TL [\d.]+k?/64k · (\d+)% cached", r["statusline"])
+    m = re.fullmatch(r"TL [\d.]+k?/64k · budget auto · (\d+)% cached", r["statusline"])  # B-BUDGET-1 beside the window
     assert m, r["statusline"]
     requests = provider.requests()
     assert len(requests) == 2
@@ -195,7 +195,7 @@ def test_the_statusline_shows_the_sessions_cost_when_the_model_has_a_price(nvim,
     requests = provider.requests()
     spent = sum(q["usage"]["prompt_tokens"] * 2.0 + q["usage"]["completion_tokens"] * 8.0 for q in requests) / 1e6
     assert ctx["cost"] == pytest.approx(spent, abs=1e-6) and 0 < r["first"] < ctx["cost"]  # the session's total
-    m = re.fullmatch(r"TL [\d.]+k?/64k(?: · \d+% cached)? · \$(\d+\.\d{4})", r["statusline"])
+    m = re.fullmatch(r"TL [\d.]+k?/64k · budget auto(?: · \d+% cached)? · \$(\d+\.\d{4})", r["statusline"])
     assert m and m.group(1) == f"{ctx['cost']:.4f}", r["statusline"]
 
 
@@ -208,7 +208,7 @@ def test_B_CACHE_5_no_cached_share_when_the_provider_reports_none(nvim, provider
       T.wait('the reply', function() return T.find('Hi.') and T.tl.status().state == 'idle' end)
       return { statusline = T.tl.statusline() }
     """)
-    assert re.fullmatch(r"TL [\d.]+k?/64k", out["result"]["statusline"]), out["result"]["statusline"]
+    assert re.fullmatch(r"TL [\d.]+k?/64k · budget auto", out["result"]["statusline"]), out["result"]["statusline"]
     assert "cached" not in out["status"]["context"]
     assert "cost" not in out["status"]["context"]  # fake-model has no known price: no cost, never $0
 

@@ -278,6 +278,8 @@ function M.status()
       cached = s and s.context.cached or nil,
       input = s and s.context.input or nil,
       cost = s and s.context.cost or nil,
+      budget_source = s and s.context.budget_source or nil,
+      budget_tokens = s and s.context.budget_tokens or nil,
     },
   }
 end

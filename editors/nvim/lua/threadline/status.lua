@@ -19,7 +19,8 @@ function M.sandbox_label(policy, sb)
   return ('%s · sandbox: %s (%s)'):format(policy, fmt.str(sb.mode), sb.network and 'network on' or 'network off')
 end
 
---- line(status()) -> e.g. "TL 12.3k/64k", "TL 12.3k/64k · 42% cached" when the provider reports its prompt cache,
+--- line(status()) -> e.g. "TL 12.3k/64k", "TL 12.3k/1000k · budget auto" (B-BUDGET-1: the context budget beside
+--- the window, "budget 60k" for [context] budget = 60000), "TL 12.3k/64k · 42% cached" when the provider reports its prompt cache,
 --- "TL 12.3k/64k · 42% cached · $0.0123" once a priced call reported the session's cost, " · compacting" while the
 --- server compacts the context, with " …" appended while a turn runs, or "TL stopped".
 function M.line(st)
@@ -27,6 +28,11 @@ function M.line(st)
     return 'TL stopped'
   end
   local s = ('TL %s/%s'):format(fmt.tokens(st.context.used), st.context.size and fmt.tokens(st.context.size) or '?')
+  if st.context.budget_source == 'config' and st.context.budget_tokens then
+    s = s .. ' · budget ' .. fmt.tokens(st.context.budget_tokens)
+  elseif st.context.budget_source == 'auto' then
+    s = s .. ' · budget auto'
+  end
   local share = fmt.cached_share(st.context.cached, st.context.input)
   if share then
     s = s .. ' · ' .. share

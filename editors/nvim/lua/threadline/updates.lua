@@ -24,6 +24,14 @@ function M.set_cache(s, cached, input)
   s.context.cached, s.context.input = tonumber(fmt.val(cached)), tonumber(fmt.val(input))
 end
 
+--- B-BUDGET-1: the context budget the request was planned against ("auto", or [context] budget in tokens).
+function M.set_budget(s, source, tokens)
+  source = fmt.val(source)
+  if source == 'auto' or source == 'config' then
+    s.context.budget_source, s.context.budget_tokens = source, tonumber(fmt.val(tokens))
+  end
+end
+
 --- The session's cost so far in USD (usage totals.costUsd, or the stored totals of a resumed session); a figure
 --- that is absent (no price known) leaves what is there.
 function M.set_cost(s, usd)
@@ -102,6 +110,7 @@ function UPDATE.usage(s, u)
   s.compacting = nil
   M.set_usage(s, u.contextTokens, u.contextWindowTokens)
   M.set_cache(s, u.cachedInputTokens, u.inputTokens)
+  M.set_budget(s, u.budgetSource, u.budgetTokens)
   M.set_cost(s, type(fmt.val(u.totals)) == 'table' and u.totals.costUsd or nil)
 end
 

@@ -16,12 +16,14 @@ export interface ProtocolDefinitions {
   CheckPolicyParams?: CheckPolicyParams;
   CheckPolicyResult?: CheckPolicyResult;
   CheckpointFile?: CheckpointFile;
+  ClearedOutputInfo?: ClearedOutputInfo;
   CommandInfo?: CommandInfo;
   CommandOutcome?: CommandOutcome;
   CompactSessionParams?: CompactSessionParams;
   CompactSessionResult?: CompactSessionResult;
   CompactionRecord?: CompactionRecord;
   ContextBreakdown?: ContextBreakdown;
+  ContextBudget?: ContextBudget;
   ContextCompacted?: ContextCompacted;
   ContextCompacting?: ContextCompacting;
   ContextViewResult?: ContextViewResult;
@@ -268,6 +270,15 @@ export interface CheckpointFile {
   toolCallId: string;
   note?: string | null;
 }
+/**
+ * One tool output the context budget cleared (B-BUDGET-1): its call, its tokens before and why.
+ */
+export interface ClearedOutputInfo {
+  toolCallId: string;
+  tool: string;
+  tokens: number;
+  reason: string;
+}
 export interface CommandInfo {
   name: string;
   description: string;
@@ -320,6 +331,17 @@ export interface ContextBreakdown {
   messages: number;
   placeholders: number;
   free: number;
+  cleared?: ClearedOutputInfo[];
+}
+/**
+ * B-BUDGET-1: the budget the view is planned against. ``source`` "config": ``[context] budget``, the view size
+ * past which old tool outputs are cleared; "auto": the rent-or-buy rule on the provider's cache prices, ``tokens``
+ * being how many tokens of re-reading stale outputs pay for the next clearing. ``reason`` says which and why.
+ */
+export interface ContextBudget {
+  tokens: number;
+  source: 'auto' | 'config';
+  reason: string;
 }
 /**
  * R-OBS-1: every compaction, with estimated sizes before and after, and the summary text.
@@ -363,6 +385,7 @@ export interface ContextViewResult {
   breakdown?: ContextBreakdown | null;
   compactions?: CompactionRecord[];
   calibration?: TokenCalibration | null;
+  budget?: ContextBudget | null;
 }
 /**
  * The agent's latest plan: its steps in order, at most one ``in_progress``.
@@ -1034,6 +1057,8 @@ export interface Usage {
   cacheWriteTokens?: number | null;
   costUsd?: number | null;
   totals?: TokenTotals;
+  budgetSource?: ('auto' | 'config') | null;
+  budgetTokens?: number | null;
 }
 export interface TokenTotals {
   inputTokens?: number;

@@ -23,7 +23,7 @@ export type ToWebview =
   | { type: 'approval'; requestId: string; params: RequestApprovalParams }
   | { type: 'approvalClosed'; requestId: string; decision?: ApprovalDecision }
   | { type: 'turn'; running: boolean; result?: SubmitTurnResult; error?: string }
-  | { type: 'meter'; contextTokens: number; contextWindowTokens: number; estimated?: boolean }
+  | { type: 'meter'; contextTokens: number; contextWindowTokens: number; estimated?: boolean; budget?: string }
   | { type: 'error'; message: string }
   | { type: 'focusInput' }
   | { type: 'mcpServers'; servers: McpServerInfo[] }

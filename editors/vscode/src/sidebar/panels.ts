@@ -51,7 +51,8 @@ export async function estimateMeter(client: ThreadlineClient, post: Post, sessio
   try {
     const cfgWindow = vscode.workspace.getConfiguration('threadline').get<number>('contextWindowTokens') ?? 0;
     const v = await client.request('getContextView', { sessionId, ...(cfgWindow > 0 ? { contextWindowTokens: cfgWindow } : {}) });
-    post({ type: 'meter', contextTokens: v.estimatedTokens, contextWindowTokens: v.contextWindowTokens, estimated: true });
+    const budget = v.budget ? (v.budget.source === 'auto' ? 'budget auto' : `budget ${Math.round(v.budget.tokens / 1000)}k`) : undefined;
+    post({ type: 'meter', contextTokens: v.estimatedTokens, contextWindowTokens: v.contextWindowTokens, estimated: true, budget });
   } catch {
     /* the meter fills on the next request */
   }

@@ -12,7 +12,7 @@ import { ContextStrip } from './contextStrip';
 import { fmtBytes, fmtTokens, h } from './dom';
 import { interleaveCompactions, storedDiffs } from './history';
 import { planItems, planProgress } from './issue33';
-import { cachedShare, sessionCost } from './meter';
+import { budgetText, cachedShare, sessionCost } from './meter';
 import { renderMarkdown } from './markdown';
 import { ToolCards } from './toolCards';
 
@@ -96,7 +96,7 @@ export class Chat {
       case 'turn':
         if (msg.result?.command) this.note('info command', msg.result.command.output); // a built-in command's answer
         return this.setTurn(msg.running, msg.result?.stopReason, msg.error ?? msg.result?.error?.message);
-      case 'meter': return this.strip.setMeter(msg.contextTokens, msg.contextWindowTokens, msg.estimated);
+      case 'meter': return this.strip.setMeter(msg.contextTokens, msg.contextWindowTokens, msg.estimated, undefined, msg.budget);
       case 'error': return void this.note('error', msg.message);
       case 'mcpServers': return this.strip.setMcpServers(msg.servers);
       case 'model': return this.strip.setModel(msg.label);
@@ -220,7 +220,8 @@ export class Chat {
         break;
       case 'usage':
         this.strip.setCost(sessionCost(u.totals?.costUsd), true);
-        this.strip.setMeter(u.contextTokens, u.contextWindowTokens, false, cachedShare(u.cachedInputTokens ?? undefined, u.inputTokens));
+        this.strip.setMeter(u.contextTokens, u.contextWindowTokens, false, cachedShare(u.cachedInputTokens ?? undefined, u.inputTokens),
+          budgetText(u.budgetSource, u.budgetTokens, fmtTokens));
         break;
       case 'turnCompleted':
         this.strip.setCompacting(undefined); // a turn cancelled mid-compaction

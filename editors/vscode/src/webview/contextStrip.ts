@@ -8,6 +8,7 @@ import { meterLabel } from './meter';
 export class ContextStrip {
   private cost: string | undefined; // the session's cost so far ("$0.0123"), shown next to the meter when known
   private meterState: { tokens: number; windowTokens: number; estimated: boolean; cached?: string } | undefined;
+  private budget: string | undefined; // B-BUDGET-1: "budget auto" / "budget 60k", kept until the server says another
   private compacting: number | undefined; // contextCompacting's beforeTokens, until the compaction is done
   private readonly meterFill = h('div', { class: 'meter-fill' });
   private readonly meterLabel = h('span', { class: 'meter-label', text: 'Context: no request yet' });
@@ -45,7 +46,8 @@ export class ContextStrip {
   }
 
   /** `cached` (B-CACHE-5) is the last request's cached share, shown only for a request the provider answered. */
-  setMeter(tokens: number, windowTokens: number, estimated = false, cached?: string): void {
+  setMeter(tokens: number, windowTokens: number, estimated = false, cached?: string, budget?: string): void {
+    if (budget) this.budget = budget;
     const pct = windowTokens > 0 ? Math.min(100, (tokens / windowTokens) * 100) : 0;
     this.compacting = undefined; // a new figure (the compaction's, or a request's) ends the "compacting" state
     this.meterState = { tokens, windowTokens, estimated, cached };
@@ -89,7 +91,7 @@ export class ContextStrip {
       this.meterLabel.textContent = ['Context: no request yet', this.cost].filter(Boolean).join(' · ');
       return;
     }
-    this.meterLabel.textContent = meterLabel(m.tokens, m.windowTokens, fmtTokens, m.estimated, m.cached, this.cost);
+    this.meterLabel.textContent = meterLabel(m.tokens, m.windowTokens, fmtTokens, m.estimated, m.cached, this.cost, this.budget);
   }
 
   setMcpServers(servers: McpServerInfo[]): void {

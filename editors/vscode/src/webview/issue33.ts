@@ -36,9 +36,12 @@ export function commandLabel(command: CommandInfo): string {
   return `/${command.name}${hint} — ${command.description} (${command.source})`;
 }
 
-export interface Segment { key: keyof ContextBreakdown; label: string; tokens: number; percent: number }
+/** The breakdown's token counts (``cleared`` lists the outputs the budget cleared, B-BUDGET-1: not a segment). */
+export type TokenPart = Exclude<keyof ContextBreakdown, 'cleared'>;
 
-const PARTS: Array<[keyof ContextBreakdown, string]> = [
+export interface Segment { key: TokenPart; label: string; tokens: number; percent: number }
+
+const PARTS: Array<[TokenPart, string]> = [
   ['systemPrompt', 'System prompt'], ['projectContext', 'Project context'], ['toolDefinitions', 'Tool definitions'],
   ['summary', 'Summary'], ['messages', 'Messages'], ['placeholders', 'Placeholders'], ['free', 'Free'],
 ];

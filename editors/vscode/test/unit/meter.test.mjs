@@ -41,3 +41,12 @@ test('the meter label puts the cost after the window use and the cached share', 
   assert.equal(meterLabel(3000, 6000, fmt, true, undefined, '$1.50'), 'Next request ≈3k / 6k tokens (50%) · $1.50');
   assert.equal(meterLabel(3000, 0, fmt), 'Last request 3k tokens');
 });
+
+test('B-BUDGET-1: the meter shows the budget beside the window', () => {
+  const fmt = (n) => `${n / 1000}k`;
+  assert.equal(lib.budgetText('auto', undefined, fmt), 'budget auto');
+  assert.equal(lib.budgetText('config', 60000, fmt), 'budget 60k');
+  assert.equal(lib.budgetText(undefined, undefined, fmt), undefined);
+  assert.equal(meterLabel(12000, 1000000, fmt, false, '42% cached', undefined, 'budget auto'),
+    'Last request 12k / 1000k tokens (1%) · budget auto · 42% cached');
+});
