@@ -123,7 +123,7 @@ class BudgetOutcome:
 
 
 @dataclass
-class _Output:
+class _ToolOutput:
     index: int
     key: str
     tool_call_id: str
@@ -165,7 +165,7 @@ def _original_chars(text: str) -> int:
     return int(m.group(1)) if m else len(text)
 
 
-def _outputs(messages: Sequence[Mapping[str, Any]]) -> list[_Output]:
+def _outputs(messages: Sequence[Mapping[str, Any]]) -> list[_ToolOutput]:
     calls: dict[str, tuple[str, str]] = {}
     out = []
     for i, msg in enumerate(messages):
@@ -185,7 +185,7 @@ def _outputs(messages: Sequence[Mapping[str, Any]]) -> list[_Output]:
             and isinstance(msg.get("content"), str)
         )
         key = output_key(call_id, tool, arguments)
-        out.append(_Output(i, key, call_id, tool, arguments, estimate_message_tokens(msg), text, clearable))
+        out.append(_ToolOutput(i, key, call_id, tool, arguments, estimate_message_tokens(msg), text, clearable))
     return out
 
 
@@ -199,7 +199,7 @@ def _paths(arguments: str) -> list[str]:
     return [v for k in _PATH_KEYS if isinstance(v := args.get(k), str) and len(v) >= 3]
 
 
-def _mentions(msg: Mapping[str, Any], output: _Output) -> bool:
+def _mentions(msg: Mapping[str, Any], output: _ToolOutput) -> bool:
     """Whether a later user or assistant message names the output's path or quotes it (``QUOTE_CHARS``)."""
     said = content_text(msg.get("content"))
     calls = " ".join(json.dumps(c.get("function", {}).get("arguments", "")) for c in msg.get("tool_calls") or ())
@@ -210,7 +210,7 @@ def _mentions(msg: Mapping[str, Any], output: _Output) -> bool:
     return any(said[s : s + _QUOTE_PROBE] in output.text for s in range(0, len(said) - _QUOTE_PROBE + 1, _QUOTE_STRIDE))
 
 
-def _stale_from(messages: Sequence[Mapping[str, Any]], outputs: list[_Output], n: int, keep: int) -> int | None:
+def _stale_from(messages: Sequence[Mapping[str, Any]], outputs: list[_ToolOutput], n: int, keep: int) -> int | None:
     """Where ``outputs[n]`` went stale: the ``keep``-th output after it or after the last message that mentioned
     it (a quote, its path), whichever is later; None while it is not stale."""
     output = outputs[n]
@@ -264,7 +264,7 @@ def apply_budget(
         if o.key in cleared and o.key not in recent and (o.clearable or o.text.startswith(PLACEHOLDER_PREFIX)):
             saved += _clear(out, o)
             listed[o.index] = ClearedOutput(o.key, o.tool_call_id, o.tool, o.tokens, cleared[o.key])
-    stale: list[tuple[_Output, float]] = []  # (output, the rent it has paid since it went stale)
+    stale: list[tuple[_ToolOutput, float]] = []  # (output, the rent it has paid since it went stale)
     for n, o in enumerate(outputs):
         if o.index in listed or not o.clearable or o.index > seen_until or o.key in recent:
             continue
@@ -291,15 +291,15 @@ def apply_budget(
     return BudgetOutcome(out, saved, tuple(listed[i] for i in sorted(listed)), new, report)
 
 
-def _clear(out: list[Message], o: _Output) -> int:
+def _clear(out: list[Message], o: _ToolOutput) -> int:
     """Put ``o``'s placeholder in ``out``; the tokens that saves."""
     out[o.index]["content"] = cleared_placeholder(_original_chars(o.text), o.tool, o.arguments, o.text)
     return o.tokens - estimate_message_tokens(out[o.index])
 
 
 def _batch(
-    out: list[Message], stale: list[tuple[_Output, float]], seen_until: int, budget: Budget, view_tokens: int
-) -> tuple[list[_Output], float, float]:
+    out: list[Message], stale: list[tuple[_ToolOutput, float]], seen_until: int, budget: Budget, view_tokens: int
+) -> tuple[list[_ToolOutput], float, float]:
     """The batch to clear now (empty: none pays), its rent and the price of its break.
 
     Each stale output is a place the cache could break: clearing it and every stale output after it breaks the

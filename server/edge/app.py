@@ -28,7 +28,7 @@ from pygls.protocol import (
 
 from server import __version__
 from server.config import Settings
-from server.edge.core import Endpoint, Refused
+from server.edge.core import Endpoint, TokenRefused
 from server.edge.dispatch import note_mcp_secrets, note_secrets
 from server.edge.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
 from server.edge.hub import Hub
@@ -195,7 +195,7 @@ class ThreadlineServer(LanguageServer):
         capabilities = getattr(params, "capabilities", None)
         try:
             self.endpoint.initialize(params.initialization_options, getattr(capabilities, "experimental", None))
-        except Refused as exc:
+        except TokenRefused as exc:
             # a refused client is disconnected, once its answer has gone out
             asyncio.get_running_loop().call_soon(self.request_exit, 1)
             raise JsonRpcException(code=exc.error.code, message=exc.error.message, data=exc.error.data) from None

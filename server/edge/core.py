@@ -1,7 +1,7 @@
 """The one request path: what every Threadline connection does with a message once its framing has read it,
 whichever pump brought it (pygls over stdio, TCP or the daemon's socket; ``threadline exec`` in process).
 
-A ``Connection`` is one connection's own state over a runtime it shares or owns: its settings (the runtime's, as
+A ``ConnectionState`` is one connection's own state over a runtime it shares or owns: its settings (the runtime's, as
 its ``initialize`` options change them), its editor link (the client's capabilities), its attachments to sessions
 and its way to ask the client. Everything else (store, sessions, turns, processes, MCP servers, models) is the
 runtime's, read through to it, never copied.
@@ -39,7 +39,7 @@ class MethodNotFound(Exception):
     """A method the table does not have."""
 
 
-class Refused(Exception):
+class TokenRefused(Exception):
     """A connection refused at ``initialize`` (``error``: its answer); the pump closes it once that has gone out."""
 
     def __init__(self, error: WireError) -> None:
@@ -47,7 +47,7 @@ class Refused(Exception):
         self.error = error
 
 
-class Connection(Core):
+class ConnectionState(Core):
     """One connection's view of a runtime (see the module's docstring). Never opened nor closed: the runtime is.
 
     ``Core.__init__`` is deliberately not run: it would build a second set of shared services; what this object
@@ -77,7 +77,7 @@ class Endpoint:
         it; ``ask_peer``: a request to this connection's client (what is not an approval); ``daemon``: the
         connection receives only the sessions it attaches to (else everything, as the one client of stdio)."""
         self.hub, self.daemon, self._ask_peer = hub, daemon, ask_peer
-        self.connection = Connection(runtime, settings, self.ask, Attachments(hub, peer))
+        self.connection = ConnectionState(runtime, settings, self.ask, Attachments(hub, peer))
         self.token: str | None = None  # a network client's: ``initialize`` must carry it
         self.initialized = False
         self.shutting_down = False
@@ -88,13 +88,13 @@ class Endpoint:
 
     def initialize(self, options: Any, client_capabilities: Any) -> None:
         """``initialize``: the connection's options (checked, its token too) and the client's capabilities kept;
-        ``Refused`` when a network client's token is missing or wrong."""
+        ``TokenRefused`` when a network client's token is missing or wrong."""
         try:
             decoded = msgspec.convert(options or {}, InitializationOptions)
         except msgspec.ValidationError as exc:
             raise InvalidParams(f"invalid initializationOptions: {exc}") from None
         if self.token is not None and not token_matches(decoded.token, self.token):
-            raise Refused(UNAUTHORIZED)
+            raise TokenRefused(UNAUTHORIZED)
         self.connection.configure(decoded)
         self.connection.connect_editor(client_capabilities)
         self.initialized = True

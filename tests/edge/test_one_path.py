@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from server.config import load_settings
-from server.edge.core import Connection, Endpoint, MethodNotFound, Refused
+from server.edge.core import ConnectionState, Endpoint, MethodNotFound, TokenRefused
 from server.edge.hub import Hub
 from server.runtime import Runtime
 
@@ -71,7 +71,7 @@ def test_a_connection_is_its_own_state_over_a_runtime_it_never_copies(tmp_path):
     for shared in ("sessions", "processes", "mcp", "hooks", "models", "calibrations", "server_windows"):
         assert getattr(first.connection, shared) is getattr(runtime, shared)
     assert first.connection.clients is not second.connection.clients
-    assert isinstance(first.connection, Connection) and not isinstance(first.connection, Runtime)
+    assert isinstance(first.connection, ConnectionState) and not isinstance(first.connection, Runtime)
     assert first.initialized and not second.initialized
 
 
@@ -79,7 +79,7 @@ def test_initialize_refuses_a_missing_or_wrong_token(tmp_path):
     runtime = Runtime(load_settings({"THREADLINE_HOME": str(tmp_path / "home")}))
     endpoint = _endpoint(runtime, daemon=False)
     endpoint.token = "t0k"
-    with pytest.raises(Refused) as refused:
+    with pytest.raises(TokenRefused) as refused:
         endpoint.initialize({"token": "t0"}, None)
     assert refused.value.error.code == -32001 and not endpoint.initialized
     endpoint.initialize({"token": "t0k"}, None)
