@@ -15,6 +15,7 @@ from server.services.sessions import policy
 @reads("listSessions")
 async def list_sessions(core: Core, params: ListSessionsParams) -> ListSessionsResult:
     sessions, totals = await service.list_sessions(core, params.cwd, params.limit, params.include_children)
+    worktree = await worktrees.sessions_info(core, [s.id for s in sessions])
     return ListSessionsResult(
         sessions=[
             SessionInfo(
@@ -32,7 +33,7 @@ async def list_sessions(core: Core, params: ListSessionsParams) -> ListSessionsR
                 running=service.is_running(core, s.id),
                 waiting_for_approval=core.clients.waiting_for_approval(s.id),
                 attached_clients=core.clients.attached(s.id),
-                worktree=await worktrees.session_info(core, s.id),
+                worktree=worktree.get(s.id),
             )
             for s in sessions
         ]

@@ -3,7 +3,9 @@ discard it, and refuse to delete a session whose worktree holds work no branch h
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 from typing import cast
 
@@ -58,9 +60,11 @@ async def info(record: WorktreeRecord) -> WorktreeInfo:
     )
 
 
-async def session_info(core: CoreStore, session_id: str) -> WorktreeInfo | None:
-    found = await records.load(core.store, session_id)
-    return await info(found) if found is not None else None
+async def sessions_info(core: CoreStore, session_ids: Sequence[str]) -> dict[str, WorktreeInfo]:
+    """The wire's ``worktree`` of every listed session: one store read for all, git only for the worktree ones."""
+    found = await records.load_many(core.store, session_ids)
+    measured = await asyncio.gather(*(info(record) for record in found.values()))
+    return dict(zip(found, measured, strict=True))
 
 
 async def _record(core: CoreStore, session_id: str) -> WorktreeRecord:

@@ -46,6 +46,19 @@ class EventQueries(Queries):
         rows = await self._read(sql + " ORDER BY id LIMIT ?", [*args, limit if limit and limit > 0 else -1])
         return [Event(r[0], r[1], r[2], loads(r[3]), r[4], r[5]) for r in rows]
 
+    async def latest_events(self, session_ids: Sequence[str], kind: str, having: str) -> dict[str, Event]:
+        """``latest_event`` for many sessions in one read (``listSessions`` asks it of every session it lists:
+        one read each would wait on the reader thread once per session while turns run, issue 50)."""
+        if not session_ids:
+            return {}
+        rows = await self._read(
+            "SELECT id, session_id, kind, payload, created_at, turn_id FROM events WHERE kind = ?"
+            f" AND session_id IN ({', '.join('?' * len(session_ids))}) AND json_extract(payload, ?) IS NOT NULL"
+            " ORDER BY id",
+            [kind, *session_ids, f"$.{having}"],
+        )
+        return {r[1]: Event(r[0], r[1], r[2], loads(r[3]), r[4], r[5]) for r in rows}  # the newest wins
+
     async def usage_totals(self, session_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """Each session's stored ``usage`` events summed (B-CACHE-5 figures and cost): what its model calls
         have used and cost so far, across restarts, with its subagents' calls (``childUsage``, B-SUB-1).

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -101,6 +102,12 @@ async def load(store: Store, session_id: str) -> WorktreeRecord | None:
     """The session's worktree as stored now; None for a session made without one."""
     event = await store.latest_event(session_id, EVENT, "path")
     return WorktreeRecord.from_payload(event.payload) if event is not None else None
+
+
+async def load_many(store: Store, session_ids: Sequence[str]) -> dict[str, WorktreeRecord]:
+    """``load`` for many sessions in one read: the sessions made with a worktree, by id."""
+    events = await store.latest_events(session_ids, EVENT, "path")
+    return {sid: WorktreeRecord.from_payload(event.payload) for sid, event in events.items()}
 
 
 async def save(store: Store, session_id: str, record: WorktreeRecord) -> None:
