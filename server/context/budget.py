@@ -185,8 +185,28 @@ def _outputs(messages: Sequence[Mapping[str, Any]]) -> list[_ToolOutput]:
             and isinstance(msg.get("content"), str)
         )
         key = output_key(call_id, tool, arguments)
-        out.append(_ToolOutput(i, key, call_id, tool, arguments, estimate_message_tokens(msg), text, clearable))
+        out.append(_ToolOutput(i, key, call_id, tool, arguments, _output_tokens(msg, call_id), text, clearable))
     return out
+
+
+_TOKENS: dict[tuple[str, str], int] = {}  # (call id, content) -> its estimate: a memo, so still pure
+_TOKENS_KEPT = 8192
+
+
+def _output_tokens(msg: Mapping[str, Any], call_id: str) -> int:
+    """A tool output's estimate, remembered: the rule looks at every output of the view at every model call, and
+    estimating them all again each time was a fifth of a busy server's loop (issue 50's 100 turns at once). The
+    content is the view's own string, whose hash Python keeps, so a lookup costs no pass over the text."""
+    content = msg.get("content")
+    if not isinstance(content, str):
+        return estimate_message_tokens(msg)
+    key = (call_id, content)
+    found = _TOKENS.get(key)
+    if found is None:
+        if len(_TOKENS) >= _TOKENS_KEPT:
+            _TOKENS.clear()
+        found = _TOKENS[key] = estimate_message_tokens(msg)
+    return found
 
 
 def _paths(arguments: str) -> list[str]:
