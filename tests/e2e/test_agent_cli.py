@@ -33,7 +33,7 @@ def test_chat_prints_stream_tools_meter_and_the_end(fake, env, folder):
     assert "  ✓ 1\n" in out and "    4\n    … 18 more lines\n" in out and "\n    20\n" not in out  # folded
     assert "✓ Created out.txt (2 bytes)" in out
     assert out.count("Counted and wrote the file.") == 1
-    meters = re.findall(r"^context (\d+(?:\.\d)?k?)/64k tokens · (\d+)% cached$", out, re.M)
+    meters = re.findall(r"^context (\d+(?:\.\d)?k?)/64k tokens · budget auto · (\d+)% cached$", out, re.M)
     assert len(meters) == 3  # one per model call
     # B-CACHE-5: each call resends the one before it, which the fake provider serves from its cache
     shares = [int(share) for _, share in meters]
@@ -154,7 +154,8 @@ def test_view_prints_mode_sizes_and_highlights_placeholders_and_the_summary(env,
     placeholders = [ln for ln in lines if "tool [placeholder]" in ln]
     assert placeholders and all("[old tool output compacted" in ln for ln in placeholders)
     assert re.search(rf"{len(placeholders)} tool outputs compacted", lines[1])
-    assert re.match(r"\s+1 system\s+\d+\s+You are a careful agent\.", lines[2])
+    assert lines[2].startswith("budget auto, ")  # B-BUDGET-1: the budget line, then the messages
+    assert re.match(r"\s+1 system\s+\d+\s+You are a careful agent\.", lines[3])
 
     # A window whose threshold sits between the summary view and the microcompacted one (787 tokens), above the
     # tool definitions every request carries: a fixed 1,500 stopped fitting once they reached ~1,450 (the task
