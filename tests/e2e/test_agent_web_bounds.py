@@ -114,5 +114,6 @@ async def test_B_WEB_2_another_client_is_answered_while_a_2_MB_page_converts(ope
             await asking.close()
     assert answered_while_converting, "no listSessions was answered while the page converted"
     assert max(answered_while_converting) < 1.0, answered_while_converting
-    assert result["status"] == "ok" and "some text to read" in result["content"]
+    # As Markdown (``some **text** to read``) when it converted in time, as plain text when it did not
+    assert result["status"] == "ok" and "some text to read" in result["content"].replace("**", "")
     assert converters(daemon) == []  # the converter does not outlive its page
