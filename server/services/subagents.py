@@ -190,7 +190,7 @@ async def run_child(
 async def _worktree(core: SubagentsNeeds, parent_id: str, cwd: Path) -> tuple[WorktreeRecord, Path]:
     """A new worktree for an isolated child, from what the parent's folder has now (a worktree parent's commits
     brought into the repository first, so the child can start from them)."""
-    await worktrees.after_turn(core, parent_id)
+    await worktrees.after_turn(await worktrees.of_session(core, parent_id))
     try:
         return await worktrees.make(core, cwd, True, None)
     except DomainError as exc:

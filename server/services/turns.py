@@ -54,10 +54,11 @@ async def submit_turn(core: TurnsNeeds, params: SubmitTurnParams) -> SubmitTurnR
             current = await core.store.get_session(session.id)  # a queued turn starts from what the last one left
             spec = TurnSpec(session, current, provider, turn_id, max_model_calls=given.max_model_calls)
             turn = await build_turn(core, spec)
+            worktree = await worktrees.of_session(core, session.id)
         except asyncio.CancelledError:
             return cancelled()
         result = await turn.run(text, given.images, given.typed)
-        await worktrees.after_turn(core, session.id)  # B-WT-1: the turn's commits onto the session's branch
+        await worktrees.after_turn(worktree)  # B-WT-1: the turn's commits onto the session's branch
         return result
 
     # Registered before it is built (refused if the session is busy), so a deleteSession or cancelTurn arriving

@@ -126,10 +126,16 @@ async def after_delete(found: WorktreeRecord) -> None:
         await discard_worktree(found, delete_branch=True)
 
 
-async def after_turn(core: CoreStore, session_id: str) -> None:
+async def of_session(core: CoreStore, session_id: str) -> WorktreeRecord | None:
+    """The session's worktree, read as its turn starts (``after_turn`` then needs no read of its own)."""
+    return await records.load(core.store, session_id)
+
+
+async def after_turn(found: WorktreeRecord | None) -> None:
     """B-WT-1: a turn's commits, made in the task's object folder, brought into the repository and onto its
-    branch, so git outside the sandbox (the user's, an editor's) sees them. Never fails the turn."""
-    found = await records.load(core.store, session_id)
+    branch, so git outside the sandbox (the user's, an editor's) sees them. Never fails the turn. A session
+    without a worktree awaits nothing here: its client may start the next turn as soon as this one says it
+    ended."""
     if found is None or found.state == "discarded":
         return
     try:

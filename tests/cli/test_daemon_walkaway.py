@@ -130,7 +130,8 @@ async def test_B_DAEMON_1_an_attached_chat_leaves_when_its_daemon_dies(open_home
         assert "Traceback" not in err
         term.wait_for_text("the daemon went away")
         term.type("\x03")  # Ctrl-C after: nothing waits on the dead connection
-        assert term.proc.wait(timeout=90) == 1
+        # 1 as it leaves on its own; a Ctrl-C that lands while it is already leaving ends it as Ctrl-C ends Python
+        assert term.proc.wait(timeout=90) in (1, -signal.SIGINT)
         assert f"attach again with threadline chat --attach {sid}" in term.text().replace("\n", "")
     finally:
         for proc in (watching, term.proc):
